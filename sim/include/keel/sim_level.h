@@ -1,0 +1,90 @@
+// keel: level descriptions and loaders. MIT licence, see LICENSE.
+//
+// A level is plain data: triangles (any soup: T-junctions, open edges and
+// degenerate triangles are allowed), boxes (axis-aligned or oriented) and named
+// markers (spawn points and the places tests walk to). sim_world_create turns a
+// level into collision geometry. Loading happens once, before any tick, so it
+// may allocate; everything it produces is fixed-point and deterministic.
+#ifndef KEEL_SIM_LEVEL_H
+#define KEEL_SIM_LEVEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <keel/sim_math.h>
+
+/// An oriented box: centre, half extents along its own axes, and the three
+/// unit axes (rows of the rotation; the identity gives an axis-aligned box).
+typedef struct sim_box_def {
+    sim_vec3 center;
+    sim_vec3 half;
+    sim_vec3 axis[3];
+} sim_box_def;
+
+#define SIM_MARKER_NAME_MAX 32
+
+/// A named point: "spawn", "stairs_0.35", "ramp_40_bottom", ...
+typedef struct sim_marker {
+    char name[SIM_MARKER_NAME_MAX];
+    sim_vec3 position;
+} sim_marker;
+
+typedef struct sim_level {
+    sim_vec3 *vertices;
+    uint32_t vertex_count;
+    uint32_t *indices; ///< 3 vertex indices per triangle, counter-clockwise
+    uint32_t triangle_count;
+    sim_box_def *boxes;
+    uint32_t box_count;
+    sim_marker *markers;
+    uint32_t marker_count;
+} sim_level;
+
+/// Error report of a loader: "path:line: what went wrong".
+typedef struct sim_error {
+    char message[512];
+    uint32_t line; ///< 1-based line of the offending input, 0 when not line-specific
+} sim_error;
+
+/// How an OBJ file maps to the engine (Y-up, metres).
+typedef struct sim_obj_options {
+    /// Metres per file unit as a decimal string, parsed exactly ("0.12",
+    /// "1", "2.54e-2"). Kept as text so no floating point is needed.
+    const char *unit_scale;
+    /// 'y' (default): the file is Y-up like the engine. 'z': the file is
+    /// Z-up and is rotated so that file +Z becomes engine +Y.
+    char up_axis;
+    /// Files larger than this are refused (default 256 MiB).
+    size_t max_bytes;
+} sim_obj_options;
+
+/// Defaults: unit_scale "1", up_axis 'y', max_bytes 256 MiB.
+sim_obj_options sim_obj_default_options(void);
+
+/// Load a Wavefront OBJ file (v and f lines; polygons are fan-triangulated;
+/// negative indices and v/vt/vn forms accepted; other statements ignored).
+/// Returns 0 on success. On failure returns -1, fills err with
+/// "path:line: message" and leaves *out empty.
+int sim_level_load_obj(const char *path, const sim_obj_options *options, sim_level *out,
+                       sim_error *err);
+
+/// The same from a memory buffer; `name` stands for the path in messages.
+int sim_level_parse_obj(const char *name, const char *text, size_t length,
+                        const sim_obj_options *options, sim_level *out, sim_error *err);
+
+/// The built-in test level (see docs/levels.md for its layout and markers).
+int sim_level_builtin(sim_level *out);
+
+/// A generated level with at least `triangle_count` triangles (rolling
+/// terrain plus scattered boxes), for benchmarks. Deterministic in `seed`.
+int sim_level_generate(sim_level *out, uint32_t triangle_count, uint32_t seed);
+
+/// Find a marker by name; NULL when absent.
+const sim_marker *sim_level_find_marker(const sim_level *level, const char *name);
+
+/// Bounds of all vertices and boxes.
+sim_aabb sim_level_bounds(const sim_level *level);
+
+void sim_level_free(sim_level *level);
+
+#endif

@@ -1,0 +1,133 @@
+// keel: 3-vectors and boxes on sim_fx. MIT licence, see LICENSE.
+//
+// Value types passed by value. Products use 64-bit intermediates: a dot
+// product of two vectors is formed exactly in Q32.32 (int64) and rounded once.
+// With coordinates within +-SIM_WORLD_LIMIT (2^12 m, raw 2^28) every product
+// of two coordinates or coordinate differences is below 2^58, and a sum of
+// three such products below 2^60: no int64 overflow is possible.
+//
+// The engine is Y-up: +Y points up, gravity is along -Y.
+#ifndef KEEL_SIM_MATH_H
+#define KEEL_SIM_MATH_H
+
+#include <keel/sim_fx.h>
+
+/// Largest coordinate magnitude anywhere in a world, in metres (4096 m).
+#define SIM_WORLD_LIMIT SIM_FX_INT(4096)
+
+typedef struct sim_vec3 {
+    sim_fx x, y, z;
+} sim_vec3;
+
+typedef struct sim_aabb {
+    sim_vec3 min, max;
+} sim_aabb;
+
+static inline sim_vec3 sim_v3(sim_fx x, sim_fx y, sim_fx z)
+{
+    sim_vec3 r = {x, y, z};
+    return r;
+}
+static inline sim_vec3 sim_v3_zero(void) { return sim_v3(0, 0, 0); }
+static inline sim_vec3 sim_v3_up(void) { return sim_v3(0, SIM_FX_ONE, 0); }
+
+static inline bool sim_v3_eq(sim_vec3 a, sim_vec3 b)
+{
+    return a.x == b.x && a.y == b.y && a.z == b.z;
+}
+static inline bool sim_v3_is_zero(sim_vec3 a) { return a.x == 0 && a.y == 0 && a.z == 0; }
+
+static inline sim_vec3 sim_v3_add(sim_vec3 a, sim_vec3 b)
+{
+    return sim_v3(sim_fx_add(a.x, b.x), sim_fx_add(a.y, b.y), sim_fx_add(a.z, b.z));
+}
+static inline sim_vec3 sim_v3_sub(sim_vec3 a, sim_vec3 b)
+{
+    return sim_v3(sim_fx_sub(a.x, b.x), sim_fx_sub(a.y, b.y), sim_fx_sub(a.z, b.z));
+}
+static inline sim_vec3 sim_v3_neg(sim_vec3 a) { return sim_v3(-a.x, -a.y, -a.z); }
+
+/// a * s (s in Q16.16), each component rounded like fix16_mul.
+static inline sim_vec3 sim_v3_scale(sim_vec3 a, sim_fx s)
+{
+    return sim_v3(sim_fx_mul(a.x, s), sim_fx_mul(a.y, s), sim_fx_mul(a.z, s));
+}
+/// a + b * s
+static inline sim_vec3 sim_v3_madd(sim_vec3 a, sim_vec3 b, sim_fx s)
+{
+    return sim_v3_add(a, sim_v3_scale(b, s));
+}
+
+/// Exact dot product in Q32.32.
+static inline int64_t sim_v3_dot64(sim_vec3 a, sim_vec3 b)
+{
+    return (int64_t)a.x * b.x + (int64_t)a.y * b.y + (int64_t)a.z * b.z;
+}
+/// Dot product rounded to Q16.16 (fails SIM_CHECK if it does not fit).
+static inline sim_fx sim_v3_dot(sim_vec3 a, sim_vec3 b)
+{
+    return sim_fx_from_s64_checked(sim_shr_round_s64(sim_v3_dot64(a, b), 16));
+}
+static inline int64_t sim_v3_len_sq64(sim_vec3 a) { return sim_v3_dot64(a, a); }
+
+/// Cross product, each component formed exactly in Q32.32 and rounded once.
+static inline sim_vec3 sim_v3_cross(sim_vec3 a, sim_vec3 b)
+{
+    int64_t x = (int64_t)a.y * b.z - (int64_t)a.z * b.y;
+    int64_t y = (int64_t)a.z * b.x - (int64_t)a.x * b.z;
+    int64_t z = (int64_t)a.x * b.y - (int64_t)a.y * b.x;
+    return sim_v3(sim_fx_from_s64_checked(sim_shr_round_s64(x, 16)),
+                  sim_fx_from_s64_checked(sim_shr_round_s64(y, 16)),
+                  sim_fx_from_s64_checked(sim_shr_round_s64(z, 16)));
+}
+
+/// Length, rounded to nearest from the exact Q32.32 square.
+sim_fx sim_v3_length(sim_vec3 a);
+/// Unit vector along a (each component rounded to nearest); the zero vector
+/// for a zero input. The result's length is 1 within 2^-15.
+sim_vec3 sim_v3_normalize(sim_vec3 a);
+/// Like sim_v3_normalize, also returning the input length.
+sim_vec3 sim_v3_normalize_len(sim_vec3 a, sim_fx *length);
+
+static inline sim_vec3 sim_v3_min(sim_vec3 a, sim_vec3 b)
+{
+    return sim_v3(sim_fx_min(a.x, b.x), sim_fx_min(a.y, b.y), sim_fx_min(a.z, b.z));
+}
+static inline sim_vec3 sim_v3_max(sim_vec3 a, sim_vec3 b)
+{
+    return sim_v3(sim_fx_max(a.x, b.x), sim_fx_max(a.y, b.y), sim_fx_max(a.z, b.z));
+}
+static inline sim_fx sim_v3_comp(sim_vec3 a, int axis)
+{
+    return axis == 0 ? a.x : (axis == 1 ? a.y : a.z);
+}
+
+/// True when every coordinate is within +-SIM_WORLD_LIMIT.
+static inline bool sim_v3_in_world(sim_vec3 a)
+{
+    return a.x >= -SIM_WORLD_LIMIT && a.x <= SIM_WORLD_LIMIT && a.y >= -SIM_WORLD_LIMIT &&
+           a.y <= SIM_WORLD_LIMIT && a.z >= -SIM_WORLD_LIMIT && a.z <= SIM_WORLD_LIMIT;
+}
+
+static inline sim_aabb sim_aabb_of_point(sim_vec3 p)
+{
+    sim_aabb b = {p, p};
+    return b;
+}
+static inline sim_aabb sim_aabb_union(sim_aabb a, sim_aabb b)
+{
+    sim_aabb r = {sim_v3_min(a.min, b.min), sim_v3_max(a.max, b.max)};
+    return r;
+}
+static inline sim_aabb sim_aabb_expand(sim_aabb a, sim_vec3 e)
+{
+    sim_aabb r = {sim_v3_sub(a.min, e), sim_v3_add(a.max, e)};
+    return r;
+}
+static inline bool sim_aabb_overlaps(sim_aabb a, sim_aabb b)
+{
+    return a.min.x <= b.max.x && a.max.x >= b.min.x && a.min.y <= b.max.y &&
+           a.max.y >= b.min.y && a.min.z <= b.max.z && a.max.z >= b.min.z;
+}
+
+#endif

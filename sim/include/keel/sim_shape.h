@@ -1,0 +1,51 @@
+// keel: character shapes. MIT licence, see LICENSE.
+//
+// Characters are upright: a vertical capsule (the default) or an axis-aligned
+// box (Quake's hull: a flat bottom that does not roll off ledges). A shape's
+// position is its centre; its feet are at centre.y - half_height.
+#ifndef KEEL_SIM_SHAPE_H
+#define KEEL_SIM_SHAPE_H
+
+#include <keel/sim_math.h>
+
+typedef enum sim_shape_type {
+    SIM_SHAPE_CAPSULE = 0,
+    SIM_SHAPE_BOX = 1,
+} sim_shape_type;
+
+/// Shape sizes are clamped to [SIM_SHAPE_MIN_SIZE, SIM_SHAPE_MAX_SIZE].
+#define SIM_SHAPE_MIN_SIZE SIM_FX_MM(10)
+#define SIM_SHAPE_MAX_SIZE SIM_FX_INT(16)
+
+typedef struct sim_shape {
+    int32_t type; ///< sim_shape_type
+    /// Capsule: radius. Box: unused (0).
+    sim_fx radius;
+    /// Half extents. Capsule: x = z = radius, y = half of the total height
+    /// (so the segment between the sphere centres is 2 * (half.y - radius)).
+    /// Box: the half extents.
+    sim_vec3 half;
+} sim_shape;
+
+/// An upright capsule of the given radius and total height (clamped so that
+/// height >= 2 * radius and both lie in the documented range).
+sim_shape sim_shape_capsule(sim_fx radius, sim_fx height);
+/// An axis-aligned box with the given half extents (each clamped).
+sim_shape sim_shape_box(sim_fx half_x, sim_fx half_y, sim_fx half_z);
+/// The default character: capsule, radius 0.4 m, height 1.8 m.
+sim_shape sim_shape_default(void);
+
+/// Half of the capsule's inner segment (half.y - radius); 0 for a box.
+static inline sim_fx sim_shape_segment_half(sim_shape s)
+{
+    return s.type == SIM_SHAPE_CAPSULE ? s.half.y - s.radius : 0;
+}
+
+/// Bounds of the shape at `position`.
+static inline sim_aabb sim_shape_bounds(sim_shape s, sim_vec3 position)
+{
+    sim_aabb b = {sim_v3_sub(position, s.half), sim_v3_add(position, s.half)};
+    return b;
+}
+
+#endif

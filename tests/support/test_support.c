@@ -1,0 +1,54 @@
+// keel tests: shared helpers. MIT licence.
+#include "test_support.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+
+const char *keel_test_levels_dir(void)
+{
+    static char dir[1024];
+    const char *env = getenv("KEEL_LEVELS_DIR");
+    const char *cand = env && env[0] ? env : KEEL_SHARED_LEVELS_DIR;
+    struct stat st;
+    if (stat(cand, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "note: shared levels folder %s is absent; tests on the real maps are skipped\n",
+                cand);
+        return NULL;
+    }
+    snprintf(dir, sizeof dir, "%s", cand);
+    return dir;
+}
+
+const char *keel_test_level_path(const char *file)
+{
+    static char path[1200];
+    const char *dir = keel_test_levels_dir();
+    if (!dir)
+        return NULL;
+    snprintf(path, sizeof path, "%s/%s", dir, file);
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        fprintf(stderr, "note: %s is absent; skipped\n", path);
+        return NULL;
+    }
+    return path;
+}
+
+uint64_t keel_rng_next(keel_rng *r)
+{
+    uint64_t z = (r->state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+int64_t keel_rng_range(keel_rng *r, int64_t lo, int64_t hi)
+{
+    uint64_t span = (uint64_t)(hi - lo) + 1;
+    if (span == 0)
+        return (int64_t)keel_rng_next(r);
+    return lo + (int64_t)(keel_rng_next(r) % span);
+}
+
+sim_fx keel_rng_fx(keel_rng *r, sim_fx lo, sim_fx hi) { return (sim_fx)keel_rng_range(r, lo, hi); }

@@ -23,7 +23,8 @@ typedef struct sim_box_def {
 
 #define SIM_MARKER_NAME_MAX 32
 
-/// A named point: "spawn", "stairs_0.35", "ramp_40_bottom", ...
+/// A named point: "spawn", "stairs_350_start", "ramp_40_top", ... (the feet
+/// point of a character standing there; docs/levels.md lists them).
 typedef struct sim_marker {
     char name[SIM_MARKER_NAME_MAX];
     sim_vec3 position;
@@ -40,7 +41,8 @@ typedef struct sim_level {
     uint32_t marker_count;
 } sim_level;
 
-/// Error report of a loader: "path:line: what went wrong".
+/// Error report of a loader: "path:line: what went wrong", or "path: what went
+/// wrong" for errors that belong to no line (line 0). docs/formats.md lists them.
 typedef struct sim_error {
     char message[512];
     uint32_t line; ///< 1-based line of the offending input, 0 when not line-specific
@@ -86,5 +88,36 @@ const sim_marker *sim_level_find_marker(const sim_level *level, const char *name
 sim_aabb sim_level_bounds(const sim_level *level);
 
 void sim_level_free(sim_level *level);
+
+// ---- building levels in code ------------------------------------------------
+// Used by the built-in and generated levels; also handy for tests. Failures
+// (out of memory, more than 2^24 vertices or triangles, a marker name that
+// does not fit) are sticky: later calls do nothing and finish reports -1, so
+// callers check once at the end.
+
+typedef struct sim_level_builder {
+    sim_level level;
+    uint32_t vertex_capacity, triangle_capacity, box_capacity, marker_capacity;
+    bool failed;
+} sim_level_builder;
+
+void sim_level_builder_init(sim_level_builder *b);
+/// Appends a vertex and returns its index (0 after a failure).
+uint32_t sim_level_builder_vertex(sim_level_builder *b, sim_vec3 p);
+/// A triangle from existing vertex indices (each must be < vertex_count).
+void sim_level_builder_triangle(sim_level_builder *b, uint32_t i0, uint32_t i1, uint32_t i2);
+/// A triangle from three new vertices.
+void sim_level_builder_tri(sim_level_builder *b, sim_vec3 p0, sim_vec3 p1, sim_vec3 p2);
+/// Quad p0 p1 p2 p3 (in order around its edge) as triangles (p0,p1,p2) and (p0,p2,p3).
+void sim_level_builder_quad(sim_level_builder *b, sim_vec3 p0, sim_vec3 p1, sim_vec3 p2,
+                            sim_vec3 p3);
+void sim_level_builder_box(sim_level_builder *b, sim_box_def box);
+/// Axis-aligned box from its min and max corners. The max corner is kept
+/// exactly; where min + max is odd in raw units, min moves down by one unit.
+void sim_level_builder_aabox(sim_level_builder *b, sim_vec3 min, sim_vec3 max);
+void sim_level_builder_marker(sim_level_builder *b, const char *name, sim_vec3 position);
+/// Moves the result into *out (arrays trimmed to size) and returns 0; after a
+/// failure frees everything, leaves *out empty and returns -1.
+int sim_level_builder_finish(sim_level_builder *b, sim_level *out);
 
 #endif

@@ -26,6 +26,7 @@ sim_world_def sim_world_default_def(void);
 typedef struct sim_world_stats {
     uint32_t triangle_count;   ///< collision triangles kept
     uint32_t degenerate_count; ///< dropped as degenerate
+    uint32_t buried_count;     ///< dropped as buried inside solid (faces where boxes touch)
     uint32_t inactive_edges;   ///< edges marked internal
     uint32_t bvh_nodes;
     uint32_t bvh_depth;

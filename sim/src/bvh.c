@@ -1,0 +1,156 @@
+// keel: bounding-volume hierarchy over the static triangles. MIT licence.
+//
+// Built top-down by splitting at the median centroid along the longest axis of
+// the centroid bounds. The order is total (centroid, then stable triangle id),
+// so the tree is the same on every machine and for any input order of equal
+// keys. Merge sort, not qsort: no reliance on a library sort's behaviour.
+#include <stdlib.h>
+#include <string.h>
+
+#include "world_internal.h"
+
+typedef struct build_ctx {
+    sim_world *w;
+    uint32_t *order; // indices into w->tris
+    uint32_t *scratch;
+    sim_vec3 *centroid; // per triangle, x3 (sum of vertices) to stay exact
+    int axis;
+    uint32_t max_depth;
+} build_ctx;
+
+static bool key_less(const build_ctx *c, uint32_t a, uint32_t b)
+{
+    sim_fx ka = sim_v3_comp(c->centroid[a], c->axis);
+    sim_fx kb = sim_v3_comp(c->centroid[b], c->axis);
+    if (ka != kb)
+        return ka < kb;
+    return c->w->tris[a].id < c->w->tris[b].id;
+}
+
+static void merge_sort(build_ctx *c, uint32_t *a, uint32_t *tmp, uint32_t n)
+{
+    if (n < 2)
+        return;
+    if (n <= 16) {
+        for (uint32_t i = 1; i < n; i++) {
+            uint32_t v = a[i];
+            uint32_t j = i;
+            while (j > 0 && key_less(c, v, a[j - 1])) {
+                a[j] = a[j - 1];
+                j--;
+            }
+            a[j] = v;
+        }
+        return;
+    }
+    uint32_t h = n / 2;
+    merge_sort(c, a, tmp, h);
+    merge_sort(c, a + h, tmp + h, n - h);
+    uint32_t i = 0, j = h, k = 0;
+    while (i < h && j < n)
+        tmp[k++] = key_less(c, a[j], a[i]) ? a[j++] : a[i++];
+    while (i < h)
+        tmp[k++] = a[i++];
+    while (j < n)
+        tmp[k++] = a[j++];
+    memcpy(a, tmp, n * sizeof *a);
+}
+
+static sim_aabb range_bounds(const build_ctx *c, uint32_t first, uint32_t count)
+{
+    sim_aabb b = sim_tri_bounds(&c->w->tris[c->order[first]]);
+    for (uint32_t i = 1; i < count; i++)
+        b = sim_aabb_union(b, sim_tri_bounds(&c->w->tris[c->order[first + i]]));
+    return b;
+}
+
+static void build_node(build_ctx *c, uint32_t node, uint32_t first, uint32_t count,
+                       uint32_t depth)
+{
+    sim_world *w = c->w;
+    if (depth > c->max_depth)
+        c->max_depth = depth;
+    w->nodes[node].box = range_bounds(c, first, count);
+    if (count <= SIM_BVH_LEAF_SIZE || depth + 1 >= SIM_BVH_MAX_DEPTH) {
+        w->nodes[node].first = first;
+        w->nodes[node].count = count;
+        return;
+    }
+    sim_aabb cb = sim_aabb_of_point(c->centroid[c->order[first]]);
+    for (uint32_t i = 1; i < count; i++)
+        cb = sim_aabb_union(cb, sim_aabb_of_point(c->centroid[c->order[first + i]]));
+    int64_t ex = (int64_t)cb.max.x - cb.min.x;
+    int64_t ey = (int64_t)cb.max.y - cb.min.y;
+    int64_t ez = (int64_t)cb.max.z - cb.min.z;
+    c->axis = (ex >= ey && ex >= ez) ? 0 : (ey >= ez ? 1 : 2);
+    merge_sort(c, c->order + first, c->scratch, count);
+    uint32_t left = w->node_count;
+    w->node_count += 2;
+    w->nodes[node].first = left;
+    w->nodes[node].count = 0;
+    uint32_t half = count / 2;
+    build_node(c, left, first, half, depth + 1);
+    build_node(c, left + 1, first + half, count - half, depth + 1);
+}
+
+bool sim_bvh_build(sim_world *w)
+{
+    w->node_count = 0;
+    if (w->tri_count == 0)
+        return true;
+    uint32_t n = w->tri_count;
+    build_ctx c = {w, NULL, NULL, NULL, 0, 0};
+    c.order = malloc(n * sizeof *c.order);
+    c.scratch = malloc(n * sizeof *c.scratch);
+    c.centroid = malloc(n * sizeof *c.centroid);
+    w->nodes = calloc(2 * (size_t)n, sizeof *w->nodes);
+    sim_tri *sorted = malloc(n * sizeof *sorted);
+    bool ok = c.order && c.scratch && c.centroid && w->nodes && sorted;
+    if (ok) {
+        for (uint32_t i = 0; i < n; i++) {
+            const sim_tri *t = &w->tris[i];
+            c.order[i] = i;
+            // The sum of three coordinates (<= 3 * 4096 m) still fits in sim_fx.
+            c.centroid[i] = sim_v3_add(sim_v3_add(t->v[0], t->v[1]), t->v[2]);
+        }
+        w->node_count = 1;
+        build_node(&c, 0, 0, n, 0);
+        for (uint32_t i = 0; i < n; i++)
+            sorted[i] = w->tris[c.order[i]];
+        free(w->tris);
+        w->tris = sorted;
+        sorted = NULL;
+        w->stats.bvh_nodes = w->node_count;
+        w->stats.bvh_depth = c.max_depth + 1;
+    }
+    free(sorted);
+    free(c.order);
+    free(c.scratch);
+    free(c.centroid);
+    return ok;
+}
+
+void sim_bvh_query(const sim_world *w, sim_aabb box, sim_bvh_visit_fn visit, void *ctx)
+{
+    if (w->node_count == 0)
+        return;
+    uint32_t stack[SIM_BVH_MAX_DEPTH * 2];
+    int top = 0;
+    stack[top++] = 0;
+    while (top > 0) {
+        const sim_bvh_node *nd = &w->nodes[stack[--top]];
+        if (!sim_aabb_overlaps(nd->box, box))
+            continue;
+        if (nd->count > 0) {
+            for (uint32_t i = 0; i < nd->count; i++) {
+                const sim_tri *t = &w->tris[nd->first + i];
+                if (sim_aabb_overlaps(sim_tri_bounds(t), box) && !visit(ctx, t))
+                    return;
+            }
+        } else {
+            // Right first so the left child is visited first.
+            stack[top++] = nd->first + 1;
+            stack[top++] = nd->first;
+        }
+    }
+}

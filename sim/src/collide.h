@@ -1,0 +1,118 @@
+// keel: narrow-phase collision of character shapes against single triangles.
+// MIT licence, see LICENSE.
+//
+// This layer knows triangles and shapes only, never the world or the broad
+// phase. All distances are metres in Q16.16. Triangles are double-sided.
+//
+// Sweeps work in "distance along a unit direction": the motion is split into a
+// unit direction u and a length L, every primitive returns the travelled
+// distance s at first contact, and the caller turns s into a fraction. The
+// shape is inflated by `inflate` so that rounding can only make contact earlier
+// (a convex region grown by e is entered at least e earlier along any ray).
+#ifndef KEEL_COLLIDE_H
+#define KEEL_COLLIDE_H
+
+#include <keel/sim_query.h>
+
+/// Flags of a collision triangle: an inactive edge or vertex is internal to a
+/// flat surface (see edges.c) and reports the face normal instead of its own.
+///
+/// A buried edge or vertex lies inside a flat surface made of other
+/// triangles (the top edge of a box's side face where two boxes touch): the
+/// surface reports any contact there, so hits on it are ignored. A buried
+/// triangle (every edge buried or inactive, one at least buried) is inside
+/// solid material and is dropped from the world.
+enum {
+    SIM_TRI_EDGE0_INACTIVE = 1u << 0,
+    SIM_TRI_VERT0_INACTIVE = 1u << 3,
+    SIM_TRI_EDGE0_BURIED = 1u << 6,
+    SIM_TRI_VERT0_BURIED = 1u << 9,
+    SIM_TRI_BURIED = 1u << 12,
+};
+
+/// A collision triangle with everything the queries need precomputed at world
+/// build time (so no square roots are taken per query for these).
+typedef struct sim_tri {
+    sim_vec3 v[3];
+    sim_dir n;         ///< unit normal of the counter-clockwise winding
+    sim_dir inward[3]; ///< unit, in the plane, perpendicular to edge i, pointing inside
+    sim_dir edir[3];   ///< unit direction of edge i (v[i] -> v[i+1])
+    sim_dir side[3];   ///< unit, horizontal, perpendicular to edge i (zero for a vertical edge)
+    sim_fx elen[3];     ///< length of edge i
+    uint32_t id;        ///< stable feature id (see sim_feature)
+    uint32_t flags;
+} sim_tri;
+
+static inline bool sim_tri_edge_inactive(const sim_tri *t, int i)
+{
+    return (t->flags >> i) & 1u;
+}
+static inline bool sim_tri_vertex_inactive(const sim_tri *t, int i)
+{
+    return (t->flags >> (3 + i)) & 1u;
+}
+/// Hits on this feature are ignored (see SIM_TRI_EDGE0_BURIED).
+static inline bool sim_tri_feature_buried(const sim_tri *t, int type, int i)
+{
+    if (type == SIM_FEATURE_EDGE)
+        return (t->flags >> (6 + i)) & 1u;
+    if (type == SIM_FEATURE_VERTEX)
+        return (t->flags >> (9 + i)) & 1u;
+    return false;
+}
+
+/// Fill the derived fields from v[0..2]. Returns false for a degenerate
+/// triangle (doubled area below min_double_area, or an edge shorter than 2^-16 m).
+bool sim_tri_init(sim_tri *t, sim_vec3 a, sim_vec3 b, sim_vec3 c, uint32_t id,
+                  sim_fx min_double_area);
+
+sim_aabb sim_tri_bounds(const sim_tri *t);
+
+/// Result of one shape against one triangle.
+typedef struct sim_tri_hit {
+    sim_fx s;        ///< sweep: travelled distance at contact; contact: depth
+    sim_vec3 normal; ///< unit, from the triangle toward the shape
+    sim_vec3 point;  ///< on the triangle
+    sim_feature feature;
+    bool start_overlap;
+    sim_fx depth; ///< sweep with start_overlap: the penetration depth
+} sim_tri_hit;
+
+/// A sweep of `shape` from `start` along unit `dir` for `length` metres.
+typedef struct sim_sweep_ray {
+    sim_shape shape;
+    sim_vec3 start;
+    sim_dir dir;   ///< unit
+    sim_fx length; ///< > 0
+    sim_vec3 displacement;
+    sim_fx inflate;
+} sim_sweep_ray;
+
+/// Earliest contact of the swept shape with the triangle, if any within
+/// [0, length]. Touching at the start (within the inflation) counts as a hit
+/// at 0 only when the motion goes into the triangle; real penetration deeper
+/// than SIM_QUERY_TOLERANCE is a hit at 0 with start_overlap set.
+bool sim_sweep_capsule_tri(const sim_sweep_ray *ray, const sim_tri *t, sim_tri_hit *hit);
+bool sim_sweep_box_tri(const sim_sweep_ray *ray, const sim_tri *t, sim_tri_hit *hit);
+
+/// Penetration of the shape at `pos` against the triangle; hit->s is the
+/// depth (negative when separated). Returns false when separated by more than
+/// `margin`.
+bool sim_contact_capsule_tri(sim_shape shape, sim_vec3 pos, const sim_tri *t, sim_fx margin,
+                             sim_tri_hit *hit);
+bool sim_contact_box_tri(sim_shape shape, sim_vec3 pos, const sim_tri *t, sim_fx margin,
+                         sim_tri_hit *hit);
+
+/// Ray against the triangle (both sides): distance along unit dir.
+bool sim_ray_tri(sim_vec3 origin, sim_dir dir, sim_fx length, const sim_tri *t,
+                 sim_tri_hit *hit);
+
+/// Strict order of hits for "earliest wins": smaller s, then a real overlap
+/// before a touch (the deeper overlap first), then face before edge before
+/// vertex, then smaller triangle id, then smaller feature index.
+bool sim_tri_hit_before(const sim_tri_hit *a, const sim_tri_hit *b);
+
+/// Closest point on the triangle to p, with the feature it lies on.
+sim_vec3 sim_tri_closest_point(const sim_tri *t, sim_vec3 p, sim_feature *feature);
+
+#endif

@@ -1,0 +1,39 @@
+// keel: unit directions in Q2.30. MIT licence, see LICENSE.
+#include <keel/sim_math.h>
+
+sim_dir sim_dir_from_s64(int64_t x, int64_t y, int64_t z)
+{
+    sim_dir r = {0, 0, 0};
+    uint64_t ax = x < 0 ? (uint64_t)0 - (uint64_t)x : (uint64_t)x;
+    uint64_t ay = y < 0 ? (uint64_t)0 - (uint64_t)y : (uint64_t)y;
+    uint64_t az = z < 0 ? (uint64_t)0 - (uint64_t)z : (uint64_t)z;
+    uint64_t m = ax > ay ? ax : ay;
+    m = m > az ? m : az;
+    if (m == 0)
+        return r;
+    // Bring the largest magnitude into [2^29, 2^30): enough bits for the
+    // result, and the sum of squares stays below 2^62.
+    int shift = 0;
+    while ((m >> shift) >= ((uint64_t)1 << 30))
+        shift++;
+    int lshift = 0;
+    while ((m << lshift) < ((uint64_t)1 << 29))
+        lshift++;
+    ax = (ax >> shift) << lshift;
+    ay = (ay >> shift) << lshift;
+    az = (az >> shift) << lshift;
+    uint64_t sq = ax * ax + ay * ay + az * az;
+    uint64_t len = sim_isqrt_u64(sq);
+    if (sq - len * len > len)
+        len += 1;
+    if (len == 0)
+        return r;
+    // component / len in Q2.30, rounded to nearest
+    uint64_t qx = ((ax << 30) + len / 2) / len;
+    uint64_t qy = ((ay << 30) + len / 2) / len;
+    uint64_t qz = ((az << 30) + len / 2) / len;
+    r.x = x < 0 ? -(int32_t)qx : (int32_t)qx;
+    r.y = y < 0 ? -(int32_t)qy : (int32_t)qy;
+    r.z = z < 0 ? -(int32_t)qz : (int32_t)qz;
+    return r;
+}

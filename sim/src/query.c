@@ -1,0 +1,186 @@
+// keel: world queries: broad phase plus the narrow phase per triangle.
+// MIT licence, see LICENSE.
+//
+// The answer never depends on the order in which the hierarchy hands out
+// triangles: the sweep and the ray keep the earliest hit under a strict total
+// order (sim_tri_hit_before), and contacts are kept sorted by depth, then by
+// feature, in the caller's array.
+#include "world_internal.h"
+
+static sim_vec3 clamp_displacement(sim_vec3 d)
+{
+    const sim_fx m = SIM_MAX_DISPLACEMENT;
+    SIM_CHECK(d.x >= -m && d.x <= m && d.y >= -m && d.y <= m && d.z >= -m && d.z <= m);
+    return sim_v3(sim_fx_clamp(d.x, -m, m), sim_fx_clamp(d.y, -m, m), sim_fx_clamp(d.z, -m, m));
+}
+
+typedef struct sweep_ctx {
+    sim_sweep_ray ray;
+    bool has;
+    sim_tri_hit best;
+} sweep_ctx;
+
+static bool sweep_visit(void *ctx, const sim_tri *t)
+{
+    sweep_ctx *c = ctx;
+    sim_tri_hit h;
+    bool hit = c->ray.shape.type == SIM_SHAPE_BOX ? sim_sweep_box_tri(&c->ray, t, &h)
+                                                  : sim_sweep_capsule_tri(&c->ray, t, &h);
+    if (hit && (!c->has || sim_tri_hit_before(&h, &c->best))) {
+        c->best = h;
+        c->has = true;
+    }
+    return true;
+}
+
+bool sim_world_sweep(const sim_world *world, const sim_sweep_input *in, sim_sweep_result *out)
+{
+    *out = (sim_sweep_result){0};
+    out->fraction = SIM_FX_ONE;
+    sim_vec3 d = clamp_displacement(in->displacement);
+    out->position = sim_v3_add(in->start, d);
+    sweep_ctx c = {0};
+    c.ray.shape = in->shape;
+    c.ray.start = in->start;
+    c.ray.displacement = d;
+    c.ray.dir = sim_dir_from_v3(d);
+    c.ray.length = sim_v3_length(d);
+    // Rounding grows with the distance travelled; so does the inflation.
+    c.ray.inflate = SIM_QUERY_TOLERANCE + (c.ray.length >> 12);
+    if (c.ray.length == 0) {
+        // No motion: only a real overlap is worth reporting.
+        sim_overlap_input oi = {in->shape, in->start, 0};
+        sim_contact ct;
+        if (sim_world_contacts(world, &oi, &ct, 1) > 0 && ct.depth > SIM_QUERY_TOLERANCE) {
+            out->hit = true;
+            out->start_overlap = true;
+            out->fraction = 0;
+            out->position = in->start;
+            out->normal = ct.normal;
+            out->point = ct.point;
+            out->feature = ct.feature;
+        }
+        return out->hit;
+    }
+    sim_fx g = c.ray.inflate + 1;
+    sim_aabb box = sim_aabb_union(sim_shape_bounds(in->shape, in->start),
+                                  sim_shape_bounds(in->shape, out->position));
+    box = sim_aabb_expand(box, sim_v3(g, g, g));
+    sim_bvh_query(world, box, sweep_visit, &c);
+    if (!c.has)
+        return false;
+    out->hit = true;
+    out->start_overlap = c.best.start_overlap;
+    sim_fx s = c.best.s < 0 ? 0 : c.best.s;
+    if (s > c.ray.length)
+        s = c.ray.length;
+    out->fraction = (sim_fx)(((int64_t)s << 16) / c.ray.length);
+    out->position = sim_v3_add(in->start, sim_dir_scale(c.ray.dir, s));
+    out->normal = c.best.normal;
+    out->point = c.best.point;
+    out->feature = c.best.feature;
+    return true;
+}
+
+// ---- contacts ---------------------------------------------------------------
+
+typedef struct contact_ctx {
+    sim_overlap_input in;
+    sim_contact *out;
+    int capacity;
+    int count;
+} contact_ctx;
+
+static bool contact_before(const sim_contact *a, const sim_contact *b)
+{
+    if (a->depth != b->depth)
+        return a->depth > b->depth;
+    if (a->feature.triangle != b->feature.triangle)
+        return a->feature.triangle < b->feature.triangle;
+    if (a->feature.type != b->feature.type)
+        return a->feature.type < b->feature.type;
+    return a->feature.index < b->feature.index;
+}
+
+static bool contact_visit(void *ctx, const sim_tri *t)
+{
+    contact_ctx *c = ctx;
+    sim_tri_hit h;
+    bool hit = c->in.shape.type == SIM_SHAPE_BOX
+                   ? sim_contact_box_tri(c->in.shape, c->in.position, t, c->in.margin, &h)
+                   : sim_contact_capsule_tri(c->in.shape, c->in.position, t, c->in.margin, &h);
+    if (!hit)
+        return true;
+    sim_contact ct = {h.normal, h.s, h.point, h.feature};
+    c->count++;
+    if (c->capacity <= 0)
+        return true;
+    // Sorted insertion into the bounded array keeps the best `capacity`
+    // contacts whatever order they arrive in.
+    int n = c->count - 1 < c->capacity ? c->count - 1 : c->capacity;
+    if (n == c->capacity && !contact_before(&ct, &c->out[n - 1]))
+        return true;
+    int i = n == c->capacity ? n - 1 : n;
+    while (i > 0 && contact_before(&ct, &c->out[i - 1])) {
+        c->out[i] = c->out[i - 1];
+        i--;
+    }
+    c->out[i] = ct;
+    return true;
+}
+
+int sim_world_contacts(const sim_world *world, const sim_overlap_input *in, sim_contact *contacts,
+                       int capacity)
+{
+    contact_ctx c = {*in, contacts, capacity, 0};
+    if (c.in.margin < 0)
+        c.in.margin = 0;
+    sim_fx g = c.in.margin + SIM_QUERY_TOLERANCE;
+    sim_aabb box = sim_aabb_expand(sim_shape_bounds(in->shape, in->position), sim_v3(g, g, g));
+    sim_bvh_query(world, box, contact_visit, &c);
+    return c.count;
+}
+
+// ---- ray ----------------------------------------------------------------------
+
+typedef struct ray_ctx {
+    sim_vec3 origin;
+    sim_dir dir;
+    sim_fx length;
+    bool has;
+    sim_tri_hit best;
+} ray_ctx;
+
+static bool ray_visit(void *ctx, const sim_tri *t)
+{
+    ray_ctx *c = ctx;
+    sim_tri_hit h;
+    if (sim_ray_tri(c->origin, c->dir, c->length, t, &h) &&
+        (!c->has || sim_tri_hit_before(&h, &c->best))) {
+        c->best = h;
+        c->has = true;
+    }
+    return true;
+}
+
+bool sim_world_raycast(const sim_world *world, const sim_ray_input *in, sim_ray_result *out)
+{
+    *out = (sim_ray_result){0};
+    out->fraction = SIM_FX_ONE;
+    sim_vec3 d = clamp_displacement(in->displacement);
+    ray_ctx c = {in->origin, sim_dir_from_v3(d), sim_v3_length(d), false, {0}};
+    if (c.length == 0)
+        return false;
+    sim_vec3 end = sim_v3_add(in->origin, d);
+    sim_aabb box = sim_aabb_union(sim_aabb_of_point(in->origin), sim_aabb_of_point(end));
+    box = sim_aabb_expand(box, sim_v3(1, 1, 1));
+    sim_bvh_query(world, box, ray_visit, &c);
+    if (!c.has)
+        return false;
+    out->hit = true;
+    out->fraction = (sim_fx)(((int64_t)c.best.s << 16) / c.length);
+    out->point = c.best.point;
+    out->normal = c.best.normal;
+    out->feature = c.best.feature;
+    return true;
+}

@@ -1,0 +1,30 @@
+// keel: character shapes. MIT licence, see LICENSE.
+#include <keel/sim_shape.h>
+
+static sim_fx clamp_size(sim_fx v)
+{
+    SIM_CHECK(v >= SIM_SHAPE_MIN_SIZE / 2 && v <= SIM_SHAPE_MAX_SIZE);
+    return sim_fx_clamp(v, SIM_SHAPE_MIN_SIZE / 2, SIM_SHAPE_MAX_SIZE);
+}
+
+sim_shape sim_shape_capsule(sim_fx radius, sim_fx height)
+{
+    sim_shape s = {0};
+    s.type = SIM_SHAPE_CAPSULE;
+    s.radius = clamp_size(radius);
+    sim_fx half = clamp_size(height / 2);
+    if (half < s.radius)
+        half = s.radius;
+    s.half = sim_v3(s.radius, half, s.radius);
+    return s;
+}
+
+sim_shape sim_shape_box(sim_fx half_x, sim_fx half_y, sim_fx half_z)
+{
+    sim_shape s = {0};
+    s.type = SIM_SHAPE_BOX;
+    s.half = sim_v3(clamp_size(half_x), clamp_size(half_y), clamp_size(half_z));
+    return s;
+}
+
+sim_shape sim_shape_default(void) { return sim_shape_capsule(SIM_FX_MM(400), SIM_FX_MM(1800)); }

@@ -1,0 +1,45 @@
+// keel: the world's private layout, shared by world.c, bvh.c, edges.c and
+// query.c. MIT licence, see LICENSE.
+//
+// Invariants: tris[] is in BVH leaf order and never changes after creation;
+// a leaf node covers tris[first .. first+count); an internal node's children
+// are nodes[first] and nodes[first+1]; node 0 is the root (absent when the
+// world has no triangles).
+#ifndef KEEL_WORLD_INTERNAL_H
+#define KEEL_WORLD_INTERNAL_H
+
+#include <keel/sim_world.h>
+
+#include "collide.h"
+
+typedef struct sim_bvh_node {
+    sim_aabb box;
+    uint32_t first;
+    uint32_t count; ///< 0 for an internal node
+} sim_bvh_node;
+
+#define SIM_BVH_LEAF_SIZE 4
+#define SIM_BVH_MAX_DEPTH 64
+
+struct sim_world {
+    sim_world_def def;
+    sim_tri *tris;
+    uint32_t tri_count;
+    sim_bvh_node *nodes;
+    uint32_t node_count;
+    sim_world_stats stats;
+};
+
+/// Build the hierarchy over world->tris (reordering them). Returns false when
+/// memory runs out.
+bool sim_bvh_build(sim_world *world);
+
+/// Visit every triangle whose bounds overlap `box`, in a fixed order.
+/// The visitor returns false to stop early.
+typedef bool (*sim_bvh_visit_fn)(void *ctx, const sim_tri *t);
+void sim_bvh_query(const sim_world *world, sim_aabb box, sim_bvh_visit_fn visit, void *ctx);
+
+/// Mark internal edges and vertices (see edges.c).
+void sim_edges_classify(sim_world *world);
+
+#endif

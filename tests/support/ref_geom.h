@@ -1,0 +1,41 @@
+// keel tests: double-precision reference geometry (tests only). MIT licence.
+//
+// Straightforward textbook closest-point code in double, used to judge the
+// fixed-point queries: it is slow and simple on purpose.
+#ifndef KEEL_REF_GEOM_H
+#define KEEL_REF_GEOM_H
+
+#include <stdbool.h>
+
+#include <keel/sim_math.h>
+#include <keel/sim_shape.h>
+
+typedef struct rv3 {
+    double x, y, z;
+} rv3;
+
+rv3 rv3_from(sim_vec3 v);
+rv3 rv3_add(rv3 a, rv3 b);
+rv3 rv3_sub(rv3 a, rv3 b);
+rv3 rv3_scale(rv3 a, double s);
+double rv3_dot(rv3 a, rv3 b);
+rv3 rv3_cross(rv3 a, rv3 b);
+double rv3_len(rv3 a);
+
+/// Closest point on triangle abc to p.
+rv3 ref_closest_on_tri(rv3 p, rv3 a, rv3 b, rv3 c);
+/// Squared distance between segments p0p1 and q0q1.
+double ref_seg_seg_dist2(rv3 p0, rv3 p1, rv3 q0, rv3 q1);
+/// Distance between segment p0p1 and triangle abc (0 when they intersect).
+double ref_seg_tri_dist(rv3 p0, rv3 p1, rv3 a, rv3 b, rv3 c);
+
+/// Signed gap between a character shape at `pos` and triangle abc: for a
+/// capsule, distance minus radius; for a box, the largest separation over the
+/// 13 SAT axes (negative when overlapping: then minus the smallest penetration).
+double ref_shape_tri_gap(sim_shape s, rv3 pos, rv3 a, rv3 b, rv3 c);
+
+/// First fraction in [0, 1] where the gap becomes <= 0 moving pos by d, or a
+/// value > 1 when it never does (sampled in `steps` then bisected).
+double ref_shape_tri_toi(sim_shape s, rv3 pos, rv3 d, rv3 a, rv3 b, rv3 c, int steps);
+
+#endif

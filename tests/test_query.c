@@ -1,0 +1,554 @@
+// keel tests: sweeps, contacts and rays against hand-made geometry, and
+// randomized properties against a double-precision reference. MIT licence.
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdlib.h>
+
+#include <keel/sim_world.h>
+
+#include "ref_geom.h"
+#include "test_support.h"
+
+#define M(x) ((sim_fx)llround((x) * 65536.0))
+#define V(x, y, z) sim_v3(M(x), M(y), M(z))
+
+// Tolerances stated once: a position is rounded to 2^-16 m per component, so a
+// gap measured at a reported position may be off by sqrt(3) * 2^-17 m.
+#define POS_TOL 2e-5
+#define NORMAL_TOL (1.0 / 8192.0)
+
+typedef struct tri_list {
+    sim_vec3 v[4096];
+    uint32_t idx[4096 * 3];
+    uint32_t nv, nt;
+    sim_box_def boxes[64];
+    uint32_t nb;
+} tri_list;
+
+static void add_tri(tri_list *l, sim_vec3 a, sim_vec3 b, sim_vec3 c)
+{
+    l->v[l->nv] = a;
+    l->v[l->nv + 1] = b;
+    l->v[l->nv + 2] = c;
+    l->idx[3 * l->nt] = l->nv;
+    l->idx[3 * l->nt + 1] = l->nv + 1;
+    l->idx[3 * l->nt + 2] = l->nv + 2;
+    l->nv += 3;
+    l->nt++;
+}
+
+static void add_box(tri_list *l, sim_vec3 c, sim_vec3 half)
+{
+    sim_box_def b = {c, half, {V(1, 0, 0), V(0, 1, 0), V(0, 0, 1)}};
+    l->boxes[l->nb++] = b;
+}
+
+// A square floor at height y from (x0,z0) to (x1,z1) split into n x n cells.
+static void add_floor(tri_list *l, double x0, double z0, double x1, double z1, double y, int n)
+{
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++) {
+            double ax = x0 + (x1 - x0) * i / n, bx = x0 + (x1 - x0) * (i + 1) / n;
+            double az = z0 + (z1 - z0) * j / n, bz = z0 + (z1 - z0) * (j + 1) / n;
+            // counter-clockwise seen from above (+Y)
+            add_tri(l, V(ax, y, az), V(ax, y, bz), V(bx, y, bz));
+            add_tri(l, V(ax, y, az), V(bx, y, bz), V(bx, y, az));
+        }
+}
+
+static sim_world *make_world(tri_list *l)
+{
+    sim_level lv = {0};
+    lv.vertices = l->v;
+    lv.vertex_count = l->nv;
+    lv.indices = l->idx;
+    lv.triangle_count = l->nt;
+    lv.boxes = l->boxes;
+    lv.box_count = l->nb;
+    sim_error err;
+    sim_world_def def = sim_world_default_def();
+    sim_world *w = sim_world_create(&lv, &def, &err);
+    cr_assert_not_null(w, "world: %s", err.message);
+    return w;
+}
+
+static sim_shape capsule(double r, double height) { return sim_shape_capsule(M(r), M(height)); }
+static sim_shape box(double hx, double hy, double hz) { return sim_shape_box(M(hx), M(hy), M(hz)); }
+
+static double unit_err(sim_vec3 n)
+{
+    rv3 r = rv3_from(n);
+    return fabs(rv3_len(r) - 1.0);
+}
+
+static tri_list L;
+
+// ---- hand-made cases -----------------------------------------------------------
+
+Test(sweep, capsule_falls_onto_floor_face)
+{
+    L = (tri_list){0};
+    add_tri(&L, V(-10, 0, -10), V(-10, 0, 10), V(10, 0, 10));
+    add_tri(&L, V(-10, 0, -10), V(10, 0, 10), V(10, 0, -10));
+    sim_world *w = make_world(&L);
+    sim_sweep_input in = {capsule(0.5, 1.8), V(0.3, 2, 0.2), V(0, -3, 0)};
+    sim_sweep_result r;
+    cr_assert(sim_world_sweep(w, &in, &r));
+    cr_assert_not(r.start_overlap);
+    // the bottom reaches y = 0 after 1.1 m: fraction 0.3667, centre y 0.9,
+    // early by at most the inflation (0.24 mm + 3 m / 4096)
+    double y = r.position.y / 65536.0;
+    cr_assert(y >= 0.9 && y <= 0.9 + 0.0011, "y = %.6f", y);
+    cr_assert_eq(r.normal.x, 0);
+    cr_assert_eq(r.normal.y, SIM_FX_ONE);
+    cr_assert_eq(r.normal.z, 0);
+    cr_assert_eq(r.feature.type, SIM_FEATURE_FACE);
+    sim_world_destroy(w);
+}
+
+Test(sweep, box_falls_onto_floor_face)
+{
+    L = (tri_list){0};
+    add_floor(&L, -4, -4, 4, 4, 0, 8);
+    sim_world *w = make_world(&L);
+    sim_sweep_input in = {box(0.4, 0.9, 0.4), V(0.5, 2, 0.5), V(0, -3, 0)};
+    sim_sweep_result r;
+    cr_assert(sim_world_sweep(w, &in, &r));
+    double y = r.position.y / 65536.0;
+    cr_assert(y >= 0.9 && y <= 0.9 + 0.0011, "y = %.6f", y);
+    cr_assert_eq(r.normal.y, SIM_FX_ONE);
+    cr_assert_eq(r.normal.x, 0);
+    sim_world_destroy(w);
+}
+
+Test(sweep, capsule_into_wall)
+{
+    L = (tri_list){0};
+    // wall in the plane x = 2, facing -x
+    add_tri(&L, V(2, 0, -5), V(2, 5, -5), V(2, 5, 5));
+    add_tri(&L, V(2, 0, -5), V(2, 5, 5), V(2, 0, 5));
+    sim_world *w = make_world(&L);
+    sim_sweep_input in = {capsule(0.4, 1.8), V(0, 1, 0), V(3, 0, 0)};
+    sim_sweep_result r;
+    cr_assert(sim_world_sweep(w, &in, &r));
+    double x = r.position.x / 65536.0;
+    cr_assert(x <= 1.6 && x >= 1.6 - 0.0011, "x = %.6f", x);
+    cr_assert_eq(r.normal.x, -SIM_FX_ONE);
+    sim_world_destroy(w);
+}
+
+Test(sweep, capsule_side_hits_ledge_edge)
+{
+    L = (tri_list){0};
+    // a horizontal ledge at y = 1 ending at x = 2 (edge along z)
+    add_tri(&L, V(2, 1, -5), V(5, 1, 5), V(2, 1, 5));
+    add_tri(&L, V(2, 1, -5), V(5, 1, -5), V(5, 1, 5));
+    sim_world *w = make_world(&L);
+    // the capsule's side (y from 0.2 to 1.8 on the segment) moves into the edge
+    sim_sweep_input in = {capsule(0.4, 2.4), V(0, 1.1, 0), V(3, 0, 0)};
+    sim_sweep_result r;
+    cr_assert(sim_world_sweep(w, &in, &r));
+    cr_assert_eq(r.feature.type, SIM_FEATURE_EDGE);
+    double x = r.position.x / 65536.0;
+    cr_assert(x <= 1.6 && x >= 1.6 - 0.0011, "x = %.6f", x);
+    cr_assert_eq(r.normal.x, -SIM_FX_ONE);
+    cr_assert_eq(r.normal.y, 0);
+    sim_world_destroy(w);
+}
+
+Test(sweep, sphere_hits_vertex)
+{
+    L = (tri_list){0};
+    add_tri(&L, V(1, 0, 0), V(3, 0, 1), V(3, 0, -1));
+    sim_world *w = make_world(&L);
+    sim_shape s = capsule(0.5, 1.0); // a sphere
+    sim_sweep_input in = {s, V(-1, 0, 0), V(4, 0, 0)};
+    sim_sweep_result r;
+    cr_assert(sim_world_sweep(w, &in, &r));
+    cr_assert_eq(r.feature.type, SIM_FEATURE_VERTEX);
+    double x = r.position.x / 65536.0;
+    cr_assert(x <= 0.5 && x >= 0.5 - 0.0015, "x = %.6f", x);
+    sim_world_destroy(w);
+}
+
+Test(sweep, start_overlap_is_flagged)
+{
+    L = (tri_list){0};
+    add_floor(&L, -4, -4, 4, 4, 0, 4);
+    sim_world *w = make_world(&L);
+    sim_sweep_input in = {capsule(0.4, 1.8), V(0.1, 0.5, 0.1), V(1, 0, 0)};
+    sim_sweep_result r;
+    cr_assert(sim_world_sweep(w, &in, &r));
+    cr_assert(r.start_overlap);
+    cr_assert_eq(r.fraction, 0);
+    cr_assert_eq(r.normal.y, SIM_FX_ONE);
+    in.shape = box(0.4, 0.9, 0.4);
+    cr_assert(sim_world_sweep(w, &in, &r));
+    cr_assert(r.start_overlap);
+    cr_assert_eq(r.normal.y, SIM_FX_ONE);
+    sim_world_destroy(w);
+}
+
+Test(sweep, touching_and_leaving_is_free)
+{
+    L = (tri_list){0};
+    add_floor(&L, -4, -4, 4, 4, 0, 4);
+    sim_world *w = make_world(&L);
+    sim_shape shapes[2] = {capsule(0.4, 1.8), box(0.4, 0.9, 0.4)};
+    for (int k = 0; k < 2; k++) {
+        // resting exactly on the floor
+        sim_sweep_input in = {shapes[k], V(0.1, 0.9, 0.1), V(0, 1, 0)};
+        sim_sweep_result r;
+        cr_assert_not(sim_world_sweep(w, &in, &r), "up, shape %d", k);
+        in.displacement = V(1.5, 0, 0.7);
+        cr_assert_not(sim_world_sweep(w, &in, &r), "along, shape %d", k);
+        in.displacement = V(1, -0.5, 0);
+        cr_assert(sim_world_sweep(w, &in, &r), "into, shape %d", k);
+        cr_assert_eq(r.fraction, 0);
+        cr_assert_not(r.start_overlap);
+    }
+    sim_world_destroy(w);
+}
+
+Test(sweep, thin_wall_is_never_tunnelled)
+{
+    L = (tri_list){0};
+    add_box(&L, V(5, 1.5, 0), V(0.005, 1.5, 2)); // a 1 cm wall at x = 5
+    sim_world *w = make_world(&L);
+    sim_shape shapes[2] = {capsule(0.4, 1.8), box(0.4, 0.9, 0.4)};
+    // 100 m/s at 64 Hz is 1.5625 m per tick; also one 60 m leap
+    for (int k = 0; k < 2; k++) {
+        for (int start = 0; start < 64; start++) {
+            double x0 = 5 - 0.41 - 1.5625 * (start / 64.0) - 0.4;
+            sim_sweep_input in = {shapes[k], V(x0, 1, 0.3), V(1.5625, 0, 0)};
+            sim_sweep_result r;
+            bool hit = sim_world_sweep(w, &in, &r);
+            double end = (in.start.x + (hit ? r.position.x - in.start.x : in.displacement.x)) / 65536.0;
+            cr_assert(end + 0.4 <= 4.995 + 1e-6, "shape %d start %d ends at %.6f", k, start, end);
+        }
+        sim_sweep_input in = {shapes[k], V(-50, 1, 0), V(60, 0, 0)};
+        sim_sweep_result r;
+        cr_assert(sim_world_sweep(w, &in, &r));
+        cr_assert(r.position.x / 65536.0 + 0.4 <= 4.995);
+    }
+    sim_world_destroy(w);
+}
+
+// ---- internal edges: no ghost bumps --------------------------------------------
+
+// Sweeps over a flat floor whose whole travel (start, end, plus the shape's
+// extent) stays inside the rectangle [x0, x1] x [z0, z1].
+static void check_floor_normals(sim_world *w, sim_shape s, double floor_y, double x0, double x1,
+                                double z0, double z1, uint64_t seed)
+{
+    keel_rng rng = {seed};
+    int hits = 0;
+    for (int i = 0; i < 3000; i++) {
+        double hy = s.half.y / 65536.0;
+        double gap = (double)keel_rng_range(&rng, 0, 2000) / 1e5; // 0 to 2 cm above
+        double ext = s.half.x / 65536.0 + 1.0;
+        double x = x0 + ext + (x1 - x0 - 2 * ext) * keel_rng_range(&rng, 0, 100000) / 1e5;
+        double z = z0 + ext + (z1 - z0 - 2 * ext) * keel_rng_range(&rng, 0, 100000) / 1e5;
+        double dx = (keel_rng_range(&rng, -1000, 1000)) / 1000.0;
+        double dz = (keel_rng_range(&rng, -1000, 1000)) / 1000.0;
+        double dy = -(keel_rng_range(&rng, 0, 1000)) / 10000.0 - gap;
+        sim_sweep_input in = {s, V(x, floor_y + hy + gap, z), V(dx, dy, dz)};
+        sim_sweep_result r;
+        if (sim_world_sweep(w, &in, &r)) {
+            hits++;
+            cr_assert_eq(r.normal.y, SIM_FX_ONE, "ghost normal (%d,%d,%d) at sweep %d feature %d/%d",
+                         r.normal.x, r.normal.y, r.normal.z, i, r.feature.type, r.feature.index);
+            cr_assert_not(r.start_overlap);
+        }
+        // sliding exactly along the floor, touching it, never hits anything
+        sim_sweep_input slide = {s, V(x, floor_y + hy, z), V(dx, 0, dz)};
+        cr_assert_not(sim_world_sweep(w, &slide, &r), "slide hit normal (%d,%d,%d) feature %d",
+                      r.normal.x, r.normal.y, r.normal.z, r.feature.type);
+    }
+    cr_assert_gt(hits, 2000);
+}
+
+Test(internal_edges, tessellated_floor_gives_face_normal_only)
+{
+    L = (tri_list){0};
+    add_floor(&L, -3, -3, 3, 3, 0, 12); // 288 triangles of 0.5 m
+    sim_world *w = make_world(&L);
+    cr_assert_gt(sim_world_get_stats(w).inactive_edges, 500);
+    check_floor_normals(w, capsule(0.4, 1.8), 0, -3, 3, -3, 3, 11);
+    check_floor_normals(w, box(0.4, 0.9, 0.4), 0, -3, 3, -3, 3, 12);
+    check_floor_normals(w, capsule(0.25, 0.5), 0, -3, 3, -3, 3, 13);
+    sim_world_destroy(w);
+}
+
+Test(internal_edges, t_junction_floor_gives_face_normal_only)
+{
+    L = (tri_list){0};
+    // left half: 2 big triangles; right half: 8x8 small ones, meeting along
+    // x = 0 with T-junctions (no shared vertices but the corners)
+    add_tri(&L, V(-3, 0, -3), V(-3, 0, 3), V(0, 0, 3));
+    add_tri(&L, V(-3, 0, -3), V(0, 0, 3), V(0, 0, -3));
+    for (int i = 0; i < 8; i++)
+        for (int j = 0; j < 8; j++) {
+            double ax = 3.0 * i / 8, bx = 3.0 * (i + 1) / 8;
+            double az = -3 + 6.0 * j / 8, bz = -3 + 6.0 * (j + 1) / 8;
+            add_tri(&L, V(ax, 0, az), V(ax, 0, bz), V(bx, 0, bz));
+            add_tri(&L, V(ax, 0, az), V(bx, 0, bz), V(bx, 0, az));
+        }
+    sim_world *w = make_world(&L);
+    check_floor_normals(w, capsule(0.4, 1.8), 0, -3, 3, -3, 3, 21);
+    check_floor_normals(w, box(0.4, 0.9, 0.4), 0, -3, 3, -3, 3, 22);
+    sim_world_destroy(w);
+}
+
+Test(internal_edges, boxes_side_by_side_give_face_normal_only)
+{
+    L = (tri_list){0};
+    for (int i = 0; i < 8; i++)
+        add_box(&L, V(-4 + 0.5 + i, 0.25, 0), V(0.5, 0.25, 2));
+    sim_world *w = make_world(&L);
+    // the two faces where neighbours touch are inside solid: 7 seams x 2 x 2
+    cr_assert_eq(sim_world_get_stats(w).buried_count, 28);
+    check_floor_normals(w, capsule(0.4, 1.8), 0.5, -4, 4, -2, 2, 31);
+    check_floor_normals(w, box(0.4, 0.9, 0.4), 0.5, -4, 4, -2, 2, 32);
+    sim_world_destroy(w);
+}
+
+// ---- randomized properties against the double reference -------------------------
+
+static void random_sweep_property(sim_shape (*make_shape)(keel_rng *), uint64_t seed, int cases)
+{
+    keel_rng rng = {seed};
+    int hits = 0, overlaps = 0;
+    for (int i = 0; i < cases; i++) {
+        L = (tri_list){0};
+        sim_vec3 tv[3];
+        for (int k = 0; k < 3; k++)
+            tv[k] = sim_v3(keel_rng_fx(&rng, M(-2), M(2)), keel_rng_fx(&rng, M(-2), M(2)),
+                           keel_rng_fx(&rng, M(-2), M(2)));
+        // every few cases an axis-aligned triangle (floors and walls are common)
+        if (i % 4 == 0) {
+            tv[1].y = tv[0].y;
+            tv[2].y = tv[0].y;
+        }
+        add_tri(&L, tv[0], tv[1], tv[2]);
+        sim_level lv = {L.v, 3, L.idx, 1, NULL, 0, NULL, 0};
+        sim_world_def def = sim_world_default_def();
+        sim_world *w = sim_world_create(&lv, &def, NULL);
+        cr_assert_not_null(w);
+        if (sim_world_get_stats(w).triangle_count == 0) {
+            sim_world_destroy(w);
+            continue;
+        }
+        sim_shape s = make_shape(&rng);
+        sim_vec3 start = sim_v3(keel_rng_fx(&rng, M(-4), M(4)), keel_rng_fx(&rng, M(-4), M(4)),
+                                keel_rng_fx(&rng, M(-4), M(4)));
+        sim_vec3 d;
+        if (keel_rng_range(&rng, 0, 1)) {
+            // aim at a point of the triangle
+            sim_vec3 target = tv[keel_rng_range(&rng, 0, 2)];
+            d = sim_v3_sub(target, start);
+        } else {
+            d = sim_v3(keel_rng_fx(&rng, M(-3), M(3)), keel_rng_fx(&rng, M(-3), M(3)),
+                       keel_rng_fx(&rng, M(-3), M(3)));
+        }
+        sim_sweep_input in = {s, start, d};
+        sim_sweep_result r;
+        bool hit = sim_world_sweep(w, &in, &r);
+        rv3 a = rv3_from(tv[0]), b = rv3_from(tv[1]), c = rv3_from(tv[2]);
+        rv3 p0 = rv3_from(start), dd = rv3_from(d);
+        double len = rv3_len(dd);
+        double inflate = (SIM_QUERY_TOLERANCE + (M(len) >> 12)) / 65536.0;
+        double gap0 = ref_shape_tri_gap(s, p0, a, b, c);
+        double toi = ref_shape_tri_toi(s, p0, dd, a, b, c, 0);
+        if (gap0 < -2 * SIM_QUERY_TOLERANCE / 65536.0) {
+            overlaps++;
+            cr_assert(hit && r.start_overlap, "case %d: start gap %.6f not flagged", i, gap0);
+            cr_assert_lt(unit_err(r.normal), NORMAL_TOL);
+            sim_world_destroy(w);
+            continue;
+        }
+        if (gap0 > inflate + POS_TOL)
+            cr_assert(!hit || !r.start_overlap, "case %d: false start overlap", i);
+        if (!hit) {
+            cr_assert_gt(toi, 1.0, "case %d: missed a contact at %.9f (shape %d)", i, toi, s.type);
+            sim_world_destroy(w);
+            continue;
+        }
+        if (r.start_overlap) {
+            sim_world_destroy(w);
+            continue;
+        }
+        hits++;
+        double frac = r.fraction / 65536.0;
+        cr_assert_leq(frac, toi + 1e-9, "case %d: reported %.9f after the true contact %.9f (shape %d)",
+                      i, frac, toi, s.type);
+        rv3 at = rv3_from(r.position);
+        double g = ref_shape_tri_gap(s, at, a, b, c);
+        cr_assert_geq(g, -POS_TOL, "case %d: overlap %.9f at the impact", i, g);
+        // a box is grown by the inflation along each of its axes: up to
+        // sqrt(3) times that along a diagonal
+        double early = s.type == SIM_SHAPE_BOX ? 1.7321 * inflate : inflate;
+        // rounding of the unit direction adds up to 1e-4 of the length
+        cr_assert_leq(g, early + 1e-4 + 1e-4 * len, "case %d: impact %.6f m early (shape %d)", i, g,
+                      s.type);
+        // pulled back by a 5 mm skin along the motion: still no overlap
+        rv3 back = rv3_sub(at, rv3_scale(dd, fmin(0.005 / len, frac)));
+        cr_assert_geq(ref_shape_tri_gap(s, back, a, b, c), -POS_TOL);
+        cr_assert_lt(unit_err(r.normal), NORMAL_TOL, "case %d: normal not unit", i);
+        cr_assert_leq(rv3_dot(rv3_from(r.normal), dd), 1e-4 * len, "case %d: normal along motion", i);
+        sim_world_destroy(w);
+    }
+    cr_assert_gt(hits, cases / 10, "only %d hits", hits);
+    cr_assert_gt(overlaps, 0);
+}
+
+static sim_shape rand_capsule(keel_rng *rng)
+{
+    sim_fx r = keel_rng_fx(rng, M(0.1), M(0.8));
+    return sim_shape_capsule(r, keel_rng_fx(rng, 2 * r, M(2.5)));
+}
+static sim_shape rand_sphere(keel_rng *rng)
+{
+    sim_fx r = keel_rng_fx(rng, M(0.1), M(0.8));
+    return sim_shape_capsule(r, 2 * r);
+}
+static sim_shape rand_box(keel_rng *rng)
+{
+    return sim_shape_box(keel_rng_fx(rng, M(0.1), M(1)), keel_rng_fx(rng, M(0.1), M(1)),
+                         keel_rng_fx(rng, M(0.1), M(1)));
+}
+
+Test(sweep_property, capsule_vs_random_triangles) { random_sweep_property(rand_capsule, 101, 8000); }
+Test(sweep_property, sphere_vs_random_triangles) { random_sweep_property(rand_sphere, 102, 4000); }
+Test(sweep_property, box_vs_random_triangles) { random_sweep_property(rand_box, 103, 8000); }
+
+// ---- contacts -----------------------------------------------------------------
+
+Test(contacts, capsule_and_box_in_floor)
+{
+    L = (tri_list){0};
+    add_floor(&L, -4, -4, 4, 4, 0, 8);
+    sim_world *w = make_world(&L);
+    sim_contact c[8];
+    sim_overlap_input in = {capsule(0.4, 1.8), V(0.25, 0.8, 0.25), 0};
+    int n = sim_world_contacts(w, &in, c, 8);
+    cr_assert_gt(n, 0);
+    for (int i = 0; i < (n < 8 ? n : 8); i++) {
+        cr_assert_eq(c[i].normal.y, SIM_FX_ONE, "contact %d normal (%d,%d,%d)", i, c[i].normal.x,
+                     c[i].normal.y, c[i].normal.z);
+        cr_assert(labs((long)c[i].depth - M(0.1)) <= 2, "depth %d", c[i].depth);
+    }
+    in.shape = box(0.4, 0.9, 0.4);
+    n = sim_world_contacts(w, &in, c, 8);
+    cr_assert_gt(n, 0);
+    for (int i = 0; i < (n < 8 ? n : 8); i++) {
+        cr_assert_eq(c[i].normal.y, SIM_FX_ONE);
+        cr_assert(labs((long)c[i].depth - M(0.1)) <= 2, "depth %d", c[i].depth);
+    }
+    // sorted deepest first, then by triangle
+    for (int i = 1; i < (n < 8 ? n : 8); i++)
+        cr_assert(c[i - 1].depth > c[i].depth ||
+                  (c[i - 1].depth == c[i].depth && c[i - 1].feature.triangle < c[i].feature.triangle));
+    sim_world_destroy(w);
+}
+
+Test(contacts, capsule_depth_matches_reference)
+{
+    keel_rng rng = {77};
+    for (int i = 0; i < 5000; i++) {
+        L = (tri_list){0};
+        sim_vec3 tv[3];
+        for (int k = 0; k < 3; k++)
+            tv[k] = sim_v3(keel_rng_fx(&rng, M(-2), M(2)), keel_rng_fx(&rng, M(-2), M(2)),
+                           keel_rng_fx(&rng, M(-2), M(2)));
+        add_tri(&L, tv[0], tv[1], tv[2]);
+        sim_level lv = {L.v, 3, L.idx, 1, NULL, 0, NULL, 0};
+        sim_world *w = sim_world_create(&lv, NULL, NULL);
+        sim_shape s = rand_capsule(&rng);
+        sim_vec3 p = sim_v3(keel_rng_fx(&rng, M(-2), M(2)), keel_rng_fx(&rng, M(-2), M(2)),
+                            keel_rng_fx(&rng, M(-2), M(2)));
+        sim_overlap_input in = {s, p, M(0.5)};
+        sim_contact c;
+        int n = sim_world_contacts(w, &in, &c, 1);
+        double gap = ref_shape_tri_gap(s, rv3_from(p), rv3_from(tv[0]), rv3_from(tv[1]), rv3_from(tv[2]));
+        if (sim_world_get_stats(w).triangle_count == 0) {
+            sim_world_destroy(w);
+            continue;
+        }
+        if (gap > 0.5 + 1e-3) {
+            cr_assert_eq(n, 0, "case %d gap %.6f", i, gap);
+        } else if (gap < 0.5 - 1e-3) {
+            cr_assert_eq(n, 1, "case %d gap %.6f", i, gap);
+            double r = s.radius / 65536.0;
+            if (gap <= -r + 1e-9) {
+                // the segment pierces the triangle: the depth is the push
+                // along the face normal that frees it, at least the radius
+                cr_assert_geq(c.depth / 65536.0, r - 1e-4, "case %d", i);
+            } else {
+                // depth = -gap within 0.1 mm (fixed-point closest points)
+                cr_assert(fabs(c.depth / 65536.0 + gap) < 1e-4, "case %d depth %.6f gap %.6f", i,
+                          c.depth / 65536.0, gap);
+            }
+            cr_assert_lt(unit_err(c.normal), NORMAL_TOL);
+        }
+        sim_world_destroy(w);
+    }
+}
+
+// ---- rays -----------------------------------------------------------------------
+
+Test(ray, hits_floor_and_reports_face)
+{
+    L = (tri_list){0};
+    add_floor(&L, -4, -4, 4, 4, 0, 8);
+    sim_world *w = make_world(&L);
+    sim_ray_input in = {V(0.3, 5, 0.7), V(0, -10, 0)};
+    sim_ray_result r;
+    cr_assert(sim_world_raycast(w, &in, &r));
+    cr_assert(labs((long)r.fraction - M(0.5)) <= 1);
+    cr_assert_eq(r.normal.y, SIM_FX_ONE);
+    cr_assert(labs((long)r.point.y) <= 1);
+    in.origin = V(0.3, -5, 0.7);
+    in.displacement = V(0, 10, 0);
+    cr_assert(sim_world_raycast(w, &in, &r));
+    cr_assert_eq(r.normal.y, -SIM_FX_ONE); // double-sided: faces the origin
+    in.origin = V(5, 5, 0);
+    in.displacement = V(0, -10, 0);
+    cr_assert_not(sim_world_raycast(w, &in, &r));
+    sim_world_destroy(w);
+}
+
+// ---- determinism: the order of triangles does not matter --------------------------
+
+Test(determinism, triangle_order_does_not_change_results)
+{
+    static tri_list a, b;
+    a = (tri_list){0};
+    add_floor(&a, -4, -4, 4, 4, 0, 10);
+    add_tri(&a, V(1, 0, -4), V(1, 3, -4), V(1, 3, 4));
+    add_tri(&a, V(1, 0, -4), V(1, 3, 4), V(1, 0, 4));
+    // b: the same triangles in reversed order
+    b = (tri_list){0};
+    for (int i = (int)a.nt - 1; i >= 0; i--)
+        add_tri(&b, a.v[a.idx[3 * i]], a.v[a.idx[3 * i + 1]], a.v[a.idx[3 * i + 2]]);
+    sim_world *wa = make_world(&a);
+    sim_world *wb = make_world(&b);
+    keel_rng rng = {5};
+    for (int i = 0; i < 2000; i++) {
+        sim_sweep_input in = {i % 2 ? capsule(0.4, 1.8) : box(0.4, 0.9, 0.4),
+                              sim_v3(keel_rng_fx(&rng, M(-3), M(3)), keel_rng_fx(&rng, M(0.5), M(2)),
+                                     keel_rng_fx(&rng, M(-3), M(3))),
+                              sim_v3(keel_rng_fx(&rng, M(-2), M(2)), keel_rng_fx(&rng, M(-2), M(1)),
+                                     keel_rng_fx(&rng, M(-2), M(2)))};
+        sim_sweep_result ra, rb;
+        bool ha = sim_world_sweep(wa, &in, &ra), hb = sim_world_sweep(wb, &in, &rb);
+        cr_assert_eq(ha, hb);
+        cr_assert_eq(ra.fraction, rb.fraction, "sweep %d: %d vs %d, n (%d,%d,%d) vs (%d,%d,%d)", i,
+                     ra.fraction, rb.fraction, ra.normal.x, ra.normal.y, ra.normal.z, rb.normal.x,
+                     rb.normal.y, rb.normal.z);
+        cr_assert(sim_v3_eq(ra.normal, rb.normal), "sweep %d", i);
+        cr_assert(sim_v3_eq(ra.position, rb.position), "sweep %d", i);
+    }
+    sim_world_destroy(wa);
+    sim_world_destroy(wb);
+}

@@ -2,8 +2,8 @@
 //
 // Built top-down by splitting at the median centroid along the longest axis of
 // the centroid bounds. The order is total (centroid, then stable triangle id),
-// so the tree is the same on every machine and for any input order of equal
-// keys. Merge sort, not qsort: no reliance on a library sort's behaviour.
+// so the tree is the same on every machine and whatever order the triangles
+// came in. Our own selection, not qsort: no reliance on a library's sort.
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,7 +12,6 @@
 typedef struct build_ctx {
     sim_world *w;
     uint32_t *order; // indices into w->tris
-    uint32_t *scratch;
     sim_vec3 *centroid; // per triangle, x3 (sum of vertices) to stay exact
     int axis;
     uint32_t max_depth;
@@ -27,33 +26,40 @@ static bool key_less(const build_ctx *c, uint32_t a, uint32_t b)
     return c->w->tris[a].id < c->w->tris[b].id;
 }
 
-static void merge_sort(build_ctx *c, uint32_t *a, uint32_t *tmp, uint32_t n)
+// Rearrange a[0..n) so that a[k] holds the element of rank k and everything
+// before it ranks lower (quickselect). key_less is a strict total order, so
+// the result is the same on every machine.
+static void select_kth(const build_ctx *c, uint32_t *a, uint32_t n, uint32_t k)
 {
-    if (n < 2)
-        return;
-    if (n <= 16) {
-        for (uint32_t i = 1; i < n; i++) {
-            uint32_t v = a[i];
-            uint32_t j = i;
-            while (j > 0 && key_less(c, v, a[j - 1])) {
-                a[j] = a[j - 1];
-                j--;
-            }
-            a[j] = v;
+    uint32_t lo = 0, hi = n - 1;
+    while (hi > lo) {
+        // median of three as pivot, moved to a[hi]
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (key_less(c, a[mid], a[lo])) {
+            uint32_t x = a[mid]; a[mid] = a[lo]; a[lo] = x;
         }
-        return;
+        if (key_less(c, a[hi], a[lo])) {
+            uint32_t x = a[hi]; a[hi] = a[lo]; a[lo] = x;
+        }
+        if (key_less(c, a[mid], a[hi])) {
+            uint32_t x = a[mid]; a[mid] = a[hi]; a[hi] = x;
+        }
+        uint32_t pivot = a[hi];
+        uint32_t store = lo;
+        for (uint32_t i = lo; i < hi; i++) {
+            if (key_less(c, a[i], pivot)) {
+                uint32_t x = a[i]; a[i] = a[store]; a[store] = x;
+                store++;
+            }
+        }
+        uint32_t x = a[hi]; a[hi] = a[store]; a[store] = x;
+        if (store == k)
+            return;
+        if (store < k)
+            lo = store + 1;
+        else
+            hi = store - 1;
     }
-    uint32_t h = n / 2;
-    merge_sort(c, a, tmp, h);
-    merge_sort(c, a + h, tmp + h, n - h);
-    uint32_t i = 0, j = h, k = 0;
-    while (i < h && j < n)
-        tmp[k++] = key_less(c, a[j], a[i]) ? a[j++] : a[i++];
-    while (i < h)
-        tmp[k++] = a[i++];
-    while (j < n)
-        tmp[k++] = a[j++];
-    memcpy(a, tmp, n * sizeof *a);
 }
 
 static sim_aabb range_bounds(const build_ctx *c, uint32_t first, uint32_t count)
@@ -83,12 +89,12 @@ static void build_node(build_ctx *c, uint32_t node, uint32_t first, uint32_t cou
     int64_t ey = (int64_t)cb.max.y - cb.min.y;
     int64_t ez = (int64_t)cb.max.z - cb.min.z;
     c->axis = (ex >= ey && ex >= ez) ? 0 : (ey >= ez ? 1 : 2);
-    merge_sort(c, c->order + first, c->scratch, count);
+    uint32_t half = count / 2;
+    select_kth(c, c->order + first, count, half);
     uint32_t left = w->node_count;
     w->node_count += 2;
     w->nodes[node].first = left;
     w->nodes[node].count = 0;
-    uint32_t half = count / 2;
     build_node(c, left, first, half, depth + 1);
     build_node(c, left + 1, first + half, count - half, depth + 1);
 }
@@ -99,13 +105,12 @@ bool sim_bvh_build(sim_world *w)
     if (w->tri_count == 0)
         return true;
     uint32_t n = w->tri_count;
-    build_ctx c = {w, NULL, NULL, NULL, 0, 0};
+    build_ctx c = {w, NULL, NULL, 0, 0};
     c.order = malloc(n * sizeof *c.order);
-    c.scratch = malloc(n * sizeof *c.scratch);
     c.centroid = malloc(n * sizeof *c.centroid);
     w->nodes = calloc(2 * (size_t)n, sizeof *w->nodes);
     sim_tri *sorted = malloc(n * sizeof *sorted);
-    bool ok = c.order && c.scratch && c.centroid && w->nodes && sorted;
+    bool ok = c.order && c.centroid && w->nodes && sorted;
     if (ok) {
         for (uint32_t i = 0; i < n; i++) {
             const sim_tri *t = &w->tris[i];
@@ -125,7 +130,6 @@ bool sim_bvh_build(sim_world *w)
     }
     free(sorted);
     free(c.order);
-    free(c.scratch);
     free(c.centroid);
     return ok;
 }

@@ -15,8 +15,9 @@
 //   inside the boxes' joint top). That surface reports any contact itself, so
 //   hits on E are ignored.
 // A vertex is inactive (buried) when both of T's edges meeting there are. A
-// triangle whose edges are all inactive or buried, at least one buried, lies
-// inside solid material and is dropped from the world.
+// triangle whose edges are all inactive or buried, at least one buried, and
+// whose area is covered by coplanar triangles facing the other way (the face
+// of the box it touches) lies between two solids and is dropped from the world.
 #include <stdlib.h>
 
 #include "world_internal.h"
@@ -37,6 +38,18 @@ typedef struct edge_ctx {
     int count;
 } edge_ctx;
 
+#define MAX_TWINS 16
+
+// One query per triangle gathers the matches of all three edges, and the
+// coplanar opposite-facing triangles ("twins": where two solids touch).
+typedef struct tri_ctx {
+    const sim_world *w;
+    const sim_tri *t;
+    edge_ctx e[3];
+    const sim_tri *twin[MAX_TWINS];
+    int twins;
+} tri_ctx;
+
 static bool on_line(const edge_ctx *c, sim_vec3 p, sim_fx *along)
 {
     const sim_tri *t = c->t;
@@ -47,14 +60,18 @@ static bool on_line(const edge_ctx *c, sim_vec3 p, sim_fx *along)
     return sim_v3_len_sq64(perp) <= tol * tol;
 }
 
-static bool visit(void *ctx, const sim_tri *n)
+static void match_edge(edge_ctx *c, const sim_tri *n)
 {
-    edge_ctx *c = ctx;
     const sim_tri *t = c->t;
-    if (n == t)
-        return true;
+    sim_fx tol = c->w->def.weld_distance;
+    sim_aabb eb = sim_aabb_union(sim_aabb_of_point(t->v[c->edge]),
+                                 sim_aabb_of_point(t->v[(c->edge + 1) % 3]));
+    eb = sim_aabb_expand(eb, sim_v3(tol, tol, tol));
     for (int j = 0; j < 3; j++) {
         sim_fx a, b;
+        sim_aabb nb = sim_aabb_union(sim_aabb_of_point(n->v[j]), sim_aabb_of_point(n->v[(j + 1) % 3]));
+        if (!sim_aabb_overlaps(eb, nb))
+            continue;
         if (!on_line(c, n->v[j], &a) || !on_line(c, n->v[(j + 1) % 3], &b))
             continue;
         if (a > b) {
@@ -67,6 +84,31 @@ static bool visit(void *ctx, const sim_tri *n)
         if (c->count < MAX_MATCHES)
             c->m[c->count++] = (match){n->n, n->v[(j + 2) % 3], a, b};
     }
+}
+
+static bool visit(void *ctx, const sim_tri *n)
+{
+    tri_ctx *c = ctx;
+    const sim_tri *t = c->t;
+    if (n == t)
+        return true;
+    // An edge of n can only lie on an edge's line if that line lies in n's
+    // plane: both of the edge's ends must be (nearly) in it.
+    int64_t tol = 2 * (int64_t)c->w->def.weld_distance;
+    bool in_plane[3];
+    int count = 0;
+    for (int k = 0; k < 3; k++) {
+        sim_fx d = sim_dir_dot_v3(n->n, sim_v3_sub(t->v[k], n->v[0]));
+        in_plane[k] = d <= tol && d >= -tol;
+        count += in_plane[k];
+    }
+    if (count < 2)
+        return true;
+    if (count == 3 && c->twins < MAX_TWINS && sim_dir_dot(t->n, n->n) <= -c->w->def.coplanar_cos)
+        c->twin[c->twins++] = n;
+    for (int e = 0; e < 3; e++)
+        if (in_plane[e] && in_plane[(e + 1) % 3])
+            match_edge(&c->e[e], n);
     return true;
 }
 
@@ -151,23 +193,66 @@ static void classify_edge(edge_ctx *c, bool *inactive, bool *buried)
     }
 }
 
+static bool inside(const sim_tri *t, sim_vec3 q, sim_fx tol)
+{
+    if (sim_fx_abs(sim_dir_dot_v3(t->n, sim_v3_sub(q, t->v[0]))) > tol)
+        return false;
+    for (int i = 0; i < 3; i++)
+        if (sim_dir_dot_v3(t->inward[i], sim_v3_sub(q, t->v[i])) < -tol)
+            return false;
+    return true;
+}
+
+// Is t's area covered by its twins? Judged at seven points: the centroid and,
+// pulled a quarter of the way toward it, the corners and edge midpoints.
+static bool covered_by_twins(const tri_ctx *c, sim_fx tol)
+{
+    const sim_tri *t = c->t;
+    int64_t cx = ((int64_t)t->v[0].x + t->v[1].x + t->v[2].x) / 3;
+    int64_t cy = ((int64_t)t->v[0].y + t->v[1].y + t->v[2].y) / 3;
+    int64_t cz = ((int64_t)t->v[0].z + t->v[1].z + t->v[2].z) / 3;
+    for (int k = 0; k < 7; k++) {
+        int64_t px = cx, py = cy, pz = cz;
+        if (k < 6) {
+            sim_vec3 a = t->v[k % 3], b = t->v[k < 3 ? k % 3 : (k + 1) % 3];
+            int64_t qx = ((int64_t)a.x + b.x) / 2, qy = ((int64_t)a.y + b.y) / 2, qz = ((int64_t)a.z + b.z) / 2;
+            px = (3 * qx + cx) / 4;
+            py = (3 * qy + cy) / 4;
+            pz = (3 * qz + cz) / 4;
+        }
+        sim_vec3 q = sim_v3((sim_fx)px, (sim_fx)py, (sim_fx)pz);
+        bool in = false;
+        for (int i = 0; i < c->twins && !in; i++)
+            in = inside(c->twin[i], q, tol);
+        if (!in)
+            return false;
+    }
+    return true;
+}
+
 void sim_edges_classify(sim_world *w)
 {
     sim_fx tol = w->def.weld_distance;
+    tri_ctx *c = malloc(sizeof *c);
+    if (!c)
+        return; // every edge stays active: correct, only bumpier
     for (uint32_t i = 0; i < w->tri_count; i++) {
         sim_tri *t = &w->tris[i];
+        c->w = w;
+        c->t = t;
+        c->twins = 0;
+        for (int e = 0; e < 3; e++) {
+            c->e[e].w = w;
+            c->e[e].t = t;
+            c->e[e].edge = e;
+            c->e[e].count = 0;
+        }
+        sim_aabb box = sim_aabb_expand(sim_tri_bounds(t), sim_v3(tol, tol, tol));
+        sim_bvh_query(w, box, visit, c);
         uint32_t flags = 0;
         for (int e = 0; e < 3; e++) {
-            edge_ctx c;
-            c.w = w;
-            c.t = t;
-            c.edge = e;
-            c.count = 0;
-            sim_aabb box = sim_aabb_union(sim_aabb_of_point(t->v[e]), sim_aabb_of_point(t->v[(e + 1) % 3]));
-            box = sim_aabb_expand(box, sim_v3(tol, tol, tol));
-            sim_bvh_query(w, box, visit, &c);
             bool inactive, buried;
-            classify_edge(&c, &inactive, &buried);
+            classify_edge(&c->e[e], &inactive, &buried);
             if (inactive)
                 flags |= SIM_TRI_EDGE0_INACTIVE << e;
             if (buried)
@@ -184,8 +269,9 @@ void sim_edges_classify(sim_world *w)
             all = all && done;
             any_buried = any_buried || (flags >> (6 + v) & 1u);
         }
-        if (all && any_buried)
+        if (all && any_buried && covered_by_twins(c, tol))
             flags |= SIM_TRI_BURIED;
         t->flags = flags;
     }
+    free(c);
 }

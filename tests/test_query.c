@@ -436,15 +436,19 @@ Test(contacts, capsule_and_box_in_floor)
     for (int i = 0; i < (n < 8 ? n : 8); i++) {
         cr_assert_eq(c[i].normal.y, SIM_FX_ONE, "contact %d normal (%d,%d,%d)", i, c[i].normal.x,
                      c[i].normal.y, c[i].normal.z);
-        cr_assert(labs((long)c[i].depth - M(0.1)) <= 2, "depth %d", c[i].depth);
+        // triangles met at an internal edge or corner report the true
+        // (smaller) distance; the deepest is the face under the centre
+        cr_assert_leq(c[i].depth, M(0.1) + 2);
     }
+    cr_assert(labs((long)c[0].depth - M(0.1)) <= 2, "depth %d", c[0].depth);
     in.shape = box(0.4, 0.9, 0.4);
     n = sim_world_contacts(w, &in, c, 8);
     cr_assert_gt(n, 0);
     for (int i = 0; i < (n < 8 ? n : 8); i++) {
         cr_assert_eq(c[i].normal.y, SIM_FX_ONE);
-        cr_assert(labs((long)c[i].depth - M(0.1)) <= 2, "depth %d", c[i].depth);
+        cr_assert_leq(c[i].depth, M(0.1) + 2);
     }
+    cr_assert(labs((long)c[0].depth - M(0.1)) <= 2, "depth %d", c[0].depth);
     // sorted deepest first, then by triangle
     for (int i = 1; i < (n < 8 ? n : 8); i++)
         cr_assert(c[i - 1].depth > c[i].depth ||

@@ -158,3 +158,60 @@ void sim_bvh_query(const sim_world *w, sim_aabb box, sim_bvh_visit_fn visit, voi
         }
     }
 }
+
+// Slab test of a segment against a box, with fractions as Q16.16 rounded
+// outward (entries down, exits up) so that rounding never drops a box.
+static bool segment_hits_box(sim_vec3 o, sim_vec3 d, sim_aabb b)
+{
+    int64_t enter = 0, exit = (int64_t)1 << 16;
+    for (int a = 0; a < 3; a++) {
+        int64_t oa = sim_v3_comp(o, a), da = sim_v3_comp(d, a);
+        int64_t lo = sim_v3_comp(b.min, a), hi = sim_v3_comp(b.max, a);
+        if (da == 0) {
+            if (oa < lo || oa > hi)
+                return false;
+            continue;
+        }
+        int64_t n1 = (lo - oa) * 65536, n2 = (hi - oa) * 65536;
+        if (da < 0) {
+            int64_t x = n1;
+            n1 = -n2;
+            n2 = -x;
+            da = -da;
+        }
+        int64_t t1 = sim_div_floor_s64(n1, da);
+        int64_t t2 = -sim_div_floor_s64(-n2, da); // ceiling
+        if (t1 > enter)
+            enter = t1;
+        if (t2 < exit)
+            exit = t2;
+        if (enter > exit)
+            return false;
+    }
+    return true;
+}
+
+void sim_bvh_query_segment(const sim_world *w, sim_vec3 origin, sim_vec3 d, sim_vec3 grow,
+                           sim_bvh_visit_fn visit, void *ctx)
+{
+    if (w->node_count == 0)
+        return;
+    uint32_t stack[SIM_BVH_MAX_DEPTH * 2];
+    int top = 0;
+    stack[top++] = 0;
+    while (top > 0) {
+        const sim_bvh_node *nd = &w->nodes[stack[--top]];
+        if (!segment_hits_box(origin, d, sim_aabb_expand(nd->box, grow)))
+            continue;
+        if (nd->count > 0) {
+            for (uint32_t i = 0; i < nd->count; i++) {
+                const sim_tri *t = &w->tris[nd->first + i];
+                if (segment_hits_box(origin, d, sim_aabb_expand(sim_tri_bounds(t), grow)) && !visit(ctx, t))
+                    return;
+            }
+        } else {
+            stack[top++] = nd->first + 1;
+            stack[top++] = nd->first;
+        }
+    }
+}

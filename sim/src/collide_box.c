@@ -183,11 +183,8 @@ bool sim_contact_box_tri(sim_shape shape, sim_vec3 pos, const sim_tri *t, sim_fx
     if (sim_tri_feature_buried(t, hit->feature.type, hit->feature.index))
         return false;
     if (feature_inactive(t, hit->feature)) {
-        sim_dir nf = facing_normal(t, pos, (sim_dir){0, -SIM_DIR_ONE, 0});
-        sat_axis u = {nf.x, nf.y, nf.z, 30};
-        int64_t p0 = proj(&u, w[0]);
-        best_n = nf;
-        depth = sim_shr_round_s64(box_radius(&u, shape.half) + p0, 30);
+        // The surface's normal, the true (smallest) depth: see the capsule.
+        best_n = facing_normal(t, pos, (sim_dir){0, -SIM_DIR_ONE, 0});
     }
     hit->s = (sim_fx)depth;
     hit->normal = sim_dir_to_v3(best_n);

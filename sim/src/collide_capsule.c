@@ -388,11 +388,14 @@ bool sim_contact_capsule_tri(sim_shape shape, sim_vec3 pos, const sim_tri *t, si
     hit->depth = 0;
     bool inactive = (best.f.type == SIM_FEATURE_EDGE && sim_tri_edge_inactive(t, best.f.index)) ||
                     (best.f.type == SIM_FEATURE_VERTEX && sim_tri_vertex_inactive(t, best.f.index));
-    if (dist == 0 || inactive || best.f.type == SIM_FEATURE_FACE) {
+    // On an internal edge or corner the surface's own normal is the truth,
+    // but the depth stays the true distance: a neighbour only nearly coplanar
+    // must not turn a near miss into a deep plane penetration.
+    if (dist == 0) {
         hit->normal = sim_dir_to_v3(nf);
         hit->s = R - low;
-        if (best.f.type != SIM_FEATURE_FACE && !inactive && dist != 0)
-            hit->s = (sim_fx)((int64_t)R - (int64_t)dist);
+    } else if (inactive || best.f.type == SIM_FEATURE_FACE) {
+        hit->normal = sim_dir_to_v3(nf);
     } else {
         hit->normal = sim_v3_normalize(sim_v3_sub(best.on_seg, best.on_tri));
     }

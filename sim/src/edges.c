@@ -230,12 +230,55 @@ static bool covered_by_twins(const tri_ctx *c, sim_fx tol)
     return true;
 }
 
-void sim_edges_classify(sim_world *w)
+// A vertex is only as internal as every edge through it: the corner of a box
+// top where two boxes meet has both of one triangle's edges internal (the seam
+// and the face diagonal) yet lies on the box's outer edge, which is active in
+// the other triangle of that face.
+typedef struct vertex_ctx {
+    const sim_world *w;
+    const sim_tri *t;
+    sim_vec3 p;
+    bool on_active;
+    bool on_unburied;
+} vertex_ctx;
+
+static bool point_on_edge(const sim_tri *n, int j, sim_vec3 p, sim_fx tol)
+{
+    sim_vec3 w = sim_v3_sub(p, n->v[j]);
+    sim_fx a = sim_dir_dot_v3(n->edir[j], w);
+    if (a < -tol || a > n->elen[j] + tol)
+        return false;
+    sim_vec3 perp = sim_v3_sub(w, sim_dir_scale(n->edir[j], a));
+    return sim_v3_len_sq64(perp) <= (int64_t)tol * tol;
+}
+
+static bool visit_vertex(void *ctx, const sim_tri *n)
+{
+    vertex_ctx *c = ctx;
+    if (n == c->t)
+        return true;
+    sim_fx tol = c->w->def.weld_distance;
+    for (int j = 0; j < 3; j++) {
+        bool inactive = (n->flags >> j) & 1u, buried = (n->flags >> (6 + j)) & 1u;
+        if (inactive && buried)
+            continue;
+        if (!point_on_edge(n, j, c->p, tol))
+            continue;
+        if (!inactive && !buried)
+            c->on_active = true;
+        if (!buried)
+            c->on_unburied = true;
+    }
+    return !(c->on_active && c->on_unburied);
+}
+
+void sim_edges_classify(sim_world *w, bool bury)
 {
     sim_fx tol = w->def.weld_distance;
     tri_ctx *c = malloc(sizeof *c);
     if (!c)
         return; // every edge stays active: correct, only bumpier
+    // Pass 1: edges (and buried triangles), from geometry alone.
     for (uint32_t i = 0; i < w->tri_count; i++) {
         sim_tri *t = &w->tris[i];
         c->w = w;
@@ -259,19 +302,32 @@ void sim_edges_classify(sim_world *w)
                 flags |= SIM_TRI_EDGE0_BURIED << e;
         }
         bool all = true, any_buried = false;
-        for (int v = 0; v < 3; v++) {
-            int prev = (v + 2) % 3;
-            if ((flags >> v & 1u) && (flags >> prev & 1u))
-                flags |= SIM_TRI_VERT0_INACTIVE << v;
-            if ((flags >> (6 + v) & 1u) && (flags >> (6 + prev) & 1u))
-                flags |= SIM_TRI_VERT0_BURIED << v;
-            bool done = (flags >> v & 1u) || (flags >> (6 + v) & 1u);
-            all = all && done;
-            any_buried = any_buried || (flags >> (6 + v) & 1u);
+        for (int e = 0; e < 3; e++) {
+            all = all && (((flags >> e) & 1u) || ((flags >> (6 + e)) & 1u));
+            any_buried = any_buried || ((flags >> (6 + e)) & 1u);
         }
-        if (all && any_buried && covered_by_twins(c, tol))
+        if (bury && all && any_buried && covered_by_twins(c, tol))
             flags |= SIM_TRI_BURIED;
         t->flags = flags;
     }
     free(c);
+    // Pass 2: vertices, now that every edge is known.
+    for (uint32_t i = 0; i < w->tri_count; i++) {
+        sim_tri *t = &w->tris[i];
+        for (int v = 0; v < 3; v++) {
+            int prev = (v + 2) % 3;
+            bool in_a = (t->flags >> v) & 1u, in_b = (t->flags >> prev) & 1u;
+            bool bu_a = (t->flags >> (6 + v)) & 1u, bu_b = (t->flags >> (6 + prev)) & 1u;
+            bool cand_inactive = in_a && in_b, cand_buried = bu_a && bu_b;
+            if (!cand_inactive && !cand_buried)
+                continue;
+            vertex_ctx vc = {w, t, t->v[v], false, false};
+            sim_aabb box = sim_aabb_expand(sim_aabb_of_point(t->v[v]), sim_v3(tol, tol, tol));
+            sim_bvh_query(w, box, visit_vertex, &vc);
+            if (cand_inactive && !vc.on_active)
+                t->flags |= SIM_TRI_VERT0_INACTIVE << v;
+            if (cand_buried && !vc.on_unburied)
+                t->flags |= SIM_TRI_VERT0_BURIED << v;
+        }
+    }
 }

@@ -62,11 +62,9 @@ bool sim_world_sweep(const sim_world *world, const sim_sweep_input *in, sim_swee
         }
         return out->hit;
     }
-    sim_fx g = c.ray.inflate + 1;
-    sim_aabb box = sim_aabb_union(sim_shape_bounds(in->shape, in->start),
-                                  sim_shape_bounds(in->shape, out->position));
-    box = sim_aabb_expand(box, sim_v3(g, g, g));
-    sim_bvh_query(world, box, sweep_visit, &c);
+    sim_fx g = c.ray.inflate + 2;
+    sim_bvh_query_segment(world, in->start, d, sim_v3_add(in->shape.half, sim_v3(g, g, g)), sweep_visit,
+                          &c);
     if (!c.has)
         return false;
     out->hit = true;
@@ -171,10 +169,7 @@ bool sim_world_raycast(const sim_world *world, const sim_ray_input *in, sim_ray_
     ray_ctx c = {in->origin, sim_dir_from_v3(d), sim_v3_length(d), false, {0}};
     if (c.length == 0)
         return false;
-    sim_vec3 end = sim_v3_add(in->origin, d);
-    sim_aabb box = sim_aabb_union(sim_aabb_of_point(in->origin), sim_aabb_of_point(end));
-    box = sim_aabb_expand(box, sim_v3(1, 1, 1));
-    sim_bvh_query(world, box, ray_visit, &c);
+    sim_bvh_query_segment(world, in->origin, d, sim_v3(2, 2, 2), ray_visit, &c);
     if (!c.has)
         return false;
     out->hit = true;

@@ -123,8 +123,9 @@ sim_world *sim_world_create(const sim_level *level, const sim_world_def *def_in,
         set_error(err, "sim_world_create: out of memory");
         return NULL;
     }
-    sim_edges_classify(w);
-    // Drop the triangles buried inside solid material, then index the rest.
+    sim_edges_classify(w, true);
+    // Drop the triangles buried inside solid material, index the rest, and
+    // judge their edges again: a dropped triangle no longer continues a surface.
     uint32_t kept = 0;
     for (uint32_t i = 0; i < w->tri_count; i++)
         if (!(w->tris[i].flags & SIM_TRI_BURIED))
@@ -139,6 +140,7 @@ sim_world *sim_world_create(const sim_level *level, const sim_world_def *def_in,
             set_error(err, "sim_world_create: out of memory");
             return NULL;
         }
+        sim_edges_classify(w, false);
     }
     n = w->tri_count;
     w->stats.triangle_count = n;

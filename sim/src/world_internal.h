@@ -39,7 +39,15 @@ bool sim_bvh_build(sim_world *world);
 typedef bool (*sim_bvh_visit_fn)(void *ctx, const sim_tri *t);
 void sim_bvh_query(const sim_world *world, sim_aabb box, sim_bvh_visit_fn visit, void *ctx);
 
-/// Mark internal edges and vertices (see edges.c).
-void sim_edges_classify(sim_world *world);
+/// Visit every triangle whose bounds, grown by `grow`, the segment from
+/// `origin` to origin + d touches (a sweep: the centre's path against bounds
+/// grown by the shape's half extents). Much tighter than the box around a long
+/// diagonal motion.
+void sim_bvh_query_segment(const sim_world *world, sim_vec3 origin, sim_vec3 d, sim_vec3 grow,
+                           sim_bvh_visit_fn visit, void *ctx);
+
+/// Mark internal edges and vertices (see edges.c); with `bury`, also mark the
+/// triangles buried inside solid (SIM_TRI_BURIED) for the caller to drop.
+void sim_edges_classify(sim_world *world, bool bury);
 
 #endif

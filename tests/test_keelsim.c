@@ -1,0 +1,384 @@
+// keel tests: the keel-sim program, run as a real process. MIT licence, see LICENSE.
+//
+// The program is found beside this test executable (both are built into the
+// same build folder), through /proc/self/exe. Every run uses the built-in
+// level, so no shared files are needed.
+#define _POSIX_C_SOURCE 200809L
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <criterion/criterion.h>
+
+#include "test_support.h"
+
+typedef struct run_result {
+    int exit_code; ///< -1 when the process did not exit normally
+    char *out;
+    size_t out_len;
+    char *err;
+    size_t err_len;
+} run_result;
+
+static const char *keelsim_path(void)
+{
+    static char path[4200];
+    char exe[4096];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    cr_assert(n > 0, "cannot read /proc/self/exe: %s", strerror(errno));
+    exe[n] = '\0';
+    char *slash = strrchr(exe, '/');
+    cr_assert(slash != NULL);
+    *slash = '\0';
+    snprintf(path, sizeof path, "%s/keel-sim", exe);
+    if (access(path, X_OK) != 0)
+        cr_assert_fail("keel-sim is not built: %s is missing (build the keel-sim target in "
+                       "the same build folder as this test)",
+                       path);
+    return path;
+}
+
+static int temp_file(char *name, size_t size, const char *what)
+{
+    const char *dir = getenv("TMPDIR");
+    snprintf(name, size, "%s/keelsim_%s_XXXXXX", dir && dir[0] ? dir : "/tmp", what);
+    int fd = mkstemp(name);
+    cr_assert(fd >= 0, "mkstemp %s: %s", name, strerror(errno));
+    return fd;
+}
+
+static char *slurp(int fd, size_t *len)
+{
+    size_t cap = 1 << 16, n = 0;
+    char *buf = malloc(cap + 1);
+    cr_assert(buf != NULL);
+    lseek(fd, 0, SEEK_SET);
+    for (;;) {
+        if (n == cap) {
+            cap *= 2;
+            buf = realloc(buf, cap + 1);
+            cr_assert(buf != NULL);
+        }
+        ssize_t k = read(fd, buf + n, cap - n);
+        cr_assert(k >= 0, "read: %s", strerror(errno));
+        if (k == 0)
+            break;
+        n += (size_t)k;
+    }
+    buf[n] = '\0';
+    *len = n;
+    return buf;
+}
+
+// Runs keel-sim with the given arguments (NULL-terminated), capturing stdout
+// and stderr in temporary files.
+static run_result run_keelsim(const char *const *args)
+{
+    const char *exe = keelsim_path();
+    const char *argv[64];
+    int argc = 0;
+    argv[argc++] = exe;
+    for (int i = 0; args[i]; i++) {
+        cr_assert(argc < 63);
+        argv[argc++] = args[i];
+    }
+    argv[argc] = NULL;
+
+    char out_name[4096], err_name[4096];
+    int out_fd = temp_file(out_name, sizeof out_name, "out");
+    int err_fd = temp_file(err_name, sizeof err_name, "err");
+    unlink(out_name);
+    unlink(err_name);
+
+    fflush(NULL);
+    pid_t pid = fork();
+    cr_assert(pid >= 0, "fork: %s", strerror(errno));
+    if (pid == 0) {
+        if (dup2(out_fd, STDOUT_FILENO) < 0 || dup2(err_fd, STDERR_FILENO) < 0)
+            _exit(126);
+        // execv takes char *const[]; the strings are not modified.
+        execv(exe, (char *const *)argv);
+        _exit(127);
+    }
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0)
+        cr_assert(errno == EINTR, "waitpid: %s", strerror(errno));
+
+    run_result r;
+    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    r.out = slurp(out_fd, &r.out_len);
+    r.err = slurp(err_fd, &r.err_len);
+    close(out_fd);
+    close(err_fd);
+    cr_assert(r.exit_code != 127, "cannot execute %s", exe);
+    return r;
+}
+
+static void run_free(run_result *r)
+{
+    free(r->out);
+    free(r->err);
+}
+
+static size_t count_lines(const char *s)
+{
+    size_t n = 0;
+    for (; *s; s++)
+        n += *s == '\n';
+    return n;
+}
+
+// The final_hash line's hex digits (a pointer into s), checking its form.
+static const char *final_hash_of(const char *s)
+{
+    const char *p = strstr(s, "final_hash ");
+    cr_assert(p != NULL, "no final_hash line");
+    cr_assert(p == s || p[-1] == '\n', "final_hash is not at the start of a line");
+    p += strlen("final_hash ");
+    for (int i = 0; i < 16; i++)
+        cr_assert((p[i] >= '0' && p[i] <= '9') || (p[i] >= 'a' && p[i] <= 'f'),
+                  "final_hash is not 16 lowercase hex digits");
+    cr_assert_eq(p[16], '\n', "final_hash line does not end after 16 digits");
+    cr_assert_eq(p[17], '\0', "final_hash is not the last line");
+    return p;
+}
+
+#define RUN(...) run_keelsim((const char *const[]){__VA_ARGS__, NULL})
+
+Test(keelsim, same_seed_same_bytes)
+{
+    run_result a = RUN("--level", "builtin", "--ticks", "640", "--characters", "8", "--seed", "1",
+                       "--format", "jsonl");
+    run_result b = RUN("--level", "builtin", "--ticks", "640", "--characters", "8", "--seed", "1",
+                       "--format", "jsonl");
+    cr_assert_eq(a.exit_code, 0, "stderr: %s", a.err);
+    cr_assert_eq(b.exit_code, 0, "stderr: %s", b.err);
+    cr_assert_eq(a.out_len, b.out_len);
+    cr_assert(memcmp(a.out, b.out, a.out_len) == 0, "two runs with the same seed differ");
+    final_hash_of(a.out);
+    run_free(&a);
+    run_free(&b);
+}
+
+Test(keelsim, different_seed_different_hash)
+{
+    run_result a = RUN("--seed", "1", "--ticks", "200", "--quiet");
+    run_result b = RUN("--seed", "2", "--ticks", "200", "--quiet");
+    cr_assert_eq(a.exit_code, 0, "stderr: %s", a.err);
+    cr_assert_eq(b.exit_code, 0, "stderr: %s", b.err);
+    cr_assert_eq(count_lines(a.out), 1, "--quiet printed more than one line: %s", a.out);
+    cr_assert_str_neq(final_hash_of(a.out), final_hash_of(b.out));
+    run_free(&a);
+    run_free(&b);
+}
+
+Test(keelsim, final_hash_same_in_every_format)
+{
+    run_result j = RUN("--ticks", "100", "--format", "jsonl");
+    run_result c = RUN("--ticks", "100", "--format", "csv");
+    run_result q = RUN("--ticks", "100", "--quiet");
+    cr_assert_eq(j.exit_code, 0);
+    cr_assert_eq(c.exit_code, 0);
+    cr_assert_eq(q.exit_code, 0);
+    cr_assert_str_eq(final_hash_of(j.out), final_hash_of(q.out));
+    cr_assert_str_eq(final_hash_of(c.out), final_hash_of(q.out));
+    run_free(&j);
+    run_free(&c);
+    run_free(&q);
+}
+
+Test(keelsim, bad_flags_exit_2_with_usage)
+{
+    static const char *const bad[][3] = {
+        {"--bogus", NULL, NULL},        {"--ticks", "abc", NULL},   {"--ticks", "-5", NULL},
+        {"--format", "xml", NULL},      {"--shape", "sphere", NULL}, {"--spawn", "1,2", NULL},
+        {"--spawn", "1,2,3x", NULL},    {"--up", "x", NULL},        {"--rate", "0", NULL},
+        {"--scale", "abc", NULL},       {"--seed", "", NULL},       {"--ticks", NULL, NULL},
+        {"stray", NULL, NULL},          {"--quiet=1", NULL, NULL},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        run_result r = run_keelsim(bad[i]);
+        cr_assert_eq(r.exit_code, 2, "%s %s: exit %d", bad[i][0], bad[i][1] ? bad[i][1] : "",
+                     r.exit_code);
+        cr_assert(strstr(r.err, "usage:") != NULL, "%s: no usage on stderr", bad[i][0]);
+        cr_assert_eq(r.out_len, 0u, "%s: wrote to stdout", bad[i][0]);
+        run_free(&r);
+    }
+}
+
+Test(keelsim, help_exits_0)
+{
+    run_result r = RUN("--help");
+    cr_assert_eq(r.exit_code, 0);
+    cr_assert(strstr(r.out, "usage:") != NULL);
+    run_free(&r);
+}
+
+Test(keelsim, malformed_obj_exits_1_naming_file_and_line)
+{
+    char name[4096];
+    int fd = temp_file(name, sizeof name, "bad_obj");
+    static const char text[] = "# a triangle with a broken vertex\n"
+                               "v 0 0 0\n"
+                               "v 1 0 zero\n"
+                               "v 0 0 1\n"
+                               "f 1 2 3\n";
+    cr_assert_eq(write(fd, text, sizeof text - 1), (ssize_t)(sizeof text - 1));
+    close(fd);
+    run_result r = RUN("--level", name, "--ticks", "5");
+    unlink(name);
+    cr_assert_eq(r.exit_code, 1, "exit %d, stderr: %s", r.exit_code, r.err);
+    char where[4200];
+    snprintf(where, sizeof where, "%s:3", name);
+    cr_assert(strstr(r.err, where) != NULL, "stderr does not name %s: %s", where, r.err);
+    cr_assert_eq(r.out_len, 0u);
+    run_free(&r);
+}
+
+Test(keelsim, missing_obj_exits_1)
+{
+    run_result r = RUN("--level", "/nonexistent/keel/level.obj");
+    cr_assert_eq(r.exit_code, 1);
+    cr_assert(strstr(r.err, "/nonexistent/keel/level.obj") != NULL, "stderr: %s", r.err);
+    run_free(&r);
+}
+
+Test(keelsim, jsonl_lines_parse)
+{
+    const unsigned ticks = 25, chars = 3;
+    run_result r = RUN("--ticks", "25", "--characters", "3", "--format", "jsonl");
+    cr_assert_eq(r.exit_code, 0, "stderr: %s", r.err);
+    cr_assert_eq(count_lines(r.out), ticks * chars + 1);
+    final_hash_of(r.out);
+    char *save = NULL;
+    unsigned k = 0;
+    for (char *line = strtok_r(r.out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        if (k == ticks * chars) {
+            cr_assert(strncmp(line, "final_hash ", 11) == 0);
+            break;
+        }
+        size_t len = strlen(line);
+        cr_assert(line[0] == '{' && line[len - 1] == '}', "not an object: %s", line);
+        unsigned tick, id;
+        cr_assert_eq(sscanf(line, "{\"tick\":%u,\"id\":%u,", &tick, &id), 2, "%s", line);
+        cr_assert_eq(tick, k / chars + 1);
+        cr_assert_eq(id, k % chars);
+        static const char *const keys[] = {"\"pos\":[", "\"vel\":[", "\"pos_raw\":[",
+                                           "\"vel_raw\":[", "\"grounded\":", "\"start_overlap\":",
+                                           "\"respawned\":", "\"tunnelled\":", "\"hash\":\""};
+        for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+            cr_assert(strstr(line, keys[i]) != NULL, "no %s in %s", keys[i], line);
+        k++;
+    }
+    cr_assert_eq(k, ticks * chars);
+    run_free(&r);
+}
+
+Test(keelsim, csv_rows_parse)
+{
+    const unsigned ticks = 25, chars = 3;
+    run_result r = RUN("--ticks", "25", "--characters", "3", "--format", "csv");
+    cr_assert_eq(r.exit_code, 0, "stderr: %s", r.err);
+    cr_assert_eq(count_lines(r.out), 1 + ticks * chars + 1);
+    final_hash_of(r.out);
+    char *save = NULL;
+    char *header = strtok_r(r.out, "\n", &save);
+    cr_assert(strncmp(header, "tick,id,x,y,z,vx,vy,vz,", 23) == 0, "header: %s", header);
+    size_t fields = 1;
+    for (const char *c = header; *c; c++)
+        fields += *c == ',';
+    for (unsigned k = 0; k < ticks * chars; k++) {
+        char *line = strtok_r(NULL, "\n", &save);
+        cr_assert(line != NULL);
+        size_t n = 1;
+        for (const char *c = line; *c; c++)
+            n += *c == ',';
+        cr_assert_eq(n, fields, "row has %zu fields, header %zu: %s", n, fields, line);
+        unsigned tick, id;
+        cr_assert_eq(sscanf(line, "%u,%u,", &tick, &id), 2);
+        cr_assert_eq(tick, k / chars + 1);
+        cr_assert_eq(id, k % chars);
+    }
+    cr_assert(strncmp(strtok_r(NULL, "\n", &save), "final_hash ", 11) == 0);
+    run_free(&r);
+}
+
+// A probe's motion depends only on the seed and its id: the first three
+// probes of an eight-probe run move exactly like a three-probe run.
+Test(keelsim, probes_do_not_depend_on_count)
+{
+    run_result a = RUN("--ticks", "60", "--characters", "3", "--format", "csv");
+    run_result b = RUN("--ticks", "60", "--characters", "8", "--format", "csv");
+    cr_assert_eq(a.exit_code, 0);
+    cr_assert_eq(b.exit_code, 0);
+    char *sa = NULL, *sb = NULL;
+    strtok_r(a.out, "\n", &sa);
+    strtok_r(b.out, "\n", &sb);
+    for (unsigned t = 0; t < 60; t++) {
+        for (unsigned i = 0; i < 8; i++) {
+            char *lb = strtok_r(NULL, "\n", &sb);
+            cr_assert(lb != NULL);
+            if (i >= 3)
+                continue;
+            char *la = strtok_r(NULL, "\n", &sa);
+            cr_assert(la != NULL);
+            // Compare everything but the last field, the whole-state hash.
+            char *ca = strrchr(la, ','), *cb = strrchr(lb, ',');
+            cr_assert(ca && cb);
+            *ca = *cb = '\0';
+            cr_assert_str_eq(la, lb, "tick %u probe %u", t + 1, i);
+        }
+    }
+    run_free(&a);
+    run_free(&b);
+}
+
+Test(keelsim, spawn_points_are_used)
+{
+    run_result r = RUN("--ticks", "1", "--characters", "2", "--spawn", "1.5,0,2.25", "--spawn",
+                       "-3,0,-4", "--format", "csv");
+    cr_assert_eq(r.exit_code, 0, "stderr: %s", r.err);
+    char *save = NULL;
+    strtok_r(r.out, "\n", &save);
+    // Feet at the point: the capsule's centre is 0.9 m plus the 5 mm skin up.
+    static const int expect[2][3] = {{98304, 59310, 147456}, {-196608, 59310, -262144}};
+    for (int i = 0; i < 2; i++) {
+        char *line = strtok_r(NULL, "\n", &save);
+        cr_assert(line != NULL);
+        int tick, id, raw[3];
+        // Skip the six decimal columns; the raw ones are exact.
+        cr_assert_eq(sscanf(line, "%d,%d,%*[^,],%*[^,],%*[^,],%*[^,],%*[^,],%*[^,],%d,%d,%d", &tick,
+                            &id, &raw[0], &raw[1], &raw[2]),
+                     5, "%s", line);
+        // The first tick moves a probe well under a millimetre (65 raw).
+        for (int k = 0; k < 3; k++)
+            cr_assert(abs(raw[k] - expect[i][k]) < 65, "probe %d axis %d: %d, want about %d", i,
+                      k, raw[k], expect[i][k]);
+    }
+    run_free(&r);
+}
+
+Test(keelsim, zero_ticks_prints_only_the_hash)
+{
+    run_result r = RUN("--ticks", "0");
+    cr_assert_eq(r.exit_code, 0);
+    cr_assert_eq(count_lines(r.out), 1);
+    final_hash_of(r.out);
+    run_free(&r);
+}
+
+Test(keelsim, generated_level_and_box_run)
+{
+    run_result r = RUN("--level", "generated", "--generate-triangles", "2000", "--shape", "box",
+                       "--ticks", "30", "--quiet");
+    cr_assert_eq(r.exit_code, 0, "stderr: %s", r.err);
+    final_hash_of(r.out);
+    run_free(&r);
+}

@@ -1,0 +1,282 @@
+// keel-sim: command-line options. MIT licence, see LICENSE.
+//
+// Hand-written rather than getopt_long so the program needs nothing beyond
+// C11 and accepts both "--flag value" and "--flag=value" the same way.
+#include "keel_sim.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+void ks_print_usage(FILE *f)
+{
+    fputs("usage: keel-sim [options]\n"
+          "Runs probes (shapes with random horizontal acceleration and gravity, moved by\n"
+          "collide-and-slide) against a level and prints their state every tick.\n"
+          "\n"
+          "  --level builtin|generated|PATH  level to load (default builtin; PATH is an OBJ file)\n"
+          "  --scale S                OBJ metres per file unit, decimal (default 0.12)\n"
+          "  --up y|z                 OBJ up axis (default y)\n"
+          "  --generate-triangles N   size of --level generated (default 20000; the level\n"
+          "                           is generated from the low 32 bits of --seed)\n"
+          "  --ticks N                ticks to run (default 640)\n"
+          "  --characters N           number of probes (default 8)\n"
+          "  --seed S                 random seed, decimal or 0x hex (default 1)\n"
+          "  --shape capsule|box      probe shape: capsule r 0.4 h 1.8, or box 0.8x1.8x0.8\n"
+          "                           (default capsule)\n"
+          "  --spawn X,Y,Z            spawn feet point in metres (within +-3900); repeat\n"
+          "                           for more; probe i uses point i mod count (default:\n"
+          "                           the level's spawn* markers, else seeded random\n"
+          "                           points on the ground)\n"
+          "  --format jsonl|csv       output format (default jsonl)\n"
+          "  --rate N                 ticks per second (default 64)\n"
+          "  --quiet                  print only the final_hash line\n"
+          "  --help                   print this help and exit\n",
+          f);
+}
+
+// Strict unsigned decimal (or 0x hex when allow_hex) within [lo, hi]: no sign,
+// no spaces, no trailing text.
+static bool parse_u64(const char *s, uint64_t lo, uint64_t hi, bool allow_hex, uint64_t *out)
+{
+    int base = 10;
+    const char *digits = s;
+    if (allow_hex && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+        base = 16;
+        digits = s + 2;
+    }
+    if (!digits[0])
+        return false;
+    for (const char *c = digits; *c; c++) {
+        bool ok = (*c >= '0' && *c <= '9') ||
+                  (base == 16 && ((*c >= 'a' && *c <= 'f') || (*c >= 'A' && *c <= 'F')));
+        if (!ok)
+            return false;
+    }
+    errno = 0;
+    char *end = NULL;
+    unsigned long long v = strtoull(digits, &end, base);
+    if (errno != 0 || *end != '\0' || v < lo || v > hi)
+        return false;
+    *out = (uint64_t)v;
+    return true;
+}
+
+static bool parse_u32(const char *s, uint32_t lo, uint32_t hi, uint32_t *out)
+{
+    uint64_t v;
+    if (!parse_u64(s, lo, hi, false, &v))
+        return false;
+    *out = (uint32_t)v;
+    return true;
+}
+
+bool ks_parse_fx(const char *s, const char **end, sim_fx *out)
+{
+    const char *c = s;
+    bool neg = false;
+    if (*c == '+' || *c == '-')
+        neg = *c++ == '-';
+    uint64_t ip = 0;
+    int int_digits = 0;
+    while (*c >= '0' && *c <= '9') {
+        ip = ip * 10u + (uint64_t)(*c++ - '0');
+        if (ip >= 32768u)
+            return false;
+        int_digits++;
+    }
+    // The fraction as the integer `frac` over 10^k, k <= 18 so both fit in
+    // 63 bits and the binary expansion below cannot overflow.
+    uint64_t frac = 0, pow10 = 1;
+    int frac_digits = 0;
+    if (*c == '.') {
+        c++;
+        while (*c >= '0' && *c <= '9') {
+            if (++frac_digits > 18)
+                return false;
+            frac = frac * 10u + (uint64_t)(*c++ - '0');
+            pow10 *= 10u;
+        }
+    }
+    if (int_digits + frac_digits == 0)
+        return false;
+    // 17 binary fraction bits by long division: 16 for Q16.16 and one to round.
+    uint64_t bits = 0;
+    for (int i = 0; i < 17; i++) {
+        frac *= 2u;
+        bits <<= 1;
+        if (frac >= pow10) {
+            frac -= pow10;
+            bits |= 1u;
+        }
+    }
+    // Round half away from zero: magnitude rounded up when the 17th bit is set.
+    uint64_t mag = (ip << 16) + ((bits + 1u) >> 1);
+    if (mag > 0x7FFFFFFFu)
+        return false;
+    *out = neg ? -(sim_fx)mag : (sim_fx)mag;
+    *end = c;
+    return true;
+}
+
+static bool parse_spawn(const char *s, sim_vec3 *out)
+{
+    sim_fx v[3];
+    const char *c = s;
+    for (int i = 0; i < 3; i++) {
+        if (!ks_parse_fx(c, &c, &v[i]))
+            return false;
+        if (v[i] < -KS_SPAWN_LIMIT || v[i] > KS_SPAWN_LIMIT)
+            return false;
+        if (i < 2 && *c++ != ',')
+            return false;
+    }
+    if (*c != '\0')
+        return false;
+    *out = sim_v3(v[0], v[1], v[2]);
+    return true;
+}
+
+// Digits with an optional point and exponent ("0.12", "2.54e-2"); the loader
+// parses the value itself, this only turns typos into usage errors.
+static bool plausible_scale(const char *s)
+{
+    const char *c = s;
+    int digits = 0;
+    while (*c >= '0' && *c <= '9')
+        c++, digits++;
+    if (*c == '.')
+        for (c++; *c >= '0' && *c <= '9'; c++)
+            digits++;
+    if (digits == 0)
+        return false;
+    if (*c == 'e' || *c == 'E') {
+        c++;
+        if (*c == '+' || *c == '-')
+            c++;
+        if (!(*c >= '0' && *c <= '9'))
+            return false;
+        while (*c >= '0' && *c <= '9')
+            c++;
+    }
+    return *c == '\0';
+}
+
+#if defined(__GNUC__)
+__attribute__((format(printf, 1, 2)))
+#endif
+static ks_parse_status usage_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("keel-sim: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    ks_print_usage(stderr);
+    return KS_PARSE_ERROR;
+}
+
+ks_parse_status ks_parse_options(int argc, char **argv, ks_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->level_kind = KS_LEVEL_BUILTIN;
+    o->level_name = "builtin";
+    o->scale = "0.12";
+    o->up_axis = 'y';
+    o->generate_triangles = 20000;
+    o->ticks = 640;
+    o->characters = 8;
+    o->seed = 1;
+    o->shape_type = SIM_SHAPE_CAPSULE;
+    o->format = KS_FORMAT_JSONL;
+    o->rate = 64;
+
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i];
+        if (strncmp(arg, "--", 2) != 0)
+            return usage_error("unexpected argument '%s'", arg);
+        const char *name = arg + 2;
+        size_t name_len = strcspn(name, "=");
+        const char *value = name[name_len] == '=' ? name + name_len + 1 : NULL;
+
+#define IS(opt) (name_len == strlen(opt) && strncmp(name, opt, name_len) == 0)
+        if (IS("help") || IS("quiet")) {
+            if (value)
+                return usage_error("option --%s takes no value ('%s')", IS("help") ? "help" : "quiet",
+                                   value);
+            if (IS("help")) {
+                ks_print_usage(stdout);
+                return KS_PARSE_HELP;
+            }
+            o->quiet = true;
+            continue;
+        }
+        if (!value) {
+            if (i + 1 >= argc)
+                return usage_error("option %s needs a value", arg);
+            value = argv[++i];
+        }
+
+        if (IS("level")) {
+            if (!value[0])
+                return usage_error("--level needs builtin, generated or a path");
+            o->level_name = value;
+            o->level_kind = strcmp(value, "builtin") == 0     ? KS_LEVEL_BUILTIN
+                            : strcmp(value, "generated") == 0 ? KS_LEVEL_GENERATED
+                                                              : KS_LEVEL_OBJ;
+        } else if (IS("scale")) {
+            if (!plausible_scale(value))
+                return usage_error("bad --scale '%s' (a decimal such as 0.12)", value);
+            o->scale = value;
+        } else if (IS("up")) {
+            if (strcmp(value, "y") != 0 && strcmp(value, "z") != 0)
+                return usage_error("bad --up '%s' (y or z)", value);
+            o->up_axis = value[0];
+        } else if (IS("generate-triangles")) {
+            if (!parse_u32(value, 1, 15000000, &o->generate_triangles))
+                return usage_error("bad --generate-triangles '%s' (1 to 15000000)", value);
+        } else if (IS("ticks")) {
+            if (!parse_u32(value, 0, 100000000, &o->ticks))
+                return usage_error("bad --ticks '%s' (0 to 100000000)", value);
+        } else if (IS("characters")) {
+            if (!parse_u32(value, 0, 100000, &o->characters))
+                return usage_error("bad --characters '%s' (0 to 100000)", value);
+        } else if (IS("seed")) {
+            if (!parse_u64(value, 0, UINT64_MAX, true, &o->seed))
+                return usage_error("bad --seed '%s' (decimal or 0x hex, 64 bits)", value);
+        } else if (IS("shape")) {
+            if (strcmp(value, "capsule") == 0)
+                o->shape_type = SIM_SHAPE_CAPSULE;
+            else if (strcmp(value, "box") == 0)
+                o->shape_type = SIM_SHAPE_BOX;
+            else
+                return usage_error("bad --shape '%s' (capsule or box)", value);
+        } else if (IS("spawn")) {
+            if (o->spawn_count >= KS_MAX_SPAWNS)
+                return usage_error("too many --spawn points (at most %d)", KS_MAX_SPAWNS);
+            if (!parse_spawn(value, &o->spawns[o->spawn_count]))
+                return usage_error("bad --spawn '%s' (X,Y,Z in metres within +-3900, e.g. 0,0,-4.5)",
+                                   value);
+            o->spawn_count++;
+        } else if (IS("format")) {
+            if (strcmp(value, "jsonl") == 0)
+                o->format = KS_FORMAT_JSONL;
+            else if (strcmp(value, "csv") == 0)
+                o->format = KS_FORMAT_CSV;
+            else
+                return usage_error("bad --format '%s' (jsonl or csv)", value);
+        } else if (IS("rate")) {
+            // At 1 tick per second a 50 m/s fall still stays within one
+            // query's 64 m displacement limit.
+            if (!parse_u32(value, 1, 1000, &o->rate))
+                return usage_error("bad --rate '%s' (1 to 1000 ticks per second)", value);
+        } else {
+            return usage_error("unknown option '%s'", arg);
+        }
+#undef IS
+    }
+    return KS_PARSE_RUN;
+}

@@ -66,12 +66,54 @@ static inline sim_fx sim_fx_mul(sim_fx a, sim_fx b)
     return (sim_fx)r;
 }
 
-/// fix16_div, inline (see sim/src/fx.c for the rounding rule). Division by
-/// zero and overflow return SIM_FX_MIN and fail SIM_CHECK.
-sim_fx sim_fx_div(sim_fx a, sim_fx b);
+/// fix16_div, inline and bit-identical. Division by zero and overflow return
+/// SIM_FX_MIN and fail SIM_CHECK. A quotient that rounds to exactly -32768 is
+/// also SIM_FX_MIN (the library cannot tell it from its sentinel) but is not a
+/// check failure.
+///
+/// The library's rounding, found from its code and confirmed against it: with
+/// q = floor(2^17 * |a| / |b|), the magnitude is (q + 1) >> 1 (round half away
+/// from zero), the sign is applied afterwards. For |b| < 2^20 (below 16.0)
+/// that is the exactly rounded quotient. For |b| >= 2^20 the library starts
+/// with a coarse quotient q0 = |a| / ((|b| >> 17) + 1) and drops the low 17
+/// bits of q0 * |b| from its remainder; the effect is as if
+/// (q0 * |b|) mod 2^17 had been added to the dividend. That addend is below
+/// |b| / 8, so the result is the exact rounding or one ulp larger in magnitude:
+/// 0.13% of quotients of random magnitudes, 0.013% of uniform raw bit patterns,
+/// none when |b| is a multiple of 2.0. The deviation is reproduced here.
+static inline sim_fx sim_fx_div(sim_fx a, sim_fx b)
+{
+    if (b == 0) {
+        SIM_CHECK(!"sim_fx_div by zero");
+        return SIM_FX_MIN;
+    }
+    uint32_t ua = a < 0 ? 0u - (uint32_t)a : (uint32_t)a;
+    uint32_t ub = b < 0 ? 0u - (uint32_t)b : (uint32_t)b;
+    uint64_t num = (uint64_t)ua << 17;
+    if (ub >= 0x100000u) {
+        uint32_t q0 = ua / ((ub >> 17) + 1u);
+        num += ((uint64_t)q0 * ub) & 0x1FFFFu;
+    }
+    uint64_t q = num / ub;
+    // The library flags q >= 2^32 and a negative 2^31 as overflow, and a
+    // positive 2^31 comes out as 0x80000000 by wrap-around: all give SIM_FX_MIN.
+    if (q >= 0xFFFFFFFFu) {
+        SIM_CHECK(((a ^ b) < 0 && q <= 0x100000000u) || !"sim_fx_div overflow");
+        return SIM_FX_MIN;
+    }
+    uint32_t r = (uint32_t)((q + 1) >> 1);
+    return (a ^ b) < 0 ? (sim_fx)(0u - r) : (sim_fx)r;
+}
 
-/// fix16_sqrt for a >= 0; for a < 0 it returns 0 (the library would return a
-/// negative number) and fails SIM_CHECK.
+/// fix16_sqrt for a >= 0, bit-identical; for a < 0 it returns 0 (the library
+/// would return a negative number) and fails SIM_CHECK.
+///
+/// The library's rounding: the result is round(sqrt(m)) with m = a * 2^16 (ties
+/// cannot occur), except that for a >= 2^30 (16384.0) whose integer square
+/// root leaves a remainder a - floor(sqrt(a))^2 above 65535, the library's
+/// second stage starts from a slightly inconsistent state that amounts to
+/// m = a * 2^16 - 2^14. That moves the root by under 2^-9 ulp, so the result is
+/// within 0.502 ulp of the true square root.
 sim_fx sim_fx_sqrt(sim_fx a);
 
 /// Add and subtract with overflow detection (the library's fix16_add returns
@@ -89,7 +131,13 @@ static inline sim_fx sim_fx_sub(sim_fx a, sim_fx b)
     return (sim_fx)(uint32_t)s;
 }
 
-static inline sim_fx sim_fx_abs(sim_fx a) { return a < 0 ? -a : a; }
+/// |a|; SIM_FX_MIN has no positive counterpart: it fails SIM_CHECK and comes
+/// back unchanged (what fix16_abs and a wrapping negation give).
+static inline sim_fx sim_fx_abs(sim_fx a)
+{
+    SIM_CHECK(a != SIM_FX_MIN);
+    return a < 0 ? (sim_fx)(0u - (uint32_t)a) : a;
+}
 static inline sim_fx sim_fx_min(sim_fx a, sim_fx b) { return a < b ? a : b; }
 static inline sim_fx sim_fx_max(sim_fx a, sim_fx b) { return a > b ? a : b; }
 static inline sim_fx sim_fx_clamp(sim_fx a, sim_fx lo, sim_fx hi)
@@ -123,15 +171,40 @@ static inline sim_fx sim_fx_from_s64_checked(int64_t v)
 }
 
 /// Arithmetic shift right of a signed 64-bit value, rounding to nearest (ties
-/// away from zero); keeps negative shifts well defined.
+/// away from zero). Defined for every v and s: s <= 0 returns v unchanged.
 static inline int64_t sim_shr_round_s64(int64_t v, int s)
 {
     if (s <= 0)
         return v;
-    int64_t half = (int64_t)1 << (s - 1);
-    if (v >= 0)
-        return (v + half) >> s;
-    return -((-v + half) >> s);
+    // Work on the magnitude in unsigned arithmetic: no overflow at INT64_MIN
+    // or INT64_MAX, and no shift by 64 or more.
+    uint64_t m = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+    uint64_t r;
+    if (s < 64)
+        r = (m >> s) + ((m >> (s - 1)) & 1u);
+    else
+        r = (s == 64 && m == ((uint64_t)1 << 63)) ? 1u : 0u;
+    return v < 0 ? -(int64_t)r : (int64_t)r;
 }
+
+// ---- inverse trigonometry ---------------------------------------------------
+// Guarded replacements for the library's fix16_atan2/asin/acos, which keep a
+// global cache (results depend on call history at the origin, and threads
+// race on it), are wrong at asin(1) and are accurate only to about 0.01.
+// These are computed by integer CORDIC with 64-bit state: results are in
+// radians, within 0.51 ulp of the true value (tests/test_fx.c), pure functions
+// of their arguments. Not for hot paths (about 30 iterations each); view
+// directions use the binary angles of keel/sim_angle.h.
+
+#define SIM_FX_PI ((sim_fx)205887)     ///< pi rounded to Q16.16
+#define SIM_FX_HALF_PI ((sim_fx)102944) ///< pi/2 rounded to Q16.16
+
+/// Angle of the vector (x, y) in (-pi, pi]; 0 at the origin. atan2(0, x<0) is +pi.
+sim_fx sim_fx_atan2(sim_fx y, sim_fx x);
+/// asin(a) in [-pi/2, pi/2]; a is clamped to [-1, 1] first (rounding often
+/// puts a dot product of unit vectors a little outside), exact at the ends.
+sim_fx sim_fx_asin(sim_fx a);
+/// acos(a) in [0, pi]; a is clamped to [-1, 1] first, exact at the ends.
+sim_fx sim_fx_acos(sim_fx a);
 
 #endif

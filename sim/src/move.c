@@ -12,6 +12,22 @@ static const sim_move_type *const move_types[SIM_MOVE_TYPE_COUNT] = {
 #undef SIM_MOVE_TYPE
 };
 
+// A character that leaves the level (falls forever, flies away) stops at the
+// edge of the representable world rather than overflowing it; a state handed
+// in from outside is brought into range the same way.
+static void clamp_position(sim_char_state *c)
+{
+    const sim_fx lim = SIM_MOVE_POSITION_LIMIT;
+    sim_vec3 p = c->position;
+    if (p.x < -lim || p.x > lim)
+        c->velocity.x = 0;
+    if (p.y < -lim || p.y > lim)
+        c->velocity.y = 0;
+    if (p.z < -lim || p.z > lim)
+        c->velocity.z = 0;
+    c->position = sim_v3(sim_fx_clamp(p.x, -lim, lim), sim_fx_clamp(p.y, -lim, lim), sim_fx_clamp(p.z, -lim, lim));
+}
+
 sim_move_settings sim_move_default_settings(void)
 {
     sim_move_settings s = {0};
@@ -52,6 +68,7 @@ sim_char_state sim_char_spawn(uint32_t id, sim_vec3 feet, sim_angle yaw)
     c.move_type = SIM_MOVE_AIR;
     c.position = feet;
     c.yaw = yaw;
+    clamp_position(&c);
     return c;
 }
 
@@ -128,6 +145,7 @@ void sim_move_step(const sim_collider *col, const sim_move_settings *s, sim_char
     if (c->move_type < 0 || c->move_type >= SIM_MOVE_TYPE_COUNT)
         c->move_type = SIM_MOVE_AIR;
     move_clamp_velocity(&m);
+    clamp_position(c);
 
     // Noclip flight ignores geometry entirely; everything else starts free.
     if (c->move_type != SIM_MOVE_FLY)
@@ -148,6 +166,7 @@ void sim_move_step(const sim_collider *col, const sim_move_settings *s, sim_char
         c->move_type = next;
         move_types[next]->enter(&m, from);
     }
+    clamp_position(c);
     if (jump_down)
         c->flags |= SIM_CHAR_JUMP_HELD;
     else

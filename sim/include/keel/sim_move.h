@@ -21,6 +21,10 @@
 
 /// Largest speed along any axis, m/s; velocities are clamped to it.
 #define SIM_MOVE_MAX_SPEED SIM_FX_INT(100)
+/// Feet positions are clamped to +-this on each axis (and the velocity along a
+/// clamped axis zeroed): 4096 m less room for the largest shape and a tick's
+/// motion, so nothing a character does can overflow the world's range.
+#define SIM_MOVE_POSITION_LIMIT (SIM_WORLD_LIMIT - SIM_FX_INT(80))
 
 /// Move types, generated from keel/sim_move_types.def. The numbers are part of
 /// the state (and of recordings).

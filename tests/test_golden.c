@@ -14,7 +14,7 @@
 #include "test_support.h"
 
 #define GOLDEN_QUERIES UINT64_C(0xeda9707b2f603da9)
-#define GOLDEN_MOVEMENT UINT64_C(0xd8ce71faad4d5cfd)
+#define GOLDEN_MOVEMENT UINT64_C(0x4bf963f04dbb6a17)
 
 static sim_level level;
 static sim_world *world;

@@ -417,3 +417,61 @@ Test(move, walking_down_stairs_stays_grounded)
     }
     cr_assert_lt(D(c.position.y), 0.02);
 }
+
+Test(move, other_tick_rates_jump_the_same_height)
+{
+    static const int rates[] = {30, 60, 64, 128};
+    for (int i = 0; i < 4; i++) {
+        sim_move_settings s = S;
+        s.tick_rate = rates[i];
+        sim_char_state c = sim_char_spawn(1, marker("floor_center"), 0);
+        sim_input in = {0};
+        for (int t = 0; t < 16; t++)
+            sim_move_step(&col, &s, &c, &in);
+        double y0 = D(c.position.y), apex = y0;
+        in.buttons = SIM_BUTTON_JUMP;
+        for (int t = 0; t < 4 * rates[i]; t++) {
+            sim_move_step(&col, &s, &c, &in);
+            in.buttons = 0;
+            apex = fmax(apex, D(c.position.y));
+        }
+        // v^2 / 2g = 6.75^2 / 40 = 1.139 m; half-step gravity keeps every rate
+        // on the same parabola, within the skin and a tick's sampling
+        cr_assert(fabs(apex - y0 - 1.139) < 0.02, "%d Hz: apex %.4f", rates[i], apex - y0);
+        cr_assert_eq(c.move_type, SIM_MOVE_WALK, "%d Hz: did not land", rates[i]);
+    }
+}
+
+Test(move, ground_probe_classifies_floor_steep_wall_and_ceiling)
+{
+    // floor
+    sim_char_state c = stand_at("floor_center", 0);
+    cr_assert_eq(c.ground, SIM_GROUND_FLOOR);
+    cr_assert_eq(c.ground_normal.y, SIM_FX_ONE);
+    // steep: resting against the 60 degree ramp's foot, sliding
+    sim_vec3 r = marker("ramp_60_start");
+    c = sim_char_spawn(1, sim_v3(r.x, M(0.8), r.z + M(1.0 + 0.5)), 0);
+    sim_input in = {0};
+    bool steep = false;
+    for (int t = 0; t < 32; t++) {
+        sim_move_step(&col, &S, &c, &in);
+        steep = steep || c.ground == SIM_GROUND_STEEP;
+    }
+    cr_assert(steep, "never classified the 60 degree slope as steep");
+    // wall: walking into the thin wall
+    c = stand_at("thinwall_front", yaw_to(0, -1));
+    walk(&c, yaw_to(0, -1), 40, 0);
+    cr_assert(c.flags & SIM_CHAR_WALL);
+    // ceiling: jumping inside the tunnel, crouched
+    c = stand_at("tunnel_entry", yaw_to(0, 1));
+    walk(&c, yaw_to(0, 1), 128, SIM_BUTTON_CROUCH);
+    bool ceiling = false;
+    in = walk_input(0, yaw_to(0, 1), SIM_BUTTON_CROUCH | SIM_BUTTON_JUMP);
+    for (int t = 0; t < 32; t++) {
+        sim_move_step(&col, &S, &c, &in);
+        in.buttons = SIM_BUTTON_CROUCH;
+        ceiling = ceiling || (c.flags & SIM_CHAR_CEILING);
+    }
+    cr_assert(ceiling, "a jump under the tunnel's roof never touched the ceiling");
+    cr_assert_leq(overlap_depth(&c), 0.0005);
+}

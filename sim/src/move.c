@@ -141,7 +141,7 @@ void sim_move_step(const sim_collider *col, const sim_move_settings *s, sim_char
     sim_angle_forward_right(in->yaw, &m.forward, &m.right);
     bool jump_down = (in->buttons & SIM_BUTTON_JUMP) != 0;
     m.jump_pressed = jump_down && !(c->flags & SIM_CHAR_JUMP_HELD);
-    c->flags &= ~(uint32_t)(SIM_CHAR_CEILING | SIM_CHAR_STEPPED);
+    c->flags &= ~(uint32_t)(SIM_CHAR_CEILING | SIM_CHAR_STEPPED | SIM_CHAR_WALL);
     if (c->move_type < 0 || c->move_type >= SIM_MOVE_TYPE_COUNT)
         c->move_type = SIM_MOVE_AIR;
     move_clamp_velocity(&m);

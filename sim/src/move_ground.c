@@ -34,6 +34,8 @@ int32_t move_air_tick(sim_move_ctx *m)
     c->velocity.y -= half_g;
     if (sr.touched_ceiling)
         c->flags |= SIM_CHAR_CEILING;
+    if (sr.blocked_steep)
+        c->flags |= SIM_CHAR_WALL;
     if (c->velocity.y > 0 && c->velocity.y > c->ground_velocity.y) {
         c->flags &= ~(uint32_t)SIM_CHAR_GROUNDED;
         c->ground = SIM_GROUND_NONE;

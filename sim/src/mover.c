@@ -315,6 +315,8 @@ void mover_walk_move(sim_move_ctx *m, sim_vec3 d)
     sim_vec3 c1 = c0, v1 = v0;
     slide_result r1;
     mover_slide(m, shape, &c1, &v1, d, SLIDE_GROUND, &r1);
+    if (r1.touched_ceiling)
+        m->c->flags |= SIM_CHAR_CEILING;
     if (!r1.blocked_steep || s->step_height <= 0 || (d.x == 0 && d.z == 0)) {
         mover_set_center(m, c1);
         m->c->velocity = v1;
@@ -365,4 +367,6 @@ void mover_walk_move(sim_move_ctx *m, sim_vec3 d)
     m->c->velocity = v1;
     if (stepped)
         m->c->flags |= SIM_CHAR_STEPPED;
+    else
+        m->c->flags |= SIM_CHAR_WALL; // blocked by a riser too high or a wall
 }

@@ -63,6 +63,7 @@ enum {
     SIM_CHAR_CEILING = 1u << 5,      ///< touched a ceiling this tick
     SIM_CHAR_STEPPED = 1u << 6,      ///< stepped up or down this tick
     SIM_CHAR_IN_WATER = 1u << 7,     ///< centre inside a water volume
+    SIM_CHAR_WALL = 1u << 8,         ///< touched a wall (too steep to stand on) this tick
 };
 
 /// Where a character's feet rest: the classification of the ground probe.

@@ -248,10 +248,28 @@ static void prim_side(cap_ctx *c, sim_vec3 o, sim_fx h, int i)
     consider(c, (sim_fx)s, sim_dir_to_v3(n), SIM_FEATURE_EDGE, i, point);
 }
 
+// How far the capsule reaches along the unit normal n: radius plus the
+// segment's projection.
+static int64_t reach_along(const sim_tri *t, sim_fx radius, sim_fx h)
+{
+    int64_t ny = t->n.y < 0 ? -(int64_t)t->n.y : t->n.y;
+    return radius + ((h * ny) >> 30) + 1;
+}
+
 bool sim_sweep_capsule_tri(const sim_sweep_ray *ray, const sim_tri *t, sim_tri_hit *hit)
 {
     cap_ctx c = {ray, t, ray->shape.radius + ray->inflate, false, false, {0}};
     sim_fx h = sim_shape_segment_half(ray->shape);
+    // The whole swept capsule on one side of the triangle's plane, beyond its
+    // reach: no contact. This drops the floor under a walking character (a
+    // skin away) before any of the work below.
+    {
+        int64_t reach = reach_along(t, c.R, h);
+        int64_t d0 = sim_dir_dot_v3(t->n, sim_v3_sub(ray->start, t->v[0]));
+        int64_t d1 = d0 + sim_dir_dot_v3(t->n, ray->displacement);
+        if ((d0 > reach && d1 > reach) || (d0 < -reach && d1 < -reach))
+            return false;
+    }
     sim_vec3 bottom = sim_v3_sub(ray->start, sim_v3(0, h, 0));
     sim_vec3 top = sim_v3_add(ray->start, sim_v3(0, h, 0));
     static const sim_dir up = {0, SIM_DIR_ONE, 0};
@@ -325,6 +343,12 @@ bool sim_contact_capsule_tri(sim_shape shape, sim_vec3 pos, const sim_tri *t, si
 {
     sim_fx R = shape.radius;
     sim_fx h = sim_shape_segment_half(shape);
+    {
+        int64_t reach = reach_along(t, R, h) + margin;
+        int64_t d = sim_dir_dot_v3(t->n, sim_v3_sub(pos, t->v[0]));
+        if (d > reach || d < -reach)
+            return false;
+    }
     sim_vec3 bottom = sim_v3_sub(pos, sim_v3(0, h, 0));
     sim_vec3 top = sim_v3_add(pos, sim_v3(0, h, 0));
     sim_dir nf = facing_normal(t, pos, (sim_dir){0, -SIM_DIR_ONE, 0});

@@ -200,10 +200,13 @@ void mover_depenetrate(sim_move_ctx *m)
     sim_contact ct[MAX_CONTACTS];
     const sim_fx tol = 2 * SIM_QUERY_TOLERANCE;
     int n = 0;
+    bool clear = false;
     for (int pass = 0; pass < 4; pass++) {
         n = gather(m, shape, center, ct);
-        if (max_depth(ct, n) <= tol)
+        if (max_depth(ct, n) <= tol) {
+            clear = true;
             break;
+        }
         // Gauss-Seidel over all contacts together: each correction sees the
         // ones before it, so two opposing walls settle on the middle instead
         // of being fought one after the other.
@@ -225,8 +228,9 @@ void mover_depenetrate(sim_move_ctx *m)
             corr = sim_v3_scale(dir, SIM_FX_HALF);
         center = sim_v3_add(center, corr);
     }
-    n = gather(m, shape, center, ct);
-    if (max_depth(ct, n) <= s->skin) {
+    if (!clear)
+        n = gather(m, shape, center, ct);
+    if (clear || max_depth(ct, n) <= s->skin) {
         mover_set_center(m, center);
         m->c->flags &= ~(uint32_t)SIM_CHAR_STUCK;
         m->c->stuck_ticks = 0;

@@ -98,11 +98,16 @@ Test(move, stairs_up_to_the_step_height_are_climbed_higher_ones_block)
         char name[64];
         snprintf(name, sizeof name, "stairs_%d_start", mm[i]);
         sim_char_state c = stand_at(name, yaw_to(0, 1));
-        // walk until the middle of the landing (or for 2 s), then stand
+        // walk until the middle of the landing (or for 2 s), then stand;
+        // `on floor` must not flicker on the way up
+        int airborne = 0;
         for (int t = 0; t < 128 && D(c.position.z) < 19.8; t++) {
             sim_input in = walk_input((uint32_t)t, yaw_to(0, 1), 0);
             sim_move_step(&col, &S, &c, &in);
+            airborne += !(c.flags & SIM_CHAR_GROUNDED);
         }
+        if (mm[i] <= 350)
+            cr_assert_eq(airborne, 0, "%d mm stairs: airborne for %d ticks on the way up", mm[i], airborne);
         sim_input rest = {0};
         rest.yaw = yaw_to(0, 1);
         for (int t = 0; t < 32; t++)
@@ -127,11 +132,16 @@ Test(move, ramps_20_and_40_are_walkable_50_and_60_are_not)
         snprintf(name, sizeof name, "ramp_%d_start", deg[i]);
         sim_char_state c = stand_at(name, yaw_to(0, 1));
         double max_y = 0;
+        int airborne = 0;
         for (int t = 0; t < 64 * 4; t++) {
             sim_input in = walk_input((uint32_t)t, yaw_to(0, 1), 0);
             sim_move_step(&col, &S, &c, &in);
             max_y = fmax(max_y, D(c.position.y));
+            if (max_y < 1.99) // on the way up, until the top
+                airborne += !(c.flags & SIM_CHAR_GROUNDED);
         }
+        if (deg[i] <= 40)
+            cr_assert_eq(airborne, 0, "%d degree ramp: airborne for %d ticks on the way up", deg[i], airborne);
         if (deg[i] <= 40)
             cr_assert(max_y > 1.99, "%d degree ramp: only reached %.3f m", deg[i], max_y);
         else
@@ -400,6 +410,24 @@ Test(move, crouch_jump_reaches_the_ledge_a_standing_jump_does_not)
     cr_assert_lt(standing, 0.05, "a standing jump got onto the 1.5 m ledge (y %.3f)", standing);
     double crouched = jump_at_ledge(true);
     cr_assert(fabs(crouched - 1.5) < 0.02, "crouch jump ended at y %.3f", crouched);
+}
+
+Test(move, walking_down_ramps_stays_grounded)
+{
+    static const char *tops[] = {"ramp_20_top", "ramp_40_top"};
+    for (int i = 0; i < 2; i++) {
+        sim_char_state c = sim_char_spawn(1, marker(tops[i]), 0);
+        sim_input in = {0};
+        for (int t = 0; t < 16; t++)
+            sim_move_step(&col, &S, &c, &in);
+        for (int t = 0; t < 64 && D(c.position.y) > 0.02; t++) {
+            in = walk_input((uint32_t)t, yaw_to(0, -1), 0);
+            sim_move_step(&col, &S, &c, &in);
+            cr_assert(c.flags & SIM_CHAR_GROUNDED, "%s tick %d: airborne at y %.3f z %.3f", tops[i], t,
+                      D(c.position.y), D(c.position.z));
+        }
+        cr_assert_lt(D(c.position.y), 0.02, "%s: not down", tops[i]);
+    }
 }
 
 Test(move, walking_down_stairs_stays_grounded)

@@ -51,6 +51,12 @@ static inline bool sim_tri_vertex_inactive(const sim_tri *t, int i)
 {
     return (t->flags >> (3 + i)) & 1u;
 }
+/// Hits on this feature report the face normal (see SIM_TRI_EDGE0_INACTIVE).
+static inline bool sim_tri_feature_inactive(const sim_tri *t, int type, int i)
+{
+    return (type == SIM_FEATURE_EDGE && sim_tri_edge_inactive(t, i)) ||
+           (type == SIM_FEATURE_VERTEX && sim_tri_vertex_inactive(t, i));
+}
 /// Hits on this feature are ignored (see SIM_TRI_EDGE0_BURIED).
 static inline bool sim_tri_feature_buried(const sim_tri *t, int type, int i)
 {
@@ -111,6 +117,10 @@ bool sim_ray_tri(sim_vec3 origin, sim_dir dir, sim_fx length, const sim_tri *t,
 /// before a touch (the deeper overlap first), then face before edge before
 /// vertex, then smaller triangle id, then smaller feature index.
 bool sim_tri_hit_before(const sim_tri_hit *a, const sim_tri_hit *b);
+
+/// The face normal oriented toward point p (double-sided triangles); when p
+/// lies in the plane, against `motion`.
+sim_dir sim_tri_facing_normal(const sim_tri *t, sim_vec3 p, sim_dir motion);
 
 /// Closest point on the triangle to p, with the feature it lies on.
 sim_vec3 sim_tri_closest_point(const sim_tri *t, sim_vec3 p, sim_feature *feature);

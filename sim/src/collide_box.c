@@ -89,15 +89,6 @@ static sim_dir axis_dir(const sat_axis *a)
     return sim_dir_from_s64(a->x, a->y, a->z);
 }
 
-static sim_dir facing_normal(const sim_tri *t, sim_vec3 p, sim_dir motion)
-{
-    int64_t d = sim_dir_dot_v3_raw(t->n, sim_v3_sub(p, t->v[0]));
-    if (d > 0)
-        return t->n;
-    if (d < 0)
-        return sim_dir_neg(t->n);
-    return sim_dir_dot(motion, t->n) > 0 ? sim_dir_neg(t->n) : t->n;
-}
 
 // Which triangle feature touches along axis k, given the triangle lies on the
 // side `lower` (its smallest projections face the box) or the other.
@@ -133,11 +124,6 @@ static sim_feature axis_feature(const sim_tri *t, int k, const int64_t p[3], boo
     return f;
 }
 
-static bool feature_inactive(const sim_tri *t, sim_feature f)
-{
-    return (f.type == SIM_FEATURE_EDGE && sim_tri_edge_inactive(t, f.index)) ||
-           (f.type == SIM_FEATURE_VERTEX && sim_tri_vertex_inactive(t, f.index));
-}
 
 bool sim_contact_box_tri(sim_shape shape, sim_vec3 pos, const sim_tri *t, sim_fx margin,
                          sim_tri_hit *hit)
@@ -182,9 +168,9 @@ bool sim_contact_box_tri(sim_shape shape, sim_vec3 pos, const sim_tri *t, sim_fx
     (void)best_lower;
     if (sim_tri_feature_buried(t, hit->feature.type, hit->feature.index))
         return false;
-    if (feature_inactive(t, hit->feature)) {
+    if (sim_tri_feature_inactive(t, hit->feature.type, hit->feature.index)) {
         // The surface's normal, the true (smallest) depth: see the capsule.
-        best_n = facing_normal(t, pos, (sim_dir){0, -SIM_DIR_ONE, 0});
+        best_n = sim_tri_facing_normal(t, pos, (sim_dir){0, -SIM_DIR_ONE, 0});
     }
     hit->s = (sim_fx)depth;
     hit->normal = sim_dir_to_v3(best_n);
@@ -292,8 +278,8 @@ bool sim_sweep_box_tri(const sim_sweep_ray *ray, const sim_tri *t, sim_tri_hit *
         return false;
     sim_fx s = (sim_fx)((enter * (int64_t)ray->length) >> 16);
     sim_vec3 centre = sim_v3_add(ray->start, sim_dir_scale(ray->dir, s));
-    if (feature_inactive(t, f)) {
-        sim_dir nf = facing_normal(t, centre, ray->dir);
+    if (sim_tri_feature_inactive(t, f.type, f.index)) {
+        sim_dir nf = sim_tri_facing_normal(t, centre, ray->dir);
         if (sim_dir_dot(ray->dir, nf) >= 0)
             return false;
         n = nf;

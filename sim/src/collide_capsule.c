@@ -40,17 +40,6 @@ static int64_t sqrt_ceil_q32(int64_t v)
     return (int64_t)r;
 }
 
-// The face normal of t oriented toward point p; when p lies in the plane,
-// against the motion.
-static sim_dir facing_normal(const sim_tri *t, sim_vec3 p, sim_dir motion)
-{
-    int64_t d = sim_dir_dot_v3_raw(t->n, sim_v3_sub(p, t->v[0]));
-    if (d > 0)
-        return t->n;
-    if (d < 0)
-        return sim_dir_neg(t->n);
-    return sim_dir_dot(motion, t->n) > 0 ? sim_dir_neg(t->n) : t->n;
-}
 
 static void consider(cap_ctx *c, sim_fx s, sim_vec3 normal, uint8_t type, int index,
                      sim_vec3 point)
@@ -58,13 +47,12 @@ static void consider(cap_ctx *c, sim_fx s, sim_vec3 normal, uint8_t type, int in
     const sim_tri *t = c->t;
     if (sim_tri_feature_buried(t, type, index))
         return;
-    bool inactive = (type == SIM_FEATURE_EDGE && sim_tri_edge_inactive(t, index)) ||
-                    (type == SIM_FEATURE_VERTEX && sim_tri_vertex_inactive(t, index));
+    bool inactive = sim_tri_feature_inactive(t, type, index);
     if (inactive) {
         // An internal edge of a flat surface: the surface's own normal is the
         // truth. A motion that leaves that surface cannot be blocked by it.
         sim_vec3 centre = sim_v3_add(c->ray->start, sim_dir_scale(c->ray->dir, s));
-        sim_dir nf = facing_normal(t, centre, c->ray->dir);
+        sim_dir nf = sim_tri_facing_normal(t, centre, c->ray->dir);
         if (sim_dir_dot(c->ray->dir, nf) >= 0)
             return;
         normal = sim_dir_to_v3(nf);
@@ -351,7 +339,7 @@ bool sim_contact_capsule_tri(sim_shape shape, sim_vec3 pos, const sim_tri *t, si
     }
     sim_vec3 bottom = sim_v3_sub(pos, sim_v3(0, h, 0));
     sim_vec3 top = sim_v3_add(pos, sim_v3(0, h, 0));
-    sim_dir nf = facing_normal(t, pos, (sim_dir){0, -SIM_DIR_ONE, 0});
+    sim_dir nf = sim_tri_facing_normal(t, pos, (sim_dir){0, -SIM_DIR_ONE, 0});
     sim_fx db = sim_dir_dot_v3(nf, sim_v3_sub(bottom, t->v[0]));
     sim_fx dt = sim_dir_dot_v3(nf, sim_v3_sub(top, t->v[0]));
     sim_fx low = db < dt ? db : dt; // the segment's deepest point along the facing normal
@@ -410,8 +398,7 @@ bool sim_contact_capsule_tri(sim_shape shape, sim_vec3 pos, const sim_tri *t, si
     hit->feature = best.f;
     hit->start_overlap = false;
     hit->depth = 0;
-    bool inactive = (best.f.type == SIM_FEATURE_EDGE && sim_tri_edge_inactive(t, best.f.index)) ||
-                    (best.f.type == SIM_FEATURE_VERTEX && sim_tri_vertex_inactive(t, best.f.index));
+    bool inactive = sim_tri_feature_inactive(t, best.f.type, best.f.index);
     // On an internal edge or corner the surface's own normal is the truth,
     // but the depth stays the true distance: a neighbour only nearly coplanar
     // must not turn a near miss into a deep plane penetration.

@@ -79,6 +79,16 @@ bool sim_tri_hit_before(const sim_tri_hit *a, const sim_tri_hit *b)
     return a->feature.index < b->feature.index;
 }
 
+sim_dir sim_tri_facing_normal(const sim_tri *t, sim_vec3 p, sim_dir motion)
+{
+    int64_t d = sim_dir_dot_v3_raw(t->n, sim_v3_sub(p, t->v[0]));
+    if (d > 0)
+        return t->n;
+    if (d < 0)
+        return sim_dir_neg(t->n);
+    return sim_dir_dot(motion, t->n) > 0 ? sim_dir_neg(t->n) : t->n;
+}
+
 sim_vec3 sim_tri_closest_point(const sim_tri *t, sim_vec3 p, sim_feature *feature)
 {
     sim_feature f = {t->id, SIM_FEATURE_FACE, 0};

@@ -13,7 +13,7 @@
 
 #include "test_support.h"
 
-#define GOLDEN_QUERIES UINT64_C(0xeda9707b2f603da9)
+#define GOLDEN_QUERIES UINT64_C(0x07cd9b3c28a7bea5)
 #define GOLDEN_MOVEMENT UINT64_C(0x4bf963f04dbb6a17)
 
 static sim_level level;

@@ -74,6 +74,28 @@ bool sim_tri_init(sim_tri *t, sim_vec3 a, sim_vec3 b, sim_vec3 c, uint32_t id,
 
 sim_aabb sim_tri_bounds(const sim_tri *t);
 
+/// Round-up square root of a non-negative Q32.32 value, as Q16.16: in the
+/// stable root c / (-b + sqrt(disc)) a larger denominator only makes a
+/// distance shorter, never late.
+static inline int64_t sim_sqrt_ceil_q32(int64_t v)
+{
+    if (v <= 0)
+        return 0;
+    uint64_t r = sim_isqrt_u64((uint64_t)v);
+    if ((uint64_t)r * r < (uint64_t)v)
+        r += 1;
+    return (int64_t)r;
+}
+
+/// A query's displacement clamped to +-SIM_MAX_DISPLACEMENT per axis (and
+/// failing SIM_CHECK when it was out).
+static inline sim_vec3 sim_query_clamp_displacement(sim_vec3 d)
+{
+    const sim_fx m = SIM_MAX_DISPLACEMENT;
+    SIM_CHECK(d.x >= -m && d.x <= m && d.y >= -m && d.y <= m && d.z >= -m && d.z <= m);
+    return sim_v3(sim_fx_clamp(d.x, -m, m), sim_fx_clamp(d.y, -m, m), sim_fx_clamp(d.z, -m, m));
+}
+
 /// Result of one shape against one triangle.
 typedef struct sim_tri_hit {
     sim_fx s;        ///< sweep: travelled distance at contact; contact: depth

@@ -234,8 +234,9 @@ bool sim_sweep_box_tri(const sim_sweep_ray *ray, const sim_tri *t, sim_tri_hit *
         sim_tri_hit ct;
         if (!sim_contact_box_tri(ray->shape, ray->start, t, ray->inflate, &ct))
             return false;
+        // Moving along or out of an overlap is never blocked (see the capsule).
         bool into = sim_v3_dot64(ct.normal, ray->displacement) < 0;
-        if (ct.s > SIM_QUERY_TOLERANCE || into) {
+        if (into) {
             *hit = ct;
             hit->start_overlap = ct.s > SIM_QUERY_TOLERANCE;
             hit->depth = ct.s;

@@ -28,17 +28,6 @@ typedef struct cap_ctx {
     sim_tri_hit best;
 } cap_ctx;
 
-// Round-up square root of a non-negative Q32.32 value, as Q16.16: rounding up
-// keeps the root's denominator large, so distances only come out shorter.
-static int64_t sqrt_ceil_q32(int64_t v)
-{
-    if (v <= 0)
-        return 0;
-    uint64_t r = sim_isqrt_u64((uint64_t)v);
-    if ((uint64_t)r * r < (uint64_t)v)
-        r += 1;
-    return (int64_t)r;
-}
 
 
 static void consider(cap_ctx *c, sim_fx s, sim_vec3 normal, uint8_t type, int index,
@@ -82,7 +71,7 @@ static void prim_sphere(cap_ctx *c, sim_vec3 o, sim_vec3 centre, int vertex)
     int64_t disc = b * b - cc;
     if (disc < 0)
         return;
-    int64_t den = -b + sqrt_ceil_q32(disc);
+    int64_t den = -b + sim_sqrt_ceil_q32(disc);
     int64_t s = cc / den;
     if (s > c->ray->length)
         return;
@@ -124,7 +113,7 @@ static void prim_cylinder(cap_ctx *c, sim_vec3 o, sim_vec3 a, sim_dir e, sim_fx 
     int64_t disc = b * b - sim_shr_round_s64(aa * sim_shr_round_s64(cc, 16), 14);
     if (disc < 0)
         return;
-    int64_t den = -b + sqrt_ceil_q32(disc);
+    int64_t den = -b + sim_sqrt_ceil_q32(disc);
     int64_t s = cc / den;
     if (s > c->ray->length)
         return;
@@ -286,14 +275,19 @@ bool sim_sweep_capsule_tri(const sim_sweep_ray *ray, const sim_tri *t, sim_tri_h
     if (c.touching) {
         sim_tri_hit ct;
         if (sim_contact_capsule_tri(ray->shape, ray->start, t, ray->inflate, &ct)) {
+            // Moving along or out of an overlap is never blocked: only a
+            // motion that goes further in is a hit (at 0).
+            // A shape and a triangle are both convex: once they touch, a
+            // motion that does not go in only separates them, so no later
+            // contact with this triangle exists either.
             bool into = sim_v3_dot64(ct.normal, sim_dir_to_v3(ray->dir)) < 0;
-            if (ct.s > SIM_QUERY_TOLERANCE || into) {
-                *hit = ct;
-                hit->start_overlap = ct.s > SIM_QUERY_TOLERANCE;
-                hit->depth = ct.s;
-                hit->s = 0;
-                return true;
-            }
+            if (!into)
+                return false;
+            *hit = ct;
+            hit->start_overlap = ct.s > SIM_QUERY_TOLERANCE;
+            hit->depth = ct.s;
+            hit->s = 0;
+            return true;
         }
     }
     if (c.has)

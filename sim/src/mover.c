@@ -126,11 +126,15 @@ void mover_slide(const sim_move_ctx *m, sim_shape shape, sim_vec3 *center, sim_v
             // Walking, a slope too steep to stand on is a wall: clipping on
             // its real normal would lift the character up it. Airborne, the
             // same for an edge below the centre: the legs clip on it rather
-            // than ride over it.
+            // than ride over it -- unless the motion left after that still
+            // drives into the edge (falling onto it): then it slides off.
             if (mode == SLIDE_GROUND || r.feature.type != SIM_FEATURE_FACE) {
                 sim_vec3 h = sim_v3(n.x, 0, n.z);
-                if (!sim_v3_is_zero(h))
-                    n = sim_v3_normalize(h);
+                if (!sim_v3_is_zero(h)) {
+                    sim_vec3 nh = sim_v3_normalize(h);
+                    if (mode == SLIDE_GROUND || sim_v3_dot(clip(d, nh), n) >= 0)
+                        n = nh;
+                }
             }
         }
         // A plane met again (within about 8 degrees) is not a new one.
@@ -198,7 +202,7 @@ void mover_depenetrate(sim_move_ctx *m)
     sim_shape shape = mover_shape(m);
     sim_vec3 center = mover_center(m);
     sim_contact ct[MAX_CONTACTS];
-    const sim_fx tol = 2 * SIM_QUERY_TOLERANCE;
+    const sim_fx tol = SIM_QUERY_TOLERANCE; // what a sweep calls an overlap
     int n = 0;
     bool clear = false;
     for (int pass = 0; pass < 4; pass++) {

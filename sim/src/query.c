@@ -7,12 +7,6 @@
 // feature, in the caller's array.
 #include "world_internal.h"
 
-static sim_vec3 clamp_displacement(sim_vec3 d)
-{
-    const sim_fx m = SIM_MAX_DISPLACEMENT;
-    SIM_CHECK(d.x >= -m && d.x <= m && d.y >= -m && d.y <= m && d.z >= -m && d.z <= m);
-    return sim_v3(sim_fx_clamp(d.x, -m, m), sim_fx_clamp(d.y, -m, m), sim_fx_clamp(d.z, -m, m));
-}
 
 typedef struct sweep_ctx {
     sim_sweep_ray ray;
@@ -37,7 +31,7 @@ bool sim_world_sweep(const sim_world *world, const sim_sweep_input *in, sim_swee
 {
     *out = (sim_sweep_result){0};
     out->fraction = SIM_FX_ONE;
-    sim_vec3 d = clamp_displacement(in->displacement);
+    sim_vec3 d = sim_query_clamp_displacement(in->displacement);
     out->position = sim_v3_add(in->start, d);
     sweep_ctx c = {0};
     c.ray.shape = in->shape;
@@ -165,7 +159,7 @@ bool sim_world_raycast(const sim_world *world, const sim_ray_input *in, sim_ray_
 {
     *out = (sim_ray_result){0};
     out->fraction = SIM_FX_ONE;
-    sim_vec3 d = clamp_displacement(in->displacement);
+    sim_vec3 d = sim_query_clamp_displacement(in->displacement);
     ray_ctx c = {in->origin, sim_dir_from_v3(d), sim_v3_length(d), false, {0}};
     if (c.length == 0)
         return false;

@@ -53,8 +53,9 @@ typedef struct sim_sweep_input {
 typedef struct sim_sweep_result {
     bool hit;
     /// The shape already penetrates geometry at the start (deeper than
-    /// SIM_QUERY_TOLERANCE); then fraction is 0 and normal is the direction
-    /// that frees it fastest.
+    /// SIM_QUERY_TOLERANCE) and the motion goes further in; then fraction is
+    /// 0 and normal is the direction that frees it fastest. Moving along or
+    /// out of an overlap is never blocked: it is no hit at all.
     bool start_overlap;
     sim_fx fraction;   ///< of the displacement, in [0, 1]; 1 when no hit
     sim_vec3 position; ///< shape centre at the impact (start + displacement * fraction)

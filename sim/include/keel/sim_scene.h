@@ -1,0 +1,98 @@
+// keel: a scene: many characters, moving platforms and water in one world,
+// advanced one tick at a time. MIT licence, see LICENSE.
+//
+// The scene is the whole simulated state besides the static world: the tick
+// number and every character's sim_char_state. Platforms follow looping paths
+// that are pure functions of the tick, so they need no state of their own.
+//
+// Order independence: characters are kept sorted by id, whatever order they
+// were added in, and during a tick every character collides with the others
+// as they were at the start of that tick. So the result of a tick does not
+// depend on the order of adds, nor on the order characters are processed in.
+//
+// A tick (sim_scene_step):
+//   1. platforms move from their tick-t to their tick-t+1 positions;
+//   2. characters standing on a platform are carried by its motion (swept, so
+//      a carried character is stopped by walls and ceilings);
+//   3. each character runs sim_move_step against the world, the platforms at
+//      their new positions and the other characters' start-of-tick shapes:
+//      a platform moving into a character is a penetration that the step's
+//      depenetration resolves (the platform pushes);
+//   4. the tick number advances.
+// The start-of-tick shapes are a snapshot taken after step 2 (riders already
+// carried) and before any character's own move. Hits on a platform or on
+// another character report SIM_FEATURE_OBJECT_BIT | its id in
+// sim_feature.triangle (so the two kinds of id must differ). docs/scene.md
+// has the details and what is approximated.
+#ifndef KEEL_SIM_SCENE_H
+#define KEEL_SIM_SCENE_H
+
+#include <stddef.h>
+
+#include <keel/sim_move.h>
+#include <keel/sim_world.h>
+
+#define SIM_PLATFORM_MAX_POINTS 8
+
+/// A kinematic box moving along a closed path of waypoints: it travels from
+/// point i to point i+1 (the last back to the first) in `ticks_per_leg` ticks,
+/// at constant speed, and waits `pause_ticks` at each point.
+typedef struct sim_platform_def {
+    uint32_t id; ///< nonzero, unique among platforms
+    sim_vec3 half;
+    sim_vec3 points[SIM_PLATFORM_MAX_POINTS]; ///< box centre at each waypoint
+    uint32_t point_count;                     ///< 1..SIM_PLATFORM_MAX_POINTS
+    uint32_t ticks_per_leg;                   ///< >= 1
+    uint32_t pause_ticks;
+} sim_platform_def;
+
+/// The platform's centre at a tick (a pure function of the tick).
+sim_vec3 sim_platform_position(const sim_platform_def *p, uint32_t tick);
+
+typedef struct sim_scene sim_scene;
+
+/// A scene on `world` (which must outlive it) with room for `max_characters`.
+/// Allocates here and never during a step.
+sim_scene *sim_scene_create(const sim_world *world, const sim_move_settings *settings,
+                            uint32_t max_characters);
+void sim_scene_destroy(sim_scene *scene);
+
+/// 0 on success; -1 when full, the id is 0 or taken, or the path is invalid.
+/// Ids are below SIM_FEATURE_OBJECT_BIT and not used by a character.
+int sim_scene_add_platform(sim_scene *scene, const sim_platform_def *platform);
+/// Water: an axis-aligned box; a character whose centre is inside swims.
+int sim_scene_add_water(sim_scene *scene, sim_aabb volume);
+
+/// Add a character (kept sorted by id); 0 on success, -1 when full or the id
+/// is taken (also: 0, not below SIM_FEATURE_OBJECT_BIT, a platform's id, or
+/// the position outside the world).
+int sim_scene_add_character(sim_scene *scene, const sim_char_state *state);
+bool sim_scene_remove_character(sim_scene *scene, uint32_t id);
+
+/// The input a character uses next step (characters without one this tick
+/// use an empty command). Returns false for an unknown id.
+bool sim_scene_set_input(sim_scene *scene, uint32_t id, const sim_input *input);
+
+/// Advance one tick.
+void sim_scene_step(sim_scene *scene);
+
+uint32_t sim_scene_tick(const sim_scene *scene);
+/// Characters in id order.
+const sim_char_state *sim_scene_characters(const sim_scene *scene, uint32_t *count);
+const sim_char_state *sim_scene_find(const sim_scene *scene, uint32_t id);
+
+/// Hash of the whole state: the tick, then every character in id order.
+uint64_t sim_scene_hash(const sim_scene *scene);
+
+/// The collider a character sees at the scene's current positions (world,
+/// platforms, water and the other characters but `self`), for queries made
+/// outside a step. Valid until the scene changes.
+sim_collider sim_scene_collider(sim_scene *scene, uint32_t self);
+
+/// Save and restore the state (tick and characters) for rollback: the size a
+/// buffer needs, a copy into it, and back. Restoring keeps platforms and water.
+size_t sim_scene_state_size(const sim_scene *scene);
+void sim_scene_save(const sim_scene *scene, void *buffer);
+bool sim_scene_restore(sim_scene *scene, const void *buffer, size_t size);
+
+#endif

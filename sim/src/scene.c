@@ -1,0 +1,967 @@
+// keel: the scene: characters, moving platforms and water on a static world,
+// one tick at a time. MIT licence, see LICENSE.
+//
+// Everything a tick depends on is the tick number and the characters' states
+// (kept in id order), plus the fixed platform paths and water boxes; every
+// loop below runs in id order or over a list sorted under a strict total
+// order, so nothing depends on the order of adds or on memory layout. All
+// memory is taken in create and the add functions; a step allocates nothing.
+//
+// The collider a character sees during its step is a "view": the world, the
+// platforms' triangles at the tick being computed and a snapshot of every
+// character's shape taken before any character's own move. The same view
+// (with the platforms at the current tick) backs sim_scene_collider.
+#include <stdlib.h>
+#include <string.h>
+
+#include <keel/sim_hash.h>
+#include <keel/sim_scene.h>
+
+#include "collide_shape.h"
+
+#define PLATFORM_TRIS 12
+#define SCENE_MAGIC 0x4E43534Bu /* "KSCN" as little-endian bytes */
+#define SCENE_VERSION 1u
+#define HEADER_BYTES 16u
+#define CHAR_BYTES 76u
+#define MAX_CHARACTERS (1u << 24)
+
+typedef struct scene_platform {
+    sim_platform_def def;
+    sim_vec3 delta;    // motion during the tick being computed
+    sim_vec3 velocity; // delta per second, clamped like any velocity
+    sim_aabb bounds;   // of the triangles below
+    sim_tri tris[PLATFORM_TRIS];
+} scene_platform;
+
+// A character's shape as the others see it this tick.
+typedef struct scene_body {
+    uint32_t id;
+    bool solid; // a noclip flyer passes through everything, and everything through it
+    sim_shape shape;
+    sim_vec3 center;
+    sim_aabb bounds;
+} scene_body;
+
+// The context of a collider: whose view (self is excluded and decides the
+// shared depth of overlaps), and what to leave out.
+typedef struct scene_view {
+    sim_scene *scene;
+    int64_t self;           // index into bodies, -1 for none
+    uint32_t skip_platform; // 0 for none
+    bool characters;
+} scene_view;
+
+struct sim_scene {
+    const sim_world *world;
+    sim_move_settings settings;
+    uint32_t tick;
+    uint32_t max_chars;
+    uint32_t count;
+    sim_char_state *chars; // sorted by id
+    sim_input *inputs;     // parallel to chars
+    uint8_t *has_input;
+    scene_body *bodies; // snapshot, parallel to chars
+    uint32_t *order;    // body indices sorted by (key, index)
+    uint32_t *scratch;  // merge buffer
+    sim_fx *keys;       // key of order[i]
+    int sort_axis;      // 0 (x) or 2 (z)
+    sim_fx max_width;   // largest body extent along the sort axis
+    scene_view *views;  // max_chars + 1: one per character slot, the last for none
+    scene_platform *platforms; // sorted by id
+    uint32_t platform_count;
+    sim_aabb *water;
+    uint32_t water_count;
+};
+
+// ---- platform paths -----------------------------------------------------------
+
+sim_vec3 sim_platform_position(const sim_platform_def *p, uint32_t tick)
+{
+    uint32_t n = p->point_count;
+    if (n == 0)
+        return sim_v3_zero();
+    if (n > SIM_PLATFORM_MAX_POINTS)
+        n = SIM_PLATFORM_MAX_POINTS;
+    uint64_t move = p->ticks_per_leg ? p->ticks_per_leg : 1;
+    uint64_t leg = move + p->pause_ticks;
+    uint64_t phase = (uint64_t)tick % (leg * n);
+    uint32_t i = (uint32_t)(phase / leg);
+    uint64_t r = phase % leg;
+    sim_vec3 a = p->points[i];
+    if (r < p->pause_ticks)
+        return a;
+    // k in [0, move): k = 0 is exactly point i, and the next leg starts
+    // exactly at point i + 1, so waypoints are hit without rounding.
+    int64_t k = (int64_t)(r - p->pause_ticks);
+    sim_vec3 b = p->points[(i + 1) % n];
+    int64_t m = (int64_t)move;
+    return sim_v3((sim_fx)(a.x + sim_div_round_s64(((int64_t)b.x - a.x) * k, m)),
+                  (sim_fx)(a.y + sim_div_round_s64(((int64_t)b.y - a.y) * k, m)),
+                  (sim_fx)(a.z + sim_div_round_s64(((int64_t)b.z - a.z) * k, m)));
+}
+
+// Faces as corner bit patterns (x, y, z bits 2, 1, 0), counter-clockwise seen
+// from outside; each face is split along corners 0-2 of its row.
+static const unsigned char box_face[6][4] = {
+    {4, 6, 7, 5}, {0, 1, 3, 2}, {2, 3, 7, 6}, {0, 4, 5, 1}, {1, 5, 7, 3}, {0, 2, 6, 4},
+};
+
+static void platform_build(scene_platform *p, sim_vec3 c)
+{
+    sim_vec3 h = p->def.half;
+    uint32_t id = SIM_FEATURE_OBJECT_BIT | p->def.id;
+    for (int f = 0; f < 6; f++) {
+        sim_vec3 q[4];
+        for (int k = 0; k < 4; k++) {
+            int b = box_face[f][k];
+            q[k] = sim_v3((b & 4) ? c.x + h.x : c.x - h.x, (b & 2) ? c.y + h.y : c.y - h.y,
+                          (b & 1) ? c.z + h.z : c.z - h.z);
+        }
+        sim_tri *t = &p->tris[2 * f];
+        // Half extents of at least SIM_SHAPE_MIN_SIZE keep every face sound.
+        sim_tri_init(&t[0], q[0], q[1], q[2], id, 1);
+        sim_tri_init(&t[1], q[0], q[2], q[3], id, 1);
+        // The diagonal is inside a flat face: sliding across it must not
+        // bump. Its end vertices are real box corners and stay active.
+        t[0].flags |= SIM_TRI_EDGE0_INACTIVE << 2;
+        t[1].flags |= SIM_TRI_EDGE0_INACTIVE << 0;
+    }
+    p->bounds = (sim_aabb){sim_v3_sub(c, h), sim_v3_add(c, h)};
+}
+
+static bool fits_world(sim_vec3 c, sim_vec3 h)
+{
+    return sim_v3_in_world(c) && sim_v3_in_world(sim_v3_add(c, h)) &&
+           sim_v3_in_world(sim_v3_sub(c, h));
+}
+
+static bool platform_valid(const sim_platform_def *p)
+{
+    if (p->id == 0 || (p->id & SIM_FEATURE_OBJECT_BIT))
+        return false;
+    if (p->point_count < 1 || p->point_count > SIM_PLATFORM_MAX_POINTS || p->ticks_per_leg < 1)
+        return false;
+    const sim_fx lo = SIM_SHAPE_MIN_SIZE, hi = SIM_FX_INT(1024);
+    sim_vec3 h = p->half;
+    if (h.x < lo || h.y < lo || h.z < lo || h.x > hi || h.y > hi || h.z > hi)
+        return false;
+    for (uint32_t i = 0; i < p->point_count; i++)
+        if (!sim_v3_in_world(p->points[i]) || !fits_world(p->points[i], h))
+            return false;
+    // At most 16 m per tick on each axis: a tick's motion must fit one sweep.
+    int64_t limit = (int64_t)p->ticks_per_leg * SIM_FX_INT(16);
+    for (uint32_t i = 0; i < p->point_count; i++) {
+        sim_vec3 a = p->points[i], b = p->points[(i + 1) % p->point_count];
+        int64_t d[3] = {(int64_t)b.x - a.x, (int64_t)b.y - a.y, (int64_t)b.z - a.z};
+        for (int k = 0; k < 3; k++)
+            if (d[k] > limit || d[k] < -limit)
+                return false;
+    }
+    return true;
+}
+
+// ---- lookups ------------------------------------------------------------------
+
+// Index of the first character with id >= id.
+static uint32_t char_lower_bound(const sim_scene *sc, uint32_t id)
+{
+    uint32_t lo = 0, hi = sc->count;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (sc->chars[mid].id < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static int64_t char_index(const sim_scene *sc, uint32_t id)
+{
+    uint32_t i = char_lower_bound(sc, id);
+    return i < sc->count && sc->chars[i].id == id ? (int64_t)i : -1;
+}
+
+static uint32_t platform_lower_bound(const sim_scene *sc, uint32_t id)
+{
+    uint32_t lo = 0, hi = sc->platform_count;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (sc->platforms[mid].def.id < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static scene_platform *find_platform(sim_scene *sc, uint32_t id)
+{
+    if (id == 0)
+        return NULL;
+    uint32_t i = platform_lower_bound(sc, id);
+    return i < sc->platform_count && sc->platforms[i].def.id == id ? &sc->platforms[i] : NULL;
+}
+
+// ---- the view: platforms and the character snapshot -----------------------------
+
+static sim_fx clamp_speed(int64_t v)
+{
+    return v > SIM_MOVE_MAX_SPEED ? SIM_MOVE_MAX_SPEED
+                                  : (v < -SIM_MOVE_MAX_SPEED ? -SIM_MOVE_MAX_SPEED : (sim_fx)v);
+}
+
+// Platforms at `tick`; with `motion`, at tick + 1 with the motion in between.
+static void build_platforms(sim_scene *sc, uint32_t tick, bool motion)
+{
+    int64_t rate = sc->settings.tick_rate < 1 ? 1 : sc->settings.tick_rate;
+    for (uint32_t i = 0; i < sc->platform_count; i++) {
+        scene_platform *p = &sc->platforms[i];
+        sim_vec3 at = sim_platform_position(&p->def, tick);
+        p->delta = sim_v3_zero();
+        if (motion) {
+            // tick + 1 wraps at 2^32 like the tick itself; the path is
+            // periodic, so only a jump to phase 0 can show (after 2^32 ticks).
+            sim_vec3 next = sim_platform_position(&p->def, tick + 1u);
+            p->delta = sim_v3_sub(next, at);
+            at = next;
+        }
+        p->velocity = sim_v3(clamp_speed(p->delta.x * rate), clamp_speed(p->delta.y * rate),
+                             clamp_speed(p->delta.z * rate));
+        platform_build(p, at);
+    }
+}
+
+static bool body_before(const sim_scene *sc, uint32_t a, uint32_t b)
+{
+    sim_fx ka = sim_v3_comp(sc->bodies[a].bounds.min, sc->sort_axis);
+    sim_fx kb = sim_v3_comp(sc->bodies[b].bounds.min, sc->sort_axis);
+    if (ka != kb)
+        return ka < kb;
+    return a < b; // body index order is id order
+}
+
+// Bottom-up merge sort into sc->order: O(n log n) in every case, no
+// allocation, and the order is unique because body_before is strict.
+static void sort_bodies(sim_scene *sc)
+{
+    uint32_t n = sc->count;
+    uint32_t *src = sc->order, *dst = sc->scratch;
+    for (uint32_t i = 0; i < n; i++)
+        src[i] = i;
+    for (uint32_t width = 1; width < n; width *= 2) {
+        for (uint32_t lo = 0; lo < n; lo += 2 * width) {
+            uint32_t mid = lo + width < n ? lo + width : n;
+            uint32_t hi = lo + 2 * width < n ? lo + 2 * width : n;
+            uint32_t i = lo, j = mid, k = lo;
+            while (i < mid && j < hi)
+                dst[k++] = body_before(sc, src[j], src[i]) ? src[j++] : src[i++];
+            while (i < mid)
+                dst[k++] = src[i++];
+            while (j < hi)
+                dst[k++] = src[j++];
+        }
+        uint32_t *t = src;
+        src = dst;
+        dst = t;
+    }
+    if (src != sc->order)
+        memcpy(sc->order, src, (size_t)n * sizeof *src);
+}
+
+static void build_bodies(sim_scene *sc)
+{
+    const sim_move_settings *s = &sc->settings;
+    sim_fx min_x = 0, max_x = 0, min_z = 0, max_z = 0;
+    for (uint32_t i = 0; i < sc->count; i++) {
+        scene_body *b = &sc->bodies[i];
+        b->id = sc->chars[i].id;
+        b->shape = sim_char_shape(s, &sc->chars[i]);
+        b->center = sim_char_center(s, &sc->chars[i]);
+        b->bounds = sim_shape_bounds(b->shape, b->center);
+        b->solid = sc->chars[i].move_type != SIM_MOVE_FLY;
+        if (i == 0 || b->center.x < min_x)
+            min_x = b->center.x;
+        if (i == 0 || b->center.x > max_x)
+            max_x = b->center.x;
+        if (i == 0 || b->center.z < min_z)
+            min_z = b->center.z;
+        if (i == 0 || b->center.z > max_z)
+            max_z = b->center.z;
+    }
+    // Sort along the horizontal axis the crowd spreads over most, so a line
+    // of characters along z does not put them all in one x interval.
+    sc->sort_axis = ((int64_t)max_z - min_z) > ((int64_t)max_x - min_x) ? 2 : 0;
+    sc->max_width = 0;
+    for (uint32_t i = 0; i < sc->count; i++) {
+        sim_aabb bb = sc->bodies[i].bounds;
+        sim_fx w = sim_v3_comp(bb.max, sc->sort_axis) - sim_v3_comp(bb.min, sc->sort_axis);
+        if (w > sc->max_width)
+            sc->max_width = w;
+    }
+    sort_bodies(sc);
+    for (uint32_t i = 0; i < sc->count; i++)
+        sc->keys[i] = sim_v3_comp(sc->bodies[sc->order[i]].bounds.min, sc->sort_axis);
+}
+
+// The first sorted slot whose body can reach `lo` along the sort axis.
+static uint32_t bodies_from(const sim_scene *sc, int64_t lo)
+{
+    int64_t key = lo - sc->max_width;
+    uint32_t a = 0, b = sc->count;
+    while (a < b) {
+        uint32_t mid = a + (b - a) / 2;
+        if (sc->keys[mid] < key)
+            a = mid + 1;
+        else
+            b = mid;
+    }
+    return a;
+}
+
+// The other character j as an obstacle for the view's owner.
+static sim_obstacle obstacle(const scene_view *v, uint32_t j)
+{
+    const sim_scene *sc = v->scene;
+    const scene_body *o = &sc->bodies[j];
+    sim_obstacle ob;
+    ob.shape = o->shape;
+    ob.center = o->center;
+    ob.feature = SIM_FEATURE_OBJECT_BIT | o->id;
+    ob.shrink = 0;
+    ob.side = -1;
+    if (v->self >= 0) {
+        const scene_body *me = &sc->bodies[v->self];
+        // Each of a pair overlapping at the start of the tick sees the other
+        // smaller by half the overlap: each resolves its half, and asking
+        // again after moving does not hand it the other half as well.
+        sim_fx d = sim_shape_pair_depth(me->shape, me->center, o->shape, o->center);
+        ob.shrink = d > 0 ? d / 2 : 0;
+        ob.side = me->id < o->id ? -1 : 1;
+    }
+    return ob;
+}
+
+// ---- queries -----------------------------------------------------------------
+
+
+typedef struct sweep_best {
+    bool has;
+    sim_sweep_result r;
+    uint32_t sub; // which triangle of a platform: ties inside one object id
+} sweep_best;
+
+// Strict order of sweep results: earlier (fraction, then the exact progress
+// along the motion, which the fraction may round away), a real overlap before
+// a touch, then face, edge, vertex, then feature id and index, then the
+// triangle within an object.
+static bool result_before(const sim_sweep_result *a, uint32_t asub, const sim_sweep_result *b,
+                          uint32_t bsub, sim_vec3 start, sim_vec3 d)
+{
+    if (a->fraction != b->fraction)
+        return a->fraction < b->fraction;
+    int64_t pa = sim_v3_dot64(sim_v3_sub(a->position, start), d);
+    int64_t pb = sim_v3_dot64(sim_v3_sub(b->position, start), d);
+    if (pa != pb)
+        return pa < pb;
+    if (a->start_overlap != b->start_overlap)
+        return a->start_overlap;
+    if (a->feature.type != b->feature.type)
+        return a->feature.type < b->feature.type;
+    if (a->feature.triangle != b->feature.triangle)
+        return a->feature.triangle < b->feature.triangle;
+    if (a->feature.index != b->feature.index)
+        return a->feature.index < b->feature.index;
+    return asub < bsub;
+}
+
+static void offer(sweep_best *best, const sim_sweep_ray *ray, const sim_tri_hit *h, uint32_t sub)
+{
+    sim_sweep_result r = {0};
+    sim_fx s = h->s < 0 ? 0 : (h->s > ray->length ? ray->length : h->s);
+    r.hit = true;
+    r.start_overlap = h->start_overlap;
+    r.fraction = (sim_fx)(((int64_t)s << 16) / ray->length);
+    r.position = sim_v3_add(ray->start, sim_dir_scale(ray->dir, s));
+    r.normal = h->normal;
+    r.point = h->point;
+    r.feature = h->feature;
+    if (!best->has || result_before(&r, sub, &best->r, best->sub, ray->start, ray->displacement)) {
+        best->r = r;
+        best->sub = sub;
+        best->has = true;
+    }
+}
+
+static int view_contacts(void *ctx, const sim_overlap_input *in, sim_contact *out, int capacity);
+
+static bool view_sweep(void *ctx, const sim_sweep_input *in, sim_sweep_result *out)
+{
+    scene_view *v = ctx;
+    sim_scene *sc = v->scene;
+    sim_vec3 d = sim_query_clamp_displacement(in->displacement);
+    sim_sweep_ray ray;
+    ray.shape = in->shape;
+    ray.start = in->start;
+    ray.displacement = d;
+    ray.dir = sim_dir_from_v3(d);
+    ray.length = sim_v3_length(d);
+    ray.inflate = SIM_QUERY_TOLERANCE + (ray.length >> 12);
+    if (ray.length == 0) {
+        // No motion: only a real overlap counts, as for the world alone.
+        *out = (sim_sweep_result){0};
+        out->fraction = SIM_FX_ONE;
+        out->position = in->start;
+        sim_overlap_input oi = {in->shape, in->start, 0};
+        sim_contact ct;
+        if (view_contacts(v, &oi, &ct, 1) > 0 && ct.depth > SIM_QUERY_TOLERANCE) {
+            out->hit = true;
+            out->start_overlap = true;
+            out->fraction = 0;
+            out->normal = ct.normal;
+            out->point = ct.point;
+            out->feature = ct.feature;
+        }
+        return out->hit;
+    }
+    sweep_best best = {0};
+    sim_sweep_result wr;
+    sim_sweep_input wi = {in->shape, in->start, d};
+    if (sim_world_sweep(sc->world, &wi, &wr)) {
+        best.has = true;
+        best.r = wr;
+    }
+    sim_fx g = ray.inflate + 2;
+    sim_aabb box = sim_aabb_union(sim_shape_bounds(in->shape, in->start),
+                                  sim_shape_bounds(in->shape, sim_v3_add(in->start, d)));
+    box = sim_aabb_expand(box, sim_v3(g, g, g));
+    for (uint32_t i = 0; i < sc->platform_count; i++) {
+        const scene_platform *p = &sc->platforms[i];
+        if (p->def.id == v->skip_platform || !sim_aabb_overlaps(box, p->bounds))
+            continue;
+        for (uint32_t k = 0; k < PLATFORM_TRIS; k++) {
+            sim_tri_hit h;
+            bool hit = in->shape.type == SIM_SHAPE_BOX ? sim_sweep_box_tri(&ray, &p->tris[k], &h)
+                                                       : sim_sweep_capsule_tri(&ray, &p->tris[k], &h);
+            if (hit)
+                offer(&best, &ray, &h, k + 1);
+        }
+    }
+    if (v->characters) {
+        int a = sc->sort_axis;
+        int64_t hi = sim_v3_comp(box.max, a);
+        for (uint32_t i = bodies_from(sc, sim_v3_comp(box.min, a)); i < sc->count && sc->keys[i] <= hi;
+             i++) {
+            uint32_t j = sc->order[i];
+            if ((int64_t)j == v->self || !sc->bodies[j].solid ||
+                !sim_aabb_overlaps(box, sc->bodies[j].bounds))
+                continue;
+            sim_obstacle ob = obstacle(v, j);
+            sim_tri_hit h;
+            if (sim_sweep_shape_obstacle(&ray, &ob, &h))
+                offer(&best, &ray, &h, 0);
+        }
+    }
+    if (!best.has) {
+        *out = (sim_sweep_result){0};
+        out->fraction = SIM_FX_ONE;
+        out->position = sim_v3_add(in->start, d);
+        return false;
+    }
+    *out = best.r;
+    return true;
+}
+
+// The same order as the world's contacts: deepest first, then by feature.
+static bool contact_before(const sim_contact *a, const sim_contact *b)
+{
+    if (a->depth != b->depth)
+        return a->depth > b->depth;
+    if (a->feature.triangle != b->feature.triangle)
+        return a->feature.triangle < b->feature.triangle;
+    if (a->feature.type != b->feature.type)
+        return a->feature.type < b->feature.type;
+    return a->feature.index < b->feature.index;
+}
+
+typedef struct contact_list {
+    sim_contact *out;
+    int capacity;
+    int stored;
+    int count;
+} contact_list;
+
+// Sorted insertion into the bounded array: the best `capacity` of everything
+// offered, whatever order it comes in. Equal keys keep their arrival order,
+// which is fixed (platforms by id, their triangles in order).
+static void add_contact(contact_list *l, const sim_tri_hit *h)
+{
+    sim_contact ct = {h->normal, h->s, h->point, h->feature};
+    l->count++;
+    if (l->capacity <= 0)
+        return;
+    int n = l->stored;
+    if (n == l->capacity && !contact_before(&ct, &l->out[n - 1]))
+        return;
+    int i = n == l->capacity ? n - 1 : n;
+    while (i > 0 && contact_before(&ct, &l->out[i - 1])) {
+        l->out[i] = l->out[i - 1];
+        i--;
+    }
+    l->out[i] = ct;
+    if (n < l->capacity)
+        l->stored = n + 1;
+}
+
+static int view_contacts(void *ctx, const sim_overlap_input *in, sim_contact *out, int capacity)
+{
+    scene_view *v = ctx;
+    sim_scene *sc = v->scene;
+    int nw = sim_world_contacts(sc->world, in, out, capacity);
+    contact_list l = {out, capacity, nw < capacity ? nw : (capacity > 0 ? capacity : 0), nw};
+    sim_fx margin = in->margin < 0 ? 0 : in->margin;
+    sim_fx g = margin + SIM_QUERY_TOLERANCE;
+    sim_aabb box = sim_aabb_expand(sim_shape_bounds(in->shape, in->position), sim_v3(g, g, g));
+    for (uint32_t i = 0; i < sc->platform_count; i++) {
+        const scene_platform *p = &sc->platforms[i];
+        if (p->def.id == v->skip_platform || !sim_aabb_overlaps(box, p->bounds))
+            continue;
+        for (uint32_t k = 0; k < PLATFORM_TRIS; k++) {
+            sim_tri_hit h;
+            bool hit = in->shape.type == SIM_SHAPE_BOX
+                           ? sim_contact_box_tri(in->shape, in->position, &p->tris[k], margin, &h)
+                           : sim_contact_capsule_tri(in->shape, in->position, &p->tris[k], margin, &h);
+            if (hit)
+                add_contact(&l, &h);
+        }
+    }
+    if (v->characters) {
+        int a = sc->sort_axis;
+        int64_t hi = sim_v3_comp(box.max, a);
+        for (uint32_t i = bodies_from(sc, sim_v3_comp(box.min, a)); i < sc->count && sc->keys[i] <= hi;
+             i++) {
+            uint32_t j = sc->order[i];
+            if ((int64_t)j == v->self || !sc->bodies[j].solid ||
+                !sim_aabb_overlaps(box, sc->bodies[j].bounds))
+                continue;
+            sim_obstacle ob = obstacle(v, j);
+            sim_tri_hit h;
+            if (sim_contact_shape_obstacle(in->shape, in->position, &ob, margin, &h))
+                add_contact(&l, &h);
+        }
+    }
+    return l.count;
+}
+
+static bool view_raycast(void *ctx, const sim_ray_input *in, sim_ray_result *out)
+{
+    scene_view *v = ctx;
+    sim_scene *sc = v->scene;
+    bool has = sim_world_raycast(sc->world, in, out);
+    uint32_t best_sub = 0;
+    sim_vec3 d = sim_query_clamp_displacement(in->displacement);
+    sim_dir dir = sim_dir_from_v3(d);
+    sim_fx length = sim_v3_length(d);
+    if (length == 0)
+        return has;
+    sim_aabb box = sim_aabb_expand(sim_aabb_union(sim_aabb_of_point(in->origin),
+                                                  sim_aabb_of_point(sim_v3_add(in->origin, d))),
+                                   sim_v3(2, 2, 2));
+    for (uint32_t i = 0; i < sc->platform_count; i++) {
+        const scene_platform *p = &sc->platforms[i];
+        if (p->def.id == v->skip_platform || !sim_aabb_overlaps(box, p->bounds))
+            continue;
+        for (uint32_t k = 0; k < PLATFORM_TRIS; k++) {
+            sim_tri_hit h;
+            if (!sim_ray_tri(in->origin, dir, length, &p->tris[k], &h))
+                continue;
+            sim_ray_result r = {0};
+            r.hit = true;
+            r.fraction = (sim_fx)(((int64_t)h.s << 16) / length);
+            r.point = h.point;
+            r.normal = h.normal;
+            r.feature = h.feature;
+            bool better = !has;
+            if (has) {
+                // The sweep order, with the hit point standing for the position.
+                sim_sweep_result a = {true, false, r.fraction, r.point, r.normal, r.point, r.feature};
+                sim_sweep_result b = {true, false, out->fraction, out->point, out->normal, out->point,
+                                      out->feature};
+                better = result_before(&a, k + 1, &b, best_sub, in->origin, d);
+            }
+            if (better) {
+                *out = r;
+                best_sub = k + 1;
+                has = true;
+            }
+        }
+    }
+    return has;
+}
+
+static bool view_in_water(void *ctx, sim_vec3 p)
+{
+    const scene_view *v = ctx;
+    const sim_scene *sc = v->scene;
+    for (uint32_t i = 0; i < sc->water_count; i++) {
+        sim_aabb w = sc->water[i];
+        if (p.x >= w.min.x && p.x <= w.max.x && p.y >= w.min.y && p.y <= w.max.y && p.z >= w.min.z &&
+            p.z <= w.max.z)
+            return true;
+    }
+    return false;
+}
+
+static sim_collider view_collider(scene_view *v)
+{
+    sim_collider c = {v, view_sweep, view_contacts, view_raycast, view_in_water};
+    return c;
+}
+
+// ---- lifetime and contents ---------------------------------------------------------
+
+sim_scene *sim_scene_create(const sim_world *world, const sim_move_settings *settings,
+                            uint32_t max_characters)
+{
+    if (!world || !settings || settings->cookie != sim_move_default_settings().cookie ||
+        max_characters > MAX_CHARACTERS)
+        return NULL;
+    sim_scene *sc = calloc(1, sizeof *sc);
+    if (!sc)
+        return NULL;
+    size_t n = max_characters ? max_characters : 1;
+    sc->world = world;
+    sc->settings = *settings;
+    sc->max_chars = max_characters;
+    sc->chars = calloc(n, sizeof *sc->chars);
+    sc->inputs = calloc(n, sizeof *sc->inputs);
+    sc->has_input = calloc(n, sizeof *sc->has_input);
+    sc->bodies = calloc(n, sizeof *sc->bodies);
+    sc->order = calloc(n, sizeof *sc->order);
+    sc->scratch = calloc(n, sizeof *sc->scratch);
+    sc->keys = calloc(n, sizeof *sc->keys);
+    sc->views = calloc(n + 1, sizeof *sc->views);
+    if (!sc->chars || !sc->inputs || !sc->has_input || !sc->bodies || !sc->order || !sc->scratch ||
+        !sc->keys || !sc->views) {
+        sim_scene_destroy(sc);
+        return NULL;
+    }
+    return sc;
+}
+
+void sim_scene_destroy(sim_scene *sc)
+{
+    if (!sc)
+        return;
+    free(sc->chars);
+    free(sc->inputs);
+    free(sc->has_input);
+    free(sc->bodies);
+    free(sc->order);
+    free(sc->scratch);
+    free(sc->keys);
+    free(sc->views);
+    free(sc->platforms);
+    free(sc->water);
+    free(sc);
+}
+
+int sim_scene_add_platform(sim_scene *sc, const sim_platform_def *def)
+{
+    // Platform and character ids share the feature space of hits (and a
+    // character's ground_object), so one id may not name both.
+    if (!platform_valid(def) || find_platform(sc, def->id) || char_index(sc, def->id) >= 0)
+        return -1;
+    scene_platform *grown = realloc(sc->platforms, (sc->platform_count + 1) * sizeof *grown);
+    if (!grown)
+        return -1;
+    sc->platforms = grown;
+    uint32_t at = platform_lower_bound(sc, def->id);
+    memmove(&grown[at + 1], &grown[at], (sc->platform_count - at) * sizeof *grown);
+    memset(&grown[at], 0, sizeof *grown);
+    grown[at].def = *def;
+    sc->platform_count++;
+    return 0;
+}
+
+int sim_scene_add_water(sim_scene *sc, sim_aabb volume)
+{
+    if (!sim_v3_in_world(volume.min) || !sim_v3_in_world(volume.max) || volume.min.x > volume.max.x ||
+        volume.min.y > volume.max.y || volume.min.z > volume.max.z)
+        return -1;
+    sim_aabb *grown = realloc(sc->water, (sc->water_count + 1) * sizeof *grown);
+    if (!grown)
+        return -1;
+    sc->water = grown;
+    sc->water[sc->water_count++] = volume;
+    return 0;
+}
+
+int sim_scene_add_character(sim_scene *sc, const sim_char_state *state)
+{
+    uint32_t id = state->id;
+    if (sc->count >= sc->max_chars || id == 0 || (id & SIM_FEATURE_OBJECT_BIT) ||
+        char_index(sc, id) >= 0 || find_platform(sc, id) || !sim_v3_in_world(state->position))
+        return -1;
+    uint32_t at = char_lower_bound(sc, id);
+    uint32_t tail = sc->count - at;
+    memmove(&sc->chars[at + 1], &sc->chars[at], tail * sizeof *sc->chars);
+    memmove(&sc->inputs[at + 1], &sc->inputs[at], tail * sizeof *sc->inputs);
+    memmove(&sc->has_input[at + 1], &sc->has_input[at], tail * sizeof *sc->has_input);
+    sc->chars[at] = *state;
+    sc->has_input[at] = 0;
+    sc->count++;
+    return 0;
+}
+
+bool sim_scene_remove_character(sim_scene *sc, uint32_t id)
+{
+    int64_t i = char_index(sc, id);
+    if (i < 0)
+        return false;
+    uint32_t at = (uint32_t)i, tail = sc->count - at - 1;
+    memmove(&sc->chars[at], &sc->chars[at + 1], tail * sizeof *sc->chars);
+    memmove(&sc->inputs[at], &sc->inputs[at + 1], tail * sizeof *sc->inputs);
+    memmove(&sc->has_input[at], &sc->has_input[at + 1], tail * sizeof *sc->has_input);
+    sc->count--;
+    return true;
+}
+
+bool sim_scene_set_input(sim_scene *sc, uint32_t id, const sim_input *input)
+{
+    int64_t i = char_index(sc, id);
+    if (i < 0)
+        return false;
+    sc->inputs[i] = *input;
+    sc->has_input[i] = 1;
+    return true;
+}
+
+// ---- the tick ------------------------------------------------------------------
+
+// Move a rider with its platform, stopped (a skin early) by the world and
+// other platforms. Characters are left out: the snapshot is taken after
+// carrying, and overlaps it makes are shared out by the characters' steps.
+static void carry(sim_scene *sc, sim_char_state *c, const scene_platform *p)
+{
+    const sim_move_settings *s = &sc->settings;
+    scene_view v = {sc, -1, p->def.id, false};
+    sim_sweep_input in = {sim_char_shape(s, c), sim_char_center(s, c), p->delta};
+    sim_sweep_result r;
+    if (!view_sweep(&v, &in, &r)) {
+        c->position = sim_v3_add(c->position, p->delta); // exact: the rider keeps its gap
+        return;
+    }
+    if (r.start_overlap)
+        return; // jammed already: the step's depenetration decides
+    sim_fx len;
+    sim_vec3 u = sim_v3_normalize_len(p->delta, &len);
+    sim_fx travelled = (sim_fx)(((int64_t)len * r.fraction) >> 16);
+    // Back off along the motion until a skin from the plane met, as the
+    // mover does (capped at 16 skins for grazing hits).
+    sim_fx cosang = -sim_v3_dot(u, r.normal);
+    if (cosang < SIM_FX_ONE / 16)
+        cosang = SIM_FX_ONE / 16;
+    sim_fx back = (sim_fx)(((int64_t)s->skin << 16) / cosang);
+    if (travelled > back)
+        c->position = sim_v3_add(c->position, sim_v3_scale(u, travelled - back));
+}
+
+void sim_scene_step(sim_scene *sc)
+{
+    const sim_move_settings *s = &sc->settings;
+    uint32_t t = sc->tick;
+    build_platforms(sc, t, true);
+    for (uint32_t i = 0; i < sc->count; i++) {
+        sim_char_state *c = &sc->chars[i];
+        const scene_platform *p = find_platform(sc, c->ground_object);
+        c->ground_velocity = p ? p->velocity : sim_v3_zero();
+        if (p && !sim_v3_is_zero(p->delta))
+            carry(sc, c, p);
+    }
+    build_bodies(sc);
+    for (uint32_t i = 0; i < sc->count; i++) {
+        sim_char_state *c = &sc->chars[i];
+        scene_view *v = &sc->views[i];
+        *v = (scene_view){sc, (int64_t)i, 0, true};
+        sim_collider col = view_collider(v);
+        sim_input in;
+        if (sc->has_input[i]) {
+            in = sc->inputs[i];
+        } else {
+            // No command: stand still, looking where the character looked.
+            in = (sim_input){0};
+            in.tick = t;
+            in.yaw = c->yaw;
+            in.pitch = c->pitch;
+        }
+        sim_move_step(&col, s, c, &in);
+    }
+    memset(sc->has_input, 0, sc->count ? sc->count : 1);
+    sc->tick = t + 1u;
+}
+
+uint32_t sim_scene_tick(const sim_scene *sc) { return sc->tick; }
+
+const sim_char_state *sim_scene_characters(const sim_scene *sc, uint32_t *count)
+{
+    if (count)
+        *count = sc->count;
+    return sc->chars;
+}
+
+const sim_char_state *sim_scene_find(const sim_scene *sc, uint32_t id)
+{
+    int64_t i = char_index(sc, id);
+    return i < 0 ? NULL : &sc->chars[i];
+}
+
+uint64_t sim_scene_hash(const sim_scene *sc)
+{
+    uint64_t h = sim_hash_u32(SIM_HASH_SEED, sc->tick);
+    for (uint32_t i = 0; i < sc->count; i++)
+        h = sim_hash_char(h, &sc->chars[i]);
+    return h;
+}
+
+sim_collider sim_scene_collider(sim_scene *sc, uint32_t self)
+{
+    build_platforms(sc, sc->tick, false);
+    build_bodies(sc);
+    int64_t i = char_index(sc, self);
+    scene_view *v = &sc->views[i < 0 ? sc->max_chars : (uint32_t)i];
+    *v = (scene_view){sc, i, 0, true};
+    return view_collider(v);
+}
+
+// ---- save and restore ---------------------------------------------------------------
+// Little-endian fields written one by one: the bytes are the same on every
+// machine and never include struct padding.
+
+static uint8_t *put_u32(uint8_t *p, uint32_t v)
+{
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+    p[2] = (uint8_t)(v >> 16);
+    p[3] = (uint8_t)(v >> 24);
+    return p + 4;
+}
+
+static uint8_t *put_u16(uint8_t *p, uint16_t v)
+{
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+    return p + 2;
+}
+
+static uint8_t *put_vec3(uint8_t *p, sim_vec3 v)
+{
+    p = put_u32(p, (uint32_t)v.x);
+    p = put_u32(p, (uint32_t)v.y);
+    return put_u32(p, (uint32_t)v.z);
+}
+
+static uint32_t get_u32(const uint8_t **p)
+{
+    const uint8_t *b = *p;
+    *p += 4;
+    return (uint32_t)b[0] | ((uint32_t)b[1] << 8) | ((uint32_t)b[2] << 16) | ((uint32_t)b[3] << 24);
+}
+
+static uint16_t get_u16(const uint8_t **p)
+{
+    const uint8_t *b = *p;
+    *p += 2;
+    return (uint16_t)(b[0] | (b[1] << 8));
+}
+
+// Two's complement read back without an out-of-range conversion.
+static sim_fx get_fx(const uint8_t **p)
+{
+    uint32_t u = get_u32(p);
+    return u <= 0x7FFFFFFFu ? (sim_fx)u : (sim_fx)(-(int64_t)(0xFFFFFFFFu - u) - 1);
+}
+
+static sim_vec3 get_vec3(const uint8_t **p)
+{
+    sim_fx x = get_fx(p);
+    sim_fx y = get_fx(p);
+    sim_fx z = get_fx(p);
+    return sim_v3(x, y, z);
+}
+
+size_t sim_scene_state_size(const sim_scene *sc) { return HEADER_BYTES + (size_t)sc->count * CHAR_BYTES; }
+
+void sim_scene_save(const sim_scene *sc, void *buffer)
+{
+    uint8_t *p = buffer;
+    p = put_u32(p, SCENE_MAGIC);
+    p = put_u32(p, SCENE_VERSION);
+    p = put_u32(p, sc->tick);
+    p = put_u32(p, sc->count);
+    for (uint32_t i = 0; i < sc->count; i++) {
+        const sim_char_state *c = &sc->chars[i];
+        p = put_u32(p, c->id);
+        p = put_u32(p, c->flags);
+        p = put_u32(p, (uint32_t)c->move_type);
+        p = put_u32(p, (uint32_t)c->ground);
+        p = put_vec3(p, c->position);
+        p = put_vec3(p, c->velocity);
+        p = put_vec3(p, c->ground_normal);
+        p = put_vec3(p, c->ground_velocity);
+        p = put_u32(p, c->ground_object);
+        p = put_u32(p, c->stuck_ticks);
+        p = put_u16(p, c->yaw);
+        p = put_u16(p, c->pitch);
+    }
+}
+
+static sim_char_state read_char(const uint8_t **p)
+{
+    sim_char_state c = {0};
+    c.id = get_u32(p);
+    c.flags = get_u32(p);
+    c.move_type = (int32_t)get_fx(p);
+    c.ground = (int32_t)get_fx(p);
+    c.position = get_vec3(p);
+    c.velocity = get_vec3(p);
+    c.ground_normal = get_vec3(p);
+    c.ground_velocity = get_vec3(p);
+    c.ground_object = get_u32(p);
+    c.stuck_ticks = get_u32(p);
+    c.yaw = get_u16(p);
+    c.pitch = get_u16(p);
+    return c;
+}
+
+bool sim_scene_restore(sim_scene *sc, const void *buffer, size_t size)
+{
+    if (!buffer || size < HEADER_BYTES)
+        return false;
+    const uint8_t *p = buffer;
+    if (get_u32(&p) != SCENE_MAGIC || get_u32(&p) != SCENE_VERSION)
+        return false;
+    uint32_t tick = get_u32(&p);
+    uint32_t count = get_u32(&p);
+    if (count > sc->max_chars || size != HEADER_BYTES + (size_t)count * CHAR_BYTES)
+        return false;
+    // Check every record before changing anything: a bad buffer leaves the
+    // scene as it was.
+    const uint8_t *q = p;
+    uint32_t last = 0;
+    for (uint32_t i = 0; i < count; i++) {
+        sim_char_state c = read_char(&q);
+        if (c.id <= last || (c.id & SIM_FEATURE_OBJECT_BIT) || find_platform(sc, c.id) ||
+            !sim_v3_in_world(c.position))
+            return false;
+        last = c.id;
+    }
+    for (uint32_t i = 0; i < count; i++) {
+        sc->chars[i] = read_char(&p);
+        sc->has_input[i] = 0;
+    }
+    sc->count = count;
+    sc->tick = tick;
+    return true;
+}

@@ -28,8 +28,6 @@ typedef struct cap_ctx {
     sim_tri_hit best;
 } cap_ctx;
 
-
-
 static void consider(cap_ctx *c, sim_fx s, sim_vec3 normal, uint8_t type, int index,
                      sim_vec3 point)
 {

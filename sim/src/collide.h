@@ -28,6 +28,7 @@ enum {
     SIM_TRI_EDGE0_BURIED = 1u << 6,
     SIM_TRI_VERT0_BURIED = 1u << 9,
     SIM_TRI_BURIED = 1u << 12,
+    SIM_TRI_RECHECK = 1u << 13, ///< world building only: judge the edges again
 };
 
 /// A collision triangle with everything the queries need precomputed at world

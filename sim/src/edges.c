@@ -67,12 +67,20 @@ static void match_edge(edge_ctx *c, const sim_tri *n)
     sim_aabb eb = sim_aabb_union(sim_aabb_of_point(t->v[c->edge]),
                                  sim_aabb_of_point(t->v[(c->edge + 1) % 3]));
     eb = sim_aabb_expand(eb, sim_v3(tol, tol, tol));
+    sim_vec3 ea = t->v[c->edge], ee = t->v[(c->edge + 1) % 3];
     for (int j = 0; j < 3; j++) {
         sim_fx a, b;
-        sim_aabb nb = sim_aabb_union(sim_aabb_of_point(n->v[j]), sim_aabb_of_point(n->v[(j + 1) % 3]));
+        sim_vec3 na = n->v[j], ne = n->v[(j + 1) % 3];
+        // Meshes with shared vertices: the same edge, either way round.
+        if ((sim_v3_eq(na, ea) && sim_v3_eq(ne, ee)) || (sim_v3_eq(na, ee) && sim_v3_eq(ne, ea))) {
+            if (c->count < MAX_MATCHES)
+                c->m[c->count++] = (match){n->n, n->v[(j + 2) % 3], 0, t->elen[c->edge]};
+            continue;
+        }
+        sim_aabb nb = sim_aabb_union(sim_aabb_of_point(na), sim_aabb_of_point(ne));
         if (!sim_aabb_overlaps(eb, nb))
             continue;
-        if (!on_line(c, n->v[j], &a) || !on_line(c, n->v[(j + 1) % 3], &b))
+        if (!on_line(c, na, &a) || !on_line(c, ne, &b))
             continue;
         if (a > b) {
             sim_fx x = a;
@@ -278,9 +286,12 @@ void sim_edges_classify(sim_world *w, bool bury)
     tri_ctx *c = malloc(sizeof *c);
     if (!c)
         return; // every edge stays active: correct, only bumpier
-    // Pass 1: edges (and buried triangles), from geometry alone.
+    // Pass 1: edges (and buried triangles), from geometry alone. Without
+    // `bury` only the triangles marked SIM_TRI_RECHECK are judged again.
     for (uint32_t i = 0; i < w->tri_count; i++) {
         sim_tri *t = &w->tris[i];
+        if (!bury && !(t->flags & SIM_TRI_RECHECK))
+            continue;
         c->w = w;
         c->t = t;
         c->twins = 0;
@@ -308,12 +319,15 @@ void sim_edges_classify(sim_world *w, bool bury)
         }
         if (bury && all && any_buried && covered_by_twins(c, tol))
             flags |= SIM_TRI_BURIED;
-        t->flags = flags;
+        t->flags = flags | (t->flags & SIM_TRI_RECHECK);
     }
     free(c);
     // Pass 2: vertices, now that every edge is known.
     for (uint32_t i = 0; i < w->tri_count; i++) {
         sim_tri *t = &w->tris[i];
+        if (!bury && !(t->flags & SIM_TRI_RECHECK))
+            continue;
+        t->flags &= ~(uint32_t)((7u << 3) | (7u << 9)); // vertex flags are judged anew
         for (int v = 0; v < 3; v++) {
             int prev = (v + 2) % 3;
             bool in_a = (t->flags >> v) & 1u, in_b = (t->flags >> prev) & 1u;

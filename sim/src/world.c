@@ -46,6 +46,15 @@ static const unsigned char box_faces[6][4] = {
 
 static bool in_range(sim_vec3 p) { return sim_v3_in_world(p); }
 
+// The BVH hands out const triangles; this marks the ones world building must
+// look at again (the world is still being built, so writing is fine).
+static bool mark_recheck(void *ctx, const sim_tri *t)
+{
+    (void)ctx;
+    ((sim_tri *)t)->flags |= SIM_TRI_RECHECK;
+    return true;
+}
+
 sim_world *sim_world_create(const sim_level *level, const sim_world_def *def_in, sim_error *err)
 {
     sim_world_def def = def_in ? *def_in : sim_world_default_def();
@@ -124,24 +133,44 @@ sim_world *sim_world_create(const sim_level *level, const sim_world_def *def_in,
         return NULL;
     }
     sim_edges_classify(w, true);
-    // Drop the triangles buried inside solid material, index the rest, and
-    // judge their edges again: a dropped triangle no longer continues a surface.
-    uint32_t kept = 0;
+    // Drop the triangles buried inside solid material and index the rest.
+    // Their neighbours are judged again: a dropped triangle no longer
+    // continues a surface.
+    uint32_t kept = 0, dropped = 0;
     for (uint32_t i = 0; i < w->tri_count; i++)
-        if (!(w->tris[i].flags & SIM_TRI_BURIED))
+        dropped += (w->tris[i].flags & SIM_TRI_BURIED) != 0;
+    sim_aabb *gone = dropped ? malloc(dropped * sizeof *gone) : NULL;
+    if (dropped && !gone) {
+        sim_world_destroy(w);
+        set_error(err, "sim_world_create: out of memory");
+        return NULL;
+    }
+    dropped = 0;
+    for (uint32_t i = 0; i < w->tri_count; i++) {
+        if (w->tris[i].flags & SIM_TRI_BURIED)
+            gone[dropped++] = sim_tri_bounds(&w->tris[i]);
+        else
             w->tris[kept++] = w->tris[i];
-    w->stats.buried_count = w->tri_count - kept;
-    if (kept != w->tri_count) {
+    }
+    w->stats.buried_count = dropped;
+    if (dropped) {
         w->tri_count = kept;
         free(w->nodes);
         w->nodes = NULL;
         if (!sim_bvh_build(w)) {
+            free(gone);
             sim_world_destroy(w);
             set_error(err, "sim_world_create: out of memory");
             return NULL;
         }
+        sim_fx g = def.weld_distance;
+        for (uint32_t k = 0; k < dropped; k++)
+            sim_bvh_query(w, sim_aabb_expand(gone[k], sim_v3(g, g, g)), mark_recheck, NULL);
         sim_edges_classify(w, false);
+        for (uint32_t i = 0; i < w->tri_count; i++)
+            w->tris[i].flags &= ~(uint32_t)SIM_TRI_RECHECK;
     }
+    free(gone);
     n = w->tri_count;
     w->stats.triangle_count = n;
     uint32_t inactive = 0;

@@ -3,6 +3,11 @@
 // The program is found beside this test executable (both are built into the
 // same build folder), through /proc/self/exe. Every run uses the built-in
 // level, so no shared files are needed.
+//
+// The default run's final hash is pinned (KEELSIM_DEFAULT_FINAL_HASH). When
+// movement changes on purpose, regenerate it with `build/keel-sim --quiet`
+// (the defaults: built-in level, 640 ticks, 8 characters, seed 1), check that
+// the change is meant, and paste the new value below.
 #define _POSIX_C_SOURCE 200809L
 
 #include <errno.h>
@@ -18,6 +23,9 @@
 #include <criterion/criterion.h>
 
 #include "test_support.h"
+
+/// `keel-sim --quiet` with every option at its default (see above).
+#define KEELSIM_DEFAULT_FINAL_HASH "f24862788db99b14"
 
 typedef struct run_result {
     int exit_code; ///< -1 when the process did not exit normally
@@ -196,12 +204,16 @@ Test(keelsim, final_hash_same_in_every_format)
 
 Test(keelsim, bad_flags_exit_2_with_usage)
 {
-    static const char *const bad[][3] = {
+    static const char *const bad[][5] = {
         {"--bogus", NULL, NULL},        {"--ticks", "abc", NULL},   {"--ticks", "-5", NULL},
         {"--format", "xml", NULL},      {"--shape", "sphere", NULL}, {"--spawn", "1,2", NULL},
         {"--spawn", "1,2,3x", NULL},    {"--up", "x", NULL},        {"--rate", "0", NULL},
         {"--scale", "abc", NULL},       {"--seed", "", NULL},       {"--ticks", NULL, NULL},
-        {"stray", NULL, NULL},          {"--quiet=1", NULL, NULL},
+        {"stray", NULL, NULL},          {"--quiet=1", NULL, NULL},  {"--mode", "ghosts", NULL},
+        {"--rate", "1", NULL},          {"--rate", "1001", NULL},  {"--platforms=yes", NULL, NULL},
+        {"--characters", "100001", NULL}, {"--input", "", NULL},   {"--edge-guard", "x", NULL},
+        {"--mode", "probes", "--input", "x.txt", NULL}, {"--mode", "probes", "--platforms", NULL},
+        {"--mode", "probes", "--edge-guard", NULL},     {"--input", "x.txt", "--edge-guard", NULL},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         run_result r = run_keelsim(bad[i]);
@@ -250,10 +262,10 @@ Test(keelsim, missing_obj_exits_1)
     run_free(&r);
 }
 
-Test(keelsim, jsonl_lines_parse)
+Test(keelsim, probes_jsonl_lines_parse)
 {
     const unsigned ticks = 25, chars = 3;
-    run_result r = RUN("--ticks", "25", "--characters", "3", "--format", "jsonl");
+    run_result r = RUN("--mode", "probes", "--ticks", "25", "--characters", "3", "--format", "jsonl");
     cr_assert_eq(r.exit_code, 0, "stderr: %s", r.err);
     cr_assert_eq(count_lines(r.out), ticks * chars + 1);
     final_hash_of(r.out);
@@ -281,10 +293,10 @@ Test(keelsim, jsonl_lines_parse)
     run_free(&r);
 }
 
-Test(keelsim, csv_rows_parse)
+Test(keelsim, probes_csv_rows_parse)
 {
     const unsigned ticks = 25, chars = 3;
-    run_result r = RUN("--ticks", "25", "--characters", "3", "--format", "csv");
+    run_result r = RUN("--mode", "probes", "--ticks", "25", "--characters", "3", "--format", "csv");
     cr_assert_eq(r.exit_code, 0, "stderr: %s", r.err);
     cr_assert_eq(count_lines(r.out), 1 + ticks * chars + 1);
     final_hash_of(r.out);
@@ -314,8 +326,8 @@ Test(keelsim, csv_rows_parse)
 // probes of an eight-probe run move exactly like a three-probe run.
 Test(keelsim, probes_do_not_depend_on_count)
 {
-    run_result a = RUN("--ticks", "60", "--characters", "3", "--format", "csv");
-    run_result b = RUN("--ticks", "60", "--characters", "8", "--format", "csv");
+    run_result a = RUN("--mode", "probes", "--ticks", "60", "--characters", "3", "--format", "csv");
+    run_result b = RUN("--mode", "probes", "--ticks", "60", "--characters", "8", "--format", "csv");
     cr_assert_eq(a.exit_code, 0);
     cr_assert_eq(b.exit_code, 0);
     char *sa = NULL, *sb = NULL;
@@ -340,10 +352,10 @@ Test(keelsim, probes_do_not_depend_on_count)
     run_free(&b);
 }
 
-Test(keelsim, spawn_points_are_used)
+Test(keelsim, probes_use_spawn_points)
 {
-    run_result r = RUN("--ticks", "1", "--characters", "2", "--spawn", "1.5,0,2.25", "--spawn",
-                       "-3,0,-4", "--format", "csv");
+    run_result r = RUN("--mode", "probes", "--ticks", "1", "--characters", "2", "--spawn",
+                       "1.5,0,2.25", "--spawn", "-3,0,-4", "--format", "csv");
     cr_assert_eq(r.exit_code, 0, "stderr: %s", r.err);
     char *save = NULL;
     strtok_r(r.out, "\n", &save);
@@ -376,8 +388,306 @@ Test(keelsim, zero_ticks_prints_only_the_hash)
 
 Test(keelsim, generated_level_and_box_run)
 {
-    run_result r = RUN("--level", "generated", "--generate-triangles", "2000", "--shape", "box",
-                       "--ticks", "30", "--quiet");
+    for (int probes = 0; probes < 2; probes++) {
+        run_result r = RUN("--mode", probes ? "probes" : "characters", "--level", "generated",
+                           "--generate-triangles", "2000", "--shape", "box", "--ticks", "30",
+                           "--quiet");
+        cr_assert_eq(r.exit_code, 0, "stderr: %s", r.err);
+        final_hash_of(r.out);
+        run_free(&r);
+    }
+}
+
+// ---- the characters mode -----------------------------------------------------------
+
+// Writes `text` (length n) to a new temporary file; the caller unlinks it.
+static void write_temp(char *name, size_t size, const char *what, const char *text, size_t n)
+{
+    int fd = temp_file(name, size, what);
+    cr_assert_eq(write(fd, text, n), (ssize_t)n, "write %s: %s", name, strerror(errno));
+    close(fd);
+}
+
+// The line of `out` for (tick, id), or NULL; writes it into buf.
+static const char *char_line(const char *out, unsigned tick, unsigned id, char *buf, size_t size)
+{
+    char key[64];
+    snprintf(key, sizeof key, "{\"tick\":%u,\"id\":%u,", tick, id);
+    const char *p = strstr(out, key);
+    if (!p)
+        return NULL;
+    const char *end = strchr(p, '\n');
+    size_t n = end ? (size_t)(end - p) : strlen(p);
+    cr_assert(n < size);
+    memcpy(buf, p, n);
+    buf[n] = '\0';
+    return buf;
+}
+
+// Three numbers of a JSON array value "key":[a,b,c] in a line, as doubles
+// (only to compare with tolerances; the text itself is exact).
+static void json_vec(const char *line, const char *key, double v[3])
+{
+    char k[64];
+    snprintf(k, sizeof k, "\"%s\":[", key);
+    const char *p = strstr(line, k);
+    cr_assert(p != NULL, "no %s in %s", key, line);
+    cr_assert_eq(sscanf(p + strlen(k), "%lf,%lf,%lf", &v[0], &v[1], &v[2]), 3, "%s", line);
+}
+
+Test(keelsim, characters_are_the_default_mode)
+{
+    run_result r = RUN("--ticks", "2", "--characters", "2");
+    cr_assert_eq(r.exit_code, 0, "stderr: %s", r.err);
+    char buf[1024];
+    const char *line = char_line(r.out, 1, 1, buf, sizeof buf);
+    cr_assert(line != NULL, "no row for tick 1, character 1: %s", r.out);
+    static const char *const keys[] = {"\"pos\":[",    "\"vel\":[",   "\"move\":\"",
+                                       "\"grounded\":", "\"ground_normal\":[", "\"flags\":[",
+                                       "\"flags_raw\":", "\"respawned\":"};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+        cr_assert(strstr(line, keys[i]) != NULL, "no %s in %s", keys[i], line);
+    run_free(&r);
+}
+
+// Two characters, three ticks: per tick a row per character in id order,
+// then the tick's hash line; then final_hash, equal to the last tick's hash.
+Test(keelsim, characters_jsonl_layout)
+{
+    run_result r = RUN("--ticks", "3", "--characters", "2", "--format", "jsonl");
+    cr_assert_eq(r.exit_code, 0, "stderr: %s", r.err);
+    cr_assert_eq(count_lines(r.out), 3 * 3 + 1, "%s", r.out);
+    char *save = NULL, last_hash[17] = "";
+    unsigned k = 0;
+    for (char *line = strtok_r(r.out, "\n", &save); line; line = strtok_r(NULL, "\n", &save), k++) {
+        if (k == 9) {
+            cr_assert(strncmp(line, "final_hash ", 11) == 0, "%s", line);
+            cr_assert_str_eq(line + 11, last_hash);
+            break;
+        }
+        unsigned tick, id;
+        size_t len = strlen(line);
+        cr_assert(line[0] == '{' && line[len - 1] == '}', "not an object: %s", line);
+        if (k % 3 == 2) {
+            cr_assert_eq(sscanf(line, "{\"tick\":%u,\"hash\":\"%16[0-9a-f]\"}", &tick, last_hash), 2,
+                         "%s", line);
+            cr_assert_eq(tick, k / 3 + 1);
+        } else {
+            cr_assert_eq(sscanf(line, "{\"tick\":%u,\"id\":%u,", &tick, &id), 2, "%s", line);
+            cr_assert_eq(tick, k / 3 + 1);
+            cr_assert_eq(id, k % 3 + 1);
+        }
+    }
+    run_free(&r);
+}
+
+Test(keelsim, characters_csv_layout)
+{
+    run_result r = RUN("--ticks", "3", "--characters", "2", "--format", "csv");
+    cr_assert_eq(r.exit_code, 0, "stderr: %s", r.err);
+    cr_assert_eq(count_lines(r.out), 1 + 3 * 3 + 1, "%s", r.out);
+    char *save = NULL;
+    char *header = strtok_r(r.out, "\n", &save);
+    cr_assert_str_eq(header, "tick,id,x,y,z,vx,vy,vz,move,grounded,nx,ny,nz,flags,flags_raw,respawned");
+    for (unsigned k = 0; k < 9; k++) {
+        char *line = strtok_r(NULL, "\n", &save);
+        cr_assert(line != NULL);
+        if (k % 3 == 2) {
+            unsigned tick;
+            char hash[17];
+            cr_assert_eq(sscanf(line, "# tick %u hash %16[0-9a-f]", &tick, hash), 2, "%s", line);
+            cr_assert_eq(tick, k / 3 + 1);
+            continue;
+        }
+        size_t fields = 1;
+        for (const char *c = line; *c; c++)
+            fields += *c == ',';
+        cr_assert_eq(fields, 16, "%s", line);
+        unsigned tick, id;
+        cr_assert_eq(sscanf(line, "%u,%u,", &tick, &id), 2);
+        cr_assert_eq(tick, k / 3 + 1);
+        cr_assert_eq(id, k % 3 + 1);
+    }
+    cr_assert(strncmp(strtok_r(NULL, "\n", &save), "final_hash ", 11) == 0);
+    run_free(&r);
+}
+
+Test(keelsim, characters_default_run_final_hash_is_pinned)
+{
+    run_result r = RUN("--quiet");
+    cr_assert_eq(r.exit_code, 0, "stderr: %s", r.err);
+    const char *h = final_hash_of(r.out);
+    cr_assert(strncmp(h, KEELSIM_DEFAULT_FINAL_HASH, 16) == 0,
+              "default run: final_hash %.16s, pinned %s (if movement changed on purpose, update "
+              "KEELSIM_DEFAULT_FINAL_HASH)",
+              h, KEELSIM_DEFAULT_FINAL_HASH);
+    run_free(&r);
+}
+
+// Positions are printed exactly: a character standing still at a spawn
+// point given in decimals keeps exactly those decimals.
+Test(keelsim, characters_positions_are_exact)
+{
+    char name[4096];
+    write_temp(name, sizeof name, "empty_input", "# nobody moves\n", 15);
+    run_result r = RUN("--characters", "1", "--spawn", "1.5,0,-2.25", "--input", name, "--ticks", "3");
+    unlink(name);
+    cr_assert_eq(r.exit_code, 0, "stderr: %s", r.err);
+    char buf[1024];
+    const char *line = char_line(r.out, 3, 1, buf, sizeof buf);
+    cr_assert(line != NULL, "%s", r.out);
+    cr_assert(strstr(line, "\"pos\":[1.5,0,-2.25]") != NULL, "%s", line);
+    cr_assert(strstr(line, "\"move\":\"walk\"") != NULL, "%s", line);
+    run_free(&r);
+}
+
+// 64 ticks of full forward input at yaw a quarter turn (looking along -X)
+// take a character about 8 m along -X on the built-in floor (a little less:
+// it starts from rest), and nowhere else.
+Test(keelsim, input_file_drives_a_character)
+{
+    static char text[64 * 40 + 128];
+    size_t n = (size_t)snprintf(text, sizeof text, "# walk along -X for one second\n\n");
+    for (int t = 0; t < 64; t++)
+        n += (size_t)snprintf(text + n, sizeof text - n, "%d 1 127 0 0 16384 0 0   # forward\r\n", t);
+    char name[4096];
+    write_temp(name, sizeof name, "walk_input", text, n);
+    run_result r = RUN("--characters", "2", "--spawn", "0,0,0", "--spawn", "5,0,2.5", "--input", name,
+                       "--ticks", "64");
+    run_result again = RUN("--characters", "2", "--spawn", "0,0,0", "--spawn", "5,0,2.5", "--input",
+                           name, "--ticks", "64");
+    unlink(name);
+    cr_assert_eq(r.exit_code, 0, "stderr: %s", r.err);
+    cr_assert_eq(again.out_len, r.out_len);
+    cr_assert(memcmp(again.out, r.out, r.out_len) == 0, "two scripted runs differ");
+    char buf[1024];
+    double p[3], q[3];
+    json_vec(char_line(r.out, 64, 1, buf, sizeof buf), "pos", p);
+    cr_assert(p[0] < -7.0 && p[0] > -8.0, "x %.6f, expected about -7.5", p[0]);
+    cr_assert(p[1] > -0.001 && p[1] < 0.01 && p[2] > -0.001 && p[2] < 0.001, "y %.6f z %.6f", p[1],
+              p[2]);
+    // Character 2 has no commands: it stands where it was put.
+    json_vec(char_line(r.out, 64, 2, buf, sizeof buf), "pos", q);
+    cr_assert(q[0] == 5.0 && q[2] == 2.5, "character 2 moved: %.6f %.6f", q[0], q[2]);
+    run_free(&r);
+    run_free(&again);
+}
+
+// Every class of error in an input file: exit 1, "file:line:" on stderr,
+// nothing on stdout.
+Test(keelsim, malformed_input_files_exit_1_naming_file_and_line)
+{
+    static const struct {
+        const char *text;
+        unsigned line;
+        const char *what;
+    } bad[] = {
+        {"0 1 127 0 0 0 0\n", 1, "expected 8 fields"},
+        {"# ok\n0 1 127 0 0 0 0 0 0\n", 2, "expected 8 fields"},
+        {"0 1 127 0 0 0 0 0 # fine\n\n1 1 12x 0 0 0 0 0\n", 3, "not a decimal integer"},
+        {"0 1 1.5 0 0 0 0 0\n", 1, "not a decimal integer"},
+        {"0 1 128 0 0 0 0 0\n", 1, "out of range"},
+        {"0 1 0 -128 0 0 0 0\n", 1, "out of range"},
+        {"0 1 0 0 0 65536 0 0\n", 1, "out of range"},
+        {"0 1 0 0 0 0 -32769 0\n", 1, "out of range"},
+        {"0 1 0 0 0 0 0 8\n", 1, "out of range"},
+        {"-1 1 0 0 0 0 0 0\n", 1, "out of range"},
+        {"4294967296 1 0 0 0 0 0 0\n", 1, "out of range"},
+        {"0 3 0 0 0 0 0 0\n", 1, "unknown character"},
+        {"0 0 0 0 0 0 0 0\n", 1, "unknown character"},
+        {"5 1 0 0 0 0 0 0\n5 2 0 0 0 0 0 0\n5 1 0 0 0 0 0 0\n", 3, "not after"},
+        {"5 1 0 0 0 0 0 0\n4 1 0 0 0 0 0 0\n", 2, "not after"},
+        {"0 1 0 0 0 0 0 0\n1 1 0 0\0 0 0 0 0\n", 2, "NUL"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        // The text may hold a NUL byte: its length comes from the last newline.
+        size_t n = strlen(bad[i].text);
+        if (strstr(bad[i].what, "NUL"))
+            n = (size_t)(strrchr(bad[i].text + n + 1, '\n') - bad[i].text) + 1;
+        char name[4096];
+        write_temp(name, sizeof name, "bad_input", bad[i].text, n);
+        run_result r = RUN("--characters", "2", "--input", name, "--ticks", "10");
+        unlink(name);
+        cr_assert_eq(r.exit_code, 1, "case %zu: exit %d, stderr: %s", i, r.exit_code, r.err);
+        char where[4200];
+        snprintf(where, sizeof where, "%s:%u: ", name, bad[i].line);
+        cr_assert(strstr(r.err, where) != NULL, "case %zu: stderr does not name %s: %s", i, where,
+                  r.err);
+        cr_assert(strstr(r.err, bad[i].what) != NULL, "case %zu: stderr does not say '%s': %s", i,
+                  bad[i].what, r.err);
+        cr_assert_eq(r.out_len, 0u, "case %zu wrote to stdout", i);
+        run_free(&r);
+    }
+}
+
+Test(keelsim, missing_input_file_exits_1)
+{
+    run_result r = RUN("--input", "/nonexistent/keel/input.txt");
+    cr_assert_eq(r.exit_code, 1);
+    cr_assert(strstr(r.err, "/nonexistent/keel/input.txt") != NULL, "stderr: %s", r.err);
+    cr_assert_eq(r.out_len, 0u);
+    run_free(&r);
+}
+
+// Random inputs are drawn per character from (seed, id): character 1 moves
+// exactly the same whether or not character 2 exists (35 m away, too far to
+// meet in 120 ticks at 8 m/s).
+Test(keelsim, random_input_does_not_depend_on_the_count)
+{
+    run_result a = RUN("--ticks", "120", "--characters", "1", "--spawn", "0,0,0", "--spawn",
+                       "25,0,-25", "--format", "csv");
+    run_result b = RUN("--ticks", "120", "--characters", "2", "--spawn", "0,0,0", "--spawn",
+                       "25,0,-25", "--format", "csv");
+    cr_assert_eq(a.exit_code, 0, "stderr: %s", a.err);
+    cr_assert_eq(b.exit_code, 0, "stderr: %s", b.err);
+    // Character 1's rows of each run, in order.
+    char *rows[2][120];
+    run_result *runs[2] = {&a, &b};
+    for (int k = 0; k < 2; k++) {
+        char *save = NULL;
+        unsigned n = 0;
+        for (char *line = strtok_r(runs[k]->out, "\n", &save); line;
+             line = strtok_r(NULL, "\n", &save)) {
+            unsigned tick, id;
+            if (sscanf(line, "%u,%u,", &tick, &id) == 2 && id == 1) {
+                cr_assert(n < 120);
+                rows[k][n++] = line;
+            }
+        }
+        cr_assert_eq(n, 120);
+    }
+    for (unsigned t = 0; t < 120; t++)
+        cr_assert_str_eq(rows[0][t], rows[1][t], "tick %u", t + 1);
+    run_free(&a);
+    run_free(&b);
+}
+
+// The elevator carries a character standing on it up to its top stop.
+Test(keelsim, platforms_carry_characters)
+{
+    char name[4096];
+    write_temp(name, sizeof name, "still_input", "", 0);
+    // The elevator's top rests 0.3 m above the floor at the platform_area
+    // marker (0, 0, -24) minus 1.5 m in x; it rises 3 m after a 1 s pause.
+    run_result r = RUN("--characters", "1", "--spawn", "-1.5,0.3,-24", "--input", name, "--ticks",
+                       "256", "--platforms");
+    run_result none = RUN("--characters", "1", "--level", "generated", "--generate-triangles", "500",
+                          "--platforms", "--ticks", "1");
+    unlink(name);
+    cr_assert_eq(r.exit_code, 0, "stderr: %s", r.err);
+    char buf[1024];
+    double p[3];
+    json_vec(char_line(r.out, 256, 1, buf, sizeof buf), "pos", p);
+    cr_assert(p[1] > 3.2 && p[1] < 3.4, "feet at y %.6f after the elevator's climb", p[1]);
+    cr_assert_eq(none.exit_code, 1, "a level without platform_area: exit %d", none.exit_code);
+    cr_assert(strstr(none.err, "platform_area") != NULL, "stderr: %s", none.err);
+    run_free(&r);
+    run_free(&none);
+}
+
+Test(keelsim, other_tick_rates_run)
+{
+    run_result r = RUN("--rate", "30", "--ticks", "60", "--quiet");
     cr_assert_eq(r.exit_code, 0, "stderr: %s", r.err);
     final_hash_of(r.out);
     run_free(&r);

@@ -259,9 +259,15 @@ bool move_set_crouched(sim_move_ctx *m, bool crouched)
     sim_fx lift = s->stand_shape.half.y * 2 - s->crouch_shape.half.y * 2;
     bool airborne = !(c->flags & SIM_CHAR_GROUNDED);
     if (crouched) {
-        // In the air the head stays where it is and the legs come up.
-        if (airborne)
-            c->position.y += lift;
+        // In the air the head stays where it is and the legs come up. A
+        // character standing on something it has not been told about yet (the
+        // first tick after a spawn) crouches on its feet.
+        if (airborne) {
+            sim_sweep_result r;
+            sim_vec3 center = sim_v3_add(c->position, sim_v3(0, s->stand_shape.half.y, 0));
+            if (!mover_sweep(m, s->stand_shape, center, sim_v3(0, -3 * s->skin, 0), &r))
+                c->position.y += lift;
+        }
         c->flags |= SIM_CHAR_CROUCHED;
         return true;
     }

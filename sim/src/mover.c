@@ -101,7 +101,7 @@ void mover_slide(const sim_move_ctx *m, sim_shape shape, sim_vec3 *center, sim_v
             // Back off along the motion until a skin from the plane; at
             // grazing angles cap the back-off at 16 skins.
             sim_fx cosang = -sim_v3_dot(d, n);
-            cosang = (sim_fx)(((int64_t)cosang << 16) / (len ? len : 1));
+            cosang = (sim_fx)(((int64_t)cosang * 65536) / (len ? len : 1));
             if (cosang < SIM_FX_ONE / 16)
                 cosang = SIM_FX_ONE / 16;
             sim_fx back = (sim_fx)(((int64_t)s->skin << 16) / cosang);

@@ -1,15 +1,18 @@
 // keel-sim: declarations shared by the scenario runner's files. MIT licence, see LICENSE.
 //
-// The program is split so that a new kind of simulated entity (the character
-// mover of the next issue) is one more ks_mode: options, level loading,
-// spawning, output and the state hash around it stay as they are.
+// The program is split so that a kind of simulated entity is one ks_mode
+// (characters, the default, and probes); options, level loading, spawn points
+// and number formatting are shared around it.
 #ifndef KEEL_SIM_TOOL_H
 #define KEEL_SIM_TOOL_H
 
 #include <stdio.h>
 
 #include <keel/sim_hash.h>
+#include <keel/sim_move.h>
 #include <keel/sim_world.h>
+
+#include "ks_common.h"
 
 #define KS_EXIT_OK 0
 #define KS_EXIT_FAILURE 1
@@ -20,6 +23,9 @@
 /// Largest --spawn coordinate: far enough inside SIM_WORLD_LIMIT that a shape
 /// standing there, and its motion, stay inside it too.
 #define KS_SPAWN_LIMIT SIM_FX_INT(3900)
+/// Most characters (and probes). Platform ids start above it, so the two
+/// never share an id (the scene requires that).
+#define KS_MAX_CHARACTERS 100000u
 
 // ---- options (options.c) -------------------------------------------------------
 
@@ -34,7 +40,13 @@ typedef enum ks_format {
     KS_FORMAT_CSV,
 } ks_format;
 
+typedef enum ks_mode_kind {
+    KS_MODE_CHARACTERS,
+    KS_MODE_PROBES,
+} ks_mode_kind;
+
 typedef struct ks_options {
+    ks_mode_kind mode;
     ks_level_kind level_kind;
     const char *level_name; ///< "builtin", "generated" or the OBJ path
     const char *scale;      ///< OBJ metres per file unit, decimal text
@@ -46,9 +58,13 @@ typedef struct ks_options {
     int32_t shape_type; ///< sim_shape_type
     sim_vec3 spawns[KS_MAX_SPAWNS]; ///< feet points from --spawn, in order given
     uint32_t spawn_count;
+    bool random_spawns; ///< ignore the level's spawn markers
     ks_format format;
     uint32_t rate; ///< ticks per second
     bool quiet;
+    const char *input_path; ///< --input, NULL for random inputs
+    bool platforms;
+    bool edge_guard;
 } ks_options;
 
 typedef enum ks_parse_status {
@@ -66,55 +82,16 @@ void ks_print_usage(FILE *f);
 /// digits, more than 18 fraction digits, or |value| >= 32768.
 bool ks_parse_fx(const char *s, const char **end, sim_fx *out);
 
-// ---- random numbers (tool-side; never inside sim/) ---------------------------
+// ---- the stage: level, world and spawn points (stage.c) ----------------------
+// (Named "stage" rather than "scene" so it is not confused with sim_scene,
+// which the characters mode runs on it.)
 
-/// splitmix64: one 64-bit state, full period, good enough mixing for test
-/// motion, and trivially the same on every machine.
-typedef struct ks_rng {
-    uint64_t state;
-} ks_rng;
-
-static inline uint64_t ks_mix64(uint64_t z)
-{
-    z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
-    return z ^ (z >> 31);
-}
-static inline uint64_t ks_rng_next(ks_rng *r)
-{
-    r->state += UINT64_C(0x9E3779B97F4A7C15);
-    return ks_mix64(r->state);
-}
-/// The stream of entity `id` for purpose `stream`: a function of (seed, id,
-/// stream) only, so an entity's random numbers do not depend on how many other
-/// entities exist or in which order they were created.
-static inline ks_rng ks_rng_for(uint64_t seed, uint32_t id, uint32_t stream)
-{
-    ks_rng r = {ks_mix64(seed ^ ks_mix64(((uint64_t)stream << 32 | id) + 1))};
-    return r;
-}
-/// Uniform integer in [lo, hi] (lo <= hi, hi - lo < 2^32; the modulo bias is
-/// below 2^-32).
-static inline int64_t ks_rng_range(ks_rng *r, int64_t lo, int64_t hi)
-{
-    uint64_t span = (uint64_t)(hi - lo) + 1u;
-    return lo + (int64_t)(ks_rng_next(r) % span);
-}
-
-/// Random streams; new purposes get new numbers, existing ones never change.
-enum {
-    KS_STREAM_SPAWN = 1,
-    KS_STREAM_MOTION = 2,
-};
-
-// ---- the scene: level, world and spawn points (scene.c) ----------------------
-
-typedef struct ks_scene {
+typedef struct ks_stage {
     sim_level level;
     sim_world *world;
     sim_world_stats stats;
-    sim_shape shape;
-    sim_fx dt;     ///< one tick in seconds
+    sim_shape shape; ///< the probes' shape
+    sim_fx dt;       ///< one tick in seconds
     uint64_t seed;
     /// Feet points from --spawn or the level's spawn* markers; empty when
     /// spawns are found by raycasting.
@@ -123,64 +100,84 @@ typedef struct ks_scene {
     /// Outside this box an entity is lost and respawns (keeps coordinates
     /// far inside SIM_WORLD_LIMIT however long a run is).
     sim_aabb keep_bounds;
-} ks_scene;
+} ks_stage;
 
-/// Clearance between a spawned shape and the floor it stands on, and the
+/// Clearance between a spawned probe and the floor it stands on, and the
 /// skin the probes keep from geometry.
 #define KS_SKIN SIM_FX_MM(5)
 
 /// Loads the level and builds the world. On failure prints the error to
 /// stderr and returns KS_EXIT_FAILURE; KS_EXIT_OK on success.
-int ks_scene_load(ks_scene *scene, const ks_options *opt);
-void ks_scene_free(ks_scene *scene);
-/// Centre of entity `id`'s spawn: the feet point raised by half the shape's
-/// height plus the skin. Deterministic in (scene, seed, id).
-sim_vec3 ks_scene_spawn_center(const ks_scene *scene, uint32_t id);
+int ks_stage_load(ks_stage *stage, const ks_options *opt);
+void ks_stage_free(ks_stage *stage);
+/// Centre of probe `id`'s spawn: the feet point raised by half the shape's
+/// height plus the skin. Deterministic in (stage, seed, id).
+sim_vec3 ks_stage_probe_spawn(const ks_stage *stage, uint32_t id);
+/// Feet points for characters 1..count (out[i] is character i + 1's), for a
+/// character whose standing shape is `shape`. Deterministic in (stage, seed,
+/// and the ids), and character i's point depends only on characters below it.
+void ks_stage_character_spawns(const ks_stage *stage, sim_shape shape, sim_fx walkable_ny,
+                               bool random_spawns, uint32_t count, sim_vec3 *out);
+
+// ---- input files (input.c) ------------------------------------------------------
+
+typedef struct ks_command {
+    uint32_t id;
+    sim_input input;
+} ks_command;
+
+/// Commands of an --input file sorted by (tick, character).
+typedef struct ks_script {
+    ks_command *commands;
+    size_t count;
+    size_t next; ///< first command not yet used
+} ks_script;
+
+/// Reads and validates an input file for characters 1..characters. On error
+/// prints "keel-sim: FILE:LINE: what" (or "keel-sim: FILE: what") to stderr
+/// and returns KS_EXIT_FAILURE, leaving *out empty.
+int ks_script_load(const char *path, uint32_t characters, ks_script *out);
+void ks_script_free(ks_script *script);
+
+// ---- output helpers (output.c) ------------------------------------------------------
+
+/// Decimal metres with six fraction digits, rounded to nearest (ties away
+/// from zero) by integer arithmetic: "1.250000", "-0.000015".
+void ks_format_fx(char *buf, size_t size, sim_fx v);
+/// The exact decimal value of a Q16.16 number (every one has a finite
+/// decimal expansion of at most 16 fraction digits), trailing zeros dropped:
+/// "1.25", "-4", "0.0000152587890625". Needs 24 bytes.
+void ks_format_fx_exact(char *buf, size_t size, sim_fx v);
+
+typedef struct ks_writer {
+    FILE *f;
+    ks_format format;
+} ks_writer;
+
+void ks_write_final(const ks_writer *w, uint64_t state_hash);
 
 // ---- modes (mode_*.c) -----------------------------------------------------------
 
-/// One output row: an entity's state after a tick.
-typedef struct ks_row {
-    uint32_t id;
-    sim_vec3 position; ///< shape centre
-    sim_vec3 velocity;
-    uint32_t flags; ///< bit i is the mode's flag_names[i]
-} ks_row;
-
-/// A kind of simulated entity. The runner owns the loop, the output and the
-/// hash framing; a mode owns its entities' state and how one tick moves them.
+/// A kind of simulated entity. The runner owns the loop and the final hash;
+/// a mode owns its entities, how one tick moves them, their rows and the
+/// state hash.
 typedef struct ks_mode {
     const char *name;
-    const char *const *flag_names;
-    int flag_count;
-    /// NULL when memory runs out.
-    void *(*create)(const ks_scene *scene, uint32_t count);
-    void (*step)(void *state, const ks_scene *scene);
-    uint32_t (*count)(const void *state);
-    void (*row)(const void *state, uint32_t index, ks_row *out);
-    /// Hash every field of every entity, in id order.
-    uint64_t (*hash)(const void *state, uint64_t h);
+    /// NULL on failure, after printing why (exit 1). `script` is the --input
+    /// file's commands (empty without one); the mode takes them over.
+    void *(*create)(const ks_stage *stage, const ks_options *opt, ks_script *script);
+    void (*step)(void *state, const ks_stage *stage);
+    /// Hash of the whole state after `tick` ticks.
+    uint64_t (*hash)(const void *state, uint64_t tick);
+    void (*write_header)(const void *state, const ks_writer *w);
+    /// The rows of one tick; `hash` is hash(state, tick).
+    void (*write_tick)(const void *state, const ks_writer *w, uint64_t tick, uint64_t hash);
     /// Counters of the whole run (one line, for stderr).
     void (*summary)(const void *state, FILE *f);
     void (*destroy)(void *state);
 } ks_mode;
 
 extern const ks_mode ks_mode_probes;
-
-// ---- output (output.c) ----------------------------------------------------------
-
-/// Decimal metres with six fraction digits, rounded to nearest (ties away
-/// from zero) by integer arithmetic: "1.250000", "-0.000015".
-void ks_format_fx(char *buf, size_t size, sim_fx v);
-
-typedef struct ks_writer {
-    FILE *f;
-    ks_format format;
-    const ks_mode *mode;
-} ks_writer;
-
-void ks_write_header(const ks_writer *w);
-void ks_write_row(const ks_writer *w, uint64_t tick, const ks_row *row, uint64_t state_hash);
-void ks_write_final(const ks_writer *w, uint64_t state_hash);
+extern const ks_mode ks_mode_characters;
 
 #endif

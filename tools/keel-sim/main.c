@@ -6,19 +6,6 @@
 // same simulation bit for bit.
 #include "keel_sim.h"
 
-#include <string.h>
-
-// The hash of the state after `tick` ticks: the mode's name, the tick and the
-// entity count frame the mode's own fields, so runs of different lengths or
-// modes never compare equal by accident.
-static uint64_t state_hash(const ks_mode *mode, const void *state, uint64_t tick)
-{
-    uint64_t h = sim_hash_bytes(SIM_HASH_SEED, mode->name, strlen(mode->name));
-    h = sim_hash_u64(h, tick);
-    h = sim_hash_u32(h, mode->count(state));
-    return mode->hash(state, h);
-}
-
 int main(int argc, char **argv)
 {
     static ks_options opt; // large (the --spawn array): not on the stack
@@ -31,50 +18,51 @@ int main(int argc, char **argv)
         return KS_EXIT_USAGE;
     }
 
-    ks_scene scene;
-    int rc = ks_scene_load(&scene, &opt);
-    if (rc != KS_EXIT_OK)
-        return rc;
+    // The input file first: it is quick to check, and a bad line should not
+    // wait for a large level to load.
+    ks_script script = {0};
+    if (opt.input_path && ks_script_load(opt.input_path, opt.characters, &script) != KS_EXIT_OK)
+        return KS_EXIT_FAILURE;
 
-    // The only mode until the character mover lands; then an option picks one.
-    const ks_mode *mode = &ks_mode_probes;
-    void *state = mode->create(&scene, opt.characters);
+    ks_stage stage;
+    int rc = ks_stage_load(&stage, &opt);
+    if (rc != KS_EXIT_OK) {
+        ks_script_free(&script);
+        return rc;
+    }
+
+    const ks_mode *mode = opt.mode == KS_MODE_PROBES ? &ks_mode_probes : &ks_mode_characters;
+    void *state = mode->create(&stage, &opt, &script);
+    ks_script_free(&script); // the mode took the commands over (or failed)
     if (!state) {
-        fputs("keel-sim: out of memory\n", stderr);
-        ks_scene_free(&scene);
+        ks_stage_free(&stage);
         return KS_EXIT_FAILURE;
     }
 
     static char outbuf[1 << 16];
     setvbuf(stdout, outbuf, _IOFBF, sizeof outbuf);
-    ks_writer w = {stdout, opt.format, mode};
+    ks_writer w = {stdout, opt.format};
     if (!opt.quiet)
-        ks_write_header(&w);
+        mode->write_header(state, &w);
 
-    uint64_t h = state_hash(mode, state, 0);
+    uint64_t h = mode->hash(state, 0);
     for (uint64_t tick = 1; tick <= opt.ticks; tick++) {
-        mode->step(state, &scene);
-        h = state_hash(mode, state, tick);
-        if (opt.quiet)
-            continue;
-        uint32_t n = mode->count(state);
-        for (uint32_t i = 0; i < n; i++) {
-            ks_row row;
-            mode->row(state, i, &row);
-            ks_write_row(&w, tick, &row, h);
-        }
+        mode->step(state, &stage);
+        h = mode->hash(state, tick);
+        if (!opt.quiet)
+            mode->write_tick(state, &w, tick, h);
     }
     ks_write_final(&w, h);
 
     if (!opt.quiet) {
         fprintf(stderr, "keel-sim: %s: %u triangles (%u degenerate dropped); %s x %u, %u ticks: ",
-                opt.level_name, (unsigned)scene.stats.triangle_count,
-                (unsigned)scene.stats.degenerate_count, mode->name, (unsigned)opt.characters,
+                opt.level_name, (unsigned)stage.stats.triangle_count,
+                (unsigned)stage.stats.degenerate_count, mode->name, (unsigned)opt.characters,
                 (unsigned)opt.ticks);
         mode->summary(state, stderr);
     }
     mode->destroy(state);
-    ks_scene_free(&scene);
+    ks_stage_free(&stage);
 
     if (fflush(stdout) != 0 || ferror(stdout)) {
         fputs("keel-sim: error writing the output\n", stderr);

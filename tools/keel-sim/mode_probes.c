@@ -1,15 +1,18 @@
 // keel-sim: probes, shapes pushed around by random acceleration and gravity.
 // MIT licence, see LICENSE.
 //
-// Probes exercise the collision queries the way a mover will, before the real
-// character mover exists: every tick each probe's horizontal acceleration
-// takes a random step, gravity pulls it down, and a plain collide-and-slide
-// moves it. They do not interact with each other. All state is sim_fx and
-// every operation is from sim_math.h, so a run is the same bytes everywhere.
+// Probes exercise the collision queries on their own, without the character
+// mover (they came first, and stay as --mode probes so the queries can be
+// run and hashed apart from movement): every tick each probe's horizontal
+// acceleration takes a random step, gravity pulls it down, and a plain
+// collide-and-slide moves it. They do not interact with each other. All
+// state is sim_fx and every operation is from sim_math.h, so a run is the
+// same bytes everywhere.
 #include "keel_sim.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define PROBE_GRAVITY SIM_FX_INT(-20)
 /// Largest random change of each horizontal acceleration component per tick.
@@ -30,8 +33,9 @@ enum {
     PROBE_RESPAWNED = 1u << 2,
     PROBE_TUNNELLED = 1u << 3,
 };
-static const char *const probe_flag_names[] = {"grounded", "start_overlap", "respawned",
-                                               "tunnelled"};
+#define PROBE_FLAG_COUNT 4
+static const char *const probe_flag_names[PROBE_FLAG_COUNT] = {"grounded", "start_overlap",
+                                                               "respawned", "tunnelled"};
 
 typedef struct probe {
     sim_vec3 spawn; ///< centre to respawn at
@@ -53,17 +57,21 @@ typedef struct probes {
     probe items[];
 } probes;
 
-static void *probes_create(const ks_scene *scene, uint32_t count)
+static void *probes_create(const ks_stage *stage, const ks_options *opt, ks_script *script)
 {
+    (void)script; // options.c allows --input only for characters
+    uint32_t count = opt->characters;
     probes *s = calloc(1, sizeof(probes) + sizeof(probe) * count);
-    if (!s)
+    if (!s) {
+        fputs("keel-sim: out of memory\n", stderr);
         return NULL;
+    }
     s->count = count;
     for (uint32_t i = 0; i < count; i++) {
         probe *p = &s->items[i];
-        p->spawn = ks_scene_spawn_center(scene, i);
+        p->spawn = ks_stage_probe_spawn(stage, i);
         p->position = p->spawn;
-        p->rng = ks_rng_for(scene->seed, i, KS_STREAM_MOTION);
+        p->rng = ks_rng_for(stage->seed, i, KS_STREAM_MOTION);
     }
     return s;
 }
@@ -80,11 +88,11 @@ static sim_vec3 clip_into(sim_vec3 v, sim_vec3 n)
 // Pushes the probe out along the deepest contact. Returns false when the
 // contact query finds nothing deeper than the tolerance although the sweep
 // reported an overlap (the two queries disagree).
-static bool depenetrate(const ks_scene *scene, sim_vec3 *pos)
+static bool depenetrate(const ks_stage *stage, sim_vec3 *pos)
 {
-    sim_overlap_input oi = {scene->shape, *pos, 0};
+    sim_overlap_input oi = {stage->shape, *pos, 0};
     sim_contact c[PROBE_CONTACTS];
-    int n = sim_world_contacts(scene->world, &oi, c, PROBE_CONTACTS);
+    int n = sim_world_contacts(stage->world, &oi, c, PROBE_CONTACTS);
     if (n <= 0 || c[0].depth <= SIM_QUERY_TOLERANCE)
         return false;
     *pos = sim_v3_madd(*pos, c[0].normal, sim_fx_add(c[0].depth, KS_SKIN));
@@ -94,14 +102,14 @@ static bool depenetrate(const ks_scene *scene, sim_vec3 *pos)
 // A free shape's centre is at least its half width from every triangle, so a
 // centre path that crosses a triangle means the shape went through geometry.
 // Checked on every move so such a bug is flagged where it happens.
-static void check_path(probe *p, const ks_scene *scene, sim_vec3 from, sim_vec3 to,
+static void check_path(probe *p, const ks_stage *stage, sim_vec3 from, sim_vec3 to,
                        probe_stats *st)
 {
     if (sim_v3_eq(from, to))
         return;
     sim_ray_input in = {from, sim_v3_sub(to, from)};
     sim_ray_result r;
-    if (sim_world_raycast(scene->world, &in, &r) && !(p->flags & PROBE_TUNNELLED)) {
+    if (sim_world_raycast(stage->world, &in, &r) && !(p->flags & PROBE_TUNNELLED)) {
         p->flags |= PROBE_TUNNELLED;
         st->tunnelled++;
     }
@@ -110,18 +118,18 @@ static void check_path(probe *p, const ks_scene *scene, sim_vec3 from, sim_vec3 
 // Collide and slide: sweep, stop a skin short of the impact (measured along
 // the motion), drop the motion and velocity into the surface, try again with
 // what is left.
-static void probe_move(probe *p, const ks_scene *scene, probe_stats *st)
+static void probe_move(probe *p, const ks_stage *stage, probe_stats *st)
 {
     sim_vec3 pos = p->position;
     sim_vec3 vel = p->velocity;
-    sim_vec3 rest = sim_v3_scale(vel, scene->dt);
+    sim_vec3 rest = sim_v3_scale(vel, stage->dt);
     int slide = 0;
     for (; slide < PROBE_MAX_SLIDES && !sim_v3_is_zero(rest); slide++) {
-        sim_sweep_input in = {scene->shape, pos, rest};
+        sim_sweep_input in = {stage->shape, pos, rest};
         sim_sweep_result r;
         st->sweeps++;
-        if (!sim_world_sweep(scene->world, &in, &r)) {
-            check_path(p, scene, pos, sim_v3_add(pos, rest), st);
+        if (!sim_world_sweep(stage->world, &in, &r)) {
+            check_path(p, stage, pos, sim_v3_add(pos, rest), st);
             pos = sim_v3_add(pos, rest);
             rest = sim_v3_zero();
             break;
@@ -130,13 +138,13 @@ static void probe_move(probe *p, const ks_scene *scene, probe_stats *st)
         if (r.start_overlap) {
             st->start_overlaps++;
             p->flags |= PROBE_START_OVERLAP;
-            if (!depenetrate(scene, &pos))
+            if (!depenetrate(stage, &pos))
                 st->unresolved_overlaps++;
         } else {
             sim_vec3 end = sim_v3_add(pos, rest);
             sim_fx travelled = sim_v3_length(sim_v3_sub(r.position, pos));
             sim_fx back = sim_fx_min(KS_SKIN, travelled);
-            check_path(p, scene, pos, r.position, st);
+            check_path(p, stage, pos, r.position, st);
             pos = sim_v3_sub(r.position, sim_dir_scale(sim_dir_from_v3(rest), back));
             rest = sim_v3_sub(end, r.position);
         }
@@ -157,7 +165,7 @@ static bool inside(sim_aabb b, sim_vec3 p)
            p.z >= b.min.z && p.z <= b.max.z;
 }
 
-static void probe_step(probe *p, const ks_scene *scene, probe_stats *st)
+static void probe_step(probe *p, const ks_stage *stage, probe_stats *st)
 {
     p->flags = 0;
     p->accel_x = sim_fx_clamp(sim_fx_add(p->accel_x, random_fx(&p->rng, PROBE_JERK)),
@@ -166,7 +174,7 @@ static void probe_step(probe *p, const ks_scene *scene, probe_stats *st)
                               -PROBE_MAX_ACCEL, PROBE_MAX_ACCEL);
 
     sim_vec3 v = p->velocity;
-    v = sim_v3_madd(v, sim_v3(p->accel_x, PROBE_GRAVITY, p->accel_z), scene->dt);
+    v = sim_v3_madd(v, sim_v3(p->accel_x, PROBE_GRAVITY, p->accel_z), stage->dt);
     sim_fx hspeed = sim_v3_length(sim_v3(v.x, 0, v.z));
     if (hspeed > PROBE_MAX_SPEED) {
         sim_fx k = sim_fx_div(PROBE_MAX_SPEED, hspeed);
@@ -176,13 +184,13 @@ static void probe_step(probe *p, const ks_scene *scene, probe_stats *st)
     v.y = sim_fx_max(v.y, -PROBE_TERMINAL_SPEED);
     p->velocity = v;
 
-    probe_move(p, scene, st);
+    probe_move(p, stage, st);
 
     if (p->flags & PROBE_GROUNDED)
         st->grounded_ticks++;
     if (p->flags & PROBE_START_OVERLAP)
         st->overlap_ticks++;
-    if (!inside(scene->keep_bounds, p->position)) {
+    if (!inside(stage->keep_bounds, p->position)) {
         // Lost (fell off the level): start over, keeping the random stream.
         p->position = p->spawn;
         p->velocity = sim_v3_zero();
@@ -192,27 +200,85 @@ static void probe_step(probe *p, const ks_scene *scene, probe_stats *st)
     }
 }
 
-static void probes_step(void *state, const ks_scene *scene)
+static void probes_step(void *state, const ks_stage *stage)
 {
     probes *s = state;
     for (uint32_t i = 0; i < s->count; i++)
-        probe_step(&s->items[i], scene, &s->stats);
+        probe_step(&s->items[i], stage, &s->stats);
 }
 
-static uint32_t probes_count(const void *state) { return ((const probes *)state)->count; }
-
-static void probes_row(const void *state, uint32_t index, ks_row *out)
+static void put_vec_json(FILE *f, const char *key, sim_vec3 v)
 {
-    const probe *p = &((const probes *)state)->items[index];
-    out->id = index;
-    out->position = p->position;
-    out->velocity = p->velocity;
-    out->flags = p->flags;
+    char x[24], y[24], z[24];
+    ks_format_fx(x, sizeof x, v.x);
+    ks_format_fx(y, sizeof y, v.y);
+    ks_format_fx(z, sizeof z, v.z);
+    fprintf(f, ",\"%s\":[%s,%s,%s]", key, x, y, z);
 }
 
-static uint64_t probes_hash(const void *state, uint64_t h)
+static void put_vec_csv(FILE *f, sim_vec3 v)
+{
+    char x[24], y[24], z[24];
+    ks_format_fx(x, sizeof x, v.x);
+    ks_format_fx(y, sizeof y, v.y);
+    ks_format_fx(z, sizeof z, v.z);
+    fprintf(f, ",%s,%s,%s", x, y, z);
+}
+
+static void probes_write_header(const void *state, const ks_writer *w)
+{
+    (void)state;
+    if (w->format != KS_FORMAT_CSV)
+        return;
+    fputs("tick,id,x,y,z,vx,vy,vz,x_raw,y_raw,z_raw,vx_raw,vy_raw,vz_raw", w->f);
+    for (int i = 0; i < PROBE_FLAG_COUNT; i++)
+        fprintf(w->f, ",%s", probe_flag_names[i]);
+    fputs(",hash\n", w->f);
+}
+
+// One line per probe: the centre, the velocity, both also as raw Q16.16,
+// the tick's flags and the state hash.
+static void probes_write_tick(const void *state, const ks_writer *w, uint64_t tick,
+                              uint64_t state_hash)
 {
     const probes *s = state;
+    FILE *f = w->f;
+    for (uint32_t id = 0; id < s->count; id++) {
+        const probe *pr = &s->items[id];
+        sim_vec3 p = pr->position, v = pr->velocity;
+        if (w->format == KS_FORMAT_CSV) {
+            fprintf(f, "%" PRIu64 ",%" PRIu32, tick, id);
+            put_vec_csv(f, p);
+            put_vec_csv(f, v);
+            fprintf(f, ",%" PRId32 ",%" PRId32 ",%" PRId32 ",%" PRId32 ",%" PRId32 ",%" PRId32,
+                    p.x, p.y, p.z, v.x, v.y, v.z);
+            for (int i = 0; i < PROBE_FLAG_COUNT; i++)
+                fprintf(f, ",%d", (pr->flags >> i) & 1u ? 1 : 0);
+            fprintf(f, ",%016" PRIx64 "\n", state_hash);
+            continue;
+        }
+        fprintf(f, "{\"tick\":%" PRIu64 ",\"id\":%" PRIu32, tick, id);
+        put_vec_json(f, "pos", p);
+        put_vec_json(f, "vel", v);
+        fprintf(f,
+                ",\"pos_raw\":[%" PRId32 ",%" PRId32 ",%" PRId32 "]"
+                ",\"vel_raw\":[%" PRId32 ",%" PRId32 ",%" PRId32 "]",
+                p.x, p.y, p.z, v.x, v.y, v.z);
+        for (int i = 0; i < PROBE_FLAG_COUNT; i++)
+            fprintf(f, ",\"%s\":%s", probe_flag_names[i], (pr->flags >> i) & 1u ? "true" : "false");
+        fprintf(f, ",\"hash\":\"%016" PRIx64 "\"}\n", state_hash);
+    }
+}
+
+// The mode's name, the tick and the probe count frame the probes' own
+// fields, so runs of different lengths or modes never compare equal by
+// accident.
+static uint64_t probes_hash(const void *state, uint64_t tick)
+{
+    const probes *s = state;
+    uint64_t h = sim_hash_bytes(SIM_HASH_SEED, "probes", strlen("probes"));
+    h = sim_hash_u64(h, tick);
+    h = sim_hash_u32(h, s->count);
     for (uint32_t i = 0; i < s->count; i++) {
         const probe *p = &s->items[i];
         h = sim_hash_u32(h, i);
@@ -244,13 +310,11 @@ static void probes_destroy(void *state) { free(state); }
 
 const ks_mode ks_mode_probes = {
     .name = "probes",
-    .flag_names = probe_flag_names,
-    .flag_count = 4,
     .create = probes_create,
     .step = probes_step,
-    .count = probes_count,
-    .row = probes_row,
     .hash = probes_hash,
+    .write_header = probes_write_header,
+    .write_tick = probes_write_tick,
     .summary = probes_summary,
     .destroy = probes_destroy,
 };

@@ -13,25 +13,37 @@
 void ks_print_usage(FILE *f)
 {
     fputs("usage: keel-sim [options]\n"
-          "Runs probes (shapes with random horizontal acceleration and gravity, moved by\n"
-          "collide-and-slide) against a level and prints their state every tick.\n"
+          "Runs characters (the keel mover, with seeded random or scripted input) or\n"
+          "probes against a level and prints their state every tick, a state hash per\n"
+          "tick and the final state hash.\n"
           "\n"
+          "  --mode characters|probes  what to simulate (default characters)\n"
           "  --level builtin|generated|PATH  level to load (default builtin; PATH is an OBJ file)\n"
           "  --scale S                OBJ metres per file unit, decimal (default 0.12)\n"
           "  --up y|z                 OBJ up axis (default y)\n"
           "  --generate-triangles N   size of --level generated (default 20000; the level\n"
           "                           is generated from the low 32 bits of --seed)\n"
           "  --ticks N                ticks to run (default 640)\n"
-          "  --characters N           number of probes (default 8)\n"
+          "  --characters N           number of characters (ids 1..N) or probes (default 8)\n"
           "  --seed S                 random seed, decimal or 0x hex (default 1)\n"
-          "  --shape capsule|box      probe shape: capsule r 0.4 h 1.8, or box 0.8x1.8x0.8\n"
-          "                           (default capsule)\n"
+          "  --input FILE             characters: commands from FILE instead of random\n"
+          "                           input (one per line: tick character forward right up\n"
+          "                           yaw pitch buttons; see docs/formats.md)\n"
+          "  --rate N                 ticks per second (default 64; characters 2 to 1000,\n"
+          "                           probes 1 to 1000)\n"
+          "  --shape capsule|box      capsule r 0.4 h 1.8, or box 0.8x1.8x0.8 (crouched:\n"
+          "                           height 1.0) (default capsule)\n"
           "  --spawn X,Y,Z            spawn feet point in metres (within +-3900); repeat\n"
-          "                           for more; probe i uses point i mod count (default:\n"
-          "                           the level's spawn* markers, else seeded random\n"
-          "                           points on the ground)\n"
+          "                           for more; entity i uses point i mod count (default:\n"
+          "                           the level's spawn* markers, else seeded points on\n"
+          "                           walkable floor)\n"
+          "  --random-spawns          characters: seeded points on walkable floor even\n"
+          "                           when the level has spawn markers\n"
+          "  --platforms              characters: add an elevator and a shuttle at the\n"
+          "                           level's platform_area marker (the built-in level)\n"
+          "  --edge-guard             characters: turn back where there is no floor at\n"
+          "                           all ahead, as tests/test_soak.c does\n"
           "  --format jsonl|csv       output format (default jsonl)\n"
-          "  --rate N                 ticks per second (default 64)\n"
           "  --quiet                  print only the final_hash line\n"
           "  --help                   print this help and exit\n",
           f);
@@ -182,6 +194,7 @@ static ks_parse_status usage_error(const char *fmt, ...)
 ks_parse_status ks_parse_options(int argc, char **argv, ks_options *o)
 {
     memset(o, 0, sizeof *o);
+    o->mode = KS_MODE_CHARACTERS;
     o->level_kind = KS_LEVEL_BUILTIN;
     o->level_name = "builtin";
     o->scale = "0.12";
@@ -203,15 +216,21 @@ ks_parse_status ks_parse_options(int argc, char **argv, ks_options *o)
         const char *value = name[name_len] == '=' ? name + name_len + 1 : NULL;
 
 #define IS(opt) (name_len == strlen(opt) && strncmp(name, opt, name_len) == 0)
-        if (IS("help") || IS("quiet")) {
+        // Switches: no value.
+        bool *sw = IS("quiet")            ? &o->quiet
+                   : IS("platforms")      ? &o->platforms
+                   : IS("edge-guard")     ? &o->edge_guard
+                   : IS("random-spawns")  ? &o->random_spawns
+                                          : NULL;
+        if (IS("help") || sw) {
             if (value)
-                return usage_error("option --%s takes no value ('%s')", IS("help") ? "help" : "quiet",
+                return usage_error("option --%.*s takes no value ('%s')", (int)name_len, name,
                                    value);
             if (IS("help")) {
                 ks_print_usage(stdout);
                 return KS_PARSE_HELP;
             }
-            o->quiet = true;
+            *sw = true;
             continue;
         }
         if (!value) {
@@ -220,7 +239,18 @@ ks_parse_status ks_parse_options(int argc, char **argv, ks_options *o)
             value = argv[++i];
         }
 
-        if (IS("level")) {
+        if (IS("mode")) {
+            if (strcmp(value, "characters") == 0)
+                o->mode = KS_MODE_CHARACTERS;
+            else if (strcmp(value, "probes") == 0)
+                o->mode = KS_MODE_PROBES;
+            else
+                return usage_error("bad --mode '%s' (characters or probes)", value);
+        } else if (IS("input")) {
+            if (!value[0])
+                return usage_error("--input needs a file name");
+            o->input_path = value;
+        } else if (IS("level")) {
             if (!value[0])
                 return usage_error("--level needs builtin, generated or a path");
             o->level_name = value;
@@ -242,8 +272,8 @@ ks_parse_status ks_parse_options(int argc, char **argv, ks_options *o)
             if (!parse_u32(value, 0, 100000000, &o->ticks))
                 return usage_error("bad --ticks '%s' (0 to 100000000)", value);
         } else if (IS("characters")) {
-            if (!parse_u32(value, 0, 100000, &o->characters))
-                return usage_error("bad --characters '%s' (0 to 100000)", value);
+            if (!parse_u32(value, 0, KS_MAX_CHARACTERS, &o->characters))
+                return usage_error("bad --characters '%s' (0 to %u)", value, KS_MAX_CHARACTERS);
         } else if (IS("seed")) {
             if (!parse_u64(value, 0, UINT64_MAX, true, &o->seed))
                 return usage_error("bad --seed '%s' (decimal or 0x hex, 64 bits)", value);
@@ -277,6 +307,18 @@ ks_parse_status ks_parse_options(int argc, char **argv, ks_options *o)
             return usage_error("unknown option '%s'", arg);
         }
 #undef IS
+    }
+    if (o->mode == KS_MODE_PROBES) {
+        if (o->input_path || o->platforms || o->edge_guard || o->random_spawns)
+            return usage_error("--input, --platforms, --edge-guard and --random-spawns need "
+                               "--mode characters");
+    } else if (o->input_path && o->edge_guard) {
+        return usage_error("--edge-guard steers random input only; it cannot be used with --input");
+    } else if (o->rate < 2) {
+        // At 1 Hz a character at the 100 m/s speed limit would move further
+        // in one tick than one collision query accepts (64 m).
+        return usage_error("bad --rate '%u' (characters: 2 to 1000 ticks per second)",
+                           (unsigned)o->rate);
     }
     return KS_PARSE_RUN;
 }

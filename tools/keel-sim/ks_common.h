@@ -1,0 +1,364 @@
+// keel-sim: random streams, the random-walk input and the spawn search, shared
+// with tests/test_soak.c and bench/bench_move.c. MIT licence, see LICENSE.
+//
+// Header-only because each of those programs is built from its own source
+// file: one definition of "a character walking and jumping at random" and of
+// "a place to stand" means the soak test and the benchmark exercise exactly
+// what keel-sim runs. Nothing here is part of the deterministic core, but all
+// of it is integer arithmetic, so it gives the same numbers everywhere.
+#ifndef KEEL_SIM_TOOL_COMMON_H
+#define KEEL_SIM_TOOL_COMMON_H
+
+#include <keel/sim_move.h>
+#include <keel/sim_world.h>
+
+// ---- random numbers (tool-side; never inside sim/) ---------------------------
+
+/// splitmix64: one 64-bit state, full period, good enough mixing for test
+/// motion, and trivially the same on every machine.
+typedef struct ks_rng {
+    uint64_t state;
+} ks_rng;
+
+static inline uint64_t ks_mix64(uint64_t z)
+{
+    z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
+    return z ^ (z >> 31);
+}
+static inline uint64_t ks_rng_next(ks_rng *r)
+{
+    r->state += UINT64_C(0x9E3779B97F4A7C15);
+    return ks_mix64(r->state);
+}
+/// The stream of entity `id` for purpose `stream`: a function of (seed, id,
+/// stream) only, so an entity's random numbers do not depend on how many other
+/// entities exist or in which order they were created.
+static inline ks_rng ks_rng_for(uint64_t seed, uint32_t id, uint32_t stream)
+{
+    ks_rng r = {ks_mix64(seed ^ ks_mix64(((uint64_t)stream << 32 | id) + 1))};
+    return r;
+}
+/// Uniform integer in [lo, hi] (lo <= hi, hi - lo < 2^32; the modulo bias is
+/// below 2^-32).
+static inline int64_t ks_rng_range(ks_rng *r, int64_t lo, int64_t hi)
+{
+    uint64_t span = (uint64_t)(hi - lo) + 1u;
+    return lo + (int64_t)(ks_rng_next(r) % span);
+}
+
+/// Random streams; new purposes get new numbers, existing ones never change.
+enum {
+    KS_STREAM_SPAWN = 1,  ///< probes' random spawn points
+    KS_STREAM_MOTION = 2, ///< probes' acceleration
+    KS_STREAM_WALK = 3,   ///< characters' random-walk input
+    KS_STREAM_PLACE = 4,  ///< characters' random spawn points
+    KS_STREAM_FACING = 5, ///< characters' yaw at spawn
+};
+
+// ---- the random walk ------------------------------------------------------------
+// A character holds one "intent" (a direction of travel relative to a yaw, a
+// slow turn, maybe a crouch) for a random number of ticks, then picks another;
+// jump presses come independently, about once a second. The walker's state
+// evolves from its own random stream only, never from the simulation, so the
+// commands are a pure function of (seed, character id, tick count): a
+// character gets the same commands however many others exist, in whatever
+// order they are stepped, and whatever happened to it.
+
+typedef struct ks_walker {
+    ks_rng rng;
+    uint32_t hold;      ///< ticks left in the current intent
+    uint32_t jump_left; ///< ticks left holding jump
+    int8_t forward, right;
+    uint8_t crouch; ///< SIM_BUTTON_CROUCH or 0 for this intent
+    int16_t turn;   ///< yaw change per tick
+    sim_angle yaw, pitch;
+} ks_walker;
+
+static inline ks_walker ks_walker_init(uint64_t seed, uint32_t id)
+{
+    ks_walker w = {0};
+    w.rng = ks_rng_for(seed, id, KS_STREAM_WALK);
+    return w;
+}
+
+static inline void ks_walker_new_intent(ks_walker *w)
+{
+    // Every draw is made whatever the outcome, so the stream's use per intent
+    // is fixed and easy to reason about.
+    uint32_t hold = (uint32_t)ks_rng_range(&w->rng, 8, 96);
+    sim_angle yaw = (sim_angle)ks_rng_range(&w->rng, 0, 65535);
+    int64_t kind = ks_rng_range(&w->rng, 0, 99);
+    int64_t slow = ks_rng_range(&w->rng, 0, 4);
+    int64_t left = ks_rng_range(&w->rng, 0, 1);
+    int64_t turning = ks_rng_range(&w->rng, 0, 9);
+    int16_t turn = (int16_t)ks_rng_range(&w->rng, -400, 400);
+    int64_t crouch = ks_rng_range(&w->rng, 0, 9);
+    sim_angle pitch = (sim_angle)(int16_t)ks_rng_range(&w->rng, -8192, 8192);
+
+    // 10% stand, 55% forward, 15% forward and sideways, 10% sideways, 10%
+    // backwards; one intent in five at walking pace (half the axis).
+    int8_t mag = slow == 0 ? 64 : 127;
+    w->forward = kind < 10 ? 0 : kind < 80 ? mag : kind < 90 ? 0 : (int8_t)-mag;
+    w->right = kind < 65 || kind >= 90 ? 0 : left ? (int8_t)-mag : mag;
+    w->hold = hold;
+    w->yaw = yaw;
+    w->turn = turning < 3 ? turn : 0; // 3 intents in 10 turn while they last
+    w->crouch = crouch == 0 ? SIM_BUTTON_CROUCH : 0;
+    w->pitch = pitch;
+}
+
+/// The next command. `tick` goes into sim_input.tick (the number of ticks run
+/// before this command's step).
+static inline sim_input ks_walker_next(ks_walker *w, uint32_t tick)
+{
+    if (w->hold == 0)
+        ks_walker_new_intent(w);
+    w->hold--;
+    int64_t press = ks_rng_range(&w->rng, 0, 63);
+    int64_t length = ks_rng_range(&w->rng, 1, 12);
+    if (w->jump_left == 0 && press == 0)
+        w->jump_left = (uint32_t)length;
+    sim_input in = {0};
+    in.tick = tick;
+    in.forward = w->forward;
+    in.right = w->right;
+    in.buttons = w->crouch;
+    if (w->jump_left > 0) {
+        in.buttons |= SIM_BUTTON_JUMP;
+        w->jump_left--;
+    }
+    w->yaw = (sim_angle)(w->yaw + (sim_angle)w->turn);
+    in.yaw = w->yaw;
+    in.pitch = w->pitch;
+    return in;
+}
+
+/// The yaw (of 256 evenly spaced ones) that looks most nearly along the
+/// horizontal direction (dx, dz); yaw 0 looks along -Z, a quarter turn -X.
+/// Integer only (no atan2), and 1.4 degrees is plenty to turn away from an
+/// edge.
+static inline sim_angle ks_yaw_toward(sim_fx dx, sim_fx dz)
+{
+    sim_angle best = 0;
+    int64_t best_dot = INT64_MIN;
+    for (uint32_t k = 0; k < 256; k++) {
+        sim_angle a = (sim_angle)(k << 8);
+        int64_t dot = -(int64_t)sim_angle_sin(a) * dx - (int64_t)sim_angle_cos(a) * dz;
+        if (dot > best_dot) {
+            best_dot = dot;
+            best = a;
+        }
+    }
+    return best;
+}
+
+/// One query accepts at most SIM_MAX_DISPLACEMENT per axis; long vertical
+/// rays are cast in pieces of this length.
+#define KS_RAY_PIECE SIM_FX_INT(60)
+
+// ---- edge guard ----------------------------------------------------------------------
+// Real maps are render meshes, open wherever the game relied on sky or clip
+// brushes, and the built-in level's floor simply ends. A random walk finds
+// those edges and walks off into nothing. The soak test and the benchmark
+// want characters that stay on the level, so before each command they look
+// ahead: when there is no surface at all below a point in the direction of
+// travel, the character turns round and does not jump. Falling to a lower
+// floor is still allowed. Harness behaviour only: it reads the state, so
+// commands that pass through it are no longer a pure function of the seed.
+
+/// Whether nothing at all lies below `p` down to `bottom`.
+static inline bool ks_void_below(const sim_world *world, sim_vec3 p, sim_fx bottom)
+{
+    while (p.y > bottom) {
+        sim_fx piece = p.y - bottom < KS_RAY_PIECE ? p.y - bottom : KS_RAY_PIECE;
+        sim_ray_input in = {p, sim_v3(0, -piece, 0)};
+        sim_ray_result r;
+        if (sim_world_raycast(world, &in, &r))
+            return false;
+        p.y -= piece;
+    }
+    return true;
+}
+
+/// Turns `in` away from open edges (see above). `bounds` is the world's.
+static inline void ks_guard_edges(const sim_world *world, sim_aabb bounds, const sim_char_state *c,
+                                  sim_input *in)
+{
+    // Look along the horizontal velocity when moving, else along the wish.
+    sim_vec3 dir = sim_v3(c->velocity.x, 0, c->velocity.z);
+    if (sim_v3_len_sq64(dir) < (int64_t)SIM_FX_HALF * SIM_FX_HALF) {
+        sim_vec3 f, r;
+        sim_angle_forward_right(in->yaw, &f, &r);
+        dir = sim_v3_add(sim_v3_scale(f, (sim_fx)in->forward * 516),
+                         sim_v3_scale(r, (sim_fx)in->right * 516)); // 127 * 516 ~ 1.0
+        if (sim_v3_is_zero(dir))
+            return;
+    }
+    dir = sim_v3_normalize(dir);
+    // A running jump carries about 5.4 m; look a little further.
+    static const int32_t ahead_mm[] = {700, 1500, 3000, 6000};
+    sim_fx bottom = bounds.min.y - SIM_FX_ONE;
+    sim_vec3 from = sim_v3_add(c->position, sim_v3(0, SIM_FX_ONE, 0));
+    for (int i = 0; i < 4; i++) {
+        sim_vec3 p = sim_v3_add(from, sim_v3_scale(dir, SIM_FX_MM(ahead_mm[i])));
+        if (!sim_v3_in_world(p) || ks_void_below(world, p, bottom)) {
+            in->yaw = ks_yaw_toward(-dir.x, -dir.z);
+            in->forward = 127;
+            in->right = 0;
+            in->buttons &= (uint8_t)~SIM_BUTTON_JUMP;
+            return;
+        }
+    }
+}
+
+// ---- spawn search -------------------------------------------------------------------
+// Places to stand, found by casting rays straight down through the whole level
+// at seeded (x, z) points and listing every surface on the way. Real maps are
+// octree render meshes whose faces are wound counter-clockwise seen from the
+// open (playable) side, so the winding tells the two sides apart even though
+// collision is double-sided: a face wound downwards is a ceiling, with open
+// space under it; a face wound upwards is a floor, with solid (or nothing)
+// under it. A floor is a candidate only when the space above it is open:
+// either the ray came straight from the sky, or the surface above it was a
+// ceiling. That keeps spawns off the top of a closed map's roof and out of
+// the gaps between stacked faces, where a character would stand outside the
+// playable space. Boxes (triangle ids past the level's triangles) are solids
+// seen from outside, so a hit on one from above is a floor.
+
+#define KS_SPAWN_MAX_HITS 64
+#define KS_SPAWN_ATTEMPTS 512
+
+typedef struct ks_spawn_area {
+    const sim_level *level; ///< for the winding of level triangles
+    const sim_world *world;
+    sim_aabb bounds;        ///< the world's bounds
+    sim_shape shape;        ///< the standing shape
+    sim_fx walkable_ny;     ///< least normal.y of walkable floor
+    sim_fx inset;           ///< x and z are drawn this far inside the bounds
+    /// Only floors with a ceiling somewhere above them (inside a building);
+    /// false also accepts floors open to the sky.
+    bool require_ceiling;
+} ks_spawn_area;
+
+/// +1 when level triangle `t` is wound facing up, -1 facing down, 0 when
+/// vertical or not a level triangle.
+static inline int ks_triangle_facing(const sim_level *level, uint32_t t)
+{
+    if (!level || t >= level->triangle_count)
+        return 0;
+    const uint32_t *ix = &level->indices[3u * t];
+    sim_vec3 a = level->vertices[ix[0]], b = level->vertices[ix[1]], c = level->vertices[ix[2]];
+    // The y component of (b - a) x (c - a); coordinates within the world
+    // limit keep each product below 2^58.
+    int64_t ux = (int64_t)b.x - a.x, uz = (int64_t)b.z - a.z;
+    int64_t vx = (int64_t)c.x - a.x, vz = (int64_t)c.z - a.z;
+    int64_t ny = uz * vx - ux * vz;
+    return ny > 0 ? 1 : (ny < 0 ? -1 : 0);
+}
+
+/// Whether the shape with its feet at `feet` touches nothing (margin 0).
+static inline bool ks_shape_fits(const sim_world *world, sim_shape shape, sim_vec3 feet)
+{
+    sim_overlap_input oi = {shape, sim_v3_add(feet, sim_v3(0, shape.half.y, 0)), 0};
+    sim_contact c;
+    return sim_world_contacts(world, &oi, &c, 1) == 0;
+}
+
+typedef struct ks_floor_hit {
+    sim_vec3 point;
+    bool under_ceiling;
+} ks_floor_hit;
+
+/// The candidate floors on the vertical through (x, z), top to bottom;
+/// returns how many were written (at most `capacity`).
+static inline int ks_floors_at(const ks_spawn_area *a, sim_fx x, sim_fx z, ks_floor_hit *out,
+                               int capacity)
+{
+    sim_fx bottom = a->bounds.min.y - SIM_FX_ONE;
+    sim_vec3 at = sim_v3(x, a->bounds.max.y + SIM_FX_ONE, z);
+    int prev = 2; // 2: nothing above yet (open sky); else the facing of the last surface
+    bool ceiling_above = false;
+    int n = 0;
+    for (int hits = 0; hits < KS_SPAWN_MAX_HITS && at.y > bottom;) {
+        sim_fx piece = at.y - bottom < KS_RAY_PIECE ? at.y - bottom : KS_RAY_PIECE;
+        sim_ray_input in = {at, sim_v3(0, -piece, 0)};
+        sim_ray_result r;
+        if (!sim_world_raycast(a->world, &in, &r)) {
+            at.y -= piece;
+            continue;
+        }
+        hits++;
+        int facing = ks_triangle_facing(a->level, r.feature.triangle);
+        if (a->level && r.feature.triangle >= a->level->triangle_count)
+            facing = r.normal.y > 0 ? 1 : (r.normal.y < 0 ? -1 : 0);
+        bool open_above = prev == 2 || prev < 0;
+        if (facing > 0 && open_above && r.normal.y >= a->walkable_ny &&
+            (ceiling_above || !a->require_ceiling) && n < capacity) {
+            out[n].point = r.point;
+            out[n].under_ceiling = ceiling_above;
+            n++;
+        }
+        if (facing < 0)
+            ceiling_above = true;
+        if (facing != 0)
+            prev = facing;
+        // Continue just below this surface; two faces closer than a
+        // millimetre count as one.
+        at.y = r.point.y - SIM_FX_MM(1);
+    }
+    return n;
+}
+
+/// A feet point for character `id` from the seeded stream (seed, id): on a
+/// candidate floor, where the standing shape fits, and at least `spacing`
+/// (horizontally) from each of the `taken` feet points that are within 2 m
+/// in height. Deterministic in (area, seed, id, taken). False when nothing
+/// was found in KS_SPAWN_ATTEMPTS vertical lines.
+static inline bool ks_spawn_find(const ks_spawn_area *a, uint64_t seed, uint32_t id,
+                                 const sim_vec3 *taken, uint32_t taken_count, sim_fx spacing,
+                                 sim_vec3 *feet)
+{
+    ks_rng rng = ks_rng_for(seed, id, KS_STREAM_PLACE);
+    sim_aabb b = a->bounds;
+    sim_fx x0 = b.min.x + a->inset, x1 = b.max.x - a->inset;
+    sim_fx z0 = b.min.z + a->inset, z1 = b.max.z - a->inset;
+    if (x0 > x1)
+        x0 = x1 = b.min.x + (sim_fx)(((int64_t)b.max.x - b.min.x) / 2);
+    if (z0 > z1)
+        z0 = z1 = b.min.z + (sim_fx)(((int64_t)b.max.z - b.min.z) / 2);
+    const int64_t spacing_sq = (int64_t)spacing * spacing;
+    // A sloped floor holds the shape's bottom below the hit point's height
+    // on one side; lifting it a little keeps such spots usable.
+    static const int32_t lift_mm[] = {5, 20, 100};
+    for (int attempt = 0; attempt < KS_SPAWN_ATTEMPTS; attempt++) {
+        sim_fx x = (sim_fx)ks_rng_range(&rng, x0, x1);
+        sim_fx z = (sim_fx)ks_rng_range(&rng, z0, z1);
+        uint64_t pick = ks_rng_next(&rng);
+        ks_floor_hit floors[KS_SPAWN_MAX_HITS];
+        int n = ks_floors_at(a, x, z, floors, KS_SPAWN_MAX_HITS);
+        if (n == 0)
+            continue;
+        // One floor of a multi-storey column, chosen by the stream.
+        sim_vec3 p = floors[pick % (uint64_t)n].point;
+        bool apart = true;
+        for (uint32_t i = 0; i < taken_count && apart; i++) {
+            int64_t dx = (int64_t)taken[i].x - p.x, dz = (int64_t)taken[i].z - p.z;
+            int64_t dy = (int64_t)taken[i].y - p.y;
+            if (dy < SIM_FX_INT(2) && dy > -SIM_FX_INT(2) && dx * dx + dz * dz < spacing_sq)
+                apart = false;
+        }
+        if (!apart)
+            continue;
+        for (int l = 0; l < 3; l++) {
+            sim_vec3 f = sim_v3(p.x, p.y + SIM_FX_MM(lift_mm[l]), p.z);
+            if (ks_shape_fits(a->world, a->shape, f)) {
+                *feet = f;
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
+#endif

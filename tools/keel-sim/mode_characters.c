@@ -1,0 +1,388 @@
+// keel-sim: characters, the keel mover in a sim_scene. MIT licence, see LICENSE.
+//
+// Every character is a sim_char_state in one sim_scene, so characters collide
+// with each other and with the optional platforms, exactly as a game server
+// would run them. Their commands come either from the random walk of
+// ks_common.h (one stream per character, seeded by (seed, id)) or from an
+// --input file. The state hash is the scene's own (sim_scene_hash), so a run
+// here can be compared with any other program that runs the same scene.
+#include "keel_sim.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <keel/sim_scene.h>
+
+/// Platform ids: above every character id (the scene keeps the two apart).
+#define PLATFORM_ELEVATOR (KS_MAX_CHARACTERS + 1u)
+#define PLATFORM_SHUTTLE (KS_MAX_CHARACTERS + 2u)
+
+static const char *const flag_names[] = {"grounded", "crouched", "stuck",   "jump_held", "on_steep",
+                                         "ceiling",  "stepped",  "in_water", "wall"};
+#define FLAG_NAME_COUNT ((int)(sizeof flag_names / sizeof flag_names[0]))
+
+typedef struct char_stats {
+    uint64_t move_type_ticks[SIM_MOVE_TYPE_COUNT];
+    uint64_t grounded_ticks, stuck_ticks, jumps, respawns;
+    uint32_t stuck_characters, longest_stuck;
+    double seconds; ///< time spent in sim_scene_step (reporting only)
+} char_stats;
+
+typedef struct characters {
+    uint32_t count;
+    sim_move_settings settings;
+    sim_scene *scene;
+    const sim_world *world;
+    sim_aabb bounds; ///< the world's
+    sim_aabb keep;   ///< outside it a character is lost and respawns
+    bool scripted;
+    bool edge_guard;
+    ks_script script;
+    // Per character, indexed by id - 1.
+    ks_walker *walkers;
+    sim_vec3 *spawn; ///< feet
+    sim_angle *spawn_yaw;
+    uint8_t *respawned; ///< this tick
+    uint8_t *was_stuck;
+    char_stats stats;
+} characters;
+
+static double now_s(void)
+{
+    struct timespec ts;
+    timespec_get(&ts, TIME_UTC);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void chars_destroy(void *state)
+{
+    characters *s = state;
+    if (!s)
+        return;
+    if (s->scene)
+        sim_scene_destroy(s->scene);
+    ks_script_free(&s->script);
+    free(s->walkers);
+    free(s->spawn);
+    free(s->spawn_yaw);
+    free(s->respawned);
+    free(s->was_stuck);
+    free(s);
+}
+
+// An elevator and a shuttle in the 6 m x 6 m patch around the marker: both
+// 1.5 m x 0.2 m x 1.5 m with their tops 0.3 m above the floor at rest (a
+// step up, so walking characters get on), on opposite halves of the patch.
+static int add_platforms(characters *s, const ks_stage *stage)
+{
+    const sim_marker *m = sim_level_find_marker(&stage->level, "platform_area");
+    if (!m) {
+        fprintf(stderr, "keel-sim: --platforms: the level has no platform_area marker (the "
+                        "built-in level has one)\n");
+        return KS_EXIT_FAILURE;
+    }
+    sim_vec3 a = m->position;
+    sim_vec3 half = sim_v3(SIM_FX_MM(750), SIM_FX_MM(100), SIM_FX_MM(750));
+    sim_platform_def elevator = {0};
+    elevator.id = PLATFORM_ELEVATOR;
+    elevator.half = half;
+    elevator.points[0] = sim_v3_add(a, sim_v3(-SIM_FX_MM(1500), SIM_FX_MM(200), 0));
+    elevator.points[1] = sim_v3_add(a, sim_v3(-SIM_FX_MM(1500), SIM_FX_MM(3200), 0));
+    elevator.point_count = 2;
+    elevator.ticks_per_leg = 192; // 3 m in 3 s at 64 Hz
+    elevator.pause_ticks = 64;
+    sim_platform_def shuttle = {0};
+    shuttle.id = PLATFORM_SHUTTLE;
+    shuttle.half = half;
+    shuttle.points[0] = sim_v3_add(a, sim_v3(SIM_FX_MM(1500), SIM_FX_MM(200), -SIM_FX_INT(2)));
+    shuttle.points[1] = sim_v3_add(a, sim_v3(SIM_FX_MM(1500), SIM_FX_MM(200), SIM_FX_INT(2)));
+    shuttle.point_count = 2;
+    shuttle.ticks_per_leg = 128; // 4 m in 2 s at 64 Hz
+    shuttle.pause_ticks = 32;
+    if (sim_scene_add_platform(s->scene, &elevator) != 0 ||
+        sim_scene_add_platform(s->scene, &shuttle) != 0) {
+        fputs("keel-sim: --platforms: the scene refused a platform\n", stderr);
+        return KS_EXIT_FAILURE;
+    }
+    return KS_EXIT_OK;
+}
+
+static sim_fx clamp_keep(int64_t v)
+{
+    const int64_t lim = SIM_MOVE_POSITION_LIMIT;
+    return (sim_fx)(v < -lim ? -lim : (v > lim ? lim : v));
+}
+
+static void *chars_create(const ks_stage *stage, const ks_options *opt, ks_script *script)
+{
+    characters *s = calloc(1, sizeof *s);
+    uint32_t n = opt->characters;
+    size_t slots = n ? n : 1;
+    if (!s) {
+        ks_script_free(script);
+        goto oom;
+    }
+    s->count = n;
+    s->script = *script;
+    memset(script, 0, sizeof *script);
+    s->world = stage->world;
+    s->bounds = stage->stats.bounds;
+    s->scripted = opt->input_path != NULL;
+    s->edge_guard = opt->edge_guard;
+    s->settings = sim_move_default_settings();
+    s->settings.tick_rate = (int32_t)opt->rate;
+    if (opt->shape_type == SIM_SHAPE_BOX) {
+        s->settings.stand_shape = sim_shape_box(SIM_FX_MM(400), SIM_FX_MM(900), SIM_FX_MM(400));
+        s->settings.crouch_shape = sim_shape_box(SIM_FX_MM(400), SIM_FX_MM(500), SIM_FX_MM(400));
+    }
+    s->spawn = calloc(slots, sizeof *s->spawn);
+    s->spawn_yaw = calloc(slots, sizeof *s->spawn_yaw);
+    s->respawned = calloc(slots, 1);
+    s->was_stuck = calloc(slots, 1);
+    s->walkers = s->scripted ? NULL : calloc(slots, sizeof *s->walkers);
+    s->scene = sim_scene_create(stage->world, &s->settings, n);
+    if (!s->spawn || !s->spawn_yaw || !s->respawned || !s->was_stuck ||
+        (!s->scripted && !s->walkers) || !s->scene)
+        goto oom;
+
+    if (opt->platforms && add_platforms(s, stage) != KS_EXIT_OK)
+        goto fail;
+
+    // Lost: 64 m outside the level (and the spawn points), like the probes.
+    sim_aabb b = stage->stats.triangle_count > 0 ? stage->stats.bounds
+                                                 : sim_aabb_of_point(sim_v3_zero());
+    ks_stage_character_spawns(stage, s->settings.stand_shape, s->settings.max_slope_cos,
+                              opt->random_spawns, n, s->spawn);
+    for (uint32_t i = 0; i < n; i++)
+        b = sim_aabb_union(b, sim_aabb_of_point(s->spawn[i]));
+    const int64_t margin = SIM_FX_INT(64);
+    s->keep.min = sim_v3(clamp_keep((int64_t)b.min.x - margin), clamp_keep((int64_t)b.min.y - margin),
+                         clamp_keep((int64_t)b.min.z - margin));
+    s->keep.max = sim_v3(clamp_keep((int64_t)b.max.x + margin), clamp_keep((int64_t)b.max.y + margin),
+                         clamp_keep((int64_t)b.max.z + margin));
+
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t id = i + 1;
+        ks_rng facing = ks_rng_for(opt->seed, id, KS_STREAM_FACING);
+        s->spawn_yaw[i] = (sim_angle)ks_rng_range(&facing, 0, 65535);
+        sim_char_state c = sim_char_spawn(id, s->spawn[i], s->spawn_yaw[i]);
+        if (sim_scene_add_character(s->scene, &c) != 0) {
+            fprintf(stderr, "keel-sim: the scene refused character %u\n", (unsigned)id);
+            goto fail;
+        }
+        if (s->walkers)
+            s->walkers[i] = ks_walker_init(opt->seed, id);
+    }
+    return s;
+
+oom:
+    fputs("keel-sim: out of memory\n", stderr);
+fail:
+    chars_destroy(s);
+    return NULL;
+}
+
+static bool inside(sim_aabb b, sim_vec3 p)
+{
+    return p.x >= b.min.x && p.x <= b.max.x && p.y >= b.min.y && p.y <= b.max.y &&
+           p.z >= b.min.z && p.z <= b.max.z;
+}
+
+static void give_commands(characters *s)
+{
+    uint32_t t = sim_scene_tick(s->scene);
+    if (s->scripted) {
+        // Characters without a command this tick get the scene's empty one:
+        // no movement, the same view direction.
+        ks_script *sc = &s->script;
+        while (sc->next < sc->count && sc->commands[sc->next].input.tick < t)
+            sc->next++;
+        for (; sc->next < sc->count && sc->commands[sc->next].input.tick == t; sc->next++) {
+            const ks_command *cmd = &sc->commands[sc->next];
+            const sim_char_state *c = sim_scene_find(s->scene, cmd->id);
+            if (c && (cmd->input.buttons & SIM_BUTTON_JUMP) && (c->flags & SIM_CHAR_GROUNDED) &&
+                !(c->flags & SIM_CHAR_JUMP_HELD))
+                s->stats.jumps++;
+            sim_scene_set_input(s->scene, cmd->id, &cmd->input);
+        }
+        return;
+    }
+    uint32_t n;
+    const sim_char_state *chars = sim_scene_characters(s->scene, &n);
+    for (uint32_t i = 0; i < n; i++) {
+        const sim_char_state *c = &chars[i];
+        sim_input in = ks_walker_next(&s->walkers[c->id - 1], t);
+        if (s->edge_guard)
+            ks_guard_edges(s->world, s->bounds, c, &in);
+        if ((in.buttons & SIM_BUTTON_JUMP) && (c->flags & SIM_CHAR_GROUNDED) &&
+            !(c->flags & SIM_CHAR_JUMP_HELD))
+            s->stats.jumps++;
+        sim_scene_set_input(s->scene, c->id, &in);
+    }
+}
+
+static void chars_step(void *state, const ks_stage *stage)
+{
+    (void)stage;
+    characters *s = state;
+    give_commands(s);
+    double t0 = now_s();
+    sim_scene_step(s->scene);
+    s->stats.seconds += now_s() - t0;
+
+    // A character that fell off the level starts again at its spawn point:
+    // a lost character would otherwise fall for the rest of the run.
+    memset(s->respawned, 0, s->count ? s->count : 1);
+    uint32_t n;
+    const sim_char_state *chars = sim_scene_characters(s->scene, &n);
+    for (uint32_t i = 0; i < n; i++)
+        if (!inside(s->keep, chars[i].position))
+            s->respawned[chars[i].id - 1] = 1;
+    for (uint32_t i = 0; i < s->count; i++) {
+        if (!s->respawned[i])
+            continue;
+        uint32_t id = i + 1;
+        sim_char_state c = sim_char_spawn(id, s->spawn[i], s->spawn_yaw[i]);
+        sim_scene_remove_character(s->scene, id);
+        sim_scene_add_character(s->scene, &c);
+        s->stats.respawns++;
+    }
+
+    chars = sim_scene_characters(s->scene, &n);
+    char_stats *st = &s->stats;
+    for (uint32_t i = 0; i < n; i++) {
+        const sim_char_state *c = &chars[i];
+        if (c->move_type >= 0 && c->move_type < SIM_MOVE_TYPE_COUNT)
+            st->move_type_ticks[c->move_type]++;
+        if (c->flags & SIM_CHAR_GROUNDED)
+            st->grounded_ticks++;
+        if (c->flags & SIM_CHAR_STUCK) {
+            st->stuck_ticks++;
+            if (!s->was_stuck[c->id - 1]) {
+                s->was_stuck[c->id - 1] = 1;
+                st->stuck_characters++;
+            }
+            if (c->stuck_ticks > st->longest_stuck)
+                st->longest_stuck = c->stuck_ticks;
+        }
+    }
+}
+
+static uint64_t chars_hash(const void *state, uint64_t tick)
+{
+    (void)tick; // the scene hashes its own tick
+    const characters *s = state;
+    return sim_scene_hash(s->scene);
+}
+
+static void put_vec(FILE *f, sim_vec3 v, bool json)
+{
+    char x[24], y[24], z[24];
+    ks_format_fx_exact(x, sizeof x, v.x);
+    ks_format_fx_exact(y, sizeof y, v.y);
+    ks_format_fx_exact(z, sizeof z, v.z);
+    fprintf(f, json ? "[%s,%s,%s]" : "%s,%s,%s", x, y, z);
+}
+
+// Flag names, a JSON array's items or joined by '|' for CSV; bits without a name
+// (added to the mover later) appear as "bit<n>".
+static void put_flags(FILE *f, uint32_t flags, bool json)
+{
+    bool first = true;
+    for (int b = 0; b < 32; b++) {
+        if (!(flags >> b & 1u))
+            continue;
+        if (!first)
+            fputc(json ? ',' : '|', f);
+        first = false;
+        if (json)
+            fputc('"', f);
+        if (b < FLAG_NAME_COUNT)
+            fputs(flag_names[b], f);
+        else
+            fprintf(f, "bit%d", b);
+        if (json)
+            fputc('"', f);
+    }
+}
+
+static void chars_write_header(const void *state, const ks_writer *w)
+{
+    (void)state;
+    if (w->format == KS_FORMAT_CSV)
+        fputs("tick,id,x,y,z,vx,vy,vz,move,grounded,nx,ny,nz,flags,flags_raw,respawned\n", w->f);
+}
+
+static void chars_write_tick(const void *state, const ks_writer *w, uint64_t tick, uint64_t hash)
+{
+    const characters *s = state;
+    FILE *f = w->f;
+    bool json = w->format == KS_FORMAT_JSONL;
+    uint32_t n;
+    const sim_char_state *chars = sim_scene_characters(s->scene, &n);
+    for (uint32_t i = 0; i < n; i++) {
+        const sim_char_state *c = &chars[i];
+        bool grounded = (c->flags & SIM_CHAR_GROUNDED) != 0;
+        bool respawned = s->respawned[c->id - 1] != 0;
+        if (json) {
+            fprintf(f, "{\"tick\":%" PRIu64 ",\"id\":%" PRIu32 ",\"pos\":", tick, c->id);
+            put_vec(f, c->position, true);
+            fputs(",\"vel\":", f);
+            put_vec(f, c->velocity, true);
+            fprintf(f, ",\"move\":\"%s\",\"grounded\":%s,\"ground_normal\":",
+                    sim_move_type_name(c->move_type), grounded ? "true" : "false");
+            put_vec(f, c->ground_normal, true);
+            fputs(",\"flags\":[", f);
+            put_flags(f, c->flags, true);
+            fprintf(f, "],\"flags_raw\":%" PRIu32 ",\"respawned\":%s}\n", c->flags,
+                    respawned ? "true" : "false");
+        } else {
+            fprintf(f, "%" PRIu64 ",%" PRIu32 ",", tick, c->id);
+            put_vec(f, c->position, false);
+            fputc(',', f);
+            put_vec(f, c->velocity, false);
+            fprintf(f, ",%s,%d,", sim_move_type_name(c->move_type), grounded ? 1 : 0);
+            put_vec(f, c->ground_normal, false);
+            fputc(',', f);
+            put_flags(f, c->flags, false);
+            fprintf(f, ",%" PRIu32 ",%d\n", c->flags, respawned ? 1 : 0);
+        }
+    }
+    if (json)
+        fprintf(f, "{\"tick\":%" PRIu64 ",\"hash\":\"%016" PRIx64 "\"}\n", tick, hash);
+    else
+        fprintf(f, "# tick %" PRIu64 " hash %016" PRIx64 "\n", tick, hash);
+}
+
+static void chars_summary(const void *state, FILE *f)
+{
+    const characters *s = state;
+    const char_stats *st = &s->stats;
+    uint64_t total = 0;
+    for (int t = 0; t < SIM_MOVE_TYPE_COUNT; t++)
+        total += st->move_type_ticks[t];
+    fprintf(f, "%s input; character-ticks", s->scripted ? "scripted" : "random");
+    for (int t = 0; t < SIM_MOVE_TYPE_COUNT; t++)
+        fprintf(f, " %s %" PRIu64, sim_move_type_name(t), st->move_type_ticks[t]);
+    fprintf(f,
+            "; grounded %" PRIu64 ", jumps %" PRIu64 ", stuck %" PRIu64 " (%" PRIu32
+            " characters, longest %" PRIu32 " ticks), respawns %" PRIu64,
+            st->grounded_ticks, st->jumps, st->stuck_ticks, st->stuck_characters, st->longest_stuck,
+            st->respawns);
+    if (st->seconds > 0 && total > 0)
+        fprintf(f, "; %.0f character-ticks/s in sim_scene_step", (double)total / st->seconds);
+    fputc('\n', f);
+}
+
+const ks_mode ks_mode_characters = {
+    .name = "characters",
+    .create = chars_create,
+    .step = chars_step,
+    .hash = chars_hash,
+    .write_header = chars_write_header,
+    .write_tick = chars_write_tick,
+    .summary = chars_summary,
+    .destroy = chars_destroy,
+};

@@ -1,0 +1,295 @@
+// keel-sim: the stage: loading the level, building the world, choosing spawn
+// points. MIT licence, see LICENSE.
+#include "keel_sim.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+// The walkable limit used to accept a random probe spawn: normal.y >= 0.7,
+// the same test the probes use for "grounded".
+#define PROBE_WALKABLE_NY SIM_FX_RATIO(7, 10)
+#define PROBE_SPAWN_ATTEMPTS 256
+// How far outside the level's bounds an entity may go before it respawns.
+#define KS_KEEP_MARGIN SIM_FX_INT(64)
+
+static sim_shape make_shape(int32_t type)
+{
+    if (type == SIM_SHAPE_BOX)
+        return sim_shape_box(SIM_FX_MM(400), SIM_FX_MM(900), SIM_FX_MM(400));
+    return sim_shape_default();
+}
+
+static int load_level(const ks_options *opt, sim_level *level)
+{
+    sim_error err;
+    memset(&err, 0, sizeof err);
+    switch (opt->level_kind) {
+    case KS_LEVEL_BUILTIN:
+        if (sim_level_builtin(level) != 0) {
+            fputs("keel-sim: cannot build the built-in level (out of memory)\n", stderr);
+            return KS_EXIT_FAILURE;
+        }
+        return KS_EXIT_OK;
+    case KS_LEVEL_GENERATED:
+        if (sim_level_generate(level, opt->generate_triangles, (uint32_t)opt->seed) != 0) {
+            fputs("keel-sim: cannot generate the level (out of memory)\n", stderr);
+            return KS_EXIT_FAILURE;
+        }
+        return KS_EXIT_OK;
+    case KS_LEVEL_OBJ: {
+        sim_obj_options o = sim_obj_default_options();
+        o.unit_scale = opt->scale;
+        o.up_axis = opt->up_axis;
+        if (sim_level_load_obj(opt->level_name, &o, level, &err) != 0) {
+            // The loader's message already names the file and line.
+            fprintf(stderr, "keel-sim: %s\n", err.message);
+            return KS_EXIT_FAILURE;
+        }
+        return KS_EXIT_OK;
+    }
+    }
+    return KS_EXIT_FAILURE;
+}
+
+static bool has_prefix(const char *s, const char *prefix)
+{
+    return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+static sim_fx clamp_keep(int64_t v)
+{
+    const int64_t lim = (int64_t)SIM_WORLD_LIMIT - SIM_FX_INT(128);
+    return (sim_fx)(v < -lim ? -lim : (v > lim ? lim : v));
+}
+
+int ks_stage_load(ks_stage *stage, const ks_options *opt)
+{
+    memset(stage, 0, sizeof *stage);
+    stage->shape = make_shape(opt->shape_type);
+    // dt = 1/rate rounded to nearest; exact for rates that divide 65536 (64 Hz).
+    stage->dt = (sim_fx)sim_div_round_s64(SIM_FX_ONE, opt->rate);
+    stage->seed = opt->seed;
+
+    int rc = load_level(opt, &stage->level);
+    if (rc != KS_EXIT_OK)
+        return rc;
+
+    sim_world_def def = sim_world_default_def();
+    sim_error err;
+    memset(&err, 0, sizeof err);
+    stage->world = sim_world_create(&stage->level, &def, &err);
+    if (!stage->world) {
+        fprintf(stderr, "keel-sim: %s: cannot build the world: %s\n", opt->level_name,
+                err.message[0] ? err.message : "unknown error");
+        ks_stage_free(stage);
+        return KS_EXIT_FAILURE;
+    }
+    stage->stats = sim_world_get_stats(stage->world);
+
+    if (opt->spawn_count > 0) {
+        stage->fixed_spawns = malloc(sizeof(sim_vec3) * opt->spawn_count);
+        if (!stage->fixed_spawns)
+            goto oom;
+        memcpy(stage->fixed_spawns, opt->spawns, sizeof(sim_vec3) * opt->spawn_count);
+        stage->fixed_spawn_count = opt->spawn_count;
+    } else if (!opt->random_spawns) {
+        // Markers keep the level's order, which is the file's order.
+        uint32_t n = 0;
+        for (uint32_t i = 0; i < stage->level.marker_count; i++)
+            n += has_prefix(stage->level.markers[i].name, "spawn");
+        if (n > 0) {
+            stage->fixed_spawns = malloc(sizeof(sim_vec3) * n);
+            if (!stage->fixed_spawns)
+                goto oom;
+            for (uint32_t i = 0; i < stage->level.marker_count; i++)
+                if (has_prefix(stage->level.markers[i].name, "spawn"))
+                    stage->fixed_spawns[stage->fixed_spawn_count++] =
+                        stage->level.markers[i].position;
+        }
+    }
+
+    // A world with no triangles has an empty (zero) bounds box; the margin
+    // still gives room to fall before respawning.
+    sim_aabb b = stage->stats.triangle_count > 0 ? stage->stats.bounds
+                                                 : sim_aabb_of_point(sim_v3_zero());
+    for (uint32_t i = 0; i < stage->fixed_spawn_count; i++)
+        b = sim_aabb_union(b, sim_aabb_of_point(stage->fixed_spawns[i]));
+    stage->keep_bounds.min = sim_v3(clamp_keep((int64_t)b.min.x - KS_KEEP_MARGIN),
+                                    clamp_keep((int64_t)b.min.y - KS_KEEP_MARGIN),
+                                    clamp_keep((int64_t)b.min.z - KS_KEEP_MARGIN));
+    stage->keep_bounds.max = sim_v3(clamp_keep((int64_t)b.max.x + KS_KEEP_MARGIN),
+                                    clamp_keep((int64_t)b.max.y + KS_KEEP_MARGIN),
+                                    clamp_keep((int64_t)b.max.z + KS_KEEP_MARGIN));
+    return KS_EXIT_OK;
+
+oom:
+    fputs("keel-sim: out of memory\n", stderr);
+    ks_stage_free(stage);
+    return KS_EXIT_FAILURE;
+}
+
+void ks_stage_free(ks_stage *stage)
+{
+    free(stage->fixed_spawns);
+    if (stage->world)
+        sim_world_destroy(stage->world);
+    sim_level_free(&stage->level);
+    memset(stage, 0, sizeof *stage);
+}
+
+// First hit straight down from `top` to `bottom` (both on the same vertical).
+static bool ray_down(const sim_world *w, sim_vec3 top, sim_fx bottom, sim_ray_result *hit)
+{
+    sim_vec3 at = top;
+    while (at.y > bottom) {
+        sim_fx piece = sim_fx_min(KS_RAY_PIECE, sim_fx_sub(at.y, bottom));
+        sim_ray_input in = {at, sim_v3(0, -piece, 0)};
+        if (sim_world_raycast(w, &in, hit))
+            return true;
+        at.y = sim_fx_sub(at.y, piece);
+    }
+    return false;
+}
+
+static sim_vec3 feet_to_center(const ks_stage *stage, sim_vec3 feet)
+{
+    return sim_v3_add(feet, sim_v3(0, sim_fx_add(stage->shape.half.y, KS_SKIN), 0));
+}
+
+// A seeded random point on walkable ground where the shape fits: random x, z
+// inside the level's bounds, a ray straight down from above the top.
+static sim_vec3 random_spawn_center(const ks_stage *stage, uint32_t id)
+{
+    ks_rng rng = ks_rng_for(stage->seed, id, KS_STREAM_SPAWN);
+    sim_aabb b = stage->stats.bounds;
+    sim_fx top = sim_fx_add(b.max.y, SIM_FX_ONE), bottom = sim_fx_sub(b.min.y, SIM_FX_ONE);
+    for (int attempt = 0; attempt < PROBE_SPAWN_ATTEMPTS && stage->stats.triangle_count > 0;
+         attempt++) {
+        sim_fx x = (sim_fx)ks_rng_range(&rng, b.min.x, b.max.x);
+        sim_fx z = (sim_fx)ks_rng_range(&rng, b.min.z, b.max.z);
+        sim_ray_result hit;
+        if (!ray_down(stage->world, sim_v3(x, top, z), bottom, &hit))
+            continue;
+        // The ray reports the face normal facing its origin, i.e. upwards here.
+        if (hit.normal.y < PROBE_WALKABLE_NY)
+            continue;
+        sim_vec3 center = feet_to_center(stage, hit.point);
+        sim_overlap_input oi = {stage->shape, center, 0};
+        sim_contact c;
+        if (sim_world_contacts(stage->world, &oi, &c, 1) == 0)
+            return center;
+    }
+    // Nothing found (an empty or all-steep level): drop in above the middle.
+    sim_vec3 mid = sim_v3(b.min.x + (sim_fx)(((int64_t)b.max.x - b.min.x) / 2), top,
+                          b.min.z + (sim_fx)(((int64_t)b.max.z - b.min.z) / 2));
+    return feet_to_center(stage, mid);
+}
+
+sim_vec3 ks_stage_probe_spawn(const ks_stage *stage, uint32_t id)
+{
+    if (stage->fixed_spawn_count > 0)
+        return feet_to_center(stage, stage->fixed_spawns[id % stage->fixed_spawn_count]);
+    return random_spawn_center(stage, id);
+}
+
+// ---- character spawns ------------------------------------------------------------
+
+/// Characters placed at random start at least this far apart (capsule
+/// diameter 0.8 m), like tests/test_soak.c.
+#define KS_CHARACTER_SPACING SIM_FX_MM(1200)
+/// Characters sharing a spawn point stand on a square grid of this pitch
+/// around it.
+#define KS_SPIRAL_PITCH SIM_FX_ONE
+
+// Cell k >= 1 of a square spiral around (0, 0): ring r (cells at Chebyshev
+// distance r) holds 8r cells and starts at k = (2r - 1)^2.
+static void spiral_cell(uint32_t k, int32_t *dx, int32_t *dz)
+{
+    uint32_t r = 1;
+    while ((uint64_t)(2 * r + 1) * (2 * r + 1) <= k)
+        r++;
+    uint32_t idx = k - (2 * r - 1) * (2 * r - 1);
+    int32_t side = (int32_t)(idx / (2 * r)), off = (int32_t)(idx % (2 * r)), R = (int32_t)r;
+    switch (side) {
+    case 0:
+        *dx = R, *dz = -R + 1 + off;
+        break;
+    case 1:
+        *dx = R - 1 - off, *dz = R;
+        break;
+    case 2:
+        *dx = -R, *dz = R - 1 - off;
+        break;
+    default:
+        *dx = -R + 1 + off, *dz = -R;
+        break;
+    }
+}
+
+// A spot next to a spawn point: the floor under it if there is walkable floor
+// within a metre up or two down where the shape fits, else the point's own
+// height (the first tick resolves what overlaps).
+static sim_vec3 settle_near(const ks_stage *stage, sim_shape shape, sim_fx walkable_ny, sim_vec3 p)
+{
+    sim_ray_input in = {sim_v3(p.x, p.y + SIM_FX_ONE, p.z), sim_v3(0, -SIM_FX_INT(3), 0)};
+    sim_ray_result r;
+    if (sim_v3_in_world(in.origin) && sim_world_raycast(stage->world, &in, &r) &&
+        r.normal.y >= walkable_ny) {
+        sim_vec3 feet = sim_v3(p.x, r.point.y + SIM_FX_MM(5), p.z);
+        if (ks_shape_fits(stage->world, shape, feet))
+            return feet;
+    }
+    return p;
+}
+
+void ks_stage_character_spawns(const ks_stage *stage, sim_shape shape, sim_fx walkable_ny,
+                               bool random_spawns, uint32_t count, sim_vec3 *out)
+{
+    (void)random_spawns; // already applied: the stage then holds no markers
+    uint32_t n = stage->fixed_spawn_count;
+    if (n > 0) {
+        // Entity i uses point i mod n; the k-th repeat of a point steps out
+        // along a square spiral, so characters never start inside each other.
+        for (uint32_t i = 0; i < count; i++) {
+            sim_vec3 p = stage->fixed_spawns[i % n];
+            uint32_t k = i / n;
+            if (k > 0) {
+                int32_t dx, dz;
+                spiral_cell(k, &dx, &dz);
+                p.x = sim_fx_clamp((sim_fx)((int64_t)p.x + (int64_t)dx * KS_SPIRAL_PITCH),
+                                   -KS_SPAWN_LIMIT, KS_SPAWN_LIMIT);
+                p.z = sim_fx_clamp((sim_fx)((int64_t)p.z + (int64_t)dz * KS_SPIRAL_PITCH),
+                                   -KS_SPAWN_LIMIT, KS_SPAWN_LIMIT);
+                p = settle_near(stage, shape, walkable_ny, p);
+            }
+            out[i] = p;
+        }
+        return;
+    }
+    // Seeded floors: inside rooms (under a ceiling) when the level has any,
+    // like the soak test on the real maps, else floors open to the sky. The
+    // choice is made by character 1, so it is the same for everyone. When
+    // the rooms are full (a character finds no room spot in all its tries),
+    // that character and every later one use open floors as well; so
+    // character i's spot still depends only on the characters below it.
+    ks_spawn_area area = {&stage->level, stage->world, stage->stats.bounds, shape, walkable_ny,
+                          SIM_FX_ONE, true};
+    sim_aabb b = stage->stats.bounds;
+    bool any = stage->stats.triangle_count > 0;
+    sim_vec3 probe;
+    if (any && count > 0 && !ks_spawn_find(&area, stage->seed, 1, NULL, 0, KS_CHARACTER_SPACING, &probe))
+        area.require_ceiling = false;
+    for (uint32_t i = 0; i < count; i++) {
+        if (any && ks_spawn_find(&area, stage->seed, i + 1, out, i, KS_CHARACTER_SPACING, &out[i]))
+            continue;
+        if (any && area.require_ceiling) {
+            area.require_ceiling = false;
+            if (ks_spawn_find(&area, stage->seed, i + 1, out, i, KS_CHARACTER_SPACING, &out[i]))
+                continue;
+        }
+        // Nothing found (an empty, all-steep or full level): drop in above
+        // the middle.
+        out[i] = sim_v3(b.min.x + (sim_fx)(((int64_t)b.max.x - b.min.x) / 2), b.max.y + SIM_FX_ONE,
+                        b.min.z + (sim_fx)(((int64_t)b.max.z - b.min.z) / 2));
+    }
+}

@@ -11,12 +11,17 @@ set -euo pipefail
 
 packages=(build-essential cmake pkg-config libfixmath-dev libenet-dev libcriterion-dev libxxhash-dev)
 
+# A package installed for several architectures (libfixmath-dev:arm64 for the
+# cross-architecture check, say) lists one status per architecture: look for
+# the machine's own (or "all").
+native=$(dpkg --print-architecture)
+installed() {
+    dpkg-query -W -f='${Architecture} ${Status}\n' "$1" 2>/dev/null |
+        grep -Eq "^($native|all) install ok installed$"
+}
 missing=()
 for pkg in "${packages[@]}"; do
-    status=$(dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null || true)
-    if [ "$status" != "install ok installed" ]; then
-        missing+=("$pkg")
-    fi
+    installed "$pkg" || missing+=("$pkg")
 done
 
 if [ "${#missing[@]}" -eq 0 ]; then
@@ -62,8 +67,7 @@ run "${sudo_cmd[@]}" env DEBIAN_FRONTEND=noninteractive \
 if [ "${KEEL_SETUP_DRY_RUN:-0}" != 1 ]; then
     still=()
     for pkg in "${missing[@]}"; do
-        status=$(dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null || true)
-        [ "$status" = "install ok installed" ] || still+=("$pkg")
+        installed "$pkg" || still+=("$pkg")
     done
     if [ "${#still[@]}" -ne 0 ]; then
         echo "keel setup: still missing after apt-get install: ${still[*]}" >&2

@@ -44,7 +44,7 @@ sim_move_settings sim_move_default_settings(void)
     s.stop_speed = SIM_FX_MM(2500);
     s.jump_velocity = SIM_FX_MM(6750);
     s.step_height = SIM_FX_MM(350);
-    s.max_slope_cos = SIM_FX_RATIO(70711, 100000); // cos 45 degrees
+    s.max_slope_cos = SIM_FX_RATIO(70711, 100000); // cosine of 45 degrees
     s.skin = SIM_FX_MM(5);
     s.max_slide_iterations = 4;
     s.depen_iterations = 8;

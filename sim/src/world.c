@@ -10,7 +10,7 @@ sim_world_def sim_world_default_def(void)
 {
     sim_world_def d;
     d.min_double_area = 1;              // raw 1 = 2^-16 m^2: only true slivers go
-    d.coplanar_cos = (sim_fx)65496;     // cos(2 degrees) = 0.99939
+    d.coplanar_cos = (sim_fx)65496;     // cosine of 2 degrees, 0.99939
     d.weld_distance = SIM_FX_MM(1);
     d.cookie = SIM_WORLD_COOKIE;
     return d;

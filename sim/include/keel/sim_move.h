@@ -122,7 +122,7 @@ typedef struct sim_move_settings {
     sim_fx stop_speed;     ///< below this, friction acts as if at it (default 2.5 m/s)
     sim_fx jump_velocity;  ///< (default 6.75 m/s: apex about 1.14 m)
     sim_fx step_height;    ///< highest step climbed, and snapped down (default 0.35 m)
-    sim_fx max_slope_cos;  ///< walkable when normal.y >= this (default cos 45 deg)
+    sim_fx max_slope_cos;  ///< walkable when normal.y >= this (default: cosine of 45 degrees)
     sim_fx skin;           ///< gap kept to geometry (default 5 mm)
     int32_t max_slide_iterations; ///< collide-and-slide rounds (default 4, at least 4)
     int32_t depen_iterations;     ///< Gauss-Seidel sweeps over contacts (default 8)

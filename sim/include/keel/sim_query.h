@@ -98,7 +98,7 @@ typedef struct sim_ray_result {
     bool hit;
     sim_fx fraction;
     sim_vec3 point;
-    sim_vec3 normal; ///< face normal facing the ray origin (triangles are double-sided)
+    sim_vec3 normal; ///< face normal facing the ray origin (triangles have two sides)
     sim_feature feature;
 } sim_ray_result;
 

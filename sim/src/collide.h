@@ -132,6 +132,33 @@ bool sim_contact_capsule_tri(sim_shape shape, sim_vec3 pos, const sim_tri *t, si
 bool sim_contact_box_tri(sim_shape shape, sim_vec3 pos, const sim_tri *t, sim_fx margin,
                          sim_tri_hit *hit);
 
+/// The sweep or contact for whichever shape the input has.
+static inline bool sim_sweep_shape_tri(const sim_sweep_ray *ray, const sim_tri *t, sim_tri_hit *hit)
+{
+    return ray->shape.type == SIM_SHAPE_BOX ? sim_sweep_box_tri(ray, t, hit)
+                                            : sim_sweep_capsule_tri(ray, t, hit);
+}
+static inline bool sim_contact_shape_tri(sim_shape shape, sim_vec3 pos, const sim_tri *t, sim_fx margin,
+                                         sim_tri_hit *hit)
+{
+    return shape.type == SIM_SHAPE_BOX ? sim_contact_box_tri(shape, pos, t, margin, hit)
+                                       : sim_contact_capsule_tri(shape, pos, t, margin, hit);
+}
+
+/// The order of contact lists: deepest first, then by feature (triangle or
+/// object id, type, index). Strict and total, so lists never depend on the
+/// order contacts were found in.
+static inline bool sim_contact_before(const sim_contact *a, const sim_contact *b)
+{
+    if (a->depth != b->depth)
+        return a->depth > b->depth;
+    if (a->feature.triangle != b->feature.triangle)
+        return a->feature.triangle < b->feature.triangle;
+    if (a->feature.type != b->feature.type)
+        return a->feature.type < b->feature.type;
+    return a->feature.index < b->feature.index;
+}
+
 /// Ray against the triangle (both sides): distance along unit dir.
 bool sim_ray_tri(sim_vec3 origin, sim_dir dir, sim_fx length, const sim_tri *t,
                  sim_tri_hit *hit);

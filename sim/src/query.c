@@ -18,8 +18,7 @@ static bool sweep_visit(void *ctx, const sim_tri *t)
 {
     sweep_ctx *c = ctx;
     sim_tri_hit h;
-    bool hit = c->ray.shape.type == SIM_SHAPE_BOX ? sim_sweep_box_tri(&c->ray, t, &h)
-                                                  : sim_sweep_capsule_tri(&c->ray, t, &h);
+    bool hit = sim_sweep_shape_tri(&c->ray, t, &h);
     if (hit && (!c->has || sim_tri_hit_before(&h, &c->best))) {
         c->best = h;
         c->has = true;
@@ -83,24 +82,11 @@ typedef struct contact_ctx {
     int count;
 } contact_ctx;
 
-static bool contact_before(const sim_contact *a, const sim_contact *b)
-{
-    if (a->depth != b->depth)
-        return a->depth > b->depth;
-    if (a->feature.triangle != b->feature.triangle)
-        return a->feature.triangle < b->feature.triangle;
-    if (a->feature.type != b->feature.type)
-        return a->feature.type < b->feature.type;
-    return a->feature.index < b->feature.index;
-}
-
 static bool contact_visit(void *ctx, const sim_tri *t)
 {
     contact_ctx *c = ctx;
     sim_tri_hit h;
-    bool hit = c->in.shape.type == SIM_SHAPE_BOX
-                   ? sim_contact_box_tri(c->in.shape, c->in.position, t, c->in.margin, &h)
-                   : sim_contact_capsule_tri(c->in.shape, c->in.position, t, c->in.margin, &h);
+    bool hit = sim_contact_shape_tri(c->in.shape, c->in.position, t, c->in.margin, &h);
     if (!hit)
         return true;
     sim_contact ct = {h.normal, h.s, h.point, h.feature};
@@ -110,10 +96,10 @@ static bool contact_visit(void *ctx, const sim_tri *t)
     // Sorted insertion into the bounded array keeps the best `capacity`
     // contacts whatever order they arrive in.
     int n = c->count - 1 < c->capacity ? c->count - 1 : c->capacity;
-    if (n == c->capacity && !contact_before(&ct, &c->out[n - 1]))
+    if (n == c->capacity && !sim_contact_before(&ct, &c->out[n - 1]))
         return true;
     int i = n == c->capacity ? n - 1 : n;
-    while (i > 0 && contact_before(&ct, &c->out[i - 1])) {
+    while (i > 0 && sim_contact_before(&ct, &c->out[i - 1])) {
         c->out[i] = c->out[i - 1];
         i--;
     }

@@ -442,8 +442,7 @@ static bool view_sweep(void *ctx, const sim_sweep_input *in, sim_sweep_result *o
             continue;
         for (uint32_t k = 0; k < PLATFORM_TRIS; k++) {
             sim_tri_hit h;
-            bool hit = in->shape.type == SIM_SHAPE_BOX ? sim_sweep_box_tri(&ray, &p->tris[k], &h)
-                                                       : sim_sweep_capsule_tri(&ray, &p->tris[k], &h);
+            bool hit = sim_sweep_shape_tri(&ray, &p->tris[k], &h);
             if (hit)
                 offer(&best, &ray, &h, k + 1);
         }
@@ -473,18 +472,6 @@ static bool view_sweep(void *ctx, const sim_sweep_input *in, sim_sweep_result *o
     return true;
 }
 
-// The same order as the world's contacts: deepest first, then by feature.
-static bool contact_before(const sim_contact *a, const sim_contact *b)
-{
-    if (a->depth != b->depth)
-        return a->depth > b->depth;
-    if (a->feature.triangle != b->feature.triangle)
-        return a->feature.triangle < b->feature.triangle;
-    if (a->feature.type != b->feature.type)
-        return a->feature.type < b->feature.type;
-    return a->feature.index < b->feature.index;
-}
-
 typedef struct contact_list {
     sim_contact *out;
     int capacity;
@@ -502,10 +489,10 @@ static void add_contact(contact_list *l, const sim_tri_hit *h)
     if (l->capacity <= 0)
         return;
     int n = l->stored;
-    if (n == l->capacity && !contact_before(&ct, &l->out[n - 1]))
+    if (n == l->capacity && !sim_contact_before(&ct, &l->out[n - 1]))
         return;
     int i = n == l->capacity ? n - 1 : n;
-    while (i > 0 && contact_before(&ct, &l->out[i - 1])) {
+    while (i > 0 && sim_contact_before(&ct, &l->out[i - 1])) {
         l->out[i] = l->out[i - 1];
         i--;
     }
@@ -529,9 +516,7 @@ static int view_contacts(void *ctx, const sim_overlap_input *in, sim_contact *ou
             continue;
         for (uint32_t k = 0; k < PLATFORM_TRIS; k++) {
             sim_tri_hit h;
-            bool hit = in->shape.type == SIM_SHAPE_BOX
-                           ? sim_contact_box_tri(in->shape, in->position, &p->tris[k], margin, &h)
-                           : sim_contact_capsule_tri(in->shape, in->position, &p->tris[k], margin, &h);
+            bool hit = sim_contact_shape_tri(in->shape, in->position, &p->tris[k], margin, &h);
             if (hit)
                 add_contact(&l, &h);
         }

@@ -13,7 +13,7 @@
 
 #include "test_support.h"
 
-#define GOLDEN_QUERIES UINT64_C(0x07cd9b3c28a7bea5)
+#define GOLDEN_QUERIES UINT64_C(0x5e157cfbbaa1072f)
 #define GOLDEN_MOVEMENT UINT64_C(0x0597984ef20c3a5d)
 
 static sim_level level;

@@ -59,9 +59,9 @@
 #include "test_support.h"
 
 // Pinned final state hashes (see "Regenerating" above).
-#define SOAK_HASH_BUILTIN UINT64_C(0x76be379e5448d2e3)
-#define SOAK_HASH_ZDM2 UINT64_C(0x8ee0d8c6b5378bf5)
-#define SOAK_HASH_PANDORA UINT64_C(0x685cbb0cdd673e3b)
+#define SOAK_HASH_BUILTIN UINT64_C(0x5df4a6686ad6d177)
+#define SOAK_HASH_ZDM2 UINT64_C(0x2bd71c97acc88d47)
+#define SOAK_HASH_PANDORA UINT64_C(0x20ccd321964e8ace)
 
 #define SOAK_CHARACTERS 48
 #define SOAK_TICKS 2500 // 48 x 2500 = 120,000 character-ticks per level

@@ -249,20 +249,36 @@ bool sim_sweep_capsule_tri(const sim_sweep_ray *ray, const sim_tri *t, sim_tri_h
     sim_vec3 top = sim_v3_add(ray->start, sim_v3(0, h, 0));
     static const sim_dir up = {0, SIM_DIR_ONE, 0};
 
+    // An internal (inactive or buried) edge or corner lies inside a surface
+    // that other triangles' faces continue: the grown union of those faces
+    // has no boundary there, so its pieces can never be entered first. On a
+    // tessellated floor that leaves only the two face slabs to solve.
+    bool edge_live[3], vert_live[3];
+    for (int i = 0; i < 3; i++) {
+        edge_live[i] = !sim_tri_feature_inactive(t, SIM_FEATURE_EDGE, i) &&
+                       !sim_tri_feature_buried(t, SIM_FEATURE_EDGE, i);
+        vert_live[i] = !sim_tri_feature_inactive(t, SIM_FEATURE_VERTEX, i) &&
+                       !sim_tri_feature_buried(t, SIM_FEATURE_VERTEX, i);
+    }
     int ends = h > 0 ? 2 : 1;
     for (int k = 0; k < ends; k++) {
         sim_vec3 o = k == 0 ? bottom : top;
         prim_face(&c, o);
         for (int i = 0; i < 3; i++) {
-            prim_cylinder(&c, o, t->v[i], t->edir[i], t->elen[i], SIM_FEATURE_EDGE, i);
-            prim_sphere(&c, o, t->v[i], i);
+            if (edge_live[i])
+                prim_cylinder(&c, o, t->v[i], t->edir[i], t->elen[i], SIM_FEATURE_EDGE, i);
+            if (vert_live[i])
+                prim_sphere(&c, o, t->v[i], i);
         }
     }
     if (h > 0) {
         for (int i = 0; i < 3; i++) {
-            prim_side(&c, ray->start, h, i);
-            sim_vec3 base = sim_v3_sub(t->v[i], sim_v3(0, h, 0));
-            prim_cylinder(&c, ray->start, base, up, 2 * h, SIM_FEATURE_VERTEX, i);
+            if (edge_live[i])
+                prim_side(&c, ray->start, h, i);
+            if (vert_live[i]) {
+                sim_vec3 base = sim_v3_sub(t->v[i], sim_v3(0, h, 0));
+                prim_cylinder(&c, ray->start, base, up, 2 * h, SIM_FEATURE_VERTEX, i);
+            }
         }
         // The segment crossing the plane is a penetration no primitive sees.
         sim_fx db = sim_dir_dot_v3(t->n, sim_v3_sub(bottom, t->v[0]));

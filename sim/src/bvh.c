@@ -196,17 +196,29 @@ void sim_bvh_query_segment(const sim_world *w, sim_vec3 origin, sim_vec3 d, sim_
 {
     if (w->node_count == 0)
         return;
+    // The box around the grown segment rejects most nodes with six compares;
+    // the slab test (six divisions) only pays for itself on long motions,
+    // where that box is mostly empty.
+    sim_aabb sb = sim_aabb_union(sim_aabb_of_point(origin), sim_aabb_of_point(sim_v3_add(origin, d)));
+    sb = sim_aabb_expand(sb, grow);
+    sim_fx ax = sim_fx_abs(d.x), ay = sim_fx_abs(d.y), az = sim_fx_abs(d.z);
+    bool slabs = sim_fx_max(ax, sim_fx_max(ay, az)) >= SIM_FX_INT(2);
     uint32_t stack[SIM_BVH_MAX_DEPTH * 2];
     int top = 0;
     stack[top++] = 0;
     while (top > 0) {
         const sim_bvh_node *nd = &w->nodes[stack[--top]];
-        if (!segment_hits_box(origin, d, sim_aabb_expand(nd->box, grow)))
+        if (!sim_aabb_overlaps(nd->box, sb) ||
+            (slabs && !segment_hits_box(origin, d, sim_aabb_expand(nd->box, grow))))
             continue;
         if (nd->count > 0) {
             for (uint32_t i = 0; i < nd->count; i++) {
                 const sim_tri *t = &w->tris[nd->first + i];
-                if (segment_hits_box(origin, d, sim_aabb_expand(sim_tri_bounds(t), grow)) && !visit(ctx, t))
+                sim_aabb tb = sim_tri_bounds(t);
+                if (!sim_aabb_overlaps(tb, sb) ||
+                    (slabs && !segment_hits_box(origin, d, sim_aabb_expand(tb, grow))))
+                    continue;
+                if (!visit(ctx, t))
                     return;
             }
         } else {

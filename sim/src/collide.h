@@ -40,6 +40,7 @@ typedef struct sim_tri {
     sim_dir edir[3];   ///< unit direction of edge i (v[i] -> v[i+1])
     sim_dir side[3];   ///< unit, horizontal, perpendicular to edge i (zero for a vertical edge)
     sim_fx elen[3];     ///< length of edge i
+    sim_aabb box;       ///< bounds (every broad-phase visit tests them)
     uint32_t id;        ///< stable feature id (see sim_feature)
     uint32_t flags;
 } sim_tri;
@@ -73,7 +74,7 @@ static inline bool sim_tri_feature_buried(const sim_tri *t, int type, int i)
 bool sim_tri_init(sim_tri *t, sim_vec3 a, sim_vec3 b, sim_vec3 c, uint32_t id,
                   sim_fx min_double_area);
 
-sim_aabb sim_tri_bounds(const sim_tri *t);
+static inline sim_aabb sim_tri_bounds(const sim_tri *t) { return t->box; }
 
 /// Round-up square root of a non-negative Q32.32 value, as Q16.16: in the
 /// stable root c / (-b + sqrt(disc)) a larger denominator only makes a

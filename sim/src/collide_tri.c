@@ -16,6 +16,7 @@ bool sim_tri_init(sim_tri *t, sim_vec3 a, sim_vec3 b, sim_vec3 c, uint32_t id,
     t->v[0] = a;
     t->v[1] = b;
     t->v[2] = c;
+    t->box = sim_aabb_union(sim_aabb_union(sim_aabb_of_point(a), sim_aabb_of_point(b)), sim_aabb_of_point(c));
     t->id = id;
     sim_vec3 e[3] = {sim_v3_sub(b, a), sim_v3_sub(c, b), sim_v3_sub(a, c)};
     for (int i = 0; i < 3; i++) {
@@ -57,12 +58,6 @@ bool sim_tri_init(sim_tri *t, sim_vec3 a, sim_vec3 b, sim_vec3 c, uint32_t id,
     return true;
 }
 
-sim_aabb sim_tri_bounds(const sim_tri *t)
-{
-    sim_aabb b = sim_aabb_of_point(t->v[0]);
-    b = sim_aabb_union(b, sim_aabb_of_point(t->v[1]));
-    return sim_aabb_union(b, sim_aabb_of_point(t->v[2]));
-}
 
 bool sim_tri_hit_before(const sim_tri_hit *a, const sim_tri_hit *b)
 {

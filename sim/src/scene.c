@@ -343,6 +343,34 @@ static sim_obstacle obstacle(const scene_view *v, uint32_t j)
     return ob;
 }
 
+// The other solid characters whose bounds touch `box`, from the sorted broad
+// phase: start with bodies_in, then take them one by one with next_body.
+typedef struct body_cursor {
+    uint32_t slot;
+    int64_t hi;
+} body_cursor;
+
+static body_cursor bodies_in(const sim_scene *sc, sim_aabb box)
+{
+    body_cursor c = {bodies_from(sc, sim_v3_comp(box.min, sc->sort_axis)),
+                     sim_v3_comp(box.max, sc->sort_axis)};
+    return c;
+}
+
+static bool next_body(const scene_view *v, sim_aabb box, body_cursor *c, uint32_t *body)
+{
+    const sim_scene *sc = v->scene;
+    for (; c->slot < sc->count && sc->keys[c->slot] <= c->hi; c->slot++) {
+        uint32_t j = sc->order[c->slot];
+        if ((int64_t)j == v->self || !sc->bodies[j].solid || !sim_aabb_overlaps(box, sc->bodies[j].bounds))
+            continue;
+        c->slot++;
+        *body = j;
+        return true;
+    }
+    return false;
+}
+
 // ---- queries -----------------------------------------------------------------
 
 
@@ -448,14 +476,9 @@ static bool view_sweep(void *ctx, const sim_sweep_input *in, sim_sweep_result *o
         }
     }
     if (v->characters) {
-        int a = sc->sort_axis;
-        int64_t hi = sim_v3_comp(box.max, a);
-        for (uint32_t i = bodies_from(sc, sim_v3_comp(box.min, a)); i < sc->count && sc->keys[i] <= hi;
-             i++) {
-            uint32_t j = sc->order[i];
-            if ((int64_t)j == v->self || !sc->bodies[j].solid ||
-                !sim_aabb_overlaps(box, sc->bodies[j].bounds))
-                continue;
+        body_cursor cur = bodies_in(sc, box);
+        uint32_t j;
+        while (next_body(v, box, &cur, &j)) {
             sim_obstacle ob = obstacle(v, j);
             sim_tri_hit h;
             if (sim_sweep_shape_obstacle(&ray, &ob, &h))
@@ -522,14 +545,9 @@ static int view_contacts(void *ctx, const sim_overlap_input *in, sim_contact *ou
         }
     }
     if (v->characters) {
-        int a = sc->sort_axis;
-        int64_t hi = sim_v3_comp(box.max, a);
-        for (uint32_t i = bodies_from(sc, sim_v3_comp(box.min, a)); i < sc->count && sc->keys[i] <= hi;
-             i++) {
-            uint32_t j = sc->order[i];
-            if ((int64_t)j == v->self || !sc->bodies[j].solid ||
-                !sim_aabb_overlaps(box, sc->bodies[j].bounds))
-                continue;
+        body_cursor cur = bodies_in(sc, box);
+        uint32_t j;
+        while (next_body(v, box, &cur, &j)) {
             sim_obstacle ob = obstacle(v, j);
             sim_tri_hit h;
             if (sim_contact_shape_obstacle(in->shape, in->position, &ob, margin, &h))

@@ -114,7 +114,7 @@ static void make_inputs(const sim_world *w, uint64_t seed, inputs *in)
         sim_fx lift = sim_fx_add(shape.half.y, rng_fx(&r, SIM_FX_MM(5), SIM_FX_INT(2)));
         sim_vec3 start = sim_v3(x, sim_fx_add(ground, lift), z);
         sim_fx len = rng_fx(&r, SIM_FX_MM(50), SIM_FX_MM(1600));
-        in->sweep[i] = (sim_sweep_input){shape, start, rng_dir(&r, len)};
+        in->sweep[i] = (sim_sweep_input){shape, start, rng_dir(&r, len), 0};
         // Contacts: from resting on the ground (or slightly in it) to 0.3 m
         // above, where a mover asks what it is about to touch.
         sim_fx h = sim_fx_add(shape.half.y, rng_fx(&r, -SIM_FX_MM(20), SIM_FX_MM(300)));

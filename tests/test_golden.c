@@ -55,7 +55,7 @@ Test(golden, collision_queries_on_the_builtin_level)
     for (int i = 0; i < 3000; i++) {
         sim_shape s = (i & 1) ? sim_shape_box(SIM_FX_MM(400), SIM_FX_MM(900), SIM_FX_MM(400))
                               : sim_shape_capsule(SIM_FX_MM(400), SIM_FX_MM(1800));
-        sim_sweep_input in;
+        sim_sweep_input in = {0};
         in.shape = s;
         in.start = draw3(&rng, -span, span, 0, SIM_FX_INT(3));
         in.displacement = draw3(&rng, -SIM_FX_MM(1600), SIM_FX_MM(1600), -SIM_FX_MM(1600), SIM_FX_MM(1600));

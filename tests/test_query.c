@@ -91,7 +91,7 @@ Test(sweep, capsule_falls_onto_floor_face)
     add_tri(&L, V(-10, 0, -10), V(-10, 0, 10), V(10, 0, 10));
     add_tri(&L, V(-10, 0, -10), V(10, 0, 10), V(10, 0, -10));
     sim_world *w = make_world(&L);
-    sim_sweep_input in = {capsule(0.5, 1.8), V(0.3, 2, 0.2), V(0, -3, 0)};
+    sim_sweep_input in = {capsule(0.5, 1.8), V(0.3, 2, 0.2), V(0, -3, 0), 0};
     sim_sweep_result r;
     cr_assert(sim_world_sweep(w, &in, &r));
     cr_assert_not(r.start_overlap);
@@ -111,7 +111,7 @@ Test(sweep, box_falls_onto_floor_face)
     L = (tri_list){0};
     add_floor(&L, -4, -4, 4, 4, 0, 8);
     sim_world *w = make_world(&L);
-    sim_sweep_input in = {box(0.4, 0.9, 0.4), V(0.5, 2, 0.5), V(0, -3, 0)};
+    sim_sweep_input in = {box(0.4, 0.9, 0.4), V(0.5, 2, 0.5), V(0, -3, 0), 0};
     sim_sweep_result r;
     cr_assert(sim_world_sweep(w, &in, &r));
     double y = r.position.y / 65536.0;
@@ -128,7 +128,7 @@ Test(sweep, capsule_into_wall)
     add_tri(&L, V(2, 0, -5), V(2, 5, -5), V(2, 5, 5));
     add_tri(&L, V(2, 0, -5), V(2, 5, 5), V(2, 0, 5));
     sim_world *w = make_world(&L);
-    sim_sweep_input in = {capsule(0.4, 1.8), V(0, 1, 0), V(3, 0, 0)};
+    sim_sweep_input in = {capsule(0.4, 1.8), V(0, 1, 0), V(3, 0, 0), 0};
     sim_sweep_result r;
     cr_assert(sim_world_sweep(w, &in, &r));
     double x = r.position.x / 65536.0;
@@ -145,7 +145,7 @@ Test(sweep, capsule_side_hits_ledge_edge)
     add_tri(&L, V(2, 1, -5), V(5, 1, -5), V(5, 1, 5));
     sim_world *w = make_world(&L);
     // the capsule's side (y from 0.2 to 1.8 on the segment) moves into the edge
-    sim_sweep_input in = {capsule(0.4, 2.4), V(0, 1.1, 0), V(3, 0, 0)};
+    sim_sweep_input in = {capsule(0.4, 2.4), V(0, 1.1, 0), V(3, 0, 0), 0};
     sim_sweep_result r;
     cr_assert(sim_world_sweep(w, &in, &r));
     cr_assert_eq(r.feature.type, SIM_FEATURE_EDGE);
@@ -162,7 +162,7 @@ Test(sweep, sphere_hits_vertex)
     add_tri(&L, V(1, 0, 0), V(3, 0, 1), V(3, 0, -1));
     sim_world *w = make_world(&L);
     sim_shape s = capsule(0.5, 1.0); // a sphere
-    sim_sweep_input in = {s, V(-1, 0, 0), V(4, 0, 0)};
+    sim_sweep_input in = {s, V(-1, 0, 0), V(4, 0, 0), 0};
     sim_sweep_result r;
     cr_assert(sim_world_sweep(w, &in, &r));
     cr_assert_eq(r.feature.type, SIM_FEATURE_VERTEX);
@@ -179,7 +179,7 @@ Test(sweep, start_overlap_is_flagged)
     sim_shape shapes[2] = {capsule(0.4, 1.8), box(0.4, 0.9, 0.4)};
     for (int k = 0; k < 2; k++) {
         // 0.4 m into the floor, moving further in
-        sim_sweep_input in = {shapes[k], V(0.1, 0.5, 0.1), V(1, -0.2, 0)};
+        sim_sweep_input in = {shapes[k], V(0.1, 0.5, 0.1), V(1, -0.2, 0), 0};
         sim_sweep_result r;
         cr_assert(sim_world_sweep(w, &in, &r));
         cr_assert(r.start_overlap);
@@ -202,7 +202,7 @@ Test(sweep, touching_and_leaving_is_free)
     sim_shape shapes[2] = {capsule(0.4, 1.8), box(0.4, 0.9, 0.4)};
     for (int k = 0; k < 2; k++) {
         // resting exactly on the floor
-        sim_sweep_input in = {shapes[k], V(0.1, 0.9, 0.1), V(0, 1, 0)};
+        sim_sweep_input in = {shapes[k], V(0.1, 0.9, 0.1), V(0, 1, 0), 0};
         sim_sweep_result r;
         cr_assert_not(sim_world_sweep(w, &in, &r), "up, shape %d", k);
         in.displacement = V(1.5, 0, 0.7);
@@ -225,13 +225,13 @@ Test(sweep, thin_wall_is_never_tunnelled)
     for (int k = 0; k < 2; k++) {
         for (int start = 0; start < 64; start++) {
             double x0 = 5 - 0.41 - 1.5625 * (start / 64.0) - 0.4;
-            sim_sweep_input in = {shapes[k], V(x0, 1, 0.3), V(1.5625, 0, 0)};
+            sim_sweep_input in = {shapes[k], V(x0, 1, 0.3), V(1.5625, 0, 0), 0};
             sim_sweep_result r;
             bool hit = sim_world_sweep(w, &in, &r);
             double end = (in.start.x + (hit ? r.position.x - in.start.x : in.displacement.x)) / 65536.0;
             cr_assert(end + 0.4 <= 4.995 + 1e-6, "shape %d start %d ends at %.6f", k, start, end);
         }
-        sim_sweep_input in = {shapes[k], V(-50, 1, 0), V(60, 0, 0)};
+        sim_sweep_input in = {shapes[k], V(-50, 1, 0), V(60, 0, 0), 0};
         sim_sweep_result r;
         cr_assert(sim_world_sweep(w, &in, &r));
         cr_assert(r.position.x / 65536.0 + 0.4 <= 4.995);
@@ -257,7 +257,7 @@ static void check_floor_normals(sim_world *w, sim_shape s, double floor_y, doubl
         double dx = (keel_rng_range(&rng, -1000, 1000)) / 1000.0;
         double dz = (keel_rng_range(&rng, -1000, 1000)) / 1000.0;
         double dy = -(keel_rng_range(&rng, 0, 1000)) / 10000.0 - gap;
-        sim_sweep_input in = {s, V(x, floor_y + hy + gap, z), V(dx, dy, dz)};
+        sim_sweep_input in = {s, V(x, floor_y + hy + gap, z), V(dx, dy, dz), 0};
         sim_sweep_result r;
         if (sim_world_sweep(w, &in, &r)) {
             hits++;
@@ -266,7 +266,7 @@ static void check_floor_normals(sim_world *w, sim_shape s, double floor_y, doubl
             cr_assert_not(r.start_overlap);
         }
         // sliding exactly along the floor, touching it, never hits anything
-        sim_sweep_input slide = {s, V(x, floor_y + hy, z), V(dx, 0, dz)};
+        sim_sweep_input slide = {s, V(x, floor_y + hy, z), V(dx, 0, dz), 0};
         cr_assert_not(sim_world_sweep(w, &slide, &r), "slide hit normal (%d,%d,%d) feature %d",
                       r.normal.x, r.normal.y, r.normal.z, r.feature.type);
     }
@@ -356,7 +356,7 @@ static void random_sweep_property(sim_shape (*make_shape)(keel_rng *), uint64_t 
             d = sim_v3(keel_rng_fx(&rng, M(-3), M(3)), keel_rng_fx(&rng, M(-3), M(3)),
                        keel_rng_fx(&rng, M(-3), M(3)));
         }
-        sim_sweep_input in = {s, start, d};
+        sim_sweep_input in = {s, start, d, 0};
         sim_sweep_result r;
         bool hit = sim_world_sweep(w, &in, &r);
         rv3 a = rv3_from(tv[0]), b = rv3_from(tv[1]), c = rv3_from(tv[2]);
@@ -556,7 +556,7 @@ Test(determinism, triangle_order_does_not_change_results)
                               sim_v3(keel_rng_fx(&rng, M(-3), M(3)), keel_rng_fx(&rng, M(0.5), M(2)),
                                      keel_rng_fx(&rng, M(-3), M(3))),
                               sim_v3(keel_rng_fx(&rng, M(-2), M(2)), keel_rng_fx(&rng, M(-2), M(1)),
-                                     keel_rng_fx(&rng, M(-2), M(2)))};
+                                     keel_rng_fx(&rng, M(-2), M(2))), 0};
         sim_sweep_result ra, rb;
         bool ha = sim_world_sweep(wa, &in, &ra), hb = sim_world_sweep(wb, &in, &rb);
         cr_assert_eq(ha, hb);
@@ -603,7 +603,7 @@ static void obb_property(bool box_shape, uint64_t seed)
         sim_fx sz = keel_rng_fx(&rng, M(-5), M(5));
         sim_vec3 start = sim_v3(sx, sy2, sz);
         sim_vec3 d = sim_v3_sub(sim_v3_zero(), start); // aim at the centre
-        sim_sweep_input in = {s, start, d};
+        sim_sweep_input in = {s, start, d, 0};
         sim_sweep_result r;
         bool hit = sim_world_sweep(w, &in, &r);
         rv3 p0 = rv3_from(start), dd = rv3_from(d);

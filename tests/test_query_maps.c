@@ -112,7 +112,7 @@ static void map_sweeps(const char *file, sim_shape shape, uint64_t seed, int cas
             const rv3 *c = &m.tri[3 * cand[j]];
             toi = fmin(toi, ref_shape_tri_toi(shape, p0, dd, c[0], c[1], c[2], 0));
         }
-        sim_sweep_input in = {shape, start, d};
+        sim_sweep_input in = {shape, start, d, 0};
         sim_sweep_result r;
         bool hit = sim_world_sweep(m.world, &in, &r);
         if (!hit) {

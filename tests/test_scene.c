@@ -697,13 +697,17 @@ Test(scene, the_result_does_not_depend_on_the_order_characters_were_added)
     enum { TICKS = 500 };
     static uint64_t hashes[3][TICKS];
     int swims = 0, rides = 0, stacked = 0;
+    uint32_t crossings = 0;
     for (int k = 0; k < 3; k++) {
         sim_scene *sc = crowd_scene(orders[k]);
         crowd_input ci;
         crowd_init(&ci);
         for (int t = 0; t < TICKS; t++) {
             crowd_feed(sc, &ci);
+            sim_char_state before[CROWD];
+            memcpy(before, sim_scene_characters(sc, NULL), sizeof before);
             sim_scene_step(sc);
+            crossings += keel_test_crossings(world, &S, before, sim_scene_characters(sc, NULL), CROWD, NULL);
             hashes[k][t] = sim_scene_hash(sc);
             if (k == 0) {
                 uint32_t n;
@@ -721,6 +725,7 @@ Test(scene, the_result_does_not_depend_on_the_order_characters_were_added)
         cr_assert_eq(hashes[1][t], hashes[0][t], "reversed order differs at tick %d", t);
         cr_assert_eq(hashes[2][t], hashes[0][t], "shuffled order differs at tick %d", t);
     }
+    cr_assert_eq(crossings, 0, "a character's centre crossed the level");
     // the run exercised what it should
     cr_assert_gt(rides, 0);
     cr_assert_gt(swims, 0);
@@ -754,10 +759,10 @@ Test(scene, save_and_restore_replays_the_same_ticks)
 
     // bad buffers are refused and change nothing
     uint64_t at200 = sim_scene_hash(sc);
-    cr_assert_not(sim_scene_restore(sc, saved, size - 1));
-    cr_assert_not(sim_scene_restore(sc, saved, 8));
+    cr_assert_not(sim_scene_restore(sc, saved, size - 1, NULL));
+    cr_assert_not(sim_scene_restore(sc, saved, 8, NULL));
     saved[0] ^= 1;
-    cr_assert_not(sim_scene_restore(sc, saved, size));
+    cr_assert_not(sim_scene_restore(sc, saved, size, NULL));
     saved[0] ^= 1;
     cr_assert_eq(sim_scene_hash(sc), at200);
 
@@ -765,7 +770,7 @@ Test(scene, save_and_restore_replays_the_same_ticks)
     cr_assert(sim_scene_remove_character(sc, 7));
     sim_input junk = command(0, 0, 127, SIM_BUTTON_JUMP);
     sim_scene_set_input(sc, 3, &junk);
-    cr_assert(sim_scene_restore(sc, saved, size));
+    cr_assert(sim_scene_restore(sc, saved, size, NULL));
     cr_assert_eq(sim_scene_tick(sc), 100u);
     cr_assert_eq(sim_scene_hash(sc), at100);
     ci = ci_saved;
@@ -794,13 +799,18 @@ Test(scene, a_thousand_characters_step_without_quadratic_cost)
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     keel_rng r = {99};
+    static sim_char_state before[N];
+    uint32_t crossings = 0;
     for (int t = 0; t < 16; t++) {
         for (uint32_t id = 1; id <= N; id++) {
             sim_input in = command(sim_scene_tick(sc), (sim_angle)keel_rng_range(&r, 0, 65535), 127, 0);
             sim_scene_set_input(sc, id, &in);
         }
+        memcpy(before, sim_scene_characters(sc, NULL), sizeof before);
         sim_scene_step(sc);
+        crossings += keel_test_crossings(world, &S, before, sim_scene_characters(sc, NULL), N, NULL);
     }
+    cr_expect_eq(crossings, 0, "a character's centre crossed the level");
     clock_gettime(CLOCK_MONOTONIC, &t1);
     double ms = ((t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6) / 16;
     cr_log_info("1000 characters: %.2f ms per tick\n", ms);

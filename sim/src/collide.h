@@ -89,13 +89,26 @@ static inline int64_t sim_sqrt_ceil_q32(int64_t v)
     return (int64_t)r;
 }
 
-/// A query's displacement clamped to +-SIM_MAX_DISPLACEMENT per axis (and
-/// failing SIM_CHECK when it was out).
+/// A query's displacement clamped to +-SIM_MAX_DISPLACEMENT per axis. A
+/// caller's value is clamped, not refused (documented in sim_query.h); the
+/// mover checks its own motions against the limit (mover_sweep).
 static inline sim_vec3 sim_query_clamp_displacement(sim_vec3 d)
 {
     const sim_fx m = SIM_MAX_DISPLACEMENT;
-    SIM_CHECK(d.x >= -m && d.x <= m && d.y >= -m && d.y <= m && d.z >= -m && d.z <= m);
     return sim_v3(sim_fx_clamp(d.x, -m, m), sim_fx_clamp(d.y, -m, m), sim_fx_clamp(d.z, -m, m));
+}
+
+/// What every query accepts (sim_query.h): a valid shape and positions
+/// within the world's range, so no difference or product inside can
+/// overflow. A margin is clamped to [0, SIM_SHAPE_MAX_SIZE].
+static inline bool sim_query_accepts_shape_at(sim_shape s, sim_vec3 p)
+{
+    return sim_shape_valid(s) && sim_v3_in_world(p);
+}
+
+static inline sim_fx sim_query_clamp_margin(sim_fx margin)
+{
+    return margin < 0 ? 0 : (margin > SIM_SHAPE_MAX_SIZE ? SIM_SHAPE_MAX_SIZE : margin);
 }
 
 /// Result of one shape against one triangle.

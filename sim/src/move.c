@@ -57,8 +57,98 @@ sim_move_settings sim_move_default_settings(void)
 
 sim_fx sim_move_dt(const sim_move_settings *s)
 {
-    int32_t rate = s->tick_rate < 1 ? 1 : (s->tick_rate > 1000 ? 1000 : s->tick_rate);
+    int32_t rate = s->tick_rate;
+    if (rate < SIM_MOVE_MIN_TICK_RATE)
+        rate = SIM_MOVE_MIN_TICK_RATE;
+    if (rate > SIM_MOVE_MAX_TICK_RATE)
+        rate = SIM_MOVE_MAX_TICK_RATE;
     return (sim_fx)((SIM_FX_ONE + rate / 2) / rate);
+}
+
+static bool in_range(sim_fx v, sim_fx lo, sim_fx hi) { return v >= lo && v <= hi; }
+
+// The bounds keep every product in the mover inside Q16.16: accelerations
+// and friction up to 200 times a speed of 100 m/s over a tick of 1/2 s stay
+// below 10,000; a step or a skin stays well inside one query.
+bool sim_move_settings_check(const sim_move_settings *s, const char **reason)
+{
+    const char *why = NULL;
+    const sim_fx vmax = SIM_MOVE_MAX_SPEED;
+    if (!s || s->cookie != SIM_MOVE_COOKIE)
+        why = "settings not made by sim_move_default_settings";
+    else if (s->tick_rate < SIM_MOVE_MIN_TICK_RATE || s->tick_rate > SIM_MOVE_MAX_TICK_RATE)
+        why = "tick_rate outside 2..1000 Hz";
+    else if (!sim_shape_valid(s->stand_shape))
+        why = "stand_shape: unknown type or a size outside 5 mm..16 m";
+    else if (!sim_shape_valid(s->crouch_shape))
+        why = "crouch_shape: unknown type or a size outside 5 mm..16 m";
+    else if (s->crouch_shape.half.y > s->stand_shape.half.y)
+        why = "crouch_shape taller than stand_shape";
+    else if (!in_range(s->gravity, 0, SIM_FX_INT(1000)))
+        why = "gravity outside 0..1000 m/s^2";
+    else if (!in_range(s->max_speed, 0, vmax) || !in_range(s->air_max_speed, 0, vmax) ||
+             !in_range(s->fly_speed, 0, vmax) || !in_range(s->swim_speed, 0, vmax) ||
+             !in_range(s->stop_speed, 0, vmax) || !in_range(s->jump_velocity, 0, vmax))
+        why = "a speed outside 0..100 m/s";
+    else if (!in_range(s->crouch_speed_scale, 0, SIM_FX_ONE))
+        why = "crouch_speed_scale outside 0..1";
+    else if (!in_range(s->accelerate, 0, SIM_FX_INT(200)) || !in_range(s->air_accelerate, 0, SIM_FX_INT(200)) ||
+             !in_range(s->friction, 0, SIM_FX_INT(200)))
+        why = "accelerate, air_accelerate or friction outside 0..200";
+    else if (!in_range(s->step_height, 0, SIM_FX_INT(4)))
+        why = "step_height outside 0..4 m";
+    else if (!in_range(s->max_slope_cos, 0, SIM_FX_ONE))
+        why = "max_slope_cos outside 0..1";
+    else if (!in_range(s->skin, SIM_FX_MM(1), SIM_FX_MM(100)))
+        why = "skin outside 1..100 mm";
+    else if (s->max_slide_iterations < 0 || s->max_slide_iterations > 16)
+        why = "max_slide_iterations outside 0..16";
+    else if (s->depen_iterations < 0 || s->depen_iterations > 64)
+        why = "depen_iterations outside 0..64";
+    else if (!in_range(s->water_gravity_scale, 0, SIM_FX_INT(4)))
+        why = "water_gravity_scale outside 0..4";
+    if (reason)
+        *reason = why ? why : "";
+    return why == NULL;
+}
+
+static bool vec_within(sim_vec3 v, sim_fx lim)
+{
+    return in_range(v.x, -lim, lim) && in_range(v.y, -lim, lim) && in_range(v.z, -lim, lim);
+}
+
+bool sim_char_state_check(const sim_char_state *c, const char **reason)
+{
+    const char *why = NULL;
+    if (c->move_type < 0 || c->move_type >= SIM_MOVE_TYPE_COUNT)
+        why = "unknown move type";
+    else if (c->ground != SIM_GROUND_NONE && c->ground != SIM_GROUND_FLOOR && c->ground != SIM_GROUND_STEEP)
+        why = "unknown ground kind";
+    else if (c->flags & ~(uint32_t)SIM_CHAR_KNOWN_FLAGS)
+        why = "unknown flag bits";
+    else if (!vec_within(c->position, SIM_MOVE_POSITION_LIMIT))
+        why = "position outside the character range (4016 m per axis)";
+    else if (!vec_within(c->velocity, SIM_MOVE_MAX_SPEED))
+        why = "velocity above 100 m/s on an axis";
+    else if (!vec_within(c->ground_velocity, SIM_MOVE_MAX_SPEED))
+        why = "ground velocity above 100 m/s on an axis";
+    else if (c->ground_object & SIM_FEATURE_OBJECT_BIT)
+        why = "ground object id out of range";
+    else if (!sim_v3_is_zero(c->ground_normal)) {
+        // Each component within [-1, 1] first, so the squared length below
+        // cannot overflow; then unit within 1/256.
+        const int64_t one = (int64_t)SIM_FX_ONE * SIM_FX_ONE;
+        if (!vec_within(c->ground_normal, SIM_FX_ONE)) {
+            why = "ground normal not unit";
+        } else {
+            int64_t l2 = sim_v3_len_sq64(c->ground_normal);
+            if (l2 < one - one / 256 || l2 > one + one / 256)
+                why = "ground normal not unit";
+        }
+    }
+    if (reason)
+        *reason = why ? why : "";
+    return why == NULL;
 }
 
 sim_char_state sim_char_spawn(uint32_t id, sim_vec3 feet, sim_angle yaw)
@@ -125,10 +215,11 @@ void move_clamp_velocity(sim_move_ctx *m)
     m->c->velocity = sim_v3(clamp_axis(v.x), clamp_axis(v.y), clamp_axis(v.z));
 }
 
-void sim_move_step(const sim_collider *col, const sim_move_settings *s, sim_char_state *c,
+bool sim_move_step(const sim_collider *col, const sim_move_settings *s, sim_char_state *c,
                    const sim_input *in)
 {
-    SIM_CHECK(s->cookie == SIM_MOVE_COOKIE);
+    if (!sim_move_settings_check(s, NULL) || !sim_char_state_check(c, NULL))
+        return false;
     sim_move_ctx m;
     m = (sim_move_ctx){0};
     m.col = col;
@@ -171,6 +262,7 @@ void sim_move_step(const sim_collider *col, const sim_move_settings *s, sim_char
         c->flags |= SIM_CHAR_JUMP_HELD;
     else
         c->flags &= ~(uint32_t)SIM_CHAR_JUMP_HELD;
+    return true;
 }
 
 // ---- Quake-style acceleration ------------------------------------------------------

@@ -25,7 +25,11 @@ void mover_set_center(sim_move_ctx *m, sim_vec3 center)
 bool mover_sweep(const sim_move_ctx *m, sim_shape shape, sim_vec3 center, sim_vec3 d,
                  sim_sweep_result *r)
 {
-    sim_sweep_input in = {shape, center, d};
+    // Validated settings keep every motion of a tick inside one query
+    // (docs/ranges.md); a longer one is a bug here, not a caller's value.
+    const sim_fx lim = SIM_MAX_DISPLACEMENT;
+    SIM_CHECK(d.x >= -lim && d.x <= lim && d.y >= -lim && d.y <= lim && d.z >= -lim && d.z <= lim);
+    sim_sweep_input in = {shape, center, d, 0};
     return m->col->sweep(m->col->ctx, &in, r);
 }
 
@@ -196,6 +200,56 @@ static sim_vec3 nudge_dir(int k)
     return sim_v3_normalize(d);
 }
 
+// Move the centre by a correction, swept against the level alone (the
+// world and platforms, not other characters): a push out of a crowd or out
+// of a platform may only take a character where it could walk, never
+// through a wall or a floor. Like the slide, a plane met clips what is left
+// (up to three), and the centre stays a skin short of it. Returns the centre
+// reached.
+static sim_vec3 push_swept(const sim_move_ctx *m, sim_shape shape, sim_vec3 center, sim_vec3 corr)
+{
+    const sim_fx skin = m->s->skin;
+    sim_vec3 c = center, d = corr;
+    for (int it = 0; it < 3; it++) {
+        if (sim_v3_len_sq64(d) < (int64_t)16 * 16)
+            break;
+        sim_sweep_input in = {shape, c, d, SIM_SWEEP_LEVEL_ONLY};
+        sim_sweep_result r;
+        if (!m->col->sweep(m->col->ctx, &in, &r)) {
+            c = sim_v3_add(c, d);
+            break;
+        }
+        if (!r.start_overlap) {
+            sim_fx len;
+            sim_vec3 u = sim_v3_normalize_len(d, &len);
+            sim_fx travelled = (sim_fx)(((int64_t)len * r.fraction) >> 16);
+            sim_fx cosang = -sim_v3_dot(u, r.normal);
+            if (cosang < SIM_FX_ONE / 16)
+                cosang = SIM_FX_ONE / 16;
+            sim_fx back = (sim_fx)(((int64_t)skin << 16) / cosang);
+            if (travelled > back)
+                c = sim_v3_add(c, sim_v3_scale(u, travelled - back));
+            d = sim_v3_scale(d, SIM_FX_ONE - r.fraction);
+        }
+        // What is left may not go into the plane met.
+        sim_fx into = sim_v3_dot(d, r.normal);
+        if (into < 0)
+            d = sim_v3_sub(d, sim_v3_scale(r.normal, into));
+        if (sim_v3_dot64(d, corr) <= 0)
+            break;
+    }
+    return c;
+}
+
+// Whether the shape can go from `from` to `to` in a straight line without the
+// level stopping it (other characters do not count: they are pushed apart).
+static bool reachable(const sim_move_ctx *m, sim_shape shape, sim_vec3 from, sim_vec3 to)
+{
+    sim_sweep_input in = {shape, from, sim_v3_sub(to, from), SIM_SWEEP_LEVEL_ONLY};
+    sim_sweep_result r;
+    return !m->col->sweep(m->col->ctx, &in, &r);
+}
+
 void mover_depenetrate(sim_move_ctx *m)
 {
     const sim_move_settings *s = m->s;
@@ -230,7 +284,10 @@ void mover_depenetrate(sim_move_ctx *m)
         sim_vec3 dir = sim_v3_normalize_len(corr, &len);
         if (len > SIM_FX_HALF)
             corr = sim_v3_scale(dir, SIM_FX_HALF);
-        center = sim_v3_add(center, corr);
+        sim_vec3 next = push_swept(m, shape, center, corr);
+        if (sim_v3_eq(next, center))
+            break; // the level holds it here: no pass would do better
+        center = next;
     }
     if (!clear)
         n = gather(m, shape, center, ct);
@@ -240,9 +297,12 @@ void mover_depenetrate(sim_move_ctx *m)
         m->c->stuck_ticks = 0;
         return;
     }
-    // Truly stuck: try nudged positions, nearest first. The direction to try
-    // first comes from the tick and the character id, so every machine makes
-    // the same choice and two characters stuck together pick differently.
+    // Truly stuck: try nudged positions, nearest first, and take the first
+    // that is free and that the shape can reach in a straight sweep (never a
+    // jump through a wall or a floor). The direction to try first comes from
+    // the tick and the character id, so every machine makes the same choice
+    // and two characters stuck together pick differently. When none works
+    // the character stays, marked stuck, and the next tick tries again.
     static const int32_t dist_mm[] = {100, 250, 500, 1000, 2000};
     uint32_t first = (m->in->tick * 7u + m->c->id * 13u) % 26u;
     for (int di = 0; di < 5; di++) {
@@ -252,7 +312,7 @@ void mover_depenetrate(sim_move_ctx *m)
             if (!sim_v3_in_world(p))
                 continue;
             int pn = gather(m, shape, p, ct);
-            if (max_depth(ct, pn) <= tol) {
+            if (max_depth(ct, pn) <= tol && reachable(m, shape, center, p)) {
                 mover_set_center(m, p);
                 m->c->flags &= ~(uint32_t)SIM_CHAR_STUCK;
                 m->c->stuck_ticks = 0;
@@ -262,7 +322,8 @@ void mover_depenetrate(sim_move_ctx *m)
     }
     mover_set_center(m, center);
     m->c->flags |= SIM_CHAR_STUCK;
-    m->c->stuck_ticks++;
+    if (m->c->stuck_ticks < UINT32_MAX)
+        m->c->stuck_ticks++;
 }
 
 // ---- ground ------------------------------------------------------------------

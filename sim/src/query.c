@@ -30,7 +30,17 @@ bool sim_world_sweep(const sim_world *world, const sim_sweep_input *in, sim_swee
 {
     *out = (sim_sweep_result){0};
     out->fraction = SIM_FX_ONE;
+    if (!sim_query_accepts_shape_at(in->shape, in->start)) {
+        out->fraction = 0; // refused: no hit and no motion
+        out->position = in->start;
+        return false;
+    }
     sim_vec3 d = sim_query_clamp_displacement(in->displacement);
+    if (!sim_v3_in_world(sim_v3_add(in->start, d))) {
+        out->fraction = 0;
+        out->position = in->start;
+        return false;
+    }
     out->position = sim_v3_add(in->start, d);
     sweep_ctx c = {0};
     c.ray.shape = in->shape;
@@ -111,8 +121,9 @@ int sim_world_contacts(const sim_world *world, const sim_overlap_input *in, sim_
                        int capacity)
 {
     contact_ctx c = {*in, contacts, capacity, 0};
-    if (c.in.margin < 0)
-        c.in.margin = 0;
+    if (!sim_query_accepts_shape_at(in->shape, in->position))
+        return 0; // refused
+    c.in.margin = sim_query_clamp_margin(c.in.margin);
     sim_fx g = c.in.margin + SIM_QUERY_TOLERANCE;
     sim_aabb box = sim_aabb_expand(sim_shape_bounds(in->shape, in->position), sim_v3(g, g, g));
     sim_bvh_query(world, box, contact_visit, &c);
@@ -146,6 +157,10 @@ bool sim_world_raycast(const sim_world *world, const sim_ray_input *in, sim_ray_
     *out = (sim_ray_result){0};
     out->fraction = SIM_FX_ONE;
     sim_vec3 d = sim_query_clamp_displacement(in->displacement);
+    if (!sim_v3_in_world(in->origin) || !sim_v3_in_world(sim_v3_add(in->origin, d))) {
+        out->fraction = 0; // refused
+        return false;
+    }
     ray_ctx c = {in->origin, sim_dir_from_v3(d), sim_v3_length(d), false, {0}};
     if (c.length == 0)
         return false;

@@ -221,10 +221,13 @@ static void build_platforms(sim_scene *sc, uint32_t tick, bool motion)
         sim_vec3 at = sim_platform_position(&p->def, tick);
         p->delta = sim_v3_zero();
         if (motion) {
-            // tick + 1 wraps at 2^32 like the tick itself; the path is
-            // periodic, so only a jump to phase 0 can show (after 2^32 ticks).
             sim_vec3 next = sim_platform_position(&p->def, tick + 1u);
-            p->delta = sim_v3_sub(next, at);
+            // tick + 1 wraps to 0 after 2^32 - 1, where the path restarts at
+            // phase 0: the platform jumps there. A jump is not a motion: it
+            // carries nobody and has no velocity; characters it lands on are
+            // pushed out by their depenetration like any overlap.
+            if (tick != UINT32_MAX)
+                p->delta = sim_v3_sub(next, at);
             at = next;
         }
         p->velocity = sim_v3(clamp_speed(p->delta.x * rate), clamp_speed(p->delta.y * rate),
@@ -429,6 +432,8 @@ static bool view_sweep(void *ctx, const sim_sweep_input *in, sim_sweep_result *o
     scene_view *v = ctx;
     sim_scene *sc = v->scene;
     sim_vec3 d = sim_query_clamp_displacement(in->displacement);
+    if (!sim_query_accepts_shape_at(in->shape, in->start) || !sim_v3_in_world(sim_v3_add(in->start, d)))
+        return sim_world_sweep(sc->world, in, out); // refused the same way
     sim_sweep_ray ray;
     ray.shape = in->shape;
     ray.start = in->start;
@@ -443,7 +448,10 @@ static bool view_sweep(void *ctx, const sim_sweep_input *in, sim_sweep_result *o
         out->position = in->start;
         sim_overlap_input oi = {in->shape, in->start, 0};
         sim_contact ct;
-        if (view_contacts(v, &oi, &ct, 1) > 0 && ct.depth > SIM_QUERY_TOLERANCE) {
+        scene_view level = *v;
+        if (in->flags & SIM_SWEEP_LEVEL_ONLY)
+            level.characters = false;
+        if (view_contacts(&level, &oi, &ct, 1) > 0 && ct.depth > SIM_QUERY_TOLERANCE) {
             out->hit = true;
             out->start_overlap = true;
             out->fraction = 0;
@@ -455,7 +463,7 @@ static bool view_sweep(void *ctx, const sim_sweep_input *in, sim_sweep_result *o
     }
     sweep_best best = {0};
     sim_sweep_result wr;
-    sim_sweep_input wi = {in->shape, in->start, d};
+    sim_sweep_input wi = {in->shape, in->start, d, 0};
     if (sim_world_sweep(sc->world, &wi, &wr)) {
         best.has = true;
         best.r = wr;
@@ -475,7 +483,7 @@ static bool view_sweep(void *ctx, const sim_sweep_input *in, sim_sweep_result *o
                 offer(&best, &ray, &h, k + 1);
         }
     }
-    if (v->characters) {
+    if (v->characters && !(in->flags & SIM_SWEEP_LEVEL_ONLY)) {
         body_cursor cur = bodies_in(sc, box);
         uint32_t j;
         while (next_body(v, box, &cur, &j)) {
@@ -528,9 +536,11 @@ static int view_contacts(void *ctx, const sim_overlap_input *in, sim_contact *ou
 {
     scene_view *v = ctx;
     sim_scene *sc = v->scene;
+    if (!sim_query_accepts_shape_at(in->shape, in->position))
+        return 0; // refused, as by the world
     int nw = sim_world_contacts(sc->world, in, out, capacity);
     contact_list l = {out, capacity, nw < capacity ? nw : (capacity > 0 ? capacity : 0), nw};
-    sim_fx margin = in->margin < 0 ? 0 : in->margin;
+    sim_fx margin = sim_query_clamp_margin(in->margin);
     sim_fx g = margin + SIM_QUERY_TOLERANCE;
     sim_aabb box = sim_aabb_expand(sim_shape_bounds(in->shape, in->position), sim_v3(g, g, g));
     for (uint32_t i = 0; i < sc->platform_count; i++) {
@@ -564,6 +574,8 @@ static bool view_raycast(void *ctx, const sim_ray_input *in, sim_ray_result *out
     bool has = sim_world_raycast(sc->world, in, out);
     uint32_t best_sub = 0;
     sim_vec3 d = sim_query_clamp_displacement(in->displacement);
+    if (!sim_v3_in_world(in->origin) || !sim_v3_in_world(sim_v3_add(in->origin, d)))
+        return false; // refused, as by the world
     sim_dir dir = sim_dir_from_v3(d);
     sim_fx length = sim_v3_length(d);
     if (length == 0)
@@ -627,8 +639,7 @@ static sim_collider view_collider(scene_view *v)
 sim_scene *sim_scene_create(const sim_world *world, const sim_move_settings *settings,
                             uint32_t max_characters)
 {
-    if (!world || !settings || settings->cookie != sim_move_default_settings().cookie ||
-        max_characters > MAX_CHARACTERS)
+    if (!world || !sim_move_settings_check(settings, NULL) || max_characters > MAX_CHARACTERS)
         return NULL;
     sim_scene *sc = calloc(1, sizeof *sc);
     if (!sc)
@@ -705,7 +716,7 @@ int sim_scene_add_character(sim_scene *sc, const sim_char_state *state)
 {
     uint32_t id = state->id;
     if (sc->count >= sc->max_chars || id == 0 || (id & SIM_FEATURE_OBJECT_BIT) ||
-        char_index(sc, id) >= 0 || find_platform(sc, id) || !sim_v3_in_world(state->position))
+        char_index(sc, id) >= 0 || find_platform(sc, id) || !sim_char_state_check(state, NULL))
         return -1;
     uint32_t at = char_lower_bound(sc, id);
     uint32_t tail = sc->count - at;
@@ -746,11 +757,23 @@ bool sim_scene_set_input(sim_scene *sc, uint32_t id, const sim_input *input)
 // Move a rider with its platform, stopped (a skin early) by the world and
 // other platforms. Characters are left out: the snapshot is taken after
 // carrying, and overlaps it makes are shared out by the characters' steps.
+static void carry(sim_scene *sc, sim_char_state *c, const scene_platform *p);
+
+// A carry may not take a rider past the character range (the step would
+// refuse such a state): it stops at the edge, as the step's own clamp does.
+static void carry_within_range(sim_scene *sc, sim_char_state *c, const scene_platform *p)
+{
+    const sim_fx lim = SIM_MOVE_POSITION_LIMIT;
+    carry(sc, c, p);
+    c->position = sim_v3(sim_fx_clamp(c->position.x, -lim, lim), sim_fx_clamp(c->position.y, -lim, lim),
+                         sim_fx_clamp(c->position.z, -lim, lim));
+}
+
 static void carry(sim_scene *sc, sim_char_state *c, const scene_platform *p)
 {
     const sim_move_settings *s = &sc->settings;
     scene_view v = {sc, -1, p->def.id, false};
-    sim_sweep_input in = {sim_char_shape(s, c), sim_char_center(s, c), p->delta};
+    sim_sweep_input in = {sim_char_shape(s, c), sim_char_center(s, c), p->delta, 0};
     sim_sweep_result r;
     if (!view_sweep(&v, &in, &r)) {
         c->position = sim_v3_add(c->position, p->delta); // exact: the rider keeps its gap
@@ -781,7 +804,7 @@ void sim_scene_step(sim_scene *sc)
         const scene_platform *p = find_platform(sc, c->ground_object);
         c->ground_velocity = p ? p->velocity : sim_v3_zero();
         if (p && !sim_v3_is_zero(p->delta))
-            carry(sc, c, p);
+            carry_within_range(sc, c, p);
     }
     build_bodies(sc);
     for (uint32_t i = 0; i < sc->count; i++) {
@@ -799,7 +822,11 @@ void sim_scene_step(sim_scene *sc)
             in.yaw = c->yaw;
             in.pitch = c->pitch;
         }
-        sim_move_step(&col, s, c, &in);
+        // The scene admits only valid settings and states and keeps them
+        // valid, so the step never refuses here.
+        bool stepped = sim_move_step(&col, s, c, &in);
+        SIM_CHECK(stepped);
+        (void)stepped;
     }
     memset(sc->has_input, 0, sc->count ? sc->count : 1);
     sc->tick = t + 1u;
@@ -938,26 +965,49 @@ static sim_char_state read_char(const uint8_t **p)
     return c;
 }
 
-bool sim_scene_restore(sim_scene *sc, const void *buffer, size_t size)
+static bool refuse(sim_scene_error *e, const char *reason, int64_t record, size_t offset)
 {
+    if (e) {
+        e->reason = reason;
+        e->record = record;
+        e->offset = offset;
+    }
+    return false;
+}
+
+bool sim_scene_restore(sim_scene *sc, const void *buffer, size_t size, sim_scene_error *error)
+{
+    if (error)
+        *error = (sim_scene_error){"", -1, 0};
     if (!buffer || size < HEADER_BYTES)
-        return false;
+        return refuse(error, "shorter than the 16-byte header", -1, 0);
     const uint8_t *p = buffer;
-    if (get_u32(&p) != SCENE_MAGIC || get_u32(&p) != SCENE_VERSION)
-        return false;
+    if (get_u32(&p) != SCENE_MAGIC)
+        return refuse(error, "not a saved scene (magic)", -1, 0);
+    if (get_u32(&p) != SCENE_VERSION)
+        return refuse(error, "unknown version", -1, 4);
     uint32_t tick = get_u32(&p);
     uint32_t count = get_u32(&p);
-    if (count > sc->max_chars || size != HEADER_BYTES + (size_t)count * CHAR_BYTES)
-        return false;
+    if (count > sc->max_chars)
+        return refuse(error, "more characters than the scene holds", -1, 12);
+    if (size != HEADER_BYTES + (size_t)count * CHAR_BYTES)
+        return refuse(error, "size does not match the character count", -1, 12);
     // Check every record before changing anything: a bad buffer leaves the
     // scene as it was.
     const uint8_t *q = p;
     uint32_t last = 0;
     for (uint32_t i = 0; i < count; i++) {
+        size_t at = HEADER_BYTES + (size_t)i * CHAR_BYTES;
         sim_char_state c = read_char(&q);
-        if (c.id <= last || (c.id & SIM_FEATURE_OBJECT_BIT) || find_platform(sc, c.id) ||
-            !sim_v3_in_world(c.position))
-            return false;
+        const char *why = NULL;
+        if (c.id == 0 || (c.id & SIM_FEATURE_OBJECT_BIT))
+            return refuse(error, "character id 0 or not below 2^31", i, at);
+        if (c.id <= last)
+            return refuse(error, "character ids not increasing", i, at);
+        if (find_platform(sc, c.id))
+            return refuse(error, "character id is a platform's", i, at);
+        if (!sim_char_state_check(&c, &why))
+            return refuse(error, why, i, at);
         last = c.id;
     }
     for (uint32_t i = 0; i < count; i++) {

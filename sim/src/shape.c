@@ -1,9 +1,10 @@
 // keel: character shapes. MIT licence, see LICENSE.
 #include <keel/sim_shape.h>
 
+// A caller's size is clamped into the documented range, not refused
+// (sim_shape.h); sim_move_settings_check refuses shapes built by hand.
 static sim_fx clamp_size(sim_fx v)
 {
-    SIM_CHECK(v >= SIM_SHAPE_MIN_SIZE / 2 && v <= SIM_SHAPE_MAX_SIZE);
     return sim_fx_clamp(v, SIM_SHAPE_MIN_SIZE / 2, SIM_SHAPE_MAX_SIZE);
 }
 
@@ -25,6 +26,16 @@ sim_shape sim_shape_box(sim_fx half_x, sim_fx half_y, sim_fx half_z)
     s.type = SIM_SHAPE_BOX;
     s.half = sim_v3(clamp_size(half_x), clamp_size(half_y), clamp_size(half_z));
     return s;
+}
+
+bool sim_shape_valid(sim_shape s)
+{
+    const sim_fx lo = SIM_SHAPE_MIN_SIZE / 2, hi = SIM_SHAPE_MAX_SIZE;
+    if (s.half.x < lo || s.half.x > hi || s.half.y < lo || s.half.y > hi || s.half.z < lo || s.half.z > hi)
+        return false;
+    if (s.type == SIM_SHAPE_CAPSULE)
+        return s.radius == s.half.x && s.radius == s.half.z && s.half.y >= s.radius;
+    return s.type == SIM_SHAPE_BOX && s.radius == 0;
 }
 
 sim_shape sim_shape_default(void) { return sim_shape_capsule(SIM_FX_MM(400), SIM_FX_MM(1800)); }

@@ -5,6 +5,9 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 
+#include <keel/sim_move.h>
+#include <keel/sim_world.h>
+
 const char *keel_test_levels_dir(void)
 {
     static char dir[1024];
@@ -52,3 +55,25 @@ int64_t keel_rng_range(keel_rng *r, int64_t lo, int64_t hi)
 }
 
 sim_fx keel_rng_fx(keel_rng *r, sim_fx lo, sim_fx hi) { return (sim_fx)keel_rng_range(r, lo, hi); }
+
+uint32_t keel_test_crossings(const sim_world *world, const sim_move_settings *s, const sim_char_state *before,
+                             const sim_char_state *after, uint32_t count, int64_t *first)
+{
+    uint32_t crossed = 0;
+    for (uint32_t i = 0; i < count; i++) {
+        const sim_char_state *a = &before[i], *b = &after[i];
+        if (a->id != b->id || a->move_type == SIM_MOVE_FLY || b->move_type == SIM_MOVE_FLY)
+            continue;
+        sim_vec3 from = sim_char_center(s, a), to = sim_char_center(s, b);
+        if (sim_v3_eq(from, to))
+            continue;
+        sim_ray_input ray = {from, sim_v3_sub(to, from)};
+        sim_ray_result rr;
+        if (sim_world_raycast(world, &ray, &rr)) {
+            if (crossed == 0 && first)
+                *first = i;
+            crossed++;
+        }
+    }
+    return crossed;
+}

@@ -125,7 +125,7 @@ static void probe_move(probe *p, const ks_stage *stage, probe_stats *st)
     sim_vec3 rest = sim_v3_scale(vel, stage->dt);
     int slide = 0;
     for (; slide < PROBE_MAX_SLIDES && !sim_v3_is_zero(rest); slide++) {
-        sim_sweep_input in = {stage->shape, pos, rest};
+        sim_sweep_input in = {stage->shape, pos, rest, 0};
         sim_sweep_result r;
         st->sweeps++;
         if (!sim_world_sweep(stage->world, &in, &r)) {

@@ -134,7 +134,19 @@ typedef struct sim_move_settings {
 
 sim_move_settings sim_move_default_settings(void);
 
-/// dt of the settings' tick rate in Q16.16 (1/64 s is 1024 exactly).
+/// Tick rates the mover supports. Below 2 Hz a fall at the speed cap moves
+/// more than one query may (64 m per axis); docs/ranges.md has the rest.
+#define SIM_MOVE_MIN_TICK_RATE 2
+#define SIM_MOVE_MAX_TICK_RATE 1000
+
+/// Whether every setting lies in its documented range (docs/ranges.md) and
+/// the struct came from sim_move_default_settings. On false, *reason (when
+/// given) names the first offending field. sim_scene_create and
+/// sim_move_step refuse settings that fail this.
+bool sim_move_settings_check(const sim_move_settings *s, const char **reason);
+
+/// dt of the settings' tick rate in Q16.16 (1/64 s is 1024 exactly); a rate
+/// outside the supported range is clamped into it.
 sim_fx sim_move_dt(const sim_move_settings *s);
 
 /// A new character standing at `feet` (no contact checks: the first step
@@ -145,8 +157,21 @@ sim_char_state sim_char_spawn(uint32_t id, sim_vec3 feet, sim_angle yaw);
 sim_shape sim_char_shape(const sim_move_settings *s, const sim_char_state *c);
 sim_vec3 sim_char_center(const sim_move_settings *s, const sim_char_state *c);
 
-/// Advance one character by one tick. `state` is read and written.
-void sim_move_step(const sim_collider *col, const sim_move_settings *s, sim_char_state *state,
+/// Flags a state may carry; any other bit makes it invalid.
+#define SIM_CHAR_KNOWN_FLAGS 0x1FFu
+
+/// Whether a state could have come from the simulation: a known move type
+/// and ground kind, known flags, position within SIM_MOVE_POSITION_LIMIT,
+/// velocities within SIM_MOVE_MAX_SPEED per axis, a ground normal that is zero
+/// or unit (within 1/256), a ground object id below SIM_FEATURE_OBJECT_BIT.
+/// Every state sim_move_step produces passes. On false, *reason (when given)
+/// names the first offending field.
+bool sim_char_state_check(const sim_char_state *state, const char **reason);
+
+/// Advance one character by one tick. `state` is read and written. Returns
+/// false, and leaves the state as it was, when the settings or the state
+/// fail their checks (sim_move_settings_check, sim_char_state_check).
+bool sim_move_step(const sim_collider *col, const sim_move_settings *s, sim_char_state *state,
                    const sim_input *input);
 
 /// Name of a move type ("walk", ...), "?" when out of range.

@@ -40,14 +40,24 @@ typedef struct sim_feature {
     uint8_t index;
 } sim_feature;
 
+/// Sweep flags. A static world ignores them; a collider with characters
+/// (sim_scene's) honours them.
+enum {
+    /// Only the level (static geometry and platforms) stops the motion, not
+    /// other characters: depenetration uses it to move out of a crowd without
+    /// passing through anything solid.
+    SIM_SWEEP_LEVEL_ONLY = 1u << 0,
+};
+
 typedef struct sim_sweep_input {
     sim_shape shape;
     sim_vec3 start;        ///< shape centre at the start
     sim_vec3 displacement; ///< whole motion; |each component| <= SIM_MAX_DISPLACEMENT
+    uint32_t flags;        ///< SIM_SWEEP_* (0 for everything)
 } sim_sweep_input;
 
 /// Longest displacement one query accepts per axis: 64 m. Longer inputs are
-/// clamped (and fail SIM_CHECK in test builds).
+/// clamped to it (documented, not an error: the mover never asks for more).
 #define SIM_MAX_DISPLACEMENT SIM_FX_INT(64)
 
 typedef struct sim_sweep_result {

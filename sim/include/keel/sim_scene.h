@@ -51,8 +51,9 @@ sim_vec3 sim_platform_position(const sim_platform_def *p, uint32_t tick);
 
 typedef struct sim_scene sim_scene;
 
-/// A scene on `world` (which must outlive it) with room for `max_characters`.
-/// Allocates here and never during a step.
+/// A scene on `world` (which must outlive it) with room for `max_characters`
+/// (at most 2^24). Allocates here and never during a step. NULL when the
+/// settings fail sim_move_settings_check (or memory runs out).
 sim_scene *sim_scene_create(const sim_world *world, const sim_move_settings *settings,
                             uint32_t max_characters);
 void sim_scene_destroy(sim_scene *scene);
@@ -64,8 +65,9 @@ int sim_scene_add_platform(sim_scene *scene, const sim_platform_def *platform);
 int sim_scene_add_water(sim_scene *scene, sim_aabb volume);
 
 /// Add a character (kept sorted by id); 0 on success, -1 when full or the id
-/// is taken (also: 0, not below SIM_FEATURE_OBJECT_BIT, a platform's id, or
-/// the position outside the world).
+/// is taken (also: 0, not below SIM_FEATURE_OBJECT_BIT, a platform's id), or
+/// when the state fails sim_char_state_check (a position outside the
+/// character range, SIM_MOVE_POSITION_LIMIT, among others).
 int sim_scene_add_character(sim_scene *scene, const sim_char_state *state);
 bool sim_scene_remove_character(sim_scene *scene, uint32_t id);
 
@@ -93,6 +95,20 @@ sim_collider sim_scene_collider(sim_scene *scene, uint32_t self);
 /// buffer needs, a copy into it, and back. Restoring keeps platforms and water.
 size_t sim_scene_state_size(const sim_scene *scene);
 void sim_scene_save(const sim_scene *scene, void *buffer);
-bool sim_scene_restore(sim_scene *scene, const void *buffer, size_t size);
+
+/// Why sim_scene_restore refused a buffer.
+typedef struct sim_scene_error {
+    const char *reason; ///< static text; "" when nothing was refused
+    int64_t record;     ///< 0-based character record, -1 for the header
+    size_t offset;      ///< byte offset of the header or of that record
+} sim_scene_error;
+
+/// Restore a saved state. The buffer is untrusted (snapshots and recordings
+/// come from the network and from files): every field is checked -- the
+/// header, the size, ids (nonzero, increasing, below SIM_FEATURE_OBJECT_BIT,
+/// not a platform's), and each record with sim_char_state_check -- before
+/// anything changes. Returns false and fills *error (when given) on the first
+/// fault, leaving the scene as it was. Any tick is valid, up to 2^32 - 1.
+bool sim_scene_restore(sim_scene *scene, const void *buffer, size_t size, sim_scene_error *error);
 
 #endif

@@ -35,6 +35,12 @@ sim_shape sim_shape_box(sim_fx half_x, sim_fx half_y, sim_fx half_z);
 /// The default character: capsule, radius 0.4 m, height 1.8 m.
 sim_shape sim_shape_default(void);
 
+/// Whether a shape (perhaps filled in by hand) is one the constructors could
+/// make: a known type, sizes within [SIM_SHAPE_MIN_SIZE / 2, SIM_SHAPE_MAX_SIZE],
+/// a capsule's radius equal to its x and z half extents and at most its half
+/// height, a box's radius 0. Queries and settings refuse other shapes.
+bool sim_shape_valid(sim_shape s);
+
 /// Half of the capsule's inner segment (half.y - radius); 0 for a box.
 static inline sim_fx sim_shape_segment_half(sim_shape s)
 {

@@ -310,8 +310,8 @@ static void obj_count(const char *text, size_t length, obj_counts *c)
 
 static int parse_vertex(obj_parser *ps, uint32_t line, const char *p, const char *end)
 {
-    const char *tok;
-    size_t len, k = count_tokens(p, end);
+    const char *tok = "";
+    size_t len = 0, k = count_tokens(p, end);
     if (k < 3) {
         set_error(ps->name, ps->err, line, "too few coordinates (%u, need x y z)", (unsigned)k);
         return -1;
@@ -325,7 +325,10 @@ static int parse_vertex(obj_parser *ps, uint32_t line, const char *p, const char
     for (size_t i = 0; i < k; i++) {
         obj_decimal d;
         char q[32];
-        next_token(&p, end, &tok, &len);
+        // count_tokens found k tokens, so this finds one each time; were it
+        // not to, the empty token is reported as a bad number.
+        if (!next_token(&p, end, &tok, &len))
+            len = 0;
         if (!decimal_parse(tok, len, &d)) {
             set_error(ps->name, ps->err, line, "bad number '%s'", quote(tok, len, q));
             return -1;
@@ -420,8 +423,8 @@ static int parse_corner(obj_parser *ps, uint32_t line, const char *tok, size_t l
 
 static int parse_face(obj_parser *ps, uint32_t line, const char *p, const char *end)
 {
-    const char *tok;
-    size_t len, k = count_tokens(p, end);
+    const char *tok = "";
+    size_t len = 0, k = count_tokens(p, end);
     if (k < 3) {
         set_error(ps->name, ps->err, line, "face with fewer than 3 vertices (%u)", (unsigned)k);
         return -1;
@@ -434,7 +437,10 @@ static int parse_face(obj_parser *ps, uint32_t line, const char *p, const char *
     uint32_t first = 0, prev = 0;
     for (size_t i = 0; i < k; i++) {
         uint32_t idx;
-        next_token(&p, end, &tok, &len);
+        // count_tokens found k tokens, so this finds one each time; were it
+        // not to, the empty token is reported as a bad index.
+        if (!next_token(&p, end, &tok, &len))
+            len = 0;
         if (parse_corner(ps, line, tok, len, &idx) != 0)
             return -1;
         if (i == 0) {

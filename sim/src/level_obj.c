@@ -6,12 +6,15 @@
 // formed from the decimal digits with integer arithmetic and rounded once
 // (to nearest, ties away from zero). docs/formats.md has the accepted syntax.
 #include <keel/sim_level.h>
+#include <keel/sim_world.h>
 
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "collide.h"
 
 #define OBJ_MAX_LINE 65536u
 #define OBJ_MAX_ELEMENTS ((uint32_t)1 << 24)
@@ -492,6 +495,22 @@ static int obj_parse_lines(obj_parser *ps, const char *text, size_t length)
     return 0;
 }
 
+/// Whether some triangle survives the world's degenerate test with the
+/// default settings (sim_world_default_def). Stops at the first one, which in
+/// a real file is almost always the first triangle.
+static bool any_usable_triangle(const obj_parser *ps)
+{
+    const sim_fx min_double_area = sim_world_default_def().min_double_area;
+    for (uint32_t i = 0; i < ps->triangle_count; i++) {
+        const uint32_t *ix = &ps->indices[(size_t)i * 3];
+        sim_tri t;
+        if (sim_tri_init(&t, ps->vertices[ix[0]], ps->vertices[ix[1]], ps->vertices[ix[2]], i,
+                         min_double_area))
+            return true;
+    }
+    return false;
+}
+
 int sim_level_parse_obj(const char *name, const char *text, size_t length,
                         const sim_obj_options *options, sim_level *out, sim_error *err)
 {
@@ -559,6 +578,19 @@ int sim_level_parse_obj(const char *name, const char *text, size_t length,
     int rc = obj_parse_lines(&ps, text, length);
     if (rc == 0 && ps.triangle_count == 0) {
         set_error(ps.name, err, 0, "no triangles (no f statements with 3 or more vertices)");
+        rc = -1;
+    }
+    if (rc == 0 && ps.store && !any_usable_triangle(&ps)) {
+        // The world would drop every one of them and be empty: as useless as
+        // a file without faces, and usually a wrong unit_scale.
+        char q[32];
+        char count[48] = "the only triangle is";
+        if (ps.triangle_count > 1)
+            snprintf(count, sizeof count, "all %u triangles are", (unsigned)ps.triangle_count);
+        set_error(ps.name, err, 0,
+                  "no triangles left: %s degenerate at unit_scale '%s' (zero area, or an edge "
+                  "shorter than 1/65536 m)",
+                  count, quote(opt.unit_scale, strlen(opt.unit_scale), q));
         rc = -1;
     }
     if (rc == 0 && !ps.store) {

@@ -514,6 +514,23 @@ Test(level_errors, all_triangles_degenerate_real_map)
     cr_assert(strncmp(err.message, expect, strlen(expect)) == 0, "%s", err.message);
 }
 
+// A UTF-8 byte-order mark before the first line is skipped, in a buffer and in
+// a file; anywhere else it is text like any other (here: a bad number).
+Test(level_obj, byte_order_mark_is_skipped)
+{
+    const char *text = "\xEF\xBB\xBFv 0 0 0\nv 1 0 0\nv 0 0 1\nf 1 2 3\n";
+    sim_level lvl;
+    sim_error err;
+    cr_assert_eq(parse_with(text, "1", 'y', &lvl, &err), 0, "%s", err.message);
+    cr_assert_eq(lvl.vertex_count, 3);
+    cr_assert_eq(lvl.triangle_count, 1);
+    cr_assert(sim_v3_eq(lvl.vertices[1], sim_v3(SIM_FX_ONE, 0, 0)));
+    sim_level_free(&lvl);
+    expect_error("\xEF\xBB\xBF# only a comment\n", 0, "no triangles");
+    expect_error("v 0 0 0\n\xEF\xBB\xBFv 1 0 0\n", 0, "no triangles"); // an unknown statement
+    expect_error("v 0 0 \xEF\xBB\xBF" "0\n", 1, "bad number");
+}
+
 Test(level_errors, size_nul_and_long_lines)
 {
     const char *text = "v 0 0 0\nv 1 0 0\nv 0 0 1\nf 1 2 3\n";
@@ -658,6 +675,17 @@ Test(level_files, load_and_errors)
     cr_assert_eq(err.line, 0);
     cr_assert(strncmp(err.message, "/tmp: ", 6) == 0, "%s", err.message);
     cr_assert_eq(sim_level_load_obj(NULL, NULL, &lvl, &err), -1);
+
+    // A file starting with a UTF-8 byte-order mark loads like one without.
+    const char *bom = "\xEF\xBB\xBFv 0 0 0\nv 100 0 0\nv 0 0 100\nf 1 2 3\n";
+    write_temp(path, sizeof path, bom, strlen(bom));
+    o = sim_obj_default_options();
+    o.unit_scale = "0.12";
+    cr_assert_eq(sim_level_load_obj(path, &o, &lvl, &err), 0, "%s", err.message);
+    cr_assert_eq(lvl.triangle_count, 1);
+    cr_assert_eq(lvl.vertices[1].x, 786432);
+    sim_level_free(&lvl);
+    unlink(path);
 }
 
 // ---- fuzz ---------------------------------------------------------------------

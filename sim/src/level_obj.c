@@ -559,6 +559,12 @@ int sim_level_parse_obj(const char *name, const char *text, size_t length,
         set_error(ps.name, err, 0, "empty file");
         return -1;
     }
+    // A UTF-8 byte-order mark (some Windows editors write one) is not part of
+    // the first line.
+    if (length >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0) {
+        text += 3;
+        length -= 3;
+    }
 
     obj_counts counts;
     obj_count(text, length, &counts);

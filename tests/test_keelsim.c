@@ -8,16 +8,19 @@
 // movement changes on purpose, regenerate it with `build/keel-sim --quiet`
 // (the defaults: built-in level, 640 ticks, 8 characters, seed 1), check that
 // the change is meant, and paste the new value below.
-#define _POSIX_C_SOURCE 200809L
+#define _POSIX_C_SOURCE 200809L // fork, kill, nanosleep, mkstemp under -std=c11
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <criterion/criterion.h>
@@ -86,8 +89,12 @@ static char *slurp(int fd, size_t *len)
 }
 
 // Runs keel-sim with the given arguments (NULL-terminated), capturing stdout
-// and stderr in temporary files.
-static run_result run_keelsim(const char *const *args)
+// and stderr in temporary files. With stdin_fd >= 0 the program reads it as
+// its standard input. With timeout_s > 0 a run still going after that many
+// seconds is killed (a guard against hangs, never a measure of speed) and
+// reported with timed_out set.
+static run_result run_keelsim_ex(const char *const *args, int stdin_fd, int timeout_s,
+                                 bool *timed_out)
 {
     const char *exe = keelsim_path();
     const char *argv[64];
@@ -111,13 +118,37 @@ static run_result run_keelsim(const char *const *args)
     if (pid == 0) {
         if (dup2(out_fd, STDOUT_FILENO) < 0 || dup2(err_fd, STDERR_FILENO) < 0)
             _exit(126);
+        if (stdin_fd >= 0 && dup2(stdin_fd, STDIN_FILENO) < 0)
+            _exit(126);
         // execv takes char *const[]; the strings are not modified.
         execv(exe, (char *const *)argv);
         _exit(127);
     }
     int status = 0;
-    while (waitpid(pid, &status, 0) < 0)
-        cr_assert(errno == EINTR, "waitpid: %s", strerror(errno));
+    if (timed_out)
+        *timed_out = false;
+    if (timeout_s > 0) {
+        // Poll every 10 ms up to the limit.
+        for (long waited_ms = 0;; waited_ms += 10) {
+            pid_t got = waitpid(pid, &status, WNOHANG);
+            cr_assert(got >= 0 || errno == EINTR, "waitpid: %s", strerror(errno));
+            if (got == pid)
+                break;
+            if (waited_ms >= 1000L * timeout_s) {
+                kill(pid, SIGKILL);
+                while (waitpid(pid, &status, 0) < 0)
+                    cr_assert(errno == EINTR, "waitpid: %s", strerror(errno));
+                if (timed_out)
+                    *timed_out = true;
+                break;
+            }
+            struct timespec ts = {0, 10 * 1000 * 1000};
+            nanosleep(&ts, NULL);
+        }
+    } else {
+        while (waitpid(pid, &status, 0) < 0)
+            cr_assert(errno == EINTR, "waitpid: %s", strerror(errno));
+    }
 
     run_result r;
     r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
@@ -127,6 +158,11 @@ static run_result run_keelsim(const char *const *args)
     close(err_fd);
     cr_assert(r.exit_code != 127, "cannot execute %s", exe);
     return r;
+}
+
+static run_result run_keelsim(const char *const *args)
+{
+    return run_keelsim_ex(args, -1, 0, NULL);
 }
 
 static void run_free(run_result *r)
@@ -618,6 +654,116 @@ Test(keelsim, malformed_input_files_exit_1_naming_file_and_line)
         cr_assert_eq(r.out_len, 0u, "case %zu wrote to stdout", i);
         run_free(&r);
     }
+}
+
+// A NUL byte or an over-long line is reported as soon as it is read, with
+// file:line and exit 1: a file of NULs without a newline, /dev/zero (endless
+// NULs) and an endless stream without a newline through a pipe. The endless
+// ones used to hang; each run is killed after 60 s, which counts as a failure.
+Test(keelsim, input_nul_and_endless_lines_reported_at_once)
+{
+    // 1 MiB of NULs, no newline.
+    size_t n = (size_t)1 << 20;
+    char *zeros = calloc(n, 1);
+    cr_assert_not_null(zeros);
+    char name[4096];
+    write_temp(name, sizeof name, "nul_input", zeros, n);
+    free(zeros);
+    bool timed_out;
+    run_result r = run_keelsim_ex((const char *const[]){"--input", name, "--ticks", "1", NULL}, -1,
+                                  60, &timed_out);
+    unlink(name);
+    cr_assert(!timed_out, "a file of NULs: keel-sim did not finish");
+    cr_assert_eq(r.exit_code, 1, "exit %d, stderr: %s", r.exit_code, r.err);
+    char where[4200];
+    snprintf(where, sizeof where, "%s:1: NUL byte", name);
+    cr_assert(strstr(r.err, where) != NULL, "stderr: %s", r.err);
+    cr_assert_eq(r.out_len, 0u);
+    run_free(&r);
+
+    r = run_keelsim_ex((const char *const[]){"--input", "/dev/zero", "--ticks", "1", NULL}, -1, 60,
+                       &timed_out);
+    cr_assert(!timed_out, "--input /dev/zero: keel-sim did not finish");
+    cr_assert_eq(r.exit_code, 1, "exit %d, stderr: %s", r.exit_code, r.err);
+    cr_assert(strstr(r.err, "/dev/zero:1: NUL byte") != NULL, "stderr: %s", r.err);
+    run_free(&r);
+
+    // An endless line of 'x' through a pipe: a writer process that stops
+    // when the reader is gone.
+    int fds[2];
+    cr_assert_eq(pipe(fds), 0, "pipe: %s", strerror(errno));
+    fflush(NULL);
+    pid_t writer = fork();
+    cr_assert(writer >= 0, "fork: %s", strerror(errno));
+    if (writer == 0) {
+        close(fds[0]);
+        signal(SIGPIPE, SIG_DFL);
+        char block[4096];
+        memset(block, 'x', sizeof block);
+        for (;;)
+            if (write(fds[1], block, sizeof block) < 0)
+                _exit(0);
+    }
+    close(fds[1]);
+    r = run_keelsim_ex((const char *const[]){"--input", "/dev/stdin", "--ticks", "1", NULL}, fds[0],
+                       60, &timed_out);
+    close(fds[0]);
+    kill(writer, SIGKILL);
+    waitpid(writer, NULL, 0);
+    cr_assert(!timed_out, "an endless line: keel-sim did not finish");
+    cr_assert_eq(r.exit_code, 1, "exit %d, stderr: %s", r.exit_code, r.err);
+    cr_assert(strstr(r.err, "/dev/stdin:1: line longer than 65536 bytes") != NULL, "stderr: %s",
+              r.err);
+    cr_assert_eq(r.out_len, 0u);
+    run_free(&r);
+}
+
+// Values out of range are echoed as typed, not as the saturated number.
+Test(keelsim, input_values_echoed_as_typed)
+{
+    static const struct {
+        const char *text;
+        const char *what;
+    } bad[] = {
+        {"0 99999999999999999999 0 0 0 0 0 0\n",
+         ":1: unknown character 99999999999999999999 (the run has characters 1 to 2)"},
+        {"0 +0003 0 0 0 0 0 0\n", ":1: unknown character +0003 ("},
+        {"0 1 0 0 0 123456789012345678901234567890 0 0\n",
+         ":1: yaw 123456789012345678901234567890 is out of range (-32768 to 65535)"},
+        {"0 1 0 0 0 0 0 1234567890123456789012345678901234567890123456789\n",
+         ":1: buttons 1234567890123456789012345678901234567890... is out of range (0 to 7)"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char name[4096];
+        write_temp(name, sizeof name, "echo_input", bad[i].text, strlen(bad[i].text));
+        run_result r = RUN("--characters", "2", "--input", name, "--ticks", "1");
+        unlink(name);
+        cr_assert_eq(r.exit_code, 1, "case %zu: exit %d", i, r.exit_code);
+        cr_assert(strstr(r.err, bad[i].what) != NULL, "case %zu: stderr lacks '%s': %s", i,
+                  bad[i].what, r.err);
+        run_free(&r);
+    }
+}
+
+// A UTF-8 byte-order mark before the first line is skipped: the file drives
+// the character exactly like the same file without it.
+Test(keelsim, input_byte_order_mark_is_skipped)
+{
+    static const char plain[] = "0 1 127 0 0 16384 0 0\n1 1 127 0 0 16384 0 1\n";
+    static const char bom[] = "\xEF\xBB\xBF" "0 1 127 0 0 16384 0 0\n1 1 127 0 0 16384 0 1\n";
+    char a_name[4096], b_name[4096];
+    write_temp(a_name, sizeof a_name, "plain_input", plain, sizeof plain - 1);
+    write_temp(b_name, sizeof b_name, "bom_input", bom, sizeof bom - 1);
+    run_result a = RUN("--characters", "1", "--input", a_name, "--ticks", "8", "--format", "csv");
+    run_result b = RUN("--characters", "1", "--input", b_name, "--ticks", "8", "--format", "csv");
+    unlink(a_name);
+    unlink(b_name);
+    cr_assert_eq(a.exit_code, 0, "stderr: %s", a.err);
+    cr_assert_eq(b.exit_code, 0, "stderr: %s", b.err);
+    cr_assert_eq(a.out_len, b.out_len);
+    cr_assert(memcmp(a.out, b.out, a.out_len) == 0, "the byte-order mark changed the run");
+    run_free(&a);
+    run_free(&b);
 }
 
 Test(keelsim, missing_input_file_exits_1)

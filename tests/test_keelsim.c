@@ -937,10 +937,34 @@ Test(keelsim, spawn_points_outside_the_character_range_refused)
         cr_assert_eq(r.out_len, 0u);
         run_free(&r);
     }
-    run_result r = RUN("--spawn", "4016,-4016,-4016", "--characters", "1", "--ticks", "1",
-                       "--format", "csv");
-    cr_assert_eq(r.exit_code, 0, "stderr: %s", r.err);
-    run_free(&r);
+    // The edges of the range: characters and probes start there and are not
+    // lost at once (they fall; nothing is below them).
+    static const char *const modes[] = {"characters", "probes"};
+    for (int m = 0; m < 2; m++) {
+        run_result r = RUN("--mode", modes[m], "--spawn", "4016,4016,-4016", "--spawn",
+                           "-4016,-4016,4016", "--characters", "2", "--ticks", "3", "--format",
+                           "csv");
+        cr_assert_eq(r.exit_code, 0, "%s: stderr: %s", modes[m], r.err);
+        unsigned rows = 0;
+        for (const char *line = r.out; line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+            unsigned tick, id;
+            if (sscanf(line, "%u,%u,", &tick, &id) != 2)
+                continue;
+            rows++;
+            // respawned is the last field (characters) or the third from the end (probes).
+            const char *end = strchr(line, '\n');
+            const char *f = end;
+            for (int k = 0; k < (m == 0 ? 1 : 3); k++) {
+                f--;
+                while (f > line && f[-1] != ',')
+                    f--;
+            }
+            cr_assert(f[0] == '0', "%s: tick %u entity %u respawned: %.*s", modes[m], tick, id,
+                      (int)(end - line), line);
+        }
+        cr_assert_eq(rows, 6, "%s: %s", modes[m], r.out);
+        run_free(&r);
+    }
 }
 
 // The seeded spawn search keeps the taken spots in a grid: the same spots as

@@ -56,9 +56,13 @@ static bool has_prefix(const char *s, const char *prefix)
     return strncmp(s, prefix, strlen(prefix)) == 0;
 }
 
+// The probes' keep box ends 64 m inside SIM_WORLD_LIMIT (16 m past the
+// character range): a probe spawned anywhere in the range (its centre about
+// a metre above its feet) starts inside it, and a tick's motion from inside
+// (at most 50 m, at 1 Hz) stays within the world.
 static sim_fx clamp_keep(int64_t v)
 {
-    const int64_t lim = (int64_t)SIM_WORLD_LIMIT - SIM_FX_INT(128);
+    const int64_t lim = (int64_t)SIM_WORLD_LIMIT - SIM_FX_INT(64);
     return (sim_fx)(v < -lim ? -lim : (v > lim ? lim : v));
 }
 
@@ -171,7 +175,7 @@ static sim_vec3 random_spawn_center(const ks_stage *stage, uint32_t id)
         if (!ray_down(stage->world, sim_v3(x, top, z), bottom, &hit))
             continue;
         // The ray reports the face normal facing its origin, i.e. upwards here.
-        if (hit.normal.y < PROBE_WALKABLE_NY)
+        if (hit.normal.y < PROBE_WALKABLE_NY || !ks_feet_in_range(hit.point))
             continue;
         sim_vec3 center = feet_to_center(stage, hit.point);
         sim_overlap_input oi = {stage->shape, center, 0};
@@ -179,9 +183,13 @@ static sim_vec3 random_spawn_center(const ks_stage *stage, uint32_t id)
         if (sim_world_contacts(stage->world, &oi, &c, 1) == 0)
             return center;
     }
-    // Nothing found (an empty or all-steep level): drop in above the middle.
+    // Nothing found (an empty or all-steep level): drop in above the middle,
+    // inside the character range.
+    const sim_fx lim = SIM_MOVE_POSITION_LIMIT;
     sim_vec3 mid = sim_v3(b.min.x + (sim_fx)(((int64_t)b.max.x - b.min.x) / 2), top,
                           b.min.z + (sim_fx)(((int64_t)b.max.z - b.min.z) / 2));
+    mid = sim_v3(sim_fx_clamp(mid.x, -lim, lim), sim_fx_clamp(mid.y, -lim, lim),
+                 sim_fx_clamp(mid.z, -lim, lim));
     return feet_to_center(stage, mid);
 }
 

@@ -8,20 +8,27 @@
 // movement changes on purpose, regenerate it with `build/keel-sim --quiet`
 // (the defaults: built-in level, 640 ticks, 8 characters, seed 1), check that
 // the change is meant, and paste the new value below.
-#define _POSIX_C_SOURCE 200809L
+#define _POSIX_C_SOURCE 200809L // fork, kill, nanosleep, mkstemp under -std=c11
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <criterion/criterion.h>
 
+#include <keel/sim_level.h>
+#include <keel/sim_world.h>
+
+#include "../tools/keel-sim/ks_common.h"
 #include "test_support.h"
 
 /// `keel-sim --quiet` with every option at its default (see above).
@@ -86,8 +93,12 @@ static char *slurp(int fd, size_t *len)
 }
 
 // Runs keel-sim with the given arguments (NULL-terminated), capturing stdout
-// and stderr in temporary files.
-static run_result run_keelsim(const char *const *args)
+// and stderr in temporary files. With stdin_fd >= 0 the program reads it as
+// its standard input. With timeout_s > 0 a run still going after that many
+// seconds is killed (a guard against hangs, never a measure of speed) and
+// reported with timed_out set.
+static run_result run_keelsim_ex(const char *const *args, int stdin_fd, int timeout_s,
+                                 bool *timed_out)
 {
     const char *exe = keelsim_path();
     const char *argv[64];
@@ -111,13 +122,37 @@ static run_result run_keelsim(const char *const *args)
     if (pid == 0) {
         if (dup2(out_fd, STDOUT_FILENO) < 0 || dup2(err_fd, STDERR_FILENO) < 0)
             _exit(126);
+        if (stdin_fd >= 0 && dup2(stdin_fd, STDIN_FILENO) < 0)
+            _exit(126);
         // execv takes char *const[]; the strings are not modified.
         execv(exe, (char *const *)argv);
         _exit(127);
     }
     int status = 0;
-    while (waitpid(pid, &status, 0) < 0)
-        cr_assert(errno == EINTR, "waitpid: %s", strerror(errno));
+    if (timed_out)
+        *timed_out = false;
+    if (timeout_s > 0) {
+        // Poll every 10 ms up to the limit.
+        for (long waited_ms = 0;; waited_ms += 10) {
+            pid_t got = waitpid(pid, &status, WNOHANG);
+            cr_assert(got >= 0 || errno == EINTR, "waitpid: %s", strerror(errno));
+            if (got == pid)
+                break;
+            if (waited_ms >= 1000L * timeout_s) {
+                kill(pid, SIGKILL);
+                while (waitpid(pid, &status, 0) < 0)
+                    cr_assert(errno == EINTR, "waitpid: %s", strerror(errno));
+                if (timed_out)
+                    *timed_out = true;
+                break;
+            }
+            struct timespec ts = {0, 10 * 1000 * 1000};
+            nanosleep(&ts, NULL);
+        }
+    } else {
+        while (waitpid(pid, &status, 0) < 0)
+            cr_assert(errno == EINTR, "waitpid: %s", strerror(errno));
+    }
 
     run_result r;
     r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
@@ -127,6 +162,11 @@ static run_result run_keelsim(const char *const *args)
     close(err_fd);
     cr_assert(r.exit_code != 127, "cannot execute %s", exe);
     return r;
+}
+
+static run_result run_keelsim(const char *const *args)
+{
+    return run_keelsim_ex(args, -1, 0, NULL);
 }
 
 static void run_free(run_result *r)
@@ -620,6 +660,116 @@ Test(keelsim, malformed_input_files_exit_1_naming_file_and_line)
     }
 }
 
+// A NUL byte or an over-long line is reported as soon as it is read, with
+// file:line and exit 1: a file of NULs without a newline, /dev/zero (endless
+// NULs) and an endless stream without a newline through a pipe. The endless
+// ones used to hang; each run is killed after 60 s, which counts as a failure.
+Test(keelsim, input_nul_and_endless_lines_reported_at_once)
+{
+    // 1 MiB of NULs, no newline.
+    size_t n = (size_t)1 << 20;
+    char *zeros = calloc(n, 1);
+    cr_assert_not_null(zeros);
+    char name[4096];
+    write_temp(name, sizeof name, "nul_input", zeros, n);
+    free(zeros);
+    bool timed_out;
+    run_result r = run_keelsim_ex((const char *const[]){"--input", name, "--ticks", "1", NULL}, -1,
+                                  60, &timed_out);
+    unlink(name);
+    cr_assert(!timed_out, "a file of NULs: keel-sim did not finish");
+    cr_assert_eq(r.exit_code, 1, "exit %d, stderr: %s", r.exit_code, r.err);
+    char where[4200];
+    snprintf(where, sizeof where, "%s:1: NUL byte", name);
+    cr_assert(strstr(r.err, where) != NULL, "stderr: %s", r.err);
+    cr_assert_eq(r.out_len, 0u);
+    run_free(&r);
+
+    r = run_keelsim_ex((const char *const[]){"--input", "/dev/zero", "--ticks", "1", NULL}, -1, 60,
+                       &timed_out);
+    cr_assert(!timed_out, "--input /dev/zero: keel-sim did not finish");
+    cr_assert_eq(r.exit_code, 1, "exit %d, stderr: %s", r.exit_code, r.err);
+    cr_assert(strstr(r.err, "/dev/zero:1: NUL byte") != NULL, "stderr: %s", r.err);
+    run_free(&r);
+
+    // An endless line of 'x' through a pipe: a writer process that stops
+    // when the reader is gone.
+    int fds[2];
+    cr_assert_eq(pipe(fds), 0, "pipe: %s", strerror(errno));
+    fflush(NULL);
+    pid_t writer = fork();
+    cr_assert(writer >= 0, "fork: %s", strerror(errno));
+    if (writer == 0) {
+        close(fds[0]);
+        signal(SIGPIPE, SIG_DFL);
+        char block[4096];
+        memset(block, 'x', sizeof block);
+        for (;;)
+            if (write(fds[1], block, sizeof block) < 0)
+                _exit(0);
+    }
+    close(fds[1]);
+    r = run_keelsim_ex((const char *const[]){"--input", "/dev/stdin", "--ticks", "1", NULL}, fds[0],
+                       60, &timed_out);
+    close(fds[0]);
+    kill(writer, SIGKILL);
+    waitpid(writer, NULL, 0);
+    cr_assert(!timed_out, "an endless line: keel-sim did not finish");
+    cr_assert_eq(r.exit_code, 1, "exit %d, stderr: %s", r.exit_code, r.err);
+    cr_assert(strstr(r.err, "/dev/stdin:1: line longer than 65536 bytes") != NULL, "stderr: %s",
+              r.err);
+    cr_assert_eq(r.out_len, 0u);
+    run_free(&r);
+}
+
+// Values out of range are echoed as typed, not as the saturated number.
+Test(keelsim, input_values_echoed_as_typed)
+{
+    static const struct {
+        const char *text;
+        const char *what;
+    } bad[] = {
+        {"0 99999999999999999999 0 0 0 0 0 0\n",
+         ":1: unknown character 99999999999999999999 (the run has characters 1 to 2)"},
+        {"0 +0003 0 0 0 0 0 0\n", ":1: unknown character +0003 ("},
+        {"0 1 0 0 0 123456789012345678901234567890 0 0\n",
+         ":1: yaw 123456789012345678901234567890 is out of range (-32768 to 65535)"},
+        {"0 1 0 0 0 0 0 1234567890123456789012345678901234567890123456789\n",
+         ":1: buttons 1234567890123456789012345678901234567890... is out of range (0 to 7)"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char name[4096];
+        write_temp(name, sizeof name, "echo_input", bad[i].text, strlen(bad[i].text));
+        run_result r = RUN("--characters", "2", "--input", name, "--ticks", "1");
+        unlink(name);
+        cr_assert_eq(r.exit_code, 1, "case %zu: exit %d", i, r.exit_code);
+        cr_assert(strstr(r.err, bad[i].what) != NULL, "case %zu: stderr lacks '%s': %s", i,
+                  bad[i].what, r.err);
+        run_free(&r);
+    }
+}
+
+// A UTF-8 byte-order mark before the first line is skipped: the file drives
+// the character exactly like the same file without it.
+Test(keelsim, input_byte_order_mark_is_skipped)
+{
+    static const char plain[] = "0 1 127 0 0 16384 0 0\n1 1 127 0 0 16384 0 1\n";
+    static const char bom[] = "\xEF\xBB\xBF" "0 1 127 0 0 16384 0 0\n1 1 127 0 0 16384 0 1\n";
+    char a_name[4096], b_name[4096];
+    write_temp(a_name, sizeof a_name, "plain_input", plain, sizeof plain - 1);
+    write_temp(b_name, sizeof b_name, "bom_input", bom, sizeof bom - 1);
+    run_result a = RUN("--characters", "1", "--input", a_name, "--ticks", "8", "--format", "csv");
+    run_result b = RUN("--characters", "1", "--input", b_name, "--ticks", "8", "--format", "csv");
+    unlink(a_name);
+    unlink(b_name);
+    cr_assert_eq(a.exit_code, 0, "stderr: %s", a.err);
+    cr_assert_eq(b.exit_code, 0, "stderr: %s", b.err);
+    cr_assert_eq(a.out_len, b.out_len);
+    cr_assert(memcmp(a.out, b.out, a.out_len) == 0, "the byte-order mark changed the run");
+    run_free(&a);
+    run_free(&b);
+}
+
 Test(keelsim, missing_input_file_exits_1)
 {
     run_result r = RUN("--input", "/nonexistent/keel/input.txt");
@@ -691,4 +841,297 @@ Test(keelsim, other_tick_rates_run)
     cr_assert_eq(r.exit_code, 0, "stderr: %s", r.err);
     final_hash_of(r.out);
     run_free(&r);
+}
+
+// ---- limits ----------------------------------------------------------------------
+
+// Writes an OBJ level to a temporary file; the caller unlinks it.
+static void write_obj(char *name, size_t size, const char *text)
+{
+    write_temp(name, size, "level_obj", text, strlen(text));
+}
+
+// The tick-t rows of a CSV run: y of the feet and the respawned flag.
+static unsigned csv_rows_at(const char *out, unsigned t, double *max_y, unsigned *respawned)
+{
+    unsigned rows = 0;
+    *max_y = -1e30;
+    *respawned = 0;
+    for (const char *line = out; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+        unsigned tick, id, resp;
+        double x, y;
+        if (sscanf(line, "%u,%u,%lf,%lf,", &tick, &id, &x, &y) != 4 || tick != t)
+            continue;
+        const char *last = strchr(line, '\n');
+        const char *comma = last ? last : line + strlen(line);
+        while (comma > line && comma[-1] != ',')
+            comma--;
+        cr_assert_eq(sscanf(comma, "%u", &resp), 1);
+        rows++;
+        if (y > *max_y)
+            *max_y = y;
+        *respawned += resp;
+    }
+    return rows;
+}
+
+// Geometry may lie up to 4096 m out, characters only up to 4016 m (the
+// mover's clamp): the seeded spawn search never picks a floor beyond that.
+// Half the level is a floor at y 4090, half a floor at y 0: every character
+// starts on the low one. A level that is only the high floor puts them above
+// the middle at the range's edge, where they fall instead of respawning every
+// tick.
+Test(keelsim, spawn_search_stays_in_the_character_range)
+{
+    static const char both[] = "v -10 4090 -10\nv 0 4090 -10\nv 0 4090 10\nv -10 4090 10\n"
+                               "v 0 0 -10\nv 10 0 -10\nv 10 0 10\nv 0 0 10\n"
+                               "f 1 4 3 2\nf 5 8 7 6\n";
+    static const char high[] = "v -10 4090 -10\nv 0 4090 -10\nv 0 4090 10\nv -10 4090 10\n"
+                               "f 1 4 3 2\n";
+    char name[4096];
+    write_obj(name, sizeof name, both);
+    run_result r = RUN("--level", name, "--scale", "1", "--characters", "16", "--ticks", "3",
+                       "--format", "csv");
+    unlink(name);
+    cr_assert_eq(r.exit_code, 0, "stderr: %s", r.err);
+    double max_y;
+    unsigned respawned;
+    cr_assert_eq(csv_rows_at(r.out, 3, &max_y, &respawned), 16);
+    cr_assert(max_y < 1.0, "a character spawned on the floor at 4090 m (feet at y %.3f)", max_y);
+    cr_assert_eq(respawned, 0);
+    run_free(&r);
+
+    write_obj(name, sizeof name, high);
+    r = RUN("--level", name, "--scale", "1", "--characters", "4", "--ticks", "10", "--format",
+            "csv");
+    unlink(name);
+    cr_assert_eq(r.exit_code, 0, "stderr: %s", r.err);
+    for (unsigned t = 1; t <= 10; t++) {
+        cr_assert_eq(csv_rows_at(r.out, t, &max_y, &respawned), 4);
+        cr_assert_eq(respawned, 0, "tick %u: %u characters respawned", t, respawned);
+        cr_assert(max_y <= 4016.0, "tick %u: feet at y %.3f", t, max_y);
+    }
+    run_free(&r);
+}
+
+// --spawn accepts the whole character range and nothing beyond, and says
+// which coordinate is out and what the range is.
+Test(keelsim, spawn_points_outside_the_character_range_refused)
+{
+    static const struct {
+        const char *spawn;
+        const char *what;
+    } bad[] = {
+        {"0,4090,0", "bad --spawn '0,4090,0': y 4090 is outside the character range (-4016 to 4016 m)"},
+        {"-4016.00001,0,0", "x -4016.00001 is outside the character range (-4016 to 4016 m)"},
+        {"0,0,99999999999999999999", "z 99999999999999999999 is outside the character range"},
+        {"1,2", "three coordinates"},
+        {"1,2,3x", "z '3x' is not a decimal number"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        run_result r = RUN("--spawn", bad[i].spawn, "--ticks", "1");
+        cr_assert_eq(r.exit_code, 2, "%s: exit %d", bad[i].spawn, r.exit_code);
+        cr_assert(strstr(r.err, bad[i].what) != NULL, "%s: stderr lacks '%s': %s", bad[i].spawn,
+                  bad[i].what, r.err);
+        cr_assert(strstr(r.err, "usage:") != NULL);
+        cr_assert_eq(r.out_len, 0u);
+        run_free(&r);
+    }
+    // The edges of the range: characters and probes start there and are not
+    // lost at once (they fall; nothing is below them).
+    static const char *const modes[] = {"characters", "probes"};
+    for (int m = 0; m < 2; m++) {
+        run_result r = RUN("--mode", modes[m], "--spawn", "4016,4016,-4016", "--spawn",
+                           "-4016,-4016,4016", "--characters", "2", "--ticks", "3", "--format",
+                           "csv");
+        cr_assert_eq(r.exit_code, 0, "%s: stderr: %s", modes[m], r.err);
+        unsigned rows = 0;
+        for (const char *line = r.out; line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+            unsigned tick, id;
+            if (sscanf(line, "%u,%u,", &tick, &id) != 2)
+                continue;
+            rows++;
+            // respawned is the last field (characters) or the third from the end (probes).
+            const char *end = strchr(line, '\n');
+            const char *f = end;
+            for (int k = 0; k < (m == 0 ? 1 : 3); k++) {
+                f--;
+                while (f > line && f[-1] != ',')
+                    f--;
+            }
+            cr_assert(f[0] == '0', "%s: tick %u entity %u respawned: %.*s", modes[m], tick, id,
+                      (int)(end - line), line);
+        }
+        cr_assert_eq(rows, 6, "%s: %s", modes[m], r.out);
+        run_free(&r);
+    }
+}
+
+// The seeded spawn search keeps the taken spots in a grid: the same spots as
+// checking every earlier character (ks_spawn_find), with work per character
+// that does not grow with their number. Checked on the built-in level past
+// its capacity (about 1,800 spots), so misses are compared too.
+Test(keelsim, spawn_grid_finds_what_the_linear_search_finds)
+{
+    sim_level level;
+    cr_assert_eq(sim_level_builtin(&level), 0);
+    sim_world *world = sim_world_create(&level, NULL, NULL);
+    cr_assert_not_null(world);
+    sim_move_settings s = sim_move_default_settings();
+    ks_spawn_area area = {&level, world, sim_world_get_stats(world).bounds, s.stand_shape,
+                          s.max_slope_cos, SIM_FX_ONE, false};
+    const uint32_t n = 1900;
+    const sim_fx spacing = SIM_FX_MM(1200);
+    sim_vec3 *linear = calloc(n, sizeof *linear);
+    cr_assert_not_null(linear);
+    ks_spawn_grid grid;
+    cr_assert(ks_spawn_grid_init(&grid, spacing, n));
+    uint32_t taken = 0, misses = 0;
+    for (uint32_t id = 1; id <= n; id++) {
+        sim_vec3 a = sim_v3_zero(), b = sim_v3_zero();
+        bool fa = ks_spawn_find(&area, 77, id, linear, taken, spacing, &a);
+        bool fb = ks_spawn_find_grid(&area, 77, id, &grid, &b);
+        cr_assert_eq(fa, fb, "character %u: found %d by the linear search, %d by the grid", id, fa,
+                     fb);
+        if (!fa) {
+            misses++;
+            continue;
+        }
+        cr_assert(sim_v3_eq(a, b), "character %u: different spots", id);
+        linear[taken++] = a;
+        ks_spawn_grid_add(&grid, b);
+    }
+    cr_assert_gt(misses, 0, "the level did not fill up: raise n");
+    cr_assert_gt(taken, 1000);
+    // A handful of comparisons per line cast, never all the points taken.
+    cr_assert_leq(grid.compared, 16 * grid.lines, "%llu points compared in %llu lines",
+                  (unsigned long long)grid.compared, (unsigned long long)grid.lines);
+    ks_spawn_grid_free(&grid);
+    free(linear);
+    sim_world_destroy(world);
+    sim_level_free(&level);
+}
+
+// 20,000 characters with seeded spawns on the built-in level (ten times its
+// room) start and run a tick. The work of the search is counted, not timed:
+// the summary's lines cast and points compared stay within a fixed number
+// per character (the old search compared every earlier character: about
+// 2 x 10^8 comparisons here, and took minutes).
+Test(keelsim, many_characters_start_with_linear_work)
+{
+    run_result r = RUN("--random-spawns", "--characters", "20000", "--ticks", "1", "--format", "csv");
+    cr_assert_eq(r.exit_code, 0, "stderr: %s", r.err);
+    double max_y;
+    unsigned respawned;
+    cr_assert_eq(csv_rows_at(r.out, 1, &max_y, &respawned), 20000);
+    final_hash_of(r.out);
+    const char *sp = strstr(r.err, "; spawns ");
+    cr_assert_not_null(sp, "no spawn counts in the summary: %s", r.err);
+    unsigned on_floor, above;
+    unsigned long long lines, compared;
+    cr_assert_eq(sscanf(sp, "; spawns %u on floors, %u above the level (full) (%llu lines cast, %llu "
+                            "points compared)",
+                        &on_floor, &above, &lines, &compared),
+                 4, "summary: %s", sp);
+    cr_assert_eq(on_floor + above, 20000);
+    cr_assert_gt(on_floor, 1000);
+    cr_assert_leq(lines, 20ull * 20000, "%llu lines cast", lines);
+    cr_assert_leq(compared, 50ull * 20000, "%llu points compared", compared);
+    run_free(&r);
+}
+
+// The summary accounts for every triangle of the level: kept, degenerate, or
+// a face buried where two solids touch. Two closed unit cubes side by side
+// share a face (2 triangles each side, buried), and one face is degenerate.
+Test(keelsim, summary_counts_dropped_triangles)
+{
+    static const char cubes[] =
+        "v 0 0 0\nv 0 0 1\nv 0 1 0\nv 0 1 1\nv 1 0 0\nv 1 0 1\nv 1 1 0\nv 1 1 1\n"
+        "v 1 0 0\nv 1 0 1\nv 1 1 0\nv 1 1 1\nv 2 0 0\nv 2 0 1\nv 2 1 0\nv 2 1 1\n"
+        "f 5 7 8 6\nf 1 2 4 3\nf 3 4 8 7\nf 1 5 6 2\nf 2 6 8 4\nf 1 3 7 5\n"
+        "f 13 15 16 14\nf 9 10 12 11\nf 11 12 16 15\nf 9 13 14 10\nf 10 14 16 12\nf 9 11 15 13\n"
+        "f 1 1 2\n";
+    char name[4096];
+    write_obj(name, sizeof name, cubes);
+    run_result r = RUN("--level", name, "--scale", "1", "--characters", "1", "--ticks", "1");
+    unlink(name);
+    cr_assert_eq(r.exit_code, 0, "stderr: %s", r.err);
+    cr_assert(strstr(r.err, ": 20 triangles (1 degenerate, 4 buried faces dropped); ") != NULL,
+              "summary: %s", r.err);
+    run_free(&r);
+}
+
+// A level whose triangles all become degenerate at the scale is an error
+// (exit 1, the loader's message), like a file without faces.
+Test(keelsim, level_with_only_degenerate_triangles_exits_1)
+{
+    char name[4096];
+    write_obj(name, sizeof name, "v 0 0 0\nv 100 0 0\nv 0 0 100\nf 1 2 3\n");
+    run_result r = RUN("--level", name, "--scale", "0.000001", "--ticks", "1");
+    run_result ok = RUN("--level", name, "--scale", "0.01", "--ticks", "1", "--quiet");
+    unlink(name);
+    cr_assert_eq(r.exit_code, 1, "exit %d, stderr: %s", r.exit_code, r.err);
+    char expect[4300];
+    snprintf(expect, sizeof expect,
+             "keel-sim: %s: no triangles left: the only triangle is degenerate at unit_scale "
+             "'0.000001'",
+             name);
+    cr_assert(strstr(r.err, expect) != NULL, "stderr: %s", r.err);
+    cr_assert_eq(r.out_len, 0u);
+    cr_assert_eq(ok.exit_code, 0, "stderr: %s", ok.err);
+    run_free(&r);
+    run_free(&ok);
+}
+
+// Command-line mistakes are usage errors (exit 2, usage on stderr) that say
+// what is wrong.
+Test(keelsim, command_line_mistakes_are_named)
+{
+    char obj[4096];
+    write_obj(obj, sizeof obj, "v 0 0 0\nv 1 0 0\nv 0 0 1\nf 1 2 3\n");
+    const struct {
+        const char *args[6];
+        const char *what;
+    } bad[] = {
+        {{"--foo", NULL}, "unknown option '--foo'"},
+        {{"--foo=1", NULL}, "unknown option '--foo=1'"},
+        {{"--", NULL}, "unknown option '--'"},
+        {{"--ticks", "5", "--", NULL}, "unknown option '--'"},
+        {{"--level", obj, "--scale", "0", NULL}, "bad --scale '0' (a positive decimal"},
+        {{"--level", obj, "--scale", "0.000", NULL}, "bad --scale '0.000'"},
+        {{"--level", obj, "--scale", "1234567890123", NULL}, "at most 12 significant digits"},
+        {{"--level", obj, "--scale", "0.1000000000001", NULL}, "at most 12 significant digits"},
+        {{"--scale", "0.12", NULL}, "--scale applies to OBJ files only; --level builtin has no scale"},
+        {{"--level", "generated", "--scale", "1", NULL}, "--level generated has no scale"},
+        {{"--up", "z", NULL}, "--up applies to OBJ files only"},
+        {{"--generate-triangles", "500", NULL}, "--generate-triangles applies to --level generated"},
+        {{"--ticks", "5", "--ticks", "6", NULL}, "option --ticks is given more than once"},
+        {{"--quiet", "--quiet", NULL}, "option --quiet is given more than once"},
+        {{"--level=builtin", "--level", "generated", NULL}, "option --level is given more than once"},
+        {{"--characters", "99999999999999999999", NULL}, "bad --characters '99999999999999999999'"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        run_result r = run_keelsim(bad[i].args);
+        cr_assert_eq(r.exit_code, 2, "case %zu (%s): exit %d, stderr: %s", i, bad[i].args[0],
+                     r.exit_code, r.err);
+        cr_assert(strstr(r.err, bad[i].what) != NULL, "case %zu: stderr lacks '%s': %s", i,
+                  bad[i].what, r.err);
+        cr_assert(strstr(r.err, "usage:") != NULL, "case %zu: no usage", i);
+        cr_assert_eq(r.out_len, 0u);
+        run_free(&r);
+    }
+    // Still fine: 12 significant digits, zeros around them, an exponent,
+    // and --spawn repeated.
+    static const char *const good_scales[] = {"0.123456789012", "000.1200000", "1.2e-1", "120E-3"};
+    for (size_t i = 0; i < sizeof good_scales / sizeof good_scales[0]; i++) {
+        run_result r = RUN("--level", obj, "--scale", good_scales[i], "--ticks", "1", "--quiet");
+        cr_assert_eq(r.exit_code, 0, "--scale %s: exit %d, stderr: %s", good_scales[i], r.exit_code,
+                     r.err);
+        run_free(&r);
+    }
+    run_result r = RUN("--spawn", "0,0,0", "--spawn", "5,0,2.5", "--characters", "2", "--ticks", "1",
+                       "--quiet");
+    cr_assert_eq(r.exit_code, 0, "stderr: %s", r.err);
+    run_free(&r);
+    unlink(obj);
 }

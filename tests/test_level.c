@@ -81,7 +81,9 @@ static void expect_error_scaled(const char *text, const char *scale, uint32_t li
 static sim_fx raw_of(const char *num, const char *scale)
 {
     char text[512];
-    snprintf(text, sizeof text, "v %s 0 0\nv 0 0 0\nv 0 0 0\nf 1 2 3\n", num);
+    // The face is a 30-unit triangle of its own, large enough to survive every
+    // scale used here (a level whose triangles are all degenerate is refused).
+    snprintf(text, sizeof text, "v %s 0 0\nv 0 0 0\nv 30 0 0\nv 0 0 30\nf 2 3 4\n", num);
     sim_level lvl;
     sim_error err;
     int rc = parse_with(text, scale, 'y', &lvl, &err);
@@ -307,10 +309,10 @@ Test(level_numbers, bad_options)
     cr_assert_eq(sim_level_parse_obj("t.obj", text, strlen(text), &o, &lvl, &err), 0);
     cr_assert_eq(lvl.vertices[1].x, 8091); // 8090.9...
     sim_level_free(&lvl);
+    // A valid scale, but the triangle rounds to a point: refused like a file
+    // without faces (not as a bad unit_scale).
     o.unit_scale = "0.000000000000000000000000000001";
-    cr_assert_eq(sim_level_parse_obj("t.obj", text, strlen(text), &o, &lvl, &err), 0);
-    cr_assert_eq(lvl.vertices[1].x, 0); // rounds to nothing, but valid
-    sim_level_free(&lvl);
+    expect_error_opts(text, strlen(text), &o, 0, "no triangles left: the only triangle is degenerate");
     o = sim_obj_default_options();
     o.up_axis = 'x';
     expect_error_opts(text, strlen(text), &o, 0, "up_axis");
@@ -468,6 +470,67 @@ Test(level_errors, empty_and_no_triangles)
     expect_error("v 0 0 0\nv 1 0 0\nv 0 0 1\n", 0, "no triangles");
 }
 
+// A file whose triangles are all degenerate (collinear, repeated corners, or
+// shrunk to nothing by the scale) would build an empty world: refused like a
+// file without faces, saying why. One usable triangle is enough, and then the
+// degenerate ones are kept (the world builder drops them).
+Test(level_errors, all_triangles_degenerate)
+{
+    expect_error("v 0 0 0\nv 1 0 0\nv 2 0 0\nf 1 2 3\nf 1 1 2\n", 0,
+                 "no triangles left: all 2 triangles are degenerate at unit_scale '1'");
+    const char *small = "v 0 0 0\nv 100 0 0\nv 0 0 100\nf 1 2 3\n";
+    // 100 units at 1e-6 m are 0.1 mm: a doubled area of 1e-8 m^2, below 2^-16 m^2.
+    expect_error_scaled(small, "0.000001", 0, "the only triangle is degenerate at unit_scale '0.000001'");
+    sim_level lvl;
+    sim_error err;
+    // At 1e-4 m (1 cm sides) it is a triangle.
+    cr_assert_eq(parse_with(small, "0.0001", 'y', &lvl, &err), 0, "%s", err.message);
+    cr_assert_eq(lvl.triangle_count, 1);
+    sim_level_free(&lvl);
+    const char *mixed = "v 0 0 0\nv 1 0 0\nv 2 0 0\nv 0 0 1\nf 1 2 3\nf 1 1 2\nf 1 2 4\n";
+    cr_assert_eq(parse_with(mixed, "1", 'y', &lvl, &err), 0, "%s", err.message);
+    cr_assert_eq(lvl.triangle_count, 3);
+    sim_level_free(&lvl);
+}
+
+Test(level_errors, all_triangles_degenerate_real_map)
+{
+    const char *path = keel_test_level_path("sauerbraten_zdm2.obj");
+    if (!path)
+        cr_skip_test("sauerbraten_zdm2.obj is absent (shared levels folder not found)");
+    char saved[1200];
+    snprintf(saved, sizeof saved, "%s", path);
+    sim_obj_options o = sim_obj_default_options();
+    o.unit_scale = "0.000001";
+    sim_level lvl;
+    sim_error err;
+    cr_assert_eq(sim_level_load_obj(saved, &o, &lvl, &err), -1);
+    cr_assert(level_is_empty(&lvl));
+    cr_assert_eq(err.line, 0);
+    char expect[1400];
+    snprintf(expect, sizeof expect,
+             "%s: no triangles left: all 70754 triangles are degenerate at unit_scale '0.000001'",
+             saved);
+    cr_assert(strncmp(err.message, expect, strlen(expect)) == 0, "%s", err.message);
+}
+
+// A UTF-8 byte-order mark before the first line is skipped, in a buffer and in
+// a file; anywhere else it is text like any other (here: a bad number).
+Test(level_obj, byte_order_mark_is_skipped)
+{
+    const char *text = "\xEF\xBB\xBFv 0 0 0\nv 1 0 0\nv 0 0 1\nf 1 2 3\n";
+    sim_level lvl;
+    sim_error err;
+    cr_assert_eq(parse_with(text, "1", 'y', &lvl, &err), 0, "%s", err.message);
+    cr_assert_eq(lvl.vertex_count, 3);
+    cr_assert_eq(lvl.triangle_count, 1);
+    cr_assert(sim_v3_eq(lvl.vertices[1], sim_v3(SIM_FX_ONE, 0, 0)));
+    sim_level_free(&lvl);
+    expect_error("\xEF\xBB\xBF# only a comment\n", 0, "no triangles");
+    expect_error("v 0 0 0\n\xEF\xBB\xBFv 1 0 0\n", 0, "no triangles"); // an unknown statement
+    expect_error("v 0 0 \xEF\xBB\xBF" "0\n", 1, "bad number");
+}
+
 Test(level_errors, size_nul_and_long_lines)
 {
     const char *text = "v 0 0 0\nv 1 0 0\nv 0 0 1\nf 1 2 3\n";
@@ -612,6 +675,17 @@ Test(level_files, load_and_errors)
     cr_assert_eq(err.line, 0);
     cr_assert(strncmp(err.message, "/tmp: ", 6) == 0, "%s", err.message);
     cr_assert_eq(sim_level_load_obj(NULL, NULL, &lvl, &err), -1);
+
+    // A file starting with a UTF-8 byte-order mark loads like one without.
+    const char *bom = "\xEF\xBB\xBFv 0 0 0\nv 100 0 0\nv 0 0 100\nf 1 2 3\n";
+    write_temp(path, sizeof path, bom, strlen(bom));
+    o = sim_obj_default_options();
+    o.unit_scale = "0.12";
+    cr_assert_eq(sim_level_load_obj(path, &o, &lvl, &err), 0, "%s", err.message);
+    cr_assert_eq(lvl.triangle_count, 1);
+    cr_assert_eq(lvl.vertices[1].x, 786432);
+    sim_level_free(&lvl);
+    unlink(path);
 }
 
 // ---- fuzz ---------------------------------------------------------------------

@@ -6,12 +6,15 @@
 // formed from the decimal digits with integer arithmetic and rounded once
 // (to nearest, ties away from zero). docs/formats.md has the accepted syntax.
 #include <keel/sim_level.h>
+#include <keel/sim_world.h>
 
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "collide.h"
 
 #define OBJ_MAX_LINE 65536u
 #define OBJ_MAX_ELEMENTS ((uint32_t)1 << 24)
@@ -310,8 +313,8 @@ static void obj_count(const char *text, size_t length, obj_counts *c)
 
 static int parse_vertex(obj_parser *ps, uint32_t line, const char *p, const char *end)
 {
-    const char *tok;
-    size_t len, k = count_tokens(p, end);
+    const char *tok = "";
+    size_t len = 0, k = count_tokens(p, end);
     if (k < 3) {
         set_error(ps->name, ps->err, line, "too few coordinates (%u, need x y z)", (unsigned)k);
         return -1;
@@ -325,7 +328,10 @@ static int parse_vertex(obj_parser *ps, uint32_t line, const char *p, const char
     for (size_t i = 0; i < k; i++) {
         obj_decimal d;
         char q[32];
-        next_token(&p, end, &tok, &len);
+        // count_tokens found k tokens, so this finds one each time; were it
+        // not to, the empty token is reported as a bad number.
+        if (!next_token(&p, end, &tok, &len))
+            len = 0;
         if (!decimal_parse(tok, len, &d)) {
             set_error(ps->name, ps->err, line, "bad number '%s'", quote(tok, len, q));
             return -1;
@@ -420,8 +426,8 @@ static int parse_corner(obj_parser *ps, uint32_t line, const char *tok, size_t l
 
 static int parse_face(obj_parser *ps, uint32_t line, const char *p, const char *end)
 {
-    const char *tok;
-    size_t len, k = count_tokens(p, end);
+    const char *tok = "";
+    size_t len = 0, k = count_tokens(p, end);
     if (k < 3) {
         set_error(ps->name, ps->err, line, "face with fewer than 3 vertices (%u)", (unsigned)k);
         return -1;
@@ -434,7 +440,10 @@ static int parse_face(obj_parser *ps, uint32_t line, const char *p, const char *
     uint32_t first = 0, prev = 0;
     for (size_t i = 0; i < k; i++) {
         uint32_t idx;
-        next_token(&p, end, &tok, &len);
+        // count_tokens found k tokens, so this finds one each time; were it
+        // not to, the empty token is reported as a bad index.
+        if (!next_token(&p, end, &tok, &len))
+            len = 0;
         if (parse_corner(ps, line, tok, len, &idx) != 0)
             return -1;
         if (i == 0) {
@@ -486,6 +495,22 @@ static int obj_parse_lines(obj_parser *ps, const char *text, size_t length)
     return 0;
 }
 
+/// Whether some triangle survives the world's degenerate test with the
+/// default settings (sim_world_default_def). Stops at the first one, which in
+/// a real file is almost always the first triangle.
+static bool any_usable_triangle(const obj_parser *ps)
+{
+    const sim_fx min_double_area = sim_world_default_def().min_double_area;
+    for (uint32_t i = 0; i < ps->triangle_count; i++) {
+        const uint32_t *ix = &ps->indices[(size_t)i * 3];
+        sim_tri t;
+        if (sim_tri_init(&t, ps->vertices[ix[0]], ps->vertices[ix[1]], ps->vertices[ix[2]], i,
+                         min_double_area))
+            return true;
+    }
+    return false;
+}
+
 int sim_level_parse_obj(const char *name, const char *text, size_t length,
                         const sim_obj_options *options, sim_level *out, sim_error *err)
 {
@@ -534,6 +559,12 @@ int sim_level_parse_obj(const char *name, const char *text, size_t length,
         set_error(ps.name, err, 0, "empty file");
         return -1;
     }
+    // A UTF-8 byte-order mark (some Windows editors write one) is not part of
+    // the first line.
+    if (length >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0) {
+        text += 3;
+        length -= 3;
+    }
 
     obj_counts counts;
     obj_count(text, length, &counts);
@@ -553,6 +584,19 @@ int sim_level_parse_obj(const char *name, const char *text, size_t length,
     int rc = obj_parse_lines(&ps, text, length);
     if (rc == 0 && ps.triangle_count == 0) {
         set_error(ps.name, err, 0, "no triangles (no f statements with 3 or more vertices)");
+        rc = -1;
+    }
+    if (rc == 0 && ps.store && !any_usable_triangle(&ps)) {
+        // The world would drop every one of them and be empty: as useless as
+        // a file without faces, and usually a wrong unit_scale.
+        char q[32];
+        char count[48] = "the only triangle is";
+        if (ps.triangle_count > 1)
+            snprintf(count, sizeof count, "all %u triangles are", (unsigned)ps.triangle_count);
+        set_error(ps.name, err, 0,
+                  "no triangles left: %s degenerate at unit_scale '%s' (zero area, or an edge "
+                  "shorter than 1/65536 m)",
+                  count, quote(opt.unit_scale, strlen(opt.unit_scale), q));
         rc = -1;
     }
     if (rc == 0 && !ps.store) {

@@ -17,6 +17,8 @@
 #define FIELDS 8
 /// Longest line accepted, not counting the newline (like the OBJ loader).
 #define MAX_LINE 65536
+/// Longest field echoed in a message; longer ones end in "...".
+#define ECHO_MAX 40
 
 static const char *const field_names[FIELDS] = {"tick", "character", "forward", "right",
                                                 "up",   "yaw",       "pitch",   "buttons"};
@@ -112,20 +114,24 @@ static int parse_line(reader *r, const char *text, size_t len, uint32_t characte
                     FIELDS, n);
     int64_t v[FIELDS];
     for (int f = 0; f < FIELDS; f++) {
+        // Values are echoed as typed (parse_int saturates huge ones), cut
+        // short after ECHO_MAX bytes.
+        int shown = tok_len[f] > ECHO_MAX ? ECHO_MAX : (int)tok_len[f];
+        const char *more = tok_len[f] > ECHO_MAX ? "..." : "";
         if (!parse_int(tok[f], tok_len[f], &v[f]))
-            return fail(r, "%s: '%.*s' is not a decimal integer", field_names[f], (int)tok_len[f],
-                        tok[f]);
+            return fail(r, "%s: '%.*s%s' is not a decimal integer", field_names[f], shown, tok[f],
+                        more);
         int64_t hi = f == 1 ? (int64_t)characters : field_hi[f];
         if (f == 1 && (v[f] < 1 || v[f] > hi)) {
             if (characters == 0)
-                return fail(r, "unknown character %lld (the run has no characters)",
-                            (long long)v[f]);
-            return fail(r, "unknown character %lld (the run has characters 1 to %u)",
-                        (long long)v[f], (unsigned)characters);
+                return fail(r, "unknown character %.*s%s (the run has no characters)", shown,
+                            tok[f], more);
+            return fail(r, "unknown character %.*s%s (the run has characters 1 to %u)", shown,
+                        tok[f], more, (unsigned)characters);
         }
         if (v[f] < field_lo[f] || v[f] > hi)
-            return fail(r, "%s %lld is out of range (%lld to %lld)", field_names[f],
-                        (long long)v[f], (long long)field_lo[f], (long long)hi);
+            return fail(r, "%s %.*s%s is out of range (%lld to %lld)", field_names[f], shown,
+                        tok[f], more, (long long)field_lo[f], (long long)hi);
     }
     uint32_t tick = (uint32_t)v[0], id = (uint32_t)v[1];
     if (last_line[id - 1] != 0 && tick <= last_tick[id - 1])
@@ -177,32 +183,36 @@ int ks_script_load(const char *path, uint32_t characters, ks_script *out)
         rc = fail(&r, "out of memory");
         goto done;
     }
+    // A NUL byte or an over-long line is reported as soon as it is read, not
+    // at the end of its line: /dev/zero or an endless stream without a
+    // newline must not keep the reader waiting.
+    bool first_line = true;
     for (;;) {
         size_t len = 0;
-        bool too_long = false, nul = false;
         int ch = EOF;
         while ((ch = getc(f)) != EOF && ch != '\n') {
-            if (ch == '\0')
-                nul = true;
-            if (len < MAX_LINE)
-                line[len++] = (char)ch;
-            else
-                too_long = true;
+            if (ch == '\0') {
+                r.line++;
+                rc = fail(&r, "NUL byte in the line");
+                goto done;
+            }
+            if (len == MAX_LINE) {
+                r.line++;
+                rc = fail(&r, "line longer than %d bytes", MAX_LINE);
+                goto done;
+            }
+            line[len++] = (char)ch;
+            // A UTF-8 byte-order mark before the first line is not part of it.
+            if (first_line && len == 3 && memcmp(line, "\xEF\xBB\xBF", 3) == 0)
+                len = 0, first_line = false;
         }
-        if (ch == EOF && len == 0 && !too_long) {
+        first_line = false;
+        if (ch == EOF && len == 0) {
             if (ferror(f))
                 rc = fail(&r, "cannot read: %s", strerror(errno));
             break; // the end, or a last line that was empty
         }
         r.line++;
-        if (nul) {
-            rc = fail(&r, "NUL byte in the line");
-            break;
-        }
-        if (too_long) {
-            rc = fail(&r, "line longer than %d bytes", MAX_LINE);
-            break;
-        }
         rc = parse_line(&r, line, len, characters, last_tick, last_line, out, &cap);
         if (rc != KS_EXIT_OK || ch == EOF)
             break;

@@ -20,9 +20,10 @@
 
 /// Most --spawn points accepted.
 #define KS_MAX_SPAWNS 1024
-/// Largest --spawn coordinate: far enough inside SIM_WORLD_LIMIT that a shape
-/// standing there, and its motion, stay inside it too.
-#define KS_SPAWN_LIMIT SIM_FX_INT(3900)
+/// Largest spawn coordinate (feet, each axis): the character range, where
+/// sim_char_spawn and the mover clamp feet (SIM_MOVE_POSITION_LIMIT, 4016 m).
+/// Every spawn point keel-sim uses (--spawn, markers, seeded) is inside it.
+#define KS_SPAWN_LIMIT SIM_MOVE_POSITION_LIMIT
 /// Most characters (and probes). Platform ids start above it, so the two
 /// never share an id (the scene requires that).
 #define KS_MAX_CHARACTERS 100000u
@@ -113,11 +114,24 @@ void ks_stage_free(ks_stage *stage);
 /// Centre of probe `id`'s spawn: the feet point raised by half the shape's
 /// height plus the skin. Deterministic in (stage, seed, id).
 sim_vec3 ks_stage_probe_spawn(const ks_stage *stage, uint32_t id);
+/// How the seeded spawn search went (all zero when fixed points were used).
+/// The counters are deterministic work measures, not times.
+typedef struct ks_spawn_report {
+    bool seeded;       ///< the seeded search ran
+    bool full;         ///< it stopped searching: the level is full
+    uint32_t on_floor; ///< characters placed on a floor
+    uint32_t overflow; ///< characters placed above the level instead
+    uint64_t lines;    ///< vertical lines cast
+    uint64_t compared; ///< spawn points compared for the spacing
+} ks_spawn_report;
+
 /// Feet points for characters 1..count (out[i] is character i + 1's), for a
-/// character whose standing shape is `shape`. Deterministic in (stage, seed,
-/// and the ids), and character i's point depends only on characters below it.
-void ks_stage_character_spawns(const ks_stage *stage, sim_shape shape, sim_fx walkable_ny,
-                               bool random_spawns, uint32_t count, sim_vec3 *out);
+/// character whose standing shape is `shape`, all in the character range.
+/// Deterministic in (stage, seed, and the ids), and character i's point
+/// depends only on characters below it. False when memory runs out.
+bool ks_stage_character_spawns(const ks_stage *stage, sim_shape shape, sim_fx walkable_ny,
+                               bool random_spawns, uint32_t count, sim_vec3 *out,
+                               ks_spawn_report *report);
 
 // ---- input files (input.c) ------------------------------------------------------
 

@@ -9,6 +9,9 @@
 #ifndef KEEL_SIM_TOOL_COMMON_H
 #define KEEL_SIM_TOOL_COMMON_H
 
+#include <stdlib.h>
+#include <string.h>
+
 #include <keel/sim_move.h>
 #include <keel/sim_world.h>
 
@@ -270,8 +273,19 @@ typedef struct ks_floor_hit {
     bool under_ceiling;
 } ks_floor_hit;
 
+/// Whether a feet point lies in the character range: the mover clamps feet
+/// to +-SIM_MOVE_POSITION_LIMIT (4016 m) on each axis, so a spawn point
+/// beyond it would be moved at once (and, on a level out there, lost and
+/// respawned every tick). Geometry may lie further out, up to SIM_WORLD_LIMIT.
+static inline bool ks_feet_in_range(sim_vec3 p)
+{
+    const sim_fx lim = SIM_MOVE_POSITION_LIMIT;
+    return p.x >= -lim && p.x <= lim && p.y >= -lim && p.y <= lim && p.z >= -lim && p.z <= lim;
+}
+
 /// The candidate floors on the vertical through (x, z), top to bottom;
-/// returns how many were written (at most `capacity`).
+/// returns how many were written (at most `capacity`). Floors outside the
+/// character range are not candidates.
 static inline int ks_floors_at(const ks_spawn_area *a, sim_fx x, sim_fx z, ks_floor_hit *out,
                                int capacity)
 {
@@ -294,7 +308,8 @@ static inline int ks_floors_at(const ks_spawn_area *a, sim_fx x, sim_fx z, ks_fl
             facing = r.normal.y > 0 ? 1 : (r.normal.y < 0 ? -1 : 0);
         bool open_above = prev == 2 || prev < 0;
         if (facing > 0 && open_above && r.normal.y >= a->walkable_ny &&
-            (ceiling_above || !a->require_ceiling) && n < capacity) {
+            (ceiling_above || !a->require_ceiling) && n < capacity &&
+            ks_feet_in_range(r.point)) {
             out[n].point = r.point;
             out[n].under_ceiling = ceiling_above;
             n++;
@@ -310,14 +325,26 @@ static inline int ks_floors_at(const ks_spawn_area *a, sim_fx x, sim_fx z, ks_fl
     return n;
 }
 
-/// A feet point for character `id` from the seeded stream (seed, id): on a
-/// candidate floor, where the standing shape fits, and at least `spacing`
-/// (horizontally) from each of the `taken` feet points that are within 2 m
-/// in height. Deterministic in (area, seed, id, taken). False when nothing
-/// was found in KS_SPAWN_ATTEMPTS vertical lines.
-static inline bool ks_spawn_find(const ks_spawn_area *a, uint64_t seed, uint32_t id,
-                                 const sim_vec3 *taken, uint32_t taken_count, sim_fx spacing,
-                                 sim_vec3 *feet)
+/// Whether a candidate feet point keeps the spacing from the characters
+/// already placed (ctx is the caller's record of them).
+typedef bool (*ks_spawn_apart_fn)(const void *ctx, sim_vec3 p);
+
+/// Two feet points are too close when they are less than 2 m apart in height
+/// and less than `spacing` apart horizontally.
+static inline bool ks_spawn_too_close(sim_vec3 a, sim_vec3 b, int64_t spacing_sq)
+{
+    int64_t dx = (int64_t)a.x - b.x, dz = (int64_t)a.z - b.z;
+    int64_t dy = (int64_t)a.y - b.y;
+    return dy < SIM_FX_INT(2) && dy > -SIM_FX_INT(2) && dx * dx + dz * dz < spacing_sq;
+}
+
+/// The search behind ks_spawn_find and ks_spawn_find_grid: up to
+/// KS_SPAWN_ATTEMPTS seeded vertical lines, one candidate floor on each,
+/// accepted when `apart` says so and the standing shape fits. Every spawn is a
+/// feet point in the character range (ks_feet_in_range).
+static inline bool ks_spawn_search(const ks_spawn_area *a, uint64_t seed, uint32_t id,
+                                   ks_spawn_apart_fn apart, const void *ctx, uint64_t *lines,
+                                   sim_vec3 *feet)
 {
     ks_rng rng = ks_rng_for(seed, id, KS_STREAM_PLACE);
     sim_aabb b = a->bounds;
@@ -327,7 +354,12 @@ static inline bool ks_spawn_find(const ks_spawn_area *a, uint64_t seed, uint32_t
         x0 = x1 = b.min.x + (sim_fx)(((int64_t)b.max.x - b.min.x) / 2);
     if (z0 > z1)
         z0 = z1 = b.min.z + (sim_fx)(((int64_t)b.max.z - b.min.z) / 2);
-    const int64_t spacing_sq = (int64_t)spacing * spacing;
+    // Lines are drawn inside the character range only.
+    const sim_fx lim = SIM_MOVE_POSITION_LIMIT;
+    x0 = sim_fx_max(x0, -lim), x1 = sim_fx_min(x1, lim);
+    z0 = sim_fx_max(z0, -lim), z1 = sim_fx_min(z1, lim);
+    if (x0 > x1 || z0 > z1)
+        return false;
     // A sloped floor holds the shape's bottom below the hit point's height
     // on one side; lifting it a little keeps such spots usable.
     static const int32_t lift_mm[] = {5, 20, 100};
@@ -335,30 +367,183 @@ static inline bool ks_spawn_find(const ks_spawn_area *a, uint64_t seed, uint32_t
         sim_fx x = (sim_fx)ks_rng_range(&rng, x0, x1);
         sim_fx z = (sim_fx)ks_rng_range(&rng, z0, z1);
         uint64_t pick = ks_rng_next(&rng);
+        if (lines)
+            (*lines)++;
         ks_floor_hit floors[KS_SPAWN_MAX_HITS];
         int n = ks_floors_at(a, x, z, floors, KS_SPAWN_MAX_HITS);
         if (n == 0)
             continue;
         // One floor of a multi-storey column, chosen by the stream.
         sim_vec3 p = floors[pick % (uint64_t)n].point;
-        bool apart = true;
-        for (uint32_t i = 0; i < taken_count && apart; i++) {
-            int64_t dx = (int64_t)taken[i].x - p.x, dz = (int64_t)taken[i].z - p.z;
-            int64_t dy = (int64_t)taken[i].y - p.y;
-            if (dy < SIM_FX_INT(2) && dy > -SIM_FX_INT(2) && dx * dx + dz * dz < spacing_sq)
-                apart = false;
-        }
-        if (!apart)
+        if (!apart(ctx, p))
             continue;
         for (int l = 0; l < 3; l++) {
             sim_vec3 f = sim_v3(p.x, p.y + SIM_FX_MM(lift_mm[l]), p.z);
-            if (ks_shape_fits(a->world, a->shape, f)) {
+            if (ks_feet_in_range(f) && ks_shape_fits(a->world, a->shape, f)) {
                 *feet = f;
                 return true;
             }
         }
     }
     return false;
+}
+
+typedef struct ks_spawn_taken {
+    const sim_vec3 *points;
+    uint32_t count;
+    int64_t spacing_sq;
+} ks_spawn_taken;
+
+static inline bool ks_spawn_apart_linear(const void *ctx, sim_vec3 p)
+{
+    const ks_spawn_taken *t = (const ks_spawn_taken *)ctx;
+    for (uint32_t i = 0; i < t->count; i++)
+        if (ks_spawn_too_close(t->points[i], p, t->spacing_sq))
+            return false;
+    return true;
+}
+
+/// A feet point for character `id` from the seeded stream (seed, id): on a
+/// candidate floor, where the standing shape fits, and at least `spacing`
+/// (horizontally) from each of the `taken` feet points that are within 2 m
+/// in height. Deterministic in (area, seed, id, taken). False when nothing
+/// was found in KS_SPAWN_ATTEMPTS vertical lines. Checks every taken point
+/// (time grows with taken_count); ks_spawn_find_grid gives the same answer
+/// in constant time per line.
+static inline bool ks_spawn_find(const ks_spawn_area *a, uint64_t seed, uint32_t id,
+                                 const sim_vec3 *taken, uint32_t taken_count, sim_fx spacing,
+                                 sim_vec3 *feet)
+{
+    ks_spawn_taken t = {taken, taken_count, (int64_t)spacing * spacing};
+    return ks_spawn_search(a, seed, id, ks_spawn_apart_linear, &t, NULL, feet);
+}
+
+// ---- a uniform grid of taken spawn points -----------------------------------------
+// Cells are `spacing` wide in x and z and 2 m tall, so a point too close to
+// another (ks_spawn_too_close) is always in one of the 27 cells around it. The
+// cells live in an open-addressing hash table; the answer (is any point too
+// close?) is exact, so it depends only on the points, never on the table.
+// Integer arithmetic only.
+
+#define KS_GRID_EMPTY UINT32_MAX
+
+typedef struct ks_spawn_grid {
+    sim_fx spacing;
+    int64_t spacing_sq;
+    uint32_t count, capacity;
+    sim_vec3 *points;   ///< in insertion order
+    uint32_t *next;     ///< next point in the same cell, KS_GRID_EMPTY at the end
+    uint64_t *keys;     ///< cell keys of the table slots
+    uint32_t *heads;    ///< first point of a slot's cell, KS_GRID_EMPTY for a free slot
+    uint32_t mask;      ///< table size - 1 (a power of two)
+    /// Work counters: vertical lines cast by ks_spawn_find_grid, and points
+    /// compared by ks_spawn_grid_apart (a handful per call, however many
+    /// points the grid holds).
+    uint64_t lines, compared;
+} ks_spawn_grid;
+
+/// Room for `capacity` points. False when memory runs out.
+static inline bool ks_spawn_grid_init(ks_spawn_grid *g, sim_fx spacing, uint32_t capacity)
+{
+    memset(g, 0, sizeof *g);
+    g->spacing = spacing > 0 ? spacing : 1;
+    g->spacing_sq = (int64_t)spacing * spacing;
+    g->capacity = capacity;
+    uint32_t slots = 16;
+    while (slots < 2u * (capacity ? capacity : 1) && slots < (1u << 31))
+        slots *= 2;
+    g->mask = slots - 1;
+    size_t n = capacity ? capacity : 1;
+    g->points = (sim_vec3 *)malloc(n * sizeof *g->points);
+    g->next = (uint32_t *)malloc(n * sizeof *g->next);
+    g->keys = (uint64_t *)malloc((size_t)slots * sizeof *g->keys);
+    g->heads = (uint32_t *)malloc((size_t)slots * sizeof *g->heads);
+    if (!g->points || !g->next || !g->keys || !g->heads) {
+        free(g->points), free(g->next), free(g->keys), free(g->heads);
+        memset(g, 0, sizeof *g);
+        return false;
+    }
+    for (uint32_t i = 0; i < slots; i++)
+        g->heads[i] = KS_GRID_EMPTY;
+    return true;
+}
+
+static inline void ks_spawn_grid_free(ks_spawn_grid *g)
+{
+    free(g->points), free(g->next), free(g->keys), free(g->heads);
+    memset(g, 0, sizeof *g);
+}
+
+/// The cell of a point, as three cell coordinates.
+static inline void ks_spawn_grid_cell(const ks_spawn_grid *g, sim_vec3 p, int64_t c[3])
+{
+    c[0] = sim_div_floor_s64(p.x, g->spacing);
+    c[1] = sim_div_floor_s64(p.y, SIM_FX_INT(2));
+    c[2] = sim_div_floor_s64(p.z, g->spacing);
+}
+
+/// The key of a cell: 21 bits of each coordinate. Cells whose coordinates
+/// agree modulo 2^21 share a key and a chain; that only adds points to
+/// check, each checked exactly, so the answers stay the same.
+static inline uint64_t ks_spawn_grid_key(int64_t cx, int64_t cy, int64_t cz)
+{
+    return ((uint64_t)cx & 0x1FFFFFu) << 42 | ((uint64_t)cy & 0x1FFFFFu) << 21 |
+           ((uint64_t)cz & 0x1FFFFFu);
+}
+
+/// The table slot of a cell: its own, or the free one where it would go.
+static inline uint32_t ks_spawn_grid_slot(const ks_spawn_grid *g, uint64_t key)
+{
+    uint32_t i = (uint32_t)ks_mix64(key) & g->mask;
+    while (g->heads[i] != KS_GRID_EMPTY && g->keys[i] != key)
+        i = (i + 1) & g->mask;
+    return i;
+}
+
+/// Adds a point (at most `capacity` of them; more are ignored).
+static inline void ks_spawn_grid_add(ks_spawn_grid *g, sim_vec3 p)
+{
+    if (g->count >= g->capacity)
+        return;
+    int64_t c[3];
+    ks_spawn_grid_cell(g, p, c);
+    uint64_t key = ks_spawn_grid_key(c[0], c[1], c[2]);
+    uint32_t slot = ks_spawn_grid_slot(g, key);
+    uint32_t k = g->count++;
+    g->points[k] = p;
+    g->next[k] = g->heads[slot]; // KS_GRID_EMPTY for a new cell
+    g->keys[slot] = key;
+    g->heads[slot] = k;
+}
+
+/// Whether `p` keeps the spacing from every point added so far: the same
+/// answer as checking each of them with ks_spawn_too_close.
+static inline bool ks_spawn_grid_apart(const void *ctx, sim_vec3 p)
+{
+    ks_spawn_grid *g = (ks_spawn_grid *)ctx; // only the work counter changes
+    int64_t c[3];
+    ks_spawn_grid_cell(g, p, c);
+    for (int64_t dx = -1; dx <= 1; dx++)
+        for (int64_t dy = -1; dy <= 1; dy++)
+            for (int64_t dz = -1; dz <= 1; dz++) {
+                uint64_t key = ks_spawn_grid_key(c[0] + dx, c[1] + dy, c[2] + dz);
+                uint32_t slot = ks_spawn_grid_slot(g, key);
+                for (uint32_t k = g->heads[slot]; k != KS_GRID_EMPTY; k = g->next[k]) {
+                    g->compared++;
+                    if (ks_spawn_too_close(g->points[k], p, g->spacing_sq))
+                        return false;
+                }
+            }
+    return true;
+}
+
+/// ks_spawn_find with the taken points in a grid (its spacing is the
+/// spacing): the same point, in time that does not grow with the number of
+/// points taken. The caller adds each point found with ks_spawn_grid_add.
+static inline bool ks_spawn_find_grid(const ks_spawn_area *a, uint64_t seed, uint32_t id,
+                                      ks_spawn_grid *grid, sim_vec3 *feet)
+{
+    return ks_spawn_search(a, seed, id, ks_spawn_grid_apart, grid, &grid->lines, feet);
 }
 
 #endif

@@ -55,10 +55,14 @@ int main(int argc, char **argv)
     ks_write_final(&w, h);
 
     if (!opt.quiet) {
-        fprintf(stderr, "keel-sim: %s: %u triangles (%u degenerate dropped); %s x %u, %u ticks: ",
+        // Every triangle of the level (boxes count 12) is kept or dropped as
+        // degenerate or as a face buried inside solid (where two solids touch).
+        fprintf(stderr,
+                "keel-sim: %s: %u triangles (%u degenerate, %u buried faces dropped); %s x %u, "
+                "%u ticks: ",
                 opt.level_name, (unsigned)stage.stats.triangle_count,
-                (unsigned)stage.stats.degenerate_count, mode->name, (unsigned)opt.characters,
-                (unsigned)opt.ticks);
+                (unsigned)stage.stats.degenerate_count, (unsigned)stage.stats.buried_count,
+                mode->name, (unsigned)opt.characters, (unsigned)opt.ticks);
         mode->summary(state, stderr);
     }
     mode->destroy(state);

@@ -46,6 +46,7 @@ typedef struct characters {
     sim_angle *spawn_yaw;
     uint8_t *respawned; ///< this tick
     uint8_t *was_stuck;
+    ks_spawn_report spawn_report;
     char_stats stats;
 } characters;
 
@@ -153,8 +154,9 @@ static void *chars_create(const ks_stage *stage, const ks_options *opt, ks_scrip
     // Lost: 64 m outside the level (and the spawn points), like the probes.
     sim_aabb b = stage->stats.triangle_count > 0 ? stage->stats.bounds
                                                  : sim_aabb_of_point(sim_v3_zero());
-    ks_stage_character_spawns(stage, s->settings.stand_shape, s->settings.max_slope_cos,
-                              opt->random_spawns, n, s->spawn);
+    if (!ks_stage_character_spawns(stage, s->settings.stand_shape, s->settings.max_slope_cos,
+                                   opt->random_spawns, n, s->spawn, &s->spawn_report))
+        goto oom;
     for (uint32_t i = 0; i < n; i++)
         b = sim_aabb_union(b, sim_aabb_of_point(s->spawn[i]));
     const int64_t margin = SIM_FX_INT(64);
@@ -371,6 +373,12 @@ static void chars_summary(const void *state, FILE *f)
             " characters, longest %" PRIu32 " ticks), respawns %" PRIu64,
             st->grounded_ticks, st->jumps, st->stuck_ticks, st->stuck_characters, st->longest_stuck,
             st->respawns);
+    const ks_spawn_report *sp = &s->spawn_report;
+    if (sp->seeded)
+        fprintf(f,
+                "; spawns %" PRIu32 " on floors, %" PRIu32 " above the level%s (%" PRIu64
+                " lines cast, %" PRIu64 " points compared)",
+                sp->on_floor, sp->overflow, sp->full ? " (full)" : "", sp->lines, sp->compared);
     if (st->seconds > 0 && total > 0)
         fprintf(f, "; %.0f character-ticks/s in sim_scene_step", (double)total / st->seconds);
     fputc('\n', f);

@@ -19,8 +19,9 @@ void ks_print_usage(FILE *f)
           "\n"
           "  --mode characters|probes  what to simulate (default characters)\n"
           "  --level builtin|generated|PATH  level to load (default builtin; PATH is an OBJ file)\n"
-          "  --scale S                OBJ metres per file unit, decimal (default 0.12)\n"
-          "  --up y|z                 OBJ up axis (default y)\n"
+          "  --scale S                OBJ metres per file unit: a positive decimal with at\n"
+          "                           most 12 significant digits (default 0.12; OBJ only)\n"
+          "  --up y|z                 OBJ up axis (default y; OBJ only)\n"
           "  --generate-triangles N   size of --level generated (default 20000; the level\n"
           "                           is generated from the low 32 bits of --seed)\n"
           "  --ticks N                ticks to run (default 640)\n"
@@ -33,7 +34,8 @@ void ks_print_usage(FILE *f)
           "                           probes 1 to 1000)\n"
           "  --shape capsule|box      capsule r 0.4 h 1.8, or box 0.8x1.8x0.8 (crouched:\n"
           "                           height 1.0) (default capsule)\n"
-          "  --spawn X,Y,Z            spawn feet point in metres (within +-3900); repeat\n"
+          "  --spawn X,Y,Z            spawn feet point in metres, within the character\n"
+          "                           range (+-4016 on each axis); repeat\n"
           "                           for more; entity i uses point i mod count (default:\n"
           "                           the level's spawn* markers, else seeded points on\n"
           "                           walkable floor)\n"
@@ -45,7 +47,8 @@ void ks_print_usage(FILE *f)
           "                           all ahead, as tests/test_soak.c does\n"
           "  --format jsonl|csv       output format (default jsonl)\n"
           "  --quiet                  print only the final_hash line\n"
-          "  --help                   print this help and exit\n",
+          "  --help                   print this help and exit\n"
+          "Each option may be given once, except --spawn.\n",
           f);
 }
 
@@ -133,36 +136,88 @@ bool ks_parse_fx(const char *s, const char **end, sim_fx *out)
     return true;
 }
 
-static bool parse_spawn(const char *s, sim_vec3 *out)
+// X,Y,Z in metres, each a decimal within the character range. On failure
+// writes the reason into why, naming the coordinate as typed.
+static bool parse_spawn(const char *s, sim_vec3 *out, char *why, size_t why_size)
 {
+    static const char axis[3] = {'x', 'y', 'z'};
+    const int lim_m = (int)(KS_SPAWN_LIMIT / SIM_FX_ONE);
     sim_fx v[3];
     const char *c = s;
     for (int i = 0; i < 3; i++) {
-        if (!ks_parse_fx(c, &c, &v[i]))
+        // The coordinate's text: up to the next comma.
+        size_t n = i < 2 ? strcspn(c, ",") : strlen(c);
+        int shown = n > 40 ? 40 : (int)n;
+        const char *more = n > 40 ? "..." : "";
+        if (i < 2 && c[n] != ',') {
+            snprintf(why, why_size, "three coordinates X,Y,Z are needed");
             return false;
-        if (v[i] < -KS_SPAWN_LIMIT || v[i] > KS_SPAWN_LIMIT)
+        }
+        // Syntax: [+-] digits [. digits], at least one digit.
+        size_t k = (c[0] == '+' || c[0] == '-') ? 1 : 0;
+        size_t int_from = k, digits = 0;
+        while (k < n && c[k] >= '0' && c[k] <= '9')
+            k++, digits++;
+        size_t int_to = k, decimals = 0;
+        if (k < n && c[k] == '.')
+            for (k++; k < n && c[k] >= '0' && c[k] <= '9'; k++)
+                digits++, decimals++;
+        if (digits == 0 || k != n) {
+            snprintf(why, why_size, "%c '%.*s%s' is not a decimal number of metres", axis[i],
+                     shown, c, more);
             return false;
-        if (i < 2 && *c++ != ',')
+        }
+        const char *end = NULL;
+        bool parsed = ks_parse_fx(c, &end, &v[i]) && end == c + n;
+        if (!parsed) {
+            // ks_parse_fx refuses 32768 m and more (out of range here too),
+            // and more than 18 decimals.
+            while (int_from < int_to && c[int_from] == '0')
+                int_from++;
+            bool huge = int_to - int_from > 5 ||
+                        (int_to - int_from == 5 && strncmp(c + int_from, "32768", 5) >= 0);
+            if (!huge && decimals > 18) {
+                snprintf(why, why_size, "%c '%.*s%s' has more than 18 decimals", axis[i], shown, c,
+                         more);
+                return false;
+            }
+        }
+        if (!parsed || v[i] < -KS_SPAWN_LIMIT || v[i] > KS_SPAWN_LIMIT) {
+            snprintf(why, why_size, "%c %.*s%s is outside the character range (-%d to %d m)",
+                     axis[i], shown, c, more, lim_m, lim_m);
             return false;
+        }
+        c += n + (i < 2);
     }
-    if (*c != '\0')
-        return false;
     *out = sim_v3(v[0], v[1], v[2]);
     return true;
 }
 
-// Digits with an optional point and exponent ("0.12", "2.54e-2"); the loader
-// parses the value itself, this only turns typos into usage errors.
-static bool plausible_scale(const char *s)
+// What the OBJ loader accepts as unit_scale (docs/formats.md): digits with an
+// optional point and exponent ("0.12", "2.54e-2"), not zero, with at most 12
+// significant digits (leading and trailing zeros do not count). Checked here
+// so that a bad scale is a usage error found before anything is loaded.
+#define KS_SCALE_MAX_DIGITS 12
+static bool valid_scale(const char *s)
 {
     const char *c = s;
-    int digits = 0;
-    while (*c >= '0' && *c <= '9')
-        c++, digits++;
-    if (*c == '.')
-        for (c++; *c >= '0' && *c <= '9'; c++)
-            digits++;
-    if (digits == 0)
+    int digits = 0, significant = 0, zeros = 0;
+    bool nonzero = false, point = false;
+    for (; (*c >= '0' && *c <= '9') || (*c == '.' && !point); c++) {
+        if (*c == '.') {
+            point = true;
+            continue;
+        }
+        digits++;
+        if (*c == '0') {
+            zeros += nonzero; // trailing zeros only count once a digit follows
+            continue;
+        }
+        significant += zeros + 1;
+        zeros = 0;
+        nonzero = true;
+    }
+    if (digits == 0 || !nonzero || significant > KS_SCALE_MAX_DIGITS)
         return false;
     if (*c == 'e' || *c == 'E') {
         c++;
@@ -191,6 +246,15 @@ static ks_parse_status usage_error(const char *fmt, ...)
     return KS_PARSE_ERROR;
 }
 
+// Every option, switches and options with a value; the order gives the
+// OPT_ indices used below.
+static const char *const known_options[] = {
+    "help",  "quiet", "platforms", "edge-guard", "random-spawns", "mode",  "input",
+    "level", "scale", "up",        "generate-triangles", "ticks", "characters", "seed",
+    "shape", "spawn", "format",    "rate",
+};
+enum { OPT_SCALE = 8, OPT_UP = 9, OPT_GENERATE = 10 };
+
 ks_parse_status ks_parse_options(int argc, char **argv, ks_options *o)
 {
     memset(o, 0, sizeof *o);
@@ -207,6 +271,8 @@ ks_parse_status ks_parse_options(int argc, char **argv, ks_options *o)
     o->format = KS_FORMAT_JSONL;
     o->rate = 64;
 
+    // Options given so far (every option but --spawn may be given once).
+    bool seen[sizeof known_options / sizeof known_options[0]] = {false};
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i];
         if (strncmp(arg, "--", 2) != 0)
@@ -214,6 +280,20 @@ ks_parse_status ks_parse_options(int argc, char **argv, ks_options *o)
         const char *name = arg + 2;
         size_t name_len = strcspn(name, "=");
         const char *value = name[name_len] == '=' ? name + name_len + 1 : NULL;
+
+        // Known at all? (Before asking for a value: "--foo" is unknown, not
+        // an option that needs one.)
+        int known = -1;
+        for (size_t k = 0; k < sizeof known_options / sizeof known_options[0]; k++)
+            if (name_len == strlen(known_options[k]) &&
+                strncmp(name, known_options[k], name_len) == 0)
+                known = (int)k;
+        if (known < 0)
+            return usage_error("unknown option '%s'", arg);
+        if (seen[known] && strcmp(known_options[known], "spawn") != 0)
+            return usage_error("option --%s is given more than once (only --spawn repeats)",
+                               known_options[known]);
+        seen[known] = true;
 
 #define IS(opt) (name_len == strlen(opt) && strncmp(name, opt, name_len) == 0)
         // Switches: no value.
@@ -258,8 +338,10 @@ ks_parse_status ks_parse_options(int argc, char **argv, ks_options *o)
                             : strcmp(value, "generated") == 0 ? KS_LEVEL_GENERATED
                                                               : KS_LEVEL_OBJ;
         } else if (IS("scale")) {
-            if (!plausible_scale(value))
-                return usage_error("bad --scale '%s' (a decimal such as 0.12)", value);
+            if (!valid_scale(value))
+                return usage_error("bad --scale '%s' (a positive decimal with at most %d "
+                                   "significant digits, such as 0.12)",
+                                   value, KS_SCALE_MAX_DIGITS);
             o->scale = value;
         } else if (IS("up")) {
             if (strcmp(value, "y") != 0 && strcmp(value, "z") != 0)
@@ -287,9 +369,9 @@ ks_parse_status ks_parse_options(int argc, char **argv, ks_options *o)
         } else if (IS("spawn")) {
             if (o->spawn_count >= KS_MAX_SPAWNS)
                 return usage_error("too many --spawn points (at most %d)", KS_MAX_SPAWNS);
-            if (!parse_spawn(value, &o->spawns[o->spawn_count]))
-                return usage_error("bad --spawn '%s' (X,Y,Z in metres within +-3900, e.g. 0,0,-4.5)",
-                                   value);
+            char why[160];
+            if (!parse_spawn(value, &o->spawns[o->spawn_count], why, sizeof why))
+                return usage_error("bad --spawn '%s': %s", value, why);
             o->spawn_count++;
         } else if (IS("format")) {
             if (strcmp(value, "jsonl") == 0)
@@ -304,10 +386,18 @@ ks_parse_status ks_parse_options(int argc, char **argv, ks_options *o)
             if (!parse_u32(value, 1, 1000, &o->rate))
                 return usage_error("bad --rate '%s' (1 to 1000 ticks per second)", value);
         } else {
-            return usage_error("unknown option '%s'", arg);
+            return usage_error("unknown option '%s'", arg); // not reached: checked above
         }
 #undef IS
     }
+    // Options that only mean something for one kind of level would be
+    // ignored silently otherwise.
+    if (o->level_kind != KS_LEVEL_OBJ && (seen[OPT_SCALE] || seen[OPT_UP]))
+        return usage_error("--%s applies to OBJ files only; --level %s has no %s",
+                           seen[OPT_SCALE] ? "scale" : "up", o->level_name,
+                           seen[OPT_SCALE] ? "scale" : "up axis");
+    if (o->level_kind != KS_LEVEL_GENERATED && seen[OPT_GENERATE])
+        return usage_error("--generate-triangles applies to --level generated only");
     if (o->mode == KS_MODE_PROBES) {
         if (o->input_path || o->platforms || o->edge_guard || o->random_spawns)
             return usage_error("--input, --platforms, --edge-guard and --random-spawns need "

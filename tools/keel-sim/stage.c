@@ -56,9 +56,13 @@ static bool has_prefix(const char *s, const char *prefix)
     return strncmp(s, prefix, strlen(prefix)) == 0;
 }
 
+// The probes' keep box ends 64 m inside SIM_WORLD_LIMIT (16 m past the
+// character range): a probe spawned anywhere in the range (its centre about
+// a metre above its feet) starts inside it, and a tick's motion from inside
+// (at most 50 m, at 1 Hz) stays within the world.
 static sim_fx clamp_keep(int64_t v)
 {
-    const int64_t lim = (int64_t)SIM_WORLD_LIMIT - SIM_FX_INT(128);
+    const int64_t lim = (int64_t)SIM_WORLD_LIMIT - SIM_FX_INT(64);
     return (sim_fx)(v < -lim ? -lim : (v > lim ? lim : v));
 }
 
@@ -171,7 +175,7 @@ static sim_vec3 random_spawn_center(const ks_stage *stage, uint32_t id)
         if (!ray_down(stage->world, sim_v3(x, top, z), bottom, &hit))
             continue;
         // The ray reports the face normal facing its origin, i.e. upwards here.
-        if (hit.normal.y < PROBE_WALKABLE_NY)
+        if (hit.normal.y < PROBE_WALKABLE_NY || !ks_feet_in_range(hit.point))
             continue;
         sim_vec3 center = feet_to_center(stage, hit.point);
         sim_overlap_input oi = {stage->shape, center, 0};
@@ -179,9 +183,13 @@ static sim_vec3 random_spawn_center(const ks_stage *stage, uint32_t id)
         if (sim_world_contacts(stage->world, &oi, &c, 1) == 0)
             return center;
     }
-    // Nothing found (an empty or all-steep level): drop in above the middle.
+    // Nothing found (an empty or all-steep level): drop in above the middle,
+    // inside the character range.
+    const sim_fx lim = SIM_MOVE_POSITION_LIMIT;
     sim_vec3 mid = sim_v3(b.min.x + (sim_fx)(((int64_t)b.max.x - b.min.x) / 2), top,
                           b.min.z + (sim_fx)(((int64_t)b.max.z - b.min.z) / 2));
+    mid = sim_v3(sim_fx_clamp(mid.x, -lim, lim), sim_fx_clamp(mid.y, -lim, lim),
+                 sim_fx_clamp(mid.z, -lim, lim));
     return feet_to_center(stage, mid);
 }
 
@@ -200,6 +208,9 @@ sim_vec3 ks_stage_probe_spawn(const ks_stage *stage, uint32_t id)
 /// Characters sharing a spawn point stand on a square grid of this pitch
 /// around it.
 #define KS_SPIRAL_PITCH SIM_FX_ONE
+/// After this many characters in a row find no floor, the level counts as
+/// full and later characters go straight above it (overflow_spot).
+#define KS_SPAWN_FULL_AFTER 16u
 
 // Cell k >= 1 of a square spiral around (0, 0): ring r (cells at Chebyshev
 // distance r) holds 8r cells and starts at k = (2r - 1)^2.
@@ -236,15 +247,48 @@ static sim_vec3 settle_near(const ks_stage *stage, sim_shape shape, sim_fx walka
     if (sim_v3_in_world(in.origin) && sim_world_raycast(stage->world, &in, &r) &&
         r.normal.y >= walkable_ny) {
         sim_vec3 feet = sim_v3(p.x, r.point.y + SIM_FX_MM(5), p.z);
-        if (ks_shape_fits(stage->world, shape, feet))
+        if (ks_feet_in_range(feet) && ks_shape_fits(stage->world, shape, feet))
             return feet;
     }
     return p;
 }
 
-void ks_stage_character_spawns(const ks_stage *stage, sim_shape shape, sim_fx walkable_ny,
-                               bool random_spawns, uint32_t count, sim_vec3 *out)
+// Where a character goes when the seeded search finds nothing (an empty,
+// all-steep or full level): 1 m above the top of the level, on a square
+// spiral of KS_CHARACTER_SPACING around the middle, skipping spots too close
+// to a character already placed. The first is right above the middle.
+static sim_vec3 overflow_spot(const ks_stage *stage, ks_spawn_grid *grid, uint32_t *next_cell)
 {
+    sim_aabb b = stage->stats.bounds;
+    const sim_fx lim = SIM_MOVE_POSITION_LIMIT;
+    sim_vec3 mid = sim_v3(b.min.x + (sim_fx)(((int64_t)b.max.x - b.min.x) / 2),
+                          sim_fx_min(b.max.y + SIM_FX_ONE, lim),
+                          b.min.z + (sim_fx)(((int64_t)b.max.z - b.min.z) / 2));
+    mid.x = sim_fx_clamp(mid.x, -lim, lim);
+    mid.z = sim_fx_clamp(mid.z, -lim, lim);
+    // Bounded: KS_MAX_CHARACTERS spots and the cells skipped for placed
+    // characters fit in a few hundred rings, far inside the range.
+    for (uint32_t guard = 0; guard < 4u * KS_MAX_CHARACTERS + 1000u; guard++) {
+        uint32_t k = (*next_cell)++;
+        int32_t dx = 0, dz = 0;
+        if (k > 0)
+            spiral_cell(k, &dx, &dz);
+        int64_t x = (int64_t)mid.x + (int64_t)dx * KS_CHARACTER_SPACING;
+        int64_t z = (int64_t)mid.z + (int64_t)dz * KS_CHARACTER_SPACING;
+        if (x < -lim || x > lim || z < -lim || z > lim)
+            continue;
+        sim_vec3 p = sim_v3((sim_fx)x, mid.y, (sim_fx)z);
+        if (ks_spawn_grid_apart(grid, p))
+            return p;
+    }
+    return mid;
+}
+
+bool ks_stage_character_spawns(const ks_stage *stage, sim_shape shape, sim_fx walkable_ny,
+                               bool random_spawns, uint32_t count, sim_vec3 *out,
+                               ks_spawn_report *report)
+{
+    memset(report, 0, sizeof *report);
     (void)random_spawns; // already applied: the stage then holds no markers
     uint32_t n = stage->fixed_spawn_count;
     if (n > 0) {
@@ -264,7 +308,7 @@ void ks_stage_character_spawns(const ks_stage *stage, sim_shape shape, sim_fx wa
             }
             out[i] = p;
         }
-        return;
+        return true;
     }
     // Seeded floors: inside rooms (under a ceiling) when the level has any,
     // like the soak test on the real maps, else floors open to the sky. The
@@ -274,22 +318,43 @@ void ks_stage_character_spawns(const ks_stage *stage, sim_shape shape, sim_fx wa
     // character i's spot still depends only on the characters below it.
     ks_spawn_area area = {&stage->level, stage->world, stage->stats.bounds, shape, walkable_ny,
                           SIM_FX_ONE, true};
-    sim_aabb b = stage->stats.bounds;
     bool any = stage->stats.triangle_count > 0;
+    report->seeded = true;
+    // The characters placed so far, in a grid: each line's spacing check
+    // looks at the few nearby points only, so placing N characters takes
+    // time proportional to N.
+    ks_spawn_grid grid;
+    if (!ks_spawn_grid_init(&grid, KS_CHARACTER_SPACING, count))
+        return false;
     sim_vec3 probe;
-    if (any && count > 0 && !ks_spawn_find(&area, stage->seed, 1, NULL, 0, KS_CHARACTER_SPACING, &probe))
+    if (any && count > 0 && !ks_spawn_find_grid(&area, stage->seed, 1, &grid, &probe))
         area.require_ceiling = false;
+    uint32_t misses = 0, next_cell = 0;
     for (uint32_t i = 0; i < count; i++) {
-        if (any && ks_spawn_find(&area, stage->seed, i + 1, out, i, KS_CHARACTER_SPACING, &out[i]))
-            continue;
-        if (any && area.require_ceiling) {
-            area.require_ceiling = false;
-            if (ks_spawn_find(&area, stage->seed, i + 1, out, i, KS_CHARACTER_SPACING, &out[i]))
-                continue;
+        bool found = false;
+        if (any && !report->full) {
+            found = ks_spawn_find_grid(&area, stage->seed, i + 1, &grid, &out[i]);
+            if (!found && area.require_ceiling) {
+                area.require_ceiling = false;
+                found = ks_spawn_find_grid(&area, stage->seed, i + 1, &grid, &out[i]);
+            }
+            // Many characters in a row finding nothing: the level is full.
+            // Searching on for every later one would cost the full number of
+            // lines each, for nothing.
+            misses = found ? 0 : misses + 1;
+            if (misses == KS_SPAWN_FULL_AFTER)
+                report->full = true;
         }
-        // Nothing found (an empty, all-steep or full level): drop in above
-        // the middle.
-        out[i] = sim_v3(b.min.x + (sim_fx)(((int64_t)b.max.x - b.min.x) / 2), b.max.y + SIM_FX_ONE,
-                        b.min.z + (sim_fx)(((int64_t)b.max.z - b.min.z) / 2));
+        if (found) {
+            report->on_floor++;
+        } else {
+            out[i] = overflow_spot(stage, &grid, &next_cell);
+            report->overflow++;
+        }
+        ks_spawn_grid_add(&grid, out[i]);
     }
+    report->lines = grid.lines;
+    report->compared = grid.compared;
+    ks_spawn_grid_free(&grid);
+    return true;
 }

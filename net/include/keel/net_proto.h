@@ -1,0 +1,206 @@
+// keel: the wire protocol's messages, as plain structs, and their encoding.
+// MIT licence, see LICENSE.
+//
+// Pure functions: a struct in, bytes out, and back. No ENet, no sockets, no
+// clock: the same code runs in the server, the client, the in-memory test
+// transport and the fuzzers. docs/protocol.md has a table per message
+// (fields, bit widths, ranges).
+//
+// Encoding: a bit stream (keel/net_bits.h), least significant bit first,
+// independent of byte order and struct layout. Every message starts with its
+// type (4 bits). Every decoder checks lengths and ranges and returns false on
+// anything malformed -- a short buffer, trailing garbage beyond the padding of
+// the last byte, a value out of its range, a count above its cap -- without
+// reading past the buffer; the caller drops the message and counts it.
+//
+// Exactness: what a client re-simulates travels exactly. Commands (sim_input)
+// are integers and go as they are, delta-coded against the previous command of
+// the same character; character states (joins, full snapshots) go as the raw
+// Q16.16 integers of sim_char_state.
+//
+// Delta snapshots carry no positions at all: both sides run the same
+// deterministic simulation, so the state at tick T follows exactly from the
+// state at the baseline tick B the client has acknowledged plus every command
+// the server applied in ticks B .. T-1 (and the joins and leaves among them).
+// The snapshot carries those commands and the hash of the state at T, which
+// the client checks after re-simulating. Full snapshots (on join, when the
+// baseline is too old, or after a hash mismatch) carry every state exactly.
+#ifndef KEEL_NET_PROTO_H
+#define KEEL_NET_PROTO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <keel/sim_move.h>
+
+#define NET_PROTOCOL_VERSION 1u
+/// Largest datagram payload keel sends or accepts unfragmented (docs/protocol.md).
+#define NET_MTU 1200u
+/// A tick value meaning "none" (no baseline, nothing acknowledged yet).
+#define NET_TICK_NONE 0xFFFFFFFFu
+/// Most commands one input packet carries (the newest and the unacknowledged).
+#define NET_MAX_INPUT_COMMANDS 32u
+/// Most ticks a delta snapshot spans (T - B); beyond it the server sends a
+/// full snapshot. Also the client's prediction cap.
+#define NET_MAX_SNAPSHOT_TICKS 32u
+/// Most characters in a scene served over the network.
+#define NET_MAX_CHARACTERS 256u
+/// Most characters one full-snapshot part carries (so a part fits NET_MTU).
+#define NET_FULL_PART_CHARACTERS 12u
+/// Longest refusal text, bytes, without the terminating NUL.
+#define NET_REASON_MAX 120u
+
+/// Message types: the first 4 bits of every message.
+typedef enum net_msg_type {
+    NET_MSG_HELLO = 1,    ///< client -> server, reliable: who I am, what I simulate
+    NET_MSG_WELCOME = 2,  ///< server -> client, reliable: accepted, your character
+    NET_MSG_REFUSE = 3,   ///< server -> client, reliable: refused, with a reason
+    NET_MSG_INPUT = 4,    ///< client -> server, unreliable: commands
+    NET_MSG_SNAPSHOT = 5, ///< server -> client, unreliable: delta snapshot
+    NET_MSG_FULL = 6,     ///< server -> client, unreliable: one part of a full snapshot
+} net_msg_type;
+
+/// What decides the simulation: two builds that simulate the same accept
+/// each other whatever their compiler; anything else is refused.
+typedef struct net_sim_identity {
+    uint32_t behaviour_version; ///< NET_BEHAVIOUR_VERSION of the build
+    uint64_t settings_digest;   ///< net_settings_digest
+    uint64_t level_digest;      ///< net_level_digest
+    uint16_t tick_rate;
+} net_sim_identity;
+
+typedef struct net_hello {
+    uint16_t protocol_version;
+    net_sim_identity identity;
+    uint32_t client_time_ms; ///< the client's clock, for the first round-trip estimate
+} net_hello;
+
+typedef struct net_welcome {
+    uint32_t character_id;       ///< the client's character in the scene
+    uint32_t server_tick;        ///< the tick the server is about to simulate
+    uint16_t tick_rate;
+    uint8_t ticks_per_snapshot;  ///< 1..16
+    uint32_t client_time_echo;   ///< net_hello.client_time_ms, echoed
+} net_welcome;
+
+typedef enum net_refuse_code {
+    NET_REFUSE_PROTOCOL = 1,  ///< protocol version differs
+    NET_REFUSE_IDENTITY = 2,  ///< behaviour, settings, level or tick rate differ
+    NET_REFUSE_FULL = 3,      ///< no free slot
+    NET_REFUSE_BAD_HELLO = 4, ///< malformed or repeated hello
+} net_refuse_code;
+
+typedef struct net_refuse {
+    uint8_t code;                     ///< net_refuse_code
+    char reason[NET_REASON_MAX + 1];  ///< printable ASCII, NUL-terminated
+} net_refuse;
+
+/// Client -> server. Commands for ticks newest_tick - count + 1 .. newest_tick
+/// (count >= 1), oldest first; each one's `tick` field equals its tick.
+typedef struct net_input {
+    uint16_t sequence;          ///< the client's packet counter (loss and reordering)
+    uint32_t client_time_ms;    ///< echoed in snapshots, for the round-trip time
+    uint32_t ack_tick;          ///< newest snapshot tick received whole (the baseline), or NET_TICK_NONE
+    uint32_t newest_tick;
+    uint8_t count;              ///< 1..NET_MAX_INPUT_COMMANDS
+    sim_input commands[NET_MAX_INPUT_COMMANDS];
+} net_input;
+
+/// One command a character ran in one tick of a delta snapshot.
+typedef struct net_tick_command {
+    uint32_t id;
+    sim_input command; ///< command.tick is the tick it ran in
+} net_tick_command;
+
+/// A character that joined at the start of `tick` with this exact state (it
+/// runs that tick's command from it), or left at the start of `tick`.
+typedef struct net_join {
+    uint32_t tick;
+    sim_char_state state;
+} net_join;
+typedef struct net_leave {
+    uint32_t tick;
+    uint32_t id;
+} net_leave;
+
+/// Server -> client. The state at `tick` is the state at `baseline_tick`
+/// (which the client acknowledged) advanced through ticks baseline_tick ..
+/// tick - 1: at the start of each tick first the leaves of that tick, then
+/// the joins, then every character present runs its command. `commands` holds,
+/// tick by tick in order and by id within a tick, one command per character
+/// present (so each tick's commands are the scene's characters in id order).
+/// Arrays are the caller's: the decoder fills at most their capacities and
+/// fails when the message holds more.
+typedef struct net_snapshot {
+    uint16_t sequence;          ///< the server's packet counter for this client
+    uint32_t client_time_echo;  ///< client_time_ms of the newest input received
+    uint16_t echo_delay_ms;     ///< how long the server held that input before this send (0..65535)
+    uint32_t tick;              ///< T: the state this snapshot describes
+    uint32_t baseline_tick;     ///< B < T, with T - B <= NET_MAX_SNAPSHOT_TICKS
+    uint32_t last_applied_tick; ///< newest tick at which one of this client's own commands ran, or NET_TICK_NONE
+    uint32_t substituted_mask;  ///< bit k: at tick T - 1 - k the server ran a substitute for this client
+    int32_t input_margin_q8;    ///< how early this client's commands arrive, 1/256 tick (clamped to +-2^23)
+    uint64_t state_hash;        ///< sim_scene_hash of the state at T
+    uint32_t join_count, leave_count, command_count;
+    net_join *joins;            uint32_t join_capacity;
+    net_leave *leaves;          uint32_t leave_capacity;
+    net_tick_command *commands; uint32_t command_capacity;
+} net_snapshot;
+
+/// Server -> client: part `part` of `part_count` of the full state at `tick`.
+/// Each part decodes on its own: it names the tick and carries whole
+/// character records (exact), with each character's last applied command
+/// (remote characters are predicted from it).
+typedef struct net_full_part {
+    uint16_t sequence;
+    uint32_t client_time_echo;
+    uint16_t echo_delay_ms;
+    uint32_t tick;
+    uint32_t last_applied_tick;
+    int32_t input_margin_q8;
+    uint64_t state_hash;        ///< of the whole state at tick
+    uint16_t part, part_count;  ///< part < part_count <= ceil(NET_MAX_CHARACTERS / NET_FULL_PART_CHARACTERS)
+    uint16_t total_characters;  ///< in the whole state (0..NET_MAX_CHARACTERS)
+    uint8_t count;              ///< in this part (0..NET_FULL_PART_CHARACTERS)
+    sim_char_state states[NET_FULL_PART_CHARACTERS];
+    sim_input last_commands[NET_FULL_PART_CHARACTERS];
+} net_full_part;
+
+// ---- encoding ------------------------------------------------------------------
+// Encoders write at most `capacity` bytes and return the length, or 0 when the
+// message does not fit or a field is out of range (a bug of the caller).
+// Decoders return false on anything malformed (see above) and count nothing
+// themselves.
+
+/// Type of a message (its first 4 bits), or 0 for an empty buffer.
+net_msg_type net_msg_peek_type(const uint8_t *data, size_t length);
+
+size_t net_hello_encode(const net_hello *m, uint8_t *out, size_t capacity);
+bool net_hello_decode(const uint8_t *data, size_t length, net_hello *m);
+size_t net_welcome_encode(const net_welcome *m, uint8_t *out, size_t capacity);
+bool net_welcome_decode(const uint8_t *data, size_t length, net_welcome *m);
+size_t net_refuse_encode(const net_refuse *m, uint8_t *out, size_t capacity);
+bool net_refuse_decode(const uint8_t *data, size_t length, net_refuse *m);
+size_t net_input_encode(const net_input *m, uint8_t *out, size_t capacity);
+bool net_input_decode(const uint8_t *data, size_t length, net_input *m);
+size_t net_snapshot_encode(const net_snapshot *m, uint8_t *out, size_t capacity);
+bool net_snapshot_decode(const uint8_t *data, size_t length, net_snapshot *m);
+size_t net_full_part_encode(const net_full_part *m, uint8_t *out, size_t capacity);
+bool net_full_part_decode(const uint8_t *data, size_t length, net_full_part *m);
+
+// ---- the simulation identity ---------------------------------------------------------
+
+/// Bumped whenever a change to sim/ changes results for the same inputs.
+#define NET_BEHAVIOUR_VERSION 1u
+
+/// Digest of every movement setting, field by field (xxHash64).
+uint64_t net_settings_digest(const sim_move_settings *s);
+/// Digest of a level's content: vertices, triangles, boxes (not markers).
+struct sim_level;
+uint64_t net_level_digest(const struct sim_level *level);
+net_sim_identity net_identity_make(const sim_move_settings *s, const struct sim_level *level);
+/// Whether two identities simulate the same; on false, *reason names what differs.
+bool net_identity_equal(const net_sim_identity *a, const net_sim_identity *b, const char **reason);
+
+#endif

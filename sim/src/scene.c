@@ -975,6 +975,43 @@ static bool refuse(sim_scene_error *e, const char *reason, int64_t record, size_
     return false;
 }
 
+// One character record of a restore: its id in order and its state valid.
+static bool check_record(const sim_scene *sc, const sim_char_state *c, uint32_t *last, uint32_t i, size_t at,
+                         sim_scene_error *error)
+{
+    const char *why = NULL;
+    if (c->id == 0 || (c->id & SIM_FEATURE_OBJECT_BIT))
+        return refuse(error, "character id 0 or not below 2^31", i, at);
+    if (c->id <= *last)
+        return refuse(error, "character ids not increasing", i, at);
+    if (find_platform((sim_scene *)sc, c->id))
+        return refuse(error, "character id is a platform's", i, at);
+    if (!sim_char_state_check(c, &why))
+        return refuse(error, why, i, at);
+    *last = c->id;
+    return true;
+}
+
+bool sim_scene_restore_states(sim_scene *sc, uint32_t tick, const sim_char_state *states, uint32_t count,
+                              sim_scene_error *error)
+{
+    if (error)
+        *error = (sim_scene_error){"", -1, 0};
+    if (count > sc->max_chars)
+        return refuse(error, "more characters than the scene holds", -1, 0);
+    uint32_t last = 0;
+    for (uint32_t i = 0; i < count; i++)
+        if (!check_record(sc, &states[i], &last, i, 0, error))
+            return false;
+    for (uint32_t i = 0; i < count; i++) {
+        sc->chars[i] = states[i];
+        sc->has_input[i] = 0;
+    }
+    sc->count = count;
+    sc->tick = tick;
+    return true;
+}
+
 bool sim_scene_restore(sim_scene *sc, const void *buffer, size_t size, sim_scene_error *error)
 {
     if (error)
@@ -997,18 +1034,9 @@ bool sim_scene_restore(sim_scene *sc, const void *buffer, size_t size, sim_scene
     const uint8_t *q = p;
     uint32_t last = 0;
     for (uint32_t i = 0; i < count; i++) {
-        size_t at = HEADER_BYTES + (size_t)i * CHAR_BYTES;
         sim_char_state c = read_char(&q);
-        const char *why = NULL;
-        if (c.id == 0 || (c.id & SIM_FEATURE_OBJECT_BIT))
-            return refuse(error, "character id 0 or not below 2^31", i, at);
-        if (c.id <= last)
-            return refuse(error, "character ids not increasing", i, at);
-        if (find_platform(sc, c.id))
-            return refuse(error, "character id is a platform's", i, at);
-        if (!sim_char_state_check(&c, &why))
-            return refuse(error, why, i, at);
-        last = c.id;
+        if (!check_record(sc, &c, &last, i, HEADER_BYTES + (size_t)i * CHAR_BYTES, error))
+            return false;
     }
     for (uint32_t i = 0; i < count; i++) {
         sc->chars[i] = read_char(&p);

@@ -111,4 +111,10 @@ typedef struct sim_scene_error {
 /// fault, leaving the scene as it was. Any tick is valid, up to 2^32 - 1.
 bool sim_scene_restore(sim_scene *scene, const void *buffer, size_t size, sim_scene_error *error);
 
+/// The same from states in memory (`count` of them, ids increasing): every
+/// state is checked as sim_scene_restore checks a record (record is the index
+/// into `states`, offset 0).
+bool sim_scene_restore_states(sim_scene *scene, uint32_t tick, const sim_char_state *states, uint32_t count,
+                              sim_scene_error *error);
+
 #endif

@@ -363,8 +363,8 @@ static int load_build_case(int k, sim_level *out)
 static bool bench_build_cases(const char *only)
 {
     bool ok = true, any = false;
-    printf("%-16s %10s %10s %9s %10s\n", "build case", "level tris", "triangles", "build ms",
-           "inactive");
+    printf("%-16s %10s %10s %9s %10s %12s %9s\n", "build case", "level tris", "triangles",
+           "build ms", "inactive", "tests/tri", "capped");
     for (int k = 0; k < BUILD_CASE_COUNT; k++) {
         if (only && strcmp(only, build_case_names[k]) != 0)
             continue;
@@ -389,8 +389,10 @@ static bool bench_build_cases(const char *only)
             continue;
         }
         sim_world_stats st = sim_world_get_stats(w);
-        printf("%-16s %10" PRIu32 " %10" PRIu32 " %9.1f %10" PRIu32 "\n", build_case_names[k],
-               level.triangle_count, st.triangle_count, ms, st.inactive_edges);
+        printf("%-16s %10" PRIu32 " %10" PRIu32 " %9.1f %10" PRIu32 " %12.1f %9" PRIu32 "\n",
+               build_case_names[k], level.triangle_count, st.triangle_count, ms, st.inactive_edges,
+               (double)st.classify_tests / (double)(st.triangle_count ? st.triangle_count : 1),
+               st.classify_capped);
         printf("BENCH bench_query build_case=%s metric=build_ms value=%.3f\n", build_case_names[k],
                ms);
         fflush(stdout);

@@ -11,6 +11,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -250,6 +251,161 @@ static bool bench_level(const char *name, sim_level *level, double load_ms, figu
     return true;
 }
 
+// ---- pathological world builds -----------------------------------------------------------
+//
+// Levels that a file could use to stall world building: many triangles piled
+// into a 2 cm cube, a 10,000-corner polygon (as an explicit fan around a centre
+// and as one OBJ face, which the loader fans from its first corner) and zdm2
+// shrunk to 1/120 of its size. Only the build is timed (once each).
+
+#define POLYGON_CORNERS 10000
+#define CUBE_EDGE SIM_FX_MM(20)
+
+static int build_case_cube(sim_level *out, uint32_t triangles, uint64_t seed)
+{
+    sim_level_builder b;
+    sim_level_builder_init(&b);
+    rng r = {seed};
+    for (uint32_t i = 0; i < triangles; i++) {
+        sim_vec3 p[3];
+        for (int k = 0; k < 3; k++) {
+            sim_fx x = rng_fx(&r, 0, CUBE_EDGE);
+            sim_fx y = rng_fx(&r, 0, CUBE_EDGE);
+            sim_fx z = rng_fx(&r, 0, CUBE_EDGE);
+            p[k] = sim_v3(x, y, z);
+        }
+        sim_level_builder_tri(&b, p[0], p[1], p[2]);
+    }
+    return sim_level_builder_finish(&b, out);
+}
+
+// A convex polygon of `corners` corners on a 10 m circle in the floor plane,
+// as OBJ text: with a centre vertex and one triangle per side (fan), or as a
+// single face listing every corner. Doubles only write the text.
+static char *polygon_obj(int corners, bool fan, size_t *length)
+{
+    size_t cap = (size_t)corners * 48 + 64;
+    char *text = malloc(cap);
+    if (!text)
+        return NULL;
+    size_t n = 0;
+    if (fan)
+        n += (size_t)snprintf(text + n, cap - n, "v 0 0 0\n");
+    for (int i = 0; i < corners; i++) {
+        double a = 6.283185307179586 * (double)i / (double)corners;
+        n += (size_t)snprintf(text + n, cap - n, "v %.6f 0 %.6f\n", 10.0 * cos(a), -10.0 * sin(a));
+    }
+    if (fan) {
+        for (int i = 0; i < corners; i++)
+            n += (size_t)snprintf(text + n, cap - n, "f 1 %d %d\n", 2 + i, 2 + (i + 1) % corners);
+    } else {
+        n += (size_t)snprintf(text + n, cap - n, "f");
+        for (int i = 0; i < corners; i++)
+            n += (size_t)snprintf(text + n, cap - n, " %d", 1 + i);
+        n += (size_t)snprintf(text + n, cap - n, "\n");
+    }
+    *length = n;
+    return text;
+}
+
+static int build_case_polygon(sim_level *out, bool fan, sim_error *err)
+{
+    size_t length = 0;
+    char *text = polygon_obj(POLYGON_CORNERS, fan, &length);
+    if (!text) {
+        snprintf(err->message, sizeof err->message, "out of memory");
+        return -1;
+    }
+    sim_obj_options o = sim_obj_default_options();
+    int rc = sim_level_parse_obj(fan ? "fan.obj" : "polygon.obj", text, length, &o, out, err);
+    free(text);
+    return rc;
+}
+
+static const char *const build_case_names[] = {
+    "cube2cm_5k", "cube2cm_10k", "cube2cm_20k", "cube2cm_100k", "fan_10k", "polygon_10k",
+    "zdm2_scale0.001",
+};
+#define BUILD_CASE_COUNT (int)(sizeof build_case_names / sizeof build_case_names[0])
+
+static const char *levels_dir(void);
+
+// Loads case `k`; 1 when skipped (the real map is absent), -1 on failure.
+static int load_build_case(int k, sim_level *out)
+{
+    static const uint32_t cube_tris[4] = {5000, 10000, 20000, 100000};
+    sim_error err;
+    memset(&err, 0, sizeof err);
+    int rc;
+    if (k < 4) {
+        rc = build_case_cube(out, cube_tris[k], 7);
+    } else if (k < 6) {
+        rc = build_case_polygon(out, k == 4, &err);
+    } else {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/sauerbraten_zdm2.obj", levels_dir());
+        struct stat stbuf;
+        if (stat(path, &stbuf) != 0) {
+            printf("note: %s is absent; %s is skipped\n", path, build_case_names[k]);
+            return 1;
+        }
+        sim_obj_options o = sim_obj_default_options();
+        o.unit_scale = "0.001";
+        rc = sim_level_load_obj(path, &o, out, &err);
+    }
+    if (rc != 0)
+        fprintf(stderr, "bench_query: %s: %s\n", build_case_names[k], err.message);
+    return rc;
+}
+
+// Builds the pathological cases (only `only` when not NULL) and prints the
+// time each takes. Returns false when one cannot be built.
+static bool bench_build_cases(const char *only)
+{
+    bool ok = true, any = false;
+    printf("%-16s %10s %10s %9s %10s %12s %9s\n", "build case", "level tris", "triangles",
+           "build ms", "inactive", "tests/tri", "capped");
+    for (int k = 0; k < BUILD_CASE_COUNT; k++) {
+        if (only && strcmp(only, build_case_names[k]) != 0)
+            continue;
+        any = true;
+        sim_level level;
+        int rc = load_build_case(k, &level);
+        if (rc != 0) {
+            ok = ok && rc > 0;
+            continue;
+        }
+        sim_world_def def = sim_world_default_def();
+        sim_error err;
+        memset(&err, 0, sizeof err);
+        double t0 = now_s();
+        sim_world *w = sim_world_create(&level, &def, &err);
+        double ms = (now_s() - t0) * 1000.0;
+        if (!w) {
+            fprintf(stderr, "bench_query: %s: cannot build the world: %s\n", build_case_names[k],
+                    err.message);
+            sim_level_free(&level);
+            ok = false;
+            continue;
+        }
+        sim_world_stats st = sim_world_get_stats(w);
+        printf("%-16s %10" PRIu32 " %10" PRIu32 " %9.1f %10" PRIu32 " %12.1f %9" PRIu32 "\n",
+               build_case_names[k], level.triangle_count, st.triangle_count, ms, st.inactive_edges,
+               (double)st.classify_tests / (double)(st.triangle_count ? st.triangle_count : 1),
+               st.classify_capped);
+        printf("BENCH bench_query build_case=%s metric=build_ms value=%.3f\n", build_case_names[k],
+               ms);
+        fflush(stdout);
+        sim_world_destroy(w);
+        sim_level_free(&level);
+    }
+    if (!any) {
+        fprintf(stderr, "bench_query: unknown build case '%s'\n", only);
+        return false;
+    }
+    return ok;
+}
+
 // ---- the shared real map ---------------------------------------------------------------
 
 static const char *levels_dir(void)
@@ -260,21 +416,37 @@ static const char *levels_dir(void)
 
 static void print_usage(FILE *f)
 {
-    fputs("usage: bench_query [--seconds N] [--help]\n"
+    fputs("usage: bench_query [--seconds N] [--build-cases] [--case NAME] [--help]\n"
           "Times world building and sweeps, contact queries and raycasts on the built-in\n"
           "level, sauerbraten_zdm2.obj (from $KEEL_LEVELS_DIR or the shared levels folder)\n"
-          "and a generated 200,000-triangle level.\n"
-          "  --seconds N   minimum seconds per query figure, 1 to 60 (default 1)\n"
-          "  --help        print this help\n",
+          "and a generated 200,000-triangle level, then world building alone on\n"
+          "pathological levels (triangles piled in a 2 cm cube, a 10,000-corner polygon,\n"
+          "zdm2 at scale 0.001).\n"
+          "  --seconds N    minimum seconds per query figure, 1 to 60 (default 1)\n"
+          "  --build-cases  only the pathological builds\n"
+          "  --case NAME    only this pathological build (cube2cm_5k, cube2cm_10k,\n"
+          "                 cube2cm_20k, cube2cm_100k, fan_10k, polygon_10k, zdm2_scale0.001)\n"
+          "  --help         print this help\n",
           f);
 }
 
 int main(int argc, char **argv)
 {
+    bool build_only = false;
+    const char *only_case = NULL;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--help") == 0) {
             print_usage(stdout);
             return 0;
+        }
+        if (strcmp(argv[i], "--build-cases") == 0) {
+            build_only = true;
+            continue;
+        }
+        if (strcmp(argv[i], "--case") == 0 && i + 1 < argc) {
+            build_only = true;
+            only_case = argv[++i];
+            continue;
         }
         if (strcmp(argv[i], "--seconds") == 0 && i + 1 < argc) {
             const char *v = argv[++i];
@@ -291,6 +463,9 @@ int main(int argc, char **argv)
         print_usage(stderr);
         return 2;
     }
+
+    if (build_only)
+        return bench_build_cases(only_case) ? 0 : 1;
 
     figures all[3];
     int count = 0;
@@ -364,5 +539,7 @@ int main(int argc, char **argv)
                " contacts=%016" PRIx64 " rays=%016" PRIx64 "\n",
                l, f->sweep_hash, f->contact_hash, f->ray_hash);
     }
-    return count > 0 ? 0 : 1;
+    printf("\n");
+    bool built = bench_build_cases(NULL);
+    return count > 0 && built ? 0 : 1;
 }

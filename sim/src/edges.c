@@ -18,6 +18,16 @@
 // triangle whose edges are all inactive or buried, at least one buried, and
 // whose area is covered by coplanar triangles facing the other way (the face
 // of the box it touches) lies between two solids and is dropped from the world.
+//
+// Work is bounded whatever the level holds. Each query (around an edge, a
+// vertex, or over a face that may be buried) lists its triangles before any is
+// judged and gives up in a crowd: more than SIM_EDGES_MAX_TESTS box tests, or
+// more triangles than SIM_EDGES_MAX_HITS (SIM_EDGES_MAX_HITS_NEAR around a
+// short edge or a vertex). It then falls back to the safe answer: the
+// triangle keeps all three edges active, the vertex stays active, the
+// triangle is kept. Active is never a pass-through, at worst a ghost bump, and
+// the real maps stay several times below every limit, so their classification
+// is the exhaustive one.
 #include <stdlib.h>
 
 #include "world_internal.h"
@@ -30,8 +40,12 @@ typedef struct match {
     sim_fx a, b;  // the span of E it covers, in metres from E's start
 } match;
 
+typedef struct classifier classifier;
+
+// One query per edge gathers the triangles with an edge on its line.
 typedef struct edge_ctx {
     const sim_world *w;
+    const classifier *k;
     const sim_tri *t;
     int edge;
     match m[MAX_MATCHES];
@@ -40,15 +54,15 @@ typedef struct edge_ctx {
 
 #define MAX_TWINS 16
 
-// One query per triangle gathers the matches of all three edges, and the
-// coplanar opposite-facing triangles ("twins": where two solids touch).
-typedef struct tri_ctx {
+// The coplanar opposite-facing triangles ("twins": where two solids touch),
+// gathered only for a triangle whose edges could make it buried.
+typedef struct twin_ctx {
     const sim_world *w;
+    const classifier *k;
     const sim_tri *t;
-    edge_ctx e[3];
     const sim_tri *twin[MAX_TWINS];
     int twins;
-} tri_ctx;
+} twin_ctx;
 
 static bool on_line(const edge_ctx *c, sim_vec3 p, sim_fx *along)
 {
@@ -60,13 +74,19 @@ static bool on_line(const edge_ctx *c, sim_vec3 p, sim_fx *along)
     return sim_v3_len_sq64(perp) <= tol * tol;
 }
 
+// The box around edge e of t, grown by the weld distance: every triangle with
+// an edge on e's line that overlaps e meets it.
+static sim_aabb edge_box(const sim_tri *t, int e, sim_fx tol)
+{
+    sim_aabb eb = sim_aabb_union(sim_aabb_of_point(t->v[e]), sim_aabb_of_point(t->v[(e + 1) % 3]));
+    return sim_aabb_expand(eb, sim_v3(tol, tol, tol));
+}
+
 static void match_edge(edge_ctx *c, const sim_tri *n)
 {
     const sim_tri *t = c->t;
     sim_fx tol = c->w->def.weld_distance;
-    sim_aabb eb = sim_aabb_union(sim_aabb_of_point(t->v[c->edge]),
-                                 sim_aabb_of_point(t->v[(c->edge + 1) % 3]));
-    eb = sim_aabb_expand(eb, sim_v3(tol, tol, tol));
+    sim_aabb eb = edge_box(t, c->edge, tol);
     sim_vec3 ea = t->v[c->edge], ee = t->v[(c->edge + 1) % 3];
     for (int j = 0; j < 3; j++) {
         sim_fx a, b;
@@ -94,30 +114,160 @@ static void match_edge(edge_ctx *c, const sim_tri *n)
     }
 }
 
-static bool visit(void *ctx, const sim_tri *n)
+// World building's compact view of triangle i (same index as w->tris): its
+// bounds, normal and first vertex, so that a query through a crowd of
+// triangles reads a few bytes of each instead of a whole sim_tri.
+typedef struct cls_tri {
+    sim_aabb box;
+    sim_dir n;
+    sim_vec3 v0;
+} cls_tri;
+
+struct classifier {
+    const sim_world *w;
+    cls_tri *ct;
+    uint32_t *hit[3]; // the triangles a query found (SIM_EDGES_MAX_HITS each)
+    uint64_t tests;  // box tests made by all queries
+    uint32_t capped; // queries that met a limit
+};
+
+static int64_t abs64(int64_t v) { return v < 0 ? -v : v; }
+
+// Does the segment from `a` to a + d meet box b grown by g? Exact, in
+// integers: no separating axis among the box's three and the cross products
+// of d with them. Coordinates are doubled so that centres and half extents
+// stay whole. Box corners stay within 8192 m (2^29 raw), so |c| < 2^31,
+// |e| < 2^30 and h < 2^31: every product is below 2^61, every sum below 2^62.
+static bool segment_meets_box(sim_vec3 a, sim_vec3 d, sim_aabb b, sim_fx g)
 {
-    tri_ctx *c = ctx;
-    const sim_tri *t = c->t;
-    if (n == t)
-        return true;
-    // An edge of n can only lie on an edge's line if that line lies in n's
-    // plane: both of the edge's ends must be (nearly) in it.
-    int64_t tol = 2 * (int64_t)c->w->def.weld_distance;
-    bool in_plane[3];
-    int count = 0;
+    int64_t c[3], h[3], e[3];
     for (int k = 0; k < 3; k++) {
-        sim_fx d = sim_dir_dot_v3(n->n, sim_v3_sub(t->v[k], n->v[0]));
-        in_plane[k] = d <= tol && d >= -tol;
-        count += in_plane[k];
+        int64_t lo = (int64_t)sim_v3_comp(b.min, k) - g, hi = (int64_t)sim_v3_comp(b.max, k) + g;
+        e[k] = sim_v3_comp(d, k);
+        c[k] = lo + hi - (2 * (int64_t)sim_v3_comp(a, k) + e[k]);
+        h[k] = hi - lo;
+        if (abs64(c[k]) > h[k] + abs64(e[k]))
+            return false;
     }
-    if (count < 2)
-        return true;
-    if (count == 3 && c->twins < MAX_TWINS && sim_dir_dot(t->n, n->n) <= -c->w->def.coplanar_cos)
-        c->twin[c->twins++] = n;
-    for (int e = 0; e < 3; e++)
-        if (in_plane[e] && in_plane[(e + 1) % 3])
-            match_edge(&c->e[e], n);
+    for (int k = 0; k < 3; k++) {
+        int i = (k + 1) % 3, j = (k + 2) % 3;
+        if (abs64(c[i] * e[j] - c[j] * e[i]) > h[i] * abs64(e[j]) + h[j] * abs64(e[i]))
+            return false;
+    }
     return true;
+}
+
+// A place a query lists the triangles of: those whose bounds meet `box` and,
+// with a segment `seg` (seg[0] to seg[1]), whose bounds grown by the query's
+// `grow` the segment meets; at most `max_hits` of them.
+typedef struct region {
+    sim_aabb box;
+    const sim_vec3 *seg;
+    uint32_t max_hits;
+    uint32_t *hit; // the list, in the hierarchy's fixed order
+    uint32_t hits;
+    sim_vec3 d;
+} region;
+
+static bool region_meets(const region *r, sim_aabb b, sim_fx grow)
+{
+    return sim_aabb_overlaps(b, r->box) && (!r->seg || segment_meets_box(r->seg[0], r->d, b, grow));
+}
+
+// sim_bvh_query with limits, for up to three places in one walk (the three
+// edges of a triangle share most of it): lists each place's triangles in the
+// same fixed order as sim_bvh_query. Gives up after SIM_EDGES_MAX_TESTS box
+// tests (nodes and triangles visited) or when a place has more than its
+// max_hits, and then returns false: too crowded to judge. Nothing is judged
+// before the lists are complete, so a crowd costs only the walk.
+static bool query(classifier *k, region *r, int count, sim_fx grow)
+{
+    const sim_world *w = k->w;
+    uint32_t tests = 0;
+    bool complete = true;
+    for (int j = 0; j < count; j++) {
+        r[j].hits = 0;
+        r[j].d = r[j].seg ? sim_v3_sub(r[j].seg[1], r[j].seg[0]) : sim_v3(0, 0, 0);
+    }
+    uint32_t stack[SIM_BVH_MAX_DEPTH * 2];
+    int top = 0;
+    if (w->node_count > 0)
+        stack[top++] = 0;
+    while (top > 0 && complete) {
+        const sim_bvh_node *nd = &w->nodes[stack[--top]];
+        if (tests == SIM_EDGES_MAX_TESTS) {
+            complete = false;
+            break;
+        }
+        tests++;
+        bool meets = false;
+        for (int j = 0; j < count && !meets; j++)
+            meets = region_meets(&r[j], nd->box, grow);
+        if (!meets)
+            continue;
+        if (nd->count == 0) {
+            // Right first so the left child is visited first.
+            stack[top++] = nd->first + 1;
+            stack[top++] = nd->first;
+            continue;
+        }
+        for (uint32_t i = nd->first; i < nd->first + nd->count && complete; i++) {
+            if (tests == SIM_EDGES_MAX_TESTS) {
+                complete = false;
+                break;
+            }
+            tests++;
+            for (int j = 0; j < count && complete; j++) {
+                if (!region_meets(&r[j], k->ct[i].box, grow))
+                    continue;
+                if (r[j].hits == r[j].max_hits)
+                    complete = false;
+                else
+                    r[j].hit[r[j].hits++] = i;
+            }
+        }
+    }
+    k->tests += tests;
+    k->capped += !complete;
+    return complete;
+}
+
+// One place, listed in k->hit[0]: its number of triangles, or -1 in a crowd.
+static int query_box(classifier *k, sim_aabb box, uint32_t max_hits)
+{
+    region r = {box, NULL, max_hits, k->hit[0], 0, {0, 0, 0}};
+    return query(k, &r, 1, 0) ? (int)r.hits : -1;
+}
+
+// Is t's vertex j (nearly) in n's plane?
+static bool in_plane(const sim_world *w, const sim_tri *t, int j, const cls_tri *n)
+{
+    int64_t tol = 2 * (int64_t)w->def.weld_distance;
+    sim_fx d = sim_dir_dot_v3(n->n, sim_v3_sub(t->v[j], n->v0));
+    return d <= tol && d >= -tol;
+}
+
+static void visit_edge(edge_ctx *c, uint32_t i)
+{
+    const sim_tri *t = c->t, *n = &c->w->tris[i];
+    if (n == t)
+        return;
+    // An edge of n can only lie on the edge's line if that line lies in n's
+    // plane: both of the edge's ends must be (nearly) in it.
+    const cls_tri *cn = &c->k->ct[i];
+    if (in_plane(c->w, t, c->edge, cn) && in_plane(c->w, t, (c->edge + 1) % 3, cn))
+        match_edge(c, n);
+}
+
+static void visit_twin(twin_ctx *c, uint32_t i)
+{
+    const sim_tri *t = c->t, *n = &c->w->tris[i];
+    if (n == t)
+        return;
+    const cls_tri *cn = &c->k->ct[i];
+    if (c->twins < MAX_TWINS && in_plane(c->w, t, 0, cn) && in_plane(c->w, t, 1, cn) &&
+        in_plane(c->w, t, 2, cn) && sim_dir_dot(t->n, cn->n) <= -c->w->def.coplanar_cos)
+        c->twin[c->twins++] = n;
 }
 
 static bool coplanar(const sim_world *w, sim_dir a, sim_dir b)
@@ -213,7 +363,7 @@ static bool inside(const sim_tri *t, sim_vec3 q, sim_fx tol)
 
 // Is t's area covered by its twins? Judged at seven points: the centroid and,
 // pulled a quarter of the way toward it, the corners and edge midpoints.
-static bool covered_by_twins(const tri_ctx *c, sim_fx tol)
+static bool covered_by_twins(const twin_ctx *c, sim_fx tol)
 {
     const sim_tri *t = c->t;
     int64_t cx = ((int64_t)t->v[0].x + t->v[1].x + t->v[2].x) / 3;
@@ -260,9 +410,9 @@ static bool point_on_edge(const sim_tri *n, int j, sim_vec3 p, sim_fx tol)
     return sim_v3_len_sq64(perp) <= (int64_t)tol * tol;
 }
 
-static bool visit_vertex(void *ctx, const sim_tri *n)
+static bool visit_vertex(vertex_ctx *c, uint32_t i)
 {
-    vertex_ctx *c = ctx;
+    const sim_tri *n = &c->w->tris[i];
     if (n == c->t)
         return true;
     sim_fx tol = c->w->def.weld_distance;
@@ -280,33 +430,98 @@ static bool visit_vertex(void *ctx, const sim_tri *n)
     return !(c->on_active && c->on_unburied);
 }
 
+// A long edge is one of at least this length; a pile of more than
+// SIM_EDGES_MAX_HITS_NEAR triangles around a shorter one is a crowd. A long
+// edge that is also diagonal (its box this long along two axes) holds many
+// triangles nowhere near it in its box, so its query also tests the bounds of
+// nodes and triangles against the edge itself (segment_meets_box).
+#define SEGMENT_TEST_LENGTH SIM_FX_MM(250)
+
+static bool diagonal(const sim_vec3 *seg)
+{
+    int wide = 0;
+    for (int a = 0; a < 3; a++)
+        wide += sim_fx_abs(sim_fx_sub(sim_v3_comp(seg[1], a), sim_v3_comp(seg[0], a))) >=
+                SEGMENT_TEST_LENGTH;
+    return wide >= 2;
+}
+
+static bool classifier_init(classifier *k, const sim_world *w)
+{
+    cls_tri *ct = malloc((w->tri_count ? w->tri_count : 1) * sizeof *ct);
+    uint32_t *hit = malloc(3 * SIM_EDGES_MAX_HITS * sizeof *hit);
+    *k = (classifier){w, ct, {hit, hit + SIM_EDGES_MAX_HITS, hit + 2 * SIM_EDGES_MAX_HITS}, 0, 0};
+    if (!ct || !hit)
+        return false;
+    for (uint32_t i = 0; i < w->tri_count; i++)
+        ct[i] = (cls_tri){sim_tri_bounds(&w->tris[i]), w->tris[i].n, w->tris[i].v[0]};
+    return true;
+}
+
+static void classifier_done(classifier *k, sim_world *w)
+{
+    free(k->ct);
+    free(k->hit[0]);
+    w->stats.classify_tests += k->tests;
+    w->stats.classify_capped += k->capped;
+}
+
+void sim_edges_mark_recheck(sim_world *w, const sim_aabb *gone, uint32_t count)
+{
+    sim_fx g = w->def.weld_distance;
+    classifier k;
+    bool all = !classifier_init(&k, w);
+    for (uint32_t j = 0; j < count && !all; j++) {
+        int hits = query_box(&k, sim_aabb_expand(gone[j], sim_v3(g, g, g)), SIM_EDGES_MAX_HITS);
+        all = hits < 0; // a crowd: judge every triangle again instead
+        for (int h = 0; h < hits; h++)
+            w->tris[k.hit[0][h]].flags |= SIM_TRI_RECHECK;
+    }
+    if (all)
+        for (uint32_t i = 0; i < w->tri_count; i++)
+            w->tris[i].flags |= SIM_TRI_RECHECK;
+    classifier_done(&k, w);
+}
+
 void sim_edges_classify(sim_world *w, bool bury)
 {
     sim_fx tol = w->def.weld_distance;
-    tri_ctx *c = malloc(sizeof *c);
-    if (!c)
+    classifier k;
+    edge_ctx *c = malloc(sizeof *c);
+    if (!classifier_init(&k, w) || !c) {
+        free(c);
+        classifier_done(&k, w);
         return; // every edge stays active: correct, only bumpier
+    }
+    uint32_t *hit = k.hit[0];
     // Pass 1: edges (and buried triangles), from geometry alone. Without
     // `bury` only the triangles marked SIM_TRI_RECHECK are judged again.
     for (uint32_t i = 0; i < w->tri_count; i++) {
         sim_tri *t = &w->tris[i];
         if (!bury && !(t->flags & SIM_TRI_RECHECK))
             continue;
-        c->w = w;
-        c->t = t;
-        c->twins = 0;
-        for (int e = 0; e < 3; e++) {
-            c->e[e].w = w;
-            c->e[e].t = t;
-            c->e[e].edge = e;
-            c->e[e].count = 0;
-        }
-        sim_aabb box = sim_aabb_expand(sim_tri_bounds(t), sim_v3(tol, tol, tol));
-        sim_bvh_query(w, box, visit, c);
         uint32_t flags = 0;
+        // Around each edge its box, and along a long diagonal edge the edge
+        // itself, grown by twice the weld distance: more than enough for every
+        // triangle match_edge accepts, whatever its rounding.
+        sim_vec3 seg[3][2];
+        region r[3];
         for (int e = 0; e < 3; e++) {
+            seg[e][0] = t->v[e];
+            seg[e][1] = t->v[(e + 1) % 3];
+            bool is_long = t->elen[e] >= SEGMENT_TEST_LENGTH;
+            r[e] = (region){edge_box(t, e, 2 * tol), is_long && diagonal(seg[e]) ? seg[e] : NULL,
+                            is_long ? SIM_EDGES_MAX_HITS : SIM_EDGES_MAX_HITS_NEAR, k.hit[e], 0,
+                            {0, 0, 0}};
+        }
+        // In a crowd the triangle keeps all its edges active.
+        bool judged = query(&k, r, 3, 2 * tol);
+        for (int e = 0; e < 3 && judged; e++) {
+            *c = (edge_ctx){.w = w, .k = &k, .t = t, .edge = e, .count = 0};
+            for (uint32_t h = 0; h < r[e].hits; h++)
+                visit_edge(c, r[e].hit[h]);
             bool inactive, buried;
-            classify_edge(&c->e[e], &inactive, &buried);
+            classify_edge(c, &inactive, &buried);
             if (inactive)
                 flags |= SIM_TRI_EDGE0_INACTIVE << e;
             if (buried)
@@ -317,8 +532,15 @@ void sim_edges_classify(sim_world *w, bool bury)
             all = all && (((flags >> e) & 1u) || ((flags >> (6 + e)) & 1u));
             any_buried = any_buried || ((flags >> (6 + e)) & 1u);
         }
-        if (bury && all && any_buried && covered_by_twins(c, tol))
-            flags |= SIM_TRI_BURIED;
+        if (bury && all && any_buried) {
+            twin_ctx tc = {w, &k, t, {NULL}, 0};
+            sim_aabb box = sim_aabb_expand(sim_tri_bounds(t), sim_v3(tol, tol, tol));
+            int hits = query_box(&k, box, SIM_EDGES_MAX_HITS);
+            for (int h = 0; h < hits; h++)
+                visit_twin(&tc, hit[h]);
+            if (hits >= 0 && covered_by_twins(&tc, tol)) // kept in a crowd
+                flags |= SIM_TRI_BURIED;
+        }
         t->flags = flags | (t->flags & SIM_TRI_RECHECK);
     }
     free(c);
@@ -337,11 +559,16 @@ void sim_edges_classify(sim_world *w, bool bury)
                 continue;
             vertex_ctx vc = {w, t, t->v[v], false, false};
             sim_aabb box = sim_aabb_expand(sim_aabb_of_point(t->v[v]), sim_v3(tol, tol, tol));
-            sim_bvh_query(w, box, visit_vertex, &vc);
+            int hits = query_box(&k, box, SIM_EDGES_MAX_HITS_NEAR);
+            if (hits < 0)
+                continue; // a crowd: stays active
+            for (int h = 0; h < hits && visit_vertex(&vc, hit[h]); h++) {
+            }
             if (cand_inactive && !vc.on_active)
                 t->flags |= SIM_TRI_VERT0_INACTIVE << v;
             if (cand_buried && !vc.on_unburied)
                 t->flags |= SIM_TRI_VERT0_BURIED << v;
         }
     }
+    classifier_done(&k, w);
 }

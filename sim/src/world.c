@@ -46,15 +46,6 @@ static const unsigned char box_faces[6][4] = {
 
 static bool in_range(sim_vec3 p) { return sim_v3_in_world(p); }
 
-// The BVH hands out const triangles; this marks the ones world building must
-// look at again (the world is still being built, so writing is fine).
-static bool mark_recheck(void *ctx, const sim_tri *t)
-{
-    (void)ctx;
-    ((sim_tri *)t)->flags |= SIM_TRI_RECHECK;
-    return true;
-}
-
 sim_world *sim_world_create(const sim_level *level, const sim_world_def *def_in, sim_error *err)
 {
     sim_world_def def = def_in ? *def_in : sim_world_default_def();
@@ -163,9 +154,7 @@ sim_world *sim_world_create(const sim_level *level, const sim_world_def *def_in,
             set_error(err, "sim_world_create: out of memory");
             return NULL;
         }
-        sim_fx g = def.weld_distance;
-        for (uint32_t k = 0; k < dropped; k++)
-            sim_bvh_query(w, sim_aabb_expand(gone[k], sim_v3(g, g, g)), mark_recheck, NULL);
+        sim_edges_mark_recheck(w, gone, dropped);
         sim_edges_classify(w, false);
         for (uint32_t i = 0; i < w->tri_count; i++)
             w->tris[i].flags &= ~(uint32_t)SIM_TRI_RECHECK;

@@ -46,8 +46,28 @@ void sim_bvh_query(const sim_world *world, sim_aabb box, sim_bvh_visit_fn visit,
 void sim_bvh_query_segment(const sim_world *world, sim_vec3 origin, sim_vec3 d, sim_vec3 grow,
                            sim_bvh_visit_fn visit, void *ctx);
 
+/// The limits of one query of internal-edge classification (one per edge, per
+/// vertex and per triangle that may be buried): at most SIM_EDGES_MAX_TESTS
+/// box tests (hierarchy nodes and triangles), and at most SIM_EDGES_MAX_HITS
+/// triangles examined along an edge of 0.25 m or more or over a face, or
+/// SIM_EDGES_MAX_HITS_NEAR around a shorter edge or a vertex. A query that
+/// would go further is a crowd: the triangle keeps all its edges active (or
+/// the vertex stays active, or the triangle is kept): never a pass-through,
+/// at worst a ghost bump, and only where very many triangles crowd one spot
+/// (the real maps stay several times below). This bounds the work per
+/// triangle by a constant whatever the arrangement (docs/ranges.md).
+#define SIM_EDGES_MAX_TESTS 4096u
+#define SIM_EDGES_MAX_HITS 1024u
+#define SIM_EDGES_MAX_HITS_NEAR 256u
+
 /// Mark internal edges and vertices (see edges.c); with `bury`, also mark the
 /// triangles buried inside solid (SIM_TRI_BURIED) for the caller to drop.
+/// Adds to world->stats.classify_tests and classify_capped.
 void sim_edges_classify(sim_world *world, bool bury);
+
+/// Mark SIM_TRI_RECHECK on the triangles whose bounds meet one of `gone`
+/// grown by the weld distance (the bounds of dropped triangles), all of them
+/// when one of those places is a crowd.
+void sim_edges_mark_recheck(sim_world *world, const sim_aabb *gone, uint32_t count);
 
 #endif

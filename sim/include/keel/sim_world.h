@@ -31,6 +31,13 @@ typedef struct sim_world_stats {
     uint32_t bvh_nodes;
     uint32_t bvh_depth;
     sim_aabb bounds;
+    /// Work of internal-edge classification: box tests (hierarchy nodes and
+    /// triangles) made by its queries; at most a constant per triangle.
+    uint64_t classify_tests;
+    /// Classification queries that gave up in a crowd (very many triangles at
+    /// one spot), each leaving a triangle's edges or a vertex active or a
+    /// triangle kept: safe, at worst a ghost bump. 0 on ordinary levels.
+    uint32_t classify_capped;
 } sim_world_stats;
 
 /// Build a world. Returns NULL (with err filled when non-NULL) if the level is

@@ -130,6 +130,7 @@ typedef struct net_leave {
 /// the joins, then every character present runs its command. `commands` holds,
 /// tick by tick in order and by id within a tick, one command per character
 /// present (so each tick's commands are the scene's characters in id order).
+/// `joins` and `leaves` are sorted by (tick, id).
 /// Arrays are the caller's: the decoder fills at most their capacities and
 /// fails when the message holds more.
 typedef struct net_snapshot {
@@ -173,7 +174,7 @@ typedef struct net_full_part {
 // Decoders return false on anything malformed (see above) and count nothing
 // themselves.
 
-/// Type of a message (its first 4 bits), or 0 for an empty buffer.
+/// Type of a message (its first 4 bits), or 0 for an empty buffer or an unknown type.
 net_msg_type net_msg_peek_type(const uint8_t *data, size_t length);
 
 size_t net_hello_encode(const net_hello *m, uint8_t *out, size_t capacity);

@@ -3,14 +3,17 @@
 // Header: type, sequence (16), client_time_echo (32), echo_delay_ms (16),
 // tick T (32), T - B - 1 (5), last_applied_tick, substituted_mask (var),
 // input_margin_q8 (svar), state_hash (64).
-// Then the characters present at the baseline B before anything happens in
-// tick B: their count (9) and ids, sorted, gap-coded. Then tick by tick, B ..
+// Then one bit: 1 when the roster at B and each character's previous command
+// come from the reference both sides hold (net_snapshot.reference); 0 when
+// the characters present at the baseline B before anything happens in tick B
+// follow: their count (9) and ids, sorted, gap-coded. Then tick by tick, B ..
 // T - 1: one bit "joins or leaves"; when set, the leave count and the join
 // count (var each, not both 0), the leaving ids (gap-coded, each present), the
 // joining characters' states (ids increasing, each absent after the leaves);
 // then one command per present character in id order, delta-coded against
-// that character's command in the previous tick of the message (against zero
-// in the first tick and in the tick it joined).
+// that character's command in the previous tick of the message (in the first
+// tick against its reference command, or zero without a reference; zero in
+// the tick it joined).
 #include <string.h>
 
 #include "proto_internal.h"
@@ -72,6 +75,23 @@ static bool initial_roster(const net_snapshot *m, net_roster *ro)
     return true;
 }
 
+/// The reference (net_snapshot.reference) as the roster at B: ids valid
+/// and increasing, each with its previous command.
+static bool reference_roster(const net_snapshot *m, net_roster *ro)
+{
+    ro->n = 0;
+    if (m->reference_count > NET_MAX_CHARACTERS)
+        return false;
+    for (uint32_t i = 0; i < m->reference_count; i++) {
+        const net_tick_command *c = &m->reference[i];
+        if ((i > 0 && c->id <= m->reference[i - 1].id) || !net_roster_join(ro, c->id) ||
+            !net_command_valid(&c->command))
+            return false;
+        ro->prev[ro->n - 1u] = c->command;
+    }
+    return true;
+}
+
 /// Walks the ticks as the decoder will, checking that the commands follow
 /// the roster; writes the body when `w` is given. `values` also checks each
 /// join state and command.
@@ -82,10 +102,24 @@ static bool walk(const net_snapshot *m, net_bit_writer *w, bool values)
     net_roster ro;
     if (!initial_roster(m, &ro))
         return false;
+    if (m->reference) {
+        // The receiver knows the roster at B: it must be the same one.
+        net_roster ref;
+        if (!reference_roster(m, &ref) || ref.n != ro.n)
+            return false;
+        for (uint32_t i = 0; i < ro.n; i++) {
+            if (ref.ids[i] != ro.ids[i])
+                return false;
+            ro.prev[i] = ref.prev[i];
+        }
+    }
     if (w) {
-        net_bw_u(w, ro.n, NET_COUNT_BITS);
-        for (uint32_t i = 0; i < ro.n; i++)
-            net_write_id_gap(w, i ? ro.ids[i - 1] : 0, ro.ids[i]);
+        net_bw_bool(w, m->reference != NULL);
+        if (!m->reference) {
+            net_bw_u(w, ro.n, NET_COUNT_BITS);
+            for (uint32_t i = 0; i < ro.n; i++)
+                net_write_id_gap(w, i ? ro.ids[i - 1] : 0, ro.ids[i]);
+        }
     }
     uint32_t li = 0, ji = 0, k = 0;
     for (uint32_t t = m->baseline_tick; t != m->tick; t++) {
@@ -184,13 +218,19 @@ bool net_snapshot_decode(const uint8_t *data, size_t length, net_snapshot *m)
 
     net_roster ro;
     ro.n = 0;
-    uint32_t n0 = net_br_u(&r, NET_COUNT_BITS);
-    if (n0 > NET_MAX_CHARACTERS)
-        return false;
-    for (uint32_t i = 0; i < n0 && !r.error; i++) {
-        uint32_t id = net_read_id_gap(&r, i ? ro.ids[i - 1] : 0);
-        if (!r.error && !net_roster_join(&ro, id))
+    if (net_br_bool(&r)) {
+        if (!m->reference || !reference_roster(m, &ro))
             return false;
+    } else {
+        // an explicit roster: the reference, if any, is not what was used
+        uint32_t n0 = net_br_u(&r, NET_COUNT_BITS);
+        if (n0 > NET_MAX_CHARACTERS)
+            return false;
+        for (uint32_t i = 0; i < n0 && !r.error; i++) {
+            uint32_t id = net_read_id_gap(&r, i ? ro.ids[i - 1] : 0);
+            if (!r.error && !net_roster_join(&ro, id))
+                return false;
+        }
     }
     for (uint32_t t = m->baseline_tick; t != m->tick && !r.error; t++) {
         if (net_br_bool(&r)) {
@@ -226,5 +266,15 @@ bool net_snapshot_decode(const uint8_t *data, size_t length, net_snapshot *m)
             ro.prev[i] = c->command;
         }
     }
-    return net_br_finish(&r) && net_snapshot_valid(m);
+    if (!net_br_finish(&r))
+        return false;
+    // Validate what was read; the reference only shaped the decoding.
+    const net_tick_command *ref = m->reference;
+    uint32_t ref_count = m->reference_count;
+    m->reference = NULL;
+    m->reference_count = 0;
+    bool ok = net_snapshot_valid(m);
+    m->reference = ref;
+    m->reference_count = ref_count;
+    return ok;
 }

@@ -147,6 +147,18 @@ typedef struct net_snapshot {
     net_join *joins;            uint32_t join_capacity;
     net_leave *leaves;          uint32_t leave_capacity;
     net_tick_command *commands; uint32_t command_capacity;
+    /// What the receiver already knows of the baseline, or NULL: for each
+    /// character present at B (before tick B's leaves and joins), in id order,
+    /// the command it ran in tick B - 1 (zero where unknown). With it, the
+    /// roster at B is not sent and each character's first command is coded
+    /// against its previous one instead of against zero -- the cheap common
+    /// case. Encoder and decoder must be given the same list; a receiver with
+    /// a different one decodes other commands, which the state hash exposes.
+    /// Without it (NULL), the roster goes explicitly and first commands are
+    /// coded against zero. A header bit says which; decoding a message made
+    /// with a reference needs one.
+    const net_tick_command *reference;
+    uint32_t reference_count;
 } net_snapshot;
 
 /// Server -> client: part `part` of `part_count` of the full state at `tick`.

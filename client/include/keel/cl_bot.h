@@ -1,0 +1,41 @@
+// keel: headless bots that drive a client's character. MIT licence.
+//
+// A bot looks at the predicted scene (its own character and the others) and
+// makes the command for the next tick. Client code, not simulation: it may
+// use floating point to aim, since only the integer command it produces
+// reaches the simulation.
+#ifndef KEEL_CL_BOT_H
+#define KEEL_CL_BOT_H
+
+#include <keel/sim_level.h>
+#include <keel/sim_scene.h>
+
+typedef enum cl_bot_mode {
+    CL_BOT_RANDOM = 0,  ///< seeded random walk, leashed to where it started
+    CL_BOT_CIRCUIT = 1, ///< a loop over the built-in level's stairs and ramps
+    CL_BOT_PUSHER = 2,  ///< walks into the nearest other character
+    CL_BOT_IDLE = 3,    ///< stands still
+    CL_BOT_MODE_COUNT = 4,
+} cl_bot_mode;
+
+/// "random", "circuit", "pusher", "idle"; -1 for an unknown name.
+int cl_bot_mode_parse(const char *name);
+const char *cl_bot_mode_name(cl_bot_mode mode);
+
+typedef struct cl_bot {
+    cl_bot_mode mode;
+    uint64_t rng;
+    bool has_home;
+    sim_vec3 home;
+    sim_fx leash;   ///< random walk: how far from home it may wander (default 1 m)
+    uint32_t waypoint;
+    uint32_t next_change;
+    sim_input current;
+} cl_bot;
+
+void cl_bot_init(cl_bot *bot, cl_bot_mode mode, uint64_t seed);
+/// The command for tick `tick` of the character `self` in `scene` (the
+/// predicted one); `level` gives the circuit's markers.
+sim_input cl_bot_command(cl_bot *bot, const sim_scene *scene, uint32_t self, const sim_level *level, uint32_t tick);
+
+#endif

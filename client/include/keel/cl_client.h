@@ -1,0 +1,117 @@
+// keel: the client's prediction library: it runs the same scene as the
+// server ahead of it, and rolls back and re-simulates when a snapshot shows
+// that the prediction was wrong. MIT licence, see LICENSE.
+//
+// Two scenes: the confirmed one (the server's exact state at the newest
+// snapshot tick C, computed from the acknowledged baseline and the commands
+// the snapshot carries, checked against the server's hash) and the predicted
+// one (tick P > C: the confirmed state advanced with our own commands and,
+// for every other character, its last command). When the state at C is
+// confirmed, the prediction made for C is compared with it byte for byte:
+// equal means nothing to do; different means a misprediction: it is labelled
+// with its cause, and the prediction is rebuilt from C. Smoothing for display
+// is the game's business and never writes into either scene.
+//
+// Causes (cl_cause): the server substituted one of our commands (it arrived
+// late or not at all); a remote character's command changed from the one we
+// predicted it with; an interaction (a character near one whose prediction
+// was wrong); unexplained -- that would be a determinism bug, and the tests
+// fail on it.
+//
+// The prediction horizon is capped (prediction_cap ticks past C, default 32):
+// beyond it cl_client_predict refuses to advance (returns false) until a
+// snapshot confirms more; the game keeps its last frame.
+#ifndef KEEL_CL_CLIENT_H
+#define KEEL_CL_CLIENT_H
+
+#include <keel/net_host.h>
+#include <keel/net_proto.h>
+#include <keel/sim_level.h>
+#include <keel/sim_scene.h>
+
+typedef enum cl_cause {
+    CL_CAUSE_SUBSTITUTED = 0,
+    CL_CAUSE_REMOTE_COMMAND = 1,
+    CL_CAUSE_INTERACTION = 2,
+    CL_CAUSE_UNEXPLAINED = 3,
+    CL_CAUSE_COUNT = 4,
+} cl_cause;
+
+const char *cl_cause_name(cl_cause cause);
+
+typedef struct cl_config {
+    uint32_t prediction_cap;   ///< ticks past the confirmed one (1..NET_MAX_SNAPSHOT_TICKS, default 32)
+    uint32_t ticks_per_packet; ///< an input packet every this many ticks (1..8, default 2)
+    /// Input packets a command is repeated in at least (default 4: three lost
+    /// packets in a row lose nothing).
+    uint32_t redundancy_packets;
+    uint32_t cookie;
+} cl_config;
+
+cl_config cl_default_config(void);
+
+typedef enum cl_status {
+    CL_STATUS_CONNECTING = 0, ///< waiting for the welcome
+    CL_STATUS_SYNCING = 1,    ///< welcomed, waiting for the first full state
+    CL_STATUS_PLAYING = 2,
+    CL_STATUS_REFUSED = 3,    ///< the server refused: see cl_client_refusal
+    CL_STATUS_DISCONNECTED = 4,
+} cl_status;
+
+typedef struct cl_stats {
+    uint64_t own_mispredictions[CL_CAUSE_COUNT];
+    uint64_t remote_mispredictions[CL_CAUSE_COUNT];
+    uint64_t rollbacks, resimulated_ticks;
+    uint64_t snapshots, full_states, snapshots_stale, snapshots_unusable, hash_mismatches;
+    uint64_t messages_malformed;
+    uint64_t snapshot_packets_lost; ///< from gaps in the server's sequence numbers
+    uint64_t predicted_ticks, capped_ticks;
+    uint64_t commands_sent, input_packets;
+    /// The first field that differed in the newest own-character misprediction.
+    const char *last_own_field;
+    uint32_t last_own_tick;
+    double rtt_ms;           ///< smoothed round-trip time (display only)
+    int32_t input_margin_q8; ///< the newest margin the server reported
+    double clock_scale;      ///< tick duration factor in use (0.98 .. 1.02)
+} cl_stats;
+
+typedef struct cl_client cl_client;
+
+/// A client for the same level, world and settings the server uses.
+cl_client *cl_client_create(const sim_world *world, const sim_level *level, const sim_move_settings *settings,
+                            const cl_config *config, net_host *host);
+void cl_client_destroy(cl_client *cl);
+
+/// Send the hello (call once the host reports NET_EVENT_CONNECT, or at once
+/// on a memory host: it is queued until the connection is up).
+void cl_client_hello(cl_client *cl, uint32_t now_ms);
+/// Handle one event of the host; `now_ms` is the client's clock.
+void cl_client_handle(cl_client *cl, const net_event *event, uint32_t now_ms);
+
+cl_status cl_client_status(const cl_client *cl);
+const char *cl_client_refusal(const cl_client *cl);
+uint32_t cl_client_character(const cl_client *cl);
+/// The next tick to predict (P) and the newest confirmed one (C).
+uint32_t cl_client_predicted_tick(const cl_client *cl);
+uint32_t cl_client_confirmed_tick(const cl_client *cl);
+/// How many ticks the client should be ahead of its confirmed state now, from
+/// the round trip; the game predicts until P reaches C + this.
+uint32_t cl_client_target_lead(const cl_client *cl);
+/// The current tick duration in microseconds: the nominal one scaled within
+/// +-2% to keep the input margin near one tick.
+uint64_t cl_client_tick_us(const cl_client *cl);
+
+/// Ticks to predict at once now (after the first full state, to get ahead of
+/// the server by the target lead; after a jump in latency, to make up the
+/// commands that would arrive late); reading it clears it.
+uint32_t cl_client_take_catch_up(cl_client *cl);
+
+/// Predict tick P with our command (its tick is set to P) and send inputs
+/// when due. False when not playing or at the prediction cap.
+bool cl_client_predict(cl_client *cl, const sim_input *command, uint32_t now_ms);
+
+const sim_scene *cl_client_predicted(const cl_client *cl);
+const sim_scene *cl_client_confirmed(const cl_client *cl);
+void cl_client_stats(const cl_client *cl, cl_stats *stats);
+
+#endif

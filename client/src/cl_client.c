@@ -1,0 +1,703 @@
+// keel client: prediction, confirmation and rollback. MIT licence.
+//
+// Invariants: `conf` holds the exact server state at tick C (or nothing
+// before the first full state); conf_ring keeps the confirmed states of the
+// last CL_RING ticks that were confirmed, for the baselines the server may
+// pick; `pred` is at tick P >= C, and pred_ring[k] holds the predicted state
+// at tick k (before tick k ran) and the commands each character ran in it,
+// for every k in [C, P); own_ring holds the commands we sent.
+#include <keel/cl_client.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#define CL_COOKIE 0x636c6e74u
+#define CL_RING 64u
+#define MAX_PARTS ((NET_MAX_CHARACTERS + NET_FULL_PART_CHARACTERS - 1) / NET_FULL_PART_CHARACTERS)
+/// A character this close to one whose prediction was wrong may have been
+/// touched by it (centres, any axis): larger than any pair of default shapes
+/// plus a tick's motion.
+#define NEAR_DISTANCE SIM_FX_MM(2500)
+
+typedef struct cl_state_slot {
+    uint32_t tick; // NET_TICK_NONE when empty
+    uint32_t count;
+    sim_char_state *states;    // capacity NET_MAX_CHARACTERS
+    net_tick_command *inputs;  // pred ring: what each character ran at this tick
+    uint32_t input_count;
+} cl_state_slot;
+
+typedef struct cl_own_slot {
+    uint32_t tick;
+    sim_input cmd;
+} cl_own_slot;
+
+struct cl_client {
+    const sim_world *world;
+    const sim_level *level;
+    sim_move_settings settings;
+    cl_config config;
+    net_host *host;
+    sim_scene *pred, *conf, *work;
+    net_sim_identity identity;
+    cl_status status;
+    char refusal[NET_REASON_MAX + 1];
+    uint32_t character;
+    uint32_t ticks_per_snapshot;
+    uint32_t confirmed; // C, NET_TICK_NONE before the first full state
+    cl_state_slot conf_ring[CL_RING];
+    cl_state_slot pred_ring[CL_RING];
+    cl_own_slot own_ring[CL_RING];
+    // the command each character ran last in the confirmed state (remote prediction)
+    net_tick_command *last_cmds;
+    uint32_t last_cmd_count;
+    // full state assembly
+    uint32_t full_tick;
+    uint64_t full_hash;
+    uint32_t full_parts_seen[(MAX_PARTS + 31) / 32];
+    uint32_t full_part_count, full_total, full_received;
+    sim_char_state *full_states;
+    sim_input *full_cmds;
+    // what the server told us
+    uint32_t last_applied_tick;
+    uint32_t substituted_mask;
+    int32_t margin_q8;
+    bool has_margin;
+    int32_t margins[32]; // the last reported margins: the clock steers their minimum
+    uint32_t margin_count;
+    uint16_t snap_sequence;
+    bool has_snap_sequence;
+    // clock
+    uint64_t nominal_tick_us;
+    double clock_scale;
+    double rtt_ms;
+    bool has_rtt;
+    uint32_t catch_up; // ticks to predict at once (after a full state or a jump in latency)
+    uint32_t catch_up_hold; // no new catch-up until the confirmed tick passes this
+    uint64_t next_deadline_us;
+    bool clock_started;
+    // input packets
+    uint16_t input_sequence;
+    // scratch
+    net_snapshot snap;
+    net_join *snap_joins;
+    net_leave *snap_leaves;
+    net_tick_command *snap_cmds;
+    uint8_t *changed; // per character index in conf: command changed or joined
+    uint8_t packet[NET_MTU];
+    cl_stats stats;
+};
+
+const char *cl_cause_name(cl_cause c)
+{
+    static const char *const names[CL_CAUSE_COUNT] = {"substituted", "remote_command", "interaction",
+                                                      "unexplained"};
+    return c < CL_CAUSE_COUNT ? names[c] : "?";
+}
+
+cl_config cl_default_config(void)
+{
+    cl_config c = {0};
+    c.prediction_cap = NET_MAX_SNAPSHOT_TICKS;
+    c.ticks_per_packet = 2;
+    c.redundancy_packets = 4;
+    c.cookie = CL_COOKIE;
+    return c;
+}
+
+static bool slot_init(cl_state_slot *s, bool inputs)
+{
+    s->tick = NET_TICK_NONE;
+    s->states = calloc(NET_MAX_CHARACTERS, sizeof *s->states);
+    s->inputs = inputs ? calloc(NET_MAX_CHARACTERS, sizeof *s->inputs) : NULL;
+    return s->states && (!inputs || s->inputs);
+}
+
+cl_client *cl_client_create(const sim_world *world, const sim_level *level, const sim_move_settings *settings,
+                            const cl_config *config, net_host *host)
+{
+    if (!world || !level || !host || !config || config->cookie != CL_COOKIE ||
+        !sim_move_settings_check(settings, NULL) || config->prediction_cap < 1 ||
+        config->prediction_cap > NET_MAX_SNAPSHOT_TICKS || config->ticks_per_packet < 1 ||
+        config->ticks_per_packet > 8 || config->redundancy_packets < 1)
+        return NULL;
+    cl_client *cl = calloc(1, sizeof *cl);
+    if (!cl)
+        return NULL;
+    cl->world = world;
+    cl->level = level;
+    cl->settings = *settings;
+    cl->config = *config;
+    cl->host = host;
+    cl->confirmed = NET_TICK_NONE;
+    cl->last_applied_tick = NET_TICK_NONE;
+    cl->full_tick = NET_TICK_NONE;
+    cl->clock_scale = 1.0;
+    cl->nominal_tick_us = 1000000u / (uint64_t)settings->tick_rate;
+    cl->pred = sim_scene_create(world, settings, NET_MAX_CHARACTERS);
+    cl->conf = sim_scene_create(world, settings, NET_MAX_CHARACTERS);
+    cl->work = sim_scene_create(world, settings, NET_MAX_CHARACTERS);
+    cl->last_cmds = calloc(NET_MAX_CHARACTERS, sizeof *cl->last_cmds);
+    cl->full_states = calloc(NET_MAX_CHARACTERS, sizeof *cl->full_states);
+    cl->full_cmds = calloc(NET_MAX_CHARACTERS, sizeof *cl->full_cmds);
+    cl->snap_joins = calloc(NET_MAX_CHARACTERS, sizeof *cl->snap_joins);
+    cl->snap_leaves = calloc(NET_MAX_CHARACTERS, sizeof *cl->snap_leaves);
+    cl->snap_cmds = calloc((size_t)NET_MAX_CHARACTERS * NET_MAX_SNAPSHOT_TICKS, sizeof *cl->snap_cmds);
+    cl->changed = calloc(NET_MAX_CHARACTERS, 1);
+    bool ok = cl->pred && cl->conf && cl->work && cl->last_cmds && cl->full_states && cl->full_cmds &&
+              cl->snap_joins && cl->snap_leaves && cl->snap_cmds && cl->changed;
+    for (uint32_t i = 0; ok && i < CL_RING; i++) {
+        ok = slot_init(&cl->conf_ring[i], false) && slot_init(&cl->pred_ring[i], true);
+        cl->own_ring[i].tick = NET_TICK_NONE;
+    }
+    if (!ok) {
+        cl_client_destroy(cl);
+        return NULL;
+    }
+    cl->identity = net_identity_make(settings, level);
+    return cl;
+}
+
+void cl_client_destroy(cl_client *cl)
+{
+    if (!cl)
+        return;
+    sim_scene_destroy(cl->pred);
+    sim_scene_destroy(cl->conf);
+    sim_scene_destroy(cl->work);
+    for (uint32_t i = 0; i < CL_RING; i++) {
+        free(cl->conf_ring[i].states);
+        free(cl->pred_ring[i].states);
+        free(cl->pred_ring[i].inputs);
+    }
+    free(cl->last_cmds);
+    free(cl->full_states);
+    free(cl->full_cmds);
+    free(cl->snap_joins);
+    free(cl->snap_leaves);
+    free(cl->snap_cmds);
+    free(cl->changed);
+    free(cl);
+}
+
+cl_status cl_client_status(const cl_client *cl) { return cl->status; }
+const char *cl_client_refusal(const cl_client *cl) { return cl->refusal; }
+uint32_t cl_client_character(const cl_client *cl) { return cl->character; }
+uint32_t cl_client_predicted_tick(const cl_client *cl) { return sim_scene_tick(cl->pred); }
+uint32_t cl_client_confirmed_tick(const cl_client *cl) { return cl->confirmed; }
+const sim_scene *cl_client_predicted(const cl_client *cl) { return cl->pred; }
+const sim_scene *cl_client_confirmed(const cl_client *cl) { return cl->conf; }
+
+void cl_client_stats(const cl_client *cl, cl_stats *stats)
+{
+    *stats = cl->stats;
+    stats->rtt_ms = cl->rtt_ms;
+    stats->input_margin_q8 = cl->margin_q8;
+    stats->clock_scale = cl->clock_scale;
+}
+
+uint32_t cl_client_target_lead(const cl_client *cl)
+{
+    double one_way_ticks = cl->rtt_ms / 2.0 * 1000.0 / (double)cl->nominal_tick_us;
+    uint32_t lead = (uint32_t)one_way_ticks + 2u;
+    return lead > cl->config.prediction_cap ? cl->config.prediction_cap : lead;
+}
+
+uint64_t cl_client_tick_us(const cl_client *cl) { return (uint64_t)((double)cl->nominal_tick_us * cl->clock_scale); }
+
+// ---- sending ------------------------------------------------------------------------
+
+void cl_client_hello(cl_client *cl, uint32_t now_ms)
+{
+    net_hello h;
+    memset(&h, 0, sizeof h);
+    h.protocol_version = NET_PROTOCOL_VERSION;
+    h.identity = cl->identity;
+    h.client_time_ms = now_ms;
+    size_t len = net_hello_encode(&h, cl->packet, sizeof cl->packet);
+    if (len)
+        net_host_send(cl->host, 0, NET_CHANNEL_CONTROL, cl->packet, len);
+}
+
+static void send_inputs(cl_client *cl, uint32_t now_ms)
+{
+    uint32_t newest = sim_scene_tick(cl->pred) - 1u;
+    // Every command the server has not run as ours yet, and at least the
+    // last redundancy_packets packets' worth.
+    uint32_t want = cl->config.ticks_per_packet * cl->config.redundancy_packets;
+    if (cl->last_applied_tick != NET_TICK_NONE && newest - cl->last_applied_tick > want)
+        want = newest - cl->last_applied_tick;
+    if (want > NET_MAX_INPUT_COMMANDS)
+        want = NET_MAX_INPUT_COMMANDS;
+    net_input in;
+    memset(&in, 0, sizeof in);
+    uint32_t count = 0;
+    for (uint32_t k = want; k > 0; k--) {
+        uint32_t t = newest - (k - 1u);
+        const cl_own_slot *o = &cl->own_ring[t % CL_RING];
+        if (o->tick != t) {
+            count = 0; // only a contiguous run ending at the newest
+            continue;
+        }
+        in.commands[count++] = o->cmd;
+    }
+    if (count == 0)
+        return;
+    in.sequence = cl->input_sequence++;
+    in.client_time_ms = now_ms;
+    in.ack_tick = cl->confirmed;
+    in.newest_tick = newest;
+    in.count = (uint8_t)count;
+    size_t len = net_input_encode(&in, cl->packet, sizeof cl->packet);
+    if (len && net_host_send(cl->host, 0, NET_CHANNEL_INPUT, cl->packet, len)) {
+        cl->stats.input_packets++;
+        cl->stats.commands_sent += count;
+    }
+}
+
+// ---- prediction ---------------------------------------------------------------------------
+
+static const net_tick_command *find_cmd(const net_tick_command *cmds, uint32_t n, uint32_t id)
+{
+    uint32_t lo = 0, hi = n;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (cmds[mid].id < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < n && cmds[lo].id == id ? &cmds[lo] : NULL;
+}
+
+// Run one predicted tick: our command from own_ring, every other character
+// its last confirmed command; keep the state before and the commands.
+static void predict_one(cl_client *cl)
+{
+    uint32_t t = sim_scene_tick(cl->pred);
+    cl_state_slot *slot = &cl->pred_ring[t % CL_RING];
+    uint32_t n;
+    const sim_char_state *chars = sim_scene_characters(cl->pred, &n);
+    slot->tick = t;
+    slot->count = n;
+    memcpy(slot->states, chars, (size_t)n * sizeof *chars);
+    slot->input_count = n;
+    const cl_own_slot *own = &cl->own_ring[t % CL_RING];
+    for (uint32_t i = 0; i < n; i++) {
+        net_tick_command *tc = &slot->inputs[i];
+        tc->id = chars[i].id;
+        const net_tick_command *last = find_cmd(cl->last_cmds, cl->last_cmd_count, chars[i].id);
+        if (chars[i].id == cl->character && own->tick == t) {
+            tc->command = own->cmd;
+        } else if (last) {
+            tc->command = last->command;
+        } else {
+            memset(&tc->command, 0, sizeof tc->command);
+            tc->command.yaw = chars[i].yaw;
+            tc->command.pitch = chars[i].pitch;
+        }
+        tc->command.tick = t;
+        sim_scene_set_input(cl->pred, tc->id, &tc->command);
+    }
+    sim_scene_step(cl->pred);
+    cl->stats.predicted_ticks++;
+}
+
+bool cl_client_predict(cl_client *cl, const sim_input *command, uint32_t now_ms)
+{
+    if (cl->status != CL_STATUS_PLAYING)
+        return false;
+    uint32_t p = sim_scene_tick(cl->pred);
+    if (p - cl->confirmed >= cl->config.prediction_cap) {
+        cl->stats.capped_ticks++;
+        return false;
+    }
+    cl_own_slot *o = &cl->own_ring[p % CL_RING];
+    o->tick = p;
+    o->cmd = *command;
+    o->cmd.tick = p;
+    predict_one(cl);
+    if ((p + 1u) % cl->config.ticks_per_packet == 0)
+        send_inputs(cl, now_ms);
+    return true;
+}
+
+// ---- confirmation ---------------------------------------------------------------------------
+
+static void keep_confirmed(cl_client *cl)
+{
+    uint32_t t = sim_scene_tick(cl->conf), n;
+    const sim_char_state *chars = sim_scene_characters(cl->conf, &n);
+    cl_state_slot *s = &cl->conf_ring[t % CL_RING];
+    s->tick = t;
+    s->count = n;
+    memcpy(s->states, chars, (size_t)n * sizeof *chars);
+}
+
+static const char *first_field(const sim_char_state *a, const sim_char_state *b)
+{
+    if (a->flags != b->flags) return "flags";
+    if (a->move_type != b->move_type) return "move_type";
+    if (a->ground != b->ground) return "ground";
+    if (!sim_v3_eq(a->position, b->position)) return "position";
+    if (!sim_v3_eq(a->velocity, b->velocity)) return "velocity";
+    if (!sim_v3_eq(a->ground_normal, b->ground_normal)) return "ground_normal";
+    if (!sim_v3_eq(a->ground_velocity, b->ground_velocity)) return "ground_velocity";
+    if (a->ground_object != b->ground_object) return "ground_object";
+    if (a->stuck_ticks != b->stuck_ticks) return "stuck_ticks";
+    if (a->yaw != b->yaw) return "yaw";
+    if (a->pitch != b->pitch) return "pitch";
+    return NULL;
+}
+
+static bool same_command(const sim_input *a, const sim_input *b)
+{
+    return a->forward == b->forward && a->right == b->right && a->up == b->up && a->buttons == b->buttons &&
+           a->yaw == b->yaw && a->pitch == b->pitch;
+}
+
+static bool near(const sim_char_state *a, const sim_char_state *b)
+{
+    sim_vec3 d = sim_v3_sub(a->position, b->position);
+    return d.x < NEAR_DISTANCE && d.x > -NEAR_DISTANCE && d.y < NEAR_DISTANCE && d.y > -NEAR_DISTANCE &&
+           d.z < NEAR_DISTANCE && d.z > -NEAR_DISTANCE;
+}
+
+static const sim_char_state *find_state(const sim_char_state *s, uint32_t n, uint32_t id)
+{
+    uint32_t lo = 0, hi = n;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (s[mid].id < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < n && s[lo].id == id ? &s[lo] : NULL;
+}
+
+// Re-simulate from the confirmed state to the predicted tick.
+static void rollback(cl_client *cl, uint32_t to)
+{
+    uint32_t t = sim_scene_tick(cl->conf), n;
+    const sim_char_state *chars = sim_scene_characters(cl->conf, &n);
+    sim_scene_restore_states(cl->pred, t, chars, n, NULL);
+    cl->stats.rollbacks++;
+    while (sim_scene_tick(cl->pred) < to) {
+        predict_one(cl);
+        cl->stats.resimulated_ticks++;
+    }
+}
+
+// The confirmed state moved from `from` to tick T (the conf scene); compare
+// with what was predicted for T and roll back when it differs. `actual` holds
+// the commands that ran in [from, T) (NULL after a full state: no labels).
+static void confirm(cl_client *cl, uint32_t from, const net_snapshot *actual)
+{
+    uint32_t T = sim_scene_tick(cl->conf);
+    uint32_t P = sim_scene_tick(cl->pred);
+    keep_confirmed(cl);
+    cl->confirmed = T;
+    if (P <= T || (int32_t)(P - T) > (int32_t)CL_RING) {
+        // Not ahead (just synced, or fell behind): start over from here.
+        rollback(cl, T);
+        return;
+    }
+    const cl_state_slot *pr = &cl->pred_ring[T % CL_RING];
+    uint32_t nc;
+    const sim_char_state *cs = sim_scene_characters(cl->conf, &nc);
+    bool differ = pr->tick != T || pr->count != nc;
+    for (uint32_t i = 0; i < nc && !differ; i++)
+        differ = cs[i].id != pr->states[i].id || first_field(&cs[i], &pr->states[i]) != NULL;
+    if (!differ)
+        return;
+    if (actual && pr->tick == T) {
+        // Which characters' commands differed from the ones we predicted
+        // them with in [from, T), and who joined or left.
+        memset(cl->changed, 0, nc);
+        for (uint32_t i = 0; i < nc; i++) {
+            if (!find_state(pr->states, pr->count, cs[i].id))
+                cl->changed[i] = 1; // joined
+        }
+        for (uint32_t k = 0; k < actual->command_count; k++) {
+            const net_tick_command *a = &actual->commands[k];
+            if (a->command.tick < from)
+                continue;
+            const cl_state_slot *ps = &cl->pred_ring[a->command.tick % CL_RING];
+            if (ps->tick != a->command.tick)
+                continue;
+            const net_tick_command *p = find_cmd(ps->inputs, ps->input_count, a->id);
+            if (!p || !same_command(&p->command, &a->command)) {
+                const sim_char_state *c = find_state(cs, nc, a->id);
+                if (c)
+                    cl->changed[c - cs] = 1;
+            }
+        }
+        bool substituted = false;
+        for (uint32_t k = 0; k < 32; k++) {
+            uint32_t tick = T - 1u - k;
+            if (tick < from || tick >= T)
+                break;
+            if (cl->substituted_mask & (1u << k))
+                substituted = true;
+        }
+        for (uint32_t i = 0; i < nc; i++) {
+            const sim_char_state *p = find_state(pr->states, pr->count, cs[i].id);
+            if (!p)
+                continue; // joined: not a misprediction of a state we had
+            const char *field = first_field(&cs[i], p);
+            if (!field)
+                continue;
+            bool own = cs[i].id == cl->character;
+            cl_cause cause;
+            if (own && substituted) {
+                cause = CL_CAUSE_SUBSTITUTED;
+            } else if (!own && cl->changed[i]) {
+                cause = CL_CAUSE_REMOTE_COMMAND;
+            } else {
+                cause = CL_CAUSE_UNEXPLAINED;
+                for (uint32_t j = 0; j < nc && cause == CL_CAUSE_UNEXPLAINED; j++) {
+                    if (j == i || !cl->changed[j])
+                        continue;
+                    const sim_char_state *pj = find_state(pr->states, pr->count, cs[j].id);
+                    if (near(&cs[i], &cs[j]) || near(p, &cs[j]) || (pj && (near(&cs[i], pj) || near(p, pj))))
+                        cause = CL_CAUSE_INTERACTION;
+                }
+                // A character that left may have touched it in the prediction.
+                for (uint32_t j = 0; j < pr->count && cause == CL_CAUSE_UNEXPLAINED; j++)
+                    if (!find_state(cs, nc, pr->states[j].id) && near(p, &pr->states[j]))
+                        cause = CL_CAUSE_INTERACTION;
+            }
+            if (own) {
+                cl->stats.own_mispredictions[cause]++;
+                cl->stats.last_own_field = field;
+                cl->stats.last_own_tick = T;
+            } else {
+                cl->stats.remote_mispredictions[cause]++;
+            }
+        }
+    }
+    rollback(cl, P);
+}
+
+// The commands each character ran in the last tick of the snapshot, for
+// predicting the others.
+static void keep_last_commands(cl_client *cl, const net_snapshot *s)
+{
+    uint32_t last_tick = s->tick - 1u, k = 0;
+    for (uint32_t i = 0; i < s->command_count; i++)
+        if (s->commands[i].command.tick == last_tick && k < NET_MAX_CHARACTERS)
+            cl->last_cmds[k++] = s->commands[i];
+    cl->last_cmd_count = k;
+}
+
+static void note_server(cl_client *cl, uint16_t sequence, uint32_t echo, uint16_t delay_ms, uint32_t last_applied,
+                        int32_t margin, uint32_t now_ms)
+{
+    if (cl->has_snap_sequence) {
+        int16_t gap = (int16_t)(uint16_t)(sequence - cl->snap_sequence);
+        if (gap > 1)
+            cl->stats.snapshot_packets_lost += (uint64_t)(gap - 1);
+        if (gap > 0)
+            cl->snap_sequence = sequence;
+    } else {
+        cl->has_snap_sequence = true;
+        cl->snap_sequence = sequence;
+    }
+    if (echo) {
+        double rtt = (double)(uint32_t)(now_ms - echo) - (double)delay_ms;
+        if (rtt >= 0 && rtt < 10000) {
+            cl->rtt_ms = cl->has_rtt ? cl->rtt_ms * 0.9 + rtt * 0.1 : rtt;
+            cl->has_rtt = true;
+        }
+    }
+    if (last_applied != NET_TICK_NONE &&
+        (cl->last_applied_tick == NET_TICK_NONE || last_applied > cl->last_applied_tick))
+        cl->last_applied_tick = last_applied;
+    cl->margin_q8 = margin;
+    cl->has_margin = true;
+    cl->margins[cl->margin_count++ % 32u] = margin;
+    int32_t low = margin;
+    for (uint32_t i = 0; i < 32u && i < cl->margin_count; i++)
+        low = cl->margins[i] < low ? cl->margins[i] : low;
+    // Keep the lowest margin of the last 32 reports near one tick, so that
+    // jitter too leaves every command a tick early: up to 2% faster or
+    // slower; a jump in latency that leaves commands more than two ticks
+    // late is made up at once by predicting the missing ticks.
+    double err_ticks = (double)(low - 256) / 256.0;
+    double scale = 1.0 + err_ticks * 0.01;
+    cl->clock_scale = scale < 0.98 ? 0.98 : (scale > 1.02 ? 1.02 : scale);
+    // Margins measured before the last catch-up took effect are stale: wait
+    // until the confirmed tick has passed the ticks predicted by then.
+    bool hold = cl->catch_up_hold != 0 && (cl->confirmed == NET_TICK_NONE || cl->confirmed < cl->catch_up_hold);
+    if (margin < -2 * 256 && !hold) {
+        uint32_t behind = (uint32_t)((-margin + 255) / 256) + 1u;
+        if (behind > cl->catch_up)
+            cl->catch_up = behind;
+        cl->catch_up_hold = sim_scene_tick(cl->pred) + behind + cl_client_target_lead(cl);
+        cl->margin_count = 0;
+    }
+}
+
+static void handle_snapshot(cl_client *cl, const uint8_t *data, size_t len, uint32_t now_ms)
+{
+    net_snapshot *s = &cl->snap;
+    memset(s, 0, sizeof *s);
+    s->joins = cl->snap_joins;
+    s->join_capacity = NET_MAX_CHARACTERS;
+    s->leaves = cl->snap_leaves;
+    s->leave_capacity = NET_MAX_CHARACTERS;
+    s->commands = cl->snap_cmds;
+    s->command_capacity = NET_MAX_CHARACTERS * NET_MAX_SNAPSHOT_TICKS;
+    if (!net_snapshot_decode(data, len, s)) {
+        cl->stats.messages_malformed++;
+        return;
+    }
+    note_server(cl, s->sequence, s->client_time_echo, s->echo_delay_ms, s->last_applied_tick, s->input_margin_q8,
+                now_ms);
+    cl->stats.snapshots++;
+    if (cl->status != CL_STATUS_PLAYING || s->tick <= cl->confirmed) {
+        cl->stats.snapshots_stale++;
+        return;
+    }
+    const cl_state_slot *base = &cl->conf_ring[s->baseline_tick % CL_RING];
+    if (base->tick != s->baseline_tick) {
+        cl->stats.snapshots_unusable++;
+        return;
+    }
+    // The server's state at T: the baseline advanced through the commands.
+    if (!sim_scene_restore_states(cl->work, base->tick, base->states, base->count, NULL)) {
+        cl->stats.snapshots_unusable++;
+        return;
+    }
+    uint32_t ji = 0, li = 0, ci = 0;
+    for (uint32_t t = s->baseline_tick; t < s->tick; t++) {
+        for (; li < s->leave_count && s->leaves[li].tick == t; li++)
+            sim_scene_remove_character(cl->work, s->leaves[li].id);
+        for (; ji < s->join_count && s->joins[ji].tick == t; ji++)
+            sim_scene_add_character(cl->work, &s->joins[ji].state);
+        for (; ci < s->command_count && s->commands[ci].command.tick == t; ci++)
+            sim_scene_set_input(cl->work, s->commands[ci].id, &s->commands[ci].command);
+        sim_scene_step(cl->work);
+    }
+    if (sim_scene_hash(cl->work) != s->state_hash) {
+        // Not what the server has: a determinism bug or a corrupted packet
+        // that decoded. Ask for the full state by acknowledging nothing new.
+        cl->stats.hash_mismatches++;
+        return;
+    }
+    uint32_t n;
+    const sim_char_state *chars = sim_scene_characters(cl->work, &n);
+    sim_scene_restore_states(cl->conf, s->tick, chars, n, NULL);
+    cl->substituted_mask = s->substituted_mask;
+    keep_last_commands(cl, s);
+    uint32_t from = cl->confirmed;
+    confirm(cl, from, s);
+}
+
+static void handle_full(cl_client *cl, const uint8_t *data, size_t len, uint32_t now_ms)
+{
+    net_full_part p;
+    if (!net_full_part_decode(data, len, &p)) {
+        cl->stats.messages_malformed++;
+        return;
+    }
+    note_server(cl, p.sequence, p.client_time_echo, p.echo_delay_ms, p.last_applied_tick, p.input_margin_q8, now_ms);
+    if (cl->status != CL_STATUS_SYNCING && cl->status != CL_STATUS_PLAYING)
+        return;
+    if (cl->confirmed != NET_TICK_NONE && p.tick <= cl->confirmed) {
+        cl->stats.snapshots_stale++;
+        return;
+    }
+    if (p.tick != cl->full_tick || p.part_count != cl->full_part_count || p.state_hash != cl->full_hash) {
+        if (cl->full_tick != NET_TICK_NONE && p.tick < cl->full_tick)
+            return; // an older full state than the one being assembled
+        cl->full_tick = p.tick;
+        cl->full_part_count = p.part_count;
+        cl->full_total = p.total_characters;
+        cl->full_hash = p.state_hash;
+        cl->full_received = 0;
+        memset(cl->full_parts_seen, 0, sizeof cl->full_parts_seen);
+    }
+    if (p.part >= MAX_PARTS || (cl->full_parts_seen[p.part / 32] & (1u << (p.part % 32))))
+        return;
+    uint32_t first = (uint32_t)p.part * NET_FULL_PART_CHARACTERS;
+    if (first + p.count > cl->full_total)
+        return;
+    cl->full_parts_seen[p.part / 32] |= 1u << (p.part % 32);
+    for (uint32_t i = 0; i < p.count; i++) {
+        cl->full_states[first + i] = p.states[i];
+        cl->full_cmds[first + i] = p.last_commands[i];
+    }
+    if (++cl->full_received < cl->full_part_count)
+        return;
+    sim_scene_error err;
+    if (!sim_scene_restore_states(cl->work, p.tick, cl->full_states, cl->full_total, &err) ||
+        sim_scene_hash(cl->work) != p.state_hash) {
+        cl->stats.hash_mismatches++;
+        cl->full_tick = NET_TICK_NONE;
+        return;
+    }
+    sim_scene_restore_states(cl->conf, p.tick, cl->full_states, cl->full_total, NULL);
+    for (uint32_t i = 0; i < cl->full_total; i++) {
+        cl->last_cmds[i].id = cl->full_states[i].id;
+        cl->last_cmds[i].command = cl->full_cmds[i];
+    }
+    cl->last_cmd_count = cl->full_total;
+    cl->stats.full_states++;
+    cl->full_tick = NET_TICK_NONE;
+    bool first_sync = cl->status == CL_STATUS_SYNCING;
+    cl->status = CL_STATUS_PLAYING;
+    uint32_t from = cl->confirmed == NET_TICK_NONE ? p.tick : cl->confirmed;
+    confirm(cl, from, NULL);
+    if (first_sync)
+        cl->catch_up = cl_client_target_lead(cl);
+}
+
+void cl_client_handle(cl_client *cl, const net_event *ev, uint32_t now_ms)
+{
+    if (ev->type == NET_EVENT_DISCONNECT) {
+        if (cl->status != CL_STATUS_REFUSED)
+            cl->status = CL_STATUS_DISCONNECTED;
+        return;
+    }
+    if (ev->type != NET_EVENT_RECEIVE)
+        return;
+    net_msg_type type = net_msg_peek_type(ev->data, ev->length);
+    if (ev->channel == NET_CHANNEL_CONTROL && type == NET_MSG_WELCOME) {
+        net_welcome w;
+        if (!net_welcome_decode(ev->data, ev->length, &w) || cl->status != CL_STATUS_CONNECTING) {
+            cl->stats.messages_malformed++;
+            return;
+        }
+        cl->character = w.character_id;
+        cl->ticks_per_snapshot = w.ticks_per_snapshot;
+        double rtt = (double)(uint32_t)(now_ms - w.client_time_echo);
+        if (rtt >= 0 && rtt < 10000) {
+            cl->rtt_ms = rtt;
+            cl->has_rtt = true;
+        }
+        cl->status = CL_STATUS_SYNCING;
+    } else if (ev->channel == NET_CHANNEL_CONTROL && type == NET_MSG_REFUSE) {
+        net_refuse r;
+        if (!net_refuse_decode(ev->data, ev->length, &r)) {
+            cl->stats.messages_malformed++;
+            return;
+        }
+        memcpy(cl->refusal, r.reason, sizeof cl->refusal);
+        cl->status = CL_STATUS_REFUSED;
+    } else if (ev->channel == NET_CHANNEL_SNAPSHOT && type == NET_MSG_SNAPSHOT) {
+        handle_snapshot(cl, ev->data, ev->length, now_ms);
+    } else if (ev->channel == NET_CHANNEL_SNAPSHOT && type == NET_MSG_FULL) {
+        handle_full(cl, ev->data, ev->length, now_ms);
+    } else {
+        cl->stats.messages_malformed++;
+    }
+}
+
+uint32_t cl_client_take_catch_up(cl_client *cl)
+{
+    uint32_t n = cl->catch_up;
+    cl->catch_up = 0;
+    return n;
+}

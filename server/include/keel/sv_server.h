@@ -1,0 +1,77 @@
+// keel: the dedicated server's core: clients, command buffers, the
+// authoritative scene and snapshots. MIT licence, see LICENSE.
+//
+// No clock and no sockets of its own: the caller (keel-server, or a test on
+// the in-memory network) hands it the network's events and the time, and
+// calls sv_server_tick at each tick's deadline. Everything goes out through
+// the net_host it was given.
+//
+// A tick t (the scene's tick): clients that left are removed and clients that
+// said hello get a character (both recorded for tick t); every character runs
+// its client's command for tick t, or -- when that command has not arrived --
+// the client's previous command again (a substitution, recorded and reported
+// to that client); the scene steps to t + 1; every ticks_per_snapshot ticks
+// each client gets a snapshot of the state at t + 1: a delta against the tick
+// it acknowledged (the commands of every character since then, and the state
+// hash), or a full state when it has acknowledged nothing usable.
+#ifndef KEEL_SV_SERVER_H
+#define KEEL_SV_SERVER_H
+
+#include <keel/net_host.h>
+#include <keel/net_proto.h>
+#include <keel/sim_level.h>
+#include <keel/sim_scene.h>
+
+typedef struct sv_config {
+    uint32_t max_clients;        ///< 1..NET_MAX_CHARACTERS (default 64)
+    uint32_t ticks_per_snapshot; ///< 1..16 (default 2: 32 snapshots/s at 64 Hz)
+    /// Commands accepted from one client per second, new ones only (default
+    /// 2 x tick rate + 32); more are dropped and counted.
+    uint32_t max_commands_per_second;
+    /// Malformed messages from one client within a second before it is
+    /// disconnected (default 64).
+    uint32_t max_malformed_per_second;
+    bool platforms; ///< the built-in level's elevator and shuttle (needs a platform_area marker)
+    uint32_t cookie;
+} sv_config;
+
+sv_config sv_default_config(void);
+
+/// Counters since creation (the stats line shows their rates).
+typedef struct sv_stats {
+    uint32_t clients;
+    uint64_t ticks;
+    uint64_t commands_received;     ///< new commands stored
+    uint64_t commands_duplicate;    ///< already held (redundancy)
+    uint64_t commands_late;         ///< arrived after their tick ran
+    uint64_t commands_out_of_window; ///< beyond server tick + NET_MAX_SNAPSHOT_TICKS
+    uint64_t commands_rate_limited;
+    uint64_t commands_substituted;
+    uint64_t messages_malformed;
+    uint64_t messages_unexpected;   ///< well formed but not valid now (input before hello, ...)
+    uint64_t clients_refused, clients_dropped, clients_joined, clients_left;
+    uint64_t snapshots_delta, snapshots_full_parts;
+    uint64_t snapshot_bytes;        ///< payload of snapshots and full parts
+} sv_stats;
+
+typedef struct sv_server sv_server;
+
+/// A server for `world` (made from `level`, both outliving it), simulating
+/// with `settings`, talking through `host`. NULL on invalid settings or config.
+sv_server *sv_server_create(const sim_world *world, const sim_level *level, const sim_move_settings *settings,
+                            const sv_config *config, net_host *host);
+void sv_server_destroy(sv_server *sv);
+
+/// Handle one event of the host; `now_us` is the server's clock and
+/// `next_tick_us` the deadline of the next tick (for the input margin).
+void sv_server_handle(sv_server *sv, const net_event *event, uint64_t now_us, uint64_t next_tick_us);
+/// Run one tick (at its deadline) and send the snapshots that fall due.
+void sv_server_tick(sv_server *sv);
+
+uint32_t sv_server_scene_tick(const sv_server *sv);
+const sim_scene *sv_server_scene(const sv_server *sv);
+void sv_server_stats(const sv_server *sv, sv_stats *stats);
+/// The identity clients must match.
+net_sim_identity sv_server_identity(const sv_server *sv);
+
+#endif

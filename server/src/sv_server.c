@@ -1,0 +1,654 @@
+// keel server: clients, command buffers, the tick and snapshots.
+// MIT licence, see LICENSE.
+//
+// Invariants: clients[] slots are either free or hold one connected peer;
+// a client's character exists in the scene from the tick it joined until the
+// tick after it left; history records every tick's leaves, joins and the
+// command each character ran, which is all a client needs besides its
+// acknowledged state to compute the server's state exactly.
+#include <keel/sv_server.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "sv_history.h"
+
+#define SV_COOKIE 0x73727672u
+#define CMD_RING 64u // > NET_MAX_SNAPSHOT_TICKS: the command buffer's window
+#define MAX_SPAWN_SLOTS 1024u
+#define SPAWN_SPACING SIM_FX_INT(4)
+
+typedef struct sv_cmd_slot {
+    uint32_t tick; // NET_TICK_NONE when empty
+    sim_input cmd;
+} sv_cmd_slot;
+
+typedef struct sv_client {
+    bool used, joined, leaving;
+    uint32_t peer;
+    uint32_t id; // character id, 0 before the join
+    uint32_t join_tick;
+    sv_cmd_slot ring[CMD_RING];
+    uint8_t ran_own[CMD_RING]; // per tick % CMD_RING: 1 if its own command ran, 0 if a substitute
+    sim_input last_cmd;
+    uint32_t last_applied_tick;
+    uint64_t substituted_bits; // bit 0: the last tick run
+    uint32_t ack_tick;
+    uint32_t client_time;      // newest input's client_time_ms
+    uint16_t newest_sequence;
+    bool has_sequence;
+    uint64_t client_time_at_us; // when that input arrived
+    int32_t margin_q8, margin_min_q8;
+    bool margin_seen;
+    uint16_t snapshot_sequence;
+    uint32_t window_start_tick; // rate limiting
+    uint32_t window_commands;
+    uint64_t malformed_window_start_us;
+    uint32_t malformed_in_window;
+    uint32_t hello_time;
+} sv_client;
+
+struct sv_server {
+    const sim_world *world;
+    const sim_level *level;
+    sim_move_settings settings;
+    sv_config config;
+    net_host *host;
+    sim_scene *scene;
+    net_sim_identity identity;
+    sv_client *clients;
+    uint32_t next_id;
+    uint32_t *pending_leaves; // character ids leaving at the next tick
+    uint32_t pending_leave_count;
+    sv_history history;
+    uint64_t tick_us;
+    uint64_t now_us;
+    sim_vec3 spawn_origin;
+    // scratch for snapshots (allocated once)
+    net_join *snap_joins;
+    net_leave *snap_leaves;
+    net_tick_command *snap_commands;
+    uint32_t snap_join_cap, snap_leave_cap, snap_command_cap;
+    uint8_t packet[NET_MTU];
+    sv_stats stats;
+};
+
+sv_config sv_default_config(void)
+{
+    sv_config c = {0};
+    c.max_clients = 64;
+    c.ticks_per_snapshot = 2;
+    c.max_commands_per_second = 0; // 0: 2 x tick rate + 32
+    c.max_malformed_per_second = 64;
+    c.platforms = false;
+    c.cookie = SV_COOKIE;
+    return c;
+}
+
+static void add_platforms(sv_server *sv)
+{
+    const sim_marker *m = sim_level_find_marker(sv->level, "platform_area");
+    if (!m)
+        return;
+    sim_vec3 a = m->position;
+    sim_vec3 half = sim_v3(SIM_FX_MM(750), SIM_FX_MM(100), SIM_FX_MM(750));
+    sim_platform_def e = {0};
+    e.id = 0x7FFF0001u; // far above any character id
+    e.half = half;
+    e.points[0] = sim_v3_add(a, sim_v3(-SIM_FX_MM(1500), SIM_FX_MM(200), 0));
+    e.points[1] = sim_v3_add(a, sim_v3(-SIM_FX_MM(1500), SIM_FX_MM(3200), 0));
+    e.point_count = 2;
+    e.ticks_per_leg = 192;
+    e.pause_ticks = 64;
+    sim_platform_def s = e;
+    s.id = 0x7FFF0002u;
+    s.points[0] = sim_v3_add(a, sim_v3(SIM_FX_MM(1500), SIM_FX_MM(200), -SIM_FX_INT(2)));
+    s.points[1] = sim_v3_add(a, sim_v3(SIM_FX_MM(1500), SIM_FX_MM(200), SIM_FX_INT(2)));
+    s.ticks_per_leg = 128;
+    s.pause_ticks = 32;
+    sim_scene_add_platform(sv->scene, &e);
+    sim_scene_add_platform(sv->scene, &s);
+}
+
+sv_server *sv_server_create(const sim_world *world, const sim_level *level, const sim_move_settings *settings,
+                            const sv_config *config, net_host *host)
+{
+    if (!world || !level || !host || !config || config->cookie != SV_COOKIE ||
+        !sim_move_settings_check(settings, NULL) || config->max_clients < 1 ||
+        config->max_clients > NET_MAX_CHARACTERS || config->ticks_per_snapshot < 1 || config->ticks_per_snapshot > 16)
+        return NULL;
+    sv_server *sv = calloc(1, sizeof *sv);
+    if (!sv)
+        return NULL;
+    sv->world = world;
+    sv->level = level;
+    sv->settings = *settings;
+    sv->config = *config;
+    if (sv->config.max_commands_per_second == 0)
+        sv->config.max_commands_per_second = 2u * (uint32_t)settings->tick_rate + 32u;
+    sv->host = host;
+    sv->next_id = 1;
+    sv->tick_us = 1000000u / (uint64_t)settings->tick_rate;
+    uint32_t n = config->max_clients;
+    sv->scene = sim_scene_create(world, settings, n);
+    sv->clients = calloc(n, sizeof *sv->clients);
+    sv->pending_leaves = calloc(n, sizeof *sv->pending_leaves);
+    sv->snap_join_cap = n * 2;
+    sv->snap_leave_cap = n * 2;
+    sv->snap_command_cap = n * NET_MAX_SNAPSHOT_TICKS;
+    sv->snap_joins = calloc(sv->snap_join_cap, sizeof *sv->snap_joins);
+    sv->snap_leaves = calloc(sv->snap_leave_cap, sizeof *sv->snap_leaves);
+    sv->snap_commands = calloc(sv->snap_command_cap, sizeof *sv->snap_commands);
+    if (!sv->scene || !sv->clients || !sv->pending_leaves || !sv->snap_joins || !sv->snap_leaves ||
+        !sv->snap_commands || !sv_history_init(&sv->history, n)) {
+        sv_server_destroy(sv);
+        return NULL;
+    }
+    sv->identity = net_identity_make(settings, level);
+    const sim_marker *sp = sim_level_find_marker(level, "spawn");
+    sv->spawn_origin = sp ? sp->position : sim_v3_zero();
+    if (config->platforms)
+        add_platforms(sv);
+    return sv;
+}
+
+void sv_server_destroy(sv_server *sv)
+{
+    if (!sv)
+        return;
+    sim_scene_destroy(sv->scene);
+    free(sv->clients);
+    free(sv->pending_leaves);
+    free(sv->snap_joins);
+    free(sv->snap_leaves);
+    free(sv->snap_commands);
+    sv_history_free(&sv->history);
+    free(sv);
+}
+
+uint32_t sv_server_scene_tick(const sv_server *sv) { return sim_scene_tick(sv->scene); }
+const sim_scene *sv_server_scene(const sv_server *sv) { return sv->scene; }
+net_sim_identity sv_server_identity(const sv_server *sv) { return sv->identity; }
+
+void sv_server_stats(const sv_server *sv, sv_stats *stats)
+{
+    *stats = sv->stats;
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < sv->config.max_clients; i++)
+        k += sv->clients[i].used && sv->clients[i].joined;
+    stats->clients = k;
+}
+
+// ---- clients ----------------------------------------------------------------------------
+
+static sv_client *client_of_peer(sv_server *sv, uint32_t peer)
+{
+    for (uint32_t i = 0; i < sv->config.max_clients; i++)
+        if (sv->clients[i].used && sv->clients[i].peer == peer)
+            return &sv->clients[i];
+    return NULL;
+}
+
+static void send_refuse(sv_server *sv, uint32_t peer, net_refuse_code code, const char *reason)
+{
+    net_refuse r;
+    memset(&r, 0, sizeof r);
+    r.code = (uint8_t)code;
+    size_t n = strlen(reason);
+    if (n > NET_REASON_MAX)
+        n = NET_REASON_MAX;
+    memcpy(r.reason, reason, n);
+    size_t len = net_refuse_encode(&r, sv->packet, sizeof sv->packet);
+    if (len)
+        net_host_send(sv->host, peer, NET_CHANNEL_CONTROL, sv->packet, len);
+    net_host_flush(sv->host);
+    net_host_disconnect(sv->host, peer);
+    sv->stats.clients_refused++;
+}
+
+static void drop_client(sv_server *sv, sv_client *c, bool misbehaved)
+{
+    if (c->joined && sv->pending_leave_count < sv->config.max_clients)
+        sv->pending_leaves[sv->pending_leave_count++] = c->id;
+    if (misbehaved) {
+        net_host_disconnect(sv->host, c->peer);
+        sv->stats.clients_dropped++;
+    } else {
+        sv->stats.clients_left++;
+    }
+    memset(c, 0, sizeof *c);
+}
+
+// A malformed message: counted, and a client that keeps sending them is dropped.
+static void malformed(sv_server *sv, sv_client *c)
+{
+    sv->stats.messages_malformed++;
+    if (!c)
+        return;
+    if (sv->now_us - c->malformed_window_start_us >= 1000000u) {
+        c->malformed_window_start_us = sv->now_us;
+        c->malformed_in_window = 0;
+    }
+    if (++c->malformed_in_window > sv->config.max_malformed_per_second)
+        drop_client(sv, c, true);
+}
+
+static void handle_hello(sv_server *sv, uint32_t peer, const uint8_t *data, size_t len)
+{
+    sv_client *c = client_of_peer(sv, peer);
+    net_hello h;
+    if (!net_hello_decode(data, len, &h)) {
+        sv->stats.messages_malformed++;
+        if (c)
+            drop_client(sv, c, true);
+        else
+            send_refuse(sv, peer, NET_REFUSE_BAD_HELLO, "malformed hello");
+        return;
+    }
+    if (c) { // a second hello: a confused or hostile client
+        sv->stats.messages_unexpected++;
+        return;
+    }
+    if (h.protocol_version != NET_PROTOCOL_VERSION) {
+        send_refuse(sv, peer, NET_REFUSE_PROTOCOL, "protocol version differs from the server's");
+        return;
+    }
+    const char *why = NULL;
+    if (!net_identity_equal(&h.identity, &sv->identity, &why)) {
+        char msg[NET_REASON_MAX + 1];
+        size_t n = strlen(why);
+        const char *pre = "simulation differs from the server's: ";
+        size_t p = strlen(pre);
+        memcpy(msg, pre, p);
+        if (p + n > NET_REASON_MAX)
+            n = NET_REASON_MAX - p;
+        memcpy(msg + p, why, n);
+        msg[p + n] = 0;
+        send_refuse(sv, peer, NET_REFUSE_IDENTITY, msg);
+        return;
+    }
+    for (uint32_t i = 0; i < sv->config.max_clients; i++) {
+        sv_client *f = &sv->clients[i];
+        if (f->used)
+            continue;
+        memset(f, 0, sizeof *f);
+        f->used = true;
+        f->peer = peer;
+        f->ack_tick = NET_TICK_NONE;
+        f->last_applied_tick = NET_TICK_NONE;
+        f->hello_time = h.client_time_ms;
+        for (uint32_t k = 0; k < CMD_RING; k++)
+            f->ring[k].tick = NET_TICK_NONE;
+        return; // joins at the next tick
+    }
+    send_refuse(sv, peer, NET_REFUSE_FULL, "server full");
+}
+
+static int32_t clamp_margin(int64_t q8)
+{
+    const int64_t lim = (int64_t)1 << 23;
+    return (int32_t)(q8 > lim ? lim : (q8 < -lim ? -lim : q8));
+}
+
+static void handle_input(sv_server *sv, sv_client *c, const uint8_t *data, size_t len, uint64_t next_tick_us)
+{
+    net_input in;
+    if (!net_input_decode(data, len, &in)) {
+        malformed(sv, c);
+        return;
+    }
+    if (!c->joined) {
+        sv->stats.messages_unexpected++;
+        return;
+    }
+    uint32_t now_tick = sim_scene_tick(sv->scene);
+    // Round-trip bookkeeping: the newest packet by sequence (wrapping).
+    if (!c->has_sequence || (int16_t)(uint16_t)(in.sequence - c->newest_sequence) > 0) {
+        c->has_sequence = true;
+        c->newest_sequence = in.sequence;
+        c->client_time = in.client_time_ms;
+        c->client_time_at_us = sv->now_us;
+    }
+    // The acknowledged baseline only moves forward, and never past now.
+    if (in.ack_tick != NET_TICK_NONE && in.ack_tick <= now_tick && in.ack_tick >= c->join_tick &&
+        (c->ack_tick == NET_TICK_NONE || in.ack_tick > c->ack_tick))
+        c->ack_tick = in.ack_tick;
+    // How early the newest command arrives: its deadline minus now, in 1/256 tick.
+    int64_t ahead_us = ((int64_t)in.newest_tick - (int64_t)now_tick) * (int64_t)sv->tick_us +
+                       (int64_t)next_tick_us - (int64_t)sv->now_us;
+    int32_t margin = clamp_margin(ahead_us * 256 / (int64_t)sv->tick_us);
+    c->margin_q8 = margin;
+    if (!c->margin_seen || margin < c->margin_min_q8)
+        c->margin_min_q8 = margin;
+    c->margin_seen = true;
+    for (uint32_t i = 0; i < in.count; i++) {
+        uint32_t t = in.newest_tick - (in.count - 1u - i);
+        if (t < now_tick) {
+            // Already run: a redundant copy, or one that came too late.
+            if (now_tick - t < CMD_RING && c->ran_own[t % CMD_RING] && t >= c->join_tick)
+                sv->stats.commands_duplicate++;
+            else
+                sv->stats.commands_late++;
+            continue;
+        }
+        if (t - now_tick > NET_MAX_SNAPSHOT_TICKS) {
+            sv->stats.commands_out_of_window++;
+            continue;
+        }
+        sv_cmd_slot *s = &c->ring[t % CMD_RING];
+        if (s->tick == t) {
+            sv->stats.commands_duplicate++;
+            continue;
+        }
+        if (now_tick - c->window_start_tick >= (uint32_t)sv->settings.tick_rate) {
+            c->window_start_tick = now_tick;
+            c->window_commands = 0;
+        }
+        if (++c->window_commands > sv->config.max_commands_per_second) {
+            sv->stats.commands_rate_limited++;
+            continue;
+        }
+        s->tick = t;
+        s->cmd = in.commands[i];
+        s->cmd.tick = t;
+        sv->stats.commands_received++;
+    }
+}
+
+void sv_server_handle(sv_server *sv, const net_event *ev, uint64_t now_us, uint64_t next_tick_us)
+{
+    sv->now_us = now_us;
+    switch (ev->type) {
+    case NET_EVENT_CONNECT:
+        break; // nothing until its hello
+    case NET_EVENT_DISCONNECT: {
+        sv_client *c = client_of_peer(sv, ev->peer);
+        if (c)
+            drop_client(sv, c, false);
+        break;
+    }
+    case NET_EVENT_RECEIVE: {
+        sv_client *c = client_of_peer(sv, ev->peer);
+        net_msg_type type = net_msg_peek_type(ev->data, ev->length);
+        if (ev->channel == NET_CHANNEL_CONTROL && type == NET_MSG_HELLO)
+            handle_hello(sv, ev->peer, ev->data, ev->length);
+        else if (ev->channel == NET_CHANNEL_INPUT && type == NET_MSG_INPUT && c)
+            handle_input(sv, c, ev->data, ev->length, next_tick_us);
+        else if (!c && type != NET_MSG_INPUT)
+            malformed(sv, NULL);
+        else if (!c)
+            sv->stats.messages_unexpected++;
+        else
+            malformed(sv, c);
+        break;
+    }
+    default:
+        break;
+    }
+}
+
+// ---- the tick ---------------------------------------------------------------------------------
+
+// The spawn for a joining character: the nearest point of a 4 m grid around
+// the level's spawn marker that is free of the level and at least a grid step
+// from every character, with floor within a metre below.
+static sim_vec3 spawn_point(sv_server *sv)
+{
+    uint32_t n;
+    const sim_char_state *chars = sim_scene_characters(sv->scene, &n);
+    sim_shape sh = sv->settings.stand_shape;
+    for (int32_t ring = 0; ring < 16; ring++) {
+        for (int32_t k = 0; k < (ring == 0 ? 1 : 8 * ring); k++) {
+            // walk the square ring of radius `ring` in a fixed order
+            int32_t side = ring == 0 ? 0 : k / (2 * ring), off = ring == 0 ? 0 : k % (2 * ring);
+            int32_t gx = 0, gz = 0;
+            if (ring) {
+                if (side == 0) { gx = -ring + off; gz = -ring; }
+                else if (side == 1) { gx = ring; gz = -ring + off; }
+                else if (side == 2) { gx = ring - off; gz = ring; }
+                else { gx = -ring; gz = ring - off; }
+            }
+            sim_vec3 p = sim_v3_add(sv->spawn_origin, sim_v3(gx * SPAWN_SPACING, 0, gz * SPAWN_SPACING));
+            bool taken = false;
+            for (uint32_t i = 0; i < n && !taken; i++) {
+                sim_vec3 d = sim_v3_sub(chars[i].position, p);
+                d.y = 0;
+                taken = sim_v3_len_sq64(d) < (int64_t)SPAWN_SPACING * SPAWN_SPACING / 4;
+            }
+            if (taken)
+                continue;
+            sim_vec3 center = sim_v3_add(p, sim_v3(0, sh.half.y + SIM_FX_MM(10), 0));
+            sim_overlap_input oi = {sh, center, 0};
+            sim_contact ct;
+            if (sim_world_contacts(sv->world, &oi, &ct, 1) > 0 && ct.depth > 0)
+                continue;
+            sim_ray_input ray = {sim_v3_add(p, sim_v3(0, SIM_FX_MM(100), 0)), sim_v3(0, -SIM_FX_INT(1), 0)};
+            sim_ray_result rr;
+            if (!sim_world_raycast(sv->world, &ray, &rr))
+                continue;
+            return p;
+        }
+    }
+    return sv->spawn_origin;
+}
+
+// ---- snapshots --------------------------------------------------------------------------------
+
+static uint16_t echo_delay_ms(const sv_server *sv, const sv_client *c)
+{
+    if (!c->has_sequence)
+        return 0;
+    uint64_t ms = (sv->now_us - c->client_time_at_us) / 1000u;
+    return (uint16_t)(ms > 65535u ? 65535u : ms);
+}
+
+static int32_t take_margin(sv_client *c)
+{
+    int32_t m = c->margin_seen ? c->margin_min_q8 : c->margin_q8;
+    c->margin_seen = false;
+    c->margin_q8 = m;
+    return m;
+}
+
+static uint32_t substituted_mask(const sv_client *c, uint32_t now)
+{
+    // Only ticks since the join count; before it nothing was substituted.
+    uint32_t span = now - c->join_tick;
+    uint64_t bits = c->substituted_bits;
+    if (span < 32)
+        bits &= ((uint64_t)1 << span) - 1u;
+    return (uint32_t)bits;
+}
+
+static void send_full(sv_server *sv, sv_client *c, uint32_t now)
+{
+    uint32_t n;
+    const sim_char_state *chars = sim_scene_characters(sv->scene, &n);
+    const sv_tick_record *prev = sv_history_find(&sv->history, now - 1u);
+    net_full_part part;
+    memset(&part, 0, sizeof part);
+    part.client_time_echo = c->client_time;
+    part.echo_delay_ms = echo_delay_ms(sv, c);
+    part.tick = now;
+    part.last_applied_tick = c->last_applied_tick;
+    part.input_margin_q8 = take_margin(c);
+    part.state_hash = sim_scene_hash(sv->scene);
+    part.total_characters = (uint16_t)n;
+    uint32_t parts = n == 0 ? 1 : (n + NET_FULL_PART_CHARACTERS - 1) / NET_FULL_PART_CHARACTERS;
+    part.part_count = (uint16_t)parts;
+    for (uint32_t p = 0; p < parts; p++) {
+        part.sequence = c->snapshot_sequence++;
+        part.part = (uint16_t)p;
+        part.count = 0;
+        for (uint32_t i = p * NET_FULL_PART_CHARACTERS; i < n && part.count < NET_FULL_PART_CHARACTERS; i++) {
+            part.states[part.count] = chars[i];
+            memset(&part.last_commands[part.count], 0, sizeof part.last_commands[0]);
+            if (prev) {
+                for (uint32_t k = 0; k < prev->command_count; k++)
+                    if (prev->commands[k].id == chars[i].id)
+                        part.last_commands[part.count] = prev->commands[k].command;
+            }
+            part.count++;
+        }
+        size_t len = net_full_part_encode(&part, sv->packet, sizeof sv->packet);
+        if (len && net_host_send(sv->host, c->peer, NET_CHANNEL_SNAPSHOT, sv->packet, len)) {
+            sv->stats.snapshots_full_parts++;
+            sv->stats.snapshot_bytes += len;
+        }
+    }
+}
+
+static void send_snapshot(sv_server *sv, sv_client *c)
+{
+    uint32_t now = sim_scene_tick(sv->scene);
+    uint32_t b = c->ack_tick;
+    bool delta = b != NET_TICK_NONE && b < now && now - b <= NET_MAX_SNAPSHOT_TICKS && b >= c->join_tick;
+    for (uint32_t k = b; delta && k < now; k++)
+        if (!sv_history_find(&sv->history, k))
+            delta = false;
+    if (!delta) {
+        send_full(sv, c, now);
+        return;
+    }
+    net_snapshot s;
+    memset(&s, 0, sizeof s);
+    s.sequence = c->snapshot_sequence;
+    s.client_time_echo = c->client_time;
+    s.echo_delay_ms = echo_delay_ms(sv, c);
+    s.tick = now;
+    s.baseline_tick = b;
+    s.last_applied_tick = c->last_applied_tick;
+    s.substituted_mask = substituted_mask(c, now);
+    s.input_margin_q8 = take_margin(c);
+    s.state_hash = sim_scene_hash(sv->scene);
+    s.joins = sv->snap_joins;
+    s.join_capacity = sv->snap_join_cap;
+    s.leaves = sv->snap_leaves;
+    s.leave_capacity = sv->snap_leave_cap;
+    s.commands = sv->snap_commands;
+    s.command_capacity = sv->snap_command_cap;
+    for (uint32_t k = b; k < now; k++) {
+        const sv_tick_record *r = sv_history_find(&sv->history, k);
+        for (uint32_t i = 0; i < r->leave_count && s.leave_count < s.leave_capacity; i++)
+            s.leaves[s.leave_count++] = r->leaves[i];
+        for (uint32_t i = 0; i < r->join_count && s.join_count < s.join_capacity; i++)
+            s.joins[s.join_count++] = r->joins[i];
+        for (uint32_t i = 0; i < r->command_count && s.command_count < s.command_capacity; i++)
+            s.commands[s.command_count++] = r->commands[i];
+    }
+    size_t len = net_snapshot_encode(&s, sv->packet, sizeof sv->packet);
+    if (!len) {
+        // Too much happened since the baseline to fit one datagram: the
+        // exact state instead.
+        c->margin_seen = true;
+        c->margin_min_q8 = s.input_margin_q8;
+        send_full(sv, c, now);
+        return;
+    }
+    c->snapshot_sequence++;
+    if (net_host_send(sv->host, c->peer, NET_CHANNEL_SNAPSHOT, sv->packet, len)) {
+        sv->stats.snapshots_delta++;
+        sv->stats.snapshot_bytes += len;
+    }
+}
+
+void sv_server_tick(sv_server *sv)
+{
+    uint32_t t = sim_scene_tick(sv->scene);
+    sv_tick_record *rec = sv_history_begin(&sv->history, t);
+    // Leaves, then joins, at the start of the tick.
+    for (uint32_t i = 0; i < sv->pending_leave_count; i++) {
+        if (sim_scene_remove_character(sv->scene, sv->pending_leaves[i])) {
+            rec->leaves[rec->leave_count].tick = t;
+            rec->leaves[rec->leave_count].id = sv->pending_leaves[i];
+            rec->leave_count++;
+        }
+    }
+    sv->pending_leave_count = 0;
+    for (uint32_t i = 0; i < sv->config.max_clients; i++) {
+        sv_client *c = &sv->clients[i];
+        if (!c->used || c->joined)
+            continue;
+        uint32_t id = sv->next_id++;
+        sim_char_state st = sim_char_spawn(id, spawn_point(sv), 0);
+        if (sim_scene_add_character(sv->scene, &st) != 0) {
+            send_refuse(sv, c->peer, NET_REFUSE_FULL, "no room for a character");
+            memset(c, 0, sizeof *c);
+            continue;
+        }
+        c->joined = true;
+        c->id = id;
+        c->join_tick = t;
+        c->window_start_tick = t;
+        rec->joins[rec->join_count].tick = t;
+        rec->joins[rec->join_count].state = st;
+        rec->join_count++;
+        net_welcome w = {0};
+        w.character_id = id;
+        w.server_tick = t;
+        w.tick_rate = (uint16_t)sv->settings.tick_rate;
+        w.ticks_per_snapshot = (uint8_t)sv->config.ticks_per_snapshot;
+        w.client_time_echo = c->hello_time;
+        size_t len = net_welcome_encode(&w, sv->packet, sizeof sv->packet);
+        if (len)
+            net_host_send(sv->host, c->peer, NET_CHANNEL_CONTROL, sv->packet, len);
+        sv->stats.clients_joined++;
+    }
+    // Commands: the client's own for this tick, or its last one again.
+    uint32_t n;
+    const sim_char_state *chars = sim_scene_characters(sv->scene, &n);
+    for (uint32_t i = 0; i < sv->config.max_clients; i++) {
+        sv_client *c = &sv->clients[i];
+        if (!c->used || !c->joined)
+            continue;
+        sv_cmd_slot *s = &c->ring[t % CMD_RING];
+        sim_input cmd;
+        bool own = s->tick == t;
+        if (own) {
+            cmd = s->cmd;
+            c->last_cmd = cmd;
+            c->last_applied_tick = t;
+        } else {
+            cmd = c->last_cmd;
+            cmd.tick = t;
+            sv->stats.commands_substituted++;
+        }
+        s->tick = NET_TICK_NONE;
+        c->ran_own[t % CMD_RING] = own;
+        c->substituted_bits = (c->substituted_bits << 1) | (own ? 0u : 1u);
+        sim_scene_set_input(sv->scene, c->id, &cmd);
+    }
+    // The history holds what every character ran, in id order; characters
+    // without a client (none today) run the empty command the scene gives them.
+    for (uint32_t i = 0; i < n; i++) {
+        net_tick_command *tc = &rec->commands[rec->command_count++];
+        tc->id = chars[i].id;
+        memset(&tc->command, 0, sizeof tc->command);
+        tc->command.tick = t;
+        tc->command.yaw = chars[i].yaw;
+        tc->command.pitch = chars[i].pitch;
+    }
+    for (uint32_t i = 0; i < sv->config.max_clients; i++) {
+        sv_client *c = &sv->clients[i];
+        if (!c->used || !c->joined)
+            continue;
+        for (uint32_t k = 0; k < rec->command_count; k++) {
+            if (rec->commands[k].id == c->id) {
+                rec->commands[k].command = c->last_cmd;
+                rec->commands[k].command.tick = t;
+                break;
+            }
+        }
+    }
+    sim_scene_step(sv->scene);
+    sv->stats.ticks++;
+    uint32_t now = t + 1u;
+    if (now % sv->config.ticks_per_snapshot == 0) {
+        for (uint32_t i = 0; i < sv->config.max_clients; i++) {
+            sv_client *c = &sv->clients[i];
+            if (c->used && c->joined)
+                send_snapshot(sv, c);
+        }
+    }
+    net_host_flush(sv->host);
+}

@@ -1,0 +1,61 @@
+// keel programs: shared helpers. MIT licence, see LICENSE.
+#define _POSIX_C_SOURCE 200809L
+#include "keel_app.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+int keel_app_load_level(const char *name, const char *scale, char up, sim_level *out, char *err, size_t err_size)
+{
+    if (strcmp(name, "builtin") == 0) {
+        if (sim_level_builtin(out) != 0) {
+            snprintf(err, err_size, "cannot build the built-in level (out of memory)");
+            return -1;
+        }
+        return 0;
+    }
+    sim_obj_options o = sim_obj_default_options();
+    o.unit_scale = scale;
+    o.up_axis = up;
+    sim_error e;
+    if (sim_level_load_obj(name, &o, out, &e) != 0) {
+        snprintf(err, err_size, "%s", e.message);
+        return -1;
+    }
+    return 0;
+}
+
+uint64_t keel_app_now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+void keel_app_sleep_until_us(uint64_t deadline_us)
+{
+    struct timespec ts;
+    ts.tv_sec = (time_t)(deadline_us / 1000000u);
+    ts.tv_nsec = (long)(deadline_us % 1000000u) * 1000L;
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR) {
+    }
+}
+
+int keel_app_parse_u32(const char *s, uint32_t lo, uint32_t hi, uint32_t *out)
+{
+    if (!s || !*s || strlen(s) > 10)
+        return 0;
+    uint64_t v = 0;
+    for (const char *p = s; *p; p++) {
+        if (*p < '0' || *p > '9')
+            return 0;
+        v = v * 10u + (uint64_t)(*p - '0');
+    }
+    if (v < lo || v > hi)
+        return 0;
+    *out = (uint32_t)v;
+    return 1;
+}

@@ -1,0 +1,23 @@
+// keel programs: what keel-server and keel-client share (level loading, the
+// clock). MIT licence, see LICENSE.
+#ifndef KEEL_APP_H
+#define KEEL_APP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <keel/sim_level.h>
+
+/// Load "builtin" or an OBJ file (scale as a decimal string, up 'y' or 'z').
+/// 0 on success; -1 with a message in err.
+int keel_app_load_level(const char *name, const char *scale, char up, sim_level *out, char *err, size_t err_size);
+
+/// Monotonic clock, microseconds.
+uint64_t keel_app_now_us(void);
+/// Sleep until the monotonic clock reaches `deadline_us` (returns at once if past).
+void keel_app_sleep_until_us(uint64_t deadline_us);
+
+/// Parse an unsigned decimal in [lo, hi]; false on anything else.
+int keel_app_parse_u32(const char *s, uint32_t lo, uint32_t hi, uint32_t *out);
+
+#endif

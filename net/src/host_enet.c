@@ -1,0 +1,482 @@
+// keel: the ENet host (UDP). The only file in keel that includes enet.h.
+// MIT licence, see LICENSE.
+//
+// docs/transport.md explains the settings; in short (ENet 1.3.17):
+// - three channels, one per traffic class: control is reliable and ordered,
+//   input and snapshot are unsequenced (ENET_PACKET_FLAG_UNSEQUENCED);
+// - MTU NET_HOST_ENET_MTU (NET_MTU + 28) on our side, and a bigger MTU a
+//   client proposes is rewritten in its CONNECT datagram before ENet reads it
+//   (ENet adopts the client's value, protocol.c enet_protocol_handle_connect),
+//   so both sides use it; clamped once more at the connect event;
+// - enet_peer_throttle_configure(peer, 5000, 32, 0): the throttle never
+//   drops; no bandwidth limit; peer timeout = config.timeout_ms, enforced by
+//   ENet and by a watchdog here (ENet checks timeouts only when a reliable
+//   command's doubling retransmission timer fires, which can be up to twice
+//   the configured time);
+// - host->duplicatePeers = max_peers_per_address; refused connections are
+//   silent in ENet (the client's connect times out) and counted here by
+//   looking at CONNECT datagrams in host->intercept.
+#include <stdlib.h>
+#include <string.h>
+
+#include <enet/enet.h>
+#include <enet/time.h>
+
+#include "host_impl.h"
+
+enum { SLOT_FREE = 0, SLOT_CONNECTING, SLOT_CONNECTED, SLOT_CLOSING };
+
+typedef struct enet_slot {
+    uint8_t state;
+    enet_uint32 since; ///< enet_time_get() when the state began
+} enet_slot;
+
+typedef struct refused_key {
+    enet_uint32 address;
+    enet_uint16 port;
+    enet_uint32 connect_id;
+} refused_key;
+
+#define REFUSED_RING 32u
+
+typedef struct enet_net_host {
+    net_host base;
+    ENetHost *enet;
+    enet_slot *slots; ///< one per ENet peer (server: max_peers; client: 1)
+    ENetPacket *held; ///< the packet of the last RECEIVE event
+    uint64_t wire_sent, wire_received;
+    enet_uint32 last_sent_data, last_sent_packets, last_received_data, last_received_packets;
+    refused_key refused[REFUSED_RING];
+    unsigned refused_next, refused_count;
+} enet_net_host;
+
+static const net_host_ops enet_ops;
+
+static enet_net_host *impl(net_host *host) { return (enet_net_host *)host; }
+static const enet_net_host *cimpl(const net_host *host) { return (const enet_net_host *)host; }
+
+static bool enet_ready(const char **error)
+{
+    static bool initialised;
+    if (!initialised) {
+        if (enet_initialize() != 0) {
+            if (error)
+                *error = "enet_initialize failed";
+            return false;
+        }
+        initialised = true;
+    }
+    return true;
+}
+
+// Folds ENet's 32-bit totals into the 64-bit wire counters.
+static void fold_counters(enet_net_host *h)
+{
+    ENetHost *e = h->enet;
+    h->wire_sent += (enet_uint32)(e->totalSentData - h->last_sent_data) +
+                    (uint64_t)NET_WIRE_UDP_IP * (enet_uint32)(e->totalSentPackets - h->last_sent_packets);
+    h->wire_received += (enet_uint32)(e->totalReceivedData - h->last_received_data) +
+                        (uint64_t)NET_WIRE_UDP_IP * (enet_uint32)(e->totalReceivedPackets - h->last_received_packets);
+    h->last_sent_data = e->totalSentData;
+    h->last_sent_packets = e->totalSentPackets;
+    h->last_received_data = e->totalReceivedData;
+    h->last_received_packets = e->totalReceivedPackets;
+}
+
+static void release_held(enet_net_host *h)
+{
+    if (h->held) {
+        enet_packet_destroy(h->held);
+        h->held = NULL;
+    }
+}
+
+static void configure_peer(enet_net_host *h, ENetPeer *peer)
+{
+    // Throttle (peer.c enet_peer_throttle, protocol.c check_outgoing_commands):
+    // an unreliable packet is dropped when packetThrottleCounter (7 per packet,
+    // mod 32, so 0..31) exceeds packetThrottle. packetThrottle starts at 32,
+    // acceleration 32 only clamps it to the limit (32 without a bandwidth
+    // limit), deceleration 0 never lowers it: nothing is ever dropped.
+    enet_peer_throttle_configure(peer, 5000, ENET_PEER_PACKET_THROTTLE_SCALE, 0);
+    enet_peer_timeout(peer, 0, h->base.config.timeout_ms, h->base.config.timeout_ms);
+    if (peer->mtu > NET_HOST_ENET_MTU)
+        peer->mtu = NET_HOST_ENET_MTU;
+}
+
+static bool refused_seen(enet_net_host *h, refused_key k)
+{
+    unsigned n = h->refused_count < REFUSED_RING ? h->refused_count : REFUSED_RING;
+    for (unsigned i = 0; i < n; i++) {
+        const refused_key *r = &h->refused[i];
+        if (r->address == k.address && r->port == k.port && r->connect_id == k.connect_id)
+            return true;
+    }
+    h->refused[h->refused_next] = k;
+    h->refused_next = (h->refused_next + 1) % REFUSED_RING;
+    h->refused_count++;
+    return false;
+}
+
+// Sees every datagram before ENet. For a CONNECT (a datagram from no peer):
+// clamps the proposed MTU in place, and counts the connection as refused when
+// ENet is about to drop it (the same test as enet_protocol_handle_connect:
+// no free peer, or duplicatePeers peers already from that address), once per
+// connection attempt (the client retransmits its CONNECT). Returns 0: ENet
+// processes the datagram as usual.
+static int ENET_CALLBACK intercept(ENetHost *e, ENetEvent *event)
+{
+    (void)event;
+    enet_net_host *h = (enet_net_host *)e->peers[0].data;
+    if (!h || e->receivedDataLength < 2)
+        return 0;
+    enet_uint8 *d = e->receivedData;
+    enet_uint16 peer_id = (enet_uint16)((d[0] << 8) | d[1]);
+    if ((peer_id & 0x0FFF) != ENET_PROTOCOL_MAXIMUM_PEER_ID || (peer_id & ENET_PROTOCOL_HEADER_FLAG_COMPRESSED))
+        return 0;
+    size_t header = (peer_id & ENET_PROTOCOL_HEADER_FLAG_SENT_TIME) ? sizeof(ENetProtocolHeader)
+                                                                     : offsetof(ENetProtocolHeader, sentTime);
+    if (e->receivedDataLength < header + sizeof(ENetProtocolConnect))
+        return 0;
+    enet_uint8 *cmd = d + header;
+    if ((cmd[0] & ENET_PROTOCOL_COMMAND_MASK) != ENET_PROTOCOL_COMMAND_CONNECT)
+        return 0;
+
+    enet_uint32 mtu;
+    memcpy(&mtu, cmd + offsetof(ENetProtocolConnect, mtu), sizeof mtu);
+    if (ENET_NET_TO_HOST_32(mtu) > NET_HOST_ENET_MTU) {
+        mtu = ENET_HOST_TO_NET_32(NET_HOST_ENET_MTU);
+        memcpy(cmd + offsetof(ENetProtocolConnect, mtu), &mtu, sizeof mtu);
+    }
+
+    refused_key k;
+    memset(&k, 0, sizeof k);
+    k.address = e->receivedAddress.host;
+    k.port = e->receivedAddress.port;
+    memcpy(&k.connect_id, cmd + offsetof(ENetProtocolConnect, connectID), sizeof k.connect_id);
+    bool free_peer = false;
+    size_t same_address = 0;
+    for (size_t i = 0; i < e->peerCount; i++) {
+        const ENetPeer *p = &e->peers[i];
+        if (p->state == ENET_PEER_STATE_DISCONNECTED) {
+            free_peer = true;
+        } else if (p->state != ENET_PEER_STATE_CONNECTING && p->address.host == k.address) {
+            if (p->address.port == k.port && p->connectID == k.connect_id)
+                return 0; // a retransmission of an accepted CONNECT
+            same_address++;
+        }
+    }
+    if ((!free_peer || same_address >= e->duplicatePeers) && !refused_seen(h, k))
+        h->base.stats.peers_refused++;
+    return 0;
+}
+
+static uint32_t peer_index(const enet_net_host *h, const ENetPeer *peer)
+{
+    return (uint32_t)(peer - h->enet->peers);
+}
+
+// The ENet peer behind a handle, when it is connected.
+static ENetPeer *connected_peer(enet_net_host *h, uint32_t peer)
+{
+    if (peer >= h->enet->peerCount || h->slots[peer].state != SLOT_CONNECTED)
+        return NULL;
+    return &h->enet->peers[peer];
+}
+
+// Peers not heard from for timeout_ms: reset them; a DISCONNECT event for
+// the first connected or connecting one.
+static bool watchdog(enet_net_host *h, net_event *ev)
+{
+    enet_uint32 now = enet_time_get();
+    for (uint32_t i = 0; i < h->enet->peerCount; i++) {
+        enet_slot *s = &h->slots[i];
+        if (s->state == SLOT_FREE)
+            continue;
+        ENetPeer *p = &h->enet->peers[i];
+        enet_uint32 last = s->since;
+        if (s->state == SLOT_CONNECTED && p->lastReceiveTime != 0 && ENET_TIME_LESS(last, p->lastReceiveTime))
+            last = p->lastReceiveTime;
+        if (ENET_TIME_LESS(now, last) || ENET_TIME_DIFFERENCE(now, last) < h->base.config.timeout_ms)
+            continue;
+        bool report = s->state != SLOT_CLOSING;
+        enet_peer_reset(p);
+        s->state = SLOT_FREE;
+        if (report) {
+            ev->peer = i;
+            return true;
+        }
+    }
+    return false;
+}
+
+// An ENet event in keel's terms; false when it is not reported.
+static bool translate(enet_net_host *h, ENetEvent *e, net_event *ev)
+{
+    uint32_t i = peer_index(h, e->peer);
+    enet_slot *s = &h->slots[i];
+    switch (e->type) {
+    case ENET_EVENT_TYPE_CONNECT:
+        if (h->base.server ? s->state != SLOT_FREE : s->state != SLOT_CONNECTING) {
+            enet_peer_reset(e->peer); // not expected: forget it
+            s->state = SLOT_FREE;
+            return false;
+        }
+        s->state = SLOT_CONNECTED;
+        s->since = enet_time_get();
+        configure_peer(h, e->peer);
+        ev->type = NET_EVENT_CONNECT;
+        ev->peer = i;
+        return true;
+    case ENET_EVENT_TYPE_DISCONNECT: {
+        bool report = s->state == SLOT_CONNECTED || s->state == SLOT_CONNECTING;
+        s->state = SLOT_FREE;
+        if (!report)
+            return false;
+        ev->type = NET_EVENT_DISCONNECT;
+        ev->peer = i;
+        return true;
+    }
+    case ENET_EVENT_TYPE_RECEIVE:
+        if (s->state != SLOT_CONNECTED || e->channelID >= NET_CHANNEL_COUNT) {
+            enet_packet_destroy(e->packet);
+            return false;
+        }
+        h->held = e->packet;
+        ev->type = NET_EVENT_RECEIVE;
+        ev->peer = i;
+        ev->channel = e->channelID;
+        ev->data = e->packet->data;
+        ev->length = e->packet->dataLength;
+        return true;
+    case ENET_EVENT_TYPE_NONE:
+        break;
+    }
+    return false;
+}
+
+static net_event_type enet_service(net_host *host, net_event *ev, uint32_t timeout_ms)
+{
+    enet_net_host *h = impl(host);
+    release_held(h);
+    enet_uint32 start = enet_time_get();
+    for (;;) {
+        enet_uint32 elapsed = ENET_TIME_DIFFERENCE(enet_time_get(), start);
+        enet_uint32 wait = elapsed >= timeout_ms ? 0 : timeout_ms - elapsed;
+        if (wait > 50)
+            wait = 50; // the watchdog runs at least every 50 ms
+        ENetEvent e;
+        int r = enet_host_service(h->enet, &e, wait);
+        fold_counters(h);
+        if (r > 0) {
+            if (translate(h, &e, ev))
+                return ev->type;
+            continue;
+        }
+        // Everything received so far is processed: now a silence is real.
+        if (watchdog(h, ev)) {
+            ev->type = NET_EVENT_DISCONNECT;
+            return ev->type;
+        }
+        if (r < 0 || ENET_TIME_DIFFERENCE(enet_time_get(), start) >= timeout_ms)
+            return NET_EVENT_NONE;
+    }
+}
+
+static bool enet_send(net_host *host, uint32_t peer, net_channel channel, const uint8_t *data, size_t length)
+{
+    enet_net_host *h = impl(host);
+    ENetPeer *p = connected_peer(h, peer);
+    if (!p)
+        return false;
+    // Unreliable: unsequenced, and should the peer's MTU be below ours (a
+    // foreign client proposing less), fragments stay unreliable.
+    enet_uint32 flags = channel == NET_CHANNEL_CONTROL
+                            ? ENET_PACKET_FLAG_RELIABLE
+                            : ENET_PACKET_FLAG_UNSEQUENCED | ENET_PACKET_FLAG_UNRELIABLE_FRAGMENT;
+    ENetPacket *packet = enet_packet_create(data, length, flags);
+    if (!packet)
+        return false;
+    if (enet_peer_send(p, (enet_uint8)channel, packet) < 0) {
+        enet_packet_destroy(packet);
+        return false;
+    }
+    return true;
+}
+
+static void enet_flush(net_host *host)
+{
+    enet_net_host *h = impl(host);
+    enet_host_flush(h->enet);
+    fold_counters(h);
+}
+
+static void enet_disconnect(net_host *host, uint32_t peer)
+{
+    enet_net_host *h = impl(host);
+    if (peer >= h->enet->peerCount)
+        return;
+    enet_slot *s = &h->slots[peer];
+    ENetPeer *p = &h->enet->peers[peer];
+    if (s->state == SLOT_CONNECTED) {
+        // Queued messages go first, then the disconnect; ENet's DISCONNECT
+        // event for it is not reported.
+        enet_peer_disconnect_later(p, 0);
+        s->state = p->state == ENET_PEER_STATE_DISCONNECTED ? SLOT_FREE : SLOT_CLOSING;
+        s->since = enet_time_get();
+    } else if (s->state == SLOT_CONNECTING) {
+        enet_peer_disconnect(p, 0); // not connected yet: ENet resets the peer at once
+        s->state = SLOT_FREE;
+    }
+}
+
+static void enet_wire(const net_host *host, uint64_t *sent, uint64_t *received)
+{
+    const enet_net_host *h = cimpl(host);
+    const ENetHost *e = h->enet;
+    *sent = h->wire_sent + (enet_uint32)(e->totalSentData - h->last_sent_data) +
+            (uint64_t)NET_WIRE_UDP_IP * (enet_uint32)(e->totalSentPackets - h->last_sent_packets);
+    *received = h->wire_received + (enet_uint32)(e->totalReceivedData - h->last_received_data) +
+                (uint64_t)NET_WIRE_UDP_IP * (enet_uint32)(e->totalReceivedPackets - h->last_received_packets);
+}
+
+static uint16_t enet_port(const net_host *host)
+{
+    const enet_net_host *h = cimpl(host);
+    if (h->base.server)
+        return h->enet->address.port;
+    ENetAddress a;
+    if (enet_socket_get_address(h->enet->socket, &a) < 0)
+        return 0;
+    return a.port;
+}
+
+static void enet_destroy(net_host *host)
+{
+    enet_net_host *h = impl(host);
+    release_held(h);
+    enet_host_destroy(h->enet); // resets every peer without notice
+    free(h->slots);
+    free(h);
+}
+
+static const net_host_ops enet_ops = {
+    enet_service, enet_send, enet_flush, enet_disconnect, enet_wire, enet_port, enet_destroy,
+};
+
+static enet_net_host *create(const net_host_config *config, bool server, const ENetAddress *bind,
+                             size_t peers, uint32_t mtu, const char **error)
+{
+    enet_net_host *h = calloc(1, sizeof *h);
+    enet_slot *slots = calloc(peers, sizeof *slots);
+    if (!h || !slots) {
+        free(h);
+        free(slots);
+        if (error)
+            *error = "out of memory";
+        return NULL;
+    }
+    ENetHost *e = enet_host_create(bind, peers, NET_CHANNEL_COUNT, 0, 0);
+    if (!e) {
+        free(h);
+        free(slots);
+        if (error)
+            *error = server ? "cannot bind the address and port (in use?)" : "cannot create the client socket";
+        return NULL;
+    }
+    net_host_init(&h->base, &enet_ops, config, server);
+    h->enet = e;
+    h->slots = slots;
+    enet_host_bandwidth_limit(e, 0, 0);
+    e->mtu = mtu;
+    e->maximumPacketSize = NET_HOST_MAX_MESSAGE;
+    for (size_t i = 0; i < e->peerCount; i++) {
+        e->peers[i].mtu = mtu; // peers were reset with the default MTU
+        e->peers[i].data = h;
+    }
+    if (server) {
+        e->duplicatePeers = config->max_peers_per_address;
+        e->intercept = intercept;
+    }
+    return h;
+}
+
+static bool parse_address(const char *address, uint16_t port, ENetAddress *out, const char **error)
+{
+    memset(out, 0, sizeof *out);
+    if (!address || enet_address_set_host_ip(out, address) != 0) {
+        if (error)
+            *error = "not a dotted IPv4 address";
+        return false;
+    }
+    out->port = port;
+    return true;
+}
+
+net_host *net_host_enet_listen(const char *address, uint16_t port, const net_host_config *config,
+                               const char **error)
+{
+    net_host_config c;
+    const char *why = net_host_config_check(config, &c);
+    if (why) {
+        if (error)
+            *error = why;
+        return NULL;
+    }
+    ENetAddress a;
+    if (!enet_ready(error) || !parse_address(address, port, &a, error))
+        return NULL;
+    enet_net_host *h = create(&c, true, &a, c.max_peers, NET_HOST_ENET_MTU, error);
+    return h ? &h->base : NULL;
+}
+
+net_host *net_host_enet_connect(const char *address, uint16_t port, const net_host_config *config,
+                                uint32_t propose_mtu, const char **error)
+{
+    net_host_config c;
+    const char *why = net_host_config_check(config, &c);
+    if (why) {
+        if (error)
+            *error = why;
+        return NULL;
+    }
+    ENetAddress a;
+    if (!enet_ready(error) || !parse_address(address, port, &a, error))
+        return NULL;
+    if (port == 0) {
+        if (error)
+            *error = "port 0";
+        return NULL;
+    }
+    if (propose_mtu < ENET_PROTOCOL_MINIMUM_MTU || propose_mtu > ENET_PROTOCOL_MAXIMUM_MTU) {
+        if (error)
+            *error = "MTU out of ENet's range";
+        return NULL;
+    }
+    enet_net_host *h = create(&c, false, NULL, 1, propose_mtu, error);
+    if (!h)
+        return NULL;
+    ENetPeer *p = enet_host_connect(h->enet, &a, NET_CHANNEL_COUNT, 0);
+    if (!p) {
+        enet_host_destroy(h->enet);
+        free(h->slots);
+        free(h);
+        if (error)
+            *error = "enet_host_connect failed";
+        return NULL;
+    }
+    enet_peer_timeout(p, 0, c.timeout_ms, c.timeout_ms);
+    h->slots[0].state = SLOT_CONNECTING;
+    h->slots[0].since = enet_time_get();
+    return &h->base;
+}
+
+uint32_t net_host_enet_peer_mtu(const net_host *host, uint32_t peer)
+{
+    if (!host || host->ops != &enet_ops)
+        return 0;
+    const enet_net_host *h = cimpl(host);
+    if (peer >= h->enet->peerCount || h->slots[peer].state == SLOT_FREE)
+        return 0;
+    return h->enet->peers[peer].mtu;
+}

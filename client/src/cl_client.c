@@ -65,6 +65,7 @@ struct cl_client {
     bool has_margin;
     int32_t margins[32]; // the last reported margins: the clock steers their minimum
     uint32_t margin_count;
+    double seen_snapshots, lost_snapshots; // decaying counts: the loss the link shows
     uint16_t snap_sequence;
     bool has_snap_sequence;
     // clock
@@ -74,6 +75,11 @@ struct cl_client {
     bool has_rtt;
     uint32_t catch_up; // ticks to predict at once (after a full state or a jump in latency)
     uint32_t catch_up_hold; // no new catch-up until the confirmed tick passes this
+    // Ticks before this one were run (or will be) by the server before any
+    // command of ours can reach it: it substitutes substitute_cmd, and so
+    // does the prediction.
+    uint32_t live_tick;
+    sim_input substitute_cmd;
     uint64_t next_deadline_us;
     bool clock_started;
     // input packets
@@ -198,8 +204,13 @@ void cl_client_stats(const cl_client *cl, cl_stats *stats)
 
 uint32_t cl_client_target_lead(const cl_client *cl)
 {
-    double one_way_ticks = cl->rtt_ms / 2.0 * 1000.0 / (double)cl->nominal_tick_us;
-    uint32_t lead = (uint32_t)one_way_ticks + 2u;
+    // The confirmed state is half a round trip old when it arrives, and a
+    // command sent now needs another half to reach the server: a whole
+    // round trip, plus a tick of margin and one of slack.
+    // A quarter more than the round trip measured, for jitter: the first
+    // estimate is one sample.
+    double rtt_ticks = cl->rtt_ms * 1000.0 / (double)cl->nominal_tick_us * 1.25;
+    uint32_t lead = (uint32_t)rtt_ticks + 3u;
     return lead > cl->config.prediction_cap ? cl->config.prediction_cap : lead;
 }
 
@@ -235,7 +246,7 @@ static void send_inputs(cl_client *cl, uint32_t now_ms)
     for (uint32_t k = want; k > 0; k--) {
         uint32_t t = newest - (k - 1u);
         const cl_own_slot *o = &cl->own_ring[t % CL_RING];
-        if (o->tick != t) {
+        if (o->tick != t || t < cl->live_tick) { // (before live_tick: too late by design)
             count = 0; // only a contiguous run ending at the newest
             continue;
         }
@@ -314,7 +325,7 @@ bool cl_client_predict(cl_client *cl, const sim_input *command, uint32_t now_ms)
     }
     cl_own_slot *o = &cl->own_ring[p % CL_RING];
     o->tick = p;
-    o->cmd = *command;
+    o->cmd = p < cl->live_tick ? cl->substitute_cmd : *command;
     o->cmd.tick = p;
     predict_one(cl);
     if ((p + 1u) % cl->config.ticks_per_packet == 0)
@@ -496,10 +507,18 @@ static void note_server(cl_client *cl, uint16_t sequence, uint32_t echo, uint16_
 {
     if (cl->has_snap_sequence) {
         int16_t gap = (int16_t)(uint16_t)(sequence - cl->snap_sequence);
-        if (gap > 1)
+        if (gap > 1) {
             cl->stats.snapshot_packets_lost += (uint64_t)(gap - 1);
-        if (gap > 0)
+            cl->lost_snapshots += gap - 1;
+        }
+        if (gap > 0) {
             cl->snap_sequence = sequence;
+            cl->seen_snapshots += 1;
+            if (cl->seen_snapshots > 512) {
+                cl->seen_snapshots /= 2;
+                cl->lost_snapshots /= 2;
+            }
+        }
     } else {
         cl->has_snap_sequence = true;
         cl->snap_sequence = sequence;
@@ -524,7 +543,14 @@ static void note_server(cl_client *cl, uint16_t sequence, uint32_t echo, uint16_
     // jitter too leaves every command a tick early: up to 2% faster or
     // slower; a jump in latency that leaves commands more than two ticks
     // late is made up at once by predicting the missing ticks.
-    double err_ticks = (double)(low - 256) / 256.0;
+    // On a lossy link (judged by the snapshots that went missing; a link is
+    // taken as lossy until 64 snapshots have shown otherwise) the target
+    // grows by three input packets: a command then still arrives in time
+    // when the three packets that carry it first are all lost.
+    double target = 1.0;
+    if (cl->seen_snapshots < 64 || cl->lost_snapshots > 0.005 * (cl->seen_snapshots + cl->lost_snapshots))
+        target += 3.0 * cl->config.ticks_per_packet;
+    double err_ticks = (double)low / 256.0 - target;
     double scale = 1.0 + err_ticks * 0.01;
     cl->clock_scale = scale < 0.98 ? 0.98 : (scale > 1.02 ? 1.02 : scale);
     // Margins measured before the last catch-up took effect are stale: wait
@@ -650,8 +676,18 @@ static void handle_full(cl_client *cl, const uint8_t *data, size_t len, uint32_t
     cl->status = CL_STATUS_PLAYING;
     uint32_t from = cl->confirmed == NET_TICK_NONE ? p.tick : cl->confirmed;
     confirm(cl, from, NULL);
-    if (first_sync)
+    if (first_sync) {
         cl->catch_up = cl_client_target_lead(cl);
+        // Commands for the ticks the server runs before ours can arrive are
+        // lost: it repeats the last one it had (none yet for a new
+        // character: the one the full state names).
+        double rtt_ticks = cl->rtt_ms * 1000.0 / (double)cl->nominal_tick_us * 1.25;
+        cl->live_tick = p.tick + (uint32_t)rtt_ticks + 2u;
+        const net_tick_command *mine = find_cmd(cl->last_cmds, cl->last_cmd_count, cl->character);
+        memset(&cl->substitute_cmd, 0, sizeof cl->substitute_cmd);
+        if (mine)
+            cl->substitute_cmd = mine->command;
+    }
 }
 
 void cl_client_handle(cl_client *cl, const net_event *ev, uint32_t now_ms)

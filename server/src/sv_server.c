@@ -18,6 +18,8 @@
 #define MAX_SPAWN_SLOTS 1024u
 #define SPAWN_SPACING SIM_FX_INT(4)
 
+enum { RAN_SUBSTITUTE = 0, RAN_OWN = 1, RAN_LATE = 2 };
+
 typedef struct sv_cmd_slot {
     uint32_t tick; // NET_TICK_NONE when empty
     sim_input cmd;
@@ -29,7 +31,9 @@ typedef struct sv_client {
     uint32_t id; // character id, 0 before the join
     uint32_t join_tick;
     sv_cmd_slot ring[CMD_RING];
-    uint8_t ran_own[CMD_RING]; // per tick % CMD_RING: 1 if its own command ran, 0 if a substitute
+    // per tick % CMD_RING: RAN_OWN if its own command ran, RAN_SUBSTITUTE if
+    // a substitute did, RAN_LATE once a copy of the missing command came in
+    uint8_t ran_own[CMD_RING];
     sim_input last_cmd;
     uint32_t last_applied_tick;
     uint64_t substituted_bits; // bit 0: the last tick run
@@ -324,11 +328,15 @@ static void handle_input(sv_server *sv, sv_client *c, const uint8_t *data, size_
     for (uint32_t i = 0; i < in.count; i++) {
         uint32_t t = in.newest_tick - (in.count - 1u - i);
         if (t < now_tick) {
-            // Already run: a redundant copy, or one that came too late.
-            if (now_tick - t < CMD_RING && c->ran_own[t % CMD_RING] && t >= c->join_tick)
+            // Already run: a redundant copy, or one that came too late
+            // (counted once per tick, however many copies follow).
+            uint8_t *ran = &c->ran_own[t % CMD_RING];
+            if (now_tick - t >= CMD_RING || t < c->join_tick || *ran != RAN_SUBSTITUTE) {
                 sv->stats.commands_duplicate++;
-            else
+            } else {
                 sv->stats.commands_late++;
+                *ran = RAN_LATE;
+            }
             continue;
         }
         if (t - now_tick > NET_MAX_SNAPSHOT_TICKS) {
@@ -614,7 +622,7 @@ void sv_server_tick(sv_server *sv)
             sv->stats.commands_substituted++;
         }
         s->tick = NET_TICK_NONE;
-        c->ran_own[t % CMD_RING] = own;
+        c->ran_own[t % CMD_RING] = own ? RAN_OWN : RAN_SUBSTITUTE;
         c->substituted_bits = (c->substituted_bits << 1) | (own ? 0u : 1u);
         sim_scene_set_input(sv->scene, c->id, &cmd);
     }

@@ -1,0 +1,256 @@
+// keel-client: headless bots that connect to a keel-server, predict their
+// characters and print a JSON summary at exit. MIT licence, see LICENSE.
+#define _POSIX_C_SOURCE 200809L
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <keel/cl_bot.h>
+#include <keel/cl_client.h>
+
+#include "keel_app.h"
+
+static volatile sig_atomic_t stop_requested;
+static void on_signal(int sig)
+{
+    (void)sig;
+    stop_requested = 1;
+}
+
+typedef struct options {
+    const char *server, *level, *scale;
+    char up;
+    uint32_t port, bots, ticks, seed, rate, connect_timeout_s;
+    int mode;
+} options;
+
+static void usage(FILE *f)
+{
+    fputs("usage: keel-client [options]\n"
+          "Connects headless bots to a keel-server; each predicts its character and rolls back\n"
+          "when a snapshot disagrees. Prints a JSON summary on stdout at exit.\n\n"
+          "  --server ADDR         server IPv4 address (default 127.0.0.1)\n"
+          "  --port N              server UDP port (default 27900)\n"
+          "  --bots N              bots in this process, each its own connection (default 1, max 64)\n"
+          "  --bot MODE            random | circuit | pusher | idle (default random)\n"
+          "  --ticks N             ticks each bot plays before leaving (default 640; 0: until interrupted)\n"
+          "  --seed S              bot seed (default 1; bot i uses S + i)\n"
+          "  --rate N              tick rate the server uses (default 64)\n"
+          "  --level builtin|PATH  the server's level (default builtin)\n"
+          "  --scale S             OBJ metres per unit (default 0.12)\n"
+          "  --up y|z              OBJ up axis (default y)\n"
+          "  --connect-timeout S   give up when not playing after S seconds (default 10)\n"
+          "  --help                this help\n"
+          "Exit status: 0 played; 1 refused by the server (the reason is printed), could not\n"
+          "connect, or lost the connection; 2 bad usage.\n",
+          f);
+}
+
+static int bad(const char *what, const char *value)
+{
+    fprintf(stderr, "keel-client: bad %s '%s'\n", what, value ? value : "");
+    usage(stderr);
+    return 2;
+}
+
+static int parse(int argc, char **argv, options *o)
+{
+    *o = (options){"127.0.0.1", "builtin", "0.12", 'y', 27900, 1, 640, 1, 64, 10, CL_BOT_RANDOM};
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(a, "--help") == 0) {
+            usage(stdout);
+            exit(0);
+        }
+        if (strncmp(a, "--", 2) != 0 || !v) {
+            if (strncmp(a, "--", 2) == 0 &&
+                (strcmp(a, "--server") == 0 || strcmp(a, "--port") == 0 || strcmp(a, "--bots") == 0 ||
+                 strcmp(a, "--bot") == 0 || strcmp(a, "--ticks") == 0 || strcmp(a, "--seed") == 0 ||
+                 strcmp(a, "--rate") == 0 || strcmp(a, "--level") == 0 || strcmp(a, "--scale") == 0 ||
+                 strcmp(a, "--up") == 0 || strcmp(a, "--connect-timeout") == 0))
+                return bad("value for", a);
+            fprintf(stderr, "keel-client: unknown option '%s'\n", a);
+            usage(stderr);
+            return 2;
+        }
+        bool ok = true;
+        if (strcmp(a, "--server") == 0) o->server = v;
+        else if (strcmp(a, "--level") == 0) o->level = v;
+        else if (strcmp(a, "--scale") == 0) o->scale = v;
+        else if (strcmp(a, "--up") == 0) { ok = (strcmp(v, "y") == 0 || strcmp(v, "z") == 0); o->up = v[0]; }
+        else if (strcmp(a, "--bot") == 0) { o->mode = cl_bot_mode_parse(v); ok = o->mode >= 0; }
+        else if (strcmp(a, "--port") == 0) ok = keel_app_parse_u32(v, 1, 65535, &o->port);
+        else if (strcmp(a, "--bots") == 0) ok = keel_app_parse_u32(v, 1, 64, &o->bots);
+        else if (strcmp(a, "--ticks") == 0) ok = keel_app_parse_u32(v, 0, 0xFFFFFFFFu, &o->ticks);
+        else if (strcmp(a, "--seed") == 0) ok = keel_app_parse_u32(v, 0, 0xFFFFFFFFu, &o->seed);
+        else if (strcmp(a, "--rate") == 0) ok = keel_app_parse_u32(v, SIM_MOVE_MIN_TICK_RATE, SIM_MOVE_MAX_TICK_RATE, &o->rate);
+        else if (strcmp(a, "--connect-timeout") == 0) ok = keel_app_parse_u32(v, 1, 3600, &o->connect_timeout_s);
+        else {
+            fprintf(stderr, "keel-client: unknown option '%s'\n", a);
+            usage(stderr);
+            return 2;
+        }
+        if (!ok)
+            return bad(a, v);
+        i++;
+    }
+    return 0;
+}
+
+typedef struct bot_run {
+    net_host *host;
+    cl_client *cl;
+    cl_bot bot;
+    uint32_t played;
+    uint64_t next_us;
+    bool done, clock_started;
+} bot_run;
+
+int main(int argc, char **argv)
+{
+    options o;
+    int rc = parse(argc, argv, &o);
+    if (rc)
+        return rc;
+    signal(SIGINT, on_signal);
+    signal(SIGTERM, on_signal);
+    sim_level level;
+    char err[600];
+    if (keel_app_load_level(o.level, o.scale, o.up, &level, err, sizeof err) != 0) {
+        fprintf(stderr, "keel-client: %s\n", err);
+        return 1;
+    }
+    sim_error werr;
+    sim_world *world = sim_world_create(&level, NULL, &werr);
+    if (!world) {
+        fprintf(stderr, "keel-client: %s\n", werr.message);
+        return 1;
+    }
+    sim_move_settings settings = sim_move_default_settings();
+    settings.tick_rate = (int32_t)o.rate;
+    bot_run *bots = calloc(o.bots, sizeof *bots);
+    net_host_config hc = net_host_default_config();
+    cl_config cc = cl_default_config();
+    for (uint32_t i = 0; i < o.bots; i++) {
+        const char *why = NULL;
+        bots[i].host = net_host_connect(o.server, (uint16_t)o.port, &hc, &why);
+        if (!bots[i].host) {
+            fprintf(stderr, "keel-client: cannot connect to %s:%u: %s\n", o.server, o.port, why ? why : "?");
+            return 1;
+        }
+        bots[i].cl = cl_client_create(world, &level, &settings, &cc, bots[i].host);
+        cl_bot_init(&bots[i].bot, (cl_bot_mode)o.mode, (uint64_t)o.seed + i);
+    }
+    const uint64_t start = keel_app_now_us();
+    int status = 0;
+    for (;;) {
+        uint64_t now = keel_app_now_us();
+        uint32_t now_ms = (uint32_t)(now / 1000u);
+        bool all_done = true;
+        for (uint32_t i = 0; i < o.bots; i++) {
+            bot_run *b = &bots[i];
+            if (b->done)
+                continue;
+            net_event ev;
+            while (net_host_service(b->host, &ev, 0) != NET_EVENT_NONE) {
+                if (ev.type == NET_EVENT_CONNECT)
+                    cl_client_hello(b->cl, now_ms);
+                cl_client_handle(b->cl, &ev, now_ms);
+            }
+            cl_status st = cl_client_status(b->cl);
+            if (st == CL_STATUS_REFUSED) {
+                fprintf(stderr, "keel-client: refused by the server: %s\n", cl_client_refusal(b->cl));
+                status = 1;
+                b->done = true;
+                continue;
+            }
+            if (st == CL_STATUS_DISCONNECTED) {
+                fprintf(stderr, "keel-client: bot %u lost the connection\n", i + 1);
+                status = 1;
+                b->done = true;
+                continue;
+            }
+            if (st != CL_STATUS_PLAYING) {
+                if (now - start > (uint64_t)o.connect_timeout_s * 1000000u) {
+                    fprintf(stderr, "keel-client: bot %u not playing after %u s\n", i + 1, o.connect_timeout_s);
+                    status = 1;
+                    b->done = true;
+                } else {
+                    all_done = false;
+                }
+                continue;
+            }
+            if (!b->clock_started) {
+                b->clock_started = true;
+                b->next_us = now;
+            }
+            uint32_t due = cl_client_take_catch_up(b->cl);
+            while (now >= b->next_us) {
+                due++;
+                b->next_us += cl_client_tick_us(b->cl);
+            }
+            for (uint32_t k = 0; k < due && !b->done; k++) {
+                uint32_t tick = cl_client_predicted_tick(b->cl);
+                sim_input cmd = cl_bot_command(&b->bot, cl_client_predicted(b->cl), cl_client_character(b->cl),
+                                               &level, tick);
+                if (cl_client_predict(b->cl, &cmd, now_ms) && o.ticks && ++b->played >= o.ticks)
+                    b->done = true;
+            }
+            net_host_flush(b->host);
+            if (!b->done)
+                all_done = false;
+        }
+        if (all_done || stop_requested)
+            break;
+        keel_app_sleep_until_us(keel_app_now_us() + 1000u);
+    }
+    double secs = (double)(keel_app_now_us() - start) / 1e6;
+    // The summary: per bot, then totals.
+    printf("{\"bots\":[");
+    cl_stats total;
+    memset(&total, 0, sizeof total);
+    for (uint32_t i = 0; i < o.bots; i++) {
+        cl_stats s;
+        cl_client_stats(bots[i].cl, &s);
+        net_host_stats ns;
+        net_host_stats_get(bots[i].host, &ns);
+        printf("%s{\"character\":%u,\"mode\":\"%s\",\"ticks\":%u,\"rtt_ms\":%.1f,\"input_margin_ticks\":%.2f,"
+               "\"own_mispredictions\":{",
+               i ? "," : "", cl_client_character(bots[i].cl), cl_bot_mode_name((cl_bot_mode)o.mode), bots[i].played,
+               s.rtt_ms, s.input_margin_q8 / 256.0);
+        for (int c = 0; c < CL_CAUSE_COUNT; c++)
+            printf("%s\"%s\":%llu", c ? "," : "", cl_cause_name((cl_cause)c),
+                   (unsigned long long)s.own_mispredictions[c]);
+        printf("},\"remote_mispredictions\":{");
+        for (int c = 0; c < CL_CAUSE_COUNT; c++)
+            printf("%s\"%s\":%llu", c ? "," : "", cl_cause_name((cl_cause)c),
+                   (unsigned long long)s.remote_mispredictions[c]);
+        printf("},\"rollbacks\":%llu,\"resimulated_ticks\":%llu,\"snapshots\":%llu,\"full_states\":%llu,"
+               "\"hash_mismatches\":%llu,\"snapshot_packets_lost\":%llu,\"up_payload_Bps\":%.0f,\"up_wire_Bps\":%.0f,"
+               "\"down_payload_Bps\":%.0f,\"down_wire_Bps\":%.0f}",
+               (unsigned long long)s.rollbacks, (unsigned long long)s.resimulated_ticks,
+               (unsigned long long)s.snapshots, (unsigned long long)s.full_states,
+               (unsigned long long)s.hash_mismatches, (unsigned long long)s.snapshot_packets_lost,
+               ns.payload_sent / secs, ns.wire_sent / secs, ns.payload_received / secs, ns.wire_received / secs);
+        for (int c = 0; c < CL_CAUSE_COUNT; c++) {
+            total.own_mispredictions[c] += s.own_mispredictions[c];
+            total.remote_mispredictions[c] += s.remote_mispredictions[c];
+        }
+        total.hash_mismatches += s.hash_mismatches;
+    }
+    printf("],\"seconds\":%.2f,\"own_mispredictions\":{", secs);
+    for (int c = 0; c < CL_CAUSE_COUNT; c++)
+        printf("%s\"%s\":%llu", c ? "," : "", cl_cause_name((cl_cause)c), (unsigned long long)total.own_mispredictions[c]);
+    printf("},\"hash_mismatches\":%llu,\"status\":%d}\n", (unsigned long long)total.hash_mismatches, status);
+    for (uint32_t i = 0; i < o.bots; i++) {
+        net_host_disconnect(bots[i].host, 0);
+        net_host_flush(bots[i].host);
+        cl_client_destroy(bots[i].cl);
+        net_host_destroy(bots[i].host);
+    }
+    free(bots);
+    sim_world_destroy(world);
+    sim_level_free(&level);
+    return status;
+}

@@ -1,0 +1,245 @@
+// keel-server: the dedicated server. MIT licence, see LICENSE.
+//
+// A fixed tick loop against absolute deadlines (tick k runs at start + k / rate
+// seconds, computed from k, so the clock never drifts), the network serviced
+// in between, a stats line every few seconds.
+#define _POSIX_C_SOURCE 200809L
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <keel/sv_server.h>
+
+#include "keel_app.h"
+
+static volatile sig_atomic_t stop_requested;
+static void on_signal(int sig)
+{
+    (void)sig;
+    stop_requested = 1;
+}
+
+typedef struct options {
+    const char *bind, *level, *scale;
+    char up;
+    uint32_t port, rate, snapshot_ticks, max_clients, duration_s, stats_s;
+    bool stats_json, platforms, quiet;
+} options;
+
+static void usage(FILE *f)
+{
+    fputs("usage: keel-server [options]\n"
+          "Runs the authoritative simulation and serves it to keel clients over ENet (UDP).\n\n"
+          "  --port N              UDP port (default 27900; 0 picks a free one and prints it)\n"
+          "  --bind ADDR           IPv4 address to listen on (default 0.0.0.0: every interface)\n"
+          "  --rate N              ticks per second, 2..1000 (default 64)\n"
+          "  --snapshot-ticks N    a snapshot every N ticks, 1..16 (default 2)\n"
+          "  --max-clients N       1..256 (default 64)\n"
+          "  --level builtin|PATH  level (default builtin; PATH is an OBJ file)\n"
+          "  --scale S             OBJ metres per unit (default 0.12; OBJ only)\n"
+          "  --up y|z              OBJ up axis (default y; OBJ only)\n"
+          "  --platforms           the built-in level's elevator and shuttle\n"
+          "  --duration S          stop after S seconds (default 0: until interrupted)\n"
+          "  --stats-interval S    seconds between stats lines (default 5; 0: none)\n"
+          "  --stats-json          stats as JSON lines on stdout (text goes to stderr)\n"
+          "  --quiet               no stats lines, only the summary\n"
+          "  --help                this help\n",
+          f);
+}
+
+static int bad(const char *what, const char *value)
+{
+    fprintf(stderr, "keel-server: bad %s '%s'\n", what, value ? value : "");
+    usage(stderr);
+    return 2;
+}
+
+static int parse(int argc, char **argv, options *o)
+{
+    *o = (options){"0.0.0.0", "builtin", "0.12", 'y', 27900, 64, 2, 64, 0, 5, false, false, false};
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(a, "--help") == 0) {
+            usage(stdout);
+            exit(0);
+        } else if (strcmp(a, "--stats-json") == 0) {
+            o->stats_json = true;
+        } else if (strcmp(a, "--platforms") == 0) {
+            o->platforms = true;
+        } else if (strcmp(a, "--quiet") == 0) {
+            o->quiet = true;
+        } else if (strcmp(a, "--port") == 0 || strcmp(a, "--rate") == 0 || strcmp(a, "--snapshot-ticks") == 0 ||
+                   strcmp(a, "--max-clients") == 0 || strcmp(a, "--duration") == 0 ||
+                   strcmp(a, "--stats-interval") == 0) {
+            if (!v)
+                return bad("value for", a);
+            uint32_t lo = 0, hi = 86400u * 365u, *dst = &o->duration_s;
+            if (strcmp(a, "--port") == 0) { lo = 0; hi = 65535; dst = &o->port; }
+            else if (strcmp(a, "--rate") == 0) { lo = SIM_MOVE_MIN_TICK_RATE; hi = SIM_MOVE_MAX_TICK_RATE; dst = &o->rate; }
+            else if (strcmp(a, "--snapshot-ticks") == 0) { lo = 1; hi = 16; dst = &o->snapshot_ticks; }
+            else if (strcmp(a, "--max-clients") == 0) { lo = 1; hi = NET_MAX_CHARACTERS; dst = &o->max_clients; }
+            else if (strcmp(a, "--stats-interval") == 0) { dst = &o->stats_s; }
+            if (!keel_app_parse_u32(v, lo, hi, dst))
+                return bad(a, v);
+            i++;
+        } else if (strcmp(a, "--bind") == 0 || strcmp(a, "--level") == 0 || strcmp(a, "--scale") == 0 ||
+                   strcmp(a, "--up") == 0) {
+            if (!v)
+                return bad("value for", a);
+            if (strcmp(a, "--bind") == 0)
+                o->bind = v;
+            else if (strcmp(a, "--level") == 0)
+                o->level = v;
+            else if (strcmp(a, "--scale") == 0)
+                o->scale = v;
+            else if (strcmp(v, "y") == 0 || strcmp(v, "z") == 0)
+                o->up = v[0];
+            else
+                return bad("--up", v);
+            i++;
+        } else {
+            fprintf(stderr, "keel-server: unknown option '%s'\n", a);
+            usage(stderr);
+            return 2;
+        }
+    }
+    return 0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+#define TICK_SAMPLES 65536u
+
+int main(int argc, char **argv)
+{
+    options o;
+    int rc = parse(argc, argv, &o);
+    if (rc)
+        return rc;
+    signal(SIGINT, on_signal);
+    signal(SIGTERM, on_signal);
+    sim_level level;
+    char err[600];
+    if (keel_app_load_level(o.level, o.scale, o.up, &level, err, sizeof err) != 0) {
+        fprintf(stderr, "keel-server: %s\n", err);
+        return 1;
+    }
+    sim_error werr;
+    sim_world *world = sim_world_create(&level, NULL, &werr);
+    if (!world) {
+        fprintf(stderr, "keel-server: %s\n", werr.message);
+        return 1;
+    }
+    sim_move_settings settings = sim_move_default_settings();
+    settings.tick_rate = (int32_t)o.rate;
+    net_host_config hc = net_host_default_config();
+    hc.max_peers = o.max_clients + 8; // room to refuse politely
+    const char *why = NULL;
+    net_host *host = net_host_listen(o.bind, (uint16_t)o.port, &hc, &why);
+    if (!host) {
+        fprintf(stderr, "keel-server: cannot listen on %s:%u: %s\n", o.bind, o.port, why ? why : "?");
+        return 1;
+    }
+    sv_config cfg = sv_default_config();
+    cfg.max_clients = o.max_clients;
+    cfg.ticks_per_snapshot = o.snapshot_ticks;
+    cfg.platforms = o.platforms;
+    sv_server *sv = sv_server_create(world, &level, &settings, &cfg, host);
+    if (!sv) {
+        fputs("keel-server: cannot create the server\n", stderr);
+        return 1;
+    }
+    FILE *text = o.stats_json ? stderr : stdout;
+    fprintf(text, "keel-server: %s, %u triangles, %u Hz, snapshot every %u ticks, listening on %s:%u\n", o.level,
+            level.triangle_count, o.rate, o.snapshot_ticks, o.bind, (unsigned)net_host_port(host));
+    fflush(text);
+    static uint64_t samples[TICK_SAMPLES];
+    uint32_t nsamples = 0;
+    const uint64_t start = keel_app_now_us();
+    uint64_t k = 0, last_stats = start;
+    net_host_stats last_net = {0};
+    sv_stats last_sv = {0};
+    for (;;) {
+        uint64_t deadline = start + k * 1000000u / o.rate;
+        // Service the network until this tick's deadline.
+        for (;;) {
+            uint64_t now = keel_app_now_us();
+            if (now >= deadline)
+                break;
+            net_event ev;
+            uint64_t wait_ms = (deadline - now) / 1000u;
+            if (net_host_service(host, &ev, (uint32_t)(wait_ms > 1 ? wait_ms - 1 : 0)) != NET_EVENT_NONE)
+                sv_server_handle(sv, &ev, keel_app_now_us(), deadline);
+            else if (wait_ms <= 1)
+                keel_app_sleep_until_us(deadline);
+        }
+        if (stop_requested || (o.duration_s && keel_app_now_us() - start >= (uint64_t)o.duration_s * 1000000u))
+            break;
+        uint64_t t0 = keel_app_now_us();
+        sv_server_tick(sv);
+        uint64_t t1 = keel_app_now_us();
+        if (nsamples < TICK_SAMPLES)
+            samples[nsamples++] = t1 - t0;
+        k++;
+        if (o.stats_s && !o.quiet && t1 - last_stats >= (uint64_t)o.stats_s * 1000000u) {
+            double secs = (double)(t1 - last_stats) / 1e6;
+            qsort(samples, nsamples, sizeof samples[0], cmp_u64);
+            double med = nsamples ? (double)samples[nsamples / 2] / 1000.0 : 0;
+            double p99 = nsamples ? (double)samples[(nsamples * 99u) / 100u] / 1000.0 : 0;
+            net_host_stats ns;
+            net_host_stats_get(host, &ns);
+            sv_stats ss;
+            sv_server_stats(sv, &ss);
+            double in_p = (double)(ns.payload_received - last_net.payload_received) / secs;
+            double out_p = (double)(ns.payload_sent - last_net.payload_sent) / secs;
+            double in_w = (double)(ns.wire_received - last_net.wire_received) / secs;
+            double out_w = (double)(ns.wire_sent - last_net.wire_sent) / secs;
+            uint64_t subst = ss.commands_substituted - last_sv.commands_substituted;
+            uint64_t dropped = (ss.commands_late - last_sv.commands_late) +
+                               (ss.commands_out_of_window - last_sv.commands_out_of_window) +
+                               (ss.commands_rate_limited - last_sv.commands_rate_limited);
+            uint64_t malformed = ss.messages_malformed - last_sv.messages_malformed;
+            if (o.stats_json)
+                printf("{\"t\":%.1f,\"tick\":%u,\"clients\":%u,\"tick_ms_median\":%.3f,\"tick_ms_p99\":%.3f,"
+                       "\"in_payload_Bps\":%.0f,\"out_payload_Bps\":%.0f,\"in_wire_Bps\":%.0f,\"out_wire_Bps\":%.0f,"
+                       "\"substituted\":%llu,\"dropped_commands\":%llu,\"malformed\":%llu}\n",
+                       (double)(t1 - start) / 1e6, sv_server_scene_tick(sv), ss.clients, med, p99, in_p, out_p, in_w,
+                       out_w, (unsigned long long)subst, (unsigned long long)dropped,
+                       (unsigned long long)malformed);
+            else
+                printf("t %6.1f s  tick %u  clients %u  tick ms median %.3f p99 %.3f  in %.0f B/s (wire %.0f)  out %.0f "
+                       "B/s (wire %.0f)  substituted %llu  dropped %llu  malformed %llu\n",
+                       (double)(t1 - start) / 1e6, sv_server_scene_tick(sv), ss.clients, med, p99, in_p, in_w, out_p,
+                       out_w, (unsigned long long)subst, (unsigned long long)dropped, (unsigned long long)malformed);
+            fflush(stdout);
+            last_net = ns;
+            last_sv = ss;
+            last_stats = t1;
+            nsamples = 0;
+        }
+    }
+    sv_stats ss;
+    sv_server_stats(sv, &ss);
+    fprintf(text,
+            "keel-server: stopped at tick %u: %llu ticks, clients joined %llu, left %llu, dropped %llu, refused %llu; "
+            "commands %llu (duplicates %llu, late %llu, out of window %llu, rate limited %llu, substituted %llu); "
+            "malformed %llu, unexpected %llu\n",
+            sv_server_scene_tick(sv), (unsigned long long)ss.ticks, (unsigned long long)ss.clients_joined,
+            (unsigned long long)ss.clients_left, (unsigned long long)ss.clients_dropped,
+            (unsigned long long)ss.clients_refused, (unsigned long long)ss.commands_received,
+            (unsigned long long)ss.commands_duplicate, (unsigned long long)ss.commands_late,
+            (unsigned long long)ss.commands_out_of_window, (unsigned long long)ss.commands_rate_limited,
+            (unsigned long long)ss.commands_substituted, (unsigned long long)ss.messages_malformed,
+            (unsigned long long)ss.messages_unexpected);
+    sv_server_destroy(sv);
+    net_host_destroy(host);
+    sim_world_destroy(world);
+    sim_level_free(&level);
+    return 0;
+}

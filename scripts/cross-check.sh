@@ -78,12 +78,21 @@ build i386 i686-linux-gnu-gcc /usr/lib/i386-linux-gnu ""
 build arm64 aarch64-linux-gnu-gcc /usr/lib/aarch64-linux-gnu -mgeneral-regs-only
 build s390x s390x-linux-gnu-gcc /usr/lib/s390x-linux-gnu ""
 
+# Some x86-64 kernels are built without 32-bit support: run the i386 build
+# under qemu-i386 there.
+i386_runner=()
+if ! "$out/keel-sim-i386" --help >/dev/null 2>&1; then
+    echo "cross-check: note: this kernel does not run i386 binaries; using qemu-i386" >&2
+    i386_runner=(qemu-i386)
+fi
+
 run() { # name args...
     local name=$1
     shift
     case $name in
     arm64) qemu-aarch64 "$out/keel-sim-$name" "$@" ;;
     s390x) qemu-s390x "$out/keel-sim-$name" "$@" ;;
+    i386) "${i386_runner[@]}" "$out/keel-sim-$name" "$@" ;;
     *) "$out/keel-sim-$name" "$@" ;;
     esac
 }

@@ -23,6 +23,7 @@ typedef struct options {
     char up;
     uint32_t port, bots, ticks, seed, rate, connect_timeout_s;
     int mode;
+    bool trace;
 } options;
 
 static void usage(FILE *f)
@@ -41,6 +42,8 @@ static void usage(FILE *f)
           "  --scale S             OBJ metres per unit (default 0.12)\n"
           "  --up y|z              OBJ up axis (default y)\n"
           "  --connect-timeout S   give up when not playing after S seconds (default 10)\n"
+          "  --trace               every 100 ms a JSON line per bot on stderr: time, input margin,\n"
+          "                        round trip, confirmed and predicted ticks\n"
           "  --help                this help\n"
           "Exit status: 0 played; 1 refused by the server (the reason is printed), could not\n"
           "connect, or lost the connection; 2 bad usage.\n",
@@ -56,12 +59,16 @@ static int bad(const char *what, const char *value)
 
 static int parse(int argc, char **argv, options *o)
 {
-    *o = (options){"127.0.0.1", "builtin", "0.12", 'y', 27900, 1, 640, 1, 64, 10, CL_BOT_RANDOM};
+    *o = (options){"127.0.0.1", "builtin", "0.12", 'y', 27900, 1, 640, 1, 64, 10, CL_BOT_RANDOM, false};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(a, "--help") == 0) {
             usage(stdout);
             exit(0);
+        }
+        if (strcmp(a, "--trace") == 0) {
+            o->trace = true;
+            continue;
         }
         if (strncmp(a, "--", 2) != 0 || !v) {
             if (strncmp(a, "--", 2) == 0 &&
@@ -143,6 +150,7 @@ int main(int argc, char **argv)
         cl_bot_init(&bots[i].bot, (cl_bot_mode)o.mode, (uint64_t)o.seed + i);
     }
     const uint64_t start = keel_app_now_us();
+    uint64_t next_trace = start;
     int status = 0;
     for (;;) {
         uint64_t now = keel_app_now_us();
@@ -200,6 +208,22 @@ int main(int argc, char **argv)
             net_host_flush(b->host);
             if (!b->done)
                 all_done = false;
+        }
+        if (o.trace && now >= next_trace) {
+            next_trace += 100000u;
+            for (uint32_t i = 0; i < o.bots; i++) {
+                if (cl_client_status(bots[i].cl) != CL_STATUS_PLAYING)
+                    continue;
+                cl_stats s;
+                cl_client_stats(bots[i].cl, &s);
+                fprintf(stderr,
+                        "{\"trace\":1,\"t\":%.2f,\"bot\":%u,\"margin_ticks\":%.2f,\"rtt_ms\":%.1f,\"confirmed\":%u,"
+                        "\"predicted\":%u,\"own_mispredictions\":%llu}\n",
+                        (double)(now - start) / 1e6, i + 1, s.input_margin_q8 / 256.0, s.rtt_ms,
+                        cl_client_confirmed_tick(bots[i].cl), cl_client_predicted_tick(bots[i].cl),
+                        (unsigned long long)(s.own_mispredictions[0] + s.own_mispredictions[1] +
+                                             s.own_mispredictions[2] + s.own_mispredictions[3]));
+            }
         }
         if (all_done || stop_requested)
             break;

@@ -23,7 +23,7 @@ static void on_signal(int sig)
 typedef struct options {
     const char *bind, *level, *scale;
     char up;
-    uint32_t port, rate, snapshot_ticks, max_clients, duration_s, stats_s;
+    uint32_t port, rate, snapshot_ticks, max_clients, duration_s, stats_s, per_address;
     bool stats_json, platforms, quiet;
 } options;
 
@@ -36,6 +36,8 @@ static void usage(FILE *f)
           "  --rate N              ticks per second, 2..1000 (default 64)\n"
           "  --snapshot-ticks N    a snapshot every N ticks, 1..16 (default 2)\n"
           "  --max-clients N       1..256 (default 64)\n"
+          "  --max-per-address N   connections from one IP address, 1..256 (default 4; bots on\n"
+          "                        one machine need more)\n"
           "  --level builtin|PATH  level (default builtin; PATH is an OBJ file)\n"
           "  --scale S             OBJ metres per unit (default 0.12; OBJ only)\n"
           "  --up y|z              OBJ up axis (default y; OBJ only)\n"
@@ -57,7 +59,7 @@ static int bad(const char *what, const char *value)
 
 static int parse(int argc, char **argv, options *o)
 {
-    *o = (options){"0.0.0.0", "builtin", "0.12", 'y', 27900, 64, 2, 64, 0, 5, false, false, false};
+    *o = (options){"0.0.0.0", "builtin", "0.12", 'y', 27900, 64, 2, 64, 0, 5, 4, false, false, false};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -72,7 +74,7 @@ static int parse(int argc, char **argv, options *o)
             o->quiet = true;
         } else if (strcmp(a, "--port") == 0 || strcmp(a, "--rate") == 0 || strcmp(a, "--snapshot-ticks") == 0 ||
                    strcmp(a, "--max-clients") == 0 || strcmp(a, "--duration") == 0 ||
-                   strcmp(a, "--stats-interval") == 0) {
+                   strcmp(a, "--stats-interval") == 0 || strcmp(a, "--max-per-address") == 0) {
             if (!v)
                 return bad("value for", a);
             uint32_t lo = 0, hi = 86400u * 365u, *dst = &o->duration_s;
@@ -81,6 +83,7 @@ static int parse(int argc, char **argv, options *o)
             else if (strcmp(a, "--snapshot-ticks") == 0) { lo = 1; hi = 16; dst = &o->snapshot_ticks; }
             else if (strcmp(a, "--max-clients") == 0) { lo = 1; hi = NET_MAX_CHARACTERS; dst = &o->max_clients; }
             else if (strcmp(a, "--stats-interval") == 0) { dst = &o->stats_s; }
+            else if (strcmp(a, "--max-per-address") == 0) { lo = 1; hi = NET_MAX_CHARACTERS; dst = &o->per_address; }
             if (!keel_app_parse_u32(v, lo, hi, dst))
                 return bad(a, v);
             i++;
@@ -140,6 +143,7 @@ int main(int argc, char **argv)
     settings.tick_rate = (int32_t)o.rate;
     net_host_config hc = net_host_default_config();
     hc.max_peers = o.max_clients + 8; // room to refuse politely
+    hc.max_peers_per_address = o.per_address;
     const char *why = NULL;
     net_host *host = net_host_listen(o.bind, (uint16_t)o.port, &hc, &why);
     if (!host) {

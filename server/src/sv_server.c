@@ -317,14 +317,7 @@ static void handle_input(sv_server *sv, sv_client *c, const uint8_t *data, size_
     if (in.ack_tick != NET_TICK_NONE && in.ack_tick <= now_tick && in.ack_tick >= c->join_tick &&
         (c->ack_tick == NET_TICK_NONE || in.ack_tick > c->ack_tick))
         c->ack_tick = in.ack_tick;
-    // How early the newest command arrives: its deadline minus now, in 1/256 tick.
-    int64_t ahead_us = ((int64_t)in.newest_tick - (int64_t)now_tick) * (int64_t)sv->tick_us +
-                       (int64_t)next_tick_us - (int64_t)sv->now_us;
-    int32_t margin = clamp_margin(ahead_us * 256 / (int64_t)sv->tick_us);
-    c->margin_q8 = margin;
-    if (!c->margin_seen || margin < c->margin_min_q8)
-        c->margin_min_q8 = margin;
-    c->margin_seen = true;
+    uint32_t first_new = NET_TICK_NONE; // the oldest command this packet brought first
     for (uint32_t i = 0; i < in.count; i++) {
         uint32_t t = in.newest_tick - (in.count - 1u - i);
         if (t < now_tick) {
@@ -360,7 +353,22 @@ static void handle_input(sv_server *sv, sv_client *c, const uint8_t *data, size_
         s->cmd = in.commands[i];
         s->cmd.tick = t;
         sv->stats.commands_received++;
+        if (first_new == NET_TICK_NONE)
+            first_new = t;
     }
+    // How early commands arrive: the deadline of the oldest one this packet
+    // delivered first (a packet carries several new ones when it is sent
+    // every few ticks; the oldest has the least time to spare) minus now, in
+    // 1/256 tick. A packet with nothing new (all copies) says nothing.
+    if (first_new == NET_TICK_NONE)
+        return;
+    int64_t ahead_us = ((int64_t)first_new - (int64_t)now_tick) * (int64_t)sv->tick_us +
+                       (int64_t)next_tick_us - (int64_t)sv->now_us;
+    int32_t margin = clamp_margin(ahead_us * 256 / (int64_t)sv->tick_us);
+    c->margin_q8 = margin;
+    if (!c->margin_seen || margin < c->margin_min_q8)
+        c->margin_min_q8 = margin;
+    c->margin_seen = true;
 }
 
 void sv_server_handle(sv_server *sv, const net_event *ev, uint64_t now_us, uint64_t next_tick_us)

@@ -1,0 +1,355 @@
+// keel tests: the real programs over real ENet sockets on loopback:
+// keel-server, keel-client bots and, for bad links, keel-relay between them.
+// MIT licence, see LICENSE.
+//
+// Each test starts the processes with their output in temporary files, reads
+// the ports they print, waits for them with a bound, and judges their JSON
+// summaries. Everything talks to 127.0.0.1 only, every run has a --duration
+// or --ticks, and a process still running at the end is killed.
+//
+// "Every acknowledged state equals the server's": a client acknowledges a
+// tick only after re-simulating it and matching the server's state hash of
+// that tick (sim_scene_hash covers every field); hash_mismatches counts the
+// ticks where it did not match.
+#define _POSIX_C_SOURCE 200809L
+#include <criterion/criterion.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_ARGS 48
+
+static char bindir[1024];
+
+static void find_bindir(void)
+{
+    ssize_t n = readlink("/proc/self/exe", bindir, sizeof bindir - 1);
+    cr_assert(n > 0);
+    bindir[n] = 0;
+    char *slash = strrchr(bindir, '/');
+    cr_assert_not_null(slash);
+    *slash = 0;
+}
+
+typedef struct proc {
+    pid_t pid;
+    char out[256], err[256];
+    int status;
+    bool done;
+} proc;
+
+static int tmp_counter;
+
+// Start build/<program> args..., output in two temporary files.
+static void proc_start(proc *p, const char *program, const char *const *args)
+{
+    memset(p, 0, sizeof *p);
+    snprintf(p->out, sizeof p->out, "/tmp/keel-netplay-%d-%d.out", (int)getpid(), tmp_counter);
+    snprintf(p->err, sizeof p->err, "/tmp/keel-netplay-%d-%d.err", (int)getpid(), tmp_counter++);
+    char path[1200];
+    snprintf(path, sizeof path, "%s/%s", bindir, program);
+    struct stat st;
+    cr_assert(stat(path, &st) == 0, "%s is missing: build it first", path);
+    char *argv[MAX_ARGS];
+    int n = 0;
+    argv[n++] = path;
+    for (int i = 0; args[i] && n < MAX_ARGS - 1; i++)
+        argv[n++] = (char *)args[i];
+    argv[n] = NULL;
+    p->pid = fork();
+    cr_assert(p->pid >= 0);
+    if (p->pid == 0) {
+        int o = open(p->out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        int e = open(p->err, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        dup2(o, 1);
+        dup2(e, 2);
+        execv(path, argv);
+        _exit(127);
+    }
+}
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+// Wait up to `ms` for the process to end; false when it is still running.
+static bool proc_wait(proc *p, long ms)
+{
+    for (long waited = 0; !p->done; waited += 20) {
+        int st;
+        pid_t r = waitpid(p->pid, &st, WNOHANG);
+        if (r == p->pid) {
+            p->done = true;
+            p->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+            break;
+        }
+        if (waited >= ms)
+            return false;
+        sleep_ms(20);
+    }
+    return true;
+}
+
+static void proc_kill(proc *p, int sig)
+{
+    if (!p->done) {
+        kill(p->pid, sig);
+        proc_wait(p, 5000);
+    }
+}
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return calloc(1, 1);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *s = calloc((size_t)n + 1, 1);
+    if (n > 0 && fread(s, 1, (size_t)n, f) != (size_t)n)
+        s[0] = 0;
+    fclose(f);
+    return s;
+}
+
+static void proc_cleanup(proc *p)
+{
+    proc_kill(p, SIGKILL);
+    unlink(p->out);
+    unlink(p->err);
+}
+
+// The port in the first line "... listening on 127.0.0.1:PORT ..." of a file,
+// waiting up to 10 s for it.
+static unsigned wait_port(const char *file)
+{
+    for (int i = 0; i < 500; i++) {
+        char *s = slurp(file);
+        char *at = strstr(s, "listening on 127.0.0.1:");
+        unsigned port = 0;
+        if (at)
+            port = (unsigned)strtoul(at + strlen("listening on 127.0.0.1:"), NULL, 10);
+        free(s);
+        if (port)
+            return port;
+        sleep_ms(20);
+    }
+    cr_assert_fail("no port in %s", file);
+    return 0;
+}
+
+// A number after "key": in a JSON text (the first occurrence after `from`).
+static double json_num(const char *s, const char *key)
+{
+    char pat[96];
+    snprintf(pat, sizeof pat, "\"%s\":", key);
+    const char *at = strstr(s, pat);
+    cr_assert_not_null(at, "no %s in the summary: %s", key, s);
+    return strtod(at + strlen(pat), NULL);
+}
+
+// The totals object of keel-client's summary starts after the bots array.
+static const char *totals_of(const char *json)
+{
+    const char *at = strstr(json, "],\"seconds\"");
+    cr_assert_not_null(at, "no summary: %s", json);
+    return at;
+}
+
+typedef struct own_counts {
+    double substituted, remote, interaction, unexplained, hash_mismatches, status;
+} own_counts;
+
+static own_counts client_totals(const char *json)
+{
+    const char *t = totals_of(json);
+    own_counts c;
+    c.substituted = json_num(t, "substituted");
+    c.remote = json_num(t, "remote_command");
+    c.interaction = json_num(t, "interaction");
+    c.unexplained = json_num(t, "unexplained");
+    c.hash_mismatches = json_num(t, "hash_mismatches");
+    c.status = json_num(t, "status");
+    return c;
+}
+
+// "late N" and "commands N" from keel-server's closing line.
+static void server_counts(const char *text, double *commands, double *late)
+{
+    const char *at = strstr(text, "commands ");
+    cr_assert_not_null(at, "no closing line: %s", text);
+    *commands = strtod(at + strlen("commands "), NULL);
+    const char *l = strstr(at, "late ");
+    cr_assert_not_null(l);
+    *late = strtod(l + strlen("late "), NULL);
+}
+
+static void setup(void) { find_bindir(); }
+TestSuite(netplay_enet, .init = setup, .timeout = 180);
+
+static void run_session(const char *name, const char *const *relay_args, const char *bot, uint32_t ticks,
+                        own_counts *out, double *late_fraction, char **client_json)
+{
+    proc sv, relay, cl;
+    char dur[16], tick_text[16], port_text[16], server_at[64];
+    snprintf(dur, sizeof dur, "%u", ticks / 64 + 15);
+    const char *sargs[] = {"--bind", "127.0.0.1", "--port", "0", "--duration", dur, "--max-per-address", "64",
+                           "--quiet", NULL};
+    proc_start(&sv, "keel-server", sargs);
+    unsigned port = wait_port(sv.out);
+    unsigned client_port = port;
+    if (relay_args) {
+        snprintf(server_at, sizeof server_at, "127.0.0.1:%u", port);
+        const char *rargs[MAX_ARGS] = {"--server", server_at, "--duration", dur};
+        int n = 4;
+        for (int i = 0; relay_args[i] && n < MAX_ARGS - 1; i++)
+            rargs[n++] = relay_args[i];
+        rargs[n] = NULL;
+        proc_start(&relay, "keel-relay", rargs);
+        client_port = wait_port(relay.out);
+    }
+    snprintf(tick_text, sizeof tick_text, "%u", ticks);
+    snprintf(port_text, sizeof port_text, "%u", client_port);
+    const char *cargs[] = {"--port", port_text, "--bots", "8", "--bot", bot, "--ticks", tick_text, NULL};
+    proc_start(&cl, "keel-client", cargs);
+    bool ended = proc_wait(&cl, (long)(ticks / 64 + 30) * 1000);
+    char *json = slurp(cl.out), *err = slurp(cl.err);
+    cr_assert(ended, "%s: keel-client did not finish", name);
+    cr_log_info("%s: %s\n", name, json);
+    cr_expect_eq(cl.status, 0, "%s: keel-client exit %d: %s", name, cl.status, err);
+    *out = client_totals(json);
+    proc_kill(&sv, SIGTERM);
+    char *stext = slurp(sv.out);
+    double commands, late;
+    server_counts(stext, &commands, &late);
+    *late_fraction = commands > 0 ? late / commands : 1;
+    cr_log_info("%s: server: %s\n", name, stext);
+    free(stext);
+    free(err);
+    *client_json = json;
+    proc_cleanup(&cl);
+    proc_cleanup(&sv);
+    if (relay_args)
+        proc_cleanup(&relay);
+}
+
+Test(netplay_enet, eight_bots_apart_never_mispredict_over_real_sockets)
+{
+    own_counts c;
+    double late;
+    char *json;
+    run_session("apart", NULL, "random", 1280, &c, &late, &json); // 20 s
+    cr_expect_eq(c.substituted + c.remote + c.interaction + c.unexplained, 0, "own mispredictions");
+    cr_expect_eq(c.hash_mismatches, 0);
+    free(json);
+}
+
+Test(netplay_enet, through_the_conditioner_150ms_jitter_loss_duplication_reordering)
+{
+    static const char *const link[] = {"--latency", "75", "--jitter", "20", "--loss", "5", "--dup", "1",
+                                       "--reorder", "1", "--seed", "7", NULL};
+    own_counts c;
+    double late;
+    char *json;
+    run_session("conditioned", link, "random", 1280, &c, &late, &json);
+    cr_expect_eq(c.substituted + c.remote + c.interaction + c.unexplained, 0, "own mispredictions");
+    cr_expect_eq(c.hash_mismatches, 0);
+    cr_expect_leq(late, 0.001, "late commands: %.4f%%", late * 100);
+    free(json);
+}
+
+Test(netplay_enet, burst_gaps_mispredict_only_by_substitution_and_recover)
+{
+    static const char *const link[] = {"--latency", "30", "--burst-every", "2500", "--burst-length", "250",
+                                       "--seed", "11", NULL};
+    own_counts c;
+    double late;
+    char *json;
+    run_session("bursts", link, "random", 960, &c, &late, &json);
+    cr_expect_eq(c.remote + c.interaction + c.unexplained, 0, "own mispredictions other than substituted");
+    cr_expect_eq(c.hash_mismatches, 0);
+    cr_expect_eq(c.status, 0, "a bot lost its connection");
+    free(json);
+}
+
+Test(netplay_enet, a_client_of_another_simulation_is_refused_with_the_reason)
+{
+    proc sv, cl;
+    const char *sargs[] = {"--bind", "127.0.0.1", "--port", "0", "--duration", "20", "--quiet", NULL};
+    proc_start(&sv, "keel-server", sargs);
+    char port[16];
+    snprintf(port, sizeof port, "%u", wait_port(sv.out));
+    const char *cargs[] = {"--port", port, "--rate", "60", "--ticks", "64", NULL};
+    proc_start(&cl, "keel-client", cargs);
+    cr_assert(proc_wait(&cl, 20000));
+    char *err = slurp(cl.err);
+    cr_expect_eq(cl.status, 1);
+    cr_expect(strstr(err, "refused by the server: simulation differs from the server's: tick rate differs") != NULL,
+              "stderr: %s", err);
+    free(err);
+    proc_cleanup(&cl);
+    proc_cleanup(&sv);
+}
+
+Test(netplay_enet, a_killed_client_frees_its_slot_and_the_others_play_on)
+{
+    proc sv, a, b;
+    const char *sargs[] = {"--bind", "127.0.0.1", "--port", "0", "--duration", "40", "--max-per-address", "64",
+                           "--stats-json", "--stats-interval", "1", NULL};
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    proc_start(&sv, "keel-server", sargs);
+    char port[16];
+    snprintf(port, sizeof port, "%u", wait_port(sv.err));
+    const char *aargs[] = {"--port", port, "--bots", "4", "--ticks", "1152", NULL}; // 18 s
+    const char *bargs[] = {"--port", port, "--bots", "1", "--ticks", "0", "--seed", "99", NULL};
+    proc_start(&a, "keel-client", aargs);
+    proc_start(&b, "keel-client", bargs);
+    sleep_ms(6000);
+    kill(b.pid, SIGKILL);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double killed_at = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+    proc_wait(&b, 5000);
+    cr_assert(proc_wait(&a, 40000), "the other client did not finish");
+    char *json = slurp(a.out);
+    own_counts c = client_totals(json);
+    cr_expect_eq(a.status, 0, "%s", json);
+    cr_expect_eq(c.substituted + c.remote + c.interaction + c.unexplained, 0, "the others' own mispredictions");
+    cr_expect_eq(c.hash_mismatches, 0);
+    // The server's per-second stats: 5 clients, then 4 within 5 s of the kill.
+    proc_kill(&sv, SIGTERM);
+    char *stats = slurp(sv.out);
+    int five_at = -1, four_after = -1;
+    int line = 0;
+    for (char *l = stats; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL, line++) {
+        if (strncmp(l, "{\"t\":", 5) != 0)
+            continue;
+        double t = strtod(l + 5, NULL);
+        int clients = (int)json_num(l, "clients");
+        if (clients == 5)
+            five_at = (int)t;
+        if (clients == 4 && five_at >= 0 && four_after < 0)
+            four_after = (int)t;
+    }
+    cr_log_info("killed client: killed at t=%.1f s; 5 clients until t=%d s, 4 from t=%d s\n", killed_at, five_at,
+                four_after);
+    cr_expect(five_at >= 0 && four_after >= 0, "stats: %s", stats);
+    // Freed within the 5 s timeout, give or take the 1 s between stats lines.
+    cr_expect_leq((double)four_after, killed_at + 6.0, "slot freed at t=%d s, killed at %.1f s", four_after,
+                  killed_at);
+    free(json);
+    free(stats);
+    proc_cleanup(&a);
+    proc_cleanup(&b);
+    proc_cleanup(&sv);
+}

@@ -353,3 +353,52 @@ Test(netplay_enet, a_killed_client_frees_its_slot_and_the_others_play_on)
     proc_cleanup(&b);
     proc_cleanup(&sv);
 }
+
+Test(netplay_enet, a_round_trip_step_from_50_to_150_ms_settles_within_2_s)
+{
+    proc sv, relay, cl;
+    const char *sargs[] = {"--bind", "127.0.0.1", "--port", "0", "--duration", "30", "--max-per-address", "64",
+                           "--quiet", NULL};
+    proc_start(&sv, "keel-server", sargs);
+    char server_at[64], port[16];
+    snprintf(server_at, sizeof server_at, "127.0.0.1:%u", wait_port(sv.out));
+    const char *rargs[] = {"--server", server_at, "--duration", "30", "--latency", "25", "--step-at", "8",
+                           "--step-latency", "75", NULL};
+    proc_start(&relay, "keel-relay", rargs);
+    snprintf(port, sizeof port, "%u", wait_port(relay.out));
+    const char *cargs[] = {"--port", port, "--bots", "2", "--ticks", "1024", "--trace", NULL}; // 16 s
+    proc_start(&cl, "keel-client", cargs);
+    cr_assert(proc_wait(&cl, 40000), "keel-client did not finish");
+    char *trace = slurp(cl.err);
+    // Bot 1's trace: the step shows as the round trip passing 110 ms.
+    double step_t = -1, last_t = 0;
+    int negative_after = 0, settled_samples = 0, unsettled = 0;
+    for (char *l = trace; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+        if (strncmp(l, "{\"trace\":1,", 11) != 0 || !strstr(l, "\"bot\":1,"))
+            continue;
+        double t = json_num(l, "t"), m = json_num(l, "margin_ticks"), rtt = json_num(l, "rtt_ms");
+        last_t = t;
+        if (step_t < 0 && rtt > 110)
+            step_t = t;
+        if (step_t < 0)
+            continue;
+        if (m < 0)
+            negative_after++;
+        if (t >= step_t + 2.0) {
+            settled_samples++;
+            if (m < 0 || m > 3.0)
+                unsettled++;
+        }
+    }
+    cr_log_info("rtt step: seen at t=%.1f s; %d trace samples (100 ms apart) with a negative margin after it; "
+                "%d of %d samples from 2 s after it outside 0..3 ticks\n",
+                step_t, negative_after, unsettled, settled_samples);
+    cr_expect(step_t > 0 && last_t > step_t + 4, "no step seen (last sample t=%.1f)", last_t);
+    cr_expect_leq(negative_after, 4, "the margin was negative for %d samples", negative_after);
+    cr_expect_eq(unsettled, 0);
+    cr_expect_eq(cl.status, 0);
+    free(trace);
+    proc_cleanup(&cl);
+    proc_cleanup(&relay);
+    proc_cleanup(&sv);
+}

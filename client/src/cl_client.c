@@ -535,34 +535,41 @@ static void note_server(cl_client *cl, uint16_t sequence, uint32_t echo, uint16_
         cl->last_applied_tick = last_applied;
     cl->margin_q8 = margin;
     cl->has_margin = true;
+    // Margins measured before the last catch-up took effect are stale: they
+    // neither steer the clock nor start another catch-up until the confirmed
+    // tick has passed the ticks predicted by then.
+    bool hold = cl->catch_up_hold != 0 && (cl->confirmed == NET_TICK_NONE || cl->confirmed < cl->catch_up_hold);
+    if (hold) {
+        cl->clock_scale = 1.0;
+        return;
+    }
+    if (margin < 0) {
+        // Commands arrive late (latency jumped): predict the missing ticks at
+        // once, to a margin of about one tick.
+        uint32_t behind = (uint32_t)((-margin + 255) / 256) + 1u;
+        if (behind > cl->catch_up)
+            cl->catch_up = behind;
+        cl->catch_up_hold = sim_scene_tick(cl->pred) + behind + cl_client_target_lead(cl);
+        cl->margin_count = 0;
+        cl->clock_scale = 1.0;
+        return;
+    }
     cl->margins[cl->margin_count++ % 32u] = margin;
     int32_t low = margin;
     for (uint32_t i = 0; i < 32u && i < cl->margin_count; i++)
         low = cl->margins[i] < low ? cl->margins[i] : low;
-    // Keep the lowest margin of the last 32 reports near one tick, so that
-    // jitter too leaves every command a tick early: up to 2% faster or
-    // slower; a jump in latency that leaves commands more than two ticks
-    // late is made up at once by predicting the missing ticks.
-    // On a lossy link (judged by the snapshots that went missing; a link is
-    // taken as lossy until 64 snapshots have shown otherwise) the target
-    // grows by three input packets: a command then still arrives in time
-    // when the three packets that carry it first are all lost.
+    // Otherwise keep the lowest margin of the last 32 reports near one tick,
+    // so that jitter too leaves every command a tick early: up to 2% faster
+    // or slower. On a lossy link (judged by the snapshots that went missing;
+    // a link is taken as lossy until 64 snapshots have shown otherwise) the
+    // target grows by three input packets: a command then still arrives in
+    // time when the three packets that carry it first are all lost.
     double target = 1.0;
     if (cl->seen_snapshots < 64 || cl->lost_snapshots > 0.005 * (cl->seen_snapshots + cl->lost_snapshots))
         target += 3.0 * cl->config.ticks_per_packet;
     double err_ticks = (double)low / 256.0 - target;
     double scale = 1.0 + err_ticks * 0.01;
     cl->clock_scale = scale < 0.98 ? 0.98 : (scale > 1.02 ? 1.02 : scale);
-    // Margins measured before the last catch-up took effect are stale: wait
-    // until the confirmed tick has passed the ticks predicted by then.
-    bool hold = cl->catch_up_hold != 0 && (cl->confirmed == NET_TICK_NONE || cl->confirmed < cl->catch_up_hold);
-    if (margin < -2 * 256 && !hold) {
-        uint32_t behind = (uint32_t)((-margin + 255) / 256) + 1u;
-        if (behind > cl->catch_up)
-            cl->catch_up = behind;
-        cl->catch_up_hold = sim_scene_tick(cl->pred) + behind + cl_client_target_lead(cl);
-        cl->margin_count = 0;
-    }
 }
 
 static void handle_snapshot(cl_client *cl, const uint8_t *data, size_t len, uint32_t now_ms)

@@ -317,7 +317,7 @@ static void handle_input(sv_server *sv, sv_client *c, const uint8_t *data, size_
     if (in.ack_tick != NET_TICK_NONE && in.ack_tick <= now_tick && in.ack_tick >= c->join_tick &&
         (c->ack_tick == NET_TICK_NONE || in.ack_tick > c->ack_tick))
         c->ack_tick = in.ack_tick;
-    uint32_t first_new = NET_TICK_NONE; // the oldest command this packet brought first
+    uint32_t first_new = NET_TICK_NONE; // the oldest command this packet brought first (or late)
     for (uint32_t i = 0; i < in.count; i++) {
         uint32_t t = in.newest_tick - (in.count - 1u - i);
         if (t < now_tick) {
@@ -329,6 +329,8 @@ static void handle_input(sv_server *sv, sv_client *c, const uint8_t *data, size_
             } else {
                 sv->stats.commands_late++;
                 *ran = RAN_LATE;
+                if (first_new == NET_TICK_NONE)
+                    first_new = t; // late: a negative margin, which the client must hear of
             }
             continue;
         }

@@ -234,6 +234,8 @@ int main(int argc, char **argv)
     printf("{\"bots\":[");
     cl_stats total;
     memset(&total, 0, sizeof total);
+    double rtt_sum = 0, margin_sum = 0, up_wire = 0, down_wire = 0, down_payload = 0;
+    uint64_t rollbacks = 0, resim = 0;
     for (uint32_t i = 0; i < o.bots; i++) {
         cl_stats s;
         cl_client_stats(bots[i].cl, &s);
@@ -262,11 +264,34 @@ int main(int argc, char **argv)
             total.remote_mispredictions[c] += s.remote_mispredictions[c];
         }
         total.hash_mismatches += s.hash_mismatches;
+        rtt_sum += s.rtt_ms;
+        margin_sum += s.input_margin_q8 / 256.0;
+        up_wire += ns.wire_sent / secs;
+        down_wire += ns.wire_received / secs;
+        down_payload += ns.payload_received / secs;
+        rollbacks += s.rollbacks;
+        resim += s.resimulated_ticks;
     }
     printf("],\"seconds\":%.2f,\"own_mispredictions\":{", secs);
     for (int c = 0; c < CL_CAUSE_COUNT; c++)
         printf("%s\"%s\":%llu", c ? "," : "", cl_cause_name((cl_cause)c), (unsigned long long)total.own_mispredictions[c]);
     printf("},\"hash_mismatches\":%llu,\"status\":%d}\n", (unsigned long long)total.hash_mismatches, status);
+    uint64_t own = 0, remote = 0;
+    for (int c = 0; c < CL_CAUSE_COUNT; c++) {
+        own += total.own_mispredictions[c];
+        remote += total.remote_mispredictions[c];
+    }
+    double nb = o.bots;
+    fprintf(stderr,
+            "keel-client: %u bots, %.1f s: own-character mispredictions %llu (substituted %llu, remote command %llu, "
+            "interaction %llu, unexplained %llu), remote ones %llu; %llu rollbacks re-simulated %llu ticks; hash "
+            "mismatches %llu; per bot: round trip %.1f ms, input margin %.2f ticks, up %.0f B/s on the wire, down "
+            "%.0f B/s payload (%.0f wire)\n",
+            o.bots, secs, (unsigned long long)own, (unsigned long long)total.own_mispredictions[0],
+            (unsigned long long)total.own_mispredictions[1], (unsigned long long)total.own_mispredictions[2],
+            (unsigned long long)total.own_mispredictions[3], (unsigned long long)remote,
+            (unsigned long long)rollbacks, (unsigned long long)resim, (unsigned long long)total.hash_mismatches,
+            rtt_sum / nb, margin_sum / nb, up_wire / nb, down_payload / nb, down_wire / nb);
     for (uint32_t i = 0; i < o.bots; i++) {
         net_host_disconnect(bots[i].host, 0);
         net_host_flush(bots[i].host);

@@ -11,7 +11,8 @@
 // Channels are traffic classes (docs/protocol.md): control is reliable and
 // ordered; inputs and snapshots are unreliable and unsequenced, each on its
 // own channel so that neither waits behind the other or behind control
-// traffic. ENet settings: MTU clamped to NET_MTU (1200), the throttle set so
+// traffic. ENet settings: ENet's MTU clamped to NET_MTU + 28 (1228, so that
+// any message up to NET_MTU = 1200 bytes is one datagram), the throttle set so
 // that it never drops (enet_peer_throttle_configure(peer, 5000, 32, 0)), no
 // bandwidth limit, peer timeout 5 s, at most `max_peers_per_address` peers
 // from one address. An unreliable message longer than NET_MTU is refused by

@@ -402,3 +402,30 @@ Test(netplay_enet, a_round_trip_step_from_50_to_150_ms_settles_within_2_s)
     proc_cleanup(&relay);
     proc_cleanup(&sv);
 }
+
+// The sum of "unexplained" over every bot's remote_mispredictions.
+static double remote_unexplained(const char *json)
+{
+    double sum = 0;
+    for (const char *at = strstr(json, "\"remote_mispredictions\":"); at;
+         at = strstr(at + 1, "\"remote_mispredictions\":"))
+        sum += json_num(at, "unexplained");
+    return sum;
+}
+
+Test(netplay_enet, pushing_bots_mispredict_only_for_named_causes)
+{
+    static const char *const link[] = {"--latency", "40", "--jitter", "5", "--seed", "5", NULL};
+    own_counts c;
+    double late;
+    char *json;
+    run_session("pushers", link, "pusher", 960, &c, &late, &json);
+    cr_log_info("pushers: own mispredictions: substituted %.0f, remote command %.0f, interaction %.0f, "
+                "unexplained %.0f\n",
+                c.substituted, c.remote, c.interaction, c.unexplained);
+    cr_expect_eq(c.unexplained, 0);
+    cr_expect_eq(remote_unexplained(json), 0);
+    cr_expect_eq(c.hash_mismatches, 0);
+    cr_expect_gt(c.interaction + c.remote, 0, "the pushers never disturbed each other's prediction");
+    free(json);
+}

@@ -233,13 +233,15 @@ int main(int argc, char **argv)
     fprintf(text,
             "keel-server: stopped at tick %u: %llu ticks, clients joined %llu, left %llu, dropped %llu, refused %llu; "
             "commands %llu (duplicates %llu, late %llu, out of window %llu, rate limited %llu, substituted %llu); "
-            "malformed %llu, unexpected %llu\n",
+            "input packets %llu (lost %llu, reordered %llu); malformed %llu, unexpected %llu\n",
             sv_server_scene_tick(sv), (unsigned long long)ss.ticks, (unsigned long long)ss.clients_joined,
             (unsigned long long)ss.clients_left, (unsigned long long)ss.clients_dropped,
             (unsigned long long)ss.clients_refused, (unsigned long long)ss.commands_received,
             (unsigned long long)ss.commands_duplicate, (unsigned long long)ss.commands_late,
             (unsigned long long)ss.commands_out_of_window, (unsigned long long)ss.commands_rate_limited,
-            (unsigned long long)ss.commands_substituted, (unsigned long long)ss.messages_malformed,
+            (unsigned long long)ss.commands_substituted, (unsigned long long)ss.input_packets,
+            (unsigned long long)ss.input_packets_lost, (unsigned long long)ss.input_packets_reordered,
+            (unsigned long long)ss.messages_malformed,
             (unsigned long long)ss.messages_unexpected);
     sv_server_destroy(sv);
     net_host_destroy(host);

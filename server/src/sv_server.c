@@ -307,7 +307,15 @@ static void handle_input(sv_server *sv, sv_client *c, const uint8_t *data, size_
     }
     uint32_t now_tick = sim_scene_tick(sv->scene);
     // Round-trip bookkeeping: the newest packet by sequence (wrapping).
-    if (!c->has_sequence || (int16_t)(uint16_t)(in.sequence - c->newest_sequence) > 0) {
+    sv->stats.input_packets++;
+    int16_t gap = c->has_sequence ? (int16_t)(uint16_t)(in.sequence - c->newest_sequence) : 1;
+    if (gap > 1)
+        sv->stats.input_packets_lost += (uint64_t)(gap - 1); // (a reordered one arriving later is taken back)
+    if (gap < 0 && sv->stats.input_packets_lost > 0) {
+        sv->stats.input_packets_lost--;
+        sv->stats.input_packets_reordered++;
+    }
+    if (!c->has_sequence || gap > 0) {
         c->has_sequence = true;
         c->newest_sequence = in.sequence;
         c->client_time = in.client_time_ms;

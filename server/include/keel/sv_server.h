@@ -47,6 +47,7 @@ typedef struct sv_stats {
     uint64_t commands_out_of_window; ///< beyond server tick + NET_MAX_SNAPSHOT_TICKS
     uint64_t commands_rate_limited;
     uint64_t commands_substituted;
+    uint64_t input_packets, input_packets_lost, input_packets_reordered; ///< from the clients' sequence numbers
     uint64_t messages_malformed;
     uint64_t messages_unexpected;   ///< well formed but not valid now (input before hello, ...)
     uint64_t clients_refused, clients_dropped, clients_joined, clients_left;

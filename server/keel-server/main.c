@@ -209,13 +209,28 @@ int main(int argc, char **argv)
                                (ss.commands_out_of_window - last_sv.commands_out_of_window) +
                                (ss.commands_rate_limited - last_sv.commands_rate_limited);
             uint64_t malformed = ss.messages_malformed - last_sv.messages_malformed;
+            // JSON: every count is for this interval, like the rates. The
+            // fields after "malformed" break "dropped_commands" down and add
+            // what the text line leaves out (hostile traffic,
+            // docs/hostile.md); "peers_refused" counts connection attempts
+            // the transport turned away (no free slot, too many from one
+            // address).
+#define KEEL_DELTA(field) (unsigned long long)(ss.field - last_sv.field)
             if (o.stats_json)
                 printf("{\"t\":%.1f,\"tick\":%u,\"clients\":%u,\"tick_ms_median\":%.3f,\"tick_ms_p99\":%.3f,"
                        "\"in_payload_Bps\":%.0f,\"out_payload_Bps\":%.0f,\"in_wire_Bps\":%.0f,\"out_wire_Bps\":%.0f,"
-                       "\"substituted\":%llu,\"dropped_commands\":%llu,\"malformed\":%llu}\n",
+                       "\"substituted\":%llu,\"dropped_commands\":%llu,\"malformed\":%llu,"
+                       "\"commands\":%llu,\"duplicates\":%llu,\"late\":%llu,\"out_of_window\":%llu,"
+                       "\"rate_limited\":%llu,\"unexpected\":%llu,\"joined\":%llu,\"left\":%llu,"
+                       "\"dropped_clients\":%llu,\"refused\":%llu,\"peers_refused\":%llu}\n",
                        (double)(t1 - start) / 1e6, sv_server_scene_tick(sv), ss.clients, med, p99, in_p, out_p, in_w,
                        out_w, (unsigned long long)subst, (unsigned long long)dropped,
-                       (unsigned long long)malformed);
+                       (unsigned long long)malformed, KEEL_DELTA(commands_received), KEEL_DELTA(commands_duplicate),
+                       KEEL_DELTA(commands_late), KEEL_DELTA(commands_out_of_window),
+                       KEEL_DELTA(commands_rate_limited), KEEL_DELTA(messages_unexpected),
+                       KEEL_DELTA(clients_joined), KEEL_DELTA(clients_left), KEEL_DELTA(clients_dropped),
+                       KEEL_DELTA(clients_refused), (unsigned long long)(ns.peers_refused - last_net.peers_refused));
+#undef KEEL_DELTA
             else
                 printf("t %6.1f s  tick %u  clients %u  tick ms median %.3f p99 %.3f  in %.0f B/s (wire %.0f)  out %.0f "
                        "B/s (wire %.0f)  substituted %llu  dropped %llu  malformed %llu\n",
@@ -230,10 +245,13 @@ int main(int argc, char **argv)
     }
     sv_stats ss;
     sv_server_stats(sv, &ss);
+    net_host_stats end_net;
+    net_host_stats_get(host, &end_net);
     fprintf(text,
             "keel-server: stopped at tick %u: %llu ticks, clients joined %llu, left %llu, dropped %llu, refused %llu; "
             "commands %llu (duplicates %llu, late %llu, out of window %llu, rate limited %llu, substituted %llu); "
-            "input packets %llu (lost %llu, reordered %llu); malformed %llu, unexpected %llu\n",
+            "input packets %llu (lost %llu, reordered %llu); malformed %llu, unexpected %llu; connection attempts "
+            "refused by the host %llu\n",
             sv_server_scene_tick(sv), (unsigned long long)ss.ticks, (unsigned long long)ss.clients_joined,
             (unsigned long long)ss.clients_left, (unsigned long long)ss.clients_dropped,
             (unsigned long long)ss.clients_refused, (unsigned long long)ss.commands_received,
@@ -241,8 +259,8 @@ int main(int argc, char **argv)
             (unsigned long long)ss.commands_out_of_window, (unsigned long long)ss.commands_rate_limited,
             (unsigned long long)ss.commands_substituted, (unsigned long long)ss.input_packets,
             (unsigned long long)ss.input_packets_lost, (unsigned long long)ss.input_packets_reordered,
-            (unsigned long long)ss.messages_malformed,
-            (unsigned long long)ss.messages_unexpected);
+            (unsigned long long)ss.messages_malformed, (unsigned long long)ss.messages_unexpected,
+            (unsigned long long)end_net.peers_refused);
     sv_server_destroy(sv);
     net_host_destroy(host);
     sim_world_destroy(world);

@@ -104,7 +104,7 @@ static void play_ms(play *p, bool inputs)
     while (net_host_service(p->server_host, &ev, 0) != NET_EVENT_NONE)
         sv_server_handle(p->sv, &ev, now_us, p->next_server_us);
     while (now_us >= p->next_server_us) {
-        sv_server_tick(p->sv);
+        sv_server_tick(p->sv, now_us);
         record_server_hash(p);
         p->next_server_us += tick_us;
     }

@@ -186,7 +186,7 @@ int main(int argc, char **argv)
         if (stop_requested || (o.duration_s && keel_app_now_us() - start >= (uint64_t)o.duration_s * 1000000u))
             break;
         uint64_t t0 = keel_app_now_us();
-        sv_server_tick(sv);
+        sv_server_tick(sv, keel_app_now_us());
         uint64_t t1 = keel_app_now_us();
         if (nsamples < TICK_SAMPLES)
             samples[nsamples++] = t1 - t0;
@@ -222,14 +222,16 @@ int main(int argc, char **argv)
                        "\"substituted\":%llu,\"dropped_commands\":%llu,\"malformed\":%llu,"
                        "\"commands\":%llu,\"duplicates\":%llu,\"late\":%llu,\"out_of_window\":%llu,"
                        "\"rate_limited\":%llu,\"unexpected\":%llu,\"joined\":%llu,\"left\":%llu,"
-                       "\"dropped_clients\":%llu,\"refused\":%llu,\"peers_refused\":%llu}\n",
+                       "\"dropped_clients\":%llu,\"refused\":%llu,\"peers_refused\":%llu,"
+                       "\"packets_rate_limited\":%llu,\"hello_timeouts\":%llu,\"input_packets_lost\":%llu}\n",
                        (double)(t1 - start) / 1e6, sv_server_scene_tick(sv), ss.clients, med, p99, in_p, out_p, in_w,
                        out_w, (unsigned long long)subst, (unsigned long long)dropped,
                        (unsigned long long)malformed, KEEL_DELTA(commands_received), KEEL_DELTA(commands_duplicate),
                        KEEL_DELTA(commands_late), KEEL_DELTA(commands_out_of_window),
                        KEEL_DELTA(commands_rate_limited), KEEL_DELTA(messages_unexpected),
                        KEEL_DELTA(clients_joined), KEEL_DELTA(clients_left), KEEL_DELTA(clients_dropped),
-                       KEEL_DELTA(clients_refused), (unsigned long long)(ns.peers_refused - last_net.peers_refused));
+                       KEEL_DELTA(clients_refused), (unsigned long long)(ns.peers_refused - last_net.peers_refused),
+                       KEEL_DELTA(packets_rate_limited), KEEL_DELTA(hello_timeouts), KEEL_DELTA(input_packets_lost));
 #undef KEEL_DELTA
             else
                 printf("t %6.1f s  tick %u  clients %u  tick ms median %.3f p99 %.3f  in %.0f B/s (wire %.0f)  out %.0f "

@@ -49,6 +49,8 @@ typedef struct sv_client {
     uint32_t window_commands;
     uint64_t malformed_window_start_us;
     uint32_t malformed_in_window;
+    uint64_t packet_window_start_us;
+    uint32_t packets_in_window;
     uint32_t hello_time;
 } sv_client;
 
@@ -64,6 +66,10 @@ struct sv_server {
     uint32_t next_id;
     uint32_t *pending_leaves; // character ids leaving at the next tick
     uint32_t pending_leave_count;
+    // connections that have not said hello yet, oldest first
+    uint32_t *waiting_peer;
+    uint64_t *waiting_since_us;
+    uint32_t waiting_count, waiting_capacity;
     sv_history history;
     uint64_t tick_us;
     uint64_t now_us;
@@ -84,6 +90,8 @@ sv_config sv_default_config(void)
     c.ticks_per_snapshot = 2;
     c.max_commands_per_second = 0; // 0: 2 x tick rate + 32
     c.max_malformed_per_second = 64;
+    c.max_input_packets_per_second = 0; // 0: 4 x tick rate
+    c.hello_timeout_ms = 5000;
     c.platforms = false;
     c.cookie = SV_COOKIE;
     return c;
@@ -130,6 +138,8 @@ sv_server *sv_server_create(const sim_world *world, const sim_level *level, cons
     sv->config = *config;
     if (sv->config.max_commands_per_second == 0)
         sv->config.max_commands_per_second = 2u * (uint32_t)settings->tick_rate + 32u;
+    if (sv->config.max_input_packets_per_second == 0)
+        sv->config.max_input_packets_per_second = 4u * (uint32_t)settings->tick_rate;
     sv->host = host;
     sv->next_id = 1;
     sv->tick_us = 1000000u / (uint64_t)settings->tick_rate;
@@ -137,13 +147,17 @@ sv_server *sv_server_create(const sim_world *world, const sim_level *level, cons
     sv->scene = sim_scene_create(world, settings, n);
     sv->clients = calloc(n, sizeof *sv->clients);
     sv->pending_leaves = calloc(n, sizeof *sv->pending_leaves);
+    sv->waiting_capacity = 4096; // ENet's most peers
+    sv->waiting_peer = calloc(sv->waiting_capacity, sizeof *sv->waiting_peer);
+    sv->waiting_since_us = calloc(sv->waiting_capacity, sizeof *sv->waiting_since_us);
     sv->snap_join_cap = n * 2;
     sv->snap_leave_cap = n * 2;
     sv->snap_command_cap = n * NET_MAX_SNAPSHOT_TICKS;
     sv->snap_joins = calloc(sv->snap_join_cap, sizeof *sv->snap_joins);
     sv->snap_leaves = calloc(sv->snap_leave_cap, sizeof *sv->snap_leaves);
     sv->snap_commands = calloc(sv->snap_command_cap, sizeof *sv->snap_commands);
-    if (!sv->scene || !sv->clients || !sv->pending_leaves || !sv->snap_joins || !sv->snap_leaves ||
+    if (!sv->scene || !sv->clients || !sv->pending_leaves || !sv->waiting_peer || !sv->waiting_since_us ||
+        !sv->snap_joins || !sv->snap_leaves ||
         !sv->snap_commands || !sv_history_init(&sv->history, n)) {
         sv_server_destroy(sv);
         return NULL;
@@ -163,6 +177,8 @@ void sv_server_destroy(sv_server *sv)
     sim_scene_destroy(sv->scene);
     free(sv->clients);
     free(sv->pending_leaves);
+    free(sv->waiting_peer);
+    free(sv->waiting_since_us);
     free(sv->snap_joins);
     free(sv->snap_leaves);
     free(sv->snap_commands);
@@ -237,8 +253,47 @@ static void malformed(sv_server *sv, sv_client *c)
         drop_client(sv, c, true);
 }
 
+// ---- connections that have not said hello --------------------------------------------
+
+static void waiting_remove(sv_server *sv, uint32_t peer)
+{
+    for (uint32_t i = 0; i < sv->waiting_count; i++) {
+        if (sv->waiting_peer[i] == peer) {
+            memmove(&sv->waiting_peer[i], &sv->waiting_peer[i + 1], (sv->waiting_count - i - 1) * sizeof(uint32_t));
+            memmove(&sv->waiting_since_us[i], &sv->waiting_since_us[i + 1],
+                    (sv->waiting_count - i - 1) * sizeof(uint64_t));
+            sv->waiting_count--;
+            return;
+        }
+    }
+}
+
+static void waiting_add(sv_server *sv, uint32_t peer)
+{
+    waiting_remove(sv, peer);
+    if (sv->waiting_count == sv->waiting_capacity) { // cannot happen with ENet's 4095 peers
+        net_host_disconnect(sv->host, sv->waiting_peer[0]);
+        waiting_remove(sv, sv->waiting_peer[0]);
+    }
+    sv->waiting_peer[sv->waiting_count] = peer;
+    sv->waiting_since_us[sv->waiting_count] = sv->now_us;
+    sv->waiting_count++;
+}
+
+// Close the connections that said no hello in time: a slot is not free to hold.
+static void waiting_expire(sv_server *sv)
+{
+    uint64_t limit = (uint64_t)sv->config.hello_timeout_ms * 1000u;
+    while (sv->waiting_count && sv->now_us - sv->waiting_since_us[0] >= limit) {
+        net_host_disconnect(sv->host, sv->waiting_peer[0]);
+        sv->stats.hello_timeouts++;
+        waiting_remove(sv, sv->waiting_peer[0]);
+    }
+}
+
 static void handle_hello(sv_server *sv, uint32_t peer, const uint8_t *data, size_t len)
 {
+    waiting_remove(sv, peer);
     sv_client *c = client_of_peer(sv, peer);
     net_hello h;
     if (!net_hello_decode(data, len, &h)) {
@@ -386,8 +441,10 @@ void sv_server_handle(sv_server *sv, const net_event *ev, uint64_t now_us, uint6
     sv->now_us = now_us;
     switch (ev->type) {
     case NET_EVENT_CONNECT:
-        break; // nothing until its hello
+        waiting_add(sv, ev->peer); // nothing until its hello, and not for long
+        break;
     case NET_EVENT_DISCONNECT: {
+        waiting_remove(sv, ev->peer);
         sv_client *c = client_of_peer(sv, ev->peer);
         if (c)
             drop_client(sv, c, false);
@@ -398,8 +455,17 @@ void sv_server_handle(sv_server *sv, const net_event *ev, uint64_t now_us, uint6
         net_msg_type type = net_msg_peek_type(ev->data, ev->length);
         if (ev->channel == NET_CHANNEL_CONTROL && type == NET_MSG_HELLO)
             handle_hello(sv, ev->peer, ev->data, ev->length);
-        else if (ev->channel == NET_CHANNEL_INPUT && type == NET_MSG_INPUT && c)
-            handle_input(sv, c, ev->data, ev->length, next_tick_us);
+        else if (ev->channel == NET_CHANNEL_INPUT && type == NET_MSG_INPUT && c) {
+            // A flood is cut off before it is even decoded.
+            if (now_us - c->packet_window_start_us >= 1000000u) {
+                c->packet_window_start_us = now_us;
+                c->packets_in_window = 0;
+            }
+            if (++c->packets_in_window > sv->config.max_input_packets_per_second)
+                sv->stats.packets_rate_limited++;
+            else
+                handle_input(sv, c, ev->data, ev->length, next_tick_us);
+        }
         else if (!c && type != NET_MSG_INPUT)
             malformed(sv, NULL);
         else if (!c)
@@ -578,8 +644,10 @@ static void send_snapshot(sv_server *sv, sv_client *c)
     }
 }
 
-void sv_server_tick(sv_server *sv)
+void sv_server_tick(sv_server *sv, uint64_t now_us)
 {
+    sv->now_us = now_us;
+    waiting_expire(sv);
     uint32_t t = sim_scene_tick(sv->scene);
     sv_tick_record *rec = sv_history_begin(&sv->history, t);
     // Leaves, then joins, at the start of the tick.

@@ -31,6 +31,13 @@ typedef struct sv_config {
     /// Malformed messages from one client within a second before it is
     /// disconnected (default 64).
     uint32_t max_malformed_per_second;
+    /// Input packets accepted from one client per second (default 4 x tick
+    /// rate; a client sends tick rate / 2 by default); more are dropped
+    /// unread and counted.
+    uint32_t max_input_packets_per_second;
+    /// A connection that has not said hello after this long is closed
+    /// (default 5000 ms).
+    uint32_t hello_timeout_ms;
     bool platforms; ///< the built-in level's elevator and shuttle (needs a platform_area marker)
     uint32_t cookie;
 } sv_config;
@@ -46,6 +53,8 @@ typedef struct sv_stats {
     uint64_t commands_late;         ///< arrived after their tick ran
     uint64_t commands_out_of_window; ///< beyond server tick + NET_MAX_SNAPSHOT_TICKS
     uint64_t commands_rate_limited;
+    uint64_t packets_rate_limited;  ///< input packets beyond max_input_packets_per_second
+    uint64_t hello_timeouts;        ///< connections closed for saying no hello
     uint64_t commands_substituted;
     uint64_t input_packets, input_packets_lost, input_packets_reordered; ///< from the clients' sequence numbers
     uint64_t messages_malformed;
@@ -66,8 +75,9 @@ void sv_server_destroy(sv_server *sv);
 /// Handle one event of the host; `now_us` is the server's clock and
 /// `next_tick_us` the deadline of the next tick (for the input margin).
 void sv_server_handle(sv_server *sv, const net_event *event, uint64_t now_us, uint64_t next_tick_us);
-/// Run one tick (at its deadline) and send the snapshots that fall due.
-void sv_server_tick(sv_server *sv);
+/// Run one tick (at its deadline, `now_us` on the same clock as the events')
+/// and send the snapshots that fall due.
+void sv_server_tick(sv_server *sv, uint64_t now_us);
 
 uint32_t sv_server_scene_tick(const sv_server *sv);
 const sim_scene *sv_server_scene(const sv_server *sv);

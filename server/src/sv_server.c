@@ -468,7 +468,7 @@ static uint32_t substituted_mask(const sv_client *c, uint32_t now)
     return (uint32_t)bits;
 }
 
-static void send_full(sv_server *sv, sv_client *c, uint32_t now)
+static void send_full(sv_server *sv, sv_client *c, uint32_t now, uint64_t hash)
 {
     uint32_t n;
     const sim_char_state *chars = sim_scene_characters(sv->scene, &n);
@@ -480,7 +480,7 @@ static void send_full(sv_server *sv, sv_client *c, uint32_t now)
     part.tick = now;
     part.last_applied_tick = c->last_applied_tick;
     part.input_margin_q8 = take_margin(c);
-    part.state_hash = sim_scene_hash(sv->scene);
+    part.state_hash = hash;
     part.total_characters = (uint16_t)n;
     uint32_t parts = n == 0 ? 1 : (n + NET_FULL_PART_CHARACTERS - 1) / NET_FULL_PART_CHARACTERS;
     part.part_count = (uint16_t)parts;
@@ -506,7 +506,8 @@ static void send_full(sv_server *sv, sv_client *c, uint32_t now)
     }
 }
 
-static void send_snapshot(sv_server *sv, sv_client *c)
+// `hash`: sim_scene_hash of the scene now, computed once for every client.
+static void send_snapshot(sv_server *sv, sv_client *c, uint64_t hash)
 {
     uint32_t now = sim_scene_tick(sv->scene);
     uint32_t b = c->ack_tick;
@@ -515,7 +516,7 @@ static void send_snapshot(sv_server *sv, sv_client *c)
         if (!sv_history_find(&sv->history, k))
             delta = false;
     if (!delta) {
-        send_full(sv, c, now);
+        send_full(sv, c, now, hash);
         return;
     }
     net_snapshot s;
@@ -528,7 +529,7 @@ static void send_snapshot(sv_server *sv, sv_client *c)
     s.last_applied_tick = c->last_applied_tick;
     s.substituted_mask = substituted_mask(c, now);
     s.input_margin_q8 = take_margin(c);
-    s.state_hash = sim_scene_hash(sv->scene);
+    s.state_hash = hash;
     s.joins = sv->snap_joins;
     s.join_capacity = sv->snap_join_cap;
     s.leaves = sv->snap_leaves;
@@ -550,7 +551,7 @@ static void send_snapshot(sv_server *sv, sv_client *c)
         // exact state instead.
         c->margin_seen = true;
         c->margin_min_q8 = s.input_margin_q8;
-        send_full(sv, c, now);
+        send_full(sv, c, now, hash);
         return;
     }
     c->snapshot_sequence++;
@@ -652,10 +653,16 @@ void sv_server_tick(sv_server *sv)
     sv->stats.ticks++;
     uint32_t now = t + 1u;
     if (now % sv->config.ticks_per_snapshot == 0) {
+        bool any = false;
+        uint64_t hash = 0;
         for (uint32_t i = 0; i < sv->config.max_clients; i++) {
             sv_client *c = &sv->clients[i];
-            if (c->used && c->joined)
-                send_snapshot(sv, c);
+            if (!c->used || !c->joined)
+                continue;
+            if (!any)
+                hash = sim_scene_hash(sv->scene);
+            any = true;
+            send_snapshot(sv, c, hash);
         }
     }
     net_host_flush(sv->host);

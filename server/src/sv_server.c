@@ -545,7 +545,23 @@ static void send_snapshot(sv_server *sv, sv_client *c, uint64_t hash)
         for (uint32_t i = 0; i < r->command_count && s.command_count < s.command_capacity; i++)
             s.commands[s.command_count++] = r->commands[i];
     }
+    // The reference: the commands every character present at B ran in tick
+    // B - 1, which the client holds with its confirmed state at B (the
+    // snapshot or full state that gave it that state carried them). With it
+    // the roster is not sent and first commands are coded against those
+    // instead of against zero. Without the record of B - 1, or should the
+    // roster not match it, the snapshot goes without.
+    const sv_tick_record *ref = b > 0 ? sv_history_find(&sv->history, b - 1u) : NULL;
+    if (ref) {
+        s.reference = ref->commands;
+        s.reference_count = ref->command_count;
+    }
     size_t len = net_snapshot_encode(&s, sv->packet, sizeof sv->packet);
+    if (!len && s.reference) {
+        s.reference = NULL;
+        s.reference_count = 0;
+        len = net_snapshot_encode(&s, sv->packet, sizeof sv->packet);
+    }
     if (!len) {
         // Too much happened since the baseline to fit one datagram: the
         // exact state instead.

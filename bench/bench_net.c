@@ -422,6 +422,7 @@ static void take_totals(const rig *r, totals *t)
         t->cl.hash_mismatches += s.hash_mismatches;
         t->cl.snapshots_unusable += s.snapshots_unusable;
         t->cl.snapshots_stale += s.snapshots_stale;
+        t->cl.messages_malformed += s.messages_malformed;
         t->cl.input_packets += s.input_packets;
         t->cl.commands_sent += s.commands_sent;
         t->cl.capped_ticks += s.capped_ticks;
@@ -533,12 +534,13 @@ static int run(const options *o, uint32_t nbots)
            "rollbacks\n",
            rollbacks ? (double)resim / (double)rollbacks : 0.0, rb_mean - plain_mean, (unsigned long long)rollbacks);
     printf("   mispredictions own %llu, remote %llu; hash mismatches %llu; full states %llu; snapshots lost %llu, "
-           "unusable %llu; server substituted %llu, late %llu\n",
+           "unusable %llu, malformed %llu; server substituted %llu, late %llu\n",
            (unsigned long long)own, (unsigned long long)remote,
            (unsigned long long)(b.cl.hash_mismatches - a.cl.hash_mismatches),
            (unsigned long long)(b.cl.full_states - a.cl.full_states),
            (unsigned long long)(b.cl.snapshot_packets_lost - a.cl.snapshot_packets_lost),
            (unsigned long long)(b.cl.snapshots_unusable - a.cl.snapshots_unusable),
+           (unsigned long long)(b.cl.messages_malformed - a.cl.messages_malformed),
            (unsigned long long)(b.sv.commands_substituted - a.sv.commands_substituted),
            (unsigned long long)(b.sv.commands_late - a.sv.commands_late));
     printf("   targets (1 KB = 1000 B):\n");

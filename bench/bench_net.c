@@ -555,9 +555,15 @@ static int run(const options *o, uint32_t nbots)
     printf("   server tick, elapsed (CLOCK_MONOTONIC, includes preemption on a busy machine): median %.3f ms  p99 "
            "%.3f ms  max %.3f ms\n",
            tick_med, tick_p99, tick_max);
-    if (o->enet)
-        printf("   server ticks run more than a tick late: %llu (the one loop %s real time)\n",
-               (unsigned long long)r.ticks_late, r.ticks_late ? "fell behind" : "kept up with");
+    if (o->enet) {
+        printf("   server ticks run more than a tick late: %llu of %zu (the one loop %s real time)\n",
+               (unsigned long long)r.ticks_late, r.tick_ms.n, r.ticks_late ? "fell behind" : "kept up with");
+        if (r.ticks_late * 100u > r.tick_ms.n)
+            printf("   NOT REPRESENTATIVE: this process cannot run %u clients in real time (each predicts every "
+                   "character); late ticks, lost connections and full states distort every figure below\n",
+                   nbots);
+    }
+    printf("   clients playing at the end: %u of %u\n", rig_playing(&r), nbots);
     printf("   client, per snapshot handled (cl_client_handle timed from outside): with a rollback %zu calls, mean %.1f "
            "us, median %.1f, p99 %.1f; without %zu calls, mean %.1f us\n",
            r.handle_rollback_us.n, rb_mean, rb_med, rb_p99, r.handle_plain_us.n, plain_mean);

@@ -3,10 +3,12 @@
 // Invariants: `conf` holds the exact server state at tick C (or nothing
 // before the first full state); conf_ring keeps the confirmed states of the
 // last CL_RING ticks that were confirmed, for the baselines the server may
-// pick; `pred` is at tick P >= C, and pred_ring[k] holds the predicted state
+// pick, each with the commands its characters ran in the tick before (the
+// snapshot reference for that baseline); `pred` is at tick P >= C, and pred_ring[k] holds the predicted state
 // at tick k (before tick k ran) and the commands each character ran in it,
 // for every k in [C, P); own_ring holds the commands we sent.
 #include <keel/cl_client.h>
+#include <keel/net_bits.h>
 
 #include <stdlib.h>
 #include <string.h>
@@ -23,7 +25,9 @@ typedef struct cl_state_slot {
     uint32_t tick; // NET_TICK_NONE when empty
     uint32_t count;
     sim_char_state *states;    // capacity NET_MAX_CHARACTERS
-    net_tick_command *inputs;  // pred ring: what each character ran at this tick
+    // pred ring: what each character ran at this tick; conf ring: what each
+    // character present at this tick ran in the tick before (the reference)
+    net_tick_command *inputs;
     uint32_t input_count;
 } cl_state_slot;
 
@@ -153,7 +157,7 @@ cl_client *cl_client_create(const sim_world *world, const sim_level *level, cons
     bool ok = cl->pred && cl->conf && cl->work && cl->last_cmds && cl->full_states && cl->full_cmds &&
               cl->snap_joins && cl->snap_leaves && cl->snap_cmds && cl->changed;
     for (uint32_t i = 0; ok && i < CL_RING; i++) {
-        ok = slot_init(&cl->conf_ring[i], false) && slot_init(&cl->pred_ring[i], true);
+        ok = slot_init(&cl->conf_ring[i], true) && slot_init(&cl->pred_ring[i], true);
         cl->own_ring[i].tick = NET_TICK_NONE;
     }
     if (!ok) {
@@ -173,6 +177,7 @@ void cl_client_destroy(cl_client *cl)
     sim_scene_destroy(cl->work);
     for (uint32_t i = 0; i < CL_RING; i++) {
         free(cl->conf_ring[i].states);
+        free(cl->conf_ring[i].inputs);
         free(cl->pred_ring[i].states);
         free(cl->pred_ring[i].inputs);
     }
@@ -335,6 +340,10 @@ bool cl_client_predict(cl_client *cl, const sim_input *command, uint32_t now_ms)
 
 // ---- confirmation ---------------------------------------------------------------------------
 
+// Keeps the confirmed state at its tick T with the commands of tick T - 1
+// (last_cmds, which the snapshot or full state that confirmed T has just
+// set: one per character present at T, in id order), the reference of a
+// later snapshot from baseline T.
 static void keep_confirmed(cl_client *cl)
 {
     uint32_t t = sim_scene_tick(cl->conf), n;
@@ -343,6 +352,10 @@ static void keep_confirmed(cl_client *cl)
     s->tick = t;
     s->count = n;
     memcpy(s->states, chars, (size_t)n * sizeof *chars);
+    s->input_count = cl->last_cmd_count;
+    memcpy(s->inputs, cl->last_cmds, (size_t)cl->last_cmd_count * sizeof *cl->last_cmds);
+    for (uint32_t i = 0; i < s->input_count; i++)
+        s->inputs[i].command.tick = t - 1u;
 }
 
 static const char *first_field(const sim_char_state *a, const sim_char_state *b)
@@ -572,6 +585,27 @@ static void note_server(cl_client *cl, uint16_t sequence, uint32_t echo, uint16_
     cl->clock_scale = scale < 0.98 ? 0.98 : (scale > 1.02 ? 1.02 : scale);
 }
 
+// The baseline tick B of a snapshot message, from its fixed-width header
+// (docs/protocol.md: type u4, sequence u16, client_time_echo u32,
+// echo_delay_ms u16, tick u32, T - B - 1 u5), so that the decoder can be
+// given the reference of that baseline. False when the header is short or
+// names no valid baseline.
+static bool snapshot_baseline(const uint8_t *data, size_t len, uint32_t *baseline)
+{
+    net_bit_reader r;
+    net_br_init(&r, data, len);
+    net_br_u(&r, 4);
+    net_br_u(&r, 16);
+    net_br_u(&r, 32);
+    net_br_u(&r, 16);
+    uint32_t tick = net_br_u(&r, 32);
+    uint32_t span = net_br_u(&r, 5) + 1u;
+    if (r.error || tick == NET_TICK_NONE || tick < span)
+        return false;
+    *baseline = tick - span;
+    return true;
+}
+
 static void handle_snapshot(cl_client *cl, const uint8_t *data, size_t len, uint32_t now_ms)
 {
     net_snapshot *s = &cl->snap;
@@ -582,8 +616,21 @@ static void handle_snapshot(cl_client *cl, const uint8_t *data, size_t len, uint
     s->leave_capacity = NET_MAX_CHARACTERS;
     s->commands = cl->snap_cmds;
     s->command_capacity = NET_MAX_CHARACTERS * NET_MAX_SNAPSHOT_TICKS;
+    // The reference for its baseline: the commands of tick B - 1 kept with
+    // the confirmed state at B (the server sends it without one when it has
+    // no record of B - 1; then it goes unused).
+    uint32_t b;
+    bool header = snapshot_baseline(data, len, &b);
+    const cl_state_slot *ref = header ? &cl->conf_ring[b % CL_RING] : NULL;
+    if (ref && ref->tick == b) {
+        s->reference = ref->inputs;
+        s->reference_count = ref->input_count;
+    }
     if (!net_snapshot_decode(data, len, s)) {
-        cl->stats.messages_malformed++;
+        if (header && !s->reference)
+            cl->stats.snapshots_unusable++; // made with a reference we do not have: its baseline is gone
+        else
+            cl->stats.messages_malformed++;
         return;
     }
     note_server(cl, s->sequence, s->client_time_echo, s->echo_delay_ms, s->last_applied_tick, s->input_margin_q8,

@@ -552,7 +552,7 @@ static uint32_t substituted_mask(const sv_client *c, uint32_t now)
     return (uint32_t)bits;
 }
 
-static void send_full(sv_server *sv, sv_client *c, uint32_t now)
+static void send_full(sv_server *sv, sv_client *c, uint32_t now, uint64_t hash)
 {
     uint32_t n;
     const sim_char_state *chars = sim_scene_characters(sv->scene, &n);
@@ -564,7 +564,7 @@ static void send_full(sv_server *sv, sv_client *c, uint32_t now)
     part.tick = now;
     part.last_applied_tick = c->last_applied_tick;
     part.input_margin_q8 = take_margin(c);
-    part.state_hash = sim_scene_hash(sv->scene);
+    part.state_hash = hash;
     part.total_characters = (uint16_t)n;
     uint32_t parts = n == 0 ? 1 : (n + NET_FULL_PART_CHARACTERS - 1) / NET_FULL_PART_CHARACTERS;
     part.part_count = (uint16_t)parts;
@@ -590,7 +590,8 @@ static void send_full(sv_server *sv, sv_client *c, uint32_t now)
     }
 }
 
-static void send_snapshot(sv_server *sv, sv_client *c)
+// `hash`: sim_scene_hash of the scene now, computed once for every client.
+static void send_snapshot(sv_server *sv, sv_client *c, uint64_t hash)
 {
     uint32_t now = sim_scene_tick(sv->scene);
     uint32_t b = c->ack_tick;
@@ -599,7 +600,7 @@ static void send_snapshot(sv_server *sv, sv_client *c)
         if (!sv_history_find(&sv->history, k))
             delta = false;
     if (!delta) {
-        send_full(sv, c, now);
+        send_full(sv, c, now, hash);
         return;
     }
     net_snapshot s;
@@ -612,7 +613,7 @@ static void send_snapshot(sv_server *sv, sv_client *c)
     s.last_applied_tick = c->last_applied_tick;
     s.substituted_mask = substituted_mask(c, now);
     s.input_margin_q8 = take_margin(c);
-    s.state_hash = sim_scene_hash(sv->scene);
+    s.state_hash = hash;
     s.joins = sv->snap_joins;
     s.join_capacity = sv->snap_join_cap;
     s.leaves = sv->snap_leaves;
@@ -628,13 +629,29 @@ static void send_snapshot(sv_server *sv, sv_client *c)
         for (uint32_t i = 0; i < r->command_count && s.command_count < s.command_capacity; i++)
             s.commands[s.command_count++] = r->commands[i];
     }
+    // The reference: the commands every character present at B ran in tick
+    // B - 1, which the client holds with its confirmed state at B (the
+    // snapshot or full state that gave it that state carried them). With it
+    // the roster is not sent and first commands are coded against those
+    // instead of against zero. Without the record of B - 1, or should the
+    // roster not match it, the snapshot goes without.
+    const sv_tick_record *ref = b > 0 ? sv_history_find(&sv->history, b - 1u) : NULL;
+    if (ref) {
+        s.reference = ref->commands;
+        s.reference_count = ref->command_count;
+    }
     size_t len = net_snapshot_encode(&s, sv->packet, sizeof sv->packet);
+    if (!len && s.reference) {
+        s.reference = NULL;
+        s.reference_count = 0;
+        len = net_snapshot_encode(&s, sv->packet, sizeof sv->packet);
+    }
     if (!len) {
         // Too much happened since the baseline to fit one datagram: the
         // exact state instead.
         c->margin_seen = true;
         c->margin_min_q8 = s.input_margin_q8;
-        send_full(sv, c, now);
+        send_full(sv, c, now, hash);
         return;
     }
     c->snapshot_sequence++;
@@ -738,10 +755,16 @@ void sv_server_tick(sv_server *sv, uint64_t now_us)
     sv->stats.ticks++;
     uint32_t now = t + 1u;
     if (now % sv->config.ticks_per_snapshot == 0) {
+        bool any = false;
+        uint64_t hash = 0;
         for (uint32_t i = 0; i < sv->config.max_clients; i++) {
             sv_client *c = &sv->clients[i];
-            if (c->used && c->joined)
-                send_snapshot(sv, c);
+            if (!c->used || !c->joined)
+                continue;
+            if (!any)
+                hash = sim_scene_hash(sv->scene);
+            any = true;
+            send_snapshot(sv, c, hash);
         }
     }
     net_host_flush(sv->host);

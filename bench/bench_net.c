@@ -356,7 +356,7 @@ static void rig_step(rig *r)
             r->ticks_late++;
         bool snapshots = (sv_server_scene_tick(r->sv) + 1u) % sv_default_config().ticks_per_snapshot == 0;
         uint64_t c0 = thread_cpu_ns(), t0 = mono_ns();
-        sv_server_tick(r->sv);
+        sv_server_tick(r->sv, now_us);
         uint64_t t1 = mono_ns(), c1 = thread_cpu_ns();
         if (r->measuring) {
             samples_add(&r->tick_ms, (double)(t1 - t0) / 1e6);

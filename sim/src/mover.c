@@ -29,6 +29,7 @@ bool mover_sweep(const sim_move_ctx *m, sim_shape shape, sim_vec3 center, sim_ve
     // (docs/ranges.md); a longer one is a bug here, not a caller's value.
     const sim_fx lim = SIM_MAX_DISPLACEMENT;
     SIM_CHECK(d.x >= -lim && d.x <= lim && d.y >= -lim && d.y <= lim && d.z >= -lim && d.z <= lim);
+    (void)lim; // without KEEL_CHECKS
     sim_sweep_input in = {shape, center, d, 0};
     return m->col->sweep(m->col->ctx, &in, r);
 }

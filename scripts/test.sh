@@ -6,6 +6,10 @@
 #   build-asan/  AddressSanitizer + UndefinedBehaviorSanitizer (KEEL_SANITIZE=ON),
 #                -O1 -g without NDEBUG, so assert() stays on and runtime stays low
 # Both keep KEEL_CHECKS=ON. Exits non-zero if any configure, build or test fails.
+# KEEL_NET_STRICT=1 also fails the real-socket tests (test_netplay_enet) on
+# figures that depend on timing (late commands, substitutions, how fast the
+# input margin settles): use it on a quiet machine; the in-memory tests check
+# them exactly either way.
 # The real maps come from ../shared/levels or $KEEL_LEVELS_DIR; tests that need
 # them are skipped when the folder is absent.
 set -euo pipefail

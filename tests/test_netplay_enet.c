@@ -201,7 +201,8 @@ static void server_counts(const char *text, double *commands, double *late)
 // so here it is logged, and fails the test only with KEEL_NET_STRICT=1 (a
 // quiet machine: scripts/test.sh documents it). What never depends on
 // timing -- hash mismatches, unexplained mispredictions, disconnects --
-// always fails the test.
+// always fails the test. (Logged as info: Criterion 2.4 fails a run that
+// logged a warning.)
 static bool strict(void)
 {
     const char *e = getenv("KEEL_NET_STRICT");
@@ -212,7 +213,7 @@ static bool strict(void)
         if (strict())                                                                                              \
             cr_expect(cond, __VA_ARGS__);                                                                          \
         else if (!(cond))                                                                                          \
-            cr_log_warn("timing (not failed; KEEL_NET_STRICT=1 makes it fail): " __VA_ARGS__);                  \
+            cr_log_info("timing (not failed; KEEL_NET_STRICT=1 makes it fail): " __VA_ARGS__);                  \
     } while (0)
 
 static void setup(void) { find_bindir(); }

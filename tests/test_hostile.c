@@ -1044,8 +1044,8 @@ Test(hostile, a_real_server_keeps_ticking_and_its_clients_undisturbed_under_host
     // ignored. With a channel count in range: ENet opens a half-open
     // connection for the first two (the attacker's share of the address
     // quota) and refuses the rest, which the host counts. The half-open ones
-    // stay until ENet gives up on them (about 30 s, longer than the rest of
-    // this test), so this case and the next come last.
+    // stay until the host's timeout drops them (5 s; ENet alone would keep
+    // them about 30 s), so this case and the next come last.
     mark = phase_begin(&sv);
     {
         int fds[3];

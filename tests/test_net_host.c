@@ -417,6 +417,46 @@ Test(net_host_enet, refused_beyond_per_address_cap_and_max_peers)
     }
 }
 
+// A connection attempt whose handshake never completes (the client sends
+// its CONNECT and vanishes) holds a slot and its address's quota on the
+// server; the host drops it after the timeout, so the next attempt from the
+// same address gets in. ENet alone keeps it about 30 s.
+Test(net_host_enet, a_half_open_connection_frees_its_quota_after_the_timeout)
+{
+    uint64_t t0 = wall_ms();
+    net_host_config one = net_host_default_config();
+    one.max_peers_per_address = 1;
+    one.timeout_ms = 1000;
+    net_host *h[3] = {listen_local(&one), NULL, NULL};
+    evlog logs[3];
+    memset(logs, 0, sizeof logs);
+    // the vanishing client: its CONNECT goes out, then it is gone
+    net_host *ghost = connect_local(h[0], NULL);
+    net_host_flush(ghost);
+    net_event ev;
+    net_host_service(ghost, &ev, 0);
+    net_host_destroy(ghost);
+    pump(h, logs, 3, NULL, NULL, t0, 200); // the server takes the CONNECT
+    // at once: the quota is held, a real client is refused
+    net_host_config quick = net_host_default_config();
+    quick.timeout_ms = 800;
+    h[1] = connect_local(h[0], &quick);
+    want w1[] = {{1, NET_EVENT_DISCONNECT, 1}};
+    wants ws1 = {w1, 1};
+    cr_assert(pump(h, logs, 3, until_wants, &ws1, t0, 5000), "the second client was neither refused nor let in");
+    cr_assert_eq(log_count(&logs[1], NET_EVENT_CONNECT), 0u, "let in while the half-open one held the quota");
+    // after the timeout the half-open one is gone and a client gets in
+    pump(h, logs, 3, NULL, NULL, t0, 1500);
+    h[2] = connect_local(h[0], NULL);
+    want w2[] = {{2, NET_EVENT_CONNECT, 1}, {0, NET_EVENT_CONNECT, 1}};
+    wants ws2 = {w2, 2};
+    cr_assert(pump(h, logs, 3, until_wants, &ws2, t0, 5000), "the quota was not freed");
+    for (int i = 0; i < 3; i++) {
+        net_host_destroy(h[i]);
+        log_free(&logs[i]);
+    }
+}
+
 Test(net_host_enet, server_clamps_a_bigger_mtu)
 {
     uint64_t t0 = wall_ms();

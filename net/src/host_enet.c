@@ -29,6 +29,10 @@ enum { SLOT_FREE = 0, SLOT_CONNECTING, SLOT_CONNECTED, SLOT_CLOSING };
 typedef struct enet_slot {
     uint8_t state;
     enet_uint32 since; ///< enet_time_get() when the state began
+    /// For a free slot whose ENet peer is inside a handshake it never
+    /// finishes (a half-open connection): when that was first seen, + 1 (0:
+    /// not seen). Such a peer holds a slot and its address's quota.
+    enet_uint32 half_open_since;
 } enet_slot;
 
 typedef struct refused_key {
@@ -191,9 +195,23 @@ static bool watchdog(enet_net_host *h, net_event *ev)
     enet_uint32 now = enet_time_get();
     for (uint32_t i = 0; i < h->enet->peerCount; i++) {
         enet_slot *s = &h->slots[i];
-        if (s->state == SLOT_FREE)
-            continue;
         ENetPeer *p = &h->enet->peers[i];
+        if (s->state == SLOT_FREE) {
+            // A handshake that never completes is dropped after the timeout,
+            // silently (keel never saw the peer), so that connection attempts
+            // cannot hold slots and address quotas for ENet's ~30 s.
+            if (p->state == ENET_PEER_STATE_DISCONNECTED || p->state == ENET_PEER_STATE_ZOMBIE) {
+                s->half_open_since = 0;
+            } else if (s->half_open_since == 0) {
+                s->half_open_since = now + 1u;
+            } else if (ENET_TIME_DIFFERENCE(now, s->half_open_since - 1u) >= h->base.config.timeout_ms &&
+                       !ENET_TIME_LESS(now, s->half_open_since - 1u)) {
+                enet_peer_reset(p);
+                s->half_open_since = 0;
+            }
+            continue;
+        }
+        s->half_open_since = 0;
         enet_uint32 last = s->since;
         if (s->state == SLOT_CONNECTED && p->lastReceiveTime != 0 && ENET_TIME_LESS(last, p->lastReceiveTime))
             last = p->lastReceiveTime;

@@ -21,7 +21,7 @@ static void on_signal(int sig)
 typedef struct options {
     const char *server, *level, *scale;
     char up;
-    uint32_t port, bots, ticks, seed, rate, connect_timeout_s, leash_mm;
+    uint32_t port, bots, ticks, seed, rate, connect_timeout_s, leash_mm, ticks_per_packet;
     int mode;
     bool trace;
 } options;
@@ -42,6 +42,7 @@ static void usage(FILE *f)
           "  --scale S             OBJ metres per unit (default 0.12)\n"
           "  --up y|z              OBJ up axis (default y)\n"
           "  --connect-timeout S   give up when not playing after S seconds (default 10)\n"
+          "  --ticks-per-packet N  an input packet every N ticks, 1..8 (default 2: 32 packets/s at 64 Hz)\n"
           "  --leash-mm N          random bots: how far from their spawn they wander (default 1000;\n"
           "                        the server spawns characters 4 m apart)\n"
           "  --trace               every 100 ms a JSON line per bot on stderr: time, input margin,\n"
@@ -61,7 +62,7 @@ static int bad(const char *what, const char *value)
 
 static int parse(int argc, char **argv, options *o)
 {
-    *o = (options){"127.0.0.1", "builtin", "0.12", 'y', 27900, 1, 640, 1, 64, 10, 1000, CL_BOT_RANDOM, false};
+    *o = (options){"127.0.0.1", "builtin", "0.12", 'y', 27900, 1, 640, 1, 64, 10, 1000, 2, CL_BOT_RANDOM, false};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(a, "--help") == 0) {
@@ -77,7 +78,8 @@ static int parse(int argc, char **argv, options *o)
                 (strcmp(a, "--server") == 0 || strcmp(a, "--port") == 0 || strcmp(a, "--bots") == 0 ||
                  strcmp(a, "--bot") == 0 || strcmp(a, "--ticks") == 0 || strcmp(a, "--seed") == 0 ||
                  strcmp(a, "--rate") == 0 || strcmp(a, "--level") == 0 || strcmp(a, "--scale") == 0 ||
-                 strcmp(a, "--up") == 0 || strcmp(a, "--connect-timeout") == 0 || strcmp(a, "--leash-mm") == 0))
+                 strcmp(a, "--up") == 0 || strcmp(a, "--connect-timeout") == 0 || strcmp(a, "--leash-mm") == 0 ||
+                 strcmp(a, "--ticks-per-packet") == 0))
                 return bad("value for", a);
             fprintf(stderr, "keel-client: unknown option '%s'\n", a);
             usage(stderr);
@@ -96,6 +98,7 @@ static int parse(int argc, char **argv, options *o)
         else if (strcmp(a, "--rate") == 0) ok = keel_app_parse_u32(v, SIM_MOVE_MIN_TICK_RATE, SIM_MOVE_MAX_TICK_RATE, &o->rate);
         else if (strcmp(a, "--connect-timeout") == 0) ok = keel_app_parse_u32(v, 1, 3600, &o->connect_timeout_s);
         else if (strcmp(a, "--leash-mm") == 0) ok = keel_app_parse_u32(v, 100, 100000, &o->leash_mm);
+        else if (strcmp(a, "--ticks-per-packet") == 0) ok = keel_app_parse_u32(v, 1, 8, &o->ticks_per_packet);
         else {
             fprintf(stderr, "keel-client: unknown option '%s'\n", a);
             usage(stderr);
@@ -142,6 +145,7 @@ int main(int argc, char **argv)
     bot_run *bots = calloc(o.bots, sizeof *bots);
     net_host_config hc = net_host_default_config();
     cl_config cc = cl_default_config();
+    cc.ticks_per_packet = o.ticks_per_packet;
     for (uint32_t i = 0; i < o.bots; i++) {
         const char *why = NULL;
         bots[i].host = net_host_connect(o.server, (uint16_t)o.port, &hc, &why);

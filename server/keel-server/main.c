@@ -128,17 +128,9 @@ int main(int argc, char **argv)
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);
     sim_level level;
-    char err[600];
-    if (keel_app_load_level(o.level, o.scale, o.up, &level, err, sizeof err) != 0) {
-        fprintf(stderr, "keel-server: %s\n", err);
+    sim_world *world = keel_app_load_world("keel-server", o.level, o.scale, o.up, &level);
+    if (!world)
         return 1;
-    }
-    sim_error werr;
-    sim_world *world = sim_world_create(&level, NULL, &werr);
-    if (!world) {
-        fprintf(stderr, "keel-server: %s\n", werr.message);
-        return 1;
-    }
     sim_move_settings settings = sim_move_default_settings();
     settings.tick_rate = (int32_t)o.rate;
     net_host_config hc = net_host_default_config();

@@ -2,6 +2,8 @@
 #define _POSIX_C_SOURCE 200809L
 #include "keel_app.h"
 
+#include <keel/sim_world.h>
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +28,22 @@ int keel_app_load_level(const char *name, const char *scale, char up, sim_level 
         return -1;
     }
     return 0;
+}
+
+sim_world *keel_app_load_world(const char *program, const char *name, const char *scale, char up, sim_level *level)
+{
+    char err[600];
+    if (keel_app_load_level(name, scale, up, level, err, sizeof err) != 0) {
+        fprintf(stderr, "%s: %s\n", program, err);
+        return NULL;
+    }
+    sim_error werr;
+    sim_world *world = sim_world_create(level, NULL, &werr);
+    if (!world) {
+        fprintf(stderr, "%s: %s\n", program, werr.message);
+        sim_level_free(level);
+    }
+    return world;
 }
 
 uint64_t keel_app_now_us(void)

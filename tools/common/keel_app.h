@@ -12,6 +12,11 @@
 /// 0 on success; -1 with a message in err.
 int keel_app_load_level(const char *name, const char *scale, char up, sim_level *out, char *err, size_t err_size);
 
+/// Load the level as keel_app_load_level does and build its world; on
+/// failure print "<program>: <reason>" on stderr and return NULL.
+struct sim_world *keel_app_load_world(const char *program, const char *name, const char *scale, char up,
+                                      sim_level *level);
+
 /// Monotonic clock, microseconds.
 uint64_t keel_app_now_us(void);
 /// Sleep until the monotonic clock reaches `deadline_us` (returns at once if past).

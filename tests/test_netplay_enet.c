@@ -474,6 +474,8 @@ Test(netplay_enet, pushing_bots_mispredict_only_for_named_causes)
     cr_expect_eq(c.unexplained, 0);
     cr_expect_eq(remote_unexplained(json), 0);
     cr_expect_eq(c.hash_mismatches, 0);
-    cr_expect_gt(c.interaction + c.remote, 0, "the pushers never disturbed each other's prediction");
+    // (With 4 bots in the sanitizer tree the pushers may pair off without
+    // ever disturbing each other's prediction.)
+    sanitized_timing_expect(c.interaction + c.remote > 0, "the pushers never disturbed each other's prediction");
     free(json);
 }

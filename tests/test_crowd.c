@@ -226,25 +226,7 @@ Test(crowd, eighty_characters_pressing_into_the_corner_stay_above_the_floor)
 Test(crowd, two_hundred_characters_under_the_platforms_stay_above_the_floor)
 {
     enum { N = 200, TICKS = 600 };
-    // keel-sim's --platforms pair: an elevator resting 0.1 m above the floor
-    // and rising 3 m, and a shuttle gliding 4 m at the same low height.
     sim_vec3 a = marker("platform_area");
-    sim_vec3 half = sim_v3(SIM_FX_MM(750), SIM_FX_MM(100), SIM_FX_MM(750));
-    sim_platform_def elevator = {0}, shuttle = {0};
-    elevator.id = 100001;
-    elevator.half = half;
-    elevator.points[0] = sim_v3_add(a, sim_v3(-SIM_FX_MM(1500), SIM_FX_MM(200), 0));
-    elevator.points[1] = sim_v3_add(a, sim_v3(-SIM_FX_MM(1500), SIM_FX_MM(3200), 0));
-    elevator.point_count = 2;
-    elevator.ticks_per_leg = 192;
-    elevator.pause_ticks = 64;
-    shuttle.id = 100002;
-    shuttle.half = half;
-    shuttle.points[0] = sim_v3_add(a, sim_v3(SIM_FX_MM(1500), SIM_FX_MM(200), -SIM_FX_INT(2)));
-    shuttle.points[1] = sim_v3_add(a, sim_v3(SIM_FX_MM(1500), SIM_FX_MM(200), SIM_FX_INT(2)));
-    shuttle.point_count = 2;
-    shuttle.ticks_per_leg = 128;
-    shuttle.pause_ticks = 32;
     // 200 characters packed 0.45 m apart over the platforms' area: they
     // overlap each other and the platforms from the first tick.
     sim_vec3 feet[N];
@@ -252,8 +234,9 @@ Test(crowd, two_hundred_characters_under_the_platforms_stay_above_the_floor)
         feet[i] = sim_v3(a.x + M(-3.15 + 0.45 * (i % 15)), 0, a.z + M(-3.15 + 0.45 * (i / 15)));
     crowd_run r;
     crowd_begin(&r, N, feet);
-    cr_assert_eq(sim_scene_add_platform(r.scene, &elevator), 0);
-    cr_assert_eq(sim_scene_add_platform(r.scene, &shuttle), 0);
+    // keel-sim's --platforms pair: an elevator resting 0.1 m above the floor
+    // and rising 3 m, and a shuttle gliding 4 m at the same low height.
+    cr_assert_eq(sim_scene_add_area_platforms(r.scene, &level, 100001, 100002), 0);
     for (int t = 0; t < TICKS; t++)
         crowd_tick(&r, NULL, false);
     cr_log_info("platforms: %u characters x %d ticks: %llu crossings, lowest feet %.4f m, %u stuck\n", N,

@@ -97,31 +97,6 @@ sv_config sv_default_config(void)
     return c;
 }
 
-static void add_platforms(sv_server *sv)
-{
-    const sim_marker *m = sim_level_find_marker(sv->level, "platform_area");
-    if (!m)
-        return;
-    sim_vec3 a = m->position;
-    sim_vec3 half = sim_v3(SIM_FX_MM(750), SIM_FX_MM(100), SIM_FX_MM(750));
-    sim_platform_def e = {0};
-    e.id = 0x7FFF0001u; // far above any character id
-    e.half = half;
-    e.points[0] = sim_v3_add(a, sim_v3(-SIM_FX_MM(1500), SIM_FX_MM(200), 0));
-    e.points[1] = sim_v3_add(a, sim_v3(-SIM_FX_MM(1500), SIM_FX_MM(3200), 0));
-    e.point_count = 2;
-    e.ticks_per_leg = 192;
-    e.pause_ticks = 64;
-    sim_platform_def s = e;
-    s.id = 0x7FFF0002u;
-    s.points[0] = sim_v3_add(a, sim_v3(SIM_FX_MM(1500), SIM_FX_MM(200), -SIM_FX_INT(2)));
-    s.points[1] = sim_v3_add(a, sim_v3(SIM_FX_MM(1500), SIM_FX_MM(200), SIM_FX_INT(2)));
-    s.ticks_per_leg = 128;
-    s.pause_ticks = 32;
-    sim_scene_add_platform(sv->scene, &e);
-    sim_scene_add_platform(sv->scene, &s);
-}
-
 sv_server *sv_server_create(const sim_world *world, const sim_level *level, const sim_move_settings *settings,
                             const sv_config *config, net_host *host)
 {
@@ -165,8 +140,8 @@ sv_server *sv_server_create(const sim_world *world, const sim_level *level, cons
     sv->identity = net_identity_make(settings, level);
     const sim_marker *sp = sim_level_find_marker(level, "spawn");
     sv->spawn_origin = sp ? sp->position : sim_v3_zero();
-    if (config->platforms)
-        add_platforms(sv);
+    if (config->platforms) // ids far above any character's
+        sim_scene_add_area_platforms(sv->scene, level, 0x7FFF0001u, 0x7FFF0002u);
     return sv;
 }
 

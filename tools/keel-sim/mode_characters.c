@@ -73,37 +73,15 @@ static void chars_destroy(void *state)
     free(s);
 }
 
-// An elevator and a shuttle in the 6 m x 6 m patch around the marker: both
-// 1.5 m x 0.2 m x 1.5 m with their tops 0.3 m above the floor at rest (a
-// step up, so walking characters get on), on opposite halves of the patch.
+// The built-in level's elevator and shuttle (sim_scene_add_area_platforms).
 static int add_platforms(characters *s, const ks_stage *stage)
 {
-    const sim_marker *m = sim_level_find_marker(&stage->level, "platform_area");
-    if (!m) {
+    if (!sim_level_find_marker(&stage->level, "platform_area")) {
         fprintf(stderr, "keel-sim: --platforms: the level has no platform_area marker (the "
                         "built-in level has one)\n");
         return KS_EXIT_FAILURE;
     }
-    sim_vec3 a = m->position;
-    sim_vec3 half = sim_v3(SIM_FX_MM(750), SIM_FX_MM(100), SIM_FX_MM(750));
-    sim_platform_def elevator = {0};
-    elevator.id = PLATFORM_ELEVATOR;
-    elevator.half = half;
-    elevator.points[0] = sim_v3_add(a, sim_v3(-SIM_FX_MM(1500), SIM_FX_MM(200), 0));
-    elevator.points[1] = sim_v3_add(a, sim_v3(-SIM_FX_MM(1500), SIM_FX_MM(3200), 0));
-    elevator.point_count = 2;
-    elevator.ticks_per_leg = 192; // 3 m in 3 s at 64 Hz
-    elevator.pause_ticks = 64;
-    sim_platform_def shuttle = {0};
-    shuttle.id = PLATFORM_SHUTTLE;
-    shuttle.half = half;
-    shuttle.points[0] = sim_v3_add(a, sim_v3(SIM_FX_MM(1500), SIM_FX_MM(200), -SIM_FX_INT(2)));
-    shuttle.points[1] = sim_v3_add(a, sim_v3(SIM_FX_MM(1500), SIM_FX_MM(200), SIM_FX_INT(2)));
-    shuttle.point_count = 2;
-    shuttle.ticks_per_leg = 128; // 4 m in 2 s at 64 Hz
-    shuttle.pause_ticks = 32;
-    if (sim_scene_add_platform(s->scene, &elevator) != 0 ||
-        sim_scene_add_platform(s->scene, &shuttle) != 0) {
+    if (sim_scene_add_area_platforms(s->scene, &stage->level, PLATFORM_ELEVATOR, PLATFORM_SHUTTLE) != 0) {
         fputs("keel-sim: --platforms: the scene refused a platform\n", stderr);
         return KS_EXIT_FAILURE;
     }

@@ -29,6 +29,7 @@
 
 #include <stddef.h>
 
+#include <keel/sim_level.h>
 #include <keel/sim_move.h>
 #include <keel/sim_world.h>
 
@@ -61,6 +62,13 @@ void sim_scene_destroy(sim_scene *scene);
 /// 0 on success; -1 when full, the id is 0 or taken, or the path is invalid.
 /// Ids are below SIM_FEATURE_OBJECT_BIT and not used by a character.
 int sim_scene_add_platform(sim_scene *scene, const sim_platform_def *platform);
+/// The built-in level's platform pair around its platform_area marker: an
+/// elevator rising 3 m and a shuttle gliding 4 m (keel-sim and keel-server
+/// --platforms, docs/levels.md). 0 on success; -1 when the level has no such
+/// marker or the scene refuses a platform.
+int sim_scene_add_area_platforms(sim_scene *scene, const sim_level *level, uint32_t elevator_id,
+                                 uint32_t shuttle_id);
+
 /// Water: an axis-aligned box; a character whose centre is inside swims.
 int sim_scene_add_water(sim_scene *scene, sim_aabb volume);
 

@@ -9,7 +9,7 @@
 #   KEEL_SETUP_DRY_RUN=1   print the commands that would run instead of running them
 set -euo pipefail
 
-packages=(build-essential cmake pkg-config libfixmath-dev libenet-dev libcriterion-dev libxxhash-dev)
+packages=(build-essential cmake pkg-config libfixmath-dev libenet-dev libcriterion-dev libxxhash-dev libzstd-dev)
 
 # A package installed for several architectures (libfixmath-dev:arm64 for the
 # cross-architecture check, say) lists one status per architecture: look for

@@ -1,0 +1,289 @@
+// keel: recordings: a versioned file of everything a scene applied, tick by
+// tick, with the hashes it reached, so any build on any CPU can re-simulate it
+// and say where it diverged. MIT licence, see LICENSE. docs/replay.md has the
+// byte layout; this header is the API.
+//
+// A file is an 8-byte magic followed by chunks. Every chunk is framed as
+//   type (4 ASCII bytes) | payload length (u32 LE) | payload | CRC-32 (u32 LE)
+// with the CRC over type, length and payload, so a crash leaves a readable
+// prefix and a flipped bit is found, never misread. Chunks, in order:
+//   HEAD  header (rec_header): versions, identity, settings, level, platforms
+//   SCHM  schema: the fields of a character state and of a command, with
+//         their names, types and widths, in the order records store them
+//   INIT  the initial state (tick and every character)
+//   then, repeated:
+//   KEYF  a full-state keyframe at the start of a tick (every
+//         keyframe_interval ticks; with interval 1, every tick: debug mode)
+//   TBLK  a block of up to 64 ticks (TBLZ: the same, zstd-compressed when it
+//         pays): for every tick its leaves, joins, the command each character
+//         ran, the world hash after the tick and one 16-bit hash per character
+//   ENDR  the end: last tick, final hash, counts (absent after a crash)
+// A client recording (kind REC_KIND_CLIENT) holds CLOG blocks instead of
+// TBLK: the calls made to the client library (with their clock values and
+// the packets received) and the confirmed hashes it reached.
+//
+// Nothing here depends on byte order or struct layout: every value is encoded
+// field by field, little-endian. No floating point.
+#ifndef KEEL_REC_H
+#define KEEL_REC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <keel/sim_move.h>
+#include <keel/sim_scene.h>
+
+#define REC_MAGIC_SIZE 8
+/// "KEELREC" and 0x1A: stops `type` on some systems, and a text-mode transfer
+/// that changes line ends breaks the magic at once.
+extern const uint8_t rec_magic[REC_MAGIC_SIZE];
+/// Bumped when the layout changes incompatibly; readers accept every version
+/// up to theirs (older files keep reading through the schema).
+#define REC_FORMAT_VERSION 1u
+#define REC_MAX_PLATFORMS 16u
+#define REC_MAX_WATERS 16u
+#define REC_DEFAULT_KEYFRAME_INTERVAL 64u
+/// Most ticks in one TBLK/TBLZ block.
+#define REC_BLOCK_TICKS 64u
+/// Most characters a recording holds at any tick.
+#define REC_MAX_CHARACTERS 4096u
+
+/// keel-replay's exit codes (and the verify/diff results below).
+enum {
+    REC_EXIT_MATCH = 0,
+    REC_EXIT_DIVERGED = 1,
+    REC_EXIT_USAGE = 2,
+    REC_EXIT_BAD_FILE = 3,
+};
+
+typedef enum rec_kind {
+    REC_KIND_SCENE = 1,  ///< a server or keel-sim: every applied command, every hash
+    REC_KIND_CLIENT = 2, ///< a client: the calls into the client library and its confirmed hashes
+} rec_kind;
+
+typedef enum rec_level_kind {
+    REC_LEVEL_BUILTIN = 0,
+    REC_LEVEL_GENERATED = 1, ///< sim_level_generate(generate_triangles, generate_seed)
+    REC_LEVEL_OBJ = 2,       ///< path, scale, up axis
+} rec_level_kind;
+
+/// How to rebuild the level. `digest` (net_level_digest) decides whether a
+/// level found later is the same; the path is only where to look first.
+typedef struct rec_level_ref {
+    rec_level_kind kind;
+    char path[256];  ///< OBJ path as the recorder was given it ("" otherwise)
+    char scale[32];  ///< OBJ metres per file unit, decimal text ("" otherwise)
+    char up_axis;    ///< 'y' or 'z' (OBJ)
+    uint32_t generate_triangles, generate_seed;
+    uint64_t digest; ///< net_level_digest of the level
+} rec_level_ref;
+
+typedef struct rec_header {
+    uint32_t format_version;    ///< of the file (REC_FORMAT_VERSION when writing)
+    uint32_t behaviour_version; ///< NET_BEHAVIOUR_VERSION of the build that wrote it
+    rec_kind kind;
+    sim_move_settings settings; ///< everything that decides movement; tick_rate is in here
+    uint64_t settings_digest;   ///< net_settings_digest(&settings), checked on read
+    rec_level_ref level;
+    sim_platform_def platforms[REC_MAX_PLATFORMS]; ///< added to the scene in this order
+    uint32_t platform_count;
+    sim_aabb waters[REC_MAX_WATERS];
+    uint32_t water_count;
+    uint32_t max_characters;    ///< the scene's capacity (1..REC_MAX_CHARACTERS)
+    uint32_t keyframe_interval; ///< ticks between keyframes; 1 = debug mode; 0 = none
+    bool compress;              ///< zstd blocks when that makes them smaller
+    char build_id[64];          ///< informational: compiler, flags, commit; never decides anything
+    char source[32];            ///< "keel-server", "keel-sim", "keel-client", a test's name
+    /// Client recordings: the character the client played and the client
+    /// library's settings that decide its results.
+    uint32_t client_character;
+    uint32_t client_prediction_cap;
+} rec_header;
+
+/// A header for a scene recording with default settings, the built-in
+/// level, keyframes every 64 ticks, compression on, this build's versions and
+/// build id.
+rec_header rec_default_header(void);
+
+/// The build id of this build ("gcc 12.2.0 -O2 x86_64" and the like).
+const char *rec_build_id(void);
+
+/// Why something failed: static or formatted text, and where in the file.
+typedef struct rec_error {
+    char message[256];
+    uint64_t offset;  ///< byte offset in the file of the chunk (or field) at fault
+    char chunk[5];    ///< its type ("" when not in a chunk)
+} rec_error;
+
+/// A character's 16-bit hash as recorded per tick: the low 16 bits of an
+/// XXH64 over its fields (the schema's order and widths). The world hash,
+/// 64 bits, is sim_scene_hash; the per-character ones locate the character.
+uint16_t rec_char_hash16(const sim_char_state *state);
+
+/// One tick of a scene recording: what was applied at its start, and the
+/// result after it.
+typedef struct rec_command {
+    uint32_t id;
+    sim_input input; ///< input.tick is the tick it ran in
+} rec_command;
+
+typedef struct rec_tick {
+    uint32_t tick;
+    uint32_t leave_count, join_count, command_count;
+    const uint32_t *leaves;           ///< ids removed at the start of the tick
+    const sim_char_state *joins;      ///< characters added at the start of the tick (after leaves)
+    const rec_command *commands;      ///< every character's command, in id order
+    uint64_t world_hash;              ///< sim_scene_hash after the tick
+    uint32_t char_count;              ///< characters after the tick
+    const uint32_t *char_ids;         ///< in id order
+    const uint16_t *char_hashes;      ///< rec_char_hash16 of each, after the tick
+} rec_tick;
+
+// ---- writing -------------------------------------------------------------------------
+
+typedef struct rec_writer rec_writer;
+
+typedef struct rec_writer_config {
+    /// Encode on the caller's thread (cheap), compress and write on a
+    /// background thread, so the caller never waits on the disk.
+    bool threaded;
+    /// Bytes waiting for the disk before the writer gives up (the recording
+    /// then ends with an error rather than stalling the caller; default 64 MiB).
+    size_t max_pending_bytes;
+} rec_writer_config;
+
+rec_writer_config rec_default_writer_config(void);
+
+/// Create `path` and write HEAD, SCHM and INIT (the scene's current state,
+/// which must match the header: its platforms, waters, settings). NULL with
+/// *err filled on failure.
+rec_writer *rec_writer_open(const char *path, const rec_header *header, const rec_writer_config *config,
+                            const sim_scene *initial, rec_error *err);
+
+/// Record one tick of a scene recording. `t` carries the applied events and
+/// commands; the hashes are computed here from `after`, the scene after the
+/// tick (t->world_hash and the per-character arrays are ignored). Writes a
+/// keyframe of `after` when its tick is a multiple of the interval. Never
+/// blocks on I/O when threaded. False once the recording has failed.
+bool rec_writer_tick(rec_writer *w, const rec_tick *t, const sim_scene *after);
+
+/// Client recordings: one call into the client library.
+typedef enum rec_client_op {
+    REC_CLIENT_HELLO = 1,     ///< cl_client_hello(now)
+    REC_CLIENT_EVENT = 2,     ///< cl_client_handle(event, now): type, channel, data
+    REC_CLIENT_PREDICT = 3,   ///< cl_client_predict(input, now); `result` is what it returned
+    REC_CLIENT_CATCH_UP = 4,  ///< cl_client_take_catch_up(); `result` is what it returned
+    REC_CLIENT_CONFIRMED = 5, ///< after the op before it: the confirmed tick and its hash (expected output)
+} rec_client_op;
+
+typedef struct rec_client_record {
+    rec_client_op op;
+    uint32_t now_ms;
+    int32_t event_type;   ///< net_event_type (EVENT)
+    uint8_t channel;      ///< (EVENT)
+    const uint8_t *data;  ///< (EVENT) the packet as received
+    uint32_t length;
+    sim_input input;      ///< (PREDICT)
+    uint32_t result;      ///< (PREDICT: 0/1; CATCH_UP: ticks)
+    uint32_t tick;        ///< (CONFIRMED)
+    uint64_t hash;        ///< (CONFIRMED) sim_scene_hash of the confirmed scene
+} rec_client_record;
+
+/// Open a client recording (header kind REC_KIND_CLIENT; no INIT state).
+rec_writer *rec_writer_open_client(const char *path, const rec_header *header, const rec_writer_config *config,
+                                   rec_error *err);
+bool rec_writer_client(rec_writer *w, const rec_client_record *r);
+
+/// Flush everything, write ENDR and close. False (with *err) when any write
+/// failed or the writer fell behind. Frees the writer either way.
+bool rec_writer_close(rec_writer *w, rec_error *err);
+
+// ---- reading -------------------------------------------------------------------------
+
+/// A whole file, checked and indexed: every chunk's frame and CRC, the
+/// header, the schema; tick blocks are decoded on demand.
+typedef struct rec_file rec_file;
+
+/// Read and index a file. A truncated file (a crash) opens with the readable
+/// prefix and rec_info.complete false; corruption, an unknown format version,
+/// a schema this build cannot read or any malformed chunk is an error naming
+/// the offset and the chunk. Never crashes on any bytes (fuzzed).
+rec_file *rec_file_open(const char *path, rec_error *err);
+rec_file *rec_file_open_memory(const void *data, size_t size, rec_error *err);
+void rec_file_close(rec_file *f);
+
+const rec_header *rec_file_header(const rec_file *f);
+
+typedef struct rec_info {
+    uint64_t file_bytes;
+    bool complete;              ///< ENDR present
+    uint64_t truncated_at;      ///< when not complete: offset of the first unreadable byte
+    uint32_t first_tick;        ///< the initial state's tick
+    uint32_t tick_count;        ///< ticks recorded
+    uint32_t players;           ///< distinct character ids seen (initial and joins)
+    uint32_t max_characters_seen;
+    uint64_t joins, leaves;
+    uint32_t keyframes;
+    uint32_t blocks, compressed_blocks;
+    uint64_t bytes_header, bytes_schema, bytes_initial, bytes_ticks, bytes_keyframes, bytes_client, bytes_end;
+    uint64_t last_hash;         ///< world hash after the last tick (0 if none)
+    uint32_t client_records;    ///< client recordings
+} rec_info;
+
+void rec_file_info(const rec_file *f, rec_info *out);
+
+/// The initial state: its tick and characters (id order). Scene recordings only.
+bool rec_file_initial(const rec_file *f, uint32_t *tick, const sim_char_state **states, uint32_t *count);
+
+/// Keyframes in tick order.
+uint32_t rec_file_keyframe_count(const rec_file *f);
+/// Decode keyframe `index`: the state at the start of *tick. `states` points
+/// into storage owned by the file, valid until the next call on any
+/// keyframe of this file (not thread-safe; use rec_cursor_keyframe per thread).
+bool rec_file_keyframe(rec_file *f, uint32_t index, uint32_t *tick, const sim_char_state **states,
+                       uint32_t *count, rec_error *err);
+/// Index of the keyframe at `tick`, or -1.
+int64_t rec_file_keyframe_at(const rec_file *f, uint32_t tick);
+
+/// Sequential decoding of ticks (or client records). One cursor per thread;
+/// cursors on the same file may run in parallel.
+typedef struct rec_cursor rec_cursor;
+
+/// A cursor positioned at `tick` (the first recorded tick, or a keyframe's
+/// tick: blocks start there). NULL with *err otherwise.
+rec_cursor *rec_cursor_create(const rec_file *f, uint32_t tick, rec_error *err);
+void rec_cursor_destroy(rec_cursor *c);
+/// The next tick; false at the end (err->message "" ) or on a fault (filled).
+/// The arrays in *out stay valid until the next call.
+bool rec_cursor_next(rec_cursor *c, rec_tick *out, rec_error *err);
+/// Decode a keyframe into the cursor's own storage (thread-safe per cursor).
+bool rec_cursor_keyframe(rec_cursor *c, uint32_t index, uint32_t *tick, const sim_char_state **states,
+                         uint32_t *count, rec_error *err);
+/// Client recordings: the next record; false at the end or on a fault.
+bool rec_cursor_next_client(rec_cursor *c, rec_client_record *out, rec_error *err);
+
+// ---- the schema ------------------------------------------------------------------------
+
+/// A field of a recorded record: the names diff prints ("position.x").
+typedef enum rec_field_type {
+    REC_FIELD_U32 = 1,
+    REC_FIELD_I32 = 2,
+    REC_FIELD_FX = 3,   ///< Q16.16, printed as a decimal and raw
+    REC_FIELD_U16 = 4,
+    REC_FIELD_I8 = 5,
+    REC_FIELD_U8 = 6,
+} rec_field_type;
+
+typedef struct rec_field {
+    const char *name;
+    rec_field_type type;
+    uint8_t width; ///< bytes in the file
+} rec_field;
+
+/// This build's character-state fields, in the order records store them.
+const rec_field *rec_state_fields(uint32_t *count);
+/// The value of field `index` of a state, widened to 64 bits (for diff).
+int64_t rec_state_field_value(const sim_char_state *s, uint32_t index);
+
+#endif

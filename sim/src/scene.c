@@ -833,6 +833,18 @@ void sim_scene_step(sim_scene *sc)
 }
 
 uint32_t sim_scene_tick(const sim_scene *sc) { return sc->tick; }
+uint32_t sim_scene_capacity(const sim_scene *sc) { return sc->max_chars; }
+uint32_t sim_scene_platform_count(const sim_scene *sc) { return sc->platform_count; }
+const sim_platform_def *sim_scene_platform(const sim_scene *sc, uint32_t index)
+{
+    return index < sc->platform_count ? &sc->platforms[index].def : NULL;
+}
+uint32_t sim_scene_water_count(const sim_scene *sc) { return sc->water_count; }
+sim_aabb sim_scene_water(const sim_scene *sc, uint32_t index)
+{
+    sim_aabb none = {{0, 0, 0}, {0, 0, 0}};
+    return index < sc->water_count ? sc->water[index] : none;
+}
 
 const sim_char_state *sim_scene_characters(const sim_scene *sc, uint32_t *count)
 {

@@ -91,6 +91,15 @@ uint32_t sim_scene_tick(const sim_scene *scene);
 const sim_char_state *sim_scene_characters(const sim_scene *scene, uint32_t *count);
 const sim_char_state *sim_scene_find(const sim_scene *scene, uint32_t id);
 
+/// The scene's platforms (id order) and water boxes (in the order added):
+/// what a recording must carry to rebuild the scene.
+uint32_t sim_scene_platform_count(const sim_scene *scene);
+const sim_platform_def *sim_scene_platform(const sim_scene *scene, uint32_t index);
+uint32_t sim_scene_water_count(const sim_scene *scene);
+sim_aabb sim_scene_water(const sim_scene *scene, uint32_t index);
+/// The capacity given to sim_scene_create.
+uint32_t sim_scene_capacity(const sim_scene *scene);
+
 /// Hash of the whole state: the tick, then every character in id order.
 uint64_t sim_scene_hash(const sim_scene *scene);
 

@@ -177,6 +177,8 @@ static void round_trip(uint32_t interval, bool compress, bool threaded, uint32_t
     cr_assert_str_eq(h->source, "test_rec");
     cr_assert_eq(h->settings_digest, net_settings_digest(&h->settings));
     check_file(f, &run, true);
+    for (uint32_t i = 0; i < run.initial_count; i++)
+        cr_assert_eq(rec_file_char_hash16(f, &run.initial[i]), rec_char_hash16(&run.initial[i]));
     rec_info info;
     rec_file_info(f, &info);
     cr_assert_eq(info.bytes_header + info.bytes_schema + info.bytes_initial + info.bytes_ticks +
@@ -527,6 +529,8 @@ Test(rec_format, records_decode_by_field_name_through_the_files_schema)
     cr_assert(rec_file_keyframe(f, 0, &kt, &s, &n, &err), "%s", err.message);
     cr_assert_eq(kt, 12u);
     states_equal(&want, &s[0], 1, "keyframe a");
+    // hashed the file's way: stuck_ticks is not in it, "mystery" hashes as 0
+    cr_assert_eq(rec_file_char_hash16(f, &a), rec_file_char_hash16(f, &want));
     rec_file_close(f);
     rec_buf_free(&p);
     rec_buf_free(&file);
@@ -723,4 +727,99 @@ Test(rec_format, size_per_player_hour, .timeout = 600)
             trs_free(&run);
         }
     }
+}
+
+// ---- the header --------------------------------------------------------------
+
+Test(rec_format, every_header_field_survives_encoding)
+{
+    rec_header h = rec_default_header();
+    cr_assert_str_eq(h.build_id, rec_build_id());
+    cr_assert_gt(strlen(rec_build_id()), 4u);
+    cr_assert_neq(h.level.digest, 0u);
+    h.settings.gravity = SIM_FX_INT(15);
+    h.settings.crouch_shape = sim_shape_box(SIM_FX_MM(300), SIM_FX_MM(450), SIM_FX_MM(350));
+    h.settings_digest = net_settings_digest(&h.settings);
+    h.kind = REC_KIND_CLIENT;
+    h.level.kind = REC_LEVEL_OBJ;
+    snprintf(h.level.path, sizeof h.level.path, "/maps/some map.obj");
+    snprintf(h.level.scale, sizeof h.level.scale, "0.0254");
+    h.level.up_axis = 'z';
+    h.level.generate_triangles = 5000;
+    h.level.generate_seed = 0xFFFFFFFFu;
+    h.level.digest = 0x8000000000000001ull;
+    h.platform_count = REC_MAX_PLATFORMS;
+    for (uint32_t i = 0; i < h.platform_count; i++) {
+        sim_platform_def *p = &h.platforms[i];
+        p->id = 1000 + i;
+        p->half = sim_v3(SIM_FX_INT(1), -SIM_FX_INT(2) + (sim_fx)i, SIM_FX_INT(3));
+        p->point_count = 1 + i % SIM_PLATFORM_MAX_POINTS;
+        for (uint32_t k = 0; k < p->point_count; k++)
+            p->points[k] = sim_v3((sim_fx)(k * 7777 + i), -(sim_fx)(k * 31), INT32_MIN + (sim_fx)k);
+        p->ticks_per_leg = 1 + i;
+        p->pause_ticks = i * 3;
+    }
+    h.water_count = 3;
+    for (uint32_t i = 0; i < 3; i++)
+        h.waters[i] = (sim_aabb){sim_v3(-(sim_fx)i, 0, INT32_MIN), sim_v3((sim_fx)i, INT32_MAX, 5)};
+    h.max_characters = REC_MAX_CHARACTERS;
+    h.keyframe_interval = 0;
+    h.compress = false;
+    snprintf(h.source, sizeof h.source, "0123456789012345678901234567890");
+    h.client_character = 77;
+    h.client_prediction_cap = 129;
+    rec_buf b = {0};
+    rec_header_encode(&b, &h);
+    rec_header g;
+    rec_error err;
+    cr_assert(rec_header_decode(b.data, b.size, 100, &g, &err), "%s", err.message);
+    cr_assert_eq(g.format_version, h.format_version);
+    cr_assert_eq(g.behaviour_version, h.behaviour_version);
+    cr_assert_eq(g.kind, h.kind);
+    cr_assert_eq(net_settings_digest(&g.settings), net_settings_digest(&h.settings));
+    cr_assert_eq(g.settings.cookie, h.settings.cookie);
+    cr_assert_eq(g.settings_digest, h.settings_digest);
+    cr_assert_eq(g.level.kind, h.level.kind);
+    cr_assert_str_eq(g.level.path, h.level.path);
+    cr_assert_str_eq(g.level.scale, h.level.scale);
+    cr_assert_eq(g.level.up_axis, 'z');
+    cr_assert_eq(g.level.generate_triangles, h.level.generate_triangles);
+    cr_assert_eq(g.level.generate_seed, h.level.generate_seed);
+    cr_assert_eq(g.level.digest, h.level.digest);
+    cr_assert_eq(g.platform_count, h.platform_count);
+    for (uint32_t i = 0; i < h.platform_count; i++) {
+        const sim_platform_def *p = &h.platforms[i], *q = &g.platforms[i];
+        cr_assert(p->id == q->id && sim_v3_eq(p->half, q->half) && p->point_count == q->point_count &&
+                  p->ticks_per_leg == q->ticks_per_leg && p->pause_ticks == q->pause_ticks);
+        for (uint32_t k = 0; k < p->point_count; k++)
+            cr_assert(sim_v3_eq(p->points[k], q->points[k]));
+    }
+    cr_assert_eq(g.water_count, 3u);
+    for (uint32_t i = 0; i < 3; i++)
+        cr_assert(sim_v3_eq(g.waters[i].min, h.waters[i].min) && sim_v3_eq(g.waters[i].max, h.waters[i].max));
+    cr_assert_eq(g.max_characters, h.max_characters);
+    cr_assert_eq(g.keyframe_interval, 0u);
+    cr_assert_eq(g.compress, false);
+    cr_assert_str_eq(g.build_id, h.build_id);
+    cr_assert_str_eq(g.source, h.source);
+    cr_assert_eq(g.client_character, 77u);
+    cr_assert_eq(g.client_prediction_cap, 129u);
+
+    // entries this build does not know are skipped; a wrong digest is refused
+    rec_buf c = {0};
+    rec_put_u8(&c, 9);
+    rec_put_bytes(&c, "new.thing", 9);
+    rec_put_u8(&c, 42); // a type from the future
+    rec_put_var(&c, 3);
+    rec_put_bytes(&c, "abc", 3);
+    rec_put_bytes(&c, b.data, b.size);
+    cr_assert(rec_header_decode(c.data, c.size, 0, &g, &err), "%s", err.message);
+    h.settings_digest ^= 1;
+    b.size = 0;
+    rec_header_encode(&b, &h);
+    cr_assert_not(rec_header_decode(b.data, b.size, 100, &g, &err));
+    cr_assert_not_null(strstr(err.message, "settings digest"), "%s", err.message);
+    cr_assert_str_eq(err.chunk, "HEAD");
+    rec_buf_free(&b);
+    rec_buf_free(&c);
 }

@@ -215,6 +215,13 @@ void rec_file_close(rec_file *f);
 
 const rec_header *rec_file_header(const rec_file *f);
 
+/// rec_char_hash16 the way the file's writer computed it: over the file's
+/// state schema (its fields, order and widths). The same as
+/// rec_char_hash16 while the schema is this build's; when a later build
+/// adds a state field, hashing an old file's characters this way still
+/// matches (a field only the file has hashes as 0 here, so it cannot).
+uint16_t rec_file_char_hash16(const rec_file *f, const sim_char_state *state);
+
 typedef struct rec_info {
     uint64_t file_bytes;
     bool complete;              ///< ENDR present

@@ -823,3 +823,78 @@ Test(rec_format, every_header_field_survives_encoding)
     rec_buf_free(&b);
     rec_buf_free(&c);
 }
+
+// A recording closed before any tick, and one whose scene is empty for a
+// while (every character leaves, later one joins).
+Test(rec_format, empty_recordings_and_empty_scenes_round_trip)
+{
+    sim_move_settings S = sim_move_default_settings();
+    sim_scene *scene = sim_scene_create(world, &S, 4);
+    rec_header h = rec_default_header();
+    h.max_characters = 4;
+    h.keyframe_interval = 8;
+    rec_error err;
+    rec_writer *w = rec_writer_open(path_of("empty.rec"), &h, NULL, scene, &err);
+    cr_assert_not_null(w, "%s", err.message);
+    cr_assert(rec_writer_close(w, &err), "%s", err.message);
+    rec_file *f = rec_file_open(path_of("empty.rec"), &err);
+    cr_assert_not_null(f, "%s", err.message);
+    rec_info info;
+    rec_file_info(f, &info);
+    cr_assert(info.complete);
+    cr_assert_eq(info.tick_count, 0u);
+    cr_assert_eq(info.last_hash, 0u);
+    rec_cursor *c = rec_cursor_create(f, 0, &err);
+    rec_tick t;
+    cr_assert_not(rec_cursor_next(c, &t, &err));
+    cr_assert_str_empty(err.message);
+    rec_cursor_destroy(c);
+    rec_file_close(f);
+
+    sim_char_state a = sim_char_spawn(5, sim_level_find_marker(&level, "spawn")->position, 0);
+    cr_assert_eq(sim_scene_add_character(scene, &a), 0);
+    w = rec_writer_open(path_of("empty2.rec"), &h, NULL, scene, &err);
+    cr_assert_not_null(w, "%s", err.message);
+    uint64_t hashes[40];
+    for (uint32_t k = 0; k < 40; k++) {
+        rec_tick r = {.tick = sim_scene_tick(scene)};
+        uint32_t leave = 5;
+        sim_char_state j = sim_char_spawn(9, a.position, 100);
+        if (k == 3) {
+            r.leave_count = 1;
+            r.leaves = &leave;
+            sim_scene_remove_character(scene, 5);
+        }
+        if (k == 30) {
+            r.join_count = 1;
+            r.joins = &j;
+            sim_scene_add_character(scene, &j);
+        }
+        sim_scene_step(scene);
+        hashes[k] = sim_scene_hash(scene);
+        cr_assert(rec_writer_tick(w, &r, scene));
+    }
+    cr_assert(rec_writer_close(w, &err), "%s", err.message);
+    f = rec_file_open(path_of("empty2.rec"), &err);
+    cr_assert_not_null(f, "%s", err.message);
+    rec_file_info(f, &info);
+    cr_assert(info.complete && info.tick_count == 40 && info.players == 2 && info.joins == 1 && info.leaves == 1);
+    cr_assert_eq(rec_file_keyframe_count(f), 5u);
+    for (uint32_t k = 0; k < rec_file_keyframe_count(f); k++) {
+        uint32_t kt, kn;
+        cr_assert(rec_file_keyframe(f, k, &kt, NULL, &kn, &err), "%s", err.message);
+        cr_assert_eq(kn, kt <= 3 ? 1u : kt <= 30 ? 0u : 1u, "keyframe at %u", kt);
+        c = rec_cursor_create(f, kt, &err);
+        cr_assert_not_null(c, "%s", err.message);
+        uint32_t i = kt;
+        while (rec_cursor_next(c, &t, &err)) {
+            cr_assert_eq(t.world_hash, hashes[i]);
+            cr_assert_eq(t.command_count, 0u);
+            i++;
+        }
+        cr_assert_eq(i, 40u);
+        rec_cursor_destroy(c);
+    }
+    rec_file_close(f);
+    sim_scene_destroy(scene);
+}

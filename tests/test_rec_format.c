@@ -164,6 +164,7 @@ static void round_trip(uint32_t interval, bool compress, bool threaded, uint32_t
     cfg.compress = compress;
     cfg.threaded = threaded;
     cfg.first_tick = first_tick;
+    cfg.water = true;
     cfg.seed = interval * 4u + compress * 2u + threaded + first_tick;
     trs_run run;
     rec_error err;
@@ -174,6 +175,7 @@ static void round_trip(uint32_t interval, bool compress, bool threaded, uint32_t
     const rec_header *h = rec_file_header(f);
     cr_assert_eq(h->keyframe_interval, interval);
     cr_assert_eq(h->platform_count, 2u);
+    cr_assert_eq(h->water_count, 1u);
     cr_assert_str_eq(h->source, "test_rec");
     cr_assert_eq(h->settings_digest, net_settings_digest(&h->settings));
     check_file(f, &run, true);

@@ -106,6 +106,12 @@ typedef struct rec_header {
 /// build id.
 rec_header rec_default_header(void);
 
+/// Copy a scene's platforms, water boxes and capacity (clamped to
+/// REC_MAX_CHARACTERS) into a header, so that rec_writer_open's check that
+/// they match holds. The settings are the caller's (a scene does not expose
+/// them).
+void rec_header_set_scene(rec_header *h, const sim_scene *scene);
+
 /// The build id of this build ("gcc 12.2.0 -O2 x86_64" and the like).
 const char *rec_build_id(void);
 
@@ -258,7 +264,8 @@ int64_t rec_file_keyframe_at(const rec_file *f, uint32_t tick);
 typedef struct rec_cursor rec_cursor;
 
 /// A cursor positioned at `tick` (the first recorded tick, or a keyframe's
-/// tick: blocks start there). NULL with *err otherwise.
+/// tick: blocks start there). NULL with *err otherwise. On a client
+/// recording `tick` is ignored: the cursor starts at the first record.
 rec_cursor *rec_cursor_create(const rec_file *f, uint32_t tick, rec_error *err);
 void rec_cursor_destroy(rec_cursor *c);
 /// The next tick; false at the end (err->message "" ) or on a fault (filled).

@@ -900,3 +900,97 @@ Test(rec_format, empty_recordings_and_empty_scenes_round_trip)
     rec_file_close(f);
     sim_scene_destroy(scene);
 }
+
+// Many characters and big events: 600 join in one tick, 300 leave in
+// another, so block buffers grow past their first size; with and without
+// the thread.
+Test(rec_format, a_thousand_characters_with_mass_joins_and_leaves_round_trip)
+{
+    for (int threaded = 0; threaded < 2; threaded++) {
+        sim_move_settings S = sim_move_default_settings();
+        const uint32_t cap = 1200;
+        sim_scene *scene = sim_scene_create(world, &S, cap);
+        uint32_t next_id = 1;
+        for (uint32_t i = 0; i < 400; i++) {
+            sim_char_state c = sim_char_spawn(next_id++,
+                                              sim_v3(SIM_FX_INT((int32_t)(i % 40) * 3 - 60), SIM_FX_INT(200),
+                                                     SIM_FX_INT((int32_t)(i / 40) * 3 - 60)),
+                                              (sim_angle)(i * 997));
+            cr_assert_eq(sim_scene_add_character(scene, &c), 0);
+        }
+        rec_header h = rec_default_header();
+        rec_header_set_scene(&h, scene);
+        h.keyframe_interval = 32;
+        rec_writer_config wc = rec_default_writer_config();
+        wc.threaded = threaded == 1;
+        rec_error err;
+        rec_writer *w = rec_writer_open(path_of("crowd.rec"), &h, &wc, scene, &err);
+        cr_assert_not_null(w, "%s", err.message);
+        enum { TICKS = 80 };
+        static uint64_t hashes[TICKS];
+        static uint32_t counts[TICKS];
+        sim_char_state *joins = calloc(cap, sizeof *joins);
+        uint32_t *leaves = calloc(cap, sizeof *leaves);
+        rec_command *cmds = calloc(cap, sizeof *cmds);
+        for (uint32_t k = 0; k < TICKS; k++) {
+            rec_tick t = {.tick = sim_scene_tick(scene), .leaves = leaves, .joins = joins, .commands = cmds};
+            if (k == 10) {
+                for (uint32_t i = 0; i < 600; i++)
+                    joins[t.join_count++] = sim_char_spawn(
+                        next_id++, sim_v3(SIM_FX_INT((int32_t)(i % 30) * 3 + 70), SIM_FX_INT(300),
+                                          SIM_FX_INT((int32_t)(i / 30) * 3)), 0);
+                for (uint32_t i = 0; i < t.join_count; i++)
+                    cr_assert_eq(sim_scene_add_character(scene, &joins[i]), 0);
+            }
+            if (k == 40) {
+                uint32_t n = 0;
+                const sim_char_state *cs = sim_scene_characters(scene, &n);
+                for (uint32_t i = 0; i < n && t.leave_count < 300; i += 3)
+                    leaves[t.leave_count++] = cs[i].id;
+                for (uint32_t i = 0; i < t.leave_count; i++)
+                    cr_assert(sim_scene_remove_character(scene, leaves[i]));
+            }
+            uint32_t n = 0;
+            const sim_char_state *cs = sim_scene_characters(scene, &n);
+            for (uint32_t i = 0; i < n; i++) {
+                cmds[i].id = cs[i].id;
+                cmds[i].input = (sim_input){.tick = t.tick, .forward = (int8_t)((i + k) % 255 - 127),
+                                            .yaw = (sim_angle)(k * 300 + i)};
+                sim_scene_set_input(scene, cmds[i].id, &cmds[i].input);
+            }
+            t.command_count = n;
+            sim_scene_step(scene);
+            hashes[k] = sim_scene_hash(scene);
+            sim_scene_characters(scene, &counts[k]);
+            cr_assert(rec_writer_tick(w, &t, scene), "tick %u", t.tick);
+        }
+        cr_assert(rec_writer_close(w, &err), "%s", err.message);
+        rec_file *f = rec_file_open(path_of("crowd.rec"), &err);
+        cr_assert_not_null(f, "%s", err.message);
+        rec_info info;
+        rec_file_info(f, &info);
+        cr_assert(info.complete);
+        cr_assert_eq(info.tick_count, (uint32_t)TICKS);
+        cr_assert_eq(info.players, 1000u);
+        cr_assert_eq(info.max_characters_seen, 1000u);
+        cr_assert_eq(info.joins, 600u);
+        cr_assert_eq(info.leaves, 300u);
+        rec_cursor *c = rec_cursor_create(f, 0, &err);
+        rec_tick t;
+        uint32_t k = 0;
+        while (rec_cursor_next(c, &t, &err)) {
+            cr_assert_eq(t.world_hash, hashes[k]);
+            cr_assert_eq(t.char_count, counts[k]);
+            cr_assert_eq(t.command_count, t.char_count);
+            k++;
+        }
+        cr_assert_str_empty(err.message, "%s", err.message);
+        cr_assert_eq(k, (uint32_t)TICKS);
+        rec_cursor_destroy(c);
+        rec_file_close(f);
+        free(joins);
+        free(leaves);
+        free(cmds);
+        sim_scene_destroy(scene);
+    }
+}

@@ -693,7 +693,7 @@ Test(rec_format, size_per_player_hour, .timeout = 600)
     const uint32_t players[] = {1, 8, 32};
     const uint32_t minutes = 2, ticks = 64 * 60 * minutes;
     for (int pi = 0; pi < 3; pi++) {
-        for (int mode = 0; mode < 3; mode++) {
+        for (int mode = 0; mode < 4; mode++) {
             trs_config cfg = trs_default_config();
             cfg.ticks = ticks;
             cfg.characters = players[pi];
@@ -702,7 +702,7 @@ Test(rec_format, size_per_player_hour, .timeout = 600)
             cfg.churn = false;
             cfg.light = true;
             cfg.compress = mode != 1;
-            cfg.keyframe_interval = mode == 2 ? 64 : 0;
+            cfg.keyframe_interval = mode == 2 ? 64 : mode == 3 ? 1 : 0;
             cfg.threaded = true;
             cfg.seed = 100 + (uint64_t)pi;
             trs_run run;
@@ -720,11 +720,13 @@ Test(rec_format, size_per_player_hour, .timeout = 600)
             double open_ns = (double)(o1.tv_sec - o0.tv_sec) * 1e9 + (double)(o1.tv_nsec - o0.tv_nsec);
             double hours = (double)ticks / (64.0 * 3600.0);
             double per_hour = (double)(info.bytes_ticks + info.bytes_keyframes) / hours / players[pi];
-            cr_log_info("size: %2u player%s, %-28s %8.0f kB per player-hour (ticks %llu B, keyframes %llu B, "
+            cr_log_info("size: %2u player%s, %-32s %8.0f kB per player-hour (ticks %llu B, keyframes %llu B, "
                         "fixed %llu B); rec_writer_tick %.0f ns, rec_file_open %.0f ns per character-tick",
                         players[pi], players[pi] == 1 ? " " : "s",
-                        mode == 0 ? "compressed, no keyframes:" : mode == 1 ? "plain, no keyframes:"
-                                                                            : "compressed, keyframes 64:",
+                        mode == 0   ? "compressed, no keyframes:"
+                        : mode == 1 ? "plain, no keyframes:"
+                        : mode == 2 ? "compressed, keyframes 64:"
+                                    : "compressed, every tick (debug):",
                         per_hour / 1000.0, (unsigned long long)info.bytes_ticks,
                         (unsigned long long)info.bytes_keyframes,
                         (unsigned long long)(info.bytes_header + info.bytes_schema + info.bytes_initial +

@@ -25,7 +25,7 @@ const uint8_t rec_magic[REC_MAGIC_SIZE] = {'K', 'E', 'E', 'L', 'R', 'E', 'C', 0x
 
 typedef struct rec_item {
     char type[4];
-    bool compressible; ///< TBLK/CLOG: try zstd
+    bool compressible; ///< TBLK/CLOG/KEYF: try zstd
     rec_buf buf;       ///< the payload
     struct rec_item *next;
 } rec_item;
@@ -125,7 +125,11 @@ static void chunk_emit(rec_writer *w, rec_item *it)
                 rec_le32(w->zbuf.data + REC_BLOCK_PREFIX, (uint32_t)body);
                 payload = w->zbuf.data;
                 size = REC_BLOCK_PREFIX + 4 + z;
-                memcpy(type, memcmp(it->type, REC_T_TBLK, 4) == 0 ? REC_T_TBLZ : REC_T_CLGZ, 4);
+                memcpy(type,
+                       memcmp(it->type, REC_T_TBLK, 4) == 0   ? REC_T_TBLZ
+                       : memcmp(it->type, REC_T_CLOG, 4) == 0 ? REC_T_CLGZ
+                                                               : REC_T_KEYZ,
+                       4);
             }
         }
     }
@@ -186,7 +190,8 @@ static rec_item *item_take(rec_writer *w, const char *type, size_t reserve)
         }
     }
     memcpy(it->type, type, 4);
-    it->compressible = memcmp(type, REC_T_TBLK, 4) == 0 || memcmp(type, REC_T_CLOG, 4) == 0;
+    it->compressible = memcmp(type, REC_T_TBLK, 4) == 0 || memcmp(type, REC_T_CLOG, 4) == 0 ||
+                       memcmp(type, REC_T_KEYF, 4) == 0;
     it->buf.size = 0;
     it->buf.failed = false;
     it->next = NULL;

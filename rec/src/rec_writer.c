@@ -66,6 +66,7 @@ struct rec_writer {
     rec_item *free_items;
     size_t pending;
     bool stop, thread_started;
+    bool closing; ///< the last chunks are queued whatever is pending (close may wait)
     pthread_t thread;
     bool io_failed; ///< set by whoever writes, under mu
     rec_error io_err;
@@ -234,7 +235,7 @@ static void item_submit(rec_writer *w, rec_item *it)
     pthread_mutex_lock(&w->mu);
     bool io_failed = w->io_failed;
     size_t pending = w->pending;
-    bool over = pending + it->buf.size > w->cfg.max_pending_bytes;
+    bool over = !w->closing && pending + it->buf.size > w->cfg.max_pending_bytes;
     if (!io_failed && !over) {
         w->pending += it->buf.size;
         if (w->tail)
@@ -822,6 +823,7 @@ bool rec_writer_close(rec_writer *w, rec_error *err)
     if (!w)
         return false;
     if (!w->failed) {
+        w->closing = true;
         block_finish(w);
         rec_item *it = item_take(w, REC_T_ENDR, 64);
         if (it) {

@@ -123,8 +123,7 @@ void rec_diff_print_text(FILE *out, const rec_diff_report *r, const char *name_a
                 (unsigned)r->ticks_compared, r->hash_a);
         return;
     }
-    fprintf(out, "diverged at tick %u (%s; %s vs %s): %s\n", (unsigned)r->div.tick, kind_name(r->kind), name_a,
-            name_b, r->div.detail);
+    fprintf(out, "diverged (%s vs %s): %s\n", name_a, name_b, r->div.detail);
     if (r->value_count > 0 && r->values_source[0])
         fprintf(out, "%s from %s:\n", r->values_exact ? "values" : "hint: values", r->values_source);
     for (uint32_t i = 0; i < r->value_count; i++) {

@@ -213,10 +213,16 @@ static void diverged(vworker *w, rec_cursor *c, uint32_t tick, uint64_t recorded
             char names[200];
             field_list(r, names, sizeof names);
             size_t used = strlen(extra);
-            snprintf(extra + used, sizeof extra - used,
-                     "naming the field needs a debug-mode recording (keyframe interval 1: --record-full); at the "
-                     "next keyframe (tick %u) these differ: %s",
-                     (unsigned)next, names[0] ? names : "nothing");
+            if (names[0])
+                snprintf(extra + used, sizeof extra - used,
+                         "naming the field needs a debug-mode recording (keyframe interval 1: --record-full); at "
+                         "the next keyframe (tick %u) these differ: %s",
+                         (unsigned)next, names);
+            else
+                snprintf(extra + used, sizeof extra - used,
+                         "naming the field needs a debug-mode recording (keyframe interval 1: --record-full); at "
+                         "the next keyframe (tick %u) the states are equal again (the difference died out)",
+                         (unsigned)next);
         } else {
             size_t used = strlen(extra);
             snprintf(extra + used, sizeof extra - used,

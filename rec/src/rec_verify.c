@@ -46,7 +46,8 @@ typedef struct vshared {
     atomic_uint stop_tick; ///< earliest tick with a finding so far (UINT32_MAX: none)
     atomic_uint_fast64_t ticks_done;
     atomic_uint finished;
-    // Single-threaded runs report progress from inside the loop.
+    // Single-threaded runs report progress from inside the loop (set before
+    // any thread starts and only then; threads leave it NULL).
     void (*progress)(void *ctx, uint64_t done, uint64_t total);
     void *progress_ctx;
     uint64_t ticks_total;
@@ -356,13 +357,14 @@ static uint32_t make_spans(const rec_file *f, uint32_t first, uint32_t end, uint
     return n;
 }
 
-static void progress_wait(vshared *sh, uint32_t workers)
+// The calling thread while workers run: report progress now and then.
+static void progress_wait(vshared *sh, uint32_t workers, const rec_verify_config *cfg)
 {
     while (atomic_load(&sh->finished) < workers) {
         struct timespec ts = {0, 50 * 1000 * 1000};
         nanosleep(&ts, NULL);
-        if (sh->progress)
-            sh->progress(sh->progress_ctx, atomic_load(&sh->ticks_done), sh->ticks_total);
+        if (cfg->progress)
+            cfg->progress(cfg->progress_ctx, atomic_load(&sh->ticks_done), sh->ticks_total);
     }
 }
 
@@ -441,10 +443,7 @@ int rec_diff_resim(rec_file *f, const sim_world *world, const rec_verify_config 
             if (started == 0) {
                 worker_main(&w[0]); // no threads to be had: this one does it all
             } else {
-                sh.progress = cfg.progress;
-                sh.progress_ctx = cfg.progress_ctx;
-                progress_wait(&sh, started);
-                sh.progress = NULL;
+                progress_wait(&sh, started, &cfg);
                 for (uint32_t i = 0; i < workers; i++)
                     if (w[i].started)
                         pthread_join(w[i].thread, NULL);

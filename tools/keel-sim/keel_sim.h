@@ -10,6 +10,7 @@
 
 #include <keel/sim_hash.h>
 #include <keel/sim_move.h>
+#include <keel/sim_scene.h>
 #include <keel/sim_world.h>
 
 #include "ks_common.h"
@@ -45,6 +46,11 @@ typedef enum ks_mode_kind {
     KS_MODE_CHARACTERS,
     KS_MODE_PROBES,
 } ks_mode_kind;
+
+/// --record's limits (keel/rec.h's REC_MAX_CHARACTERS and
+/// REC_DEFAULT_KEYFRAME_INTERVAL, checked in record.c).
+#define KS_RECORD_MAX_CHARACTERS 4096u
+#define KS_DEFAULT_KEYFRAME_INTERVAL 64u
 
 /// Most --set options.
 #define KS_MAX_SETTING_CHANGES 16
@@ -172,6 +178,27 @@ typedef struct ks_script {
 /// and returns KS_EXIT_FAILURE, leaving *out empty.
 int ks_script_load(const char *path, uint32_t characters, ks_script *out);
 void ks_script_free(ks_script *script);
+
+// ---- recording (record.c) ----------------------------------------------------------
+// Built in when KEEL_SIM_RECORD is defined (CMake links keel_rec); without
+// it --record is a usage error (scripts/cross-check.sh builds the core alone).
+
+typedef struct ks_recorder ks_recorder;
+
+bool ks_record_available(void);
+/// Start the recording of `scene` (its initial state now) with the
+/// settings it runs; NULL after printing why.
+ks_recorder *ks_record_open(const ks_stage *stage, const ks_options *opt, const sim_scene *scene,
+                            const sim_move_settings *settings);
+/// A command given for the coming step (in id order).
+void ks_record_command(ks_recorder *r, uint32_t id, const sim_input *in);
+/// Tick `tick` has been stepped: record it with its commands and the
+/// respawns of the tick before (as leaves and joins).
+void ks_record_tick(ks_recorder *r, uint32_t tick, const sim_scene *after);
+/// A character put back at its spawn point after the step just recorded.
+void ks_record_respawn(ks_recorder *r, const sim_char_state *joined);
+/// Finish and close; KS_EXIT_OK, or KS_EXIT_FAILURE after printing why.
+int ks_record_close(ks_recorder *r);
 
 // ---- output helpers (output.c) ------------------------------------------------------
 

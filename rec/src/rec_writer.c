@@ -822,7 +822,7 @@ bool rec_writer_close(rec_writer *w, rec_error *err)
         rec_item *it = item_take(w, REC_T_ENDR, 64);
         if (it) {
             rec_put_u32(&it->buf, w->any_tick ? w->last_tick : 0);
-            rec_put_u64(&it->buf, w->last_hash);
+            rec_put_u64(&it->buf, w->any_tick ? w->last_hash : 0); // as rec_info.last_hash: 0 with no tick
             rec_put_u32(&it->buf, (uint32_t)w->ticks);
             rec_put_u64(&it->buf, w->joins);
             rec_put_u64(&it->buf, w->leaves);

@@ -343,7 +343,7 @@ static uint32_t make_spans(const rec_file *f, uint32_t first, uint32_t end, uint
 {
     uint32_t n = 0;
     vspan cur = {first, end, -1};
-    if (target > 0 && capacity > 1) {
+    if (target > 0 && capacity > 1 && end > first + 1u) {
         for (uint32_t k = rec_resim_next_keyframe(f, first + 1u, end - 1u); k != UINT32_MAX;
              k = rec_resim_next_keyframe(f, k + 1u, end - 1u)) {
             if ((uint64_t)(k - cur.start) < target || n + 2 > capacity)

@@ -7,6 +7,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <keel/rec.h>
 #include <keel/sim_hash.h>
@@ -36,6 +37,8 @@ typedef struct trs_config {
     bool bot;        ///< bot-like input (heading changes every second) instead of random
     bool churn;      ///< joins and leaves
     bool platforms;
+    bool water;      ///< a water box around the spawn point
+    bool light;      ///< keep nothing per tick (size and speed runs)
     uint64_t seed;
     uint32_t first_tick; ///< the scene's tick when recording starts
 } trs_config;
@@ -47,6 +50,8 @@ typedef struct trs_run {
     uint32_t initial_count;
     trs_tick *ticks;
     uint32_t tick_count;
+    uint64_t writer_ns;        ///< wall time spent in rec_writer_tick (a figure, never asserted)
+    uint64_t character_ticks;  ///< characters recorded, summed over ticks
 } trs_run;
 
 static inline trs_config trs_default_config(void)
@@ -74,7 +79,7 @@ static inline void *trs_copy(const void *p, size_t n)
 
 static inline void trs_free(trs_run *r)
 {
-    for (uint32_t i = 0; i < r->tick_count; i++) {
+    for (uint32_t i = 0; i < r->tick_count && !r->cfg.light; i++) {
         trs_tick *t = &r->ticks[i];
         free(t->leaves);
         free(t->joins);
@@ -118,12 +123,13 @@ static inline bool trs_record(const sim_level *level, const sim_world *world, co
         free(copy);
     }
     rec_header h = rec_default_header();
-    h.max_characters = cfg->capacity;
+    if (cfg->water)
+        sim_scene_add_water(scene, (sim_aabb){sim_v3(base.x - SIM_FX_INT(2), base.y - SIM_FX_INT(1), base.z - SIM_FX_INT(2)),
+                                              sim_v3(base.x + SIM_FX_INT(1), base.y + SIM_FX_ONE / 2, base.z + SIM_FX_INT(1))});
+    rec_header_set_scene(&h, scene);
+    cr_assert_eq(h.max_characters, cfg->capacity);
     h.keyframe_interval = cfg->keyframe_interval;
     h.compress = cfg->compress;
-    h.platform_count = sim_scene_platform_count(scene);
-    for (uint32_t i = 0; i < h.platform_count; i++)
-        h.platforms[i] = *sim_scene_platform(scene, i);
     snprintf(h.source, sizeof h.source, "test_rec");
     rec_writer_config wc = rec_default_writer_config();
     wc.threaded = cfg->threaded;
@@ -137,7 +143,7 @@ static inline bool trs_record(const sim_level *level, const sim_world *world, co
     run->first_tick = sim_scene_tick(scene);
     run->initial = trs_copy(c0, n0 * sizeof *c0);
     run->initial_count = n0;
-    run->ticks = calloc(cfg->ticks ? cfg->ticks : 1, sizeof *run->ticks);
+    run->ticks = calloc(cfg->ticks && !cfg->light ? cfg->ticks : 1, sizeof *run->ticks);
 
     uint32_t cap = cfg->capacity;
     uint32_t *leaves = calloc(cap, sizeof *leaves);
@@ -212,7 +218,16 @@ static inline bool trs_record(const sim_level *level, const sim_world *world, co
         t.joins = joins;
         t.commands = cmds;
         sim_scene_step(scene);
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
         ok = rec_writer_tick(w, &t, scene);
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        run->writer_ns += (uint64_t)((t1.tv_sec - t0.tv_sec) * 1000000000ll + (t1.tv_nsec - t0.tv_nsec));
+        run->character_ticks += n;
+        if (cfg->light) {
+            run->tick_count++;
+            continue;
+        }
 
         trs_tick *rt = &run->ticks[run->tick_count++];
         rt->tick = tick;

@@ -14,7 +14,7 @@ static bool cursor_fault(rec_cursor *c, rec_error *err, const char *why)
 {
     const char *type = c->block_type ? c->block_type : "";
     if (c->block_compressed)
-        rec_error_set(err, c->block_at, type, "%.4s block at offset %llu: byte %llu of its decompressed ticks %s",
+        rec_error_set(err, c->block_at, type, "%.4s block at offset %llu, byte %llu of its decompressed contents: %s",
                       type, (unsigned long long)c->block_at, (unsigned long long)c->rd.pos, why);
     else
         rec_error_set(err, c->rd.fault ? c->rd.fault_at : rec_rd_offset(&c->rd), type, "%.4s block at offset %llu: %s",

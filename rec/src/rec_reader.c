@@ -21,6 +21,11 @@ void rec_file_close(rec_file *f)
 
 const rec_header *rec_file_header(const rec_file *f) { return f ? &f->h : NULL; }
 
+uint16_t rec_file_char_hash16(const rec_file *f, const sim_char_state *state)
+{
+    return f ? rec_char_hash16_schema(&f->state_schema, state) : rec_char_hash16(state);
+}
+
 void rec_file_info(const rec_file *f, rec_info *out)
 {
     if (f)
@@ -261,8 +266,10 @@ static rec_file *file_index(rec_file *f, rec_error *err)
             break;
         }
         const uint8_t *t = f->data + off;
+        // the type as text for messages (a damaged one may hold any bytes)
         char type[5] = {0};
-        memcpy(type, t, 4);
+        for (int i = 0; i < 4; i++)
+            type[i] = (t[i] >= 0x20 && t[i] < 0x7F) ? (char)t[i] : '?';
         uint32_t len = rec_get_le32(t + 4);
         if (len > REC_MAX_CHUNK) {
             rec_error_set(err, off, type, "chunk %.4s at offset %zu declares %u bytes (more than the 256 MiB a chunk may hold)",
@@ -418,7 +425,7 @@ static rec_file *file_index(rec_file *f, rec_error *err)
     }
     if (stage != BODY && stage != ENDED) {
         const char *missing = stage == WANT_HEAD ? "HEAD" : stage == WANT_SCHM ? "SCHM" : "INIT";
-        rec_error_set(err, off, "", "the file ends (offset %zu of %zu) before its %s chunk is complete", off,
+        rec_error_set(err, off, missing, "the file ends (offset %zu of %zu) before its %s chunk is complete", off,
                       f->size, missing);
         return open_fail(f);
     }

@@ -496,7 +496,6 @@ rec_writer *rec_writer_open(const char *path, const rec_header *header, const re
     }
     w->count = n;
     w->first_tick = w->next_tick = sim_scene_tick(initial);
-    w->last_hash = sim_scene_hash(initial);
     put_states_chunk(w, REC_T_INIT, w->first_tick, c, n);
     // Two block buffers up front: one filling, one being written.
     rec_item *a = item_take(w, REC_T_TBLK, block_reserve(w->h.max_characters));
@@ -822,7 +821,7 @@ bool rec_writer_close(rec_writer *w, rec_error *err)
         rec_item *it = item_take(w, REC_T_ENDR, 64);
         if (it) {
             rec_put_u32(&it->buf, w->any_tick ? w->last_tick : 0);
-            rec_put_u64(&it->buf, w->any_tick ? w->last_hash : 0); // as rec_info.last_hash: 0 with no tick
+            rec_put_u64(&it->buf, w->any_tick ? w->last_hash : 0);
             rec_put_u32(&it->buf, (uint32_t)w->ticks);
             rec_put_u64(&it->buf, w->joins);
             rec_put_u64(&it->buf, w->leaves);

@@ -146,7 +146,7 @@ static void diverged(vworker *w, rec_cursor *c, uint32_t tick, uint64_t recorded
     uint32_t differ = 0;
     if (t) {
         bool world_differs = false;
-        differ = rec_resim_compare(w->scene, t, &world_differs, r->characters, &r->character_count);
+        differ = rec_resim_compare(sh->f, w->scene, t, &world_differs, r->characters, &r->character_count);
     }
     r->div.characters_differing = differ;
     r->div.character = r->character_count > 0 ? r->characters[0] : 0;
@@ -286,7 +286,7 @@ static void run_span(vworker *w, const vspan *sp)
         w->ticks++;
         w->char_ticks += t.char_count;
         bool world_differs = false;
-        if (rec_resim_compare(w->scene, &t, &world_differs, NULL, NULL) > 0 || world_differs) {
+        if (rec_resim_compare(sh->f, w->scene, &t, &world_differs, NULL, NULL) > 0 || world_differs) {
             diverged(w, c, t.tick, t.world_hash, &t);
             break;
         }

@@ -70,9 +70,11 @@ static int usage_error(const char *fmt, ...)
 void replay_print_error(const char *file, const rec_error *err)
 {
     fprintf(stderr, "keel-replay: %s: ", file);
-    if (err->chunk[0])
+    // The reader's messages name the chunk and offset themselves.
+    bool named = err->chunk[0] && strstr(err->message, err->chunk) && strstr(err->message, "offset");
+    if (!named && err->chunk[0])
         fprintf(stderr, "offset %" PRIu64 " (chunk %s): ", err->offset, err->chunk);
-    else if (err->offset > 0)
+    else if (!named && err->offset > 0)
         fprintf(stderr, "offset %" PRIu64 ": ", err->offset);
     fprintf(stderr, "%s\n", err->message[0] ? err->message : "unreadable");
 }
@@ -226,7 +228,7 @@ static int run_resim(const args *a, bool as_diff)
     rec_info in;
     rec_file_info(f, &in);
     replay_level lv;
-    int rc = replay_level_load(file, h, a->level, &lv);
+    int rc = replay_level_load(file, h, a->level, &lv, NULL);
     if (rc != REC_EXIT_MATCH) {
         rec_file_close(f);
         return rc;
@@ -318,27 +320,12 @@ static int run_diff(const args *a)
     // at the divergent tick; without it diff still compares everything
     // recorded. A level that is found but differs is refused all the same.
     replay_level lv;
-    memset(&lv, 0, sizeof lv);
-    bool have_level = false;
-    if (ha->level.kind == REC_LEVEL_OBJ && !a->level) {
-        const char *dir = getenv("KEEL_LEVELS_DIR");
-        bool findable = access(ha->level.path, R_OK) == 0 || (dir && dir[0]);
-        if (!findable)
-            fprintf(stderr, "keel-replay: note: %s's level %s is not found: sides without a keyframe at the "
-                            "divergent tick cannot be re-simulated (give --level PATH)\n",
-                    a->files[0], ha->level.path);
-        else
-            have_level = true;
-    } else {
-        have_level = true;
-    }
-    if (have_level) {
-        rc = replay_level_load(a->files[0], ha, a->level, &lv);
-        if (rc != REC_EXIT_MATCH) {
-            rec_file_close(fa);
-            rec_file_close(fb);
-            return rc;
-        }
+    bool missing = false;
+    rc = replay_level_load(a->files[0], ha, a->level, &lv, &missing);
+    if (rc != REC_EXIT_MATCH) {
+        rec_file_close(fa);
+        rec_file_close(fb);
+        return rc;
     }
     truncated_note(a->files[0], &ia);
     truncated_note(a->files[1], &ib);
@@ -355,8 +342,7 @@ static int run_diff(const args *a)
     else
         rec_diff_print_text(stdout, r, a->files[0], a->files[1]);
     free(r);
-    if (have_level)
-        replay_level_free(&lv);
+    replay_level_free(&lv);
     rec_file_close(fa);
     rec_file_close(fb);
     return rc;

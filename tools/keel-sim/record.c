@@ -92,13 +92,7 @@ ks_recorder *ks_record_open(const ks_stage *stage, const ks_options *opt, const 
     h.settings = *settings;
     h.settings_digest = net_settings_digest(settings);
     h.level = level_ref(stage, opt);
-    h.platform_count = sim_scene_platform_count(scene);
-    for (uint32_t i = 0; i < h.platform_count && i < REC_MAX_PLATFORMS; i++)
-        h.platforms[i] = *sim_scene_platform(scene, i);
-    h.water_count = sim_scene_water_count(scene);
-    for (uint32_t i = 0; i < h.water_count && i < REC_MAX_WATERS; i++)
-        h.waters[i] = sim_scene_water(scene, i);
-    h.max_characters = cap;
+    rec_header_set_scene(&h, scene); // platforms, water boxes, capacity
     h.keyframe_interval = opt->keyframe_interval;
     h.compress = opt->record_compress;
     snprintf(h.source, sizeof h.source, "keel-sim");

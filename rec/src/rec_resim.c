@@ -254,7 +254,7 @@ void rec_report_summarize(rec_diff_report *r, const char *name_a, const char *na
                (unsigned)r->ticks_compared);
         return;
     }
-    static const char *const kinds[] = {"", "initial state", "joins or leaves", "commands", "results"};
+    static const char *const kinds[] = {"", "initial states", "joins or leaves", "commands", "results"};
     append(d->detail, sizeof d->detail, "tick %u: %s differ", (unsigned)d->tick, kinds[r->kind]);
     if (d->characters_differing > 0) {
         append(d->detail, sizeof d->detail, "; %u character%s", (unsigned)d->characters_differing,

@@ -84,6 +84,8 @@ static void fail_at(vworker *w, uint32_t tick, const rec_error *err)
     w->rc = REC_EXIT_BAD_FILE;
     w->tick = tick;
     w->err = *err;
+    if (!w->err.message[0])
+        rec_fail(&w->err, 0, "", "cannot read the recording at tick %u", (unsigned)tick);
     note_stop(w->sh, tick);
 }
 

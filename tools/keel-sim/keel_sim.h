@@ -47,11 +47,6 @@ typedef enum ks_mode_kind {
     KS_MODE_PROBES,
 } ks_mode_kind;
 
-/// --record's limits (keel/rec.h's REC_MAX_CHARACTERS and
-/// REC_DEFAULT_KEYFRAME_INTERVAL, checked in record.c).
-#define KS_RECORD_MAX_CHARACTERS 4096u
-#define KS_DEFAULT_KEYFRAME_INTERVAL 64u
-
 /// Most --set options.
 #define KS_MAX_SETTING_CHANGES 16
 
@@ -179,13 +174,10 @@ typedef struct ks_script {
 int ks_script_load(const char *path, uint32_t characters, ks_script *out);
 void ks_script_free(ks_script *script);
 
-// ---- recording (record.c) ----------------------------------------------------------
-// Built in when KEEL_SIM_RECORD is defined (CMake links keel_rec); without
-// it --record is a usage error (scripts/cross-check.sh builds the core alone).
+// ---- recording (record.c, on keel/rec.h) ----------------------------------------------
 
 typedef struct ks_recorder ks_recorder;
 
-bool ks_record_available(void);
 /// Start the recording of `scene` (its initial state now) with the
 /// settings it runs; NULL after printing why.
 ks_recorder *ks_record_open(const ks_stage *stage, const ks_options *opt, const sim_scene *scene,

@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <keel/rec.h>
+
 void ks_print_usage(FILE *f)
 {
     fputs("usage: keel-sim [options]\n"
@@ -315,7 +317,7 @@ ks_parse_status ks_parse_options(int argc, char **argv, ks_options *o)
     o->format = KS_FORMAT_JSONL;
     o->rate = 64;
 
-    o->keyframe_interval = KS_DEFAULT_KEYFRAME_INTERVAL;
+    o->keyframe_interval = REC_DEFAULT_KEYFRAME_INTERVAL;
     o->record_compress = true;
     bool record_full = false, no_compress = false;
 
@@ -497,11 +499,9 @@ ks_parse_status ks_parse_options(int argc, char **argv, ks_options *o)
         return usage_error("bad --rate '%u' (characters: 2 to 1000 ticks per second)",
                            (unsigned)o->rate);
     }
-    if (o->record_path && !ks_record_available())
-        return usage_error("--record: this keel-sim is built without recordings");
-    if (o->record_path && o->characters > KS_RECORD_MAX_CHARACTERS)
+    if (o->record_path && o->characters > REC_MAX_CHARACTERS)
         return usage_error("--record: at most %u characters in a recording (--characters %u)",
-                           (unsigned)KS_RECORD_MAX_CHARACTERS, (unsigned)o->characters);
+                           (unsigned)REC_MAX_CHARACTERS, (unsigned)o->characters);
     if (o->record_path && o->level_kind == KS_LEVEL_OBJ && strlen(o->level_name) >= 256)
         return usage_error("--record: the level path is too long for a recording (255 bytes at most)");
     if (o->settings_change_count > 0) {

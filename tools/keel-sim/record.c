@@ -1,10 +1,6 @@
 // keel-sim: --record, a scene recording of the characters run. MIT licence,
 // see LICENSE.
 //
-// Compiled in when KEEL_SIM_RECORD is defined (CMake does, and links
-// keel_rec). scripts/cross-check.sh builds keel-sim from the core alone, for
-// every architecture, without it: then --record is refused as a usage error.
-//
 // A respawn happens after a tick's step (and after its hash is recorded), so
 // it goes into the recording as the next tick's leave and join: the same
 // state at the same point.
@@ -13,13 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#ifdef KEEL_SIM_RECORD
-
 #include <keel/net_proto.h>
 #include <keel/rec.h>
-
-_Static_assert(KS_RECORD_MAX_CHARACTERS == REC_MAX_CHARACTERS, "keel-sim's limit is the format's");
-_Static_assert(KS_DEFAULT_KEYFRAME_INTERVAL == REC_DEFAULT_KEYFRAME_INTERVAL, "the format's default");
 
 struct ks_recorder {
     rec_writer *w;
@@ -32,8 +23,6 @@ struct ks_recorder {
     uint32_t pending;
     uint32_t capacity;
 };
-
-bool ks_record_available(void) { return true; }
 
 // The level as a recording names it (keel-replay rebuilds it from this).
 static rec_level_ref level_ref(const ks_stage *stage, const ks_options *opt)
@@ -150,26 +139,3 @@ int ks_record_close(ks_recorder *r)
     recorder_free(r);
     return ok ? KS_EXIT_OK : KS_EXIT_FAILURE;
 }
-
-#else // no recording in this build
-
-bool ks_record_available(void) { return false; }
-
-ks_recorder *ks_record_open(const ks_stage *stage, const ks_options *opt, const sim_scene *scene,
-                            const sim_move_settings *settings)
-{
-    (void)stage, (void)scene, (void)settings;
-    fprintf(stderr, "keel-sim: --record %s: this keel-sim is built without recordings\n", opt->record_path);
-    return NULL;
-}
-
-void ks_record_command(ks_recorder *r, uint32_t id, const sim_input *in) { (void)r, (void)id, (void)in; }
-void ks_record_tick(ks_recorder *r, uint32_t tick, const sim_scene *after) { (void)r, (void)tick, (void)after; }
-void ks_record_respawn(ks_recorder *r, const sim_char_state *joined) { (void)r, (void)joined; }
-int ks_record_close(ks_recorder *r)
-{
-    (void)r;
-    return KS_EXIT_OK;
-}
-
-#endif

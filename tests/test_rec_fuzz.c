@@ -260,9 +260,9 @@ static void mutate(keel_rng *rng, uint8_t *d, size_t *n, size_t cap)
     default: { // a chunk's type changed to another known one
         if (!ns)
             break;
-        static const char *types[] = {"HEAD", "SCHM", "INIT", "KEYF", "TBLK", "TBLZ", "CLOG", "CLGZ", "ENDR", "XXXX"};
+        static const char *types[] = {"HEAD", "SCHM", "INIT", "KEYF", "KEYZ", "TBLK", "TBLZ", "CLOG", "CLGZ", "ENDR", "XXXX"};
         chunk_span *c = &sp[keel_rng_range(rng, 0, ns - 1)];
-        memcpy(d + c->at, types[keel_rng_range(rng, 0, 9)], 4);
+        memcpy(d + c->at, types[keel_rng_range(rng, 0, 10)], 4);
         break;
     }
     }

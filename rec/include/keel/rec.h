@@ -12,7 +12,8 @@
 //         their names, types and widths, in the order records store them
 //   INIT  the initial state (tick and every character)
 //   then, repeated:
-//   KEYF  a full-state keyframe at the start of a tick (every
+//   KEYF  a full-state keyframe at the start of a tick (KEYZ: the same,
+//         zstd-compressed when it pays; every
 //         keyframe_interval ticks; with interval 1, every tick: debug mode)
 //   TBLK  a block of up to 64 ticks (TBLZ: the same, zstd-compressed when it
 //         pays): for every tick its leaves, joins, the command each character

@@ -267,7 +267,7 @@ int main(int argc, char **argv)
     if (sim_level_load_obj(obj, &o, &levels[1].level, &lerr) == 0) {
         levels[1].name = "sauerbraten_zdm2";
         levels[1].ref.kind = REC_LEVEL_OBJ;
-        snprintf(levels[1].ref.path, sizeof levels[1].ref.path, "%s", obj);
+        snprintf(levels[1].ref.path, sizeof levels[1].ref.path, "%.255s", obj);
         snprintf(levels[1].ref.scale, sizeof levels[1].ref.scale, "0.12");
         levels[1].ref.up_axis = 'y';
         levels[1].rooms = true;

@@ -48,6 +48,7 @@ typedef struct characters {
     uint8_t *was_stuck;
     ks_spawn_report spawn_report;
     char_stats stats;
+    ks_recorder *rec; ///< --record (record.c), NULL without
 } characters;
 
 static double now_s(void)
@@ -70,6 +71,8 @@ static void chars_destroy(void *state)
     free(s->spawn_yaw);
     free(s->respawned);
     free(s->was_stuck);
+    if (s->rec)
+        ks_record_close(s->rec); // only after a failure elsewhere: finish closes it
     free(s);
 }
 
@@ -110,18 +113,14 @@ static void *chars_create(const ks_stage *stage, const ks_options *opt, ks_scrip
     s->bounds = stage->stats.bounds;
     s->scripted = opt->input_path != NULL;
     s->edge_guard = opt->edge_guard;
-    s->settings = sim_move_default_settings();
-    s->settings.tick_rate = (int32_t)opt->rate;
-    if (opt->shape_type == SIM_SHAPE_BOX) {
-        s->settings.stand_shape = sim_shape_box(SIM_FX_MM(400), SIM_FX_MM(900), SIM_FX_MM(400));
-        s->settings.crouch_shape = sim_shape_box(SIM_FX_MM(400), SIM_FX_MM(500), SIM_FX_MM(400));
-    }
+    s->settings = ks_settings_make(opt);
     s->spawn = calloc(slots, sizeof *s->spawn);
     s->spawn_yaw = calloc(slots, sizeof *s->spawn_yaw);
     s->respawned = calloc(slots, 1);
     s->was_stuck = calloc(slots, 1);
     s->walkers = s->scripted ? NULL : calloc(slots, sizeof *s->walkers);
-    s->scene = sim_scene_create(stage->world, &s->settings, n);
+    // A recording's scene holds at least one character (its header says so).
+    s->scene = sim_scene_create(stage->world, &s->settings, opt->record_path && n == 0 ? 1 : n);
     if (!s->spawn || !s->spawn_yaw || !s->respawned || !s->was_stuck ||
         (!s->scripted && !s->walkers) || !s->scene)
         goto oom;
@@ -155,6 +154,8 @@ static void *chars_create(const ks_stage *stage, const ks_options *opt, ks_scrip
         if (s->walkers)
             s->walkers[i] = ks_walker_init(opt->seed, id);
     }
+    if (opt->record_path && !(s->rec = ks_record_open(stage, opt, s->scene, &s->settings)))
+        goto fail;
     return s;
 
 oom:
@@ -168,6 +169,15 @@ static bool inside(sim_aabb b, sim_vec3 p)
 {
     return p.x >= b.min.x && p.x <= b.max.x && p.y >= b.min.y && p.y <= b.max.y &&
            p.z >= b.min.z && p.z <= b.max.z;
+}
+
+// The command a character runs this tick, given to the scene and, when
+// recording, kept for the tick's record (calls come in id order).
+static void give(characters *s, uint32_t id, const sim_input *in)
+{
+    sim_scene_set_input(s->scene, id, in);
+    if (s->rec)
+        ks_record_command(s->rec, id, in);
 }
 
 static void give_commands(characters *s)
@@ -185,7 +195,7 @@ static void give_commands(characters *s)
             if (c && (cmd->input.buttons & SIM_BUTTON_JUMP) && (c->flags & SIM_CHAR_GROUNDED) &&
                 !(c->flags & SIM_CHAR_JUMP_HELD))
                 s->stats.jumps++;
-            sim_scene_set_input(s->scene, cmd->id, &cmd->input);
+            give(s, cmd->id, &cmd->input);
         }
         return;
     }
@@ -199,7 +209,7 @@ static void give_commands(characters *s)
         if ((in.buttons & SIM_BUTTON_JUMP) && (c->flags & SIM_CHAR_GROUNDED) &&
             !(c->flags & SIM_CHAR_JUMP_HELD))
             s->stats.jumps++;
-        sim_scene_set_input(s->scene, c->id, &in);
+        give(s, c->id, &in);
     }
 }
 
@@ -207,10 +217,13 @@ static void chars_step(void *state, const ks_stage *stage)
 {
     (void)stage;
     characters *s = state;
+    uint32_t tick = sim_scene_tick(s->scene);
     give_commands(s);
     double t0 = now_s();
     sim_scene_step(s->scene);
     s->stats.seconds += now_s() - t0;
+    if (s->rec)
+        ks_record_tick(s->rec, tick, s->scene); // before the respawns below
 
     // A character that fell off the level starts again at its spawn point:
     // a lost character would otherwise fall for the rest of the run.
@@ -228,6 +241,8 @@ static void chars_step(void *state, const ks_stage *stage)
         sim_scene_remove_character(s->scene, id);
         sim_scene_add_character(s->scene, &c);
         s->stats.respawns++;
+        if (s->rec)
+            ks_record_respawn(s->rec, &c);
     }
 
     chars = sim_scene_characters(s->scene, &n);
@@ -362,6 +377,14 @@ static void chars_summary(const void *state, FILE *f)
     fputc('\n', f);
 }
 
+static int chars_finish(void *state)
+{
+    characters *s = state;
+    int rc = s->rec ? ks_record_close(s->rec) : KS_EXIT_OK;
+    s->rec = NULL;
+    return rc;
+}
+
 const ks_mode ks_mode_characters = {
     .name = "characters",
     .create = chars_create,
@@ -370,5 +393,6 @@ const ks_mode ks_mode_characters = {
     .write_header = chars_write_header,
     .write_tick = chars_write_tick,
     .summary = chars_summary,
+    .finish = chars_finish,
     .destroy = chars_destroy,
 };

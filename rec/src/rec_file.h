@@ -1,0 +1,79 @@
+// keel recordings: the reader's file and cursor (not installed). MIT licence.
+#ifndef KEEL_REC_FILE_H
+#define KEEL_REC_FILE_H
+
+#include <zstd.h>
+
+#include "rec_internal.h"
+
+/// A tick block (or client block) found in the file.
+typedef struct rec_block_ref {
+    uint64_t chunk_at;   ///< file offset of the chunk's type
+    uint64_t payload_at; ///< file offset of its payload
+    uint32_t length;     ///< payload bytes
+    bool compressed;     ///< TBLZ / CLGZ
+    uint32_t raw_size;   ///< bytes of the body after the 8-byte prefix, decompressed
+    uint32_t first;      ///< first tick (client: first record index)
+    uint32_t count;      ///< ticks (client: records)
+} rec_block_ref;
+
+typedef struct rec_key_ref {
+    uint64_t chunk_at, payload_at;
+    uint32_t length;
+    uint32_t tick;
+    uint32_t block; ///< index of the block starting at the keyframe's tick (block_count: none)
+} rec_key_ref;
+
+struct rec_file {
+    uint8_t *data;
+    size_t size;
+    rec_header h;
+    rec_schema state_schema, command_schema;
+    rec_info info;
+
+    uint32_t init_tick;
+    sim_char_state *init;
+    uint32_t init_count;
+
+    rec_block_ref *blocks;
+    uint32_t block_count, block_cap;
+    rec_key_ref *keys;
+    uint32_t key_count, key_cap;
+    uint32_t max_raw; ///< largest decompressed block body
+
+    sim_char_state *key_states; ///< rec_file_keyframe's storage (max_characters)
+};
+
+struct rec_cursor {
+    const rec_file *f;
+    uint32_t cap; ///< max_characters
+    uint32_t block;  ///< the next block to load
+    bool in_block;
+    uint32_t ticks_left;
+    uint32_t tick; ///< the next tick (client: next record index)
+    rec_rd rd;
+    rec_buf raw;
+    ZSTD_DCtx *dz;
+    uint64_t block_at; ///< file offset of the current block's chunk
+    const char *block_type;
+    bool block_compressed;
+
+    uint32_t *ids;     ///< the character set (id order)
+    sim_input *prev;   ///< delta base per slot
+    uint32_t count;
+
+    uint32_t *leaves;
+    sim_char_state *joins;
+    rec_command *commands;
+    uint32_t *out_ids;
+    uint16_t *hashes;
+    sim_char_state *key_states;
+
+    uint32_t prev_ms; ///< client blocks: the last record's clock
+};
+
+/// Decode a keyframe (or INIT) payload into states[max_characters].
+bool rec_states_decode(const rec_file *f, const char *type, uint64_t payload_at, uint32_t length, uint32_t *tick,
+                       sim_char_state *states, uint32_t *count, rec_error *err);
+
+#endif

@@ -1,0 +1,112 @@
+// keel recordings: what the format's files share (not installed). MIT licence.
+#ifndef KEEL_REC_INTERNAL_H
+#define KEEL_REC_INTERNAL_H
+
+#include <stdarg.h>
+
+#include <keel/rec.h>
+
+#include "rec_bytes.h"
+
+/// A chunk: type (4) | length (u32 LE) | payload | CRC-32 (u32 LE).
+#define REC_CHUNK_OVERHEAD 12u
+/// No chunk is larger: a length above it is corruption, not a big block.
+#define REC_MAX_CHUNK (256u << 20)
+
+#define REC_T_HEAD "HEAD"
+#define REC_T_SCHM "SCHM"
+#define REC_T_INIT "INIT"
+#define REC_T_KEYF "KEYF"
+#define REC_T_TBLK "TBLK"
+#define REC_T_TBLZ "TBLZ"
+#define REC_T_CLOG "CLOG"
+#define REC_T_CLGZ "CLGZ"
+#define REC_T_ENDR "ENDR"
+
+/// Bytes of a TBLK/CLOG payload before the ticks: first tick, tick count
+/// (client blocks: record count and 0). TBLZ/CLGZ add the raw size (u32)
+/// and then hold one zstd frame of everything after the 8 bytes.
+#define REC_BLOCK_PREFIX 8u
+
+/// Client log blocks are closed once they hold this many bytes.
+#define REC_CLIENT_BLOCK_BYTES (64u << 10)
+
+// ---- CRC-32 (IEEE 802.3, reflected 0xEDB88320) ----
+uint32_t rec_crc32_update(uint32_t crc, const void *data, size_t n);
+uint32_t rec_crc32(const void *data, size_t n);
+
+// ---- errors ----
+void rec_error_set(rec_error *err, uint64_t offset, const char *chunk, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+void rec_error_clear(rec_error *err);
+
+// ---- schema ----
+/// Record kinds in SCHM.
+enum { REC_SCHEMA_STATE = 1, REC_SCHEMA_COMMAND = 2 };
+
+/// Most fields a record may have in a file.
+#define REC_SCHEMA_MAX_FIELDS 64u
+#define REC_FIELD_NAME_MAX 48u
+
+/// A record layout as a file declares it, resolved against this build.
+typedef struct rec_schema_field {
+    char name[REC_FIELD_NAME_MAX];
+    uint8_t type;
+    uint8_t width;
+    int16_t known; ///< index into this build's table, -1 when unknown
+} rec_schema_field;
+
+typedef struct rec_schema {
+    rec_schema_field fields[REC_SCHEMA_MAX_FIELDS];
+    uint32_t count;
+    uint32_t record_bytes; ///< sum of widths
+} rec_schema;
+
+const rec_field *rec_command_fields(uint32_t *count);
+/// This build's schema for a kind (every field known).
+void rec_schema_native(rec_schema *out, int kind);
+/// Encode SCHM's payload (both records).
+void rec_schema_encode(rec_buf *b);
+/// Decode SCHM. False with *err filled (offset: base + position).
+bool rec_schema_decode(const uint8_t *p, size_t n, uint64_t base, rec_schema *state, rec_schema *command,
+                       rec_error *err);
+
+/// A state through a schema (the writer always uses the native one).
+void rec_state_encode(rec_buf *b, const sim_char_state *s);
+/// Encode into out[] (REC_STATE_BYTES for the native schema); returns bytes.
+size_t rec_state_encode_raw(uint8_t *out, const sim_char_state *s);
+/// Decode one state record by the file's schema. False on a value out of
+/// its field's range (the reader's position is then at fault).
+bool rec_state_decode(rec_rd *r, const rec_schema *sc, sim_char_state *out);
+/// The value a state's known field has, and setting it (false: out of range).
+int64_t rec_state_get(const sim_char_state *s, uint32_t known);
+bool rec_state_set(sim_char_state *s, uint32_t known, int64_t v);
+
+/// Command fields as int64 by this build's index.
+int64_t rec_command_get(const sim_input *in, uint32_t known);
+bool rec_command_set(sim_input *in, uint32_t known, int64_t v);
+
+/// Store/load v in `width` bytes as a field of `type` (sign-extended for signed types).
+void rec_field_put(rec_buf *b, uint8_t type, uint8_t width, int64_t v);
+int64_t rec_field_get(rec_rd *r, uint8_t type, uint8_t width);
+bool rec_field_type_signed(uint8_t type);
+bool rec_field_fits(uint8_t type, uint8_t width, int64_t v);
+
+/// Hash16 of a state by a schema's order and widths (fields the schema has
+/// but this build does not know hash as 0).
+uint16_t rec_char_hash16_schema(const rec_schema *sc, const sim_char_state *s);
+
+// ---- header ----
+void rec_header_encode(rec_buf *b, const rec_header *h);
+/// Decode HEAD's payload into *h (fields absent: defaults). Checks ranges,
+/// settings, digests. base = file offset of the payload.
+bool rec_header_decode(const uint8_t *p, size_t n, uint64_t base, rec_header *h, rec_error *err);
+/// Whether a header is one this build writes (writer side checks).
+bool rec_header_check(const rec_header *h, rec_error *err);
+
+// ---- commands within a tick block ----
+/// Change mask bit 0: input.tick differs from the tick (then a zigzag delta
+/// follows); bit 1 + i: command field i changed (its new value follows).
+#define REC_CMD_TICK_BIT 1u
+
+#endif

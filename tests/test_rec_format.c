@@ -1,0 +1,726 @@
+// keel tests: the recording format: a real scene run written and read back
+// tick for tick (keyframes every 64 ticks and every tick, compressed or not,
+// threaded or not), cursors from every keyframe, truncated and corrupted
+// copies, newer format versions, by-name schema decoding, client records
+// and the size of a recording per player-hour. MIT licence.
+#define _POSIX_C_SOURCE 200809L
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <keel/net_proto.h>
+#include <keel/rec.h>
+#include <keel/sim_hash.h>
+#include <keel/sim_scene.h>
+
+#include "test_rec_scene.h"
+#include "test_support.h"
+
+// Internal pieces the hand-made files need (CRC, schema and header encoders).
+#include "../rec/src/rec_internal.h"
+
+static sim_level level;
+static sim_world *world;
+static char dir[256];
+
+static void setup(void)
+{
+    cr_assert_eq(sim_level_builtin(&level), 0);
+    world = sim_world_create(&level, NULL, NULL);
+    cr_assert_not_null(world);
+    snprintf(dir, sizeof dir, "/tmp/keel_test_rec_format_%ld", (long)getpid());
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "mkdir -p %s", dir);
+    cr_assert_eq(system(cmd), 0);
+}
+
+static void teardown(void)
+{
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    if (system(cmd) != 0)
+        cr_log_info("could not remove %s", dir);
+    sim_world_destroy(world);
+    sim_level_free(&level);
+}
+
+TestSuite(rec_format, .init = setup, .fini = teardown, .timeout = 240);
+
+static const char *path_of(const char *name)
+{
+    static char p[512];
+    snprintf(p, sizeof p, "%s/%s", dir, name);
+    return p;
+}
+
+static void states_equal(const sim_char_state *a, const sim_char_state *b, uint32_t n, const char *what)
+{
+    uint32_t nf = 0;
+    rec_state_fields(&nf);
+    for (uint32_t i = 0; i < n; i++)
+        for (uint32_t k = 0; k < nf; k++)
+            cr_assert_eq(rec_state_field_value(&a[i], k), rec_state_field_value(&b[i], k),
+                         "%s: character %u field %s", what, i, rec_state_fields(NULL)[k].name);
+}
+
+static void tick_equal(const trs_tick *want, const rec_tick *got)
+{
+    cr_assert_eq(got->tick, want->tick);
+    cr_assert_eq(got->leave_count, want->leave_count, "tick %u leaves", want->tick);
+    for (uint32_t i = 0; i < want->leave_count; i++)
+        cr_assert_eq(got->leaves[i], want->leaves[i]);
+    cr_assert_eq(got->join_count, want->join_count, "tick %u joins", want->tick);
+    states_equal(want->joins, got->joins, want->join_count, "join");
+    cr_assert_eq(got->command_count, want->command_count, "tick %u commands", want->tick);
+    for (uint32_t i = 0; i < want->command_count; i++) {
+        const rec_command *a = &want->commands[i], *b = &got->commands[i];
+        cr_assert_eq(b->id, a->id, "tick %u command %u id", want->tick, i);
+        cr_assert(b->input.tick == a->input.tick && b->input.forward == a->input.forward &&
+                      b->input.right == a->input.right && b->input.up == a->input.up &&
+                      b->input.buttons == a->input.buttons && b->input.yaw == a->input.yaw &&
+                      b->input.pitch == a->input.pitch,
+                  "tick %u command %u differs", want->tick, i);
+    }
+    cr_assert_eq(got->world_hash, want->world_hash, "tick %u world hash", want->tick);
+    cr_assert_eq(got->char_count, want->char_count, "tick %u characters", want->tick);
+    for (uint32_t i = 0; i < want->char_count; i++) {
+        cr_assert_eq(got->char_ids[i], want->ids[i]);
+        cr_assert_eq(got->char_hashes[i], want->hashes[i], "tick %u character %u hash", want->tick, want->ids[i]);
+    }
+}
+
+// Everything a file holds against the run that wrote it.
+static void check_file(rec_file *f, const trs_run *run, bool complete)
+{
+    rec_info info;
+    rec_file_info(f, &info);
+    cr_assert_eq(info.complete, complete);
+    cr_assert_eq(info.first_tick, run->first_tick);
+    cr_assert_eq(info.tick_count, run->tick_count);
+    uint32_t t0, n0;
+    const sim_char_state *init;
+    cr_assert(rec_file_initial(f, &t0, &init, &n0));
+    cr_assert_eq(t0, run->first_tick);
+    cr_assert_eq(n0, run->initial_count);
+    states_equal(run->initial, init, n0, "initial");
+
+    rec_error err;
+    rec_cursor *c = rec_cursor_create(f, run->first_tick, &err);
+    cr_assert_not_null(c, "%s", err.message);
+    rec_tick t;
+    uint32_t i = 0;
+    while (rec_cursor_next(c, &t, &err)) {
+        cr_assert_lt(i, run->tick_count);
+        tick_equal(&run->ticks[i], &t);
+        i++;
+    }
+    cr_assert_str_empty(err.message, "%s", err.message);
+    cr_assert_eq(i, run->tick_count);
+    rec_cursor_destroy(c);
+    if (run->tick_count)
+        cr_assert_eq(info.last_hash, run->ticks[run->tick_count - 1].world_hash);
+
+    // every keyframe: the state at the start of its tick, and a cursor from it
+    uint32_t interval = run->cfg.keyframe_interval;
+    uint32_t expect_keys = 0;
+    for (uint32_t k = 0; k < run->tick_count; k++)
+        if (interval && (run->ticks[k].tick + 1u) % interval == 0)
+            expect_keys++;
+    cr_assert_eq(rec_file_keyframe_count(f), expect_keys);
+    for (uint32_t k = 0; k < rec_file_keyframe_count(f); k++) {
+        uint32_t kt, kn;
+        const sim_char_state *ks;
+        cr_assert(rec_file_keyframe(f, k, &kt, &ks, &kn, &err), "%s", err.message);
+        cr_assert_eq(rec_file_keyframe_at(f, kt), (int64_t)k);
+        uint32_t idx = kt - run->first_tick; // the tick after which this is the state
+        cr_assert_gt(idx, 0);
+        const trs_tick *before = &run->ticks[idx - 1];
+        cr_assert_eq(kn, before->char_count);
+        states_equal(before->after, ks, kn, "keyframe");
+        // keyframes in debug mode make this quadratic: sample them
+        if (interval == 1 && k % 37 != 0 && k + 1 != rec_file_keyframe_count(f))
+            continue;
+        c = rec_cursor_create(f, kt, &err);
+        cr_assert_not_null(c, "%s", err.message);
+        uint32_t j = idx;
+        while (rec_cursor_next(c, &t, &err))
+            tick_equal(&run->ticks[j++], &t);
+        cr_assert_str_empty(err.message, "%s", err.message);
+        cr_assert_eq(j, run->tick_count);
+        rec_cursor_destroy(c);
+    }
+}
+
+static void round_trip(uint32_t interval, bool compress, bool threaded, uint32_t first_tick)
+{
+    trs_config cfg = trs_default_config();
+    cfg.ticks = interval == 1 ? 200 : 400;
+    cfg.characters = 16;
+    cfg.capacity = 24;
+    cfg.keyframe_interval = interval;
+    cfg.compress = compress;
+    cfg.threaded = threaded;
+    cfg.first_tick = first_tick;
+    cfg.seed = interval * 4u + compress * 2u + threaded + first_tick;
+    trs_run run;
+    rec_error err;
+    const char *p = path_of("round.rec");
+    cr_assert(trs_record(&level, world, &cfg, p, &run, &err), "%s", err.message);
+    rec_file *f = rec_file_open(p, &err);
+    cr_assert_not_null(f, "%s (offset %llu, chunk %s)", err.message, (unsigned long long)err.offset, err.chunk);
+    const rec_header *h = rec_file_header(f);
+    cr_assert_eq(h->keyframe_interval, interval);
+    cr_assert_eq(h->platform_count, 2u);
+    cr_assert_str_eq(h->source, "test_rec");
+    cr_assert_eq(h->settings_digest, net_settings_digest(&h->settings));
+    check_file(f, &run, true);
+    rec_info info;
+    rec_file_info(f, &info);
+    cr_assert_eq(info.bytes_header + info.bytes_schema + info.bytes_initial + info.bytes_ticks +
+                     info.bytes_keyframes + info.bytes_end + REC_MAGIC_SIZE,
+                 info.file_bytes);
+    if (compress)
+        cr_assert_gt(info.compressed_blocks, 0u);
+    else
+        cr_assert_eq(info.compressed_blocks, 0u);
+    uint64_t joins = 0, leaves = 0;
+    for (uint32_t i = 0; i < run.tick_count; i++)
+        joins += run.ticks[i].join_count, leaves += run.ticks[i].leave_count;
+    cr_assert_eq(info.joins, joins);
+    cr_assert_eq(info.leaves, leaves);
+    cr_assert_gt(joins, 0u);
+    cr_assert_gt(leaves, 0u);
+    rec_file_close(f);
+    trs_free(&run);
+}
+
+Test(rec_format, round_trip_keyframes_64_compressed_threaded) { round_trip(64, true, true, 0); }
+Test(rec_format, round_trip_keyframes_64_plain_unthreaded) { round_trip(64, false, false, 0); }
+Test(rec_format, round_trip_debug_mode_every_tick_compressed) { round_trip(1, true, false, 0); }
+Test(rec_format, round_trip_debug_mode_every_tick_plain_threaded) { round_trip(1, false, true, 0); }
+Test(rec_format, round_trip_without_keyframes_from_tick_1000) { round_trip(0, true, true, 1000); }
+Test(rec_format, round_trip_keyframes_17_from_an_odd_tick) { round_trip(17, true, false, 5); }
+
+// ---- a recorded file and its chunks ----------------------------------------
+
+typedef struct chunk_pos {
+    size_t at;
+    char type[5];
+    uint32_t length;
+} chunk_pos;
+
+// The chunks of a well-formed file, in order.
+static uint32_t chunks_of(const uint8_t *d, size_t n, chunk_pos *out, uint32_t max)
+{
+    uint32_t k = 0;
+    size_t off = REC_MAGIC_SIZE;
+    while (off + 12 <= n && k < max) {
+        chunk_pos *c = &out[k++];
+        c->at = off;
+        memcpy(c->type, d + off, 4);
+        c->type[4] = 0;
+        c->length = rec_get_le32(d + off + 4);
+        off += 12u + c->length;
+    }
+    return k;
+}
+
+static void append_chunk(rec_buf *b, const char *type, const uint8_t *payload, size_t len)
+{
+    uint8_t head[8];
+    memcpy(head, type, 4);
+    rec_le32(head + 4, (uint32_t)len);
+    uint32_t crc = rec_crc32_update(rec_crc32(head, 8), payload, len);
+    rec_put_bytes(b, head, 8);
+    rec_put_bytes(b, payload, len);
+    rec_put_u32(b, crc);
+}
+
+// One complete recording of the default run, read into memory.
+static uint8_t *recorded(trs_run *run, size_t *size, bool compress)
+{
+    trs_config cfg = trs_default_config();
+    cfg.ticks = 260;
+    cfg.compress = compress;
+    rec_error err;
+    const char *p = path_of(compress ? "base_z.rec" : "base.rec");
+    cr_assert(trs_record(&level, world, &cfg, p, run, &err), "%s", err.message);
+    uint8_t *d = trs_read_file(p, size);
+    cr_assert_not_null(d);
+    return d;
+}
+
+// A file cut anywhere opens with the readable prefix (every tick it holds
+// equal to the run's) or fails with a message; never more, never a crash.
+Test(rec_format, a_truncated_file_opens_with_its_prefix_or_fails_cleanly)
+{
+    for (int z = 0; z < 2; z++) {
+        trs_run run;
+        size_t size;
+        uint8_t *d = recorded(&run, &size, z == 1);
+        chunk_pos ch[256];
+        uint32_t nc = chunks_of(d, size, ch, 256);
+        cr_assert_gt(nc, 6u);
+        size_t init_end = ch[2].at + 12 + ch[2].length; // HEAD, SCHM, INIT
+        uint32_t opened = 0, refused = 0;
+        keel_rng rng = {99};
+        for (size_t cut = 0; cut < size; cut += (cut < 400 ? 1 : (size_t)keel_rng_range(&rng, 1, 97))) {
+            rec_error err;
+            rec_file *f = rec_file_open_memory(d, cut, &err);
+            if (!f) {
+                cr_assert(err.message[0], "cut at %zu: no message", cut);
+                cr_assert_lt(cut, init_end, "cut at %zu after INIT refused: %s", cut, err.message);
+                refused++;
+                continue;
+            }
+            opened++;
+            rec_info info;
+            rec_file_info(f, &info);
+            cr_assert(!info.complete);
+            cr_assert_leq(info.truncated_at, cut);
+            cr_assert_leq(info.tick_count, run.tick_count);
+            rec_cursor *c = rec_cursor_create(f, run.first_tick, &err);
+            cr_assert_not_null(c, "%s", err.message);
+            rec_tick t;
+            uint32_t i = 0;
+            while (rec_cursor_next(c, &t, &err))
+                tick_equal(&run.ticks[i++], &t);
+            cr_assert_str_empty(err.message);
+            cr_assert_eq(i, info.tick_count);
+            rec_cursor_destroy(c);
+            rec_file_close(f);
+        }
+        cr_log_info("truncation (%s): %u cuts opened with a prefix, %u refused (before INIT ends)",
+                    z ? "compressed" : "plain", opened, refused);
+        free(d);
+        trs_free(&run);
+    }
+}
+
+Test(rec_format, a_flipped_byte_is_a_crc_error_naming_the_chunk_and_its_offset)
+{
+    trs_run run;
+    size_t size;
+    uint8_t *d = recorded(&run, &size, true);
+    chunk_pos ch[256];
+    uint32_t nc = chunks_of(d, size, ch, 256);
+    keel_rng rng = {5};
+    for (uint32_t k = 0; k < nc; k++) {
+        for (int rep = 0; rep < 4; rep++) {
+            // a byte of the payload or of the CRC (a flipped type or length
+            // is another chunk or a truncation; the fuzz test covers those)
+            size_t at = ch[k].at + 8 + (size_t)keel_rng_range(&rng, 0, ch[k].length + 3);
+            uint8_t *copy = trs_copy(d, size);
+            copy[at] ^= (uint8_t)(1u << keel_rng_range(&rng, 0, 7));
+            rec_error err;
+            rec_file *f = rec_file_open_memory(copy, size, &err);
+            cr_assert_null(f, "flip at %zu in %s accepted", at, ch[k].type);
+            cr_assert_not_null(strstr(err.message, "CRC"), "%s", err.message);
+            cr_assert_str_eq(err.chunk, ch[k].type);
+            cr_assert_eq(err.offset, ch[k].at);
+            free(copy);
+        }
+    }
+    free(d);
+    trs_free(&run);
+}
+
+// A file that says it is format version 7 (with valid CRCs): refused with
+// both versions in the message.
+Test(rec_format, a_newer_format_version_is_refused_with_a_clear_message)
+{
+    trs_run run;
+    size_t size;
+    uint8_t *d = recorded(&run, &size, true);
+    rec_error err;
+    rec_file *f = rec_file_open_memory(d, size, &err);
+    cr_assert_not_null(f, "%s", err.message);
+    rec_header h = *rec_file_header(f);
+    rec_file_close(f);
+    h.format_version = 7;
+    chunk_pos ch[256];
+    chunk_pos *head = &ch[0];
+    chunks_of(d, size, ch, 256);
+    cr_assert_str_eq(head->type, "HEAD");
+    rec_buf payload = {0}, file = {0};
+    rec_header_encode(&payload, &h);
+    rec_put_bytes(&file, rec_magic, REC_MAGIC_SIZE);
+    append_chunk(&file, "HEAD", payload.data, payload.size);
+    size_t rest = head->at + 12 + head->length;
+    rec_put_bytes(&file, d + rest, size - rest);
+    f = rec_file_open_memory(file.data, file.size, &err);
+    cr_assert_null(f);
+    cr_assert_not_null(strstr(err.message, "format version 7 is newer than this build reads (1)"), "%s", err.message);
+    cr_assert_str_eq(err.chunk, "HEAD");
+    cr_assert_eq(err.offset, REC_MAGIC_SIZE + 8);
+    rec_buf_free(&payload);
+    rec_buf_free(&file);
+    free(d);
+    trs_free(&run);
+}
+
+// ---- by-name decoding through a file's own schema ------------------------
+
+typedef struct fake_field {
+    const char *name;
+    uint8_t type, width;
+} fake_field;
+
+// A state schema with a field this build does not know ("mystery", between
+// id and flags) and without one it knows (stuck_ticks); a command schema
+// with an unknown "lean" and without "pitch".
+static const fake_field fake_state[] = {
+    {"id", REC_FIELD_U32, 4},           {"mystery", REC_FIELD_U32, 4},      {"flags", REC_FIELD_U32, 4},
+    {"move_type", REC_FIELD_I32, 4},    {"ground", REC_FIELD_U8, 1},        {"position.x", REC_FIELD_FX, 4},
+    {"position.y", REC_FIELD_FX, 4},    {"position.z", REC_FIELD_FX, 4},    {"velocity.x", REC_FIELD_FX, 4},
+    {"velocity.y", REC_FIELD_FX, 4},    {"velocity.z", REC_FIELD_FX, 4},    {"ground_normal.x", REC_FIELD_FX, 4},
+    {"ground_normal.y", REC_FIELD_FX, 4}, {"ground_normal.z", REC_FIELD_FX, 4}, {"ground_velocity.x", REC_FIELD_FX, 4},
+    {"ground_velocity.y", REC_FIELD_FX, 4}, {"ground_velocity.z", REC_FIELD_FX, 4}, {"ground_object", REC_FIELD_U32, 4},
+    {"yaw", REC_FIELD_U16, 2},          {"pitch", REC_FIELD_U16, 2},
+};
+static const fake_field fake_command[] = {
+    {"forward", REC_FIELD_I8, 1}, {"lean", REC_FIELD_I8, 1}, {"right", REC_FIELD_I8, 1},
+    {"up", REC_FIELD_I8, 1},      {"buttons", REC_FIELD_U8, 1}, {"yaw", REC_FIELD_U16, 2},
+};
+#define FAKE_N(a) (uint32_t)(sizeof(a) / sizeof((a)[0]))
+
+static void fake_schema(rec_buf *b, int kind, const fake_field *f, uint32_t n)
+{
+    rec_put_u8(b, (uint8_t)kind);
+    rec_put_u8(b, (uint8_t)n);
+    for (uint32_t i = 0; i < n; i++) {
+        rec_put_u8(b, (uint8_t)strlen(f[i].name));
+        rec_put_bytes(b, f[i].name, strlen(f[i].name));
+        rec_put_u8(b, f[i].type);
+        rec_put_u8(b, f[i].width);
+    }
+}
+
+static int64_t fake_state_value(const sim_char_state *s, const char *name)
+{
+    if (strcmp(name, "mystery") == 0)
+        return 0x12345678;
+    uint32_t nf = 0;
+    const rec_field *f = rec_state_fields(&nf);
+    for (uint32_t i = 0; i < nf; i++)
+        if (strcmp(f[i].name, name) == 0)
+            return rec_state_field_value(s, i);
+    return 0;
+}
+
+static void fake_state_put(rec_buf *b, const sim_char_state *s)
+{
+    for (uint32_t i = 0; i < FAKE_N(fake_state); i++)
+        rec_field_put(b, fake_state[i].type, fake_state[i].width, fake_state_value(s, fake_state[i].name));
+}
+
+Test(rec_format, records_decode_by_field_name_through_the_files_schema)
+{
+    rec_header h = rec_default_header();
+    h.max_characters = 8;
+    h.keyframe_interval = 2;
+    sim_char_state a = sim_char_spawn(3, sim_v3(SIM_FX_INT(1), SIM_FX_INT(2), SIM_FX_INT(3)), 1234);
+    a.stuck_ticks = 9; // the file has no such field: reads as 0
+    a.velocity = sim_v3(SIM_FX_INT(-5), SIM_FX_ONE / 3, 7);
+    a.flags = SIM_CHAR_GROUNDED | SIM_CHAR_WALL;
+    a.move_type = SIM_MOVE_WALK;
+    a.ground = SIM_GROUND_FLOOR;
+    a.ground_normal = sim_v3(0, SIM_FX_ONE, 0);
+    a.pitch = 777;
+    sim_char_state b = sim_char_spawn(8, sim_v3(SIM_FX_INT(-1), 0, SIM_FX_INT(40)), 65000);
+
+    rec_buf file = {0}, p = {0};
+    rec_put_bytes(&file, rec_magic, REC_MAGIC_SIZE);
+    rec_header_encode(&p, &h);
+    append_chunk(&file, "HEAD", p.data, p.size);
+    p.size = 0;
+    rec_put_u8(&p, 3); // a third record kind this build does not know, first
+    fake_schema(&p, 9, fake_command, 2);
+    fake_schema(&p, 1, fake_state, FAKE_N(fake_state));
+    fake_schema(&p, 2, fake_command, FAKE_N(fake_command));
+    append_chunk(&file, "SCHM", p.data, p.size);
+    p.size = 0;
+    rec_put_u32(&p, 10);
+    rec_put_u32(&p, 2);
+    fake_state_put(&p, &a);
+    fake_state_put(&p, &b);
+    append_chunk(&file, "INIT", p.data, p.size);
+    // two ticks, implicit commands: mask bits 1 + field index
+    p.size = 0;
+    rec_put_u32(&p, 10);
+    rec_put_u32(&p, 2);
+    for (int k = 0; k < 2; k++) {
+        rec_put_var(&p, 0); // leaves
+        rec_put_var(&p, 0); // joins
+        rec_put_u8(&p, 0);  // one command per character
+        // character 3: forward 100, lean -5 (unknown), yaw 4000
+        rec_put_var(&p, k == 0 ? (1u << 1 | 1u << 2 | 1u << 6) : 0);
+        if (k == 0) {
+            rec_put_u8(&p, 100);
+            rec_put_u8(&p, (uint8_t)(int8_t)-5);
+            rec_put_u16(&p, 4000);
+        }
+        // character 8: right -7, buttons 1; tick one earlier
+        rec_put_var(&p, k == 0 ? (1u | 1u << 3 | 1u << 5) : 0);
+        if (k == 0) {
+            rec_put_svar(&p, -1);
+            rec_put_u8(&p, (uint8_t)(int8_t)-7);
+            rec_put_u8(&p, 1);
+        }
+        rec_put_u64(&p, 0xABCDEF00u + (uint64_t)k);
+        rec_put_u16(&p, 0x1111);
+        rec_put_u16(&p, 0x2222);
+    }
+    append_chunk(&file, "TBLK", p.data, p.size);
+    p.size = 0;
+    rec_put_u32(&p, 12);
+    rec_put_u32(&p, 2);
+    fake_state_put(&p, &a);
+    fake_state_put(&p, &b);
+    append_chunk(&file, "KEYF", p.data, p.size);
+    p.size = 0;
+    rec_put_u32(&p, 11);
+    rec_put_u64(&p, 0xABCDEF01u);
+    rec_put_u32(&p, 2);
+    rec_put_u64(&p, 0);
+    rec_put_u64(&p, 0);
+    rec_put_u32(&p, 2);
+    rec_put_u32(&p, 0);
+    append_chunk(&file, "ENDR", p.data, p.size);
+
+    rec_error err;
+    rec_file *f = rec_file_open_memory(file.data, file.size, &err);
+    cr_assert_not_null(f, "%s (offset %llu, %s)", err.message, (unsigned long long)err.offset, err.chunk);
+    uint32_t t0, n;
+    const sim_char_state *s;
+    cr_assert(rec_file_initial(f, &t0, &s, &n));
+    cr_assert_eq(t0, 10u);
+    cr_assert_eq(n, 2u);
+    sim_char_state want = a;
+    want.stuck_ticks = 0;
+    states_equal(&want, &s[0], 1, "initial a");
+    states_equal(&b, &s[1], 1, "initial b");
+    rec_cursor *c = rec_cursor_create(f, 10, &err);
+    cr_assert_not_null(c, "%s", err.message);
+    rec_tick t;
+    for (int k = 0; k < 2; k++) {
+        cr_assert(rec_cursor_next(c, &t, &err), "%s", err.message);
+        cr_assert_eq(t.tick, 10u + (uint32_t)k);
+        cr_assert_eq(t.command_count, 2u);
+        const sim_input *i3 = &t.commands[0].input, *i8 = &t.commands[1].input;
+        cr_assert_eq(t.commands[0].id, 3u);
+        cr_assert(i3->forward == 100 && i3->right == 0 && i3->yaw == 4000 && i3->pitch == 0 && i3->tick == t.tick);
+        cr_assert_eq(t.commands[1].id, 8u);
+        // the tick offset is per command, not carried over: tick 11 runs at 11
+        cr_assert(i8->right == -7 && i8->buttons == 1 && i8->tick == (k == 0 ? 9u : 11u));
+        cr_assert_eq(t.world_hash, 0xABCDEF00u + (uint64_t)k);
+        cr_assert(t.char_count == 2 && t.char_hashes[0] == 0x1111 && t.char_hashes[1] == 0x2222);
+    }
+    cr_assert_not(rec_cursor_next(c, &t, &err));
+    cr_assert_str_empty(err.message);
+    rec_cursor_destroy(c);
+    cr_assert_eq(rec_file_keyframe_count(f), 1u);
+    uint32_t kt;
+    cr_assert(rec_file_keyframe(f, 0, &kt, &s, &n, &err), "%s", err.message);
+    cr_assert_eq(kt, 12u);
+    states_equal(&want, &s[0], 1, "keyframe a");
+    rec_file_close(f);
+    rec_buf_free(&p);
+    rec_buf_free(&file);
+}
+
+// ---- client records -----------------------------------------------------------
+
+static void client_round_trip(bool compress, bool threaded)
+{
+    rec_header h = rec_default_header();
+    h.compress = compress;
+    h.client_character = 7;
+    h.client_prediction_cap = 32;
+    snprintf(h.source, sizeof h.source, "keel-client");
+    rec_writer_config wc = rec_default_writer_config();
+    wc.threaded = threaded;
+    rec_error err;
+    const char *p = path_of("client.rec");
+    rec_writer *w = rec_writer_open_client(p, &h, &wc, &err);
+    cr_assert_not_null(w, "%s", err.message);
+    enum { N = 3000 };
+    static rec_client_record recs[N];
+    static uint8_t packets[N][300];
+    static uint8_t big[100000];
+    keel_rng rng = {compress * 2u + threaded + 11u};
+    for (size_t i = 0; i < sizeof big; i++)
+        big[i] = (uint8_t)keel_rng_range(&rng, 0, 255);
+    uint32_t now = 1000;
+    for (int i = 0; i < N; i++) {
+        rec_client_record *r = &recs[i];
+        memset(r, 0, sizeof *r);
+        r->op = (rec_client_op)keel_rng_range(&rng, 1, 5);
+        now += (uint32_t)keel_rng_range(&rng, 0, 20);
+        r->now_ms = i == 17 ? 5 : now; // a clock that goes back once
+        switch (r->op) {
+        case REC_CLIENT_EVENT:
+            r->event_type = (int32_t)keel_rng_range(&rng, 0, 3);
+            r->channel = (uint8_t)keel_rng_range(&rng, 0, 2);
+            if (i == 1234) {
+                r->data = big; // larger than a client block
+                r->length = sizeof big;
+            } else {
+                r->length = (uint32_t)keel_rng_range(&rng, 0, 300);
+                for (uint32_t k = 0; k < r->length; k++)
+                    packets[i][k] = (uint8_t)keel_rng_range(&rng, 0, 255);
+                r->data = r->length ? packets[i] : NULL;
+            }
+            break;
+        case REC_CLIENT_PREDICT:
+            r->input.tick = (uint32_t)i;
+            r->input.forward = (int8_t)keel_rng_range(&rng, -127, 127);
+            r->input.right = (int8_t)keel_rng_range(&rng, -127, 127);
+            r->input.up = (int8_t)keel_rng_range(&rng, -127, 127);
+            r->input.buttons = (uint8_t)keel_rng_range(&rng, 0, 7);
+            r->input.yaw = (sim_angle)keel_rng_range(&rng, 0, 65535);
+            r->input.pitch = (sim_angle)keel_rng_range(&rng, 0, 65535);
+            r->result = (uint32_t)keel_rng_range(&rng, 0, 1);
+            break;
+        case REC_CLIENT_CATCH_UP: r->result = (uint32_t)keel_rng_range(&rng, 0, 100); break;
+        case REC_CLIENT_CONFIRMED:
+            r->tick = (uint32_t)keel_rng_range(&rng, 0, 1000000);
+            r->hash = keel_rng_next(&rng);
+            break;
+        default: break;
+        }
+        cr_assert(rec_writer_client(w, r), "record %d", i);
+    }
+    cr_assert(rec_writer_close(w, &err), "%s", err.message);
+    rec_file *f = rec_file_open(p, &err);
+    cr_assert_not_null(f, "%s (offset %llu, %s)", err.message, (unsigned long long)err.offset, err.chunk);
+    rec_info info;
+    rec_file_info(f, &info);
+    cr_assert(info.complete);
+    cr_assert_eq(info.client_records, (uint32_t)N);
+    cr_assert_geq(info.blocks, 2u);
+    cr_assert_eq(rec_file_header(f)->kind, REC_KIND_CLIENT);
+    cr_assert_eq(rec_file_header(f)->client_character, 7u);
+    cr_assert_eq(rec_file_header(f)->client_prediction_cap, 32u);
+    cr_assert_str_eq(rec_file_header(f)->source, "keel-client");
+    cr_assert_not(rec_file_initial(f, NULL, NULL, NULL));
+    rec_cursor *c = rec_cursor_create(f, 0, &err);
+    cr_assert_not_null(c, "%s", err.message);
+    rec_client_record r;
+    int i = 0;
+    while (rec_cursor_next_client(c, &r, &err)) {
+        const rec_client_record *want = &recs[i];
+        cr_assert_eq(r.op, want->op, "record %d", i);
+        cr_assert_eq(r.now_ms, want->now_ms, "record %d", i);
+        cr_assert_eq(r.event_type, want->event_type);
+        cr_assert_eq(r.channel, want->channel);
+        cr_assert_eq(r.length, want->length, "record %d", i);
+        if (want->length)
+            cr_assert_eq(memcmp(r.data, want->data, want->length), 0);
+        cr_assert(memcmp(&r.input.tick, &want->input.tick, sizeof r.input.tick) == 0 &&
+                  r.input.forward == want->input.forward && r.input.right == want->input.right &&
+                  r.input.up == want->input.up && r.input.buttons == want->input.buttons &&
+                  r.input.yaw == want->input.yaw && r.input.pitch == want->input.pitch);
+        cr_assert_eq(r.result, want->result);
+        cr_assert_eq(r.tick, want->tick);
+        cr_assert_eq(r.hash, want->hash);
+        i++;
+    }
+    cr_assert_str_empty(err.message, "%s", err.message);
+    cr_assert_eq(i, N);
+    rec_cursor_destroy(c);
+    rec_file_close(f);
+}
+
+Test(rec_format, client_records_round_trip_compressed_threaded) { client_round_trip(true, true); }
+Test(rec_format, client_records_round_trip_plain) { client_round_trip(false, false); }
+
+// ---- the writer refuses what it cannot record -------------------------------
+
+Test(rec_format, the_writer_fails_a_tick_whose_scene_does_not_match_its_events)
+{
+    sim_move_settings S = sim_move_default_settings();
+    sim_scene *scene = sim_scene_create(world, &S, 8);
+    sim_char_state c = sim_char_spawn(1, sim_level_find_marker(&level, "spawn")->position, 0);
+    cr_assert_eq(sim_scene_add_character(scene, &c), 0);
+    rec_header h = rec_default_header();
+    h.max_characters = 8;
+    rec_error err;
+    rec_writer *w = rec_writer_open(path_of("bad.rec"), &h, NULL, scene, &err);
+    cr_assert_not_null(w, "%s", err.message);
+    // a character added behind the recorder's back
+    sim_char_state c2 = sim_char_spawn(2, c.position, 0);
+    cr_assert_eq(sim_scene_add_character(scene, &c2), 0);
+    sim_scene_step(scene);
+    rec_tick t = {.tick = 0};
+    cr_assert_not(rec_writer_tick(w, &t, scene));
+    cr_assert_not(rec_writer_close(w, &err));
+    cr_assert_not_null(strstr(err.message, "characters"), "%s", err.message);
+    // the file still opens: the prefix before the failure
+    rec_file *f = rec_file_open(path_of("bad.rec"), &err);
+    cr_assert_not_null(f, "%s", err.message);
+    rec_info info;
+    rec_file_info(f, &info);
+    cr_assert_not(info.complete);
+    cr_assert_eq(info.tick_count, 0u);
+    rec_file_close(f);
+
+    // a writer with no room for what is waiting fails instead of blocking
+    rec_writer_config wc = rec_default_writer_config();
+    wc.max_pending_bytes = 16;
+    w = rec_writer_open(path_of("behind.rec"), &h, &wc, scene, &err);
+    cr_assert_null(w);
+    cr_assert_not_null(strstr(err.message, "fell behind"), "%s", err.message);
+    sim_scene_destroy(scene);
+}
+
+// ---- size and cost ---------------------------------------------------------------
+
+// Bot-like input at 64 Hz (heading changes about once a second, a jump now
+// and then), measured over two minutes and scaled to an hour. The target is
+// about 1 MB per player-hour for a multi-player session without keyframes.
+Test(rec_format, size_per_player_hour, .timeout = 600)
+{
+    const uint32_t players[] = {1, 8, 32};
+    const uint32_t minutes = 2, ticks = 64 * 60 * minutes;
+    for (int pi = 0; pi < 3; pi++) {
+        for (int mode = 0; mode < 3; mode++) {
+            trs_config cfg = trs_default_config();
+            cfg.ticks = ticks;
+            cfg.characters = players[pi];
+            cfg.capacity = players[pi];
+            cfg.bot = true;
+            cfg.churn = false;
+            cfg.light = true;
+            cfg.compress = mode != 1;
+            cfg.keyframe_interval = mode == 2 ? 64 : 0;
+            cfg.threaded = true;
+            cfg.seed = 100 + (uint64_t)pi;
+            trs_run run;
+            rec_error err;
+            const char *p = path_of("size.rec");
+            cr_assert(trs_record(&level, world, &cfg, p, &run, &err), "%s", err.message);
+            rec_file *f = rec_file_open(p, &err);
+            cr_assert_not_null(f, "%s", err.message);
+            rec_info info;
+            rec_file_info(f, &info);
+            rec_file_close(f);
+            double hours = (double)ticks / (64.0 * 3600.0);
+            double per_hour = (double)(info.bytes_ticks + info.bytes_keyframes) / hours / players[pi];
+            cr_log_info("size: %2u player%s, %-28s %8.0f kB per player-hour (ticks %llu B, keyframes %llu B, "
+                        "fixed %llu B); rec_writer_tick %.0f ns per character-tick",
+                        players[pi], players[pi] == 1 ? " " : "s",
+                        mode == 0 ? "compressed, no keyframes:" : mode == 1 ? "plain, no keyframes:"
+                                                                            : "compressed, keyframes 64:",
+                        per_hour / 1000.0, (unsigned long long)info.bytes_ticks,
+                        (unsigned long long)info.bytes_keyframes,
+                        (unsigned long long)(info.bytes_header + info.bytes_schema + info.bytes_initial +
+                                             info.bytes_end),
+                        (double)run.writer_ns / (double)run.character_ticks);
+            trs_free(&run);
+        }
+    }
+}

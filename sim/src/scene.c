@@ -829,6 +829,25 @@ void sim_scene_step(sim_scene *sc)
         (void)stepped;
     }
     memset(sc->has_input, 0, sc->count ? sc->count : 1);
+#ifdef KEEL_INJECT_DIVERGENCE
+    // A deliberate nondeterminism, compiled only into keel-replay's test
+    // programs (keel-sim-diverge, keel-replay-diverge): what a build that
+    // differs in one rounding would do. After tick KEEL_DIVERGE_TICK's step,
+    // the lowest bit of velocity.x of the character with the smallest id of
+    // at least 3 flips (kept within the speed limit, so the state stays valid).
+#ifndef KEEL_DIVERGE_TICK
+#define KEEL_DIVERGE_TICK 200
+#endif
+    if (t == (uint32_t)KEEL_DIVERGE_TICK)
+        for (uint32_t i = 0; i < sc->count; i++)
+            if (sc->chars[i].id >= 3u) {
+                sim_char_state *c = &sc->chars[i];
+                c->velocity.x ^= 1;
+                if (c->velocity.x > SIM_MOVE_MAX_SPEED)
+                    c->velocity.x -= 2;
+                break;
+            }
+#endif
     sc->tick = t + 1u;
 }
 

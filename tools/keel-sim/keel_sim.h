@@ -46,6 +46,15 @@ typedef enum ks_mode_kind {
     KS_MODE_PROBES,
 } ks_mode_kind;
 
+/// Most --set options.
+#define KS_MAX_SETTING_CHANGES 16
+
+/// One --set NAME=VALUE: a Q16.16 movement setting (ks_settings_apply).
+typedef struct ks_setting_change {
+    uint32_t index; ///< into the table of settings --set knows
+    sim_fx value;
+} ks_setting_change;
+
 typedef struct ks_options {
     ks_mode_kind mode;
     ks_level_kind level_kind;
@@ -66,6 +75,13 @@ typedef struct ks_options {
     const char *input_path; ///< --input, NULL for random inputs
     bool platforms;
     bool edge_guard;
+    // --record: the scene recording (docs/keel-replay.md).
+    const char *record_path;      ///< NULL: no recording
+    uint32_t keyframe_interval;   ///< ticks between keyframes (1 with --record-full)
+    bool record_compress;         ///< false with --no-compress
+    // --set NAME=VALUE: movement settings changed from their defaults.
+    ks_setting_change settings_changes[KS_MAX_SETTING_CHANGES];
+    uint32_t settings_change_count;
 } ks_options;
 
 typedef enum ks_parse_status {
@@ -76,6 +92,10 @@ typedef enum ks_parse_status {
 
 ks_parse_status ks_parse_options(int argc, char **argv, ks_options *out);
 void ks_print_usage(FILE *f);
+
+/// The movement settings of a characters run: the defaults, the --rate and
+/// --shape, then every --set in the order given.
+sim_move_settings ks_settings_make(const ks_options *opt);
 
 /// Exact decimal text ("-1.25", "3", "0.000015") to the nearest sim_fx (ties
 /// away from zero), without floating point. Stops at the first character that
@@ -188,6 +208,10 @@ typedef struct ks_mode {
     void (*write_tick)(const void *state, const ks_writer *w, uint64_t tick, uint64_t hash);
     /// Counters of the whole run (one line, for stderr).
     void (*summary)(const void *state, FILE *f);
+    /// After the last tick (may be NULL): finish what the run writes besides
+    /// stdout (the --record file). KS_EXIT_OK, or KS_EXIT_FAILURE after
+    /// printing why.
+    int (*finish)(void *state);
     void (*destroy)(void *state);
 } ks_mode;
 

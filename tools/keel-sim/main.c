@@ -65,6 +65,7 @@ int main(int argc, char **argv)
                 mode->name, (unsigned)opt.characters, (unsigned)opt.ticks);
         mode->summary(state, stderr);
     }
+    int finished = mode->finish ? mode->finish(state) : KS_EXIT_OK;
     mode->destroy(state);
     ks_stage_free(&stage);
 
@@ -72,5 +73,5 @@ int main(int argc, char **argv)
         fputs("keel-sim: error writing the output\n", stderr);
         return KS_EXIT_FAILURE;
     }
-    return KS_EXIT_OK;
+    return finished;
 }

@@ -13,6 +13,8 @@
 #include <string.h>
 #include <time.h>
 
+#include <keel/net_proto.h>
+#include <keel/rec.h>
 #include <keel/sim_scene.h>
 
 /// Platform ids: above every character id (the scene keeps the two apart).
@@ -48,6 +50,17 @@ typedef struct characters {
     uint8_t *was_stuck;
     ks_spawn_report spawn_report;
     char_stats stats;
+    // --record: the writer and one tick's record. Respawns happen after a
+    // step (and after its hash is recorded), so the recording carries them
+    // as the next tick's leaves and joins: the same state at the same point.
+    rec_writer *rec;
+    const char *rec_path;
+    bool rec_failed;
+    rec_command *rec_commands;
+    uint32_t rec_command_count;
+    uint32_t *rec_leaves;
+    sim_char_state *rec_joins;
+    uint32_t rec_pending; ///< respawns waiting for the next tick's record
 } characters;
 
 static double now_s(void)
@@ -70,7 +83,76 @@ static void chars_destroy(void *state)
     free(s->spawn_yaw);
     free(s->respawned);
     free(s->was_stuck);
+    if (s->rec) {
+        rec_error err;
+        rec_writer_close(s->rec, &err); // only after a failure elsewhere: finish closes it
+    }
+    free(s->rec_commands);
+    free(s->rec_leaves);
+    free(s->rec_joins);
     free(s);
+}
+
+// The level as a recording names it (keel-replay rebuilds it from this).
+static rec_level_ref level_ref(const ks_stage *stage, const ks_options *opt)
+{
+    rec_level_ref ref;
+    memset(&ref, 0, sizeof ref);
+    ref.up_axis = 'y';
+    switch (opt->level_kind) {
+    case KS_LEVEL_BUILTIN:
+        ref.kind = REC_LEVEL_BUILTIN;
+        break;
+    case KS_LEVEL_GENERATED:
+        ref.kind = REC_LEVEL_GENERATED;
+        ref.generate_triangles = opt->generate_triangles;
+        ref.generate_seed = (uint32_t)opt->seed; // what ks_stage_load generated it from
+        break;
+    case KS_LEVEL_OBJ:
+        ref.kind = REC_LEVEL_OBJ;
+        snprintf(ref.path, sizeof ref.path, "%s", opt->level_name); // length checked with the options
+        snprintf(ref.scale, sizeof ref.scale, "%s", opt->scale);
+        ref.up_axis = opt->up_axis;
+        break;
+    }
+    ref.digest = net_level_digest(&stage->level);
+    return ref;
+}
+
+static bool record_open(characters *s, const ks_stage *stage, const ks_options *opt)
+{
+    size_t slots = s->count ? s->count : 1;
+    s->rec_commands = calloc(slots, sizeof *s->rec_commands);
+    s->rec_leaves = calloc(slots, sizeof *s->rec_leaves);
+    s->rec_joins = calloc(slots, sizeof *s->rec_joins);
+    if (!s->rec_commands || !s->rec_leaves || !s->rec_joins) {
+        fputs("keel-sim: out of memory\n", stderr);
+        return false;
+    }
+    rec_header h = rec_default_header();
+    h.settings = s->settings;
+    h.settings_digest = net_settings_digest(&s->settings);
+    h.level = level_ref(stage, opt);
+    h.platform_count = sim_scene_platform_count(s->scene);
+    for (uint32_t i = 0; i < h.platform_count && i < REC_MAX_PLATFORMS; i++)
+        h.platforms[i] = *sim_scene_platform(s->scene, i);
+    h.water_count = sim_scene_water_count(s->scene);
+    for (uint32_t i = 0; i < h.water_count && i < REC_MAX_WATERS; i++)
+        h.waters[i] = sim_scene_water(s->scene, i);
+    h.max_characters = sim_scene_capacity(s->scene);
+    h.keyframe_interval = opt->keyframe_interval;
+    h.compress = opt->record_compress;
+    snprintf(h.source, sizeof h.source, "keel-sim");
+    rec_writer_config cfg = rec_default_writer_config();
+    rec_error err;
+    memset(&err, 0, sizeof err);
+    s->rec = rec_writer_open(opt->record_path, &h, &cfg, s->scene, &err);
+    s->rec_path = opt->record_path;
+    if (!s->rec) {
+        fprintf(stderr, "keel-sim: --record %s: %s\n", opt->record_path, err.message);
+        return false;
+    }
+    return true;
 }
 
 // The built-in level's elevator and shuttle (sim_scene_add_area_platforms).
@@ -110,18 +192,14 @@ static void *chars_create(const ks_stage *stage, const ks_options *opt, ks_scrip
     s->bounds = stage->stats.bounds;
     s->scripted = opt->input_path != NULL;
     s->edge_guard = opt->edge_guard;
-    s->settings = sim_move_default_settings();
-    s->settings.tick_rate = (int32_t)opt->rate;
-    if (opt->shape_type == SIM_SHAPE_BOX) {
-        s->settings.stand_shape = sim_shape_box(SIM_FX_MM(400), SIM_FX_MM(900), SIM_FX_MM(400));
-        s->settings.crouch_shape = sim_shape_box(SIM_FX_MM(400), SIM_FX_MM(500), SIM_FX_MM(400));
-    }
+    s->settings = ks_settings_make(opt);
     s->spawn = calloc(slots, sizeof *s->spawn);
     s->spawn_yaw = calloc(slots, sizeof *s->spawn_yaw);
     s->respawned = calloc(slots, 1);
     s->was_stuck = calloc(slots, 1);
     s->walkers = s->scripted ? NULL : calloc(slots, sizeof *s->walkers);
-    s->scene = sim_scene_create(stage->world, &s->settings, n);
+    // A recording's scene holds at least one character (its header says so).
+    s->scene = sim_scene_create(stage->world, &s->settings, opt->record_path && n == 0 ? 1 : n);
     if (!s->spawn || !s->spawn_yaw || !s->respawned || !s->was_stuck ||
         (!s->scripted && !s->walkers) || !s->scene)
         goto oom;
@@ -155,6 +233,8 @@ static void *chars_create(const ks_stage *stage, const ks_options *opt, ks_scrip
         if (s->walkers)
             s->walkers[i] = ks_walker_init(opt->seed, id);
     }
+    if (opt->record_path && !record_open(s, stage, opt))
+        goto fail;
     return s;
 
 oom:
@@ -170,9 +250,19 @@ static bool inside(sim_aabb b, sim_vec3 p)
            p.z >= b.min.z && p.z <= b.max.z;
 }
 
+// The command a character runs this tick, given to the scene and, when
+// recording, kept for the tick's record (calls come in id order).
+static void give(characters *s, uint32_t id, const sim_input *in)
+{
+    sim_scene_set_input(s->scene, id, in);
+    if (s->rec)
+        s->rec_commands[s->rec_command_count++] = (rec_command){id, *in};
+}
+
 static void give_commands(characters *s)
 {
     uint32_t t = sim_scene_tick(s->scene);
+    s->rec_command_count = 0;
     if (s->scripted) {
         // Characters without a command this tick get the scene's empty one:
         // no movement, the same view direction.
@@ -185,7 +275,7 @@ static void give_commands(characters *s)
             if (c && (cmd->input.buttons & SIM_BUTTON_JUMP) && (c->flags & SIM_CHAR_GROUNDED) &&
                 !(c->flags & SIM_CHAR_JUMP_HELD))
                 s->stats.jumps++;
-            sim_scene_set_input(s->scene, cmd->id, &cmd->input);
+            give(s, cmd->id, &cmd->input);
         }
         return;
     }
@@ -199,7 +289,7 @@ static void give_commands(characters *s)
         if ((in.buttons & SIM_BUTTON_JUMP) && (c->flags & SIM_CHAR_GROUNDED) &&
             !(c->flags & SIM_CHAR_JUMP_HELD))
             s->stats.jumps++;
-        sim_scene_set_input(s->scene, c->id, &in);
+        give(s, c->id, &in);
     }
 }
 
@@ -207,10 +297,24 @@ static void chars_step(void *state, const ks_stage *stage)
 {
     (void)stage;
     characters *s = state;
+    uint32_t tick = sim_scene_tick(s->scene);
     give_commands(s);
     double t0 = now_s();
     sim_scene_step(s->scene);
     s->stats.seconds += now_s() - t0;
+    if (s->rec && !s->rec_failed) {
+        // Last tick's respawns were applied after its step: this tick's
+        // leaves and joins (leaves first, then joins, both in id order).
+        rec_tick t = {0};
+        t.tick = tick;
+        t.leave_count = t.join_count = s->rec_pending;
+        t.leaves = s->rec_leaves;
+        t.joins = s->rec_joins;
+        t.command_count = s->rec_command_count;
+        t.commands = s->rec_commands;
+        s->rec_failed = !rec_writer_tick(s->rec, &t, s->scene);
+        s->rec_pending = 0;
+    }
 
     // A character that fell off the level starts again at its spawn point:
     // a lost character would otherwise fall for the rest of the run.
@@ -228,6 +332,10 @@ static void chars_step(void *state, const ks_stage *stage)
         sim_scene_remove_character(s->scene, id);
         sim_scene_add_character(s->scene, &c);
         s->stats.respawns++;
+        if (s->rec) {
+            s->rec_leaves[s->rec_pending] = id;
+            s->rec_joins[s->rec_pending++] = c;
+        }
     }
 
     chars = sim_scene_characters(s->scene, &n);
@@ -362,6 +470,23 @@ static void chars_summary(const void *state, FILE *f)
     fputc('\n', f);
 }
 
+static int chars_finish(void *state)
+{
+    characters *s = state;
+    if (!s->rec)
+        return KS_EXIT_OK;
+    rec_error err;
+    memset(&err, 0, sizeof err);
+    bool ok = rec_writer_close(s->rec, &err) && !s->rec_failed;
+    s->rec = NULL;
+    if (!ok) {
+        fprintf(stderr, "keel-sim: --record %s: %s\n", s->rec_path,
+                err.message[0] ? err.message : "the recording failed");
+        return KS_EXIT_FAILURE;
+    }
+    return KS_EXIT_OK;
+}
+
 const ks_mode ks_mode_characters = {
     .name = "characters",
     .create = chars_create,
@@ -370,5 +495,6 @@ const ks_mode ks_mode_characters = {
     .write_header = chars_write_header,
     .write_tick = chars_write_tick,
     .summary = chars_summary,
+    .finish = chars_finish,
     .destroy = chars_destroy,
 };

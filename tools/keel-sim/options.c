@@ -7,8 +7,11 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <keel/rec.h>
 
 void ks_print_usage(FILE *f)
 {
@@ -45,10 +48,22 @@ void ks_print_usage(FILE *f)
           "                           level's platform_area marker (the built-in level)\n"
           "  --edge-guard             characters: turn back where there is no floor at\n"
           "                           all ahead, as tests/test_soak.c does\n"
+          "  --set NAME=VALUE         characters: change a movement setting from its default\n"
+          "                           (an exact decimal; repeat for more): gravity,\n"
+          "                           max_speed, accelerate, air_accelerate, air_max_speed,\n"
+          "                           friction, stop_speed, jump_velocity, step_height,\n"
+          "                           fly_speed, swim_speed\n"
+          "  --record FILE            characters: record every tick into FILE for\n"
+          "                           keel-replay (docs/keel-replay.md)\n"
+          "  --keyframe-interval N    ticks between the recording's keyframes (default 64;\n"
+          "                           0: none)\n"
+          "  --record-full            keyframe every tick (debug mode: keel-replay names the\n"
+          "                           field that diverged)\n"
+          "  --no-compress            do not zstd-compress the recording's tick blocks\n"
           "  --format jsonl|csv       output format (default jsonl)\n"
           "  --quiet                  print only the final_hash line\n"
           "  --help                   print this help and exit\n"
-          "Each option may be given once, except --spawn.\n",
+          "Each option may be given once, except --spawn and --set.\n",
           f);
 }
 
@@ -251,9 +266,40 @@ static ks_parse_status usage_error(const char *fmt, ...)
 static const char *const known_options[] = {
     "help",  "quiet", "platforms", "edge-guard", "random-spawns", "mode",  "input",
     "level", "scale", "up",        "generate-triangles", "ticks", "characters", "seed",
-    "shape", "spawn", "format",    "rate",
+    "shape", "spawn", "format",    "rate",  "record", "keyframe-interval", "record-full",
+    "no-compress", "set",
 };
-enum { OPT_SCALE = 8, OPT_UP = 9, OPT_GENERATE = 10 };
+enum { OPT_SCALE = 8, OPT_UP = 9, OPT_GENERATE = 10, OPT_KEYFRAME = 19, OPT_RECORD_FULL = 20,
+       OPT_NO_COMPRESS = 21 };
+
+// The settings --set knows: Q16.16 fields of sim_move_settings.
+#define KS_SETTING(name) {#name, offsetof(sim_move_settings, name)}
+static const struct {
+    const char *name;
+    size_t offset;
+} settable[] = {
+    KS_SETTING(gravity),       KS_SETTING(max_speed),  KS_SETTING(accelerate),
+    KS_SETTING(air_accelerate), KS_SETTING(air_max_speed), KS_SETTING(friction),
+    KS_SETTING(stop_speed),    KS_SETTING(jump_velocity), KS_SETTING(step_height),
+    KS_SETTING(fly_speed),     KS_SETTING(swim_speed),
+};
+#undef KS_SETTING
+#define SETTABLE_COUNT (sizeof settable / sizeof settable[0])
+
+sim_move_settings ks_settings_make(const ks_options *opt)
+{
+    sim_move_settings s = sim_move_default_settings();
+    s.tick_rate = (int32_t)opt->rate;
+    if (opt->shape_type == SIM_SHAPE_BOX) {
+        s.stand_shape = sim_shape_box(SIM_FX_MM(400), SIM_FX_MM(900), SIM_FX_MM(400));
+        s.crouch_shape = sim_shape_box(SIM_FX_MM(400), SIM_FX_MM(500), SIM_FX_MM(400));
+    }
+    for (uint32_t i = 0; i < opt->settings_change_count; i++) {
+        const ks_setting_change *c = &opt->settings_changes[i];
+        memcpy((char *)&s + settable[c->index].offset, &c->value, sizeof c->value);
+    }
+    return s;
+}
 
 ks_parse_status ks_parse_options(int argc, char **argv, ks_options *o)
 {
@@ -271,7 +317,11 @@ ks_parse_status ks_parse_options(int argc, char **argv, ks_options *o)
     o->format = KS_FORMAT_JSONL;
     o->rate = 64;
 
-    // Options given so far (every option but --spawn may be given once).
+    o->keyframe_interval = REC_DEFAULT_KEYFRAME_INTERVAL;
+    o->record_compress = true;
+    bool record_full = false, no_compress = false;
+
+    // Options given so far (every option but --spawn and --set may be given once).
     bool seen[sizeof known_options / sizeof known_options[0]] = {false};
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i];
@@ -290,8 +340,9 @@ ks_parse_status ks_parse_options(int argc, char **argv, ks_options *o)
                 known = (int)k;
         if (known < 0)
             return usage_error("unknown option '%s'", arg);
-        if (seen[known] && strcmp(known_options[known], "spawn") != 0)
-            return usage_error("option --%s is given more than once (only --spawn repeats)",
+        if (seen[known] && strcmp(known_options[known], "spawn") != 0 &&
+            strcmp(known_options[known], "set") != 0)
+            return usage_error("option --%s is given more than once (only --spawn and --set repeat)",
                                known_options[known]);
         seen[known] = true;
 
@@ -301,6 +352,8 @@ ks_parse_status ks_parse_options(int argc, char **argv, ks_options *o)
                    : IS("platforms")      ? &o->platforms
                    : IS("edge-guard")     ? &o->edge_guard
                    : IS("random-spawns")  ? &o->random_spawns
+                   : IS("record-full")    ? &record_full
+                   : IS("no-compress")    ? &no_compress
                                           : NULL;
         if (IS("help") || sw) {
             if (value)
@@ -380,6 +433,31 @@ ks_parse_status ks_parse_options(int argc, char **argv, ks_options *o)
                 o->format = KS_FORMAT_CSV;
             else
                 return usage_error("bad --format '%s' (jsonl or csv)", value);
+        } else if (IS("record")) {
+            if (!value[0])
+                return usage_error("--record needs a file name");
+            o->record_path = value;
+        } else if (IS("keyframe-interval")) {
+            if (!parse_u32(value, 0, 1000000, &o->keyframe_interval))
+                return usage_error("bad --keyframe-interval '%s' (0 to 1000000 ticks; 0: none)", value);
+        } else if (IS("set")) {
+            if (o->settings_change_count >= KS_MAX_SETTING_CHANGES)
+                return usage_error("too many --set options (at most %d)", KS_MAX_SETTING_CHANGES);
+            size_t n = strcspn(value, "=");
+            if (value[n] != '=')
+                return usage_error("bad --set '%s' (NAME=VALUE, such as jump_velocity=7.0)", value);
+            uint32_t k = 0;
+            while (k < SETTABLE_COUNT &&
+                   !(strlen(settable[k].name) == n && strncmp(settable[k].name, value, n) == 0))
+                k++;
+            if (k == SETTABLE_COUNT)
+                return usage_error("--set: unknown setting '%.*s' (see --help for the names)", (int)n,
+                                   value);
+            const char *end = NULL;
+            sim_fx v;
+            if (!ks_parse_fx(value + n + 1, &end, &v) || *end != '\0')
+                return usage_error("bad --set '%s': the value is not a decimal number", value);
+            o->settings_changes[o->settings_change_count++] = (ks_setting_change){k, v};
         } else if (IS("rate")) {
             // At 1 tick per second a 50 m/s fall still stays within one
             // query's 64 m displacement limit.
@@ -398,10 +476,21 @@ ks_parse_status ks_parse_options(int argc, char **argv, ks_options *o)
                            seen[OPT_SCALE] ? "scale" : "up axis");
     if (o->level_kind != KS_LEVEL_GENERATED && seen[OPT_GENERATE])
         return usage_error("--generate-triangles applies to --level generated only");
+    if (record_full) {
+        if (seen[OPT_KEYFRAME] && o->keyframe_interval != 1)
+            return usage_error("--record-full is --keyframe-interval 1; both were given");
+        o->keyframe_interval = 1;
+    }
+    o->record_compress = !no_compress;
+    if (!o->record_path && (seen[OPT_KEYFRAME] || record_full || no_compress))
+        return usage_error("--keyframe-interval, --record-full and --no-compress need --record FILE");
     if (o->mode == KS_MODE_PROBES) {
         if (o->input_path || o->platforms || o->edge_guard || o->random_spawns)
             return usage_error("--input, --platforms, --edge-guard and --random-spawns need "
                                "--mode characters");
+        if (o->record_path || o->settings_change_count > 0)
+            return usage_error("--record and --set need --mode characters (probes are not a "
+                               "sim_scene)");
     } else if (o->input_path && o->edge_guard) {
         return usage_error("--edge-guard steers random input only; it cannot be used with --input");
     } else if (o->rate < 2) {
@@ -409,6 +498,17 @@ ks_parse_status ks_parse_options(int argc, char **argv, ks_options *o)
         // in one tick than one collision query accepts (64 m).
         return usage_error("bad --rate '%u' (characters: 2 to 1000 ticks per second)",
                            (unsigned)o->rate);
+    }
+    if (o->record_path && o->characters > REC_MAX_CHARACTERS)
+        return usage_error("--record: at most %u characters in a recording (--characters %u)",
+                           (unsigned)REC_MAX_CHARACTERS, (unsigned)o->characters);
+    if (o->record_path && o->level_kind == KS_LEVEL_OBJ && strlen(o->level_name) >= 256)
+        return usage_error("--record: the level path is too long for a recording (255 bytes at most)");
+    if (o->settings_change_count > 0) {
+        sim_move_settings s = ks_settings_make(o);
+        const char *why = NULL;
+        if (!sim_move_settings_check(&s, &why))
+            return usage_error("--set: the settings are out of range: %s", why ? why : "?");
     }
     return KS_PARSE_RUN;
 }

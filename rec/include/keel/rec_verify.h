@@ -14,6 +14,8 @@
 #ifndef KEEL_REC_VERIFY_H
 #define KEEL_REC_VERIFY_H
 
+#include <stdio.h>
+
 #include <keel/rec.h>
 #include <keel/sim_world.h>
 
@@ -50,5 +52,93 @@ typedef struct rec_verify_stats {
 /// REC_EXIT_DIVERGED (with *div filled) or REC_EXIT_BAD_FILE (with *err).
 int rec_verify(rec_file *f, const sim_world *world, const rec_verify_config *config, rec_divergence *div,
                rec_verify_stats *stats, rec_error *err);
+
+// ---- diff ------------------------------------------------------------------------
+
+/// The fields of a command (sim_input), as diff names them ("input.forward").
+const rec_field *rec_input_fields(uint32_t *count);
+int64_t rec_input_field_value(const sim_input *in, uint32_t index);
+
+/// What a differing value is a value of.
+typedef enum rec_value_kind {
+    REC_VALUE_STATE = 1,    ///< `field` indexes rec_state_fields
+    REC_VALUE_INPUT = 2,    ///< `field` indexes rec_input_fields (the command of the tick)
+    REC_VALUE_PRESENCE = 3, ///< the character exists (1) or not (0); `field` is 0
+    REC_VALUE_JOIN = 4,     ///< the character joins at the start of the tick (1) or not (0)
+    REC_VALUE_LEAVE = 5,    ///< the character leaves at the start of the tick (1) or not (0)
+    REC_VALUE_COMMAND = 6,  ///< the character has a command this tick (1) or not (0)
+} rec_value_kind;
+
+typedef struct rec_diff_value {
+    uint32_t character;
+    rec_value_kind kind;
+    uint32_t field;
+    int64_t a, b; ///< in the first recording, in the second (or re-simulated here)
+} rec_diff_value;
+
+/// Why two runs part at the divergent tick (the root cause when several
+/// apply: events, then inputs, then results).
+typedef enum rec_diff_kind {
+    REC_DIFF_NONE = 0,   ///< equal as far as both go
+    REC_DIFF_START = 1,  ///< different initial states (or first ticks)
+    REC_DIFF_EVENTS = 2, ///< different joins or leaves at the start of the tick
+    REC_DIFF_INPUTS = 3, ///< different commands at the start of the tick
+    REC_DIFF_STATE = 4,  ///< same inputs, different results (hashes)
+} rec_diff_kind;
+
+#define REC_DIFF_MAX_CHARACTERS 64u
+#define REC_DIFF_MAX_VALUES 128u
+
+/// A diff's findings at the first divergent tick. `div` is the summary
+/// (tick, first character, first field, one line of text); the lists say
+/// which characters differ and which fields, with both values.
+typedef struct rec_diff_report {
+    rec_diff_kind kind;
+    rec_divergence div;
+    /// Characters whose results (hash or presence) differ after the tick,
+    /// ascending: the first REC_DIFF_MAX_CHARACTERS of div.characters_differing.
+    uint32_t characters[REC_DIFF_MAX_CHARACTERS];
+    uint32_t character_count;
+    /// Differing values in (character, kind, field) order; for REC_DIFF_STATE
+    /// the states at the start of `values_tick`.
+    rec_diff_value values[REC_DIFF_MAX_VALUES];
+    uint32_t value_count;
+    bool values_truncated;    ///< more differed than the list holds
+    bool values_exact;        ///< the state right after the divergent tick (else a later keyframe's: a hint)
+    uint32_t values_tick;     ///< the tick whose start state the values are of
+    char values_source[96];   ///< where the states came from ("keyframes", "A re-simulated here", ...)
+    uint64_t hash_a, hash_b;  ///< world hashes after the divergent tick
+    uint32_t ticks_compared;  ///< ticks equal before the divergence (or in all, when none)
+    uint32_t ticks_a, ticks_b;
+    char notes[512];          ///< header differences, lengths: informational lines ('\n'-separated)
+} rec_diff_report;
+
+/// Compare two scene recordings of the same session tick by tick: the initial
+/// states, then per tick the joins and leaves, the commands, the world hash
+/// and every character's hash. At the first divergent tick, the states after
+/// it come from keyframes when both recordings hold one at tick + 1, else
+/// from re-simulating a side here on `world` (from its last keyframe or its
+/// initial state, accepted only when every recorded hash of that side is
+/// reproduced, so the values are the recording's own). `world` is the level
+/// of `a` (may be NULL: no re-simulation); `b` is re-simulated on it only when
+/// its level digest is the same. Returns REC_EXIT_MATCH, REC_EXIT_DIVERGED or
+/// REC_EXIT_BAD_FILE (with *err; err->message names the file as "A" or "B").
+int rec_diff(rec_file *a, rec_file *b, const sim_world *world, rec_diff_report *report, rec_error *err);
+
+/// A recording against a fresh re-simulation here: rec_verify's comparison
+/// with diff's report ("A" is the recording, "B" this build).
+int rec_diff_resim(rec_file *a, const sim_world *world, const rec_verify_config *config,
+                   rec_diff_report *report, rec_verify_stats *stats, rec_error *err);
+
+/// Print a report: one line per differing value,
+///   tick 1234 character 7 velocity.x: 3.250000 (0x00034000) vs 3.249985 (0x00033fff)
+/// after a summary line. Names label the two sides in the summary.
+void rec_diff_print_text(FILE *out, const rec_diff_report *r, const char *name_a, const char *name_b);
+/// The same as one JSON object (and a newline).
+void rec_diff_print_json(FILE *out, const rec_diff_report *r, const char *name_a, const char *name_b);
+
+/// A value as diff prints it: Q16.16 as "3.250000 (0x00034000)", integers as
+/// "7 (0x00000007)". Integer arithmetic only.
+void rec_format_value(char *buf, size_t size, rec_field_type type, int64_t v);
 
 #endif

@@ -1,0 +1,141 @@
+// keel-replay: rebuilding the level a recording names. MIT licence, see LICENSE.
+//
+// The digest decides: a path is only where to look first. A level whose
+// digest differs from the recorded one is refused, since re-simulating on it
+// would compare a different world and report divergences that are not there.
+#define _POSIX_C_SOURCE 200809L
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <keel/net_proto.h>
+
+#include "keel_app.h"
+#include "replay.h"
+
+static int build_world(const char *file, replay_level *out)
+{
+    sim_world_def def = sim_world_default_def();
+    sim_error err;
+    memset(&err, 0, sizeof err);
+    out->world = sim_world_create(&out->level, &def, &err);
+    if (!out->world) {
+        fprintf(stderr, "keel-replay: %s: cannot build the world of %s: %s\n", file, out->path,
+                err.message[0] ? err.message : "unknown error");
+        sim_level_free(&out->level);
+        return REC_EXIT_BAD_FILE;
+    }
+    return REC_EXIT_MATCH;
+}
+
+static int digest_mismatch(const char *file, const rec_header *h, const char *what, uint64_t found)
+{
+    fprintf(stderr,
+            "keel-replay: %s: the level %s is not the recorded one (digest %016" PRIx64 ", the recording expects "
+            "%016" PRIx64 "); refusing to re-simulate on a different level\n",
+            file, what, found, h->level.digest);
+    return REC_EXIT_BAD_FILE;
+}
+
+int replay_level_load(const char *file, const rec_header *h, const char *override, replay_level *out)
+{
+    memset(out, 0, sizeof *out);
+    const rec_level_ref *ref = &h->level;
+    switch (ref->kind) {
+    case REC_LEVEL_BUILTIN:
+    case REC_LEVEL_GENERATED: {
+        bool builtin = ref->kind == REC_LEVEL_BUILTIN;
+        int rc = builtin ? sim_level_builtin(&out->level)
+                         : sim_level_generate(&out->level, ref->generate_triangles, ref->generate_seed);
+        if (rc != 0) {
+            fprintf(stderr, "keel-replay: %s: cannot build the %s level (out of memory)\n", file,
+                    builtin ? "built-in" : "generated");
+            return REC_EXIT_BAD_FILE;
+        }
+        if (builtin)
+            snprintf(out->path, sizeof out->path, "builtin");
+        else
+            snprintf(out->path, sizeof out->path, "generated (%u triangles, seed %u)",
+                     (unsigned)ref->generate_triangles, (unsigned)ref->generate_seed);
+        uint64_t d = net_level_digest(&out->level);
+        if (d != ref->digest) {
+            sim_level_free(&out->level);
+            return digest_mismatch(file, h, out->path, d);
+        }
+        return build_world(file, out);
+    }
+    case REC_LEVEL_OBJ:
+        break;
+    default:
+        fprintf(stderr, "keel-replay: %s: unknown level kind %d in the header\n", file, (int)ref->kind);
+        return REC_EXIT_BAD_FILE;
+    }
+
+    // OBJ: candidates in order; the first that loads with the right digest.
+    char candidates[3][4200];
+    int n = 0;
+    if (override && override[0])
+        snprintf(candidates[n++], sizeof candidates[0], "%s", override);
+    if (ref->path[0])
+        snprintf(candidates[n++], sizeof candidates[0], "%s", ref->path);
+    const char *dir = getenv("KEEL_LEVELS_DIR");
+    if (dir && dir[0] && ref->path[0]) {
+        const char *base = strrchr(ref->path, '/');
+        base = base ? base + 1 : ref->path;
+        snprintf(candidates[n++], sizeof candidates[0], "%s/%s", dir, base);
+    }
+    const char *scale = ref->scale[0] ? ref->scale : "1";
+    char up = ref->up_axis == 'z' ? 'z' : 'y';
+    bool any = false;
+    uint64_t wrong = 0;
+    const char *wrong_path = NULL;
+    for (int i = 0; i < n; i++) {
+        if (access(candidates[i], R_OK) != 0)
+            continue;
+        // The same file under two names is loaded once.
+        bool repeat = false;
+        for (int k = 0; k < i; k++)
+            repeat = repeat || strcmp(candidates[k], candidates[i]) == 0;
+        if (repeat)
+            continue;
+        any = true;
+        char err[600];
+        sim_level level;
+        memset(&level, 0, sizeof level);
+        if (keel_app_load_level(candidates[i], scale, up, &level, err, sizeof err) != 0) {
+            fprintf(stderr, "keel-replay: %s: %s\n", file, err);
+            continue;
+        }
+        uint64_t d = net_level_digest(&level);
+        if (d != ref->digest) {
+            sim_level_free(&level);
+            if (!wrong_path)
+                wrong_path = candidates[i], wrong = d;
+            continue;
+        }
+        out->level = level;
+        snprintf(out->path, sizeof out->path, "%.4000s", candidates[i]);
+        return build_world(file, out);
+    }
+    if (wrong_path)
+        return digest_mismatch(file, h, wrong_path, wrong);
+    if (!any)
+        fprintf(stderr,
+                "keel-replay: %s: the recorded level %s (scale %s, up %c) is not found%s; give it with --level "
+                "PATH or set KEEL_LEVELS_DIR\n",
+                file, ref->path[0] ? ref->path : "(no path)", scale, up,
+                override && override[0] ? " (nor the --level file)" : "");
+    else
+        fprintf(stderr, "keel-replay: %s: no level could be loaded\n", file);
+    return REC_EXIT_BAD_FILE;
+}
+
+void replay_level_free(replay_level *l)
+{
+    if (l->world)
+        sim_world_destroy(l->world);
+    sim_level_free(&l->level);
+    memset(l, 0, sizeof *l);
+}

@@ -1,0 +1,385 @@
+// keel-replay: verify, diff and describe recordings. MIT licence, see LICENSE.
+//
+//   keel-replay verify FILE [--threads N] [--level PATH] [--quiet] [--json]
+//   keel-replay diff A B|--resim [--json] [--level PATH] [--threads N]
+//   keel-replay info FILE [--json]
+//
+// Exit codes (REC_EXIT_* in rec.h): 0 match, 1 divergence, 2 usage, 3 a bad
+// or unusable file (corrupt, truncated before anything useful, another
+// format version, a level that is not the recorded one).
+#define _POSIX_C_SOURCE 200809L
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "keel_app.h"
+#include "replay.h"
+
+static void usage(FILE *f)
+{
+    fputs("usage: keel-replay COMMAND [options]\n"
+          "Re-simulates keel recordings in this build and compares them.\n"
+          "\n"
+          "  verify FILE [--threads N] [--level PATH] [--quiet] [--json]\n"
+          "      re-simulate FILE and compare every tick's hashes (and every keyframe)\n"
+          "      with the recorded ones; name the first divergent tick, character and,\n"
+          "      with full state (debug-mode recordings: --record-full), the field\n"
+          "  diff A B [--json] [--level PATH]\n"
+          "      compare two recordings of the same session tick by tick\n"
+          "  diff A --resim [--json] [--level PATH] [--threads N]\n"
+          "      compare A with a fresh re-simulation here (verify, diff's output)\n"
+          "  info FILE [--json]\n"
+          "      the header, length, players, sizes and the last hash\n"
+          "  --help\n"
+          "\n"
+          "  --threads N   verify keyframe-to-keyframe spans on N threads (1 to 256, default 1;\n"
+          "                the result is the same for any N)\n"
+          "  --level PATH  the OBJ file to re-simulate on; otherwise the recorded path, then\n"
+          "                $KEEL_LEVELS_DIR/<file name>. Its digest must be the recorded one.\n"
+          "  --quiet       verify: print only the result line\n"
+          "  --json        one JSON object on stdout\n"
+          "\n"
+          "exit codes:\n"
+          "  0  match (verify: every tick reproduced; diff: equal as far as both go)\n"
+          "  1  divergence (the first divergent tick is printed)\n"
+          "  2  usage: a bad command or option\n"
+          "  3  a bad file: unreadable, corrupt (the offset and chunk are named), another\n"
+          "     format version, not the recorded level, or a client recording\n",
+          f);
+}
+
+#if defined(__GNUC__)
+__attribute__((format(printf, 1, 2)))
+#endif
+static int usage_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("keel-replay: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    usage(stderr);
+    return REC_EXIT_USAGE;
+}
+
+void replay_print_error(const char *file, const rec_error *err)
+{
+    fprintf(stderr, "keel-replay: %s: ", file);
+    if (err->chunk[0])
+        fprintf(stderr, "offset %" PRIu64 " (chunk %s): ", err->offset, err->chunk);
+    else if (err->offset > 0)
+        fprintf(stderr, "offset %" PRIu64 ": ", err->offset);
+    fprintf(stderr, "%s\n", err->message[0] ? err->message : "unreadable");
+}
+
+typedef struct args {
+    const char *command;
+    const char *files[2];
+    int file_count;
+    bool resim;
+    uint32_t threads;
+    const char *level;
+    bool quiet, json;
+    bool seen_threads, seen_level;
+} args;
+
+// 0 to run, else an exit code (usage or help).
+static int parse(int argc, char **argv, args *a)
+{
+    memset(a, 0, sizeof *a);
+    a->threads = 1;
+    if (argc < 2)
+        return usage_error("a command is needed (verify, diff or info)");
+    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0) {
+        usage(stdout);
+        return -1;
+    }
+    a->command = argv[1];
+    bool verify = strcmp(a->command, "verify") == 0, diff = strcmp(a->command, "diff") == 0,
+         info = strcmp(a->command, "info") == 0;
+    if (!verify && !diff && !info)
+        return usage_error("unknown command '%s' (verify, diff or info)", a->command);
+    int want = diff ? 2 : 1;
+    for (int i = 2; i < argc; i++) {
+        const char *arg = argv[i];
+        if (strcmp(arg, "--help") == 0) {
+            usage(stdout);
+            return -1;
+        }
+        if (diff && strcmp(arg, "--resim") == 0) {
+            if (a->file_count != 1 || a->resim)
+                return usage_error("%s comes in place of B: diff A --resim", arg);
+            a->resim = true;
+            a->file_count++;
+            continue;
+        }
+        if (strncmp(arg, "--", 2) != 0) {
+            if (a->file_count >= want)
+                return usage_error("unexpected argument '%s'", arg);
+            a->files[a->file_count++] = arg;
+            continue;
+        }
+        const char *name = arg + 2;
+        size_t len = strcspn(name, "=");
+        const char *value = name[len] == '=' ? name + len + 1 : NULL;
+#define IS(opt) (len == strlen(opt) && strncmp(name, opt, len) == 0)
+        if (IS("quiet") || IS("json")) {
+            if (value)
+                return usage_error("option %s takes no value", arg);
+            if (IS("quiet") && !verify)
+                return usage_error("--quiet applies to verify only");
+            if (IS("json") && a->json)
+                return usage_error("option %s is given twice", arg);
+            *(IS("quiet") ? &a->quiet : &a->json) = true;
+            continue;
+        }
+        if (!IS("threads") && !IS("level"))
+            return usage_error("unknown option '%s'", arg);
+        if (info)
+            return usage_error("info takes no option %s (only --json)", arg);
+        if (!value) {
+            if (i + 1 >= argc)
+                return usage_error("option %s needs a value", arg);
+            value = argv[++i];
+        }
+        if (IS("threads")) {
+            if (a->seen_threads)
+                return usage_error("option %s is given twice", arg);
+            a->seen_threads = true;
+            if (!keel_app_parse_u32(value, 1, 256, &a->threads))
+                return usage_error("bad --threads '%s' (1 to 256)", value);
+        } else {
+            if (a->seen_level)
+                return usage_error("option %s is given twice", arg);
+            a->seen_level = true;
+            if (!value[0])
+                return usage_error("--level needs a path");
+            a->level = value;
+        }
+#undef IS
+    }
+    if (a->file_count < want)
+        return diff ? usage_error("diff needs two recordings (A B, or A --resim)")
+                    : usage_error("%s needs a recording", a->command);
+    if (diff && a->seen_threads && !a->resim)
+        return usage_error("--threads applies to verify and diff --resim");
+    return 0;
+}
+
+static rec_file *open_file(const char *path)
+{
+    rec_error err;
+    memset(&err, 0, sizeof err);
+    rec_file *f = rec_file_open(path, &err);
+    if (!f)
+        replay_print_error(path, &err);
+    return f;
+}
+
+// A progress bar on stderr when it is a terminal and the file is long.
+typedef struct progress {
+    const char *file;
+    uint64_t last_percent;
+} progress;
+
+static void progress_show(void *ctx, uint64_t done, uint64_t total)
+{
+    progress *p = ctx;
+    uint64_t percent = total ? done * 100u / total : 100u;
+    if (percent == p->last_percent)
+        return;
+    p->last_percent = percent;
+    char bar[41];
+    uint64_t filled = percent * 40u / 100u;
+    for (uint64_t i = 0; i < 40; i++)
+        bar[i] = i < filled ? '#' : '.';
+    bar[40] = '\0';
+    fprintf(stderr, "\rkeel-replay: %s [%s] %3" PRIu64 "%%", p->file, bar, percent);
+    fflush(stderr);
+}
+
+static void truncated_note(const char *file, const rec_info *in)
+{
+    if (!in->complete)
+        fprintf(stderr,
+                "keel-replay: %s: truncated at offset %" PRIu64 " (no end chunk): checking the %u readable ticks\n",
+                file, in->truncated_at, (unsigned)in->tick_count);
+}
+
+static int run_resim(const args *a, bool as_diff)
+{
+    const char *file = a->files[0];
+    rec_file *f = open_file(file);
+    if (!f)
+        return REC_EXIT_BAD_FILE;
+    const rec_header *h = rec_file_header(f);
+    if (h->kind == REC_KIND_CLIENT) {
+        int rc = replay_client(a->command, file, f);
+        rec_file_close(f);
+        return rc;
+    }
+    rec_info in;
+    rec_file_info(f, &in);
+    replay_level lv;
+    int rc = replay_level_load(file, h, a->level, &lv);
+    if (rc != REC_EXIT_MATCH) {
+        rec_file_close(f);
+        return rc;
+    }
+    truncated_note(file, &in);
+
+    rec_verify_config cfg = rec_default_verify_config();
+    cfg.threads = a->threads;
+    progress p = {file, UINT64_MAX};
+    bool bar = !a->quiet && !a->json && isatty(STDERR_FILENO) && in.tick_count >= 20000u;
+    if (bar) {
+        cfg.progress = progress_show;
+        cfg.progress_ctx = &p;
+    }
+    rec_diff_report *r = malloc(sizeof *r);
+    if (!r) {
+        fputs("keel-replay: out of memory\n", stderr);
+        replay_level_free(&lv);
+        rec_file_close(f);
+        return REC_EXIT_BAD_FILE;
+    }
+    rec_verify_stats st;
+    rec_error err;
+    memset(&err, 0, sizeof err);
+    rc = rec_diff_resim(f, lv.world, &cfg, r, &st, &err);
+    if (bar)
+        fputs("\r\033[K", stderr);
+    const char *name_b = as_diff ? "this build" : "re-simulated";
+    const char *name_a = as_diff ? file : "recorded";
+    if (rc == REC_EXIT_BAD_FILE) {
+        replay_print_error(file, &err);
+    } else if (a->json) {
+        rec_diff_print_json(stdout, r, name_a, name_b);
+    } else if (as_diff || rc == REC_EXIT_DIVERGED) {
+        if (!as_diff)
+            printf("keel-replay: %s: ", file);
+        rec_diff_print_text(stdout, r, name_a, name_b);
+    } else {
+        printf("keel-replay: %s: match: %u ticks, %" PRIu64 " character-ticks reproduced%s; last hash %016" PRIx64
+               "\n",
+               file, (unsigned)in.tick_count, st.character_ticks, in.complete ? "" : " (the readable prefix of a truncated file)",
+               in.last_hash);
+    }
+    if (!a->quiet && !a->json && rc != REC_EXIT_BAD_FILE && st.elapsed_ns > 0) {
+        double s = (double)st.elapsed_ns * 1e-9;
+        fprintf(stderr, "keel-replay: %" PRIu64 " ticks, %" PRIu64 " character-ticks in %.3f s on %u thread%s: %.0f character-ticks/s\n",
+                st.ticks, st.character_ticks, s, (unsigned)a->threads, a->threads == 1 ? "" : "s",
+                (double)st.character_ticks / s);
+    }
+    free(r);
+    replay_level_free(&lv);
+    rec_file_close(f);
+    return rc;
+}
+
+static int run_diff(const args *a)
+{
+    if (a->resim)
+        return run_resim(a, true);
+    rec_file *fa = open_file(a->files[0]);
+    if (!fa)
+        return REC_EXIT_BAD_FILE;
+    rec_file *fb = open_file(a->files[1]);
+    if (!fb) {
+        rec_file_close(fa);
+        return REC_EXIT_BAD_FILE;
+    }
+    int rc;
+    const rec_header *ha = rec_file_header(fa), *hb = rec_file_header(fb);
+    if (ha->kind == REC_KIND_CLIENT || hb->kind == REC_KIND_CLIENT) {
+        rc = replay_client(a->command, ha->kind == REC_KIND_CLIENT ? a->files[0] : a->files[1],
+                           ha->kind == REC_KIND_CLIENT ? fa : fb);
+        rec_file_close(fa);
+        rec_file_close(fb);
+        return rc;
+    }
+    rec_info ia, ib;
+    rec_file_info(fa, &ia);
+    rec_file_info(fb, &ib);
+    // The level is needed only to re-simulate a side that has no keyframe
+    // at the divergent tick; without it diff still compares everything
+    // recorded. A level that is found but differs is refused all the same.
+    replay_level lv;
+    memset(&lv, 0, sizeof lv);
+    bool have_level = false;
+    if (ha->level.kind == REC_LEVEL_OBJ && !a->level) {
+        const char *dir = getenv("KEEL_LEVELS_DIR");
+        bool findable = access(ha->level.path, R_OK) == 0 || (dir && dir[0]);
+        if (!findable)
+            fprintf(stderr, "keel-replay: note: %s's level %s is not found: sides without a keyframe at the "
+                            "divergent tick cannot be re-simulated (give --level PATH)\n",
+                    a->files[0], ha->level.path);
+        else
+            have_level = true;
+    } else {
+        have_level = true;
+    }
+    if (have_level) {
+        rc = replay_level_load(a->files[0], ha, a->level, &lv);
+        if (rc != REC_EXIT_MATCH) {
+            rec_file_close(fa);
+            rec_file_close(fb);
+            return rc;
+        }
+    }
+    truncated_note(a->files[0], &ia);
+    truncated_note(a->files[1], &ib);
+    rec_diff_report *r = malloc(sizeof *r);
+    rec_error err;
+    memset(&err, 0, sizeof err);
+    rc = r ? rec_diff(fa, fb, lv.world, r, &err) : REC_EXIT_BAD_FILE;
+    if (!r)
+        fputs("keel-replay: out of memory\n", stderr);
+    else if (rc == REC_EXIT_BAD_FILE)
+        replay_print_error(strstr(err.message, "(B)") ? a->files[1] : a->files[0], &err);
+    else if (a->json)
+        rec_diff_print_json(stdout, r, a->files[0], a->files[1]);
+    else
+        rec_diff_print_text(stdout, r, a->files[0], a->files[1]);
+    free(r);
+    if (have_level)
+        replay_level_free(&lv);
+    rec_file_close(fa);
+    rec_file_close(fb);
+    return rc;
+}
+
+static int run_info(const args *a)
+{
+    rec_file *f = open_file(a->files[0]);
+    if (!f)
+        return REC_EXIT_BAD_FILE;
+    int rc = replay_info(a->files[0], f, a->json);
+    rec_file_close(f);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    args a;
+    int rc = parse(argc, argv, &a);
+    if (rc == -1)
+        return REC_EXIT_MATCH;
+    if (rc != 0)
+        return rc;
+    if (strcmp(a.command, "verify") == 0)
+        rc = run_resim(&a, false);
+    else if (strcmp(a.command, "diff") == 0)
+        rc = run_diff(&a);
+    else
+        rc = run_info(&a);
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fputs("keel-replay: error writing the output\n", stderr);
+        return rc == REC_EXIT_MATCH ? REC_EXIT_BAD_FILE : rc;
+    }
+    return rc;
+}

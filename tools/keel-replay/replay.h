@@ -1,0 +1,39 @@
+// keel-replay: declarations shared by the tool's files. MIT licence, see LICENSE.
+#ifndef KEEL_REPLAY_TOOL_H
+#define KEEL_REPLAY_TOOL_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include <keel/rec.h>
+#include <keel/rec_verify.h>
+#include <keel/sim_level.h>
+#include <keel/sim_world.h>
+
+/// A level and its world, rebuilt from a recording's level reference.
+typedef struct replay_level {
+    sim_level level;
+    sim_world *world;
+    char path[4200]; ///< the file loaded (OBJ), or "builtin" / "generated"
+} replay_level;
+
+/// Rebuild the level a header names and check its digest. OBJ files are
+/// looked for at `override` (--level) when given, then the recorded path,
+/// then $KEEL_LEVELS_DIR/<basename>; the first one found whose digest
+/// matches is used. REC_EXIT_MATCH (0) on success; REC_EXIT_BAD_FILE with a
+/// message on stderr when no matching level is found (a different level is
+/// refused: it would re-simulate something else).
+int replay_level_load(const char *file, const rec_header *h, const char *override, replay_level *out);
+void replay_level_free(replay_level *l);
+
+/// Print "keel-replay: FILE: offset N (chunk XXXX): message" on stderr.
+void replay_print_error(const char *file, const rec_error *err);
+
+/// `info`: the header and the counts, as text or JSON.
+int replay_info(const char *file, rec_file *f, bool json);
+
+/// Client recordings (REC_KIND_CLIENT): the one place they are dispatched.
+/// `command` is "verify", "diff" or "info".
+int replay_client(const char *command, const char *file, rec_file *f);
+
+#endif

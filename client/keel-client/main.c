@@ -55,8 +55,8 @@ static void usage(FILE *f)
           "  --platforms           the built-in level's elevator and shuttle (as keel-server\n"
           "                        --platforms: both sides must agree)\n"
           "  --record FILE         record the first bot's client: every call into the client\n"
-          "                        library and its confirmed hashes (keel-replay verify FILE\n"
-          "                        replays it; docs/replay.md)\n"
+          "                        library and its confirmed hashes (cl_replay_verify replays it\n"
+          "                        offline; client/README.md)\n"
           "  --help                this help\n"
           "Exit status: 0 played; 1 refused by the server (the reason is printed), could not\n"
           "connect, lost the connection, or the recording failed; 2 bad usage.\n",

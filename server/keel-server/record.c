@@ -83,7 +83,7 @@ bool recorder_finish(recorder *r, sv_server *sv, FILE *text)
                 r->ticks, r->path, sv_server_scene_tick(sv), hash);
         return true;
     }
-    fprintf(stderr, "keel-server: the recording to %s failed: %s (%" PRIu64 " ticks recorded; final tick %u, final "
+    fprintf(stderr, "keel-server: the recording to %s failed: %s (%" PRIu64 " ticks handed to the writer; final tick %u, final "
                     "hash %016" PRIx64 ")\n",
             r->path, err.message[0] ? err.message : "the writer stopped", r->ticks, sv_server_scene_tick(sv), hash);
     return false;

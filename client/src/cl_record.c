@@ -50,6 +50,7 @@ rec_header cl_record_default_header(const cl_client *cl)
     for (uint32_t i = 0; i < h.water_count; i++)
         h.waters[i] = sim_scene_water(scene, i);
     h.max_characters = sim_scene_capacity(scene);
+    h.keyframe_interval = 0; // a client recording holds calls, not states
     h.client_character = 0;
     h.client_prediction_cap = cl_client_config(cl)->prediction_cap;
     snprintf(h.source, sizeof h.source, "keel-client");

@@ -30,7 +30,9 @@ typedef struct cl_replay_stats {
 /// with *div filled (the first record that differs: the confirmed tick with
 /// the expected and the replayed hash, or a call's return value);
 /// REC_EXIT_BAD_FILE with *err (not a client recording, another level or
-/// settings, a malformed record). `stats` may be NULL.
+/// settings, a malformed record). div->tick is the confirmed tick that
+/// differs (a scene tick: the state after tick - 1), or for a call's return
+/// value the tick being predicted. `stats` may be NULL.
 int cl_replay_verify(rec_file *f, const sim_world *world, const sim_level *level, rec_divergence *div,
                      rec_error *err);
 int cl_replay_verify_stats(rec_file *f, const sim_world *world, const sim_level *level, rec_divergence *div,

@@ -164,6 +164,7 @@ static void round_trip(uint32_t interval, bool compress, bool threaded, uint32_t
     cfg.compress = compress;
     cfg.threaded = threaded;
     cfg.first_tick = first_tick;
+    cfg.water = true;
     cfg.seed = interval * 4u + compress * 2u + threaded + first_tick;
     trs_run run;
     rec_error err;
@@ -174,9 +175,12 @@ static void round_trip(uint32_t interval, bool compress, bool threaded, uint32_t
     const rec_header *h = rec_file_header(f);
     cr_assert_eq(h->keyframe_interval, interval);
     cr_assert_eq(h->platform_count, 2u);
+    cr_assert_eq(h->water_count, 1u);
     cr_assert_str_eq(h->source, "test_rec");
     cr_assert_eq(h->settings_digest, net_settings_digest(&h->settings));
     check_file(f, &run, true);
+    for (uint32_t i = 0; i < run.initial_count; i++)
+        cr_assert_eq(rec_file_char_hash16(f, &run.initial[i]), rec_char_hash16(&run.initial[i]));
     rec_info info;
     rec_file_info(f, &info);
     cr_assert_eq(info.bytes_header + info.bytes_schema + info.bytes_initial + info.bytes_ticks +
@@ -527,6 +531,8 @@ Test(rec_format, records_decode_by_field_name_through_the_files_schema)
     cr_assert(rec_file_keyframe(f, 0, &kt, &s, &n, &err), "%s", err.message);
     cr_assert_eq(kt, 12u);
     states_equal(&want, &s[0], 1, "keyframe a");
+    // hashed the file's way: stuck_ticks is not in it, "mystery" hashes as 0
+    cr_assert_eq(rec_file_char_hash16(f, &a), rec_file_char_hash16(f, &want));
     rec_file_close(f);
     rec_buf_free(&p);
     rec_buf_free(&file);
@@ -687,7 +693,7 @@ Test(rec_format, size_per_player_hour, .timeout = 600)
     const uint32_t players[] = {1, 8, 32};
     const uint32_t minutes = 2, ticks = 64 * 60 * minutes;
     for (int pi = 0; pi < 3; pi++) {
-        for (int mode = 0; mode < 3; mode++) {
+        for (int mode = 0; mode < 4; mode++) {
             trs_config cfg = trs_default_config();
             cfg.ticks = ticks;
             cfg.characters = players[pi];
@@ -696,31 +702,328 @@ Test(rec_format, size_per_player_hour, .timeout = 600)
             cfg.churn = false;
             cfg.light = true;
             cfg.compress = mode != 1;
-            cfg.keyframe_interval = mode == 2 ? 64 : 0;
+            cfg.keyframe_interval = mode == 2 ? 64 : mode == 3 ? 1 : 0;
             cfg.threaded = true;
             cfg.seed = 100 + (uint64_t)pi;
             trs_run run;
             rec_error err;
             const char *p = path_of("size.rec");
             cr_assert(trs_record(&level, world, &cfg, p, &run, &err), "%s", err.message);
+            struct timespec o0, o1;
+            clock_gettime(CLOCK_MONOTONIC, &o0);
             rec_file *f = rec_file_open(p, &err);
+            clock_gettime(CLOCK_MONOTONIC, &o1);
             cr_assert_not_null(f, "%s", err.message);
             rec_info info;
             rec_file_info(f, &info);
             rec_file_close(f);
+            double open_ns = (double)(o1.tv_sec - o0.tv_sec) * 1e9 + (double)(o1.tv_nsec - o0.tv_nsec);
             double hours = (double)ticks / (64.0 * 3600.0);
             double per_hour = (double)(info.bytes_ticks + info.bytes_keyframes) / hours / players[pi];
-            cr_log_info("size: %2u player%s, %-28s %8.0f kB per player-hour (ticks %llu B, keyframes %llu B, "
-                        "fixed %llu B); rec_writer_tick %.0f ns per character-tick",
+            cr_log_info("size: %2u player%s, %-32s %8.0f kB per player-hour (ticks %llu B, keyframes %llu B, "
+                        "fixed %llu B); rec_writer_tick %.0f ns, rec_file_open %.0f ns per character-tick",
                         players[pi], players[pi] == 1 ? " " : "s",
-                        mode == 0 ? "compressed, no keyframes:" : mode == 1 ? "plain, no keyframes:"
-                                                                            : "compressed, keyframes 64:",
+                        mode == 0   ? "compressed, no keyframes:"
+                        : mode == 1 ? "plain, no keyframes:"
+                        : mode == 2 ? "compressed, keyframes 64:"
+                                    : "compressed, every tick (debug):",
                         per_hour / 1000.0, (unsigned long long)info.bytes_ticks,
                         (unsigned long long)info.bytes_keyframes,
                         (unsigned long long)(info.bytes_header + info.bytes_schema + info.bytes_initial +
                                              info.bytes_end),
-                        (double)run.writer_ns / (double)run.character_ticks);
+                        (double)run.writer_ns / (double)run.character_ticks,
+                        open_ns / (double)run.character_ticks);
             trs_free(&run);
         }
+    }
+}
+
+// ---- the header --------------------------------------------------------------
+
+Test(rec_format, every_header_field_survives_encoding)
+{
+    rec_header h = rec_default_header();
+    cr_assert_str_eq(h.build_id, rec_build_id());
+    cr_assert_gt(strlen(rec_build_id()), 4u);
+    cr_assert_neq(h.level.digest, 0u);
+    h.settings.gravity = SIM_FX_INT(15);
+    h.settings.crouch_shape = sim_shape_box(SIM_FX_MM(300), SIM_FX_MM(450), SIM_FX_MM(350));
+    h.settings_digest = net_settings_digest(&h.settings);
+    h.kind = REC_KIND_CLIENT;
+    h.level.kind = REC_LEVEL_OBJ;
+    snprintf(h.level.path, sizeof h.level.path, "/maps/some map.obj");
+    snprintf(h.level.scale, sizeof h.level.scale, "0.0254");
+    h.level.up_axis = 'z';
+    h.level.generate_triangles = 5000;
+    h.level.generate_seed = 0xFFFFFFFFu;
+    h.level.digest = 0x8000000000000001ull;
+    h.platform_count = REC_MAX_PLATFORMS;
+    for (uint32_t i = 0; i < h.platform_count; i++) {
+        sim_platform_def *p = &h.platforms[i];
+        p->id = 1000 + i;
+        p->half = sim_v3(SIM_FX_INT(1), -SIM_FX_INT(2) + (sim_fx)i, SIM_FX_INT(3));
+        p->point_count = 1 + i % SIM_PLATFORM_MAX_POINTS;
+        for (uint32_t k = 0; k < p->point_count; k++)
+            p->points[k] = sim_v3((sim_fx)(k * 7777 + i), -(sim_fx)(k * 31), INT32_MIN + (sim_fx)k);
+        p->ticks_per_leg = 1 + i;
+        p->pause_ticks = i * 3;
+    }
+    h.water_count = 3;
+    for (uint32_t i = 0; i < 3; i++)
+        h.waters[i] = (sim_aabb){sim_v3(-(sim_fx)i, 0, INT32_MIN), sim_v3((sim_fx)i, INT32_MAX, 5)};
+    h.max_characters = REC_MAX_CHARACTERS;
+    h.keyframe_interval = 0;
+    h.compress = false;
+    snprintf(h.source, sizeof h.source, "0123456789012345678901234567890");
+    h.client_character = 77;
+    h.client_prediction_cap = 129;
+    rec_buf b = {0};
+    rec_header_encode(&b, &h);
+    rec_header g;
+    rec_error err;
+    cr_assert(rec_header_decode(b.data, b.size, 100, &g, &err), "%s", err.message);
+    cr_assert_eq(g.format_version, h.format_version);
+    cr_assert_eq(g.behaviour_version, h.behaviour_version);
+    cr_assert_eq(g.kind, h.kind);
+    cr_assert_eq(net_settings_digest(&g.settings), net_settings_digest(&h.settings));
+    cr_assert_eq(g.settings.cookie, h.settings.cookie);
+    cr_assert_eq(g.settings_digest, h.settings_digest);
+    cr_assert_eq(g.level.kind, h.level.kind);
+    cr_assert_str_eq(g.level.path, h.level.path);
+    cr_assert_str_eq(g.level.scale, h.level.scale);
+    cr_assert_eq(g.level.up_axis, 'z');
+    cr_assert_eq(g.level.generate_triangles, h.level.generate_triangles);
+    cr_assert_eq(g.level.generate_seed, h.level.generate_seed);
+    cr_assert_eq(g.level.digest, h.level.digest);
+    cr_assert_eq(g.platform_count, h.platform_count);
+    for (uint32_t i = 0; i < h.platform_count; i++) {
+        const sim_platform_def *p = &h.platforms[i], *q = &g.platforms[i];
+        cr_assert(p->id == q->id && sim_v3_eq(p->half, q->half) && p->point_count == q->point_count &&
+                  p->ticks_per_leg == q->ticks_per_leg && p->pause_ticks == q->pause_ticks);
+        for (uint32_t k = 0; k < p->point_count; k++)
+            cr_assert(sim_v3_eq(p->points[k], q->points[k]));
+    }
+    cr_assert_eq(g.water_count, 3u);
+    for (uint32_t i = 0; i < 3; i++)
+        cr_assert(sim_v3_eq(g.waters[i].min, h.waters[i].min) && sim_v3_eq(g.waters[i].max, h.waters[i].max));
+    cr_assert_eq(g.max_characters, h.max_characters);
+    cr_assert_eq(g.keyframe_interval, 0u);
+    cr_assert_eq(g.compress, false);
+    cr_assert_str_eq(g.build_id, h.build_id);
+    cr_assert_str_eq(g.source, h.source);
+    cr_assert_eq(g.client_character, 77u);
+    cr_assert_eq(g.client_prediction_cap, 129u);
+
+    // entries this build does not know are skipped; a wrong digest is refused
+    rec_buf c = {0};
+    rec_put_u8(&c, 9);
+    rec_put_bytes(&c, "new.thing", 9);
+    rec_put_u8(&c, 42); // a type from the future
+    rec_put_var(&c, 3);
+    rec_put_bytes(&c, "abc", 3);
+    rec_put_bytes(&c, b.data, b.size);
+    cr_assert(rec_header_decode(c.data, c.size, 0, &g, &err), "%s", err.message);
+    h.settings_digest ^= 1;
+    b.size = 0;
+    rec_header_encode(&b, &h);
+    cr_assert_not(rec_header_decode(b.data, b.size, 100, &g, &err));
+    cr_assert_not_null(strstr(err.message, "settings digest"), "%s", err.message);
+    cr_assert_str_eq(err.chunk, "HEAD");
+    rec_buf_free(&b);
+    rec_buf_free(&c);
+}
+
+// A recording closed before any tick, and one whose scene is empty for a
+// while (every character leaves, later one joins).
+Test(rec_format, empty_recordings_and_empty_scenes_round_trip)
+{
+    sim_move_settings S = sim_move_default_settings();
+    sim_scene *scene = sim_scene_create(world, &S, 4);
+    rec_header h = rec_default_header();
+    h.max_characters = 4;
+    h.keyframe_interval = 8;
+    rec_error err;
+    rec_writer *w = rec_writer_open(path_of("empty.rec"), &h, NULL, scene, &err);
+    cr_assert_not_null(w, "%s", err.message);
+    cr_assert(rec_writer_close(w, &err), "%s", err.message);
+    rec_file *f = rec_file_open(path_of("empty.rec"), &err);
+    cr_assert_not_null(f, "%s", err.message);
+    rec_info info;
+    rec_file_info(f, &info);
+    cr_assert(info.complete);
+    cr_assert_eq(info.tick_count, 0u);
+    cr_assert_eq(info.last_hash, 0u);
+    rec_cursor *c = rec_cursor_create(f, 0, &err);
+    rec_tick t;
+    cr_assert_not(rec_cursor_next(c, &t, &err));
+    cr_assert_str_empty(err.message);
+    rec_cursor_destroy(c);
+    rec_file_close(f);
+
+    sim_char_state a = sim_char_spawn(5, sim_level_find_marker(&level, "spawn")->position, 0);
+    cr_assert_eq(sim_scene_add_character(scene, &a), 0);
+    w = rec_writer_open(path_of("empty2.rec"), &h, NULL, scene, &err);
+    cr_assert_not_null(w, "%s", err.message);
+    uint64_t hashes[40];
+    for (uint32_t k = 0; k < 40; k++) {
+        rec_tick r = {.tick = sim_scene_tick(scene)};
+        uint32_t leave = 5;
+        sim_char_state j = sim_char_spawn(9, a.position, 100);
+        if (k == 3) {
+            r.leave_count = 1;
+            r.leaves = &leave;
+            sim_scene_remove_character(scene, 5);
+        }
+        if (k == 30) {
+            r.join_count = 1;
+            r.joins = &j;
+            sim_scene_add_character(scene, &j);
+        }
+        sim_scene_step(scene);
+        hashes[k] = sim_scene_hash(scene);
+        cr_assert(rec_writer_tick(w, &r, scene));
+    }
+    cr_assert(rec_writer_close(w, &err), "%s", err.message);
+    f = rec_file_open(path_of("empty2.rec"), &err);
+    cr_assert_not_null(f, "%s", err.message);
+    rec_file_info(f, &info);
+    cr_assert(info.complete && info.tick_count == 40 && info.players == 2 && info.joins == 1 && info.leaves == 1);
+    cr_assert_eq(rec_file_keyframe_count(f), 5u);
+    for (uint32_t k = 0; k < rec_file_keyframe_count(f); k++) {
+        uint32_t kt, kn;
+        cr_assert(rec_file_keyframe(f, k, &kt, NULL, &kn, &err), "%s", err.message);
+        cr_assert_eq(kn, kt <= 3 ? 1u : kt <= 30 ? 0u : 1u, "keyframe at %u", kt);
+        c = rec_cursor_create(f, kt, &err);
+        cr_assert_not_null(c, "%s", err.message);
+        uint32_t i = kt;
+        while (rec_cursor_next(c, &t, &err)) {
+            cr_assert_eq(t.world_hash, hashes[i]);
+            cr_assert_eq(t.command_count, 0u);
+            i++;
+        }
+        cr_assert_eq(i, 40u);
+        rec_cursor_destroy(c);
+    }
+    rec_file_close(f);
+    sim_scene_destroy(scene);
+}
+
+// Many characters and big events: 600 join in one tick, 300 leave in
+// another, so block buffers grow past their first size; with and without
+// the thread.
+Test(rec_format, a_thousand_characters_with_mass_joins_and_leaves_round_trip)
+{
+    for (int threaded = 0; threaded < 2; threaded++) {
+        sim_move_settings S = sim_move_default_settings();
+        const uint32_t cap = 1200;
+        sim_scene *scene = sim_scene_create(world, &S, cap);
+        uint32_t next_id = 1;
+        for (uint32_t i = 0; i < 400; i++) {
+            sim_char_state c = sim_char_spawn(next_id++,
+                                              sim_v3(SIM_FX_INT((int32_t)(i % 40) * 3 - 60), SIM_FX_INT(200),
+                                                     SIM_FX_INT((int32_t)(i / 40) * 3 - 60)),
+                                              (sim_angle)(i * 997));
+            cr_assert_eq(sim_scene_add_character(scene, &c), 0);
+        }
+        rec_header h = rec_default_header();
+        rec_header_set_scene(&h, scene);
+        h.keyframe_interval = 32;
+        rec_writer_config wc = rec_default_writer_config();
+        wc.threaded = threaded == 1;
+        rec_error err;
+        rec_writer *w = rec_writer_open(path_of("crowd.rec"), &h, &wc, scene, &err);
+        cr_assert_not_null(w, "%s", err.message);
+        enum { TICKS = 80 };
+        static uint64_t hashes[TICKS];
+        static uint32_t counts[TICKS];
+        sim_char_state *joins = calloc(cap, sizeof *joins);
+        uint32_t *leaves = calloc(cap, sizeof *leaves);
+        rec_command *cmds = calloc(cap, sizeof *cmds);
+        for (uint32_t k = 0; k < TICKS; k++) {
+            rec_tick t = {.tick = sim_scene_tick(scene), .leaves = leaves, .joins = joins, .commands = cmds};
+            if (k == 10) {
+                for (uint32_t i = 0; i < 600; i++)
+                    joins[t.join_count++] = sim_char_spawn(
+                        next_id++, sim_v3(SIM_FX_INT((int32_t)(i % 30) * 3 + 70), SIM_FX_INT(300),
+                                          SIM_FX_INT((int32_t)(i / 30) * 3)), 0);
+                for (uint32_t i = 0; i < t.join_count; i++)
+                    cr_assert_eq(sim_scene_add_character(scene, &joins[i]), 0);
+            }
+            if (k == 40) {
+                uint32_t n = 0;
+                const sim_char_state *cs = sim_scene_characters(scene, &n);
+                for (uint32_t i = 0; i < n && t.leave_count < 300; i += 3)
+                    leaves[t.leave_count++] = cs[i].id;
+                for (uint32_t i = 0; i < t.leave_count; i++)
+                    cr_assert(sim_scene_remove_character(scene, leaves[i]));
+            }
+            uint32_t n = 0;
+            const sim_char_state *cs = sim_scene_characters(scene, &n);
+            for (uint32_t i = 0; i < n; i++) {
+                cmds[i].id = cs[i].id;
+                cmds[i].input = (sim_input){.tick = t.tick, .forward = (int8_t)((i + k) % 255 - 127),
+                                            .yaw = (sim_angle)(k * 300 + i)};
+                sim_scene_set_input(scene, cmds[i].id, &cmds[i].input);
+            }
+            t.command_count = n;
+            sim_scene_step(scene);
+            hashes[k] = sim_scene_hash(scene);
+            sim_scene_characters(scene, &counts[k]);
+            cr_assert(rec_writer_tick(w, &t, scene), "tick %u", t.tick);
+        }
+        cr_assert(rec_writer_close(w, &err), "%s", err.message);
+        rec_file *f = rec_file_open(path_of("crowd.rec"), &err);
+        cr_assert_not_null(f, "%s", err.message);
+        rec_info info;
+        rec_file_info(f, &info);
+        cr_assert(info.complete);
+        cr_assert_eq(info.tick_count, (uint32_t)TICKS);
+        cr_assert_eq(info.players, 1000u);
+        cr_assert_eq(info.max_characters_seen, 1000u);
+        cr_assert_eq(info.joins, 600u);
+        cr_assert_eq(info.leaves, 300u);
+        rec_cursor *c = rec_cursor_create(f, 0, &err);
+        rec_tick t;
+        uint32_t k = 0;
+        while (rec_cursor_next(c, &t, &err)) {
+            cr_assert_eq(t.world_hash, hashes[k]);
+            cr_assert_eq(t.char_count, counts[k]);
+            cr_assert_eq(t.command_count, t.char_count);
+            k++;
+        }
+        cr_assert_str_empty(err.message, "%s", err.message);
+        cr_assert_eq(k, (uint32_t)TICKS);
+        rec_cursor_destroy(c);
+        rec_file_close(f);
+        free(joins);
+        free(leaves);
+        free(cmds);
+        sim_scene_destroy(scene);
+    }
+}
+
+// rec_state_encode_raw spells the schema table out for speed: the same bytes.
+Test(rec_format, the_state_encoder_matches_the_schema_table)
+{
+    keel_rng rng = {77};
+    uint32_t nf = 0;
+    const rec_field *f = rec_state_fields(&nf);
+    for (int r = 0; r < 2000; r++) {
+        sim_char_state s;
+        uint8_t bytes[sizeof s];
+        for (size_t i = 0; i < sizeof s; i++)
+            bytes[i] = (uint8_t)keel_rng_range(&rng, 0, 255);
+        memcpy(&s, bytes, sizeof s);
+        s.flags &= SIM_CHAR_KNOWN_FLAGS;
+        s.move_type = (int32_t)keel_rng_range(&rng, 0, SIM_MOVE_TYPE_COUNT - 1);
+        s.ground = (int32_t)keel_rng_range(&rng, 0, 2);
+        uint8_t fast[128];
+        size_t n = rec_state_encode_raw(fast, &s);
+        rec_buf b = {0};
+        for (uint32_t i = 0; i < nf; i++)
+            rec_field_put(&b, (uint8_t)f[i].type, f[i].width, rec_state_field_value(&s, i));
+        cr_assert_eq(n, b.size);
+        cr_assert_eq(memcmp(fast, b.data, n), 0);
+        rec_buf_free(&b);
     }
 }

@@ -37,6 +37,7 @@ typedef struct trs_config {
     bool bot;        ///< bot-like input (heading changes every second) instead of random
     bool churn;      ///< joins and leaves
     bool platforms;
+    bool water;      ///< a water box around the spawn point
     bool light;      ///< keep nothing per tick (size and speed runs)
     uint64_t seed;
     uint32_t first_tick; ///< the scene's tick when recording starts
@@ -122,12 +123,13 @@ static inline bool trs_record(const sim_level *level, const sim_world *world, co
         free(copy);
     }
     rec_header h = rec_default_header();
-    h.max_characters = cfg->capacity;
+    if (cfg->water)
+        sim_scene_add_water(scene, (sim_aabb){sim_v3(base.x - SIM_FX_INT(2), base.y - SIM_FX_INT(1), base.z - SIM_FX_INT(2)),
+                                              sim_v3(base.x + SIM_FX_INT(1), base.y + SIM_FX_ONE / 2, base.z + SIM_FX_INT(1))});
+    rec_header_set_scene(&h, scene);
+    cr_assert_eq(h.max_characters, cfg->capacity);
     h.keyframe_interval = cfg->keyframe_interval;
     h.compress = cfg->compress;
-    h.platform_count = sim_scene_platform_count(scene);
-    for (uint32_t i = 0; i < h.platform_count; i++)
-        h.platforms[i] = *sim_scene_platform(scene, i);
     snprintf(h.source, sizeof h.source, "test_rec");
     rec_writer_config wc = rec_default_writer_config();
     wc.threaded = cfg->threaded;

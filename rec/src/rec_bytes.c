@@ -191,7 +191,6 @@ uint32_t rec_get_var32(rec_rd *r)
 int64_t rec_get_svar(rec_rd *r)
 {
     uint64_t u = rec_get_var(r);
-    uint64_t mag = u >> 1;
-    // -(mag) - 1 for odd, computed without signed overflow
-    return (u & 1u) ? (int64_t)(~mag) : (int64_t)mag;
+    int64_t mag = (int64_t)(u >> 1); // at most 2^63 - 1
+    return (u & 1u) ? -mag - 1 : mag;
 }

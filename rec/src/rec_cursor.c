@@ -14,7 +14,7 @@ static bool cursor_fault(rec_cursor *c, rec_error *err, const char *why)
 {
     const char *type = c->block_type ? c->block_type : "";
     if (c->block_compressed)
-        rec_error_set(err, c->block_at, type, "%.4s block at offset %llu: byte %llu of its decompressed ticks %s",
+        rec_error_set(err, c->block_at, type, "%.4s block at offset %llu, byte %llu of its decompressed contents: %s",
                       type, (unsigned long long)c->block_at, (unsigned long long)c->rd.pos, why);
     else
         rec_error_set(err, c->rd.fault ? c->rd.fault_at : rec_rd_offset(&c->rd), type, "%.4s block at offset %llu: %s",
@@ -30,6 +30,7 @@ void rec_cursor_destroy(rec_cursor *c)
         return;
     ZSTD_freeDCtx(c->dz);
     rec_buf_free(&c->raw);
+    rec_buf_free(&c->key_raw);
     free(c->ids);
     free(c->prev);
     free(c->leaves);
@@ -101,7 +102,7 @@ rec_cursor *rec_cursor_create(const rec_file *f, uint32_t tick, rec_error *err)
     }
     const rec_key_ref *key = &f->keys[k];
     uint32_t kt = 0, n = 0;
-    if (!rec_states_decode(f, REC_T_KEYF, key->payload_at, key->length, &kt, c->key_states, &n, err)) {
+    if (!rec_states_decode(f, key, c->dz, &c->key_raw, &kt, c->key_states, &n, err)) {
         rec_cursor_destroy(c);
         return NULL;
     }
@@ -123,7 +124,7 @@ bool rec_cursor_keyframe(rec_cursor *c, uint32_t index, uint32_t *tick, const si
     }
     const rec_key_ref *key = &c->f->keys[index];
     uint32_t t = 0, n = 0;
-    if (!rec_states_decode(c->f, REC_T_KEYF, key->payload_at, key->length, &t, c->key_states, &n, err))
+    if (!rec_states_decode(c->f, key, c->dz, &c->key_raw, &t, c->key_states, &n, err))
         return false;
     if (tick)
         *tick = t;

@@ -17,11 +17,15 @@ typedef struct rec_block_ref {
     uint32_t count;      ///< ticks (client: records)
 } rec_block_ref;
 
+/// A full-state chunk: INIT, KEYF or KEYZ (compressed).
 typedef struct rec_key_ref {
     uint64_t chunk_at, payload_at;
     uint32_t length;
     uint32_t tick;
     uint32_t block; ///< index of the block starting at the keyframe's tick (block_count: none)
+    const char *type;
+    bool compressed;
+    uint32_t raw_size; ///< KEYZ: bytes of the records decompressed
 } rec_key_ref;
 
 struct rec_file {
@@ -42,6 +46,8 @@ struct rec_file {
     uint32_t max_raw; ///< largest decompressed block body
 
     sim_char_state *key_states; ///< rec_file_keyframe's storage (max_characters)
+    ZSTD_DCtx *key_dz;          ///< and its decompression (created on first use)
+    rec_buf key_raw;
 };
 
 struct rec_cursor {
@@ -54,6 +60,7 @@ struct rec_cursor {
     rec_rd rd;
     rec_buf raw;
     ZSTD_DCtx *dz;
+    rec_buf key_raw; ///< a keyframe decompressed (not to disturb the current block)
     uint64_t block_at; ///< file offset of the current block's chunk
     const char *block_type;
     bool block_compressed;
@@ -72,8 +79,9 @@ struct rec_cursor {
     uint32_t prev_ms; ///< client blocks: the last record's clock
 };
 
-/// Decode a keyframe (or INIT) payload into states[max_characters].
-bool rec_states_decode(const rec_file *f, const char *type, uint64_t payload_at, uint32_t length, uint32_t *tick,
+/// Decode a keyframe (or INIT) into states[max_characters]; a KEYZ is
+/// decompressed with dz into raw first.
+bool rec_states_decode(const rec_file *f, const rec_key_ref *k, ZSTD_DCtx *dz, rec_buf *raw, uint32_t *tick,
                        sim_char_state *states, uint32_t *count, rec_error *err);
 
 #endif

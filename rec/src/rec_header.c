@@ -199,6 +199,19 @@ rec_header rec_default_header(void)
     return h;
 }
 
+void rec_header_set_scene(rec_header *h, const sim_scene *scene)
+{
+    uint32_t np = sim_scene_platform_count(scene), nw = sim_scene_water_count(scene);
+    h->platform_count = np < REC_MAX_PLATFORMS ? np : REC_MAX_PLATFORMS;
+    for (uint32_t i = 0; i < h->platform_count; i++)
+        h->platforms[i] = *sim_scene_platform(scene, i);
+    h->water_count = nw < REC_MAX_WATERS ? nw : REC_MAX_WATERS;
+    for (uint32_t i = 0; i < h->water_count; i++)
+        h->waters[i] = sim_scene_water(scene, i);
+    uint32_t cap = sim_scene_capacity(scene);
+    h->max_characters = cap < REC_MAX_CHARACTERS ? cap : REC_MAX_CHARACTERS;
+}
+
 // ---- encoding ------------------------------------------------------------------
 
 static void entry_head(rec_buf *b, const char *name, uint8_t type)

@@ -17,15 +17,17 @@
 #define REC_T_SCHM "SCHM"
 #define REC_T_INIT "INIT"
 #define REC_T_KEYF "KEYF"
+#define REC_T_KEYZ "KEYZ"
 #define REC_T_TBLK "TBLK"
 #define REC_T_TBLZ "TBLZ"
 #define REC_T_CLOG "CLOG"
 #define REC_T_CLGZ "CLGZ"
 #define REC_T_ENDR "ENDR"
 
-/// Bytes of a TBLK/CLOG payload before the ticks: first tick, tick count
-/// (client blocks: record count and 0). TBLZ/CLGZ add the raw size (u32)
-/// and then hold one zstd frame of everything after the 8 bytes.
+/// Bytes of a TBLK/CLOG/KEYF payload before its records: first tick and
+/// tick count (client blocks: first record and record count; keyframes:
+/// tick and character count). TBLZ/CLGZ/KEYZ add the raw size (u32) and
+/// then hold one zstd frame of everything after the 8 bytes.
 #define REC_BLOCK_PREFIX 8u
 
 /// Client log blocks are closed once they hold this many bytes.

@@ -16,10 +16,17 @@ void rec_file_close(rec_file *f)
     free(f->blocks);
     free(f->keys);
     free(f->key_states);
+    ZSTD_freeDCtx(f->key_dz);
+    rec_buf_free(&f->key_raw);
     free(f);
 }
 
 const rec_header *rec_file_header(const rec_file *f) { return f ? &f->h : NULL; }
+
+uint16_t rec_file_char_hash16(const rec_file *f, const sim_char_state *state)
+{
+    return f ? rec_char_hash16_schema(&f->state_schema, state) : rec_char_hash16(state);
+}
 
 void rec_file_info(const rec_file *f, rec_info *out)
 {
@@ -69,7 +76,11 @@ bool rec_file_keyframe(rec_file *f, uint32_t index, uint32_t *tick, const sim_ch
     }
     const rec_key_ref *k = &f->keys[index];
     uint32_t t = 0, n = 0;
-    if (!rec_states_decode(f, REC_T_KEYF, k->payload_at, k->length, &t, f->key_states, &n, err))
+    if (k->compressed && !f->key_dz && !(f->key_dz = ZSTD_createDCtx())) {
+        rec_error_set(err, 0, NULL, "out of memory");
+        return false;
+    }
+    if (!rec_states_decode(f, k, f->key_dz, &f->key_raw, &t, f->key_states, &n, err))
         return false;
     if (tick)
         *tick = t;
@@ -81,15 +92,36 @@ bool rec_file_keyframe(rec_file *f, uint32_t index, uint32_t *tick, const sim_ch
 }
 
 // INIT and KEYF: tick u32 | count u32 | count state records (schema order),
-// ids increasing, every state passing sim_char_state_check.
-bool rec_states_decode(const rec_file *f, const char *type, uint64_t payload_at, uint32_t length, uint32_t *tick,
+// ids increasing, every state passing sim_char_state_check. KEYZ: tick,
+// count, the records' size (u32), a zstd frame of the records.
+bool rec_states_decode(const rec_file *f, const rec_key_ref *k, ZSTD_DCtx *dz, rec_buf *raw, uint32_t *tick,
                        sim_char_state *states, uint32_t *count, rec_error *err)
 {
+    const char *type = k->type;
+    uint64_t payload_at = k->payload_at;
+    const uint8_t *payload = f->data + payload_at;
     rec_rd r;
-    rec_rd_init(&r, f->data + payload_at, length, payload_at);
+    rec_rd_init(&r, payload, k->length, payload_at);
     *tick = rec_get_u32(&r);
     uint32_t n = rec_get_u32(&r);
     *count = 0;
+    if (k->compressed && rec_rd_ok(&r)) {
+        // sizes were checked when the file was indexed
+        raw->size = 0;
+        if (!rec_buf_reserve(raw, k->raw_size ? k->raw_size : 1)) {
+            rec_error_set(err, k->chunk_at, type, "out of memory");
+            return false;
+        }
+        size_t got = ZSTD_decompressDCtx(dz, raw->data, k->raw_size, payload + REC_BLOCK_PREFIX + 4,
+                                         k->length - REC_BLOCK_PREFIX - 4);
+        if (ZSTD_isError(got) || got != k->raw_size) {
+            rec_error_set(err, k->chunk_at, type, "%.4s chunk at offset %llu does not decompress (%s)", type,
+                          (unsigned long long)k->chunk_at, ZSTD_isError(got) ? ZSTD_getErrorName(got) : "wrong size");
+            return false;
+        }
+        // offsets below are into the decompressed records, from the chunk's
+        rec_rd_init(&r, raw->data, k->raw_size, k->chunk_at);
+    }
     if (rec_rd_ok(&r) && n > f->h.max_characters)
         rec_rd_fail(&r, "holds more characters than max_characters");
     uint32_t last = 0;
@@ -111,8 +143,8 @@ bool rec_states_decode(const rec_file *f, const char *type, uint64_t payload_at,
     if (rec_rd_ok(&r) && rec_rd_left(&r) != 0)
         rec_rd_fail(&r, "has bytes after its last character");
     if (!rec_rd_ok(&r)) {
-        rec_error_set(err, r.fault_at, type, "%.4s chunk at offset %llu: %s", type,
-                      (unsigned long long)(payload_at - 8), r.fault);
+        rec_error_set(err, k->compressed ? k->chunk_at : r.fault_at, type, "%.4s chunk at offset %llu: %s%s", type,
+                      (unsigned long long)k->chunk_at, k->compressed ? "(decompressed) " : "", r.fault);
         return false;
     }
     *count = n;
@@ -182,9 +214,9 @@ static bool open_decode_all(rec_file *f, rec_error *err)
             for (uint32_t i = 0; same && i < n; i++)
                 same = ks[i].id == c->ids[i];
             if (!same) {
-                rec_error_set(err, k->chunk_at, REC_T_KEYF,
-                              "KEYF chunk at offset %llu: its characters are not those the ticks before it lead to",
-                              (unsigned long long)k->chunk_at);
+                rec_error_set(err, k->chunk_at, k->type,
+                              "%.4s chunk at offset %llu: its characters are not those the ticks before it lead to",
+                              k->type, (unsigned long long)k->chunk_at);
                 ok = false;
             }
             next_key++;
@@ -221,7 +253,8 @@ static bool open_decode_all(rec_file *f, rec_error *err)
     if (ok && err->message[0])
         ok = false;
     if (ok && next_key < f->key_count) {
-        rec_error_set(err, f->keys[next_key].chunk_at, REC_T_KEYF, "KEYF chunk at offset %llu: tick %u is not reached",
+        rec_error_set(err, f->keys[next_key].chunk_at, f->keys[next_key].type,
+                      "%.4s chunk at offset %llu: tick %u is not reached", f->keys[next_key].type,
                       (unsigned long long)f->keys[next_key].chunk_at, f->keys[next_key].tick);
         ok = false;
     }
@@ -261,8 +294,10 @@ static rec_file *file_index(rec_file *f, rec_error *err)
             break;
         }
         const uint8_t *t = f->data + off;
+        // the type as text for messages (a damaged one may hold any bytes)
         char type[5] = {0};
-        memcpy(type, t, 4);
+        for (int i = 0; i < 4; i++)
+            type[i] = (t[i] >= 0x20 && t[i] < 0x7F) ? (char)t[i] : '?';
         uint32_t len = rec_get_le32(t + 4);
         if (len > REC_MAX_CHUNK) {
             rec_error_set(err, off, type, "chunk %.4s at offset %zu declares %u bytes (more than the 256 MiB a chunk may hold)",
@@ -317,7 +352,8 @@ static rec_file *file_index(rec_file *f, rec_error *err)
                 rec_error_set(err, off, type, "the chunk after SCHM (offset %zu) is %.4s, not INIT", off, type);
                 return open_fail(f);
             }
-            if (!rec_states_decode(f, REC_T_INIT, pat, len, &f->init_tick, f->init, &f->init_count, err))
+            rec_key_ref init = {.chunk_at = off, .payload_at = pat, .length = len, .type = REC_T_INIT};
+            if (!rec_states_decode(f, &init, NULL, NULL, &f->init_tick, f->init, &f->init_count, err))
                 return open_fail(f);
             info->bytes_initial += framed;
             info->first_tick = f->init_tick;
@@ -372,23 +408,36 @@ static rec_file *file_index(rec_file *f, rec_error *err)
                 info->bytes_client += framed;
                 next_record += b.count;
             }
-        } else if (type_is(t, REC_T_KEYF)) {
+        } else if (type_is(t, REC_T_KEYF) || type_is(t, REC_T_KEYZ)) {
+            bool z = type_is(t, REC_T_KEYZ);
             if (!scene) {
-                rec_error_set(err, off, type, "KEYF chunk at offset %zu in a client recording", off);
+                rec_error_set(err, off, type, "%.4s chunk at offset %zu in a client recording", type, off);
                 return open_fail(f);
             }
             uint32_t kt = len >= 4 ? rec_get_le32(payload) : 0;
-            if (len < 8 || kt != next_tick || (f->key_count && f->keys[f->key_count - 1].tick == kt) ||
+            if (len < (z ? 12u : 8u) || kt != next_tick || (f->key_count && f->keys[f->key_count - 1].tick == kt) ||
                 kt == f->init_tick) {
-                rec_error_set(err, off, type, "KEYF chunk at offset %zu is not at the start of the next tick (%u)",
-                              off, next_tick);
+                rec_error_set(err, off, type, "%.4s chunk at offset %zu is not at the start of the next tick (%u)",
+                              type, off, next_tick);
                 return open_fail(f);
+            }
+            rec_key_ref k = {off, pat, len, kt, 0, z ? REC_T_KEYZ : REC_T_KEYF, z, 0};
+            if (z) {
+                // the records' size follows from the count and the schema
+                uint32_t count = rec_get_le32(payload + 4);
+                k.raw_size = rec_get_le32(payload + 8);
+                uint64_t records = (uint64_t)count * f->state_schema.record_bytes;
+                if (count > f->h.max_characters || k.raw_size != records ||
+                    (unsigned long long)ZSTD_getFrameContentSize(payload + 12, len - 12) != k.raw_size) {
+                    rec_error_set(err, off, type, "KEYZ chunk at offset %zu declares sizes that do not agree", off);
+                    return open_fail(f);
+                }
             }
             if (!grow((void **)&f->keys, &f->key_cap, f->key_count + 1, sizeof *f->keys)) {
                 rec_error_set(err, off, type, "out of memory");
                 return open_fail(f);
             }
-            f->keys[f->key_count++] = (rec_key_ref){off, pat, len, kt, 0};
+            f->keys[f->key_count++] = k;
             info->keyframes++;
             info->bytes_keyframes += framed;
         } else if (type_is(t, REC_T_ENDR)) {
@@ -418,7 +467,7 @@ static rec_file *file_index(rec_file *f, rec_error *err)
     }
     if (stage != BODY && stage != ENDED) {
         const char *missing = stage == WANT_HEAD ? "HEAD" : stage == WANT_SCHM ? "SCHM" : "INIT";
-        rec_error_set(err, off, "", "the file ends (offset %zu of %zu) before its %s chunk is complete", off,
+        rec_error_set(err, off, missing, "the file ends (offset %zu of %zu) before its %s chunk is complete", off,
                       f->size, missing);
         return open_fail(f);
     }

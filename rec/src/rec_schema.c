@@ -226,15 +226,42 @@ void rec_schema_native(rec_schema *out, int kind)
     out->count = n;
 }
 
+static uint8_t *put16(uint8_t *o, uint32_t v)
+{
+    o[0] = (uint8_t)v;
+    o[1] = (uint8_t)(v >> 8);
+    return o + 2;
+}
+static uint8_t *put32(uint8_t *o, uint32_t v)
+{
+    rec_le32(o, v);
+    return o + 4;
+}
+static uint8_t *put_v3(uint8_t *o, sim_vec3 v)
+{
+    o = put32(o, (uint32_t)v.x);
+    o = put32(o, (uint32_t)v.y);
+    return put32(o, (uint32_t)v.z);
+}
+
+// state_fields spelled out (every tick hashes every character through this;
+// the round-trip tests decode it through the table, so the two agree).
 size_t rec_state_encode_raw(uint8_t *out, const sim_char_state *s)
 {
-    size_t at = 0;
-    for (uint32_t i = 0; i < STATE_FIELD_COUNT; i++) {
-        uint64_t u = (uint64_t)rec_state_get(s, i);
-        for (unsigned k = 0; k < state_fields[i].width; k++)
-            out[at++] = (uint8_t)(u >> (8 * k));
-    }
-    return at;
+    uint8_t *o = out;
+    o = put32(o, s->id);
+    o = put16(o, s->flags);
+    *o++ = (uint8_t)s->move_type;
+    *o++ = (uint8_t)s->ground;
+    o = put_v3(o, s->position);
+    o = put_v3(o, s->velocity);
+    o = put_v3(o, s->ground_normal);
+    o = put_v3(o, s->ground_velocity);
+    o = put32(o, s->ground_object);
+    o = put32(o, s->stuck_ticks);
+    o = put16(o, s->yaw);
+    o = put16(o, s->pitch);
+    return (size_t)(o - out);
 }
 
 void rec_state_encode(rec_buf *b, const sim_char_state *s)

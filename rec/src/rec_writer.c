@@ -25,7 +25,7 @@ const uint8_t rec_magic[REC_MAGIC_SIZE] = {'K', 'E', 'E', 'L', 'R', 'E', 'C', 0x
 
 typedef struct rec_item {
     char type[4];
-    bool compressible; ///< TBLK/CLOG: try zstd
+    bool compressible; ///< TBLK/CLOG/KEYF: try zstd
     rec_buf buf;       ///< the payload
     struct rec_item *next;
 } rec_item;
@@ -66,6 +66,7 @@ struct rec_writer {
     rec_item *free_items;
     size_t pending;
     bool stop, thread_started;
+    bool closing; ///< the last chunks are queued whatever is pending (close may wait)
     pthread_t thread;
     bool io_failed; ///< set by whoever writes, under mu
     rec_error io_err;
@@ -125,7 +126,11 @@ static void chunk_emit(rec_writer *w, rec_item *it)
                 rec_le32(w->zbuf.data + REC_BLOCK_PREFIX, (uint32_t)body);
                 payload = w->zbuf.data;
                 size = REC_BLOCK_PREFIX + 4 + z;
-                memcpy(type, memcmp(it->type, REC_T_TBLK, 4) == 0 ? REC_T_TBLZ : REC_T_CLGZ, 4);
+                memcpy(type,
+                       memcmp(it->type, REC_T_TBLK, 4) == 0   ? REC_T_TBLZ
+                       : memcmp(it->type, REC_T_CLOG, 4) == 0 ? REC_T_CLGZ
+                                                               : REC_T_KEYZ,
+                       4);
             }
         }
     }
@@ -186,7 +191,8 @@ static rec_item *item_take(rec_writer *w, const char *type, size_t reserve)
         }
     }
     memcpy(it->type, type, 4);
-    it->compressible = memcmp(type, REC_T_TBLK, 4) == 0 || memcmp(type, REC_T_CLOG, 4) == 0;
+    it->compressible = memcmp(type, REC_T_TBLK, 4) == 0 || memcmp(type, REC_T_CLOG, 4) == 0 ||
+                       memcmp(type, REC_T_KEYF, 4) == 0;
     it->buf.size = 0;
     it->buf.failed = false;
     it->next = NULL;
@@ -229,7 +235,7 @@ static void item_submit(rec_writer *w, rec_item *it)
     pthread_mutex_lock(&w->mu);
     bool io_failed = w->io_failed;
     size_t pending = w->pending;
-    bool over = pending + it->buf.size > w->cfg.max_pending_bytes;
+    bool over = !w->closing && pending + it->buf.size > w->cfg.max_pending_bytes;
     if (!io_failed && !over) {
         w->pending += it->buf.size;
         if (w->tail)
@@ -496,7 +502,6 @@ rec_writer *rec_writer_open(const char *path, const rec_header *header, const re
     }
     w->count = n;
     w->first_tick = w->next_tick = sim_scene_tick(initial);
-    w->last_hash = sim_scene_hash(initial);
     put_states_chunk(w, REC_T_INIT, w->first_tick, c, n);
     // Two block buffers up front: one filling, one being written.
     rec_item *a = item_take(w, REC_T_TBLK, block_reserve(w->h.max_characters));
@@ -818,11 +823,12 @@ bool rec_writer_close(rec_writer *w, rec_error *err)
     if (!w)
         return false;
     if (!w->failed) {
+        w->closing = true;
         block_finish(w);
         rec_item *it = item_take(w, REC_T_ENDR, 64);
         if (it) {
             rec_put_u32(&it->buf, w->any_tick ? w->last_tick : 0);
-            rec_put_u64(&it->buf, w->last_hash);
+            rec_put_u64(&it->buf, w->any_tick ? w->last_hash : 0);
             rec_put_u32(&it->buf, (uint32_t)w->ticks);
             rec_put_u64(&it->buf, w->joins);
             rec_put_u64(&it->buf, w->leaves);

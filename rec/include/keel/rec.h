@@ -12,7 +12,8 @@
 //         their names, types and widths, in the order records store them
 //   INIT  the initial state (tick and every character)
 //   then, repeated:
-//   KEYF  a full-state keyframe at the start of a tick (every
+//   KEYF  a full-state keyframe at the start of a tick (KEYZ: the same,
+//         zstd-compressed when it pays; every
 //         keyframe_interval ticks; with interval 1, every tick: debug mode)
 //   TBLK  a block of up to 64 ticks (TBLZ: the same, zstd-compressed when it
 //         pays): for every tick its leaves, joins, the command each character
@@ -105,6 +106,12 @@ typedef struct rec_header {
 /// level, keyframes every 64 ticks, compression on, this build's versions and
 /// build id.
 rec_header rec_default_header(void);
+
+/// Copy a scene's platforms, water boxes and capacity (clamped to
+/// REC_MAX_CHARACTERS) into a header, so that rec_writer_open's check that
+/// they match holds. The settings are the caller's (a scene does not expose
+/// them).
+void rec_header_set_scene(rec_header *h, const sim_scene *scene);
 
 /// The build id of this build ("gcc 12.2.0 -O2 x86_64" and the like).
 const char *rec_build_id(void);
@@ -215,6 +222,13 @@ void rec_file_close(rec_file *f);
 
 const rec_header *rec_file_header(const rec_file *f);
 
+/// rec_char_hash16 the way the file's writer computed it: over the file's
+/// state schema (its fields, order and widths). The same as
+/// rec_char_hash16 while the schema is this build's; when a later build
+/// adds a state field, hashing an old file's characters this way still
+/// matches (a field only the file has hashes as 0 here, so it cannot).
+uint16_t rec_file_char_hash16(const rec_file *f, const sim_char_state *state);
+
 typedef struct rec_info {
     uint64_t file_bytes;
     bool complete;              ///< ENDR present
@@ -251,7 +265,8 @@ int64_t rec_file_keyframe_at(const rec_file *f, uint32_t tick);
 typedef struct rec_cursor rec_cursor;
 
 /// A cursor positioned at `tick` (the first recorded tick, or a keyframe's
-/// tick: blocks start there). NULL with *err otherwise.
+/// tick: blocks start there). NULL with *err otherwise. On a client
+/// recording `tick` is ignored: the cursor starts at the first record.
 rec_cursor *rec_cursor_create(const rec_file *f, uint32_t tick, rec_error *err);
 void rec_cursor_destroy(rec_cursor *c);
 /// The next tick; false at the end (err->message "" ) or on a fault (filled).

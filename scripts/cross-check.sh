@@ -1,21 +1,61 @@
 #!/usr/bin/env bash
-# keel: cross-architecture determinism check. MIT licence, see LICENSE.
+# keel: the cross-build determinism matrix. MIT licence, see LICENSE.
 #
-# Builds keel-sim for x86-64 (gcc and clang), i386 (32-bit; a cross compiler,
-# since gcc-multilib and the other cross compilers exclude each other), arm64 and s390x
-# (big-endian), runs the same scenarios on each (arm64 and s390x under
-# qemu-user) and requires the same final state hash everywhere. Installs the
-# cross compilers, qemu and the foreign-architecture libraries it needs when run
-# as root; otherwise it says what is missing and skips: exit 77, or 1 with
-# KEEL_CROSS_REQUIRED=1. Exit 0: all agree; 1: they disagree or a build failed.
+# Builds keel-sim and keel-replay with every compiler, optimisation level and
+# architecture below, then
+#   1. runs the same keel-sim scenarios on each and requires the same final
+#      state hash everywhere;
+#   2. makes recordings with the reference build (x86-64 gcc -O2): a server
+#      session with bots (joins, leaves, pushing, platforms) and keel-sim
+#      scenarios on the built-in level, a generated level and both real maps;
+#      every build then verifies every recording tick by tick (keel-replay
+#      verify: every tick's world hash and every character's hash).
 #
-# Usage: scripts/cross-check.sh [--ticks N]
+# Builds: x86-64 gcc -O2, gcc -O0, gcc -O3 -march=native, clang -O2,
+# clang -O3 -flto, gcc with UBSan (-fsanitize=undefined, no -fwrapv), i386
+# (a cross compiler, run natively or under qemu-i386), arm64 and big-endian
+# s390x (under qemu-user).
+#
+# Installs the cross compilers, qemu and the foreign-architecture libraries it
+# needs when run as root; otherwise it says what is missing and skips: exit 77,
+# or 1 with KEEL_CROSS_REQUIRED=1. Exit 0: all agree; 1: a build disagrees, a
+# verify fails or times out, or a build failed.
+#
+# Usage: scripts/cross-check.sh [--full] [--ticks N]
+#   (default)  the CI size: 320-tick scenarios, a 3-minute session with 8 bots;
+#              each run under qemu is capped at $KEEL_CROSS_TIMEOUT seconds
+#              (default 600), and a run that hits the cap fails
+#   --full     the whole matrix at full length: 20-minute session with 16
+#              bots, 3,840-tick scenarios on the real maps, no time cap
 set -euo pipefail
 cd "$(dirname "$0")/.."
+root=$(pwd)
 ticks=320
-if [ "${1:-}" = "--ticks" ] && [ -n "${2:-}" ]; then
-    ticks=$2
-fi
+full=0
+session_bots=8
+session_ticks=11520 # 3 minutes at 64 Hz
+map_ticks=640
+while [ $# -gt 0 ]; do
+    case $1 in
+    --ticks)
+        ticks=${2:?--ticks needs a number}
+        shift 2
+        ;;
+    --full)
+        full=1
+        session_bots=16
+        session_ticks=76800 # 20 minutes
+        map_ticks=3840
+        shift
+        ;;
+    *)
+        echo "usage: scripts/cross-check.sh [--full] [--ticks N]" >&2
+        exit 2
+        ;;
+    esac
+done
+timeout_s=${KEEL_CROSS_TIMEOUT:-600}
+[ "$full" -eq 0 ] || timeout_s=0
 out=build-cross
 mkdir -p "$out"
 
@@ -31,8 +71,9 @@ skip() {
 need=(gcc-i686-linux-gnu gcc-aarch64-linux-gnu gcc-s390x-linux-gnu qemu-user clang
       libc6-dev-i386-cross libc6-dev-arm64-cross libc6-dev-s390x-cross
       linux-libc-dev-i386-cross linux-libc-dev-arm64-cross linux-libc-dev-s390x-cross
-      libfixmath-dev:i386 libxxhash-dev:i386 libfixmath-dev:arm64 libxxhash-dev:arm64
-      libfixmath-dev:s390x libxxhash-dev:s390x)
+      libfixmath-dev:i386 libxxhash-dev:i386 libzstd-dev:i386
+      libfixmath-dev:arm64 libxxhash-dev:arm64 libzstd-dev:arm64
+      libfixmath-dev:s390x libxxhash-dev:s390x libzstd-dev:s390x)
 missing=()
 for p in "${need[@]}"; do
     [ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)" = "install ok installed" ] || missing+=("$p")
@@ -54,29 +95,112 @@ if [ "${#missing[@]}" -gt 0 ]; then
 fi
 
 # ---- builds -----------------------------------------------------------------------
-common=(-std=c11 -O2 -Isim/include -Isim/src -DKEEL_CHECKS=1)
-build() { # name compiler libdir sim-only-flags [-- flags for everything]
-    local name=$1 cc=$2 libdir=$3 simflags=$4
-    shift 4
+# name | compiler | flags for everything | flags for sim/ only | static or dynamic | libdir
+builds=(
+    "x86_64-gcc|gcc|-O2|-mgeneral-regs-only|static|/usr/lib/x86_64-linux-gnu"
+    "x86_64-gcc-O0|gcc|-O0|-mgeneral-regs-only|static|/usr/lib/x86_64-linux-gnu"
+    "x86_64-gcc-O3-native|gcc|-O3 -march=native|-mgeneral-regs-only|static|/usr/lib/x86_64-linux-gnu"
+    "x86_64-clang|clang|-O2|-mgeneral-regs-only|static|/usr/lib/x86_64-linux-gnu"
+    "x86_64-clang-O3-lto|clang|-O3 -flto|-mgeneral-regs-only|static|/usr/lib/x86_64-linux-gnu"
+    "x86_64-gcc-ubsan|gcc|-O1 -g -fsanitize=undefined -fno-sanitize-recover=all|-mgeneral-regs-only|dynamic|/usr/lib/x86_64-linux-gnu"
+    "i386|i686-linux-gnu-gcc|-O2||static|/usr/lib/i386-linux-gnu"
+    "arm64|aarch64-linux-gnu-gcc|-O2|-mgeneral-regs-only|static|/usr/lib/aarch64-linux-gnu"
+    "s390x|s390x-linux-gnu-gcc|-O2||static|/usr/lib/s390x-linux-gnu"
+)
+names=()
+for b in "${builds[@]}"; do names+=("${b%%|*}"); done
+
+common=(-std=c11 -Isim/include -Isim/src -Inet/include -Inet/src -Irec/include -Irec/src
+        -Iclient/include -Itools/common -DKEEL_CHECKS=1 -DKEEL_CROSS_BUILD=1)
+# Everything keel-replay and keel-sim need besides their own folders: the core,
+# the recordings, the protocol's encoders (not the ENet host) and the client
+# library (keel-replay replays client recordings).
+lib_sources() {
+    echo "$out/enet_stub.c"
+    ls sim/src/*.c
+    [ -d rec/src ] && ls rec/src/*.c
+    ls net/src/*.c | grep -v host_enet.c
+    ls client/src/*.c
+    echo tools/common/keel_app.c
+}
+# These builds have no ENet (no foreign-architecture package is needed for
+# it): the real-socket hosts say so if anything asks for one.
+cat >"$out/enet_stub.c" <<'EOF2'
+// Generated by scripts/cross-check.sh: builds without ENet.
+#include "host_impl.h"
+net_host *net_host_enet_listen(const char *address, uint16_t port, const net_host_config *config,
+                               const char **error)
+{
+    (void)address, (void)port, (void)config;
+    if (error)
+        *error = "this build has no ENet";
+    return NULL;
+}
+net_host *net_host_enet_connect(const char *address, uint16_t port, const net_host_config *config, uint32_t mtu,
+                                const char **error)
+{
+    (void)address, (void)port, (void)config, (void)mtu;
+    if (error)
+        *error = "this build has no ENet";
+    return NULL;
+}
+uint32_t net_host_enet_peer_mtu(const net_host *host, uint32_t peer)
+{
+    (void)host, (void)peer;
+    return 0;
+}
+EOF2
+have_replay=0
+[ -d tools/keel-replay ] && ls tools/keel-replay/*.c >/dev/null 2>&1 && have_replay=1
+
+build() { # one line of the table
+    local name cc flags simflags link libdir
+    IFS='|' read -r name cc flags simflags link libdir <<<"$1"
     local dir="$out/obj-$name"
     rm -rf "$dir"
-    mkdir -p "$dir"
-    local f
-    for f in sim/src/*.c; do
-        # shellcheck disable=SC2086
-        "$cc" "${common[@]}" $simflags "$@" -c "$f" -o "$dir/sim_$(basename "$f" .c).o"
-    done
+    mkdir -p "$dir/lib" "$dir/keel-sim" "$dir/keel-replay"
+    local f extra
+    # shellcheck disable=SC2086
+    for f in $(lib_sources); do
+        extra=""
+        case $f in sim/*) extra=$simflags ;; esac
+        echo "$cc ${common[*]} $flags $extra -c $f -o $dir/lib/$(echo "$f" | tr / _ | sed 's/\.c$/.o/')"
+    done >"$dir/compile.txt"
     for f in tools/keel-sim/*.c; do
-        "$cc" "${common[@]}" "$@" -c "$f" -o "$dir/tool_$(basename "$f" .c).o"
+        echo "$cc ${common[*]} $flags -c $f -o $dir/keel-sim/$(basename "$f" .c).o"
+    done >>"$dir/compile.txt"
+    if [ "$have_replay" -eq 1 ]; then
+        for f in tools/keel-replay/*.c; do
+            echo "$cc ${common[*]} $flags -c $f -o $dir/keel-replay/$(basename "$f" .c).o"
+        done >>"$dir/compile.txt"
+    fi
+    if ! xargs -P 2 -I{} sh -c '{}' <"$dir/compile.txt" >"$dir/build.log" 2>&1; then
+        echo "cross-check: build $name failed:" >&2
+        tail -n 30 "$dir/build.log" >&2
+        return 1
+    fi
+    local libs=("$libdir/liblibfixmath.a" "$libdir/libxxhash.a")
+    [ -f "$libdir/libzstd.a" ] && libs+=("$libdir/libzstd.a")
+    local ldflags=(-pthread -lm)
+    [ "$link" = static ] && ldflags+=(-static)
+    local prog
+    for prog in keel-sim keel-replay; do
+        [ "$prog" = keel-replay ] && [ "$have_replay" -eq 0 ] && continue
+        # shellcheck disable=SC2086
+        if ! $cc $flags "$dir/$prog"/*.o "$dir"/lib/*.o -o "$out/$prog-$name" "${libs[@]}" "${ldflags[@]}" \
+            >>"$dir/build.log" 2>&1; then
+            echo "cross-check: linking $prog for $name failed:" >&2
+            tail -n 30 "$dir/build.log" >&2
+            return 1
+        fi
     done
-    "$cc" "$@" "$dir"/*.o -o "$out/keel-sim-$name" "$libdir/liblibfixmath.a" "$libdir/libxxhash.a" -static
 }
-# The core with no floating-point registers wherever the compiler can say so.
-build x86_64-gcc gcc /usr/lib/x86_64-linux-gnu -mgeneral-regs-only
-build x86_64-clang clang /usr/lib/x86_64-linux-gnu -mgeneral-regs-only
-build i386 i686-linux-gnu-gcc /usr/lib/i386-linux-gnu ""
-build arm64 aarch64-linux-gnu-gcc /usr/lib/aarch64-linux-gnu -mgeneral-regs-only
-build s390x s390x-linux-gnu-gcc /usr/lib/s390x-linux-gnu ""
+
+started=$(date +%s)
+for b in "${builds[@]}"; do
+    build "$b" || exit 1
+done
+echo "cross-check: built ${names[*]} in $(($(date +%s) - started)) s"
 
 # Some x86-64 kernels are built without 32-bit support: run the i386 build
 # under qemu-i386 there.
@@ -86,36 +210,42 @@ if ! "$out/keel-sim-i386" --help >/dev/null 2>&1; then
     i386_runner=(qemu-i386)
 fi
 
-run() { # name args...
-    local name=$1
-    shift
+run() { # build-name program args...
+    local name=$1 prog=$2
+    shift 2
+    local cap=()
     case $name in
-    arm64) qemu-aarch64 "$out/keel-sim-$name" "$@" ;;
-    s390x) qemu-s390x "$out/keel-sim-$name" "$@" ;;
-    i386) "${i386_runner[@]}" "$out/keel-sim-$name" "$@" ;;
-    *) "$out/keel-sim-$name" "$@" ;;
+    arm64 | s390x | i386) [ "$timeout_s" -gt 0 ] && cap=(timeout "$timeout_s") ;;
+    esac
+    case $name in
+    arm64) "${cap[@]}" qemu-aarch64 "$out/$prog-$name" "$@" ;;
+    s390x) "${cap[@]}" qemu-s390x "$out/$prog-$name" "$@" ;;
+    i386) "${cap[@]}" "${i386_runner[@]}" "$out/$prog-$name" "$@" ;;
+    *) "$out/$prog-$name" "$@" ;;
     esac
 }
 
-# ---- scenarios ----------------------------------------------------------------------
+# ---- 1. final hashes of keel-sim scenarios --------------------------------------------
 scenarios=("--level builtin --characters 8 --seed 1"
            "--level builtin --characters 8 --seed 2 --shape box"
            "--mode probes --level builtin --characters 16 --seed 3"
            "--level generated --characters 8 --seed 4")
 maps=${KEEL_LEVELS_DIR:-../shared/levels}
+have_maps=0
 if [ -f "$maps/sauerbraten_zdm2.obj" ]; then
+    have_maps=1
     scenarios+=("--level $maps/sauerbraten_zdm2.obj --scale 0.12 --characters 8 --seed 5")
 else
-    echo "cross-check: note: $maps is absent; the real-map scenario is skipped" >&2
+    echo "cross-check: note: $maps is absent; the real-map scenarios are skipped" >&2
 fi
 
 fail=0
 for sc in "${scenarios[@]}"; do
     ref=""
     line="cross-check: ${sc}:"
-    for name in x86_64-gcc x86_64-clang i386 arm64 s390x; do
+    for name in "${names[@]}"; do
         # shellcheck disable=SC2086
-        h=$(run "$name" $sc --ticks "$ticks" --quiet 2>/dev/null | sed -n 's/^final_hash //p')
+        h=$(run "$name" keel-sim $sc --ticks "$ticks" --quiet 2>/dev/null | sed -n 's/^final_hash //p')
         [ -n "$ref" ] || ref=$h
         line+=" $name=$h"
         if [ -z "$h" ] || [ "$h" != "$ref" ]; then
@@ -125,7 +255,7 @@ for sc in "${scenarios[@]}"; do
     echo "$line"
 done
 if [ "$fail" -ne 0 ]; then
-    echo "cross-check: FAILED: the architectures disagree" >&2
+    echo "cross-check: FAILED: the builds disagree on a final hash" >&2
     exit 1
 fi
-echo "cross-check: all architectures agree (x86-64 gcc and clang, i386, arm64, big-endian s390x)"
+echo "cross-check: final hashes agree on every build (${names[*]})"

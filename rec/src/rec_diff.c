@@ -223,7 +223,7 @@ static bool side_state_after(side *s, const sim_world *world, uint32_t tick, uin
             return false;
         }
         sim_scene_step(s->scene);
-        if (rec_resim_compare(s->scene, &t, &world_differs, NULL, NULL) > 0 || world_differs) {
+        if (rec_resim_compare(s->f, s->scene, &t, &world_differs, NULL, NULL) > 0 || world_differs) {
             snprintf(s->how, sizeof s->how, "this build does not reproduce %s (from tick %u)", s->name,
                      (unsigned)at);
             side_free(s);

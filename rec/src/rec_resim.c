@@ -98,7 +98,7 @@ bool rec_resim_apply(sim_scene *scene, const rec_tick *t, rec_error *err)
     return true;
 }
 
-uint32_t rec_resim_compare(const sim_scene *scene, const rec_tick *t, bool *world_differs, uint32_t *ids,
+uint32_t rec_resim_compare(const rec_file *f, const sim_scene *scene, const rec_tick *t, bool *world_differs, uint32_t *ids,
                            uint32_t *id_count)
 {
     *world_differs = sim_scene_hash(scene) != t->world_hash;
@@ -117,7 +117,7 @@ uint32_t rec_resim_compare(const sim_scene *scene, const rec_tick *t, bool *worl
             id = t->char_ids[j++], same = false;
         } else {
             id = c[i].id;
-            same = rec_char_hash16(&c[i]) == t->char_hashes[j];
+            same = rec_file_char_hash16(f, &c[i]) == t->char_hashes[j];
             i++, j++;
         }
         if (same)
@@ -254,7 +254,7 @@ void rec_report_summarize(rec_diff_report *r, const char *name_a, const char *na
                (unsigned)r->ticks_compared);
         return;
     }
-    static const char *const kinds[] = {"", "initial state", "joins or leaves", "commands", "results"};
+    static const char *const kinds[] = {"", "initial states", "joins or leaves", "commands", "results"};
     append(d->detail, sizeof d->detail, "tick %u: %s differ", (unsigned)d->tick, kinds[r->kind]);
     if (d->characters_differing > 0) {
         append(d->detail, sizeof d->detail, "; %u character%s", (unsigned)d->characters_differing,

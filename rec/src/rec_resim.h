@@ -30,11 +30,12 @@ bool rec_resim_restore(sim_scene *scene, uint32_t tick, const sim_char_state *st
 /// recording does not fit its own scene.
 bool rec_resim_apply(sim_scene *scene, const rec_tick *t, rec_error *err);
 
-/// Compare the scene after a step with the recorded results of that tick.
+/// Compare the scene after a step with the recorded results of that tick
+/// (character hashes as the file's writer computed them: its schema).
 /// Returns the number of characters whose 16-bit hash or presence differs
 /// (writing the first REC_DIFF_MAX_CHARACTERS ids to ids, when given) and
 /// sets *world_differs.
-uint32_t rec_resim_compare(const sim_scene *scene, const rec_tick *t, bool *world_differs, uint32_t *ids,
+uint32_t rec_resim_compare(const rec_file *f, const sim_scene *scene, const rec_tick *t, bool *world_differs, uint32_t *ids,
                            uint32_t *id_count);
 
 /// Add the differences of two full states (id order) to the report's value

@@ -46,7 +46,8 @@ typedef struct vshared {
     atomic_uint stop_tick; ///< earliest tick with a finding so far (UINT32_MAX: none)
     atomic_uint_fast64_t ticks_done;
     atomic_uint finished;
-    // Single-threaded runs report progress from inside the loop.
+    // Single-threaded runs report progress from inside the loop (set before
+    // any thread starts and only then; threads leave it NULL).
     void (*progress)(void *ctx, uint64_t done, uint64_t total);
     void *progress_ctx;
     uint64_t ticks_total;
@@ -83,6 +84,8 @@ static void fail_at(vworker *w, uint32_t tick, const rec_error *err)
     w->rc = REC_EXIT_BAD_FILE;
     w->tick = tick;
     w->err = *err;
+    if (!w->err.message[0])
+        rec_fail(&w->err, 0, "", "cannot read the recording at tick %u", (unsigned)tick);
     note_stop(w->sh, tick);
 }
 
@@ -145,7 +148,7 @@ static void diverged(vworker *w, rec_cursor *c, uint32_t tick, uint64_t recorded
     uint32_t differ = 0;
     if (t) {
         bool world_differs = false;
-        differ = rec_resim_compare(w->scene, t, &world_differs, r->characters, &r->character_count);
+        differ = rec_resim_compare(sh->f, w->scene, t, &world_differs, r->characters, &r->character_count);
     }
     r->div.characters_differing = differ;
     r->div.character = r->character_count > 0 ? r->characters[0] : 0;
@@ -285,7 +288,7 @@ static void run_span(vworker *w, const vspan *sp)
         w->ticks++;
         w->char_ticks += t.char_count;
         bool world_differs = false;
-        if (rec_resim_compare(w->scene, &t, &world_differs, NULL, NULL) > 0 || world_differs) {
+        if (rec_resim_compare(sh->f, w->scene, &t, &world_differs, NULL, NULL) > 0 || world_differs) {
             diverged(w, c, t.tick, t.world_hash, &t);
             break;
         }
@@ -342,7 +345,7 @@ static uint32_t make_spans(const rec_file *f, uint32_t first, uint32_t end, uint
 {
     uint32_t n = 0;
     vspan cur = {first, end, -1};
-    if (target > 0 && capacity > 1) {
+    if (target > 0 && capacity > 1 && end > first + 1u) {
         for (uint32_t k = rec_resim_next_keyframe(f, first + 1u, end - 1u); k != UINT32_MAX;
              k = rec_resim_next_keyframe(f, k + 1u, end - 1u)) {
             if ((uint64_t)(k - cur.start) < target || n + 2 > capacity)
@@ -356,13 +359,14 @@ static uint32_t make_spans(const rec_file *f, uint32_t first, uint32_t end, uint
     return n;
 }
 
-static void progress_wait(vshared *sh, uint32_t workers)
+// The calling thread while workers run: report progress now and then.
+static void progress_wait(vshared *sh, uint32_t workers, const rec_verify_config *cfg)
 {
     while (atomic_load(&sh->finished) < workers) {
         struct timespec ts = {0, 50 * 1000 * 1000};
         nanosleep(&ts, NULL);
-        if (sh->progress)
-            sh->progress(sh->progress_ctx, atomic_load(&sh->ticks_done), sh->ticks_total);
+        if (cfg->progress)
+            cfg->progress(cfg->progress_ctx, atomic_load(&sh->ticks_done), sh->ticks_total);
     }
 }
 
@@ -441,10 +445,7 @@ int rec_diff_resim(rec_file *f, const sim_world *world, const rec_verify_config 
             if (started == 0) {
                 worker_main(&w[0]); // no threads to be had: this one does it all
             } else {
-                sh.progress = cfg.progress;
-                sh.progress_ctx = cfg.progress_ctx;
-                progress_wait(&sh, started);
-                sh.progress = NULL;
+                progress_wait(&sh, started, &cfg);
                 for (uint32_t i = 0; i < workers; i++)
                     if (w[i].started)
                         pthread_join(w[i].thread, NULL);

@@ -39,9 +39,12 @@ static int digest_mismatch(const char *file, const rec_header *h, const char *wh
     return REC_EXIT_BAD_FILE;
 }
 
-int replay_level_load(const char *file, const rec_header *h, const char *override, replay_level *out)
+int replay_level_load(const char *file, const rec_header *h, const char *override, replay_level *out,
+                      bool *missing)
 {
     memset(out, 0, sizeof *out);
+    if (missing)
+        *missing = false;
     const rec_level_ref *ref = &h->level;
     switch (ref->kind) {
     case REC_LEVEL_BUILTIN:
@@ -121,6 +124,14 @@ int replay_level_load(const char *file, const rec_header *h, const char *overrid
     }
     if (wrong_path)
         return digest_mismatch(file, h, wrong_path, wrong);
+    if (!any && missing) {
+        *missing = true;
+        fprintf(stderr,
+                "keel-replay: note: %s: the recorded level %s is not found (give --level PATH or set "
+                "KEEL_LEVELS_DIR): a side without a keyframe at the divergent tick cannot be re-simulated\n",
+                file, ref->path[0] ? ref->path : "(no path)");
+        return REC_EXIT_MATCH;
+    }
     if (!any)
         fprintf(stderr,
                 "keel-replay: %s: the recorded level %s (scale %s, up %c) is not found%s; give it with --level "

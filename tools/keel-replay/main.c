@@ -13,6 +13,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "keel_app.h"
@@ -69,9 +70,11 @@ static int usage_error(const char *fmt, ...)
 void replay_print_error(const char *file, const rec_error *err)
 {
     fprintf(stderr, "keel-replay: %s: ", file);
-    if (err->chunk[0])
+    // The reader's messages name the chunk and offset themselves.
+    bool named = err->chunk[0] && strstr(err->message, err->chunk) && strstr(err->message, "offset");
+    if (!named && err->chunk[0])
         fprintf(stderr, "offset %" PRIu64 " (chunk %s): ", err->offset, err->chunk);
-    else if (err->offset > 0)
+    else if (!named && err->offset > 0)
         fprintf(stderr, "offset %" PRIu64 ": ", err->offset);
     fprintf(stderr, "%s\n", err->message[0] ? err->message : "unreadable");
 }
@@ -225,7 +228,7 @@ static int run_resim(const args *a, bool as_diff)
     rec_info in;
     rec_file_info(f, &in);
     replay_level lv;
-    int rc = replay_level_load(file, h, a->level, &lv);
+    int rc = replay_level_load(file, h, a->level, &lv, NULL);
     if (rc != REC_EXIT_MATCH) {
         rec_file_close(f);
         return rc;
@@ -250,7 +253,11 @@ static int run_resim(const args *a, bool as_diff)
     rec_verify_stats st;
     rec_error err;
     memset(&err, 0, sizeof err);
+    struct timespec cpu0, cpu1;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpu0);
     rc = rec_diff_resim(f, lv.world, &cfg, r, &st, &err);
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpu1);
+    double cpu_s = (double)(cpu1.tv_sec - cpu0.tv_sec) + (double)(cpu1.tv_nsec - cpu0.tv_nsec) * 1e-9;
     if (bar)
         fputs("\r\033[K", stderr);
     const char *name_b = as_diff ? "this build" : "re-simulated";
@@ -271,9 +278,13 @@ static int run_resim(const args *a, bool as_diff)
     }
     if (!a->quiet && !a->json && rc != REC_EXIT_BAD_FILE && st.elapsed_ns > 0) {
         double s = (double)st.elapsed_ns * 1e-9;
-        fprintf(stderr, "keel-replay: %" PRIu64 " ticks, %" PRIu64 " character-ticks in %.3f s on %u thread%s: %.0f character-ticks/s\n",
+        // Wall time for the user; CPU time gives the rate per core, which
+        // other work on the machine does not dilute.
+        fprintf(stderr,
+                "keel-replay: %" PRIu64 " ticks, %" PRIu64 " character-ticks in %.3f s on %u thread%s: %.0f "
+                "character-ticks/s (%.0f per CPU-second)\n",
                 st.ticks, st.character_ticks, s, (unsigned)a->threads, a->threads == 1 ? "" : "s",
-                (double)st.character_ticks / s);
+                (double)st.character_ticks / s, cpu_s > 0 ? (double)st.character_ticks / cpu_s : 0.0);
     }
     free(r);
     replay_level_free(&lv);
@@ -309,27 +320,12 @@ static int run_diff(const args *a)
     // at the divergent tick; without it diff still compares everything
     // recorded. A level that is found but differs is refused all the same.
     replay_level lv;
-    memset(&lv, 0, sizeof lv);
-    bool have_level = false;
-    if (ha->level.kind == REC_LEVEL_OBJ && !a->level) {
-        const char *dir = getenv("KEEL_LEVELS_DIR");
-        bool findable = access(ha->level.path, R_OK) == 0 || (dir && dir[0]);
-        if (!findable)
-            fprintf(stderr, "keel-replay: note: %s's level %s is not found: sides without a keyframe at the "
-                            "divergent tick cannot be re-simulated (give --level PATH)\n",
-                    a->files[0], ha->level.path);
-        else
-            have_level = true;
-    } else {
-        have_level = true;
-    }
-    if (have_level) {
-        rc = replay_level_load(a->files[0], ha, a->level, &lv);
-        if (rc != REC_EXIT_MATCH) {
-            rec_file_close(fa);
-            rec_file_close(fb);
-            return rc;
-        }
+    bool missing = false;
+    rc = replay_level_load(a->files[0], ha, a->level, &lv, &missing);
+    if (rc != REC_EXIT_MATCH) {
+        rec_file_close(fa);
+        rec_file_close(fb);
+        return rc;
     }
     truncated_note(a->files[0], &ia);
     truncated_note(a->files[1], &ib);
@@ -346,8 +342,7 @@ static int run_diff(const args *a)
     else
         rec_diff_print_text(stdout, r, a->files[0], a->files[1]);
     free(r);
-    if (have_level)
-        replay_level_free(&lv);
+    replay_level_free(&lv);
     rec_file_close(fa);
     rec_file_close(fb);
     return rc;

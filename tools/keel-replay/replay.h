@@ -23,7 +23,11 @@ typedef struct replay_level {
 /// matches is used. REC_EXIT_MATCH (0) on success; REC_EXIT_BAD_FILE with a
 /// message on stderr when no matching level is found (a different level is
 /// refused: it would re-simulate something else).
-int replay_level_load(const char *file, const rec_header *h, const char *override, replay_level *out);
+/// With `missing` given, an OBJ level found nowhere is not an error: it
+/// returns REC_EXIT_MATCH with *missing set and no world (diff goes on
+/// without re-simulating).
+int replay_level_load(const char *file, const rec_header *h, const char *override, replay_level *out,
+                      bool *missing);
 void replay_level_free(replay_level *l);
 
 /// Print "keel-replay: FILE: offset N (chunk XXXX): message" on stderr.

@@ -10,6 +10,7 @@
 
 #include <keel/sim_hash.h>
 #include <keel/sim_move.h>
+#include <keel/sim_scene.h>
 #include <keel/sim_world.h>
 
 #include "ks_common.h"
@@ -172,6 +173,24 @@ typedef struct ks_script {
 /// and returns KS_EXIT_FAILURE, leaving *out empty.
 int ks_script_load(const char *path, uint32_t characters, ks_script *out);
 void ks_script_free(ks_script *script);
+
+// ---- recording (record.c, on keel/rec.h) ----------------------------------------------
+
+typedef struct ks_recorder ks_recorder;
+
+/// Start the recording of `scene` (its initial state now) with the
+/// settings it runs; NULL after printing why.
+ks_recorder *ks_record_open(const ks_stage *stage, const ks_options *opt, const sim_scene *scene,
+                            const sim_move_settings *settings);
+/// A command given for the coming step (in id order).
+void ks_record_command(ks_recorder *r, uint32_t id, const sim_input *in);
+/// Tick `tick` has been stepped: record it with its commands and the
+/// respawns of the tick before (as leaves and joins).
+void ks_record_tick(ks_recorder *r, uint32_t tick, const sim_scene *after);
+/// A character put back at its spawn point after the step just recorded.
+void ks_record_respawn(ks_recorder *r, const sim_char_state *joined);
+/// Finish and close; KS_EXIT_OK, or KS_EXIT_FAILURE after printing why.
+int ks_record_close(ks_recorder *r);
 
 // ---- output helpers (output.c) ------------------------------------------------------
 

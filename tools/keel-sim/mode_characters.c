@@ -13,8 +13,6 @@
 #include <string.h>
 #include <time.h>
 
-#include <keel/net_proto.h>
-#include <keel/rec.h>
 #include <keel/sim_scene.h>
 
 /// Platform ids: above every character id (the scene keeps the two apart).
@@ -50,17 +48,7 @@ typedef struct characters {
     uint8_t *was_stuck;
     ks_spawn_report spawn_report;
     char_stats stats;
-    // --record: the writer and one tick's record. Respawns happen after a
-    // step (and after its hash is recorded), so the recording carries them
-    // as the next tick's leaves and joins: the same state at the same point.
-    rec_writer *rec;
-    const char *rec_path;
-    bool rec_failed;
-    rec_command *rec_commands;
-    uint32_t rec_command_count;
-    uint32_t *rec_leaves;
-    sim_char_state *rec_joins;
-    uint32_t rec_pending; ///< respawns waiting for the next tick's record
+    ks_recorder *rec; ///< --record (record.c), NULL without
 } characters;
 
 static double now_s(void)
@@ -83,76 +71,9 @@ static void chars_destroy(void *state)
     free(s->spawn_yaw);
     free(s->respawned);
     free(s->was_stuck);
-    if (s->rec) {
-        rec_error err;
-        rec_writer_close(s->rec, &err); // only after a failure elsewhere: finish closes it
-    }
-    free(s->rec_commands);
-    free(s->rec_leaves);
-    free(s->rec_joins);
+    if (s->rec)
+        ks_record_close(s->rec); // only after a failure elsewhere: finish closes it
     free(s);
-}
-
-// The level as a recording names it (keel-replay rebuilds it from this).
-static rec_level_ref level_ref(const ks_stage *stage, const ks_options *opt)
-{
-    rec_level_ref ref;
-    memset(&ref, 0, sizeof ref);
-    ref.up_axis = 'y';
-    switch (opt->level_kind) {
-    case KS_LEVEL_BUILTIN:
-        ref.kind = REC_LEVEL_BUILTIN;
-        break;
-    case KS_LEVEL_GENERATED:
-        ref.kind = REC_LEVEL_GENERATED;
-        ref.generate_triangles = opt->generate_triangles;
-        ref.generate_seed = (uint32_t)opt->seed; // what ks_stage_load generated it from
-        break;
-    case KS_LEVEL_OBJ:
-        ref.kind = REC_LEVEL_OBJ;
-        snprintf(ref.path, sizeof ref.path, "%s", opt->level_name); // length checked with the options
-        snprintf(ref.scale, sizeof ref.scale, "%s", opt->scale);
-        ref.up_axis = opt->up_axis;
-        break;
-    }
-    ref.digest = net_level_digest(&stage->level);
-    return ref;
-}
-
-static bool record_open(characters *s, const ks_stage *stage, const ks_options *opt)
-{
-    size_t slots = s->count ? s->count : 1;
-    s->rec_commands = calloc(slots, sizeof *s->rec_commands);
-    s->rec_leaves = calloc(slots, sizeof *s->rec_leaves);
-    s->rec_joins = calloc(slots, sizeof *s->rec_joins);
-    if (!s->rec_commands || !s->rec_leaves || !s->rec_joins) {
-        fputs("keel-sim: out of memory\n", stderr);
-        return false;
-    }
-    rec_header h = rec_default_header();
-    h.settings = s->settings;
-    h.settings_digest = net_settings_digest(&s->settings);
-    h.level = level_ref(stage, opt);
-    h.platform_count = sim_scene_platform_count(s->scene);
-    for (uint32_t i = 0; i < h.platform_count && i < REC_MAX_PLATFORMS; i++)
-        h.platforms[i] = *sim_scene_platform(s->scene, i);
-    h.water_count = sim_scene_water_count(s->scene);
-    for (uint32_t i = 0; i < h.water_count && i < REC_MAX_WATERS; i++)
-        h.waters[i] = sim_scene_water(s->scene, i);
-    h.max_characters = sim_scene_capacity(s->scene);
-    h.keyframe_interval = opt->keyframe_interval;
-    h.compress = opt->record_compress;
-    snprintf(h.source, sizeof h.source, "keel-sim");
-    rec_writer_config cfg = rec_default_writer_config();
-    rec_error err;
-    memset(&err, 0, sizeof err);
-    s->rec = rec_writer_open(opt->record_path, &h, &cfg, s->scene, &err);
-    s->rec_path = opt->record_path;
-    if (!s->rec) {
-        fprintf(stderr, "keel-sim: --record %s: %s\n", opt->record_path, err.message);
-        return false;
-    }
-    return true;
 }
 
 // The built-in level's elevator and shuttle (sim_scene_add_area_platforms).
@@ -233,7 +154,7 @@ static void *chars_create(const ks_stage *stage, const ks_options *opt, ks_scrip
         if (s->walkers)
             s->walkers[i] = ks_walker_init(opt->seed, id);
     }
-    if (opt->record_path && !record_open(s, stage, opt))
+    if (opt->record_path && !(s->rec = ks_record_open(stage, opt, s->scene, &s->settings)))
         goto fail;
     return s;
 
@@ -256,13 +177,12 @@ static void give(characters *s, uint32_t id, const sim_input *in)
 {
     sim_scene_set_input(s->scene, id, in);
     if (s->rec)
-        s->rec_commands[s->rec_command_count++] = (rec_command){id, *in};
+        ks_record_command(s->rec, id, in);
 }
 
 static void give_commands(characters *s)
 {
     uint32_t t = sim_scene_tick(s->scene);
-    s->rec_command_count = 0;
     if (s->scripted) {
         // Characters without a command this tick get the scene's empty one:
         // no movement, the same view direction.
@@ -302,19 +222,8 @@ static void chars_step(void *state, const ks_stage *stage)
     double t0 = now_s();
     sim_scene_step(s->scene);
     s->stats.seconds += now_s() - t0;
-    if (s->rec && !s->rec_failed) {
-        // Last tick's respawns were applied after its step: this tick's
-        // leaves and joins (leaves first, then joins, both in id order).
-        rec_tick t = {0};
-        t.tick = tick;
-        t.leave_count = t.join_count = s->rec_pending;
-        t.leaves = s->rec_leaves;
-        t.joins = s->rec_joins;
-        t.command_count = s->rec_command_count;
-        t.commands = s->rec_commands;
-        s->rec_failed = !rec_writer_tick(s->rec, &t, s->scene);
-        s->rec_pending = 0;
-    }
+    if (s->rec)
+        ks_record_tick(s->rec, tick, s->scene); // before the respawns below
 
     // A character that fell off the level starts again at its spawn point:
     // a lost character would otherwise fall for the rest of the run.
@@ -332,10 +241,8 @@ static void chars_step(void *state, const ks_stage *stage)
         sim_scene_remove_character(s->scene, id);
         sim_scene_add_character(s->scene, &c);
         s->stats.respawns++;
-        if (s->rec) {
-            s->rec_leaves[s->rec_pending] = id;
-            s->rec_joins[s->rec_pending++] = c;
-        }
+        if (s->rec)
+            ks_record_respawn(s->rec, &c);
     }
 
     chars = sim_scene_characters(s->scene, &n);
@@ -473,18 +380,9 @@ static void chars_summary(const void *state, FILE *f)
 static int chars_finish(void *state)
 {
     characters *s = state;
-    if (!s->rec)
-        return KS_EXIT_OK;
-    rec_error err;
-    memset(&err, 0, sizeof err);
-    bool ok = rec_writer_close(s->rec, &err) && !s->rec_failed;
+    int rc = s->rec ? ks_record_close(s->rec) : KS_EXIT_OK;
     s->rec = NULL;
-    if (!ok) {
-        fprintf(stderr, "keel-sim: --record %s: %s\n", s->rec_path,
-                err.message[0] ? err.message : "the recording failed");
-        return KS_EXIT_FAILURE;
-    }
-    return KS_EXIT_OK;
+    return rc;
 }
 
 const ks_mode ks_mode_characters = {

@@ -106,7 +106,7 @@ typedef struct rec_diff_report {
     bool values_truncated;    ///< more differed than the list holds
     bool values_exact;        ///< the state right after the divergent tick (else a later keyframe's: a hint)
     uint32_t values_tick;     ///< the tick whose start state the values are of
-    char values_source[96];   ///< where the states came from ("keyframes", "A re-simulated here", ...)
+    char values_source[160];  ///< where the states came from ("keyframes", "A re-simulated here", ...)
     uint64_t hash_a, hash_b;  ///< world hashes after the divergent tick
     uint32_t ticks_compared;  ///< ticks equal before the divergence (or in all, when none)
     uint32_t ticks_a, ticks_b;

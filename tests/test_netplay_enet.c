@@ -1,5 +1,6 @@
 // keel tests: the real programs over real ENet sockets on loopback:
-// keel-server, keel-client bots and, for bad links, keel-relay between them.
+// keel-server, keel-client bots and, for bad links, keel-relay between them;
+// and their recordings, checked with keel-replay and the client replay.
 // MIT licence, see LICENSE.
 //
 // Each test starts the processes with their output in temporary files, reads
@@ -23,6 +24,10 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <keel/cl_replay.h>
+#include <keel/rec.h>
+#include <keel/sim_world.h>
 
 #define MAX_ARGS 48
 
@@ -478,4 +483,116 @@ Test(netplay_enet, pushing_bots_mispredict_only_for_named_causes)
     // ever disturbing each other's prediction.)
     sanitized_timing_expect(c.interaction + c.remote > 0, "the pushers never disturbed each other's prediction");
     free(json);
+}
+
+// ---- recordings of a real session ----------------------------------------------------------
+
+// Whatever the timing, what was recorded must re-simulate: the server's file
+// with the real keel-replay, the client's with the offline client replay,
+// and the client's confirmed hashes must be the server's at the same ticks.
+Test(netplay_enet, a_recorded_session_verifies_on_the_server_and_replays_on_the_client)
+{
+    char dir[256], server_file[300], client_file[300], cmd[600];
+    snprintf(dir, sizeof dir, "/tmp/keel-netplay-%d-rec", (int)getpid());
+    snprintf(cmd, sizeof cmd, "mkdir -p %s", dir);
+    cr_assert_eq(system(cmd), 0);
+    snprintf(server_file, sizeof server_file, "%s/server.krec", dir);
+    snprintf(client_file, sizeof client_file, "%s/client.krec", dir);
+    proc sv, a, b, c, replay;
+    const char *sargs[] = {"--bind", "127.0.0.1", "--port", "0", "--duration", "60", "--max-per-address", "64",
+                           "--quiet", "--platforms", "--record", server_file, NULL};
+    proc_start(&sv, "keel-server", sargs);
+    char port[16];
+    snprintf(port, sizeof port, "%u", wait_port(sv.out));
+#ifdef KEEL_SANITIZED_BUILD
+    const char *a_bots = "2", *b_bots = "1";
+#else
+    const char *a_bots = "3", *b_bots = "3";
+#endif
+    // a: the recorded client (its first bot) and company, 15 s; b: pushers,
+    // 15 s; c: rides the platforms and leaves after 5 s.
+    const char *aargs[] = {"--port", port, "--bots", a_bots, "--ticks", "960", "--platforms", "--record",
+                           client_file, NULL};
+    const char *bargs[] = {"--port", port, "--bots", b_bots, "--bot", "pusher", "--ticks", "960", "--platforms",
+                           "--seed", "20", NULL};
+    const char *cargs[] = {"--port", port, "--bots", "1", "--bot", "platforms", "--ticks", "320", "--platforms",
+                           "--seed", "30", NULL};
+    proc_start(&a, "keel-client", aargs);
+    proc_start(&b, "keel-client", bargs);
+    proc_start(&c, "keel-client", cargs);
+    cr_assert(proc_wait(&c, 40000), "the leaving client did not finish");
+    cr_assert(proc_wait(&a, 50000), "the recorded client did not finish");
+    cr_assert(proc_wait(&b, 50000), "the pushers did not finish");
+    char *aerr = slurp(a.err), *aout = slurp(a.out);
+    cr_log_info("recorded client: %s%s\n", aerr, aout);
+    sanitized_timing_expect(a.status == 0 && b.status == 0 && c.status == 0, "client exits %d %d %d", a.status,
+                            b.status, c.status);
+    cr_expect(strstr(aerr, "keel-client: recorded bot 1 to ") != NULL, "%s", aerr);
+    // The server closes its recording properly on SIGTERM.
+    proc_kill(&sv, SIGTERM);
+    cr_assert(sv.done, "keel-server did not stop on SIGTERM");
+    char *sout = slurp(sv.out), *serr = slurp(sv.err);
+    cr_log_info("server: %s%s\n", sout, serr);
+    cr_expect_eq(sv.status, 0, "keel-server exit %d: %s", sv.status, serr);
+    cr_expect(strstr(sout, "keel-server: recorded ") != NULL && strstr(sout, "final hash ") != NULL, "%s", sout);
+
+    // The real keel-replay verifies the server's recording.
+    const char *rargs[] = {"verify", server_file, NULL};
+    proc_start(&replay, "keel-replay", rargs);
+    cr_assert(proc_wait(&replay, 60000), "keel-replay did not finish");
+    char *rout = slurp(replay.out), *rerr = slurp(replay.err);
+    cr_expect_eq(replay.status, 0, "keel-replay verify: exit %d: %s%s", replay.status, rout, rerr);
+    cr_log_info("keel-replay: %s%s\n", rout, rerr);
+
+    rec_error err;
+    rec_file *sf = rec_file_open(server_file, &err);
+    cr_assert_not_null(sf, "%s", err.message);
+    rec_info si;
+    rec_file_info(sf, &si);
+    cr_expect(si.complete, "the server's recording has no end");
+    cr_expect_gt(si.leaves, 0, "the leaving client's character left");
+    double player_hours = 0;
+    if (si.tick_count)
+        player_hours = (double)si.max_characters_seen * si.tick_count / 64.0 / 3600.0;
+    cr_log_info("server recording: %llu bytes, %u ticks, %u players (at most %u at once), %u keyframes; "
+                "%.0f bytes per player-hour at the most players\n",
+                (unsigned long long)si.file_bytes, si.tick_count, si.players, si.max_characters_seen, si.keyframes,
+                player_hours > 0 ? (double)si.file_bytes / player_hours : 0.0);
+
+    // The client's recording replays offline, and agrees with the server's.
+    sim_level level;
+    cr_assert_eq(sim_level_builtin(&level), 0);
+    sim_world *world = sim_world_create(&level, NULL, NULL);
+    cr_assert_not_null(world);
+    rec_file *cf = rec_file_open(client_file, &err);
+    cr_assert_not_null(cf, "%s", err.message);
+    rec_divergence div;
+    cl_replay_stats rs;
+    int rc = cl_replay_verify_stats(cf, world, &level, &div, &rs, &err);
+    cr_expect_eq(rc, REC_EXIT_MATCH, "client replay: %d: %s %s", rc, div.detail, err.message);
+    cr_expect_gt(rs.confirmed, 100);
+    uint64_t compared = 0;
+    rc = cl_replay_compare_server(cf, sf, &compared, &div, &err);
+    cr_expect_eq(rc, REC_EXIT_MATCH, "client against server: %d: %s %s", rc, div.detail, err.message);
+    cr_expect_gt(compared, 100);
+    cr_log_info("client recording: %llu calls replayed, %llu confirmed ticks (%llu compared with the server's)\n",
+                (unsigned long long)rs.records, (unsigned long long)rs.confirmed, (unsigned long long)compared);
+    rec_file_close(cf);
+    rec_file_close(sf);
+    sim_world_destroy(world);
+    sim_level_free(&level);
+    free(aerr);
+    free(aout);
+    free(sout);
+    free(serr);
+    free(rout);
+    free(rerr);
+    proc_cleanup(&a);
+    proc_cleanup(&b);
+    proc_cleanup(&c);
+    proc_cleanup(&sv);
+    proc_cleanup(&replay);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    if (system(cmd) != 0)
+        cr_log_info("could not remove %s\n", dir);
 }

@@ -6,8 +6,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <inttypes.h>
+
 #include <keel/cl_bot.h>
 #include <keel/cl_client.h>
+#include <keel/cl_record.h>
+#include <keel/sim_hash.h>
 
 #include "keel_app.h"
 
@@ -23,7 +27,8 @@ typedef struct options {
     char up;
     uint32_t port, bots, ticks, seed, rate, connect_timeout_s, leash_mm, ticks_per_packet;
     int mode;
-    bool trace;
+    bool trace, platforms;
+    const char *record;
 } options;
 
 static void usage(FILE *f)
@@ -47,9 +52,14 @@ static void usage(FILE *f)
           "                        the server spawns characters 4 m apart)\n"
           "  --trace               every 100 ms a JSON line per bot on stderr: time, input margin,\n"
           "                        round trip, confirmed and predicted ticks\n"
+          "  --platforms           the built-in level's elevator and shuttle (as keel-server\n"
+          "                        --platforms: both sides must agree)\n"
+          "  --record FILE         record the first bot's client: every call into the client\n"
+          "                        library and its confirmed hashes (cl_replay_verify replays it\n"
+          "                        offline; client/README.md)\n"
           "  --help                this help\n"
           "Exit status: 0 played; 1 refused by the server (the reason is printed), could not\n"
-          "connect, or lost the connection; 2 bad usage.\n",
+          "connect, lost the connection, or the recording failed; 2 bad usage.\n",
           f);
 }
 
@@ -62,7 +72,8 @@ static int bad(const char *what, const char *value)
 
 static int parse(int argc, char **argv, options *o)
 {
-    *o = (options){"127.0.0.1", "builtin", "0.12", 'y', 27900, 1, 640, 1, 64, 10, 1000, 2, CL_BOT_RANDOM, false};
+    *o = (options){"127.0.0.1", "builtin", "0.12", 'y', 27900, 1, 640, 1, 64, 10, 1000, 2, CL_BOT_RANDOM, false,
+                   false, NULL};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(a, "--help") == 0) {
@@ -73,13 +84,17 @@ static int parse(int argc, char **argv, options *o)
             o->trace = true;
             continue;
         }
+        if (strcmp(a, "--platforms") == 0) {
+            o->platforms = true;
+            continue;
+        }
         if (strncmp(a, "--", 2) != 0 || !v) {
             if (strncmp(a, "--", 2) == 0 &&
                 (strcmp(a, "--server") == 0 || strcmp(a, "--port") == 0 || strcmp(a, "--bots") == 0 ||
                  strcmp(a, "--bot") == 0 || strcmp(a, "--ticks") == 0 || strcmp(a, "--seed") == 0 ||
                  strcmp(a, "--rate") == 0 || strcmp(a, "--level") == 0 || strcmp(a, "--scale") == 0 ||
                  strcmp(a, "--up") == 0 || strcmp(a, "--connect-timeout") == 0 || strcmp(a, "--leash-mm") == 0 ||
-                 strcmp(a, "--ticks-per-packet") == 0))
+                 strcmp(a, "--ticks-per-packet") == 0 || strcmp(a, "--record") == 0))
                 return bad("value for", a);
             fprintf(stderr, "keel-client: unknown option '%s'\n", a);
             usage(stderr);
@@ -87,6 +102,7 @@ static int parse(int argc, char **argv, options *o)
         }
         bool ok = true;
         if (strcmp(a, "--server") == 0) o->server = v;
+        else if (strcmp(a, "--record") == 0) { o->record = v; ok = v[0] != 0; }
         else if (strcmp(a, "--level") == 0) o->level = v;
         else if (strcmp(a, "--scale") == 0) o->scale = v;
         else if (strcmp(a, "--up") == 0) { ok = (strcmp(v, "y") == 0 || strcmp(v, "z") == 0); o->up = v[0]; }
@@ -138,6 +154,9 @@ int main(int argc, char **argv)
     net_host_config hc = net_host_default_config();
     cl_config cc = cl_default_config();
     cc.ticks_per_packet = o.ticks_per_packet;
+    cc.platforms = o.platforms;
+    cl_record *rec = NULL;
+    bool rec_failed_reported = false;
     for (uint32_t i = 0; i < o.bots; i++) {
         const char *why = NULL;
         bots[i].host = net_host_connect(o.server, (uint16_t)o.port, &hc, &why);
@@ -146,8 +165,29 @@ int main(int argc, char **argv)
             return 1;
         }
         bots[i].cl = cl_client_create(world, &level, &settings, &cc, bots[i].host);
+        if (!bots[i].cl) {
+            fputs("keel-client: cannot create the client\n", stderr);
+            return 1;
+        }
         cl_bot_init(&bots[i].bot, (cl_bot_mode)o.mode, (uint64_t)o.seed + i);
         bots[i].bot.leash = SIM_FX_MM((int64_t)o.leash_mm);
+        if (i == 0 && o.record) {
+            rec_header h = cl_record_default_header(bots[0].cl);
+            if (strcmp(o.level, "builtin") != 0) {
+                h.level.kind = REC_LEVEL_OBJ;
+                snprintf(h.level.path, sizeof h.level.path, "%s", o.level);
+                snprintf(h.level.scale, sizeof h.level.scale, "%s", o.scale);
+                h.level.up_axis = o.up;
+            }
+            rec_writer_config wc = rec_default_writer_config();
+            wc.threaded = true;
+            rec_error err;
+            rec = cl_record_open(o.record, &h, &wc, &err);
+            if (!rec) {
+                fprintf(stderr, "keel-client: cannot record to %s: %s\n", o.record, err.message);
+                return 1;
+            }
+        }
     }
     const uint64_t start = keel_app_now_us();
     uint64_t next_trace = start;
@@ -160,11 +200,16 @@ int main(int argc, char **argv)
             bot_run *b = &bots[i];
             if (b->done)
                 continue;
+            cl_record *r = i == 0 ? rec : NULL; // the first bot is the recorded one
             net_event ev;
             while (net_host_service(b->host, &ev, 0) != NET_EVENT_NONE) {
                 if (ev.type == NET_EVENT_CONNECT)
-                    cl_client_hello(b->cl, now_ms);
-                cl_client_handle(b->cl, &ev, now_ms);
+                    cl_record_hello(r, b->cl, now_ms);
+                cl_record_handle(r, b->cl, &ev, now_ms);
+            }
+            if (r && !rec_failed_reported && !cl_record_ok(r)) {
+                rec_failed_reported = true;
+                fprintf(stderr, "keel-client: the recording to %s failed; playing on without it\n", o.record);
             }
             cl_status st = cl_client_status(b->cl);
             if (st == CL_STATUS_REFUSED) {
@@ -193,7 +238,7 @@ int main(int argc, char **argv)
                 b->clock_started = true;
                 b->next_us = now;
             }
-            uint32_t due = cl_client_take_catch_up(b->cl);
+            uint32_t due = cl_record_take_catch_up(r, b->cl);
             while (now >= b->next_us) {
                 due++;
                 b->next_us += cl_client_tick_us(b->cl);
@@ -202,7 +247,7 @@ int main(int argc, char **argv)
                 uint32_t tick = cl_client_predicted_tick(b->cl);
                 sim_input cmd = cl_bot_command(&b->bot, cl_client_predicted(b->cl), cl_client_character(b->cl),
                                                &level, tick);
-                if (cl_client_predict(b->cl, &cmd, now_ms) && o.ticks && ++b->played >= o.ticks)
+                if (cl_record_predict(r, b->cl, &cmd, now_ms) && o.ticks && ++b->played >= o.ticks)
                     b->done = true;
             }
             net_host_flush(b->host);
@@ -228,6 +273,20 @@ int main(int argc, char **argv)
         if (all_done || stop_requested)
             break;
         keel_app_sleep_until_us(keel_app_now_us() + 1000u);
+    }
+    if (rec) {
+        uint64_t calls = cl_record_count(rec);
+        uint32_t ct = cl_client_confirmed_tick(bots[0].cl);
+        uint64_t hash = sim_scene_hash(cl_client_confirmed(bots[0].cl));
+        rec_error err;
+        if (cl_record_close(rec, &err)) {
+            fprintf(stderr, "keel-client: recorded bot 1 to %s: %" PRIu64 " records, confirmed tick %u, hash %016" PRIx64
+                            "\n",
+                    o.record, calls, ct, hash);
+        } else {
+            fprintf(stderr, "keel-client: the recording to %s failed: %s\n", o.record, err.message);
+            status = 1;
+        }
     }
     double secs = (double)(keel_app_now_us() - start) / 1e6;
     // The summary: per bot, then totals.

@@ -4,7 +4,8 @@
 #include <math.h>
 #include <string.h>
 
-static const char *const mode_names[CL_BOT_MODE_COUNT] = {"random", "circuit", "pusher", "idle"};
+static const char *const mode_names[CL_BOT_MODE_COUNT] = {"random", "circuit", "pusher", "idle",
+                                                                 "platforms"};
 
 int cl_bot_mode_parse(const char *name)
 {
@@ -47,6 +48,42 @@ static const char *const circuit[] = {
 #define CIRCUIT_LEN (sizeof circuit / sizeof circuit[0])
 
 static double fx(sim_fx v) { return (double)v / 65536.0; }
+
+// Walk onto platform `waypoint`, ride it for 1.5 to 4.5 s, then the next one;
+// give up on one not reached within 10 s (an elevator at the top is a wall).
+static bool platform_command(cl_bot *bot, const sim_scene *scene, const sim_char_state *me, uint32_t tick,
+                             sim_input *in)
+{
+    uint32_t count = sim_scene_platform_count(scene);
+    if (count == 0)
+        return false;
+    const sim_platform_def *p = sim_scene_platform(scene, bot->waypoint % count);
+    sim_vec3 at = sim_platform_position(p, sim_scene_tick(scene));
+    double dx = fx(at.x - me->position.x), dz = fx(at.z - me->position.z);
+    double d2 = dx * dx + dz * dz;
+    double hx = fx(p->half.x) - 0.35, hz = fx(p->half.z) - 0.35;
+    bool on = dx * dx < hx * hx && dz * dz < hz * hz && me->position.y >= at.y;
+    if (on && !bot->riding) {
+        bot->riding = true;
+        bot->next_change = tick + 96u + (uint32_t)(next(&bot->rng) % 192u);
+    }
+    if (tick >= bot->next_change && (bot->riding || bot->next_change != 0)) {
+        bot->waypoint++;
+        bot->riding = false;
+        bot->next_change = tick + 640u;
+        return true; // stand this tick; head for the next one from the next
+    }
+    if (bot->next_change == 0)
+        bot->next_change = tick + 640u;
+    if (bot->riding && on)
+        return true; // ride: stand still, carried
+    in->yaw = yaw_toward(dx, dz);
+    in->forward = d2 < 2.25 ? 50 : 127;
+    // Hop onto a platform top above the step height.
+    if (d2 < 2.0 && fx(at.y + p->half.y - me->position.y) > 0.3 && (tick & 1u) == 0)
+        in->buttons = SIM_BUTTON_JUMP;
+    return true;
+}
 
 sim_input cl_bot_command(cl_bot *bot, const sim_scene *scene, uint32_t self, const sim_level *level, uint32_t tick)
 {
@@ -122,6 +159,12 @@ sim_input cl_bot_command(cl_bot *bot, const sim_scene *scene, uint32_t self, con
         }
         break;
     }
+    case CL_BOT_PLATFORMS:
+        if (!platform_command(bot, scene, me, tick, &in)) {
+            bot->mode = CL_BOT_RANDOM; // no platforms here: wander instead
+            return cl_bot_command(bot, scene, self, level, tick);
+        }
+        break;
     default:
         break;
     }

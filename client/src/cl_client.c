@@ -160,6 +160,13 @@ cl_client *cl_client_create(const sim_world *world, const sim_level *level, cons
         ok = slot_init(&cl->conf_ring[i], true) && slot_init(&cl->pred_ring[i], true);
         cl->own_ring[i].tick = NET_TICK_NONE;
     }
+    // Platform ids as the server gives them (sv_server.c), far above any
+    // character's; a level without a platform area has none, on both sides.
+    if (ok && config->platforms) {
+        sim_scene_add_area_platforms(cl->pred, level, 0x7FFF0001u, 0x7FFF0002u);
+        sim_scene_add_area_platforms(cl->conf, level, 0x7FFF0001u, 0x7FFF0002u);
+        sim_scene_add_area_platforms(cl->work, level, 0x7FFF0001u, 0x7FFF0002u);
+    }
     if (!ok) {
         cl_client_destroy(cl);
         return NULL;
@@ -197,6 +204,9 @@ uint32_t cl_client_character(const cl_client *cl) { return cl->character; }
 uint32_t cl_client_predicted_tick(const cl_client *cl) { return sim_scene_tick(cl->pred); }
 uint32_t cl_client_confirmed_tick(const cl_client *cl) { return cl->confirmed; }
 const sim_scene *cl_client_predicted(const cl_client *cl) { return cl->pred; }
+const sim_move_settings *cl_client_settings(const cl_client *cl) { return &cl->settings; }
+const cl_config *cl_client_config(const cl_client *cl) { return &cl->config; }
+net_sim_identity cl_client_identity(const cl_client *cl) { return cl->identity; }
 const sim_scene *cl_client_confirmed(const cl_client *cl) { return cl->conf; }
 
 void cl_client_stats(const cl_client *cl, cl_stats *stats)

@@ -2,7 +2,9 @@
 //
 // A fixed tick loop against absolute deadlines (tick k runs at start + k / rate
 // seconds, computed from k, so the clock never drifts), the network serviced
-// in between, a stats line every few seconds.
+// in between, a stats line every few seconds; a recording of every tick with
+// --record (record.c). With --virtual-bots, no sockets: a session with bots on
+// a virtual clock (virtual.c).
 #define _POSIX_C_SOURCE 200809L
 #include <signal.h>
 #include <stdio.h>
@@ -12,6 +14,7 @@
 #include <keel/sv_server.h>
 
 #include "keel_app.h"
+#include "keel_server.h"
 
 static volatile sig_atomic_t stop_requested;
 static void on_signal(int sig)
@@ -19,13 +22,6 @@ static void on_signal(int sig)
     (void)sig;
     stop_requested = 1;
 }
-
-typedef struct options {
-    const char *bind, *level, *scale;
-    char up;
-    uint32_t port, rate, snapshot_ticks, max_clients, duration_s, stats_s, per_address;
-    bool stats_json, platforms, quiet;
-} options;
 
 static void usage(FILE *f)
 {
@@ -43,10 +39,25 @@ static void usage(FILE *f)
           "  --up y|z              OBJ up axis (default y; OBJ only)\n"
           "  --platforms           the built-in level's elevator and shuttle\n"
           "  --duration S          stop after S seconds (default 0: until interrupted)\n"
+          "  --ticks N             stop after N ticks (default 0: no limit)\n"
           "  --stats-interval S    seconds between stats lines (default 5; 0: none)\n"
           "  --stats-json          stats as JSON lines on stdout (text goes to stderr)\n"
           "  --quiet               no stats lines, only the summary\n"
-          "  --help                this help\n",
+          "  --help                this help\n"
+          "Recording (docs/replay.md; check one with keel-replay verify FILE):\n"
+          "  --record FILE         record every tick (what it applied and the hashes it reached)\n"
+          "  --keyframe-interval N a full-state keyframe every N ticks (default 64; 0: none)\n"
+          "  --record-full         debug mode: a keyframe every tick\n"
+          "  --no-compress         no zstd compression of the tick blocks\n"
+          "A session with bots, no sockets (for tests and the cross-build matrix):\n"
+          "  --virtual-bots N      N bots (1..64) on the in-memory network and a virtual clock, as\n"
+          "                        fast as the CPU allows; prints the final hash (--ticks: default\n"
+          "                        11520, 3 minutes at 64 Hz; platforms are on)\n"
+          "  --full-clients K      how many of them run the client library, predicting and checking\n"
+          "                        their confirmed states (default 1); the others are light bots\n"
+          "                        that steer by the server's scene (much cheaper)\n"
+          "  --seed S              the session's seed (default 1)\n"
+          "  --churn               bots leave and rejoin (one in four without a word)\n",
           f);
 }
 
@@ -59,7 +70,9 @@ static int bad(const char *what, const char *value)
 
 static int parse(int argc, char **argv, options *o)
 {
-    *o = (options){"0.0.0.0", "builtin", "0.12", 'y', 27900, 64, 2, 64, 0, 5, 4, false, false, false};
+    memset(o, 0, sizeof *o);
+    *o = (options){"0.0.0.0", "builtin", "0.12", 'y', 27900, 64, 2, 64, 0, 5, 4, false, false, false, 0, NULL,
+                   REC_DEFAULT_KEYFRAME_INTERVAL, false, false, 0, 1, 1, false};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -72,9 +85,23 @@ static int parse(int argc, char **argv, options *o)
             o->platforms = true;
         } else if (strcmp(a, "--quiet") == 0) {
             o->quiet = true;
+        } else if (strcmp(a, "--record-full") == 0) {
+            o->record_full = true;
+        } else if (strcmp(a, "--no-compress") == 0) {
+            o->no_compress = true;
+        } else if (strcmp(a, "--churn") == 0) {
+            o->churn = true;
+        } else if (strcmp(a, "--record") == 0) {
+            if (!v || !v[0])
+                return bad("value for", a);
+            o->record = v;
+            i++;
         } else if (strcmp(a, "--port") == 0 || strcmp(a, "--rate") == 0 || strcmp(a, "--snapshot-ticks") == 0 ||
                    strcmp(a, "--max-clients") == 0 || strcmp(a, "--duration") == 0 ||
-                   strcmp(a, "--stats-interval") == 0 || strcmp(a, "--max-per-address") == 0) {
+                   strcmp(a, "--stats-interval") == 0 || strcmp(a, "--max-per-address") == 0 ||
+                   strcmp(a, "--ticks") == 0 || strcmp(a, "--keyframe-interval") == 0 ||
+                   strcmp(a, "--virtual-bots") == 0 || strcmp(a, "--seed") == 0 ||
+                   strcmp(a, "--full-clients") == 0) {
             if (!v)
                 return bad("value for", a);
             uint32_t lo = 0, hi = 86400u * 365u, *dst = &o->duration_s;
@@ -84,6 +111,11 @@ static int parse(int argc, char **argv, options *o)
             else if (strcmp(a, "--max-clients") == 0) { lo = 1; hi = NET_MAX_CHARACTERS; dst = &o->max_clients; }
             else if (strcmp(a, "--stats-interval") == 0) { dst = &o->stats_s; }
             else if (strcmp(a, "--max-per-address") == 0) { lo = 1; hi = NET_MAX_CHARACTERS; dst = &o->per_address; }
+            else if (strcmp(a, "--ticks") == 0) { hi = 0xFFFFFFFFu; dst = &o->ticks; }
+            else if (strcmp(a, "--keyframe-interval") == 0) { hi = 1u << 24; dst = &o->keyframe_interval; }
+            else if (strcmp(a, "--virtual-bots") == 0) { lo = 1; hi = 64; dst = &o->virtual_bots; }
+            else if (strcmp(a, "--seed") == 0) { hi = 0xFFFFFFFFu; dst = &o->seed; }
+            else if (strcmp(a, "--full-clients") == 0) { hi = 64; dst = &o->full_clients; }
             if (!keel_app_parse_u32(v, lo, hi, dst))
                 return bad(a, v);
             i++;
@@ -133,6 +165,12 @@ int main(int argc, char **argv)
         return 1;
     sim_move_settings settings = sim_move_default_settings();
     settings.tick_rate = (int32_t)o.rate;
+    if (o.virtual_bots) {
+        rc = run_virtual(&o, world, &level, &settings);
+        sim_world_destroy(world);
+        sim_level_free(&level);
+        return rc;
+    }
     net_host_config hc = net_host_default_config();
     hc.max_peers = o.max_clients + 8; // room to refuse politely
     hc.max_peers_per_address = o.per_address;
@@ -152,6 +190,9 @@ int main(int argc, char **argv)
         return 1;
     }
     FILE *text = o.stats_json ? stderr : stdout;
+    recorder rec;
+    if (!recorder_start(&rec, &o, sv))
+        return 1;
     fprintf(text, "keel-server: %s, %u triangles, %u Hz, snapshot every %u ticks, listening on %s:%u\n", o.level,
             level.triangle_count, o.rate, o.snapshot_ticks, o.bind, (unsigned)net_host_port(host));
     fflush(text);
@@ -175,7 +216,8 @@ int main(int argc, char **argv)
             else if (wait_ms <= 1)
                 keel_app_sleep_until_us(deadline);
         }
-        if (stop_requested || (o.duration_s && keel_app_now_us() - start >= (uint64_t)o.duration_s * 1000000u))
+        if (stop_requested || (o.duration_s && keel_app_now_us() - start >= (uint64_t)o.duration_s * 1000000u) ||
+            (o.ticks && k >= o.ticks))
             break;
         uint64_t t0 = keel_app_now_us();
         sv_server_tick(sv, keel_app_now_us());
@@ -255,9 +297,10 @@ int main(int argc, char **argv)
             (unsigned long long)ss.input_packets_lost, (unsigned long long)ss.input_packets_reordered,
             (unsigned long long)ss.messages_malformed, (unsigned long long)ss.messages_unexpected,
             (unsigned long long)end_net.peers_refused);
+    rc = recorder_finish(&rec, sv, text) ? 0 : 1;
     sv_server_destroy(sv);
     net_host_destroy(host);
     sim_world_destroy(world);
     sim_level_free(&level);
-    return 0;
+    return rc;
 }

@@ -81,6 +81,12 @@ struct sv_server {
     uint32_t snap_join_cap, snap_leave_cap, snap_command_cap;
     uint8_t packet[NET_MTU];
     sv_stats stats;
+    // the tick observer and its scratch (allocated once, max_clients each)
+    sv_tick_observer observer;
+    void *observer_ctx;
+    uint32_t *obs_leaves;
+    sim_char_state *obs_joins;
+    rec_command *obs_commands;
 };
 
 sv_config sv_default_config(void)
@@ -131,9 +137,12 @@ sv_server *sv_server_create(const sim_world *world, const sim_level *level, cons
     sv->snap_joins = calloc(sv->snap_join_cap, sizeof *sv->snap_joins);
     sv->snap_leaves = calloc(sv->snap_leave_cap, sizeof *sv->snap_leaves);
     sv->snap_commands = calloc(sv->snap_command_cap, sizeof *sv->snap_commands);
+    sv->obs_leaves = calloc(n, sizeof *sv->obs_leaves);
+    sv->obs_joins = calloc(n, sizeof *sv->obs_joins);
+    sv->obs_commands = calloc(n, sizeof *sv->obs_commands);
     if (!sv->scene || !sv->clients || !sv->pending_leaves || !sv->waiting_peer || !sv->waiting_since_us ||
-        !sv->snap_joins || !sv->snap_leaves ||
-        !sv->snap_commands || !sv_history_init(&sv->history, n)) {
+        !sv->snap_joins || !sv->snap_leaves || !sv->snap_commands || !sv->obs_leaves || !sv->obs_joins ||
+        !sv->obs_commands || !sv_history_init(&sv->history, n)) {
         sv_server_destroy(sv);
         return NULL;
     }
@@ -157,6 +166,9 @@ void sv_server_destroy(sv_server *sv)
     free(sv->snap_joins);
     free(sv->snap_leaves);
     free(sv->snap_commands);
+    free(sv->obs_leaves);
+    free(sv->obs_joins);
+    free(sv->obs_commands);
     sv_history_free(&sv->history);
     free(sv);
 }
@@ -164,6 +176,34 @@ void sv_server_destroy(sv_server *sv)
 uint32_t sv_server_scene_tick(const sv_server *sv) { return sim_scene_tick(sv->scene); }
 const sim_scene *sv_server_scene(const sv_server *sv) { return sv->scene; }
 net_sim_identity sv_server_identity(const sv_server *sv) { return sv->identity; }
+const sim_move_settings *sv_server_settings(const sv_server *sv) { return &sv->settings; }
+
+void sv_server_set_observer(sv_server *sv, sv_tick_observer fn, void *ctx)
+{
+    sv->observer = fn;
+    sv->observer_ctx = fn ? ctx : NULL;
+}
+
+bool sv_server_fill_header(const sv_server *sv, rec_header *h)
+{
+    uint32_t np = sim_scene_platform_count(sv->scene), nw = sim_scene_water_count(sv->scene);
+    if (np > REC_MAX_PLATFORMS || nw > REC_MAX_WATERS)
+        return false;
+    h->kind = REC_KIND_SCENE;
+    h->settings = sv->settings;
+    h->settings_digest = sv->identity.settings_digest;
+    h->level.digest = sv->identity.level_digest;
+    memset(h->platforms, 0, sizeof h->platforms);
+    memset(h->waters, 0, sizeof h->waters);
+    for (uint32_t i = 0; i < np; i++)
+        h->platforms[i] = *sim_scene_platform(sv->scene, i);
+    h->platform_count = np;
+    for (uint32_t i = 0; i < nw; i++)
+        h->waters[i] = sim_scene_water(sv->scene, i);
+    h->water_count = nw;
+    h->max_characters = sim_scene_capacity(sv->scene);
+    return true;
+}
 
 void sv_server_stats(const sv_server *sv, sv_stats *stats)
 {
@@ -636,6 +676,30 @@ static void send_snapshot(sv_server *sv, sv_client *c, uint64_t hash)
     }
 }
 
+// The tick just run, as a recording takes it: the history record in the
+// recording's types.
+static void notify_observer(sv_server *sv, const sv_tick_record *r)
+{
+    rec_tick t;
+    memset(&t, 0, sizeof t);
+    t.tick = r->tick;
+    for (uint32_t i = 0; i < r->leave_count; i++)
+        sv->obs_leaves[i] = r->leaves[i].id;
+    for (uint32_t i = 0; i < r->join_count; i++)
+        sv->obs_joins[i] = r->joins[i].state;
+    for (uint32_t i = 0; i < r->command_count; i++) {
+        sv->obs_commands[i].id = r->commands[i].id;
+        sv->obs_commands[i].input = r->commands[i].command;
+    }
+    t.leave_count = r->leave_count;
+    t.join_count = r->join_count;
+    t.command_count = r->command_count;
+    t.leaves = sv->obs_leaves;
+    t.joins = sv->obs_joins;
+    t.commands = sv->obs_commands;
+    sv->observer(sv->observer_ctx, &t, sv->scene);
+}
+
 void sv_server_tick(sv_server *sv, uint64_t now_us)
 {
     sv->now_us = now_us;
@@ -728,6 +792,8 @@ void sv_server_tick(sv_server *sv, uint64_t now_us)
     }
     sim_scene_step(sv->scene);
     sv->stats.ticks++;
+    if (sv->observer)
+        notify_observer(sv, rec);
     uint32_t now = t + 1u;
     if (now % sv->config.ticks_per_snapshot == 0) {
         bool any = false;

@@ -15,10 +15,13 @@ typedef enum cl_bot_mode {
     CL_BOT_CIRCUIT = 1, ///< a loop over the built-in level's stairs and ramps
     CL_BOT_PUSHER = 2,  ///< walks into the nearest other character
     CL_BOT_IDLE = 3,    ///< stands still
-    CL_BOT_MODE_COUNT = 4,
+    /// Rides the scene's platforms: walks onto one, stays a few seconds,
+    /// then goes to the next (a random walk when the scene has none).
+    CL_BOT_PLATFORMS = 4,
+    CL_BOT_MODE_COUNT = 5,
 } cl_bot_mode;
 
-/// "random", "circuit", "pusher", "idle"; -1 for an unknown name.
+/// "random", "circuit", "pusher", "idle", "platforms"; -1 for an unknown name.
 int cl_bot_mode_parse(const char *name);
 const char *cl_bot_mode_name(cl_bot_mode mode);
 
@@ -28,8 +31,9 @@ typedef struct cl_bot {
     bool has_home;
     sim_vec3 home;
     sim_fx leash;   ///< random walk: how far from home it may wander (default 1 m)
-    uint32_t waypoint;
+    uint32_t waypoint;  ///< circuit: the marker; platforms: the platform
     uint32_t next_change;
+    bool riding;        ///< platforms: on the target platform, waiting
     sim_input current;
 } cl_bot;
 

@@ -45,6 +45,11 @@ typedef struct cl_config {
     /// Input packets a command is repeated in at least (default 4: three lost
     /// packets in a row lose nothing).
     uint32_t redundancy_packets;
+    /// The built-in level's elevator and shuttle in the client's scenes, as
+    /// a server with sv_config.platforms has them (none on a level without a
+    /// platform_area marker). The simulation identity does not cover
+    /// platforms: both sides must agree (default false).
+    bool platforms;
     uint32_t cookie;
 } cl_config;
 
@@ -109,6 +114,11 @@ uint32_t cl_client_take_catch_up(cl_client *cl);
 /// Predict tick P with our command (its tick is set to P) and send inputs
 /// when due. False when not playing or at the prediction cap.
 bool cl_client_predict(cl_client *cl, const sim_input *command, uint32_t now_ms);
+
+/// What it was created with, and the identity it says hello with.
+const sim_move_settings *cl_client_settings(const cl_client *cl);
+const cl_config *cl_client_config(const cl_client *cl);
+net_sim_identity cl_client_identity(const cl_client *cl);
 
 const sim_scene *cl_client_predicted(const cl_client *cl);
 const sim_scene *cl_client_confirmed(const cl_client *cl);

@@ -91,6 +91,11 @@ void net_host_stats_get(const net_host *host, net_host_stats *stats);
 uint16_t net_host_port(const net_host *host);
 void net_host_destroy(net_host *host);
 
+/// A host connected to nobody: every send is accepted and dropped, service
+/// never reports an event. For replaying a client's recorded calls
+/// (cl_replay.h). NULL when memory runs out.
+net_host *net_host_null(void);
+
 // ---- the in-memory network -------------------------------------------------------------
 // Hosts on one net_memory network exchange messages through queues, with a
 // virtual clock that only net_memory_advance moves. Per-direction latency,

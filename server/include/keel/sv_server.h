@@ -19,6 +19,7 @@
 
 #include <keel/net_host.h>
 #include <keel/net_proto.h>
+#include <keel/rec.h>
 #include <keel/sim_level.h>
 #include <keel/sim_scene.h>
 
@@ -84,5 +85,29 @@ const sim_scene *sv_server_scene(const sv_server *sv);
 void sv_server_stats(const sv_server *sv, sv_stats *stats);
 /// The identity clients must match.
 net_sim_identity sv_server_identity(const sv_server *sv);
+const sim_move_settings *sv_server_settings(const sv_server *sv);
+
+// ---- observing the ticks (recordings) -------------------------------------------------
+
+/// Called at the end of every sv_server_tick with exactly what the tick
+/// applied -- the leaves and joins at its start (joins with the states the
+/// characters were spawned with), every character's command in id order,
+/// substituted ones included -- and the scene after the step. The hash
+/// fields of `tick` are left empty (a recorder computes them from `after`).
+/// The pointers are valid only during the call; the observer must not
+/// change the server.
+typedef void (*sv_tick_observer)(void *ctx, const rec_tick *tick, const sim_scene *after);
+
+/// Set (or with NULL clear) the tick observer. No allocation: the server
+/// keeps the scratch for it from its creation.
+void sv_server_set_observer(sv_server *sv, sv_tick_observer fn, void *ctx);
+
+/// What a recording's header needs at the moment recording starts: the
+/// settings and their digest, the level digest, the scene's platforms and
+/// water boxes, its capacity; kind REC_KIND_SCENE. The other fields of
+/// `header` (level path, keyframes, compression, source) are left as they
+/// are: start from rec_default_header(). False when the scene has more
+/// platforms or water boxes than a header holds.
+bool sv_server_fill_header(const sv_server *sv, rec_header *header);
 
 #endif

@@ -1,0 +1,90 @@
+// keel-server: recording through the server's tick observer. MIT licence, see
+// LICENSE.
+//
+// The observer hands each tick to a threaded rec_writer: encoding happens on
+// the tick loop's thread (cheap), compression and the disk on the writer's,
+// so the loop never waits on the disk. A writer that fails (the disk is full,
+// it fell behind) ends the recording, never the serving.
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <keel/sim_hash.h>
+
+#include "keel_server.h"
+
+static void on_tick(void *ctx, const rec_tick *tick, const sim_scene *after)
+{
+    recorder *r = ctx;
+    if (r->failed)
+        return;
+    if (rec_writer_tick(r->w, tick, after)) {
+        r->ticks++;
+        return;
+    }
+    r->failed = true;
+    fprintf(stderr, "keel-server: the recording to %s failed at tick %u (see below at the end); serving on "
+                    "without it\n",
+            r->path, tick->tick);
+}
+
+bool recorder_start(recorder *r, const options *o, sv_server *sv)
+{
+    memset(r, 0, sizeof *r);
+    if (!o->record)
+        return true;
+    r->path = o->record;
+    rec_header h = rec_default_header();
+    if (!sv_server_fill_header(sv, &h)) {
+        fprintf(stderr, "keel-server: cannot record: the scene has more platforms or water than a recording holds\n");
+        return false;
+    }
+    if (strcmp(o->level, "builtin") == 0) {
+        h.level.kind = REC_LEVEL_BUILTIN;
+    } else {
+        h.level.kind = REC_LEVEL_OBJ;
+        snprintf(h.level.path, sizeof h.level.path, "%s", o->level);
+        snprintf(h.level.scale, sizeof h.level.scale, "%s", o->scale);
+        h.level.up_axis = o->up;
+        if (strlen(o->level) >= sizeof h.level.path) {
+            fprintf(stderr, "keel-server: cannot record: the level path is longer than %zu bytes\n",
+                    sizeof h.level.path - 1);
+            return false;
+        }
+    }
+    h.keyframe_interval = o->record_full ? 1u : o->keyframe_interval;
+    h.compress = !o->no_compress;
+    snprintf(h.source, sizeof h.source, "keel-server");
+    rec_writer_config wc = rec_default_writer_config();
+    wc.threaded = true;
+    rec_error err;
+    memset(&err, 0, sizeof err);
+    r->w = rec_writer_open(o->record, &h, &wc, sv_server_scene(sv), &err);
+    if (!r->w) {
+        fprintf(stderr, "keel-server: cannot record to %s: %s\n", o->record, err.message);
+        return false;
+    }
+    sv_server_set_observer(sv, on_tick, r);
+    return true;
+}
+
+bool recorder_finish(recorder *r, sv_server *sv, FILE *text)
+{
+    if (!r->w)
+        return true;
+    sv_server_set_observer(sv, NULL, NULL);
+    rec_error err;
+    memset(&err, 0, sizeof err);
+    bool ok = rec_writer_close(r->w, &err);
+    r->w = NULL;
+    uint64_t hash = sim_scene_hash(sv_server_scene(sv));
+    if (ok && !r->failed) {
+        fprintf(text, "keel-server: recorded %" PRIu64 " ticks to %s, final tick %u, final hash %016" PRIx64 "\n",
+                r->ticks, r->path, sv_server_scene_tick(sv), hash);
+        return true;
+    }
+    fprintf(stderr, "keel-server: the recording to %s failed: %s (%" PRIu64 " ticks handed to the writer; final tick %u, final "
+                    "hash %016" PRIx64 ")\n",
+            r->path, err.message[0] ? err.message : "the writer stopped", r->ticks, sv_server_scene_tick(sv), hash);
+    return false;
+}

@@ -1,0 +1,63 @@
+// keel-server --virtual-bots: the server with keel-client bots on the
+// in-memory network and a virtual clock (tools/common/keel_session.h), run as
+// fast as the CPU allows, recorded through the same observer as a real
+// server. MIT licence, see LICENSE.
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <keel/sim_hash.h>
+
+#include "keel_app.h"
+#include "keel_server.h"
+#include "keel_session.h"
+
+int run_virtual(const options *o, const sim_world *world, const sim_level *level, const sim_move_settings *settings)
+{
+    keel_session_config sc = keel_session_default_config();
+    sc.bots = o->virtual_bots;
+    sc.ticks = o->ticks ? o->ticks : sc.ticks;
+    sc.seed = o->seed;
+    sc.churn = o->churn;
+    sc.platforms = true;
+    sc.full_clients = o->full_clients < sc.bots ? o->full_clients : sc.bots;
+    keel_session *s = keel_session_create(world, level, settings, &sc);
+    if (!s) {
+        fputs("keel-server: cannot create the virtual session\n", stderr);
+        return 1;
+    }
+    sv_server *sv = keel_session_server(s);
+    recorder rec;
+    if (!recorder_start(&rec, o, sv)) {
+        keel_session_destroy(s);
+        return 1;
+    }
+    uint64_t t0 = keel_app_now_us();
+    keel_session_run(s);
+    double secs = (double)(keel_app_now_us() - t0) / 1e6;
+    keel_session_stats st;
+    keel_session_stats_get(s, &st);
+    double played = (double)st.ticks / (double)settings->tick_rate;
+    printf("keel-server: virtual session: %u bots (%u full clients)%s, seed %u, %u ticks (%.1f s of play) in %.2f s: %.0f ticks/s, "
+           "%.0f x real time; %.0f characters on average, at most %u; joins %" PRIu64 ", leaves %" PRIu64
+           " (silent %" PRIu64 "); client confirmed states checked %" PRIu64 ", differing %" PRIu64
+           "; own mispredictions %" PRIu64 " (unexplained %" PRIu64 "), rollbacks %" PRIu64
+           ", hash mismatches %" PRIu64 "\n",
+           sc.bots, sc.full_clients, sc.churn ? " with churn" : "", o->seed, st.ticks, played, secs, secs > 0 ? st.ticks / secs : 0.0,
+           secs > 0 ? played / secs : 0.0, st.ticks ? (double)st.character_ticks / st.ticks : 0.0,
+           st.max_characters, st.joins, st.leaves, st.silent_leaves, st.confirmed_checked, st.confirmed_differ,
+           st.own_mispredictions, st.unexplained, st.rollbacks, st.hash_mismatches);
+    sv_stats ss;
+    sv_server_stats(sv, &ss);
+    printf("keel-server: server: commands %" PRIu64 " (late %" PRIu64 ", duplicates %" PRIu64 "), substituted %" PRIu64
+           ", clients joined %" PRIu64 ", left or timed out %" PRIu64 ", dropped %" PRIu64 "\n",
+           ss.commands_received, ss.commands_late, ss.commands_duplicate, ss.commands_substituted, ss.clients_joined,
+           ss.clients_left, ss.clients_dropped);
+    bool recorded = recorder_finish(&rec, sv, stdout);
+    printf("keel-server: final tick %u, final hash %016" PRIx64 "\n", sv_server_scene_tick(sv),
+           sim_scene_hash(sv_server_scene(sv)));
+    // A client that disagrees with the server is a determinism bug.
+    int rc = recorded && st.confirmed_differ == 0 && st.unexplained == 0 ? 0 : 1;
+    keel_session_destroy(s);
+    return rc;
+}

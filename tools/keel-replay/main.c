@@ -221,7 +221,9 @@ static int run_resim(const args *a, bool as_diff)
         return REC_EXIT_BAD_FILE;
     const rec_header *h = rec_file_header(f);
     if (h->kind == REC_KIND_CLIENT) {
-        int rc = replay_client(a->command, file, f);
+        int rc = as_diff ? (fprintf(stderr, "keel-replay: diff --resim: %s is a client recording; use verify\n", file),
+                            REC_EXIT_USAGE)
+                         : replay_client_verify(file, f, a->level, a->json);
         rec_file_close(f);
         return rc;
     }
@@ -307,8 +309,9 @@ static int run_diff(const args *a)
     int rc;
     const rec_header *ha = rec_file_header(fa), *hb = rec_file_header(fb);
     if (ha->kind == REC_KIND_CLIENT || hb->kind == REC_KIND_CLIENT) {
-        rc = replay_client(a->command, ha->kind == REC_KIND_CLIENT ? a->files[0] : a->files[1],
-                           ha->kind == REC_KIND_CLIENT ? fa : fb);
+        bool a_client = ha->kind == REC_KIND_CLIENT;
+        rc = replay_client_diff(a->files[a_client ? 0 : 1], a_client ? fa : fb, a->files[a_client ? 1 : 0],
+                                a_client ? fb : fa, a->json);
         rec_file_close(fa);
         rec_file_close(fb);
         return rc;

@@ -36,8 +36,11 @@ void replay_print_error(const char *file, const rec_error *err);
 /// `info`: the header and the counts, as text or JSON.
 int replay_info(const char *file, rec_file *f, bool json);
 
-/// Client recordings (REC_KIND_CLIENT): the one place they are dispatched.
-/// `command` is "verify", "diff" or "info".
-int replay_client(const char *command, const char *file, rec_file *f);
+/// Client recordings (REC_KIND_CLIENT): verify re-runs the client library on
+/// the recorded calls; diff compares a client's confirmed hashes with a
+/// server recording's world hashes. (info reads them like any recording.)
+int replay_client_verify(const char *file, rec_file *f, const char *level_override, bool json);
+int replay_client_diff(const char *client_name, rec_file *client, const char *server_name, rec_file *server,
+                       bool json);
 
 #endif

@@ -970,7 +970,15 @@ void sim_scene_save(const sim_scene *sc, void *buffer)
         p = put_vec3(p, c->position);
         p = put_vec3(p, c->velocity);
         p = put_vec3(p, c->ground_normal);
+#ifdef KEEL_INJECT_SAVE_FAULT
+        // A deliberate fault, compiled only into a test program
+        // (keel-sim-savefault): a save that leaves out the platform velocity,
+        // as a serialiser that takes it for derived might. keel-sim
+        // --sync-test must name it.
+        p = put_vec3(p, sim_v3_zero());
+#else
         p = put_vec3(p, c->ground_velocity);
+#endif
         p = put_u32(p, c->ground_object);
         p = put_u32(p, c->stuck_ticks);
         p = put_u16(p, c->yaw);

@@ -80,6 +80,8 @@ typedef struct ks_options {
     const char *record_path;      ///< NULL: no recording
     uint32_t keyframe_interval;   ///< ticks between keyframes (1 with --record-full)
     bool record_compress;         ///< false with --no-compress
+    // --sync-test [K]: the rollback check (synctest.c).
+    uint32_t sync_depth; ///< K, the deepest rollback; 0: no sync test
     // --set NAME=VALUE: movement settings changed from their defaults.
     ks_setting_change settings_changes[KS_MAX_SETTING_CHANGES];
     uint32_t settings_change_count;
@@ -192,6 +194,38 @@ void ks_record_respawn(ks_recorder *r, const sim_char_state *joined);
 /// Finish and close; KS_EXIT_OK, or KS_EXIT_FAILURE after printing why.
 int ks_record_close(ks_recorder *r);
 
+// ---- the sync test (synctest.c, --sync-test) -------------------------------------------
+
+/// The deepest rollback --sync-test accepts, and its default: GGPO's
+/// prediction window (8 ticks, 125 ms at 64 Hz) covers the usual netplay.
+#define KS_SYNC_MAX_DEPTH 32
+#define KS_SYNC_DEFAULT_DEPTH 8
+
+typedef struct ks_sync ks_sync;
+
+/// Start checking the run's scene `run` (its characters all added) with
+/// rollbacks of up to `depth` ticks. Takes all its memory here: a ring of
+/// `depth` saved states, commands and respawns, and two scenes. NULL after
+/// printing why.
+ks_sync *ks_sync_open(const sim_scene *run, const sim_world *world, const sim_move_settings *settings,
+                      uint32_t depth);
+/// Before a tick's commands: save the run's state into the ring and check
+/// that a scene restored from it equals the run. False after printing the
+/// mismatch.
+bool ks_sync_begin(ks_sync *y, const sim_scene *run);
+/// A command given to the run for this tick.
+void ks_sync_command(ks_sync *y, uint32_t id, const sim_input *in);
+/// A respawn done after this tick's step (a remove, then an add of `joined`).
+void ks_sync_respawn(ks_sync *y, const sim_char_state *joined);
+/// After the tick (step and respawns): the copy restored at ks_sync_begin
+/// takes the same tick, and a scene rolled back k ticks (1..depth, varied)
+/// re-simulates them; both must equal the run. False after printing the
+/// tick, the depth and the characters and fields that differ.
+bool ks_sync_end(ks_sync *y, const sim_scene *run);
+/// One line: ticks checked, rollbacks, re-simulated ticks.
+void ks_sync_summary(const ks_sync *y, FILE *f);
+void ks_sync_free(ks_sync *y);
+
 // ---- output helpers (output.c) ------------------------------------------------------
 
 /// Decimal metres with six fraction digits, rounded to nearest (ties away
@@ -219,7 +253,8 @@ typedef struct ks_mode {
     /// NULL on failure, after printing why (exit 1). `script` is the --input
     /// file's commands (empty without one); the mode takes them over.
     void *(*create)(const ks_stage *stage, const ks_options *opt, ks_script *script);
-    void (*step)(void *state, const ks_stage *stage);
+    /// One tick; KS_EXIT_FAILURE (after printing why) stops the run.
+    int (*step)(void *state, const ks_stage *stage);
     /// Hash of the whole state after `tick` ticks.
     uint64_t (*hash)(const void *state, uint64_t tick);
     void (*write_header)(const void *state, const ks_writer *w);
@@ -227,10 +262,11 @@ typedef struct ks_mode {
     void (*write_tick)(const void *state, const ks_writer *w, uint64_t tick, uint64_t hash);
     /// Counters of the whole run (one line, for stderr).
     void (*summary)(const void *state, FILE *f);
-    /// After the last tick (may be NULL): finish what the run writes besides
-    /// stdout (the --record file). KS_EXIT_OK, or KS_EXIT_FAILURE after
+    /// After the last tick, or after a step failed (`completed` false) (may
+    /// be NULL): finish what the run writes besides stdout (the --record
+    /// file, the --sync-test verdict). KS_EXIT_OK, or KS_EXIT_FAILURE after
     /// printing why.
-    int (*finish)(void *state);
+    int (*finish)(void *state, bool completed);
     void (*destroy)(void *state);
 } ks_mode;
 

@@ -200,11 +200,12 @@ static void probe_step(probe *p, const ks_stage *stage, probe_stats *st)
     }
 }
 
-static void probes_step(void *state, const ks_stage *stage)
+static int probes_step(void *state, const ks_stage *stage)
 {
     probes *s = state;
     for (uint32_t i = 0; i < s->count; i++)
         probe_step(&s->items[i], stage, &s->stats);
+    return KS_EXIT_OK;
 }
 
 static void put_vec_json(FILE *f, const char *key, sim_vec3 v)

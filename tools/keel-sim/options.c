@@ -60,6 +60,11 @@ void ks_print_usage(FILE *f)
           "  --record-full            keyframe every tick (debug mode: keel-replay names the\n"
           "                           field that diverged)\n"
           "  --no-compress            do not zstd-compress the recording's tick blocks\n"
+          "  --sync-test [K]          characters: every tick, check that a scene restored\n"
+          "                           from sim_scene_save equals the run, and that rolling\n"
+          "                           back k ticks (1..K, varied; K 1 to 32, default 8) and\n"
+          "                           re-simulating gives the run's state; the first\n"
+          "                           mismatch is named and exits 1\n"
           "  --format jsonl|csv       output format (default jsonl)\n"
           "  --quiet                  print only the final_hash line\n"
           "  --help                   print this help and exit\n"
@@ -267,7 +272,7 @@ static const char *const known_options[] = {
     "help",  "quiet", "platforms", "edge-guard", "random-spawns", "mode",  "input",
     "level", "scale", "up",        "generate-triangles", "ticks", "characters", "seed",
     "shape", "spawn", "format",    "rate",  "record", "keyframe-interval", "record-full",
-    "no-compress", "set",
+    "no-compress", "set", "sync-test",
 };
 enum { OPT_SCALE = 8, OPT_UP = 9, OPT_GENERATE = 10, OPT_KEYFRAME = 19, OPT_RECORD_FULL = 20,
        OPT_NO_COMPRESS = 21 };
@@ -364,6 +369,18 @@ ks_parse_status ks_parse_options(int argc, char **argv, ks_options *o)
                 return KS_PARSE_HELP;
             }
             *sw = true;
+            continue;
+        }
+        if (IS("sync-test")) {
+            // The depth is optional: "--sync-test", "--sync-test 16" or
+            // "--sync-test=16" (keel-sim takes no other bare arguments, so
+            // a following word that is not an option is the depth).
+            if (!value && i + 1 < argc && strncmp(argv[i + 1], "--", 2) != 0)
+                value = argv[++i];
+            o->sync_depth = KS_SYNC_DEFAULT_DEPTH;
+            if (value && !parse_u32(value, 1, KS_SYNC_MAX_DEPTH, &o->sync_depth))
+                return usage_error("bad --sync-test '%s' (the deepest rollback: 1 to %d ticks)", value,
+                                   KS_SYNC_MAX_DEPTH);
             continue;
         }
         if (!value) {
@@ -488,9 +505,9 @@ ks_parse_status ks_parse_options(int argc, char **argv, ks_options *o)
         if (o->input_path || o->platforms || o->edge_guard || o->random_spawns)
             return usage_error("--input, --platforms, --edge-guard and --random-spawns need "
                                "--mode characters");
-        if (o->record_path || o->settings_change_count > 0)
-            return usage_error("--record and --set need --mode characters (probes are not a "
-                               "sim_scene)");
+        if (o->record_path || o->settings_change_count > 0 || o->sync_depth)
+            return usage_error("--record, --set and --sync-test need --mode characters (probes are "
+                               "not a sim_scene)");
     } else if (o->input_path && o->edge_guard) {
         return usage_error("--edge-guard steers random input only; it cannot be used with --input");
     } else if (o->rate < 2) {

@@ -42,7 +42,9 @@ typedef struct run_result {
     size_t err_len;
 } run_result;
 
-static const char *keelsim_path(void)
+// A program built beside this test (NULL when it is not there), in a static
+// buffer that the next call reuses.
+static const char *sibling_path(const char *program)
 {
     static char path[4200];
     char exe[4096];
@@ -52,11 +54,16 @@ static const char *keelsim_path(void)
     char *slash = strrchr(exe, '/');
     cr_assert(slash != NULL);
     *slash = '\0';
-    snprintf(path, sizeof path, "%s/keel-sim", exe);
-    if (access(path, X_OK) != 0)
-        cr_assert_fail("keel-sim is not built: %s is missing (build the keel-sim target in "
-                       "the same build folder as this test)",
-                       path);
+    snprintf(path, sizeof path, "%s/%s", exe, program);
+    return access(path, X_OK) == 0 ? path : NULL;
+}
+
+static const char *keelsim_path(void)
+{
+    const char *path = sibling_path("keel-sim");
+    if (!path)
+        cr_assert_fail("keel-sim is not built: it is missing beside this test (build the "
+                       "keel-sim target in the same build folder)");
     return path;
 }
 
@@ -97,10 +104,9 @@ static char *slurp(int fd, size_t *len)
 // its standard input. With timeout_s > 0 a run still going after that many
 // seconds is killed (a guard against hangs, never a measure of speed) and
 // reported with timed_out set.
-static run_result run_keelsim_ex(const char *const *args, int stdin_fd, int timeout_s,
-                                 bool *timed_out)
+static run_result run_program_ex(const char *exe, const char *const *args, int stdin_fd,
+                                 int timeout_s, bool *timed_out)
 {
-    const char *exe = keelsim_path();
     const char *argv[64];
     int argc = 0;
     argv[argc++] = exe;
@@ -162,6 +168,12 @@ static run_result run_keelsim_ex(const char *const *args, int stdin_fd, int time
     close(err_fd);
     cr_assert(r.exit_code != 127, "cannot execute %s", exe);
     return r;
+}
+
+static run_result run_keelsim_ex(const char *const *args, int stdin_fd, int timeout_s,
+                                 bool *timed_out)
+{
+    return run_program_ex(keelsim_path(), args, stdin_fd, timeout_s, timed_out);
 }
 
 static run_result run_keelsim(const char *const *args)
@@ -1109,6 +1121,10 @@ Test(keelsim, command_line_mistakes_are_named)
         {{"--quiet", "--quiet", NULL}, "option --quiet is given more than once"},
         {{"--level=builtin", "--level", "generated", NULL}, "option --level is given more than once"},
         {{"--characters", "99999999999999999999", NULL}, "bad --characters '99999999999999999999'"},
+        {{"--sync-test", "0", NULL}, "bad --sync-test '0' (the deepest rollback: 1 to 32 ticks)"},
+        {{"--sync-test=33", NULL}, "bad --sync-test '33'"},
+        {{"--sync-test", "deep", NULL}, "bad --sync-test 'deep'"},
+        {{"--mode", "probes", "--sync-test", NULL}, "--sync-test need --mode characters"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         run_result r = run_keelsim(bad[i].args);
@@ -1134,4 +1150,166 @@ Test(keelsim, command_line_mistakes_are_named)
     cr_assert_eq(r.exit_code, 0, "stderr: %s", r.err);
     run_free(&r);
     unlink(obj);
+}
+
+// ---- --sync-test ------------------------------------------------------------------
+
+// The number after `key` in `text` (0 when absent).
+static unsigned long long number_after(const char *text, const char *key)
+{
+    const char *p = strstr(text, key);
+    return p ? strtoull(p + strlen(key), NULL, 10) : 0;
+}
+
+// A sync test that passed: exit 0, the verdict line with `ticks` ticks
+// checked, and the same final hash as the run without the check.
+static void expect_sync_pass(const run_result *r, const char *const *plain_args, unsigned ticks)
+{
+    cr_assert_eq(r->exit_code, 0, "exit %d, stderr: %s", r->exit_code, r->err);
+    const char *line = strstr(r->err, "keel-sim: sync test passed: ");
+    cr_assert(line != NULL, "no verdict on stderr: %s", r->err);
+    cr_assert_eq(number_after(line, "passed: "), ticks, "%s", line);
+    cr_assert(number_after(line, "copies, ") == ticks, "a rollback every tick: %s", line);
+    run_result plain = run_keelsim(plain_args);
+    cr_assert_eq(plain.exit_code, 0, "stderr: %s", plain.err);
+    cr_assert_str_eq(final_hash_of(r->out), final_hash_of(plain.out), "--sync-test changed the run");
+    run_free(&plain);
+}
+
+#define CROWD "--platforms", "--characters", "48", "--spawn", "0,0.3,-24", "--ticks", "1200"
+
+// 48 characters from one spawn point at the platforms, pushing each other,
+// riding, falling off the level and respawning: every tick's rollback of 1 to
+// 16 ticks re-simulates to the run's state.
+Test(keelsim, sync_test_passes_on_a_crowd_at_the_platforms)
+{
+    run_result r = RUN(CROWD, "--sync-test", "16", "--format", "csv");
+    expect_sync_pass(&r, (const char *const[]){CROWD, "--quiet", NULL}, 1200);
+    cr_log_info("keelsim: crowd: %s", strstr(r.err, "keel-sim: sync test"));
+    // The ring carried respawns (keel-sim's remove + add) into re-simulations.
+    cr_assert(number_after(r.err, "respawns ") > 0, "no respawn to re-simulate: %s", r.err);
+    const char *line = strstr(r.err, "keel-sim: sync test passed");
+    cr_assert(strstr(line, "rollbacks of 1 to 16 ticks") != NULL, "%s", line);
+    run_free(&r);
+}
+
+Test(keelsim, sync_test_passes_on_the_generated_level_with_other_settings)
+{
+    run_result r = RUN("--level", "generated", "--generate-triangles", "4000", "--characters", "48", "--ticks",
+                       "600", "--shape", "box", "--set", "jump_velocity=7", "--sync-test=32", "--quiet");
+    expect_sync_pass(&r,
+                     (const char *const[]){"--level", "generated", "--generate-triangles", "4000", "--characters",
+                                           "48", "--ticks", "600", "--shape", "box", "--set", "jump_velocity=7",
+                                           "--quiet", NULL},
+                     600);
+    run_free(&r);
+}
+
+Test(keelsim, sync_test_passes_on_zdm2)
+{
+    const char *map = keel_test_level_path("sauerbraten_zdm2.obj");
+    if (!map) {
+        cr_log_info("sauerbraten_zdm2.obj absent: skipped");
+        return;
+    }
+    run_result r = RUN("--level", map, "--scale", "0.12", "--characters", "48", "--ticks", "300", "--sync-test",
+                       "--quiet");
+    expect_sync_pass(&r,
+                     (const char *const[]){"--level", map, "--scale", "0.12", "--characters", "48", "--ticks",
+                                           "300", "--quiet", NULL},
+                     300);
+    run_free(&r);
+}
+
+// Scripted input with --record: the recording is the run's, byte for byte
+// the same as without the check.
+Test(keelsim, sync_test_with_input_file_and_record)
+{
+    char input[4096], a[4096], b[4096];
+    static const char text[] = "1 1 127 0 0 0 0 1\n5 2 -127 30 0 100 0 2\n9 1 0 0 0 0 0 0\n"
+                               "40 3 90 -90 0 30000 0 1\n";
+    write_temp(input, sizeof input, "sync_input", text, sizeof text - 1);
+    close(temp_file(a, sizeof a, "sync_rec_a"));
+    close(temp_file(b, sizeof b, "sync_rec_b"));
+    run_result plain = RUN("--input", input, "--characters", "3", "--ticks", "300", "--platforms", "--record", a,
+                           "--quiet");
+    run_result sync = RUN("--input", input, "--characters", "3", "--ticks", "300", "--platforms", "--record", b,
+                          "--quiet", "--sync-test", "5");
+    cr_assert_eq(plain.exit_code, 0, "stderr: %s", plain.err);
+    cr_assert_eq(sync.exit_code, 0, "stderr: %s", sync.err);
+    cr_assert_str_eq(final_hash_of(plain.out), final_hash_of(sync.out));
+    cr_assert(strstr(sync.err, "sync test passed: 300 ticks checked") != NULL, "%s", sync.err);
+    int fa = open(a, O_RDONLY), fb = open(b, O_RDONLY);
+    cr_assert(fa >= 0 && fb >= 0);
+    size_t na, nb;
+    char *ra = slurp(fa, &na), *rb = slurp(fb, &nb);
+    cr_assert(na > 0 && na == nb && memcmp(ra, rb, na) == 0, "the recordings differ (%zu, %zu bytes)", na, nb);
+    free(ra);
+    free(rb);
+    close(fa);
+    close(fb);
+    unlink(a);
+    unlink(b);
+    unlink(input);
+    run_free(&plain);
+    run_free(&sync);
+}
+
+// keel-sim-savefault: sim_scene_save writes ground_velocity as zero
+// (KEEL_INJECT_SAVE_FAULT). The crowd that passes above fails as soon as a
+// character stands on a moving platform, naming character and field.
+Test(keelsim, sync_test_names_a_field_the_save_leaves_out)
+{
+    const char *exe = sibling_path("keel-sim-savefault");
+    if (!exe) {
+        cr_log_info("keel-sim-savefault is not built: skipped");
+        return;
+    }
+    run_result r = run_program_ex(exe, (const char *const[]){CROWD, "--sync-test", "16", NULL}, -1, 0, NULL);
+    cr_assert_eq(r.exit_code, 1, "exit %d, stderr: %s", r.exit_code, r.err);
+    cr_log_info("keelsim: savefault: %s", r.err);
+    cr_assert(strstr(r.err, "keel-sim: sync test failed at tick ") != NULL, "%s", r.err);
+    cr_assert(strstr(r.err, "(rollback depth 0)") != NULL, "%s", r.err);
+    cr_assert(strstr(r.err, " ground_velocity.") != NULL, "the field is not named: %s", r.err);
+    cr_assert(strstr(r.err, "  character ") != NULL, "the character is not named: %s", r.err);
+    cr_assert(strstr(r.out, "final_hash") == NULL, "a failed check printed a final hash");
+    cr_assert(strstr(r.err, "sync test passed") == NULL);
+    run_free(&r);
+
+    // One character riding the elevator, which starts up after a 64-tick pause.
+    char input[4096];
+    write_temp(input, sizeof input, "rider_input", "", 0);
+    run_result one = run_program_ex(exe,
+                                    (const char *const[]){"--characters", "1", "--spawn", "-1.5,0.3,-24",
+                                                          "--input", input, "--ticks", "256", "--platforms",
+                                                          "--sync-test", "--quiet", NULL},
+                                    -1, 0, NULL);
+    unlink(input);
+    cr_assert_eq(one.exit_code, 1, "exit %d, stderr: %s", one.exit_code, one.err);
+    cr_assert(strstr(one.err, "  character 1 ground_velocity.y: run ") != NULL, "%s", one.err);
+    unsigned long long at = number_after(one.err, "failed at tick ");
+    cr_assert(at > 64 && at < 80, "caught at tick %llu, not when the elevator starts", at);
+    run_free(&one);
+}
+
+// What the sync test cannot see: a change that every run of one build makes
+// the same way. keel-sim-diverge flips a velocity bit in every step that
+// ends at tick 201, re-simulations included; its run differs from keel-sim's
+// but agrees with itself. (keel-replay verify of a recording made by the
+// other build finds it: tests/test_replay.c.)
+Test(keelsim, sync_test_does_not_see_a_per_build_difference)
+{
+    const char *exe = sibling_path("keel-sim-diverge");
+    if (!exe) {
+        cr_log_info("keel-sim-diverge is not built: skipped");
+        return;
+    }
+    const char *const args[] = {"--characters", "8", "--ticks", "201", "--sync-test", "--quiet", NULL};
+    run_result d = run_program_ex(exe, args, -1, 0, NULL);
+    run_result n = run_keelsim(args);
+    cr_assert_eq(d.exit_code, 0, "exit %d, stderr: %s", d.exit_code, d.err);
+    cr_assert_eq(n.exit_code, 0, "exit %d, stderr: %s", n.exit_code, n.err);
+    cr_assert_str_neq(final_hash_of(d.out), final_hash_of(n.out), "the injected divergence changed nothing");
+    run_free(&d);
+    run_free(&n);
 }

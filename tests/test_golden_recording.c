@@ -25,7 +25,7 @@
 #include "test_rec_scene.h"
 
 #define GOLDEN_RECORDING_LAST_HASH UINT64_C(0xa40e7a2d55e29830)
-#define GOLDEN_RECORDING_FILE_HASH UINT64_C(0x4497248446dba092)
+#define GOLDEN_RECORDING_FILE_HASH UINT64_C(0xd9929bc252cf0c95)
 
 static sim_level level;
 static sim_world *world;

@@ -110,7 +110,8 @@ builds=(
 names=()
 for b in "${builds[@]}"; do names+=("${b%%|*}"); done
 
-common=(-std=c11 -Isim/include -Isim/src -Inet/include -Inet/src -Irec/include -Irec/src
+reference=x86_64-gcc
+common=(-std=c11 -Iserver/include -Isim/include -Isim/src -Inet/include -Inet/src -Irec/include -Irec/src
         -Iclient/include -Itools/common -DKEEL_CHECKS=1 -DKEEL_CROSS_BUILD=1)
 # Everything keel-replay and keel-sim need besides their own folders: the core,
 # the recordings, the protocol's encoders (not the ENet host) and the client
@@ -121,7 +122,8 @@ lib_sources() {
     [ -d rec/src ] && ls rec/src/*.c
     ls net/src/*.c | grep -v host_enet.c
     ls client/src/*.c
-    echo tools/common/keel_app.c
+    ls server/src/*.c
+    ls tools/common/*.c
 }
 # These builds have no ENet (no foreign-architecture package is needed for
 # it): the real-socket hosts say so if anything asks for one.
@@ -158,7 +160,7 @@ build() { # one line of the table
     IFS='|' read -r name cc flags simflags link libdir <<<"$1"
     local dir="$out/obj-$name"
     rm -rf "$dir"
-    mkdir -p "$dir/lib" "$dir/keel-sim" "$dir/keel-replay"
+    mkdir -p "$dir/lib" "$dir/keel-sim" "$dir/keel-replay" "$dir/keel-server"
     local f extra
     # shellcheck disable=SC2086
     for f in $(lib_sources); do
@@ -174,6 +176,12 @@ build() { # one line of the table
             echo "$cc ${common[*]} $flags -c $f -o $dir/keel-replay/$(basename "$f" .c).o"
         done >>"$dir/compile.txt"
     fi
+    # The reference build also makes the server session's recording.
+    if [ "$name" = "$reference" ]; then
+        for f in server/keel-server/*.c; do
+            echo "$cc ${common[*]} -Iserver/include -Iserver/src $flags -c $f -o $dir/keel-server/$(basename "$f" .c).o"
+        done >>"$dir/compile.txt"
+    fi
     if ! xargs -P 2 -I{} sh -c '{}' <"$dir/compile.txt" >"$dir/build.log" 2>&1; then
         echo "cross-check: build $name failed:" >&2
         tail -n 30 "$dir/build.log" >&2
@@ -184,8 +192,9 @@ build() { # one line of the table
     local ldflags=(-pthread -lm)
     [ "$link" = static ] && ldflags+=(-static)
     local prog
-    for prog in keel-sim keel-replay; do
+    for prog in keel-sim keel-replay keel-server; do
         [ "$prog" = keel-replay ] && [ "$have_replay" -eq 0 ] && continue
+        [ "$prog" = keel-server ] && [ "$name" != "$reference" ] && continue
         # shellcheck disable=SC2086
         if ! $cc $flags "$dir/$prog"/*.o "$dir"/lib/*.o -o "$out/$prog-$name" "${libs[@]}" "${ldflags[@]}" \
             >>"$dir/build.log" 2>&1; then
@@ -259,3 +268,70 @@ if [ "$fail" -ne 0 ]; then
     exit 1
 fi
 echo "cross-check: final hashes agree on every build (${names[*]})"
+
+# ---- 2. recordings, verified tick by tick on every build --------------------------------
+if [ "$have_replay" -eq 0 ]; then
+    echo "cross-check: note: keel-replay is not in this tree; recordings are not checked" >&2
+    exit 0
+fi
+recs="$out/recordings"
+rm -rf "$recs"
+mkdir -p "$recs"
+# name | how the reference build makes it
+recordings=(
+    "session|keel-server --virtual-bots $session_bots --ticks $session_ticks --churn --seed 1 --quiet"
+    "crowd-platforms|keel-sim --level builtin --characters 24 --platforms --seed 11 --ticks $map_ticks --quiet"
+    "box-crowd|keel-sim --level builtin --characters 16 --shape box --seed 12 --ticks $map_ticks --quiet"
+    "generated|keel-sim --level generated --characters 8 --seed 13 --ticks $map_ticks --quiet"
+)
+if [ "$have_maps" -eq 1 ]; then
+    recordings+=("zdm2|keel-sim --level $maps/sauerbraten_zdm2.obj --scale 0.12 --characters 8 --seed 14 --ticks $map_ticks --quiet")
+    [ -f "$maps/sauerbraten_pandora.obj" ] &&
+        recordings+=("pandora|keel-sim --level $maps/sauerbraten_pandora.obj --scale 0.12 --characters 8 --seed 15 --ticks $map_ticks --quiet")
+fi
+for r in "${recordings[@]}"; do
+    rname=${r%%|*}
+    cmd=${r#*|}
+    prog=${cmd%% *}
+    args=${cmd#* }
+    # shellcheck disable=SC2086
+    if ! run "$reference" "$prog" $args --record "$recs/$rname.krec" >"$recs/$rname.log" 2>&1; then
+        echo "cross-check: FAILED: recording $rname ($cmd):" >&2
+        tail -n 5 "$recs/$rname.log" >&2
+        exit 1
+    fi
+done
+
+started=$(date +%s)
+for r in "${recordings[@]}"; do
+    rname=${r%%|*}
+    f="$recs/$rname.krec"
+    info=$(run "$reference" keel-replay info "$f" --json)
+    ticks_in=$(echo "$info" | grep -o '"ticks":[0-9]*' | head -n 1 | cut -d: -f2)
+    players=$(echo "$info" | grep -o '"players":[0-9]*' | head -n 1 | cut -d: -f2)
+    last=$(echo "$info" | grep -o '"last_hash":"[0-9a-f]*"' | head -n 1 | cut -d'"' -f4)
+    line="cross-check: recording $rname ($ticks_in ticks, $players players, last hash $last):"
+    for name in "${names[@]}"; do
+        t0=$(date +%s)
+        rc=0
+        run "$name" keel-replay verify "$f" --quiet >"$recs/$rname.$name.out" 2>&1 || rc=$?
+        dt=$(($(date +%s) - t0))
+        if [ "$rc" -eq 0 ]; then
+            line+=" $name=ok(${dt}s)"
+        else
+            case $rc in
+            124) line+=" $name=TIMEOUT(${timeout_s}s)" ;;
+            1) line+=" $name=DIVERGED" ;;
+            *) line+=" $name=FAILED($rc)" ;;
+            esac
+            echo "cross-check: $name on $rname: $(head -c 600 "$recs/$rname.$name.out")" >&2
+            fail=1
+        fi
+    done
+    echo "$line"
+done
+if [ "$fail" -ne 0 ]; then
+    echo "cross-check: FAILED: a build does not reproduce a recording (keel-replay diff A --resim on that build names the field)" >&2
+    exit 1
+fi
+echo "cross-check: every build reproduces every recording tick by tick (${#recordings[@]} recordings, $(($(date +%s) - started)) s)"

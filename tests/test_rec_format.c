@@ -465,7 +465,7 @@ Test(rec_format, records_decode_by_field_name_through_the_files_schema)
         if (k == 0) {
             rec_put_u8(&p, 100);
             rec_put_u8(&p, (uint8_t)(int8_t)-5);
-            rec_put_u16(&p, 4000);
+            rec_put_svar(&p, 4000); // an angle: its change from the previous command (0 at block start)
         }
         // character 8: right -7, buttons 1; tick one earlier
         rec_put_var(&p, k == 0 ? (1u | 1u << 3 | 1u << 5) : 0);

@@ -41,6 +41,7 @@ typedef struct trs_config {
     bool light;      ///< keep nothing per tick (size and speed runs)
     uint64_t seed;
     uint32_t first_tick; ///< the scene's tick when recording starts
+    const char *build_id; ///< NULL: this build's (a golden file fixes it)
 } trs_config;
 
 typedef struct trs_run {
@@ -131,6 +132,8 @@ static inline bool trs_record(const sim_level *level, const sim_world *world, co
     h.keyframe_interval = cfg->keyframe_interval;
     h.compress = cfg->compress;
     snprintf(h.source, sizeof h.source, "test_rec");
+    if (cfg->build_id)
+        snprintf(h.build_id, sizeof h.build_id, "%s", cfg->build_id);
     rec_writer_config wc = rec_default_writer_config();
     wc.threaded = cfg->threaded;
     rec_writer *w = rec_writer_open(path, &h, &wc, scene, err);

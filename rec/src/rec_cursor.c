@@ -215,7 +215,17 @@ static bool command_decode(rec_cursor *c, uint32_t slot, uint32_t tick, rec_comm
         if (!(mask & ((uint64_t)1 << (i + 1))))
             continue;
         const rec_schema_field *fd = &sc->fields[i];
-        int64_t v = rec_field_get(r, fd->type, fd->width);
+        int64_t v;
+        if (rec_command_field_is_angle(fd->type, fd->width)) {
+            int64_t d = rec_get_svar(r);
+            if (rec_rd_ok(r) && (d < -32768 || d > 32767 || d == 0)) {
+                rec_rd_fail(r, "a command's angle change is out of range");
+                return false;
+            }
+            v = fd->known >= 0 ? (rec_command_get(p, (uint32_t)fd->known) + d) & 0xFFFF : 0;
+        } else {
+            v = rec_field_get(r, fd->type, fd->width);
+        }
         if (!rec_rd_ok(r))
             return false;
         if (fd->known >= 0 && !rec_command_set(p, (uint32_t)fd->known, v)) {

@@ -111,4 +111,17 @@ bool rec_header_check(const rec_header *h, rec_error *err);
 /// follows); bit 1 + i: command field i changed (its new value follows).
 #define REC_CMD_TICK_BIT 1u
 
+/// Angles (u16 fields) in a tick block's commands are stored as the wrapped
+/// difference from the character's previous command, -32768..32767, as a
+/// zigzag varint.
+static inline bool rec_command_field_is_angle(uint8_t type, uint8_t width)
+{
+    return type == REC_FIELD_U16 && width == 2;
+}
+static inline int64_t rec_angle_delta(int64_t from, int64_t to)
+{
+    int64_t d = (to - from) & 0xFFFF;
+    return d >= 0x8000 ? d - 0x10000 : d;
+}
+
 #endif

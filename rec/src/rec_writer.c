@@ -576,9 +576,17 @@ static void put_command(rec_buf *b, uint32_t tick, const sim_input *in, sim_inpu
     rec_put_var(b, mask);
     if (mask & REC_CMD_TICK_BIT)
         rec_put_svar(b, (int64_t)in->tick - (int64_t)tick);
-    for (uint32_t i = 0; i < nf; i++)
-        if (mask & ((uint64_t)1 << (i + 1)))
-            rec_field_put(b, (uint8_t)f[i].type, f[i].width, rec_command_get(in, i));
+    for (uint32_t i = 0; i < nf; i++) {
+        if (!(mask & ((uint64_t)1 << (i + 1))))
+            continue;
+        int64_t v = rec_command_get(in, i);
+        if (rec_command_field_is_angle(f[i].type, f[i].width))
+            // A turning player changes its yaw by about the same amount every
+            // tick: the wrapped difference repeats, and zstd takes repeats.
+            rec_put_svar(b, rec_angle_delta(rec_command_get(prev, i), v));
+        else
+            rec_field_put(b, (uint8_t)f[i].type, f[i].width, v);
+    }
     *prev = *in;
 }
 

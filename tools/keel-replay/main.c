@@ -19,6 +19,8 @@
 #include "keel_app.h"
 #include "replay.h"
 
+#include <keel/net_proto.h>
+
 static void usage(FILE *f)
 {
     fputs("usage: keel-replay COMMAND [options]\n"
@@ -236,6 +238,11 @@ static int run_resim(const args *a, bool as_diff)
         return rc;
     }
     truncated_note(file, &in);
+    if (h->behaviour_version != NET_BEHAVIOUR_VERSION)
+        fprintf(stderr,
+                "keel-replay: %s: note: recorded by behaviour version %u, this build is version %u: the "
+                "simulation changed on purpose between them, so a divergence is expected (docs/golden.md)\n",
+                file, (unsigned)h->behaviour_version, (unsigned)NET_BEHAVIOUR_VERSION);
 
     rec_verify_config cfg = rec_default_verify_config();
     cfg.threads = a->threads;

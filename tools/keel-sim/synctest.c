@@ -14,7 +14,10 @@
 //      must equal the run.
 // "Equal" means the same tick, the same characters, every field of
 // rec_state_fields() the same, and the same sim_scene_hash. All memory is
-// taken at the start; a tick allocates nothing.
+// taken at the start; a tick allocates nothing. So the two scenes are made
+// once rather than fresh each tick; state a restore fails to overwrite still
+// shows, because the rollback scene arrives at each restore from another
+// tick than the one restored.
 #include "keel_sim.h"
 
 #include <inttypes.h>

@@ -397,7 +397,7 @@ static net_sim_identity the_identity(void)
     cr_assert(sim_level_builtin(&level) == 0);
     sim_move_settings s = sim_move_default_settings();
     s.tick_rate = (int32_t)RATE;
-    net_sim_identity id = net_identity_make(&s, &level);
+    net_sim_identity id = net_identity_make(&s, &level, NULL); // keel-server runs without --platforms
     sim_level_free(&level);
     return id;
 }
@@ -759,7 +759,9 @@ Test(hostile, a_real_server_keeps_ticking_and_its_clients_undisturbed_under_host
 
     // 4. Hellos the server must refuse, each with a reason on the control
     // channel, then a disconnect: another protocol version, another level
-    // digest, another tick rate, a truncated hello.
+    // digest, another tick rate, a truncated hello, another scene digest (a
+    // client with --platforms: this server has none), and a version 1 hello
+    // (no scene digest: it does not decode, but says its version).
     mark = phase_begin(&sv);
     {
         struct {
@@ -771,6 +773,9 @@ Test(hostile, a_real_server_keeps_ticking_and_its_clients_undisturbed_under_host
             {"level digest", NET_REFUSE_IDENTITY, "level differs"},
             {"tick rate", NET_REFUSE_IDENTITY, "tick rate differs"},
             {"truncated hello", NET_REFUSE_BAD_HELLO, "malformed hello"},
+            {"scene digest", NET_REFUSE_IDENTITY, "platforms or water differ (server and client must both use "
+                                                  "--platforms or neither)"},
+            {"version 1 hello", NET_REFUSE_PROTOCOL, "protocol version differs"},
         };
         for (unsigned i = 0; i < sizeof cases / sizeof cases[0]; i++) {
             peer p;
@@ -783,9 +788,24 @@ Test(hostile, a_real_server_keeps_ticking_and_its_clients_undisturbed_under_host
                 other.level_digest ^= 1u;
             if (i == 2)
                 other.tick_rate = (uint16_t)(RATE * 2u);
+            if (i == 4)
+                other.scene_digest ^= 1u;
             size_t n = hello_bytes(msg, sizeof msg, version, other);
             if (i == 3)
                 n = 11;
+            if (i == 5) { // version 1's layout: the identity without the scene digest
+                net_bit_writer w;
+                net_bw_init(&w, msg, sizeof msg);
+                net_bw_u(&w, NET_MSG_HELLO, 4);
+                net_bw_u(&w, 1, 16);
+                net_bw_u(&w, id.behaviour_version, 32);
+                net_bw_u64(&w, id.settings_digest);
+                net_bw_u64(&w, id.level_digest);
+                net_bw_u(&w, id.tick_rate, 10);
+                net_bw_u(&w, (uint32_t)now_ms(), 32);
+                n = net_bw_finish(&w);
+                cr_assert_eq(n, 28u);
+            }
             peer_send(&p, NET_CHANNEL_CONTROL, msg, n);
             PEER_WAIT(&p, p.disconnected, 3000);
             cr_expect(p.refused, "%s: no refusal", cases[i].what);
@@ -801,7 +821,7 @@ Test(hostile, a_real_server_keeps_ticking_and_its_clients_undisturbed_under_host
             peer_close(&p);
         }
         d = phase_end(&sv, &mark, "4 hellos refused", NULL);
-        cr_expect_eq(d.refused, 4);
+        cr_expect_eq(d.refused, 6);
         cr_expect_eq(d.malformed, 1, "the truncated hello is malformed too");
         cr_expect_eq(d.joined + d.dropped_clients + d.unexpected, 0);
     }
@@ -1176,7 +1196,7 @@ Test(hostile, a_real_server_keeps_ticking_and_its_clients_undisturbed_under_host
     cr_expect_geq(unexpected, sv.sum.unexpected);
     cr_expect_geq(oow, sv.sum.out_of_window);
     cr_expect_eq(dropped, 2);
-    cr_expect_eq(refused, 4);
+    cr_expect_eq(refused, 6);
     cr_expect_geq(peers_refused, sv.sum.peers_refused);
     cr_expect_eq(joined, 2u + 3u, "the two bots and three attackers joined");
     free(cl_summary);

@@ -15,6 +15,7 @@
 #include <keel/net_bits.h>
 #include <keel/net_proto.h>
 #include <keel/sim_level.h>
+#include <keel/sim_scene.h>
 
 #include "../net/src/proto_internal.h"
 #include "test_support.h"
@@ -272,6 +273,7 @@ static net_hello rnd_hello(keel_rng *r)
     m.identity.behaviour_version = rnd_u32(r);
     m.identity.settings_digest = keel_rng_next(r);
     m.identity.level_digest = keel_rng_next(r);
+    m.identity.scene_digest = keel_rng_next(r);
     m.identity.tick_rate = (uint16_t)keel_rng_range(r, SIM_MOVE_MIN_TICK_RATE, SIM_MOVE_MAX_TICK_RATE);
     m.client_time_ms = rnd_u32(r);
     return m;
@@ -415,7 +417,8 @@ static bool hello_eq(const net_hello *a, const net_hello *b)
     return a->protocol_version == b->protocol_version &&
            a->identity.behaviour_version == b->identity.behaviour_version &&
            a->identity.settings_digest == b->identity.settings_digest &&
-           a->identity.level_digest == b->identity.level_digest && a->identity.tick_rate == b->identity.tick_rate &&
+           a->identity.level_digest == b->identity.level_digest &&
+           a->identity.scene_digest == b->identity.scene_digest && a->identity.tick_rate == b->identity.tick_rate &&
            a->client_time_ms == b->client_time_ms;
 }
 
@@ -748,6 +751,8 @@ Test(net_proto, round_trip_control_messages)
         size_t n = net_hello_encode(&h, g_buf, BUF_MAX);
         cr_assert(n > 0 && net_hello_decode(g_buf, n, &h2) && hello_eq(&h, &h2));
         cr_assert_eq(net_msg_peek_type(g_buf, n), NET_MSG_HELLO);
+        uint16_t v = 0;
+        cr_assert(net_hello_peek_version(g_buf, n, &v) && v == h.protocol_version);
         net_welcome w = rnd_welcome(&rng), w2;
         n = net_welcome_encode(&w, g_buf, BUF_MAX);
         cr_assert(n > 0 && net_welcome_decode(g_buf, n, &w2) && welcome_eq(&w, &w2));
@@ -819,6 +824,7 @@ Test(net_proto, boundary_values)
         h.identity.tick_rate = rates[i];
         h.protocol_version = i ? 0xFFFF : 0;
         h.identity.settings_digest = i ? UINT64_MAX : 0;
+        h.identity.scene_digest = i ? 0 : UINT64_MAX;
         size_t n = net_hello_encode(&h, g_buf, BUF_MAX);
         cr_assert(n > 0 && net_hello_decode(g_buf, n, &h2) && hello_eq(&h, &h2));
     }
@@ -1447,7 +1453,7 @@ Test(net_identity, same_inputs_same_identity)
     sim_move_settings s = sim_move_default_settings();
     sim_level lv;
     cr_assert_eq(sim_level_builtin(&lv), 0);
-    net_sim_identity a = net_identity_make(&s, &lv), b = net_identity_make(&s, &lv);
+    net_sim_identity a = net_identity_make(&s, &lv, NULL), b = net_identity_make(&s, &lv, NULL);
     const char *why = NULL;
     cr_assert(net_identity_equal(&a, &b, &why));
     cr_assert_str_empty(why);
@@ -1535,7 +1541,7 @@ Test(net_identity, every_setting_and_vertex_changes_the_digest)
     lv.box_count++;
     cr_assert_eq(net_level_digest(&lv), l0);
 
-    net_sim_identity a = net_identity_make(&s, &lv), b = a;
+    net_sim_identity a = net_identity_make(&s, &lv, NULL), b = a;
     const char *why;
     b.behaviour_version++;
     cr_assert(!net_identity_equal(&a, &b, &why));
@@ -1545,14 +1551,177 @@ Test(net_identity, every_setting_and_vertex_changes_the_digest)
     cr_assert_str_eq(why, "tick rate differs");
     sim_move_settings t = s;
     t.jump_velocity++;
-    b = net_identity_make(&t, &lv);
+    b = net_identity_make(&t, &lv, NULL);
     cr_assert(!net_identity_equal(&a, &b, &why));
     cr_assert_str_eq(why, "settings differ");
     lv.vertices[0].x++;
-    b = net_identity_make(&s, &lv);
+    b = net_identity_make(&s, &lv, NULL);
     cr_assert(!net_identity_equal(&a, &b, &why));
     cr_assert_str_eq(why, "level differs");
     cr_assert(!net_identity_equal(&a, &b, NULL));
+    sim_level_free(&lv);
+}
+
+// ---- the scene digest: platforms and water -------------------------------------------------
+
+Test(net_proto, hello_layout_of_version_2)
+{
+    cr_assert_eq(NET_PROTOCOL_VERSION, 2u);
+    keel_rng rng = {77};
+    net_hello h = rnd_hello(&rng);
+    h.protocol_version = NET_PROTOCOL_VERSION;
+    cr_assert_eq(net_hello_encode(&h, g_buf, BUF_MAX), 36u, "the hello is 36 bytes (docs/protocol.md)");
+    // A version 1 hello (no scene digest, 28 bytes) does not decode, but its
+    // version can still be read, so the server refuses it as another version.
+    net_bit_writer w;
+    net_bw_init(&w, g_buf, BUF_MAX);
+    net_bw_u(&w, NET_MSG_HELLO, 4);
+    net_bw_u(&w, 1, 16);
+    net_bw_u(&w, h.identity.behaviour_version, 32);
+    net_bw_u64(&w, h.identity.settings_digest);
+    net_bw_u64(&w, h.identity.level_digest);
+    net_bw_u(&w, h.identity.tick_rate, 10);
+    net_bw_u(&w, h.client_time_ms, 32);
+    size_t n = net_bw_finish(&w);
+    cr_assert_eq(n, 28u);
+    net_hello d;
+    cr_assert(!net_hello_decode(g_buf, n, &d));
+    uint16_t v = 0;
+    cr_assert(net_hello_peek_version(g_buf, n, &v) && v == 1);
+    cr_assert(!net_hello_peek_version(g_buf, 2, &v), "20 bits are needed");
+    g_buf[0] = (uint8_t)((g_buf[0] & 0xF0u) | NET_MSG_WELCOME);
+    cr_assert(!net_hello_peek_version(g_buf, n, &v), "not a hello");
+}
+
+typedef struct scene_setup {
+    sim_platform_def platforms[4];
+    uint32_t platform_count;
+    sim_aabb waters[4];
+    uint32_t water_count;
+} scene_setup;
+
+static uint64_t setup_digest(const sim_world *world, const scene_setup *su)
+{
+    sim_move_settings s = sim_move_default_settings();
+    sim_scene *sc = sim_scene_create(world, &s, 4);
+    cr_assert_not_null(sc);
+    for (uint32_t i = 0; i < su->platform_count; i++)
+        cr_assert_eq(sim_scene_add_platform(sc, &su->platforms[i]), 0, "platform %u refused", i);
+    for (uint32_t i = 0; i < su->water_count; i++)
+        cr_assert_eq(sim_scene_add_water(sc, su->waters[i]), 0, "water %u refused", i);
+    uint64_t d = net_scene_digest(sc);
+    sim_scene_destroy(sc);
+    return d;
+}
+
+Test(net_identity, the_scene_digest_covers_every_platform_field_and_water_box)
+{
+    sim_level lv;
+    cr_assert_eq(sim_level_builtin(&lv), 0);
+    sim_world *world = sim_world_create(&lv, NULL, NULL);
+    cr_assert_not_null(world);
+    sim_move_settings s = sim_move_default_settings();
+
+    // nothing: a fixed digest, the same as no scene at all
+    scene_setup none = {0};
+    uint64_t d_none = setup_digest(world, &none);
+    cr_assert_eq(d_none, net_scene_digest(NULL));
+    // XXH64(8 zero bytes: two zero counts, SIM_HASH_SEED), pinned: it is part of the protocol
+    cr_log_info("empty scene digest %016llx\n", (unsigned long long)d_none);
+    cr_assert_eq(d_none, 0xa147f0f460fedfe5ull, "empty scene digest %016llx", (unsigned long long)d_none);
+
+    // the built-in pair, as keel-server --platforms builds it, plus water
+    sim_scene *area = sim_scene_create(world, &s, 4);
+    cr_assert_eq(sim_scene_add_area_platforms(area, &lv, 0x7FFF0001u, 0x7FFF0002u), 0);
+    scene_setup base = {0};
+    base.platform_count = sim_scene_platform_count(area);
+    cr_assert_eq(base.platform_count, 2);
+    for (uint32_t i = 0; i < base.platform_count; i++)
+        base.platforms[i] = *sim_scene_platform(area, i);
+    uint64_t d_area = net_scene_digest(area);
+    sim_scene_destroy(area);
+    cr_assert_neq(d_area, d_none, "platforms change the digest");
+    cr_assert_eq(setup_digest(world, &base), d_area, "equal setups, equal digests");
+    base.water_count = 2;
+    base.waters[0] = (sim_aabb){sim_v3(SIM_FX_INT(-3), SIM_FX_INT(-2), SIM_FX_INT(-3)),
+                                sim_v3(SIM_FX_INT(3), SIM_FX_INT(1), SIM_FX_INT(3))};
+    base.waters[1] = (sim_aabb){sim_v3(SIM_FX_INT(10), 0, SIM_FX_INT(10)),
+                                sim_v3(SIM_FX_INT(12), SIM_FX_INT(2), SIM_FX_INT(14))};
+    uint64_t d0 = setup_digest(world, &base);
+    cr_assert_neq(d0, d_area, "water changes the digest");
+    cr_assert_eq(setup_digest(world, &base), d0);
+
+    // the order platforms are added in does not count (the scene keeps id order)
+    scene_setup rev = base;
+    rev.platforms[0] = base.platforms[1], rev.platforms[1] = base.platforms[0];
+    cr_assert_eq(setup_digest(world, &rev), d0);
+    // unused waypoint slots do not count
+    scene_setup junk = base;
+    junk.platforms[0].points[SIM_PLATFORM_MAX_POINTS - 1].x = SIM_FX_INT(5);
+    cr_assert_eq(setup_digest(world, &junk), d0);
+
+    // every field of either platform, one at a time
+    for (uint32_t k = 0; k < 2; k++) {
+        for (int f = 0;; f++) {
+            scene_setup t = base;
+            sim_platform_def *p = &t.platforms[k];
+            switch (f) {
+            case 0: p->id ^= 0x100u; break;
+            case 1: p->half.x++; break;
+            case 2: p->half.y++; break;
+            case 3: p->half.z++; break;
+            case 4: p->points[0].x++; break;
+            case 5: p->points[0].y++; break;
+            case 6: p->points[0].z++; break;
+            case 7: p->points[1].x--; break;
+            case 8: p->points[1].y--; break;
+            case 9: p->points[1].z--; break;
+            case 10: p->point_count++; break; // a third point at the zero it was
+            case 11: p->point_count--; break;
+            case 12: p->ticks_per_leg++; break;
+            case 13: p->pause_ticks++; break;
+            default: f = -1; break;
+            }
+            if (f < 0)
+                break;
+            cr_assert_neq(setup_digest(world, &t), d0, "platform %u field %d does not change the digest", k, f);
+        }
+    }
+    // every coordinate of either water box, their order, one box fewer
+    for (uint32_t k = 0; k < 2; k++) {
+        for (int c = 0; c < 6; c++) {
+            scene_setup t = base;
+            sim_vec3 *corner = c < 3 ? &t.waters[k].min : &t.waters[k].max;
+            sim_fx grow = c < 3 ? -1 : 1; // min <= max still
+            if (c % 3 == 0)
+                corner->x += grow;
+            else if (c % 3 == 1)
+                corner->y += grow;
+            else
+                corner->z += grow;
+            cr_assert_neq(setup_digest(world, &t), d0, "water %u coordinate %d does not change the digest", k, c);
+        }
+    }
+    scene_setup swapped = base;
+    swapped.waters[0] = base.waters[1], swapped.waters[1] = base.waters[0];
+    cr_assert_neq(setup_digest(world, &swapped), d0, "water order counts");
+    scene_setup fewer = base;
+    fewer.water_count = 1;
+    cr_assert_neq(setup_digest(world, &fewer), d0);
+    fewer = base;
+    fewer.platform_count = 1;
+    cr_assert_neq(setup_digest(world, &fewer), d0);
+    // in the identity, with the reason the server sends
+    net_sim_identity a = net_identity_make(&s, &lv, NULL), b = a;
+    b.scene_digest = d_area;
+    const char *why = NULL;
+    cr_assert(!net_identity_equal(&a, &b, &why));
+    cr_assert_str_eq(why, "platforms or water differ (server and client must both use --platforms or neither)");
+    cr_assert_leq(strlen("simulation differs from the server's: ") + strlen(why), NET_REASON_MAX,
+                  "the refusal carries the whole reason");
+    b = a;
+    cr_assert(net_identity_equal(&a, &b, &why));
+    sim_world_destroy(world);
     sim_level_free(&lv);
 }
 

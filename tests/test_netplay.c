@@ -42,8 +42,10 @@ typedef struct play {
     uint32_t last_checked[MAX_BOTS];
 } play;
 
-static void play_init(play *p, uint32_t nbots, cl_bot_mode mode, const net_memory_link *up,
-                      const net_memory_link *down, uint64_t seed)
+// Bot i has the built-in platforms when bit i of client_platforms is set.
+static void play_init_platforms(play *p, uint32_t nbots, cl_bot_mode mode, const net_memory_link *up,
+                                const net_memory_link *down, uint64_t seed, bool server_platforms,
+                                uint32_t client_platforms)
 {
     memset(p, 0, sizeof *p);
     cr_assert_eq(sim_level_builtin(&p->level), 0);
@@ -55,6 +57,7 @@ static void play_init(play *p, uint32_t nbots, cl_bot_mode mode, const net_memor
     p->server_host = net_memory_listen(p->mem, "server", &hc);
     cr_assert_not_null(p->server_host);
     sv_config sc = sv_default_config();
+    sc.platforms = server_platforms;
     p->sv = sv_server_create(p->world, &p->level, &p->settings, &sc, p->server_host);
     cr_assert_not_null(p->sv);
     p->nbots = nbots;
@@ -62,6 +65,7 @@ static void play_init(play *p, uint32_t nbots, cl_bot_mode mode, const net_memor
     for (uint32_t i = 0; i < nbots; i++) {
         p->hosts[i] = net_memory_connect(p->mem, "server", up, down, &hc);
         cr_assert_not_null(p->hosts[i]);
+        cc.platforms = (client_platforms >> i) & 1u;
         p->cls[i] = cl_client_create(p->world, &p->level, &p->settings, &cc, p->hosts[i]);
         cr_assert_not_null(p->cls[i]);
         cl_bot_init(&p->bots[i], mode, seed * 100 + i);
@@ -69,6 +73,12 @@ static void play_init(play *p, uint32_t nbots, cl_bot_mode mode, const net_memor
     }
     for (uint32_t i = 0; i < HASH_RING; i++)
         p->server_hash_tick[i] = NET_TICK_NONE;
+}
+
+static void play_init(play *p, uint32_t nbots, cl_bot_mode mode, const net_memory_link *up,
+                      const net_memory_link *down, uint64_t seed)
+{
+    play_init_platforms(p, nbots, mode, up, down, seed, false, 0);
 }
 
 static void play_free(play *p)
@@ -263,5 +273,53 @@ Test(netplay, pushing_bots_mispredict_only_for_named_causes_and_converge, .timeo
         uint32_t c = cl_client_confirmed_tick(p.cls[i]);
         cr_expect_geq(c + 16u, sv_server_scene_tick(p.sv), "client %u confirmed only up to %u", i, c);
     }
+    play_free(&p);
+}
+
+// A client must simulate the server's platforms and water: one that does not
+// would mispredict every snapshot, so the server refuses it at the hello with
+// a reason that says what to do, and the client keeps that reason.
+static const char scene_refusal[] = "simulation differs from the server's: platforms or water differ (server and "
+                                    "client must both use --platforms or neither)";
+
+Test(netplay, a_client_without_the_servers_platforms_is_refused_and_one_with_them_plays, .timeout = 600)
+{
+    net_memory_link link = {20, 0, 0, 0};
+    play p;
+    // bots 0 and 2 have the platforms, bot 1 does not
+    play_init_platforms(&p, 3, CL_BOT_PLATFORMS, &link, &link, 4, true, 0x5u);
+    cr_assert_eq(sim_scene_platform_count(sv_server_scene(p.sv)), 2);
+    for (int ms = 0; ms < 6000; ms++)
+        play_ms(&p, true);
+    cr_assert_eq(cl_client_status(p.cls[1]), CL_STATUS_REFUSED);
+    cr_assert_str_eq(cl_client_refusal(p.cls[1]), scene_refusal);
+    for (uint32_t i = 0; i < 3; i += 2) {
+        cr_assert_eq(cl_client_status(p.cls[i]), CL_STATUS_PLAYING, "bot %u", i);
+        cr_assert_eq(sim_scene_platform_count(cl_client_predicted(p.cls[i])), 2);
+    }
+    cl_stats t;
+    totals(&p, &t);
+    log_totals("platforms", &p, &t);
+    cr_expect_eq(t.hash_mismatches, 0);
+    cr_expect_eq(t.own_mispredictions[CL_CAUSE_UNEXPLAINED], 0);
+    cr_expect_gt(p.confirmed_checked, 2 * 100);
+    cr_expect_eq(p.confirmed_differ, 0);
+    sv_stats ss;
+    sv_server_stats(p.sv, &ss);
+    cr_expect_eq(ss.clients_refused, 1);
+    cr_expect_eq(ss.clients_joined, 2);
+    play_free(&p);
+}
+
+Test(netplay, a_client_with_platforms_is_refused_by_a_server_without, .timeout = 600)
+{
+    net_memory_link link = {20, 0, 0, 0};
+    play p;
+    play_init_platforms(&p, 2, CL_BOT_RANDOM, &link, &link, 5, false, 0x2u);
+    for (int ms = 0; ms < 1000; ms++)
+        play_ms(&p, true);
+    cr_assert_eq(cl_client_status(p.cls[0]), CL_STATUS_PLAYING);
+    cr_assert_eq(cl_client_status(p.cls[1]), CL_STATUS_REFUSED);
+    cr_assert_str_eq(cl_client_refusal(p.cls[1]), scene_refusal);
     play_free(&p);
 }

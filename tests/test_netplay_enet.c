@@ -350,6 +350,38 @@ Test(netplay_enet, a_client_of_another_simulation_is_refused_with_the_reason)
     proc_cleanup(&sv);
 }
 
+// The scene's platforms are part of the identity: a client without them would
+// mispredict every snapshot, so it is refused; one with them plays.
+Test(netplay_enet, a_client_without_the_servers_platforms_is_refused_and_one_with_them_plays)
+{
+    proc sv, bad, good;
+    const char *sargs[] = {"--bind", "127.0.0.1", "--port", "0", "--platforms", "--duration", "20", "--quiet", NULL};
+    proc_start(&sv, "keel-server", sargs);
+    char port[16];
+    snprintf(port, sizeof port, "%u", wait_port(sv.out));
+    const char *bargs[] = {"--port", port, "--ticks", "64", NULL};
+    proc_start(&bad, "keel-client", bargs);
+    cr_assert(proc_wait(&bad, 20000));
+    char *err = slurp(bad.err);
+    cr_expect_eq(bad.status, 1);
+    cr_expect(strstr(err, "refused by the server: simulation differs from the server's: platforms or water differ "
+                          "(server and client must both use --platforms or neither)") != NULL,
+              "stderr: %s", err);
+    free(err);
+    const char *gargs[] = {"--port", port, "--ticks", "128", "--platforms", NULL};
+    proc_start(&good, "keel-client", gargs);
+    cr_assert(proc_wait(&good, 20000));
+    char *json = slurp(good.out);
+    sanitized_timing_expect(good.status == 0, "the client with platforms: exit %d", good.status);
+    own_counts c = client_totals(json);
+    cr_expect_eq(c.hash_mismatches, 0);
+    cr_expect_eq(c.unexplained, 0);
+    free(json);
+    proc_cleanup(&good);
+    proc_cleanup(&bad);
+    proc_cleanup(&sv);
+}
+
 Test(netplay_enet, a_killed_client_frees_its_slot_and_the_others_play_on)
 {
     proc sv, a, b;

@@ -53,7 +53,7 @@ static void usage(FILE *f)
           "  --trace               every 100 ms a JSON line per bot on stderr: time, input margin,\n"
           "                        round trip, confirmed and predicted ticks\n"
           "  --platforms           the built-in level's elevator and shuttle (as keel-server\n"
-          "                        --platforms: both sides must agree)\n"
+          "                        --platforms: a server set up otherwise refuses the client)\n"
           "  --record FILE         record the first bot's client: every call into the client\n"
           "                        library and its confirmed hashes (cl_replay_verify replays it\n"
           "                        offline; client/README.md)\n"

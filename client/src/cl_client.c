@@ -171,7 +171,9 @@ cl_client *cl_client_create(const sim_world *world, const sim_level *level, cons
         cl_client_destroy(cl);
         return NULL;
     }
-    cl->identity = net_identity_make(settings, level);
+    // From the scene as built (platforms and water): the server refuses a
+    // client whose setup differs from its own.
+    cl->identity = net_identity_make(settings, level, cl->pred);
     return cl;
 }
 

@@ -19,6 +19,7 @@ size_t net_hello_write(const net_hello *m, uint8_t *out, size_t capacity)
     net_bw_u(&w, m->identity.behaviour_version, 32);
     net_bw_u64(&w, m->identity.settings_digest);
     net_bw_u64(&w, m->identity.level_digest);
+    net_bw_u64(&w, m->identity.scene_digest);
     net_bw_u(&w, m->identity.tick_rate, NET_TICK_RATE_BITS);
     net_bw_u(&w, m->client_time_ms, 32);
     return net_bw_finish(&w);
@@ -39,9 +40,22 @@ bool net_hello_decode(const uint8_t *data, size_t length, net_hello *m)
     m->identity.behaviour_version = net_br_u(&r, 32);
     m->identity.settings_digest = net_br_u64(&r);
     m->identity.level_digest = net_br_u64(&r);
+    m->identity.scene_digest = net_br_u64(&r);
     m->identity.tick_rate = (uint16_t)net_br_u(&r, NET_TICK_RATE_BITS);
     m->client_time_ms = net_br_u(&r, 32);
     return net_br_finish(&r) && net_hello_valid(m);
+}
+
+bool net_hello_peek_version(const uint8_t *data, size_t length, uint16_t *version)
+{
+    net_bit_reader r;
+    net_br_init(&r, data, length);
+    net_expect_type(&r, NET_MSG_HELLO);
+    uint16_t v = (uint16_t)net_br_u(&r, 16);
+    if (r.error)
+        return false;
+    *version = v;
+    return true;
 }
 
 // ---- welcome ------------------------------------------------------------------------

@@ -1,7 +1,7 @@
-// keel: the simulation identity: digests of the settings and the level.
-// MIT licence, see LICENSE.
+// keel: the simulation identity: digests of the settings, the level and the
+// scene's fixed setup (platforms and water). MIT licence, see LICENSE.
 //
-// Both digests are XXH64, seeded with SIM_HASH_SEED, of an explicit byte
+// Every digest is XXH64, seeded with SIM_HASH_SEED, of an explicit byte
 // string: every field in declaration order as little-endian bytes (int32 and
 // Q16.16 as 4 bytes of two's complement). Never raw struct memory, so the same
 // values give the same digest on every machine and compiler.
@@ -12,6 +12,7 @@
 
 #include <keel/sim_hash.h>
 #include <keel/sim_level.h>
+#include <keel/sim_scene.h>
 
 #include "proto_internal.h"
 
@@ -105,13 +106,51 @@ uint64_t net_level_digest(const struct sim_level *level)
     return (uint64_t)XXH64_digest(&st);
 }
 
-net_sim_identity net_identity_make(const sim_move_settings *s, const struct sim_level *level)
+// platform_count, then each platform in id order: id, half (x, y, z),
+// point_count, its point_count points (x, y, z; the unused slots do not move
+// it), ticks_per_leg, pause_ticks; then water_count and each water box in the
+// order added (min, max). All u32/s32 little-endian. No platforms and no water
+// (or no scene): the digest of two zero counts, the same on every build.
+uint64_t net_scene_digest(const struct sim_scene *scene)
+{
+    XXH64_state_t st;
+    XXH64_reset(&st, SIM_HASH_SEED);
+    uint8_t buf[4 + 12 + 4 + 12 * SIM_PLATFORM_MAX_POINTS + 8];
+    uint32_t pc = scene ? sim_scene_platform_count(scene) : 0, wc = scene ? sim_scene_water_count(scene) : 0;
+    put_u32(buf, pc);
+    XXH64_update(&st, buf, 4);
+    for (uint32_t i = 0; i < pc; i++) {
+        const sim_platform_def *p = sim_scene_platform(scene, i);
+        uint32_t n = p->point_count < SIM_PLATFORM_MAX_POINTS ? p->point_count : SIM_PLATFORM_MAX_POINTS;
+        uint8_t *o = put_u32(buf, p->id);
+        o = put_vec(o, p->half);
+        o = put_u32(o, p->point_count);
+        for (uint32_t k = 0; k < n; k++)
+            o = put_vec(o, p->points[k]);
+        o = put_u32(o, p->ticks_per_leg);
+        o = put_u32(o, p->pause_ticks);
+        XXH64_update(&st, buf, (size_t)(o - buf));
+    }
+    put_u32(buf, wc);
+    XXH64_update(&st, buf, 4);
+    for (uint32_t i = 0; i < wc; i++) {
+        sim_aabb w = sim_scene_water(scene, i);
+        uint8_t *o = put_vec(buf, w.min);
+        o = put_vec(o, w.max);
+        XXH64_update(&st, buf, (size_t)(o - buf));
+    }
+    return (uint64_t)XXH64_digest(&st);
+}
+
+net_sim_identity net_identity_make(const sim_move_settings *s, const struct sim_level *level,
+                                   const struct sim_scene *scene)
 {
     net_sim_identity id;
     memset(&id, 0, sizeof id);
     id.behaviour_version = NET_BEHAVIOUR_VERSION;
     id.settings_digest = net_settings_digest(s);
     id.level_digest = net_level_digest(level);
+    id.scene_digest = net_scene_digest(scene);
     id.tick_rate = (s->tick_rate > 0 && s->tick_rate <= UINT16_MAX) ? (uint16_t)s->tick_rate : 0;
     return id;
 }
@@ -127,6 +166,8 @@ bool net_identity_equal(const net_sim_identity *a, const net_sim_identity *b, co
         why = "settings differ";
     else if (a->level_digest != b->level_digest)
         why = "level differs";
+    else if (a->scene_digest != b->scene_digest)
+        why = "platforms or water differ (server and client must both use --platforms or neither)";
     if (reason)
         *reason = why ? why : "";
     return why == NULL;

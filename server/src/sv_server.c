@@ -146,11 +146,12 @@ sv_server *sv_server_create(const sim_world *world, const sim_level *level, cons
         sv_server_destroy(sv);
         return NULL;
     }
-    sv->identity = net_identity_make(settings, level);
     const sim_marker *sp = sim_level_find_marker(level, "spawn");
     sv->spawn_origin = sp ? sp->position : sim_v3_zero();
     if (config->platforms) // ids far above any character's
         sim_scene_add_area_platforms(sv->scene, level, 0x7FFF0001u, 0x7FFF0002u);
+    // After the platforms: clients must have built the same ones.
+    sv->identity = net_identity_make(settings, level, sv->scene);
     return sv;
 }
 
@@ -312,6 +313,13 @@ static void handle_hello(sv_server *sv, uint32_t peer, const uint8_t *data, size
     sv_client *c = client_of_peer(sv, peer);
     net_hello h;
     if (!net_hello_decode(data, len, &h)) {
+        uint16_t version;
+        // Another version's hello need not decode as ours: refuse it as
+        // another version, which says what to do, rather than as malformed.
+        if (!c && net_hello_peek_version(data, len, &version) && version != NET_PROTOCOL_VERSION) {
+            send_refuse(sv, peer, NET_REFUSE_PROTOCOL, "protocol version differs from the server's");
+            return;
+        }
         sv->stats.messages_malformed++;
         if (c)
             drop_client(sv, c, true);

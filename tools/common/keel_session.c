@@ -178,7 +178,6 @@ keel_session *keel_session_create(const sim_world *world, const sim_level *level
     s->config = *config;
     s->rng = config->seed ^ 0x6B65656C73657373ull; // "keelsess"
     s->tick_us = 1000000u / (uint64_t)settings->tick_rate;
-    s->identity = net_identity_make(settings, level);
     // One way at worst, in ticks, and two to spare.
     uint64_t worst_ms = (uint64_t)config->link.latency_ms + config->link.jitter_ms;
     s->light_lead = (uint32_t)((worst_ms * 1000u + s->tick_us - 1u) / s->tick_us) + 2u;
@@ -201,6 +200,8 @@ keel_session *keel_session_create(const sim_world *world, const sim_level *level
         keel_session_destroy(s);
         return NULL;
     }
+    // Light bots simulate nothing: they say they simulate the server's scene.
+    s->identity = sv_server_identity(s->sv);
     s->end_tick = sv_server_scene_tick(s->sv) + config->ticks;
     for (uint32_t i = 0; i < HASH_RING; i++)
         s->server_hash_tick[i] = NET_TICK_NONE;

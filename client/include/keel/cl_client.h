@@ -47,8 +47,9 @@ typedef struct cl_config {
     uint32_t redundancy_packets;
     /// The built-in level's elevator and shuttle in the client's scenes, as
     /// a server with sv_config.platforms has them (none on a level without a
-    /// platform_area marker). The simulation identity does not cover
-    /// platforms: both sides must agree (default false).
+    /// platform_area marker). The simulation identity covers them (its
+    /// scene digest): a server set up otherwise refuses the client (default
+    /// false).
     bool platforms;
     uint32_t cookie;
 } cl_config;

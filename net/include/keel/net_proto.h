@@ -34,7 +34,8 @@
 
 #include <keel/sim_move.h>
 
-#define NET_PROTOCOL_VERSION 1u
+/// 2: the hello carries the scene digest (platforms and water).
+#define NET_PROTOCOL_VERSION 2u
 /// Largest datagram payload keel sends or accepts unfragmented (docs/protocol.md).
 #define NET_MTU 1200u
 /// A tick value meaning "none" (no baseline, nothing acknowledged yet).
@@ -67,6 +68,7 @@ typedef struct net_sim_identity {
     uint32_t behaviour_version; ///< NET_BEHAVIOUR_VERSION of the build
     uint64_t settings_digest;   ///< net_settings_digest
     uint64_t level_digest;      ///< net_level_digest
+    uint64_t scene_digest;      ///< net_scene_digest: the platforms and water
     uint16_t tick_rate;
 } net_sim_identity;
 
@@ -86,7 +88,7 @@ typedef struct net_welcome {
 
 typedef enum net_refuse_code {
     NET_REFUSE_PROTOCOL = 1,  ///< protocol version differs
-    NET_REFUSE_IDENTITY = 2,  ///< behaviour, settings, level or tick rate differ
+    NET_REFUSE_IDENTITY = 2,  ///< behaviour, settings, level, scene or tick rate differ
     NET_REFUSE_FULL = 3,      ///< no free slot
     NET_REFUSE_BAD_HELLO = 4, ///< malformed or repeated hello
 } net_refuse_code;
@@ -191,6 +193,10 @@ net_msg_type net_msg_peek_type(const uint8_t *data, size_t length);
 
 size_t net_hello_encode(const net_hello *m, uint8_t *out, size_t capacity);
 bool net_hello_decode(const uint8_t *data, size_t length, net_hello *m);
+/// The protocol_version of a hello of any version (its first 20 bits stay the
+/// same in every version), so that a hello that does not decode can still be
+/// refused as another version. False when it is not a hello or too short.
+bool net_hello_peek_version(const uint8_t *data, size_t length, uint16_t *version);
 size_t net_welcome_encode(const net_welcome *m, uint8_t *out, size_t capacity);
 bool net_welcome_decode(const uint8_t *data, size_t length, net_welcome *m);
 size_t net_refuse_encode(const net_refuse *m, uint8_t *out, size_t capacity);
@@ -212,7 +218,17 @@ uint64_t net_settings_digest(const sim_move_settings *s);
 /// Digest of a level's content: vertices, triangles, boxes (not markers).
 struct sim_level;
 uint64_t net_level_digest(const struct sim_level *level);
-net_sim_identity net_identity_make(const sim_move_settings *s, const struct sim_level *level);
+/// Digest of a scene's fixed setup: every platform (every field, id order)
+/// and every water box (in order). NULL, or a scene with neither, gives the
+/// digest of an empty setup. Two sides that agree on it build the same
+/// platforms and water (keel-server and keel-client --platforms).
+struct sim_scene;
+uint64_t net_scene_digest(const struct sim_scene *scene);
+/// The identity of a build simulating `level` with settings `s` in a scene set
+/// up like `scene` (its platforms and water; NULL: none). Compute it from the
+/// scene the side actually simulates, once its platforms and water are added.
+net_sim_identity net_identity_make(const sim_move_settings *s, const struct sim_level *level,
+                                   const struct sim_scene *scene);
 /// Whether two identities simulate the same; on false, *reason names what differs.
 bool net_identity_equal(const net_sim_identity *a, const net_sim_identity *b, const char **reason);
 

@@ -178,6 +178,8 @@ int main(int argc, char **argv)
     net_host *host = net_host_listen(o.bind, (uint16_t)o.port, &hc, &why);
     if (!host) {
         fprintf(stderr, "keel-server: cannot listen on %s:%u: %s\n", o.bind, o.port, why ? why : "?");
+        sim_world_destroy(world);
+        sim_level_free(&level);
         return 1;
     }
     sv_config cfg = sv_default_config();
@@ -185,14 +187,19 @@ int main(int argc, char **argv)
     cfg.ticks_per_snapshot = o.snapshot_ticks;
     cfg.platforms = o.platforms;
     sv_server *sv = sv_server_create(world, &level, &settings, &cfg, host);
-    if (!sv) {
-        fputs("keel-server: cannot create the server\n", stderr);
+    recorder rec;
+    if (!sv || !recorder_start(&rec, &o, sv)) {
+        // Everything is freed on the way out, so the sanitizer build reports
+        // no leak for a refused start either.
+        if (!sv)
+            fputs("keel-server: cannot create the server\n", stderr);
+        sv_server_destroy(sv);
+        net_host_destroy(host);
+        sim_world_destroy(world);
+        sim_level_free(&level);
         return 1;
     }
     FILE *text = o.stats_json ? stderr : stdout;
-    recorder rec;
-    if (!recorder_start(&rec, &o, sv))
-        return 1;
     fprintf(text, "keel-server: %s, %u triangles, %u Hz, snapshot every %u ticks, listening on %s:%u\n", o.level,
             level.triangle_count, o.rate, o.snapshot_ticks, o.bind, (unsigned)net_host_port(host));
     fflush(text);

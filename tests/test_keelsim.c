@@ -32,7 +32,7 @@
 #include "test_support.h"
 
 /// `keel-sim --quiet` with every option at its default (see above).
-#define KEELSIM_DEFAULT_FINAL_HASH "f24862788db99b14"
+#define KEELSIM_DEFAULT_FINAL_HASH "71d7bb34e70b53a0"
 
 typedef struct run_result {
     int exit_code; ///< -1 when the process did not exit normally

@@ -57,6 +57,7 @@ typedef struct slide_result {
     bool blocked_steep;  ///< a plane that is not walkable floor stopped part of the motion
     bool touched_ceiling;
     bool landed;         ///< touched walkable floor (air mode)
+    bool climbed;        ///< ground mode: walkable ground (a nosing, a ramp's foot) turned the motion upward
     sim_vec3 floor_normal;
 } slide_result;
 

@@ -100,6 +100,7 @@ void mover_slide(const sim_move_ctx *m, sim_shape shape, sim_vec3 *center, sim_v
             break;
         }
         sim_vec3 n = r.normal;
+        sim_fx into = sim_v3_dot(d, n); // of this round's whole motion
         if (!r.start_overlap) {
             sim_fx len = sim_v3_length(d);
             sim_fx travelled = (sim_fx)(((int64_t)len * r.fraction) >> 16);
@@ -122,6 +123,10 @@ void mover_slide(const sim_move_ctx *m, sim_shape shape, sim_vec3 *center, sim_v
         if (walkable) {
             out->landed = true;
             out->floor_normal = n;
+            // More than a quarter millimetre into it: not the rounding of a
+            // motion along the ground's own plane.
+            if (mode == SLIDE_GROUND && into < -16)
+                out->climbed = true;
         }
         if (n.y < -SIM_FX_HALF)
             out->touched_ceiling = true;
@@ -387,14 +392,20 @@ void mover_walk_move(sim_move_ctx *m, sim_vec3 d)
     mover_slide(m, shape, &c1, &v1, d, SLIDE_GROUND, &r1);
     if (r1.touched_ceiling)
         m->c->flags |= SIM_CHAR_CEILING;
-    if (!r1.blocked_steep || s->step_height <= 0 || (d.x == 0 && d.z == 0)) {
+    if (!(r1.blocked_steep || r1.climbed) || s->step_height <= 0 || (d.x == 0 && d.z == 0)) {
         mover_set_center(m, c1);
         m->c->velocity = v1;
         return;
     }
-    // Up, over, down. Only a riser too steep to walk starts this (gentle
-    // slopes are walked), and the landing must be walkable floor, so a steep
-    // wall is never climbed in steps from any angle.
+    // Up, over, down, when something stopped or lifted the slide: a riser
+    // too steep to walk, or walkable ground that turned the motion upward.
+    // The second is a rounded bottom on a step's nosing: the edge's normal
+    // leans back at a walkable angle, and sliding up it turns most of the
+    // speed into climbing; the stepped move keeps the speed and rides over
+    // the nosing (and a ramp's foot is crossed without the slide's loss).
+    // The landing must be walkable floor no higher than a step above the
+    // floor that carries us, and the stepped move is kept only when it gets
+    // further, so a steep wall is never climbed in steps from any angle.
     // Rise a skin above the step height, so that a rounded bottom clears a
     // step of exactly that height.
     sim_sweep_result r;
@@ -416,7 +427,11 @@ void mover_walk_move(sim_move_ctx *m, sim_vec3 d)
     if (climb > s->skin) {
         slide_result r2;
         mover_slide(m, shape, &c2, &v2, sim_v3(d.x, 0, d.z), SLIDE_GROUND, &r2);
-        sim_fx down = climb + 2 * s->skin;
+        // Down as far as the ground probe would snap: over a nosing the
+        // stepped move may end lower than it started (walking down stairs
+        // from a floor touched at zero gap, where the plain slide grazes the
+        // nosing and loses speed).
+        sim_fx down = climb + s->step_height + 2 * s->skin;
         sim_fx land = 0;
         if (mover_sweep(m, shape, c2, sim_v3(0, -down, 0), &r) && !r.start_overlap &&
             mover_walkable(m, mover_support(m, &r, &land)) && land <= base + s->step_height + s->skin) {
@@ -437,6 +452,6 @@ void mover_walk_move(sim_move_ctx *m, sim_vec3 d)
     m->c->velocity = v1;
     if (stepped)
         m->c->flags |= SIM_CHAR_STEPPED;
-    else
+    else if (r1.blocked_steep)
         m->c->flags |= SIM_CHAR_WALL; // blocked by a riser too high or a wall
 }

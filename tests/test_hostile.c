@@ -47,6 +47,7 @@
 
 #include "../net/src/host_impl.h" // NET_HOST_MAX_MESSAGE
 #include "../net/src/proto_internal.h"
+#include "test_support.h"
 
 #define RATE 64u
 #define DURATION_S 22u                 // the server's --duration
@@ -81,25 +82,6 @@ static uint32_t rnd(void)
 }
 
 // ---- the programs --------------------------------------------------------------------------
-
-static const char *program_path(const char *name)
-{
-    static char paths[2][4200];
-    static int which;
-    char exe[4096];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    cr_assert(n > 0, "cannot read /proc/self/exe: %s", strerror(errno));
-    exe[n] = '\0';
-    char *slash = strrchr(exe, '/');
-    cr_assert(slash != NULL);
-    *slash = '\0';
-    char *path = paths[which++ % 2];
-    snprintf(path, sizeof paths[0], "%s/%s", exe, name);
-    if (access(path, X_OK) != 0)
-        cr_assert_fail("%s is not built: %s is missing (build it in the same build folder as this test)", name,
-                       path);
-    return path;
-}
 
 // The programs this test started and has not reaped yet: killed when the
 // test ends early (a failed assertion), so that nothing outlives it.
@@ -281,7 +263,7 @@ static void server_start(server_run *s)
     cr_assert(pipe(po) == 0 && pipe(pe) == 0, "pipe: %s", strerror(errno));
     char duration[16];
     snprintf(duration, sizeof duration, "%u", DURATION_S);
-    const char *argv[] = {program_path("keel-server"), "--bind", "127.0.0.1", "--port", "0", "--rate", "64",
+    const char *argv[] = {keel_test_program_path("keel-server"), "--bind", "127.0.0.1", "--port", "0", "--rate", "64",
                           "--stats-json", "--stats-interval", "1", "--duration", duration, NULL};
     s->pid = spawn(argv, po[1], pe[1]);
     close(po[1]);
@@ -625,7 +607,7 @@ Test(hostile, a_real_server_keeps_ticking_and_its_clients_undisturbed_under_host
     char port_s[16], ticks_s[16];
     snprintf(port_s, sizeof port_s, "%u", sv.port);
     snprintf(ticks_s, sizeof ticks_s, "%u", CLIENT_TICKS);
-    const char *cl_argv[] = {program_path("keel-client"), "--server", "127.0.0.1", "--port", port_s, "--bots", BOTS,
+    const char *cl_argv[] = {keel_test_program_path("keel-client"), "--server", "127.0.0.1", "--port", port_s, "--bots", BOTS,
                              "--bot", "random", "--ticks", ticks_s, "--rate", "64", "--connect-timeout", "20", NULL};
     pid_t client = spawn(cl_argv, fileno(cl_out), fileno(cl_err));
 

@@ -34,146 +34,26 @@
 /// `keel-sim --quiet` with every option at its default (see above).
 #define KEELSIM_DEFAULT_FINAL_HASH "71d7bb34e70b53a0"
 
-typedef struct run_result {
-    int exit_code; ///< -1 when the process did not exit normally
-    char *out;
-    size_t out_len;
-    char *err;
-    size_t err_len;
-} run_result;
+typedef keel_test_run_result run_result;
 
-// A program built beside this test (NULL when it is not there), in a static
-// buffer that the next call reuses.
-static const char *sibling_path(const char *program)
-{
-    static char path[4200];
-    char exe[4096];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    cr_assert(n > 0, "cannot read /proc/self/exe: %s", strerror(errno));
-    exe[n] = '\0';
-    char *slash = strrchr(exe, '/');
-    cr_assert(slash != NULL);
-    *slash = '\0';
-    snprintf(path, sizeof path, "%s/%s", exe, program);
-    return access(path, X_OK) == 0 ? path : NULL;
-}
+static const char *keelsim_path(void) { return keel_test_program_path("keel-sim"); }
 
-static const char *keelsim_path(void)
-{
-    const char *path = sibling_path("keel-sim");
-    if (!path)
-        cr_assert_fail("keel-sim is not built: it is missing beside this test (build the "
-                       "keel-sim target in the same build folder)");
-    return path;
-}
+static int temp_file(char *name, size_t size, const char *what) { return keel_test_temp_fd(name, size, what); }
 
-static int temp_file(char *name, size_t size, const char *what)
-{
-    const char *dir = getenv("TMPDIR");
-    snprintf(name, size, "%s/keelsim_%s_XXXXXX", dir && dir[0] ? dir : "/tmp", what);
-    int fd = mkstemp(name);
-    cr_assert(fd >= 0, "mkstemp %s: %s", name, strerror(errno));
-    return fd;
-}
-
-static char *slurp(int fd, size_t *len)
-{
-    size_t cap = 1 << 16, n = 0;
-    char *buf = malloc(cap + 1);
-    cr_assert(buf != NULL);
-    lseek(fd, 0, SEEK_SET);
-    for (;;) {
-        if (n == cap) {
-            cap *= 2;
-            buf = realloc(buf, cap + 1);
-            cr_assert(buf != NULL);
-        }
-        ssize_t k = read(fd, buf + n, cap - n);
-        cr_assert(k >= 0, "read: %s", strerror(errno));
-        if (k == 0)
-            break;
-        n += (size_t)k;
-    }
-    buf[n] = '\0';
-    *len = n;
-    return buf;
-}
-
-// Runs keel-sim with the given arguments (NULL-terminated), capturing stdout
-// and stderr in temporary files. With stdin_fd >= 0 the program reads it as
-// its standard input. With timeout_s > 0 a run still going after that many
-// seconds is killed (a guard against hangs, never a measure of speed) and
-// reported with timed_out set.
-static run_result run_program_ex(const char *exe, const char *const *args, int stdin_fd,
-                                 int timeout_s, bool *timed_out)
-{
-    const char *argv[64];
-    int argc = 0;
-    argv[argc++] = exe;
-    for (int i = 0; args[i]; i++) {
-        cr_assert(argc < 63);
-        argv[argc++] = args[i];
-    }
-    argv[argc] = NULL;
-
-    char out_name[4096], err_name[4096];
-    int out_fd = temp_file(out_name, sizeof out_name, "out");
-    int err_fd = temp_file(err_name, sizeof err_name, "err");
-    unlink(out_name);
-    unlink(err_name);
-
-    fflush(NULL);
-    pid_t pid = fork();
-    cr_assert(pid >= 0, "fork: %s", strerror(errno));
-    if (pid == 0) {
-        if (dup2(out_fd, STDOUT_FILENO) < 0 || dup2(err_fd, STDERR_FILENO) < 0)
-            _exit(126);
-        if (stdin_fd >= 0 && dup2(stdin_fd, STDIN_FILENO) < 0)
-            _exit(126);
-        // execv takes char *const[]; the strings are not modified.
-        execv(exe, (char *const *)argv);
-        _exit(127);
-    }
-    int status = 0;
-    if (timed_out)
-        *timed_out = false;
-    if (timeout_s > 0) {
-        // Poll every 10 ms up to the limit.
-        for (long waited_ms = 0;; waited_ms += 10) {
-            pid_t got = waitpid(pid, &status, WNOHANG);
-            cr_assert(got >= 0 || errno == EINTR, "waitpid: %s", strerror(errno));
-            if (got == pid)
-                break;
-            if (waited_ms >= 1000L * timeout_s) {
-                kill(pid, SIGKILL);
-                while (waitpid(pid, &status, 0) < 0)
-                    cr_assert(errno == EINTR, "waitpid: %s", strerror(errno));
-                if (timed_out)
-                    *timed_out = true;
-                break;
-            }
-            struct timespec ts = {0, 10 * 1000 * 1000};
-            nanosleep(&ts, NULL);
-        }
-    } else {
-        while (waitpid(pid, &status, 0) < 0)
-            cr_assert(errno == EINTR, "waitpid: %s", strerror(errno));
-    }
-
-    run_result r;
-    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    r.out = slurp(out_fd, &r.out_len);
-    r.err = slurp(err_fd, &r.err_len);
-    close(out_fd);
-    close(err_fd);
-    cr_assert(r.exit_code != 127, "cannot execute %s", exe);
-    return r;
-}
-
+// Runs keel-sim with the given arguments (NULL-terminated). With stdin_fd >= 0
+// the program reads it as its standard input. With timeout_s > 0 a run still
+// going after that many seconds is killed (a guard against hangs, never a
+// measure of speed) and reported with timed_out set.
 static run_result run_keelsim_ex(const char *const *args, int stdin_fd, int timeout_s,
                                  bool *timed_out)
 {
-    return run_program_ex(keelsim_path(), args, stdin_fd, timeout_s, timed_out);
+    keel_test_run_options o = keel_test_run_default_options();
+    o.stdin_fd = stdin_fd;
+    o.timeout_s = timeout_s;
+    run_result r = keel_test_run(keelsim_path(), args, &o);
+    if (timed_out)
+        *timed_out = r.timed_out;
+    return r;
 }
 
 static run_result run_keelsim(const char *const *args)
@@ -181,11 +61,7 @@ static run_result run_keelsim(const char *const *args)
     return run_keelsim_ex(args, -1, 0, NULL);
 }
 
-static void run_free(run_result *r)
-{
-    free(r->out);
-    free(r->err);
-}
+static void run_free(run_result *r) { keel_test_run_free(r); }
 
 static size_t count_lines(const char *s)
 {
@@ -1242,7 +1118,7 @@ Test(keelsim, sync_test_with_input_file_and_record)
     int fa = open(a, O_RDONLY), fb = open(b, O_RDONLY);
     cr_assert(fa >= 0 && fb >= 0);
     size_t na, nb;
-    char *ra = slurp(fa, &na), *rb = slurp(fb, &nb);
+    char *ra = keel_test_read_fd(fa, &na), *rb = keel_test_read_fd(fb, &nb);
     cr_assert(na > 0 && na == nb && memcmp(ra, rb, na) == 0, "the recordings differ (%zu, %zu bytes)", na, nb);
     free(ra);
     free(rb);
@@ -1260,12 +1136,12 @@ Test(keelsim, sync_test_with_input_file_and_record)
 // character stands on a moving platform, naming character and field.
 Test(keelsim, sync_test_names_a_field_the_save_leaves_out)
 {
-    const char *exe = sibling_path("keel-sim-savefault");
+    const char *exe = keel_test_program_find("keel-sim-savefault");
     if (!exe) {
         cr_log_info("keel-sim-savefault is not built: skipped");
         return;
     }
-    run_result r = run_program_ex(exe, (const char *const[]){CROWD, "--sync-test", "16", NULL}, -1, 0, NULL);
+    run_result r = keel_test_run(exe, (const char *const[]){CROWD, "--sync-test", "16", NULL}, NULL);
     cr_assert_eq(r.exit_code, 1, "exit %d, stderr: %s", r.exit_code, r.err);
     cr_log_info("keelsim: savefault: %s", r.err);
     cr_assert(strstr(r.err, "keel-sim: sync test failed at tick ") != NULL, "%s", r.err);
@@ -1279,11 +1155,11 @@ Test(keelsim, sync_test_names_a_field_the_save_leaves_out)
     // One character riding the elevator, which starts up after a 64-tick pause.
     char input[4096];
     write_temp(input, sizeof input, "rider_input", "", 0);
-    run_result one = run_program_ex(exe,
-                                    (const char *const[]){"--characters", "1", "--spawn", "-1.5,0.3,-24",
-                                                          "--input", input, "--ticks", "256", "--platforms",
-                                                          "--sync-test", "--quiet", NULL},
-                                    -1, 0, NULL);
+    run_result one = keel_test_run(exe,
+                                   (const char *const[]){"--characters", "1", "--spawn", "-1.5,0.3,-24", "--input",
+                                                         input, "--ticks", "256", "--platforms", "--sync-test",
+                                                         "--quiet", NULL},
+                                   NULL);
     unlink(input);
     cr_assert_eq(one.exit_code, 1, "exit %d, stderr: %s", one.exit_code, one.err);
     cr_assert(strstr(one.err, "  character 1 ground_velocity.y: run ") != NULL, "%s", one.err);
@@ -1299,13 +1175,13 @@ Test(keelsim, sync_test_names_a_field_the_save_leaves_out)
 // other build finds it: tests/test_replay.c.)
 Test(keelsim, sync_test_does_not_see_a_per_build_difference)
 {
-    const char *exe = sibling_path("keel-sim-diverge");
+    const char *exe = keel_test_program_find("keel-sim-diverge");
     if (!exe) {
         cr_log_info("keel-sim-diverge is not built: skipped");
         return;
     }
     const char *const args[] = {"--characters", "8", "--ticks", "201", "--sync-test", "--quiet", NULL};
-    run_result d = run_program_ex(exe, args, -1, 0, NULL);
+    run_result d = keel_test_run(exe, args, NULL);
     run_result n = run_keelsim(args);
     cr_assert_eq(d.exit_code, 0, "exit %d, stderr: %s", d.exit_code, d.err);
     cr_assert_eq(n.exit_code, 0, "exit %d, stderr: %s", n.exit_code, n.err);

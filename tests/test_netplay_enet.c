@@ -29,19 +29,9 @@
 #include <keel/rec.h>
 #include <keel/sim_world.h>
 
+#include "test_support.h"
+
 #define MAX_ARGS 48
-
-static char bindir[1024];
-
-static void find_bindir(void)
-{
-    ssize_t n = readlink("/proc/self/exe", bindir, sizeof bindir - 1);
-    cr_assert(n > 0);
-    bindir[n] = 0;
-    char *slash = strrchr(bindir, '/');
-    cr_assert_not_null(slash);
-    *slash = 0;
-}
 
 typedef struct proc {
     pid_t pid;
@@ -58,13 +48,10 @@ static void proc_start(proc *p, const char *program, const char *const *args)
     memset(p, 0, sizeof *p);
     snprintf(p->out, sizeof p->out, "/tmp/keel-netplay-%d-%d.out", (int)getpid(), tmp_counter);
     snprintf(p->err, sizeof p->err, "/tmp/keel-netplay-%d-%d.err", (int)getpid(), tmp_counter++);
-    char path[1200];
-    snprintf(path, sizeof path, "%s/%s", bindir, program);
-    struct stat st;
-    cr_assert(stat(path, &st) == 0, "%s is missing: build it first", path);
+    const char *path = keel_test_program_path(program);
     char *argv[MAX_ARGS];
     int n = 0;
-    argv[n++] = path;
+    argv[n++] = (char *)path; // execv takes char *const[]; not modified
     for (int i = 0; args[i] && n < MAX_ARGS - 1; i++)
         argv[n++] = (char *)args[i];
     argv[n] = NULL;
@@ -112,21 +99,6 @@ static void proc_kill(proc *p, int sig)
     }
 }
 
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return calloc(1, 1);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = calloc((size_t)n + 1, 1);
-    if (n > 0 && fread(s, 1, (size_t)n, f) != (size_t)n)
-        s[0] = 0;
-    fclose(f);
-    return s;
-}
-
 static void proc_cleanup(proc *p)
 {
     proc_kill(p, SIGKILL);
@@ -139,7 +111,7 @@ static void proc_cleanup(proc *p)
 static unsigned wait_port(const char *file)
 {
     for (int i = 0; i < 500; i++) {
-        char *s = slurp(file);
+        char *s = keel_test_read_file(file);
         char *at = strstr(s, "listening on 127.0.0.1:");
         unsigned port = 0;
         if (at)
@@ -233,8 +205,7 @@ static const char *const session_bots = "8";
 #define sanitized_timing_expect(cond, ...) cr_expect(cond, __VA_ARGS__)
 #endif
 
-static void setup(void) { find_bindir(); }
-TestSuite(netplay_enet, .init = setup, .timeout = 180);
+TestSuite(netplay_enet, .timeout = 180);
 
 static void run_session(const char *name, const char *const *relay_args, const char *bot, uint32_t ticks,
                         const char *leash_mm, own_counts *out, double *late_fraction, char **client_json)
@@ -263,13 +234,13 @@ static void run_session(const char *name, const char *const *relay_args, const c
                            leash_mm, NULL};
     proc_start(&cl, "keel-client", cargs);
     bool ended = proc_wait(&cl, (long)(ticks / 64 + 30) * 1000);
-    char *json = slurp(cl.out), *err = slurp(cl.err);
+    char *json = keel_test_read_file(cl.out), *err = keel_test_read_file(cl.err);
     cr_assert(ended, "%s: keel-client did not finish", name);
     cr_log_info("%s: %s\n", name, json);
     sanitized_timing_expect(cl.status == 0, "%s: keel-client exit %d: %s", name, cl.status, err);
     *out = client_totals(json);
     proc_kill(&sv, SIGTERM);
-    char *stext = slurp(sv.out);
+    char *stext = keel_test_read_file(sv.out);
     double commands, late;
     server_counts(stext, &commands, &late);
     *late_fraction = commands > 0 ? late / commands : 1;
@@ -341,7 +312,7 @@ Test(netplay_enet, a_client_of_another_simulation_is_refused_with_the_reason)
     const char *cargs[] = {"--port", port, "--rate", "60", "--ticks", "64", NULL};
     proc_start(&cl, "keel-client", cargs);
     cr_assert(proc_wait(&cl, 20000));
-    char *err = slurp(cl.err);
+    char *err = keel_test_read_file(cl.err);
     cr_expect_eq(cl.status, 1);
     cr_expect(strstr(err, "refused by the server: simulation differs from the server's: tick rate differs") != NULL,
               "stderr: %s", err);
@@ -362,7 +333,7 @@ Test(netplay_enet, a_client_without_the_servers_platforms_is_refused_and_one_wit
     const char *bargs[] = {"--port", port, "--ticks", "64", NULL};
     proc_start(&bad, "keel-client", bargs);
     cr_assert(proc_wait(&bad, 20000));
-    char *err = slurp(bad.err);
+    char *err = keel_test_read_file(bad.err);
     cr_expect_eq(bad.status, 1);
     cr_expect(strstr(err, "refused by the server: simulation differs from the server's: platforms or water differ "
                           "(server and client must both use --platforms or neither)") != NULL,
@@ -371,7 +342,7 @@ Test(netplay_enet, a_client_without_the_servers_platforms_is_refused_and_one_wit
     const char *gargs[] = {"--port", port, "--ticks", "128", "--platforms", NULL};
     proc_start(&good, "keel-client", gargs);
     cr_assert(proc_wait(&good, 20000));
-    char *json = slurp(good.out);
+    char *json = keel_test_read_file(good.out);
     sanitized_timing_expect(good.status == 0, "the client with platforms: exit %d", good.status);
     own_counts c = client_totals(json);
     cr_expect_eq(c.hash_mismatches, 0);
@@ -402,7 +373,7 @@ Test(netplay_enet, a_killed_client_frees_its_slot_and_the_others_play_on)
     double killed_at = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
     proc_wait(&b, 5000);
     cr_assert(proc_wait(&a, 40000), "the other client did not finish");
-    char *json = slurp(a.out);
+    char *json = keel_test_read_file(a.out);
     own_counts c = client_totals(json);
     sanitized_timing_expect(a.status == 0, "%s", json);
     cr_expect_eq(c.unexplained, 0, "the others' unexplained own mispredictions");
@@ -411,7 +382,7 @@ Test(netplay_enet, a_killed_client_frees_its_slot_and_the_others_play_on)
     cr_expect_eq(c.hash_mismatches, 0);
     // The server's per-second stats: 5 clients, then 4 within 5 s of the kill.
     proc_kill(&sv, SIGTERM);
-    char *stats = slurp(sv.out);
+    char *stats = keel_test_read_file(sv.out);
     int five_at = -1, four_after = -1;
     int line = 0;
     for (char *l = stats; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL, line++) {
@@ -454,7 +425,7 @@ Test(netplay_enet, a_round_trip_step_from_50_to_150_ms_settles_within_2_s)
     const char *cargs[] = {"--port", port, "--bots", "2", "--ticks", "1024", "--trace", NULL}; // 16 s
     proc_start(&cl, "keel-client", cargs);
     cr_assert(proc_wait(&cl, 40000), "keel-client did not finish");
-    char *trace = slurp(cl.err);
+    char *trace = keel_test_read_file(cl.err);
     // Bot 1's trace: the step shows as the round trip passing 110 ms.
     double step_t = -1, last_t = 0;
     int negative_after = 0, settled_samples = 0, unsettled = 0;
@@ -555,7 +526,7 @@ Test(netplay_enet, a_recorded_session_verifies_on_the_server_and_replays_on_the_
     cr_assert(proc_wait(&c, 40000), "the leaving client did not finish");
     cr_assert(proc_wait(&a, 50000), "the recorded client did not finish");
     cr_assert(proc_wait(&b, 50000), "the pushers did not finish");
-    char *aerr = slurp(a.err), *aout = slurp(a.out);
+    char *aerr = keel_test_read_file(a.err), *aout = keel_test_read_file(a.out);
     cr_log_info("recorded client: %s%s\n", aerr, aout);
     sanitized_timing_expect(a.status == 0 && b.status == 0 && c.status == 0, "client exits %d %d %d", a.status,
                             b.status, c.status);
@@ -563,7 +534,7 @@ Test(netplay_enet, a_recorded_session_verifies_on_the_server_and_replays_on_the_
     // The server closes its recording properly on SIGTERM.
     proc_kill(&sv, SIGTERM);
     cr_assert(sv.done, "keel-server did not stop on SIGTERM");
-    char *sout = slurp(sv.out), *serr = slurp(sv.err);
+    char *sout = keel_test_read_file(sv.out), *serr = keel_test_read_file(sv.err);
     cr_log_info("server: %s%s\n", sout, serr);
     cr_expect_eq(sv.status, 0, "keel-server exit %d: %s", sv.status, serr);
     cr_expect(strstr(sout, "keel-server: recorded ") != NULL && strstr(sout, "final hash ") != NULL, "%s", sout);
@@ -572,7 +543,7 @@ Test(netplay_enet, a_recorded_session_verifies_on_the_server_and_replays_on_the_
     const char *rargs[] = {"verify", server_file, NULL};
     proc_start(&replay, "keel-replay", rargs);
     cr_assert(proc_wait(&replay, 60000), "keel-replay did not finish");
-    char *rout = slurp(replay.out), *rerr = slurp(replay.err);
+    char *rout = keel_test_read_file(replay.out), *rerr = keel_test_read_file(replay.err);
     cr_expect_eq(replay.status, 0, "keel-replay verify: exit %d: %s%s", replay.status, rout, rerr);
     cr_log_info("keel-replay: %s%s\n", rout, rerr);
 

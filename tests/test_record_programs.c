@@ -6,29 +6,17 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include <criterion/criterion.h>
-#include <fcntl.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#define MAX_ARGS 32
+#include "test_support.h"
 
-static char bindir[1024];
 static char dir[256];
 
 static void setup(void)
 {
-    ssize_t n = readlink("/proc/self/exe", bindir, sizeof bindir - 1);
-    cr_assert(n > 0);
-    bindir[n] = 0;
-    char *slash = strrchr(bindir, '/');
-    cr_assert_not_null(slash);
-    *slash = 0;
     snprintf(dir, sizeof dir, "/tmp/keel_test_record_programs_%ld", (long)getpid());
     char cmd[300];
     snprintf(cmd, sizeof cmd, "mkdir -p %s", dir);
@@ -45,72 +33,19 @@ static void teardown(void)
 
 TestSuite(record_programs, .init = setup, .fini = teardown, .timeout = 300);
 
-typedef struct run_result {
-    int status; ///< exit status, 128 + signal when killed
-    char *out, *err;
-} run_result;
-
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return calloc(1, 1);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = calloc((size_t)n + 1, 1);
-    if (n > 0 && fread(s, 1, (size_t)n, f) != (size_t)n)
-        s[0] = 0;
-    fclose(f);
-    return s;
-}
+typedef keel_test_run_result run_result;
 
 // Run build/<program> args... to the end; `file_limit` > 0 caps the size of
 // the files it writes (RLIMIT_FSIZE, with SIGXFSZ ignored: writes beyond the
 // cap fail as on a full disk).
 static run_result run(const char *program, const char *const *args, long file_limit)
 {
-    char path[1200], out[300], err[300];
-    snprintf(path, sizeof path, "%s/%s", bindir, program);
-    struct stat st;
-    cr_assert(stat(path, &st) == 0, "%s is missing: build it first", path);
-    snprintf(out, sizeof out, "%s/%s.out", dir, program);
-    snprintf(err, sizeof err, "%s/%s.err", dir, program);
-    char *argv[MAX_ARGS];
-    int n = 0;
-    argv[n++] = path;
-    for (int i = 0; args[i] && n < MAX_ARGS - 1; i++)
-        argv[n++] = (char *)args[i];
-    argv[n] = NULL;
-    pid_t pid = fork();
-    cr_assert(pid >= 0);
-    if (pid == 0) {
-        int o = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-        int e = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-        dup2(o, 1);
-        dup2(e, 2);
-        if (file_limit > 0) {
-            signal(SIGXFSZ, SIG_IGN);
-            struct rlimit rl = {(rlim_t)file_limit, (rlim_t)file_limit};
-            setrlimit(RLIMIT_FSIZE, &rl);
-        }
-        execv(path, argv);
-        _exit(127);
-    }
-    int ws = 0;
-    cr_assert_eq(waitpid(pid, &ws, 0), pid);
-    run_result r;
-    r.status = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
-    r.out = slurp(out);
-    r.err = slurp(err);
-    return r;
+    keel_test_run_options o = keel_test_run_default_options();
+    o.file_limit = file_limit;
+    return keel_test_run(keel_test_program_path(program), args, &o);
 }
 
-static void run_free(run_result *r)
-{
-    free(r->out);
-    free(r->err);
-}
+static void run_free(run_result *r) { keel_test_run_free(r); }
 
 // The 16 hex digits after `key` in `text`.
 static void hash_after(const char *text, const char *key, char out[17])
@@ -137,7 +72,7 @@ Test(record_programs, a_virtual_session_records_what_keel_replay_verifies)
                           NULL};
     run_result r = run("keel-server", args, 0);
     cr_log_info("%s%s", r.out, r.err);
-    cr_expect_eq(r.status, 0, "%s%s", r.out, r.err);
+    cr_expect_eq(r.exit_code, 0, "%s%s", r.out, r.err);
     char recorded[17], final[17];
     const char *rec_line = strstr(r.out, "recorded 3000 ticks to ");
     const char *end_line = strstr(r.out, "\nkeel-server: final tick 3000, final hash ");
@@ -148,7 +83,7 @@ Test(record_programs, a_virtual_session_records_what_keel_replay_verifies)
     cr_expect(strstr(r.out, "differing 0;") != NULL, "a client disagreed with the server: %s", r.out);
     const char *vargs[] = {"verify", file, NULL};
     run_result v = run("keel-replay", vargs, 0);
-    cr_expect_eq(v.status, 0, "keel-replay: %s%s", v.out, v.err);
+    cr_expect_eq(v.exit_code, 0, "keel-replay: %s%s", v.out, v.err);
     char last[17];
     hash_after(v.out, "last hash ", last);
     cr_expect_str_eq(last, final, "keel-replay's last hash and keel-server's final hash");
@@ -169,10 +104,10 @@ Test(record_programs, debug_mode_and_no_compression_verify_too)
     const char *args[] = {"--virtual-bots", "4", "--full-clients", "0", "--ticks", "1000", "--record", file,
                           "--record-full", "--no-compress", NULL};
     run_result r = run("keel-server", args, 0);
-    cr_expect_eq(r.status, 0, "%s%s", r.out, r.err);
+    cr_expect_eq(r.exit_code, 0, "%s%s", r.out, r.err);
     const char *vargs[] = {"verify", file, NULL};
     run_result v = run("keel-replay", vargs, 0);
-    cr_expect_eq(v.status, 0, "keel-replay: %s%s", v.out, v.err);
+    cr_expect_eq(v.exit_code, 0, "keel-replay: %s%s", v.out, v.err);
     const char *iargs[] = {"info", file, NULL};
     run_result i = run("keel-replay", iargs, 0);
     cr_expect(strstr(i.out, "every 1 ticks") != NULL || strstr(i.out, "every tick") != NULL, "%s", i.out);
@@ -190,13 +125,13 @@ Test(record_programs, a_recording_that_fails_midway_is_reported_and_the_server_r
     const char *file = file_in_dir("limited.krec");
     const char *args[] = {"--virtual-bots", "4", "--full-clients", "0", "--ticks", "6000", "--record", file, NULL};
     run_result r = run("keel-server", args, 40000);
-    cr_expect_eq(r.status, 1, "%s%s", r.out, r.err);
+    cr_expect_eq(r.exit_code, 1, "%s%s", r.out, r.err);
     cr_expect(strstr(r.err, "failed at tick") != NULL && strstr(r.err, "serving on without it") != NULL, "%s",
               r.err);
     cr_expect(strstr(r.out, "final tick 6000") != NULL, "the session did not run to its end: %s", r.out);
     const char *vargs[] = {"verify", file, NULL};
     run_result v = run("keel-replay", vargs, 0);
-    cr_expect_eq(v.status, 0, "the prefix: %s%s", v.out, v.err);
+    cr_expect_eq(v.exit_code, 0, "the prefix: %s%s", v.out, v.err);
     cr_expect(strstr(v.out, "truncated") != NULL || strstr(v.err, "truncated") != NULL, "%s%s", v.out, v.err);
     run_free(&r);
     run_free(&v);
@@ -206,7 +141,7 @@ Test(record_programs, an_unwritable_recording_is_an_error_before_serving_and_bad
 {
     const char *args[] = {"--bind", "127.0.0.1", "--port", "0", "--record", "/nonexistent-dir/x.krec", NULL};
     run_result r = run("keel-server", args, 0);
-    cr_expect_eq(r.status, 1);
+    cr_expect_eq(r.exit_code, 1);
     cr_expect(strstr(r.err, "cannot record to /nonexistent-dir/x.krec") != NULL, "%s", r.err);
     cr_expect(strstr(r.out, "listening") == NULL, "it served: %s", r.out);
     static const char *const bad[][4] = {
@@ -218,13 +153,13 @@ Test(record_programs, an_unwritable_recording_is_an_error_before_serving_and_bad
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         run_result b = run("keel-server", bad[i], 0);
-        cr_expect_eq(b.status, 2, "%s %s: exit %d", bad[i][0], bad[i][1] ? bad[i][1] : "", b.status);
+        cr_expect_eq(b.exit_code, 2, "%s %s: exit %d", bad[i][0], bad[i][1] ? bad[i][1] : "", b.exit_code);
         cr_expect(strstr(b.err, "usage:") != NULL);
         run_free(&b);
     }
     const char *cargs[] = {"--record", "/nonexistent-dir/c.krec", "--connect-timeout", "1", NULL};
     run_result c = run("keel-client", cargs, 0);
-    cr_expect_eq(c.status, 1);
+    cr_expect_eq(c.exit_code, 1);
     cr_expect(strstr(c.err, "cannot record to /nonexistent-dir/c.krec") != NULL, "%s", c.err);
     run_free(&r);
     run_free(&c);

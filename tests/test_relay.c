@@ -30,6 +30,8 @@
 
 #include <criterion/criterion.h>
 
+#include "test_support.h"
+
 // The module under test, compiled in (the test links only the test support
 // library, and shape.c needs nothing else).
 #include "../tools/keel-relay/shape.c"
@@ -323,23 +325,7 @@ static void sleep_us(int64_t us)
     nanosleep(&ts, NULL);
 }
 
-static const char *relay_path(void)
-{
-    static char path[4200];
-    char exe[4096];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    cr_assert(n > 0, "cannot read /proc/self/exe: %s", strerror(errno));
-    exe[n] = '\0';
-    char *slash = strrchr(exe, '/');
-    cr_assert(slash != NULL);
-    *slash = '\0';
-    snprintf(path, sizeof path, "%s/keel-relay", exe);
-    if (access(path, X_OK) != 0)
-        cr_assert_fail("keel-relay is not built: %s is missing (build the keel-relay target in "
-                       "the same build folder as this test)",
-                       path);
-    return path;
-}
+static const char *relay_path(void) { return keel_test_program_path("keel-relay"); }
 
 typedef struct proc {
     pid_t pid;

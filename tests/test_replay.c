@@ -6,7 +6,7 @@
 // simulates differently. MIT licence, see LICENSE.
 //
 // The programs are found beside this test executable (/proc/self/exe).
-#define _POSIX_C_SOURCE 200809L // fork, mkstemp under -std=c11
+#define _POSIX_C_SOURCE 200809L // unlink, close under -std=c11
 
 #include <errno.h>
 #include <fcntl.h>
@@ -14,8 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/types.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <criterion/criterion.h>
@@ -29,109 +27,21 @@
 
 // ---- running programs ------------------------------------------------------------
 
-typedef struct run_result {
-    int exit_code; ///< -1 when the process did not exit normally
-    char *out, *err;
-} run_result;
-
-static const char *program(const char *name)
-{
-    static char path[4][4200];
-    static int next;
-    char exe[4096];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    cr_assert(n > 0, "cannot read /proc/self/exe: %s", strerror(errno));
-    exe[n] = '\0';
-    char *slash = strrchr(exe, '/');
-    cr_assert(slash != NULL);
-    *slash = '\0';
-    char *p = path[next++ & 3];
-    snprintf(p, sizeof path[0], "%s/%s", exe, name);
-    cr_assert(access(p, X_OK) == 0, "%s is not built (build it in the same folder as this test)", p);
-    return p;
-}
-
-static char *slurp(int fd)
-{
-    size_t cap = 1 << 16, n = 0;
-    char *buf = malloc(cap + 1);
-    cr_assert(buf != NULL);
-    lseek(fd, 0, SEEK_SET);
-    for (;;) {
-        if (n == cap) {
-            cap *= 2;
-            buf = realloc(buf, cap + 1);
-            cr_assert(buf != NULL);
-        }
-        ssize_t k = read(fd, buf + n, cap - n);
-        cr_assert(k >= 0, "read: %s", strerror(errno));
-        if (k == 0)
-            break;
-        n += (size_t)k;
-    }
-    buf[n] = '\0';
-    return buf;
-}
-
-static int temp_fd(char *name, size_t size, const char *what)
-{
-    const char *dir = getenv("TMPDIR");
-    snprintf(name, size, "%s/keelreplay_%s_XXXXXX", dir && dir[0] ? dir : "/tmp", what);
-    int fd = mkstemp(name);
-    cr_assert(fd >= 0, "mkstemp %s: %s", name, strerror(errno));
-    return fd;
-}
+typedef keel_test_run_result run_result;
 
 // A file name for a recording (created empty; removed by the test).
 static void temp_path(char *name, size_t size, const char *what)
 {
-    close(temp_fd(name, size, what));
+    close(keel_test_temp_fd(name, size, what));
 }
 
 // Run program `name` with NULL-terminated args, capturing stdout and stderr.
 static run_result run(const char *name, const char *const *args)
 {
-    const char *exe = program(name);
-    const char *argv[64];
-    int argc = 0;
-    argv[argc++] = exe;
-    for (int i = 0; args[i]; i++) {
-        cr_assert(argc < 63);
-        argv[argc++] = args[i];
-    }
-    argv[argc] = NULL;
-    char out_name[4096], err_name[4096];
-    int out_fd = temp_fd(out_name, sizeof out_name, "out");
-    int err_fd = temp_fd(err_name, sizeof err_name, "err");
-    unlink(out_name);
-    unlink(err_name);
-    fflush(NULL);
-    pid_t pid = fork();
-    cr_assert(pid >= 0, "fork: %s", strerror(errno));
-    if (pid == 0) {
-        if (dup2(out_fd, STDOUT_FILENO) < 0 || dup2(err_fd, STDERR_FILENO) < 0)
-            _exit(126);
-        execv(exe, (char *const *)argv);
-        _exit(127);
-    }
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0)
-        cr_assert(errno == EINTR, "waitpid: %s", strerror(errno));
-    run_result r;
-    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    r.out = slurp(out_fd);
-    r.err = slurp(err_fd);
-    close(out_fd);
-    close(err_fd);
-    cr_assert(r.exit_code != 127, "cannot execute %s", exe);
-    return r;
+    return keel_test_run(keel_test_program_path(name), args, NULL);
 }
 
-static void run_free(run_result *r)
-{
-    free(r->out);
-    free(r->err);
-}
+static void run_free(run_result *r) { keel_test_run_free(r); }
 
 // Run and expect an exit code; returns the result for more checks.
 static run_result expect(const char *name, const char *const *args, int code)

@@ -3,6 +3,7 @@
 #define KEEL_TEST_SUPPORT_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include <keel/sim_math.h>
@@ -40,6 +41,48 @@ struct sim_char_state;
 uint32_t keel_test_crossings(const struct sim_world *world, const struct sim_move_settings *s,
                              const struct sim_char_state *before, const struct sim_char_state *after,
                              uint32_t count, int64_t *first);
+
+// ---- running the real programs (test_programs.c) ----------------------------------
+
+/// A program built beside this test executable (the same build folder, found
+/// through /proc/self/exe), or NULL when it is not there. The path is in one
+/// of four static buffers that later calls reuse in turn.
+const char *keel_test_program_find(const char *name);
+/// The same, failing the test when the program is not built.
+const char *keel_test_program_path(const char *name);
+
+/// Creates an empty temporary file $TMPDIR/keel_<what>_XXXXXX (TMPDIR
+/// defaulting to /tmp): its name in `name`, its open descriptor returned.
+int keel_test_temp_fd(char *name, size_t size, const char *what);
+/// Everything in `fd` from its start, NUL-terminated (free it); its length in
+/// *len when len is given.
+char *keel_test_read_fd(int fd, size_t *len);
+/// A whole file, NUL-terminated (free it); empty when it cannot be opened.
+char *keel_test_read_file(const char *path);
+
+typedef struct keel_test_run_options {
+    int stdin_fd;    ///< the program's standard input; -1 keeps this test's
+    int timeout_s;   ///< > 0: killed after that long (a guard against hangs), timed_out set
+    long file_limit; ///< > 0: caps the size of the files it writes, its output
+                     ///< included (RLIMIT_FSIZE, SIGXFSZ ignored: as a full disk)
+} keel_test_run_options;
+keel_test_run_options keel_test_run_default_options(void);
+
+typedef struct keel_test_run_result {
+    int exit_code; ///< -1 when the process did not exit normally
+    bool timed_out;
+    char *out; ///< stdout, NUL-terminated
+    size_t out_len;
+    char *err; ///< stderr, NUL-terminated
+    size_t err_len;
+} keel_test_run_result;
+
+/// Runs `program` (a path, see keel_test_program_path) with the NULL-terminated
+/// `args` to its end, capturing its stdout and stderr. `options` may be NULL
+/// (the defaults). Free the result with keel_test_run_free.
+keel_test_run_result keel_test_run(const char *program, const char *const *args,
+                                   const keel_test_run_options *options);
+void keel_test_run_free(keel_test_run_result *r);
 
 static inline double keel_fx_to_d(sim_fx v) { return (double)v / 65536.0; }
 

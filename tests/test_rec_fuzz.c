@@ -29,23 +29,14 @@ static char dir[256];
 
 static void setup(void)
 {
-    cr_assert_eq(sim_level_builtin(&level), 0);
-    world = sim_world_create(&level, NULL, NULL);
-    cr_assert_not_null(world);
-    snprintf(dir, sizeof dir, "/tmp/keel_test_rec_fuzz_%ld", (long)getpid());
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "mkdir -p %s", dir);
-    cr_assert_eq(system(cmd), 0);
+    world = keel_test_builtin_world(&level);
+    keel_test_dir_make(dir, sizeof dir, "rec_fuzz");
 }
 
 static void teardown(void)
 {
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    if (system(cmd) != 0)
-        cr_log_info("could not remove %s", dir);
-    sim_world_destroy(world);
-    sim_level_free(&level);
+    keel_test_dir_remove(dir);
+    keel_test_builtin_free(&level, world);
 }
 
 TestSuite(rec_fuzz, .init = setup, .fini = teardown, .timeout = 600);

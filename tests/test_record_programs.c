@@ -15,21 +15,9 @@
 
 static char dir[256];
 
-static void setup(void)
-{
-    snprintf(dir, sizeof dir, "/tmp/keel_test_record_programs_%ld", (long)getpid());
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "mkdir -p %s", dir);
-    cr_assert_eq(system(cmd), 0);
-}
+static void setup(void) { keel_test_dir_make(dir, sizeof dir, "record_programs"); }
 
-static void teardown(void)
-{
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    if (system(cmd) != 0)
-        cr_log_info("could not remove %s", dir);
-}
+static void teardown(void) { keel_test_dir_remove(dir); }
 
 TestSuite(record_programs, .init = setup, .fini = teardown, .timeout = 300);
 
@@ -56,14 +44,7 @@ static void hash_after(const char *text, const char *key, char out[17])
     out[16] = 0;
 }
 
-static const char *file_in_dir(const char *name)
-{
-    static char p[4][400];
-    static int k;
-    k = (k + 1) % 4;
-    snprintf(p[k], sizeof p[k], "%s/%s", dir, name);
-    return p[k];
-}
+static const char *file_in_dir(const char *name) { return keel_test_dir_file(dir, name); }
 
 Test(record_programs, a_virtual_session_records_what_keel_replay_verifies)
 {

@@ -33,35 +33,19 @@ static char dir[256];
 
 static void setup(void)
 {
-    cr_assert_eq(sim_level_builtin(&level), 0);
-    world = sim_world_create(&level, NULL, NULL);
-    cr_assert_not_null(world);
-    snprintf(dir, sizeof dir, "/tmp/keel_test_record_session_%ld", (long)getpid());
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "mkdir -p %s", dir);
-    cr_assert_eq(system(cmd), 0);
+    world = keel_test_builtin_world(&level);
+    keel_test_dir_make(dir, sizeof dir, "record_session");
 }
 
 static void teardown(void)
 {
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    if (system(cmd) != 0)
-        cr_log_info("could not remove %s", dir);
-    sim_world_destroy(world);
-    sim_level_free(&level);
+    keel_test_dir_remove(dir);
+    keel_test_builtin_free(&level, world);
 }
 
 TestSuite(record_session, .init = setup, .fini = teardown, .timeout = 600);
 
-static const char *path_of(const char *name)
-{
-    static char p[4][512];
-    static int k;
-    k = (k + 1) % 4;
-    snprintf(p[k], sizeof p[k], "%s/%s", dir, name);
-    return p[k];
-}
+static const char *path_of(const char *name) { return keel_test_dir_file(dir, name); }
 
 // ---- the server's recorder, and what the test watches besides ---------------------------
 

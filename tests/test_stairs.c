@@ -203,18 +203,9 @@ static void expect_full_speed(const char *what, const verdict *v, const tick_rec
 static sim_level level;
 static sim_world *world;
 
-static void setup(void)
-{
-    cr_assert_eq(sim_level_builtin(&level), 0);
-    world = sim_world_create(&level, NULL, NULL);
-    cr_assert_not_null(world);
-}
+static void setup(void) { world = keel_test_builtin_world(&level); }
 
-static void teardown(void)
-{
-    sim_world_destroy(world);
-    sim_level_free(&level);
-}
+static void teardown(void) { keel_test_builtin_free(&level, world); }
 
 TestSuite(stairs, .init = setup, .fini = teardown, .timeout = 120);
 

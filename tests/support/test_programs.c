@@ -1,16 +1,14 @@
 // keel tests: running the real programs built beside a test. MIT licence.
-#define _POSIX_C_SOURCE 200809L // fork, kill, nanosleep, mkstemp, setrlimit under -std=c11
+#define _POSIX_C_SOURCE 200809L // fork, kill, nanosleep, setrlimit under -std=c11
 
 #include "test_support.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -42,54 +40,6 @@ const char *keel_test_program_path(const char *name)
         cr_assert_fail("%s is not built: it is missing beside this test (build it in the same build folder)",
                        name);
     return path;
-}
-
-int keel_test_temp_fd(char *name, size_t size, const char *what)
-{
-    const char *dir = getenv("TMPDIR");
-    snprintf(name, size, "%s/keel_%s_XXXXXX", dir && dir[0] ? dir : "/tmp", what);
-    int fd = mkstemp(name);
-    cr_assert(fd >= 0, "mkstemp %s: %s", name, strerror(errno));
-    return fd;
-}
-
-char *keel_test_read_fd(int fd, size_t *len)
-{
-    size_t cap = 1 << 16, n = 0;
-    char *buf = malloc(cap + 1);
-    cr_assert(buf != NULL);
-    lseek(fd, 0, SEEK_SET);
-    for (;;) {
-        if (n == cap) {
-            cap *= 2;
-            buf = realloc(buf, cap + 1);
-            cr_assert(buf != NULL);
-        }
-        ssize_t k = read(fd, buf + n, cap - n);
-        cr_assert(k >= 0, "read: %s", strerror(errno));
-        if (k == 0)
-            break;
-        n += (size_t)k;
-    }
-    buf[n] = '\0';
-    if (len)
-        *len = n;
-    return buf;
-}
-
-char *keel_test_read_file(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return calloc(1, 1);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = calloc((size_t)n + 1, 1);
-    if (n > 0 && fread(s, 1, (size_t)n, f) != (size_t)n)
-        s[0] = 0;
-    fclose(f);
-    return s;
 }
 
 keel_test_run_options keel_test_run_default_options(void)

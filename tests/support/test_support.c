@@ -5,6 +5,9 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 
+#include <criterion/criterion.h>
+
+#include <keel/sim_level.h>
 #include <keel/sim_move.h>
 #include <keel/sim_world.h>
 
@@ -36,6 +39,20 @@ const char *keel_test_level_path(const char *file)
         return NULL;
     }
     return path;
+}
+
+sim_world *keel_test_builtin_world(sim_level *level)
+{
+    cr_assert_eq(sim_level_builtin(level), 0);
+    sim_world *world = sim_world_create(level, NULL, NULL);
+    cr_assert_not_null(world);
+    return world;
+}
+
+void keel_test_builtin_free(sim_level *level, sim_world *world)
+{
+    sim_world_destroy(world);
+    sim_level_free(level);
 }
 
 uint64_t keel_rng_next(keel_rng *r)

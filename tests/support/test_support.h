@@ -26,8 +26,15 @@ int64_t keel_rng_range(keel_rng *r, int64_t lo, int64_t hi);
 /// Uniform sim_fx in [lo, hi].
 sim_fx keel_rng_fx(keel_rng *r, sim_fx lo, sim_fx hi);
 
+struct sim_level;
 struct sim_world;
 struct sim_move_settings;
+
+/// Loads the built-in level into *level and builds its world, failing the
+/// test when either fails; keel_test_builtin_free frees both.
+struct sim_world *keel_test_builtin_world(struct sim_level *level);
+void keel_test_builtin_free(struct sim_level *level, struct sim_world *world);
+
 struct sim_char_state;
 
 /// The surface-crossing check of the crowd and soak tests: how many of the
@@ -50,15 +57,6 @@ uint32_t keel_test_crossings(const struct sim_world *world, const struct sim_mov
 const char *keel_test_program_find(const char *name);
 /// The same, failing the test when the program is not built.
 const char *keel_test_program_path(const char *name);
-
-/// Creates an empty temporary file $TMPDIR/keel_<what>_XXXXXX (TMPDIR
-/// defaulting to /tmp): its name in `name`, its open descriptor returned.
-int keel_test_temp_fd(char *name, size_t size, const char *what);
-/// Everything in `fd` from its start, NUL-terminated (free it); its length in
-/// *len when len is given.
-char *keel_test_read_fd(int fd, size_t *len);
-/// A whole file, NUL-terminated (free it); empty when it cannot be opened.
-char *keel_test_read_file(const char *path);
 
 typedef struct keel_test_run_options {
     int stdin_fd;    ///< the program's standard input; -1 keeps this test's
@@ -83,6 +81,23 @@ typedef struct keel_test_run_result {
 keel_test_run_result keel_test_run(const char *program, const char *const *args,
                                    const keel_test_run_options *options);
 void keel_test_run_free(keel_test_run_result *r);
+
+// ---- temporary files and folders (test_files.c) ----------------------------------
+
+/// Creates an empty temporary file $TMPDIR/keel_<what>_XXXXXX (TMPDIR
+/// defaulting to /tmp): its name in `name`, its open descriptor returned.
+int keel_test_temp_fd(char *name, size_t size, const char *what);
+/// Everything in `fd` from its start, NUL-terminated (free it); its length in
+/// *len when len is given.
+char *keel_test_read_fd(int fd, size_t *len);
+/// A whole file, NUL-terminated (free it); empty when it cannot be opened.
+char *keel_test_read_file(const char *path);
+/// Makes the folder /tmp/keel_test_<what>_<pid> for a suite's files (its
+/// name in `dir`); keel_test_dir_remove removes it with what it holds.
+void keel_test_dir_make(char *dir, size_t size, const char *what);
+void keel_test_dir_remove(const char *dir);
+/// `dir`/`name`, in one of four static buffers that later calls reuse in turn.
+const char *keel_test_dir_file(const char *dir, const char *name);
 
 static inline double keel_fx_to_d(sim_fx v) { return (double)v / 65536.0; }
 

@@ -393,30 +393,6 @@ static int wait_relay(proc *p, int guard_s, int64_t *exited_us)
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-// Reads what is left on a pipe (the writer has exited).
-static char *slurp_fd(int fd)
-{
-    size_t cap = 1 << 14, n = 0;
-    char *buf = malloc(cap + 1);
-    cr_assert(buf != NULL);
-    for (;;) {
-        if (n == cap) {
-            cap *= 2;
-            buf = realloc(buf, cap + 1);
-            cr_assert(buf != NULL);
-        }
-        ssize_t k = read(fd, buf + n, cap - n);
-        if (k < 0 && errno == EINTR)
-            continue;
-        cr_assert(k >= 0, "read: %s", strerror(errno));
-        if (k == 0)
-            break;
-        n += (size_t)k;
-    }
-    buf[n] = '\0';
-    return buf;
-}
-
 // Reads the first line of the relay's stdout ({"event":"listen",...}) and
 // returns the port (waits at most 10 s).
 static uint16_t read_listen_port(proc *p, int64_t *line_us)
@@ -558,8 +534,8 @@ static int run_simple(const char *const *args, char **out, char **err)
 {
     proc p = spawn_relay(args);
     int code = wait_relay(&p, 10, NULL);
-    *out = slurp_fd(p.out_fd);
-    *err = slurp_fd(p.err_fd);
+    *out = keel_test_read_fd(p.out_fd, NULL);
+    *err = keel_test_read_fd(p.err_fd, NULL);
     close(p.out_fd);
     close(p.err_fd);
     return code;
@@ -633,8 +609,8 @@ Test(relay_program, loss_latency_and_duration)
     cr_expect(exited_us - p.started_us >= (int64_t)(duration_s * 1e6),
               "keel-relay stopped after %lld us, before --duration",
               (long long)(exited_us - p.started_us));
-    char *out = slurp_fd(p.out_fd);
-    char *err = slurp_fd(p.err_fd);
+    char *out = keel_test_read_fd(p.out_fd, NULL);
+    char *err = keel_test_read_fd(p.err_fd, NULL);
 
     int back = 0;
     int64_t min_rtt = INT64_MAX;
@@ -692,7 +668,7 @@ Test(relay_program, same_seed_same_losses)
         cr_assert_eq(wait_relay(&p, 10, NULL), 0);
         memcpy(seen[run], x->at_server, sizeof seen[run]);
         dropped[run] = 300 - x->server_seen;
-        char *out = slurp_fd(p.out_fd);
+        char *out = keel_test_read_fd(p.out_fd, NULL);
         cr_expect_eq(final_stat(out, "up", "drop_random"), dropped[run]);
         cr_expect_eq(final_stat(out, "down", "drop_random"), 0);
         free(out);
@@ -726,7 +702,7 @@ Test(relay_program, latency_step)
     cr_assert(x != NULL);
     run_exchange(x, port, client_fd, server_fd, 160, 10000, line_us + 2000000);
     cr_assert_eq(wait_relay(&p, 10, NULL), 0);
-    char *out = slurp_fd(p.out_fd);
+    char *out = keel_test_read_fd(p.out_fd, NULL);
     const char *step = strstr(out, "{\"event\":\"step\"");
     cr_assert(step != NULL, "no step event in:\n%s", out);
     cr_expect(atof(strstr(step, "\"t\":") + 4) >= 0.8);
@@ -799,7 +775,7 @@ Test(relay_program, client_cap)
         }
     }
     cr_assert_eq(wait_relay(&p, 10, NULL), 0);
-    char *out = slurp_fd(p.out_fd);
+    char *out = keel_test_read_fd(p.out_fd, NULL);
     cr_expect_eq(got[0], 5);
     cr_expect_eq(got[1], 5);
     cr_expect_eq(got[2], 0);

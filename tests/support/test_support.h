@@ -87,8 +87,8 @@ void keel_test_run_free(keel_test_run_result *r);
 /// Creates an empty temporary file $TMPDIR/keel_<what>_XXXXXX (TMPDIR
 /// defaulting to /tmp): its name in `name`, its open descriptor returned.
 int keel_test_temp_fd(char *name, size_t size, const char *what);
-/// Everything in `fd` from its start, NUL-terminated (free it); its length in
-/// *len when len is given.
+/// Everything in `fd` from its start (a pipe: from where it is) to its end,
+/// NUL-terminated (free it); its length in *len when len is given.
 char *keel_test_read_fd(int fd, size_t *len);
 /// A whole file, NUL-terminated (free it); empty when it cannot be opened.
 char *keel_test_read_file(const char *path);

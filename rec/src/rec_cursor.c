@@ -177,16 +177,7 @@ static bool block_load(rec_cursor *c, rec_error *err)
 
 static uint32_t slot_find(const rec_cursor *c, uint32_t id, bool *found)
 {
-    uint32_t lo = 0, hi = c->count;
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        if (c->ids[mid] < id)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    *found = lo < c->count && c->ids[lo] == id;
-    return lo;
+    return rec_ids_find(c->ids, c->count, id, found);
 }
 
 static bool command_decode(rec_cursor *c, uint32_t slot, uint32_t tick, rec_command *out)
@@ -238,20 +229,27 @@ static bool command_decode(rec_cursor *c, uint32_t slot, uint32_t tick, rec_comm
     return true;
 }
 
-bool rec_cursor_next(rec_cursor *c, rec_tick *out, rec_error *err)
+// The start both next calls share: false when there is nothing more to
+// read, the file is of the other kind, or the next block fails to load.
+static bool cursor_enter(rec_cursor *c, rec_kind kind, rec_error *err)
 {
     rec_error_clear(err);
-    if (!c)
-        return false;
-    const rec_file *f = c->f;
-    if (f->h.kind != REC_KIND_SCENE)
+    if (!c || c->f->h.kind != kind)
         return false;
     if (!c->in_block) {
-        if (c->block >= f->block_count)
+        if (c->block >= c->f->block_count)
             return false;
         if (!block_load(c, err))
             return false;
     }
+    return true;
+}
+
+bool rec_cursor_next(rec_cursor *c, rec_tick *out, rec_error *err)
+{
+    if (!cursor_enter(c, REC_KIND_SCENE, err))
+        return false;
+    const rec_file *f = c->f;
     rec_rd *r = &c->rd;
     memset(out, 0, sizeof *out);
     out->tick = c->tick;
@@ -365,18 +363,9 @@ bool rec_cursor_next(rec_cursor *c, rec_tick *out, rec_error *err)
 
 bool rec_cursor_next_client(rec_cursor *c, rec_client_record *out, rec_error *err)
 {
-    rec_error_clear(err);
-    if (!c)
+    if (!cursor_enter(c, REC_KIND_CLIENT, err))
         return false;
     const rec_file *f = c->f;
-    if (f->h.kind != REC_KIND_CLIENT)
-        return false;
-    if (!c->in_block) {
-        if (c->block >= f->block_count)
-            return false;
-        if (!block_load(c, err))
-            return false;
-    }
     rec_rd *r = &c->rd;
     memset(out, 0, sizeof *out);
     uint8_t op = rec_get_u8(r);

@@ -124,4 +124,21 @@ static inline int64_t rec_angle_delta(int64_t from, int64_t to)
     return d >= 0x8000 ? d - 0x10000 : d;
 }
 
+/// Slot of `id` in the ascending `ids[0..count)` (a recording's character
+/// set, kept in id order by the writer and the cursor alike), or the
+/// insertion point with *found false.
+static inline uint32_t rec_ids_find(const uint32_t *ids, uint32_t count, uint32_t id, bool *found)
+{
+    uint32_t lo = 0, hi = count;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (ids[mid] < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    *found = lo < count && ids[lo] == id;
+    return lo;
+}
+
 #endif

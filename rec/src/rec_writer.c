@@ -551,16 +551,7 @@ static void block_finish(rec_writer *w)
 // Slot of `id` in the current set, or the insertion point with *found false.
 static uint32_t set_find(const rec_writer *w, uint32_t id, bool *found)
 {
-    uint32_t lo = 0, hi = w->count;
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        if (w->ids[mid] < id)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    *found = lo < w->count && w->ids[lo] == id;
-    return lo;
+    return rec_ids_find(w->ids, w->count, id, found);
 }
 
 static void put_command(rec_buf *b, uint32_t tick, const sim_input *in, sim_input *prev)

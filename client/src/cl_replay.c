@@ -25,6 +25,22 @@ static int bad_file(rec_error *err, const char *fmt, ...)
     return REC_EXIT_BAD_FILE;
 }
 
+// The next client record: false at the end, and on a damaged record, which
+// also makes *result REC_EXIT_BAD_FILE and *err (when given) say why.
+static bool next_record(rec_cursor *cur, rec_client_record *rec, rec_error *err, int *result)
+{
+    rec_error cerr;
+    memset(&cerr, 0, sizeof cerr);
+    if (rec_cursor_next_client(cur, rec, &cerr))
+        return true;
+    if (cerr.message[0]) {
+        if (err)
+            *err = cerr;
+        *result = REC_EXIT_BAD_FILE;
+    }
+    return false;
+}
+
 static void clear_div(rec_divergence *div)
 {
     if (div)
@@ -152,15 +168,8 @@ int cl_replay_verify_stats(rec_file *f, const sim_world *world, const sim_level 
     bool changed = false; // the replay's confirmed tick moved since the last CONFIRMED record
     rec_client_record rec;
     for (; cur && result == REC_EXIT_MATCH; r.index++) {
-        memset(&cerr, 0, sizeof cerr);
-        if (!rec_cursor_next_client(cur, &rec, &cerr)) {
-            if (cerr.message[0]) {
-                if (err)
-                    *err = cerr;
-                result = REC_EXIT_BAD_FILE;
-            }
+        if (!next_record(cur, &rec, err, &result))
             break;
-        }
         if (rec.op == REC_CLIENT_CONFIRMED) {
             uint32_t got = cl_client_confirmed_tick(cl);
             uint64_t hash = sim_scene_hash(cl_client_confirmed(cl));
@@ -314,15 +323,8 @@ int cl_replay_compare_server(rec_file *client, rec_file *server, uint64_t *compa
     rec_client_record rec;
     uint64_t n = 0;
     while (cur && result == REC_EXIT_MATCH) {
-        memset(&cerr, 0, sizeof cerr);
-        if (!rec_cursor_next_client(cur, &rec, &cerr)) {
-            if (cerr.message[0]) {
-                if (err)
-                    *err = cerr;
-                result = REC_EXIT_BAD_FILE;
-            }
+        if (!next_record(cur, &rec, err, &result))
             break;
-        }
         if (rec.op != REC_CLIENT_CONFIRMED || rec.tick == NET_TICK_NONE || rec.tick < base ||
             rec.tick - base >= have)
             continue;

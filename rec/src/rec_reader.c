@@ -230,23 +230,17 @@ static bool open_decode_all(rec_file *f, rec_error *err)
         if (t.char_count > info->max_characters_seen)
             info->max_characters_seen = t.char_count;
         for (uint32_t j = 0; j < t.join_count && ok; j++) {
-            uint32_t id = t.joins[j].id, lo = 0, hi = seen_n;
-            while (lo < hi) {
-                uint32_t mid = lo + (hi - lo) / 2;
-                if (seen[mid] < id)
-                    lo = mid + 1;
-                else
-                    hi = mid;
-            }
-            if (lo < seen_n && seen[lo] == id)
+            bool found;
+            uint32_t at = rec_ids_find(seen, seen_n, t.joins[j].id, &found);
+            if (found)
                 continue;
             if (!grow((void **)&seen, &seen_cap, seen_n + 1, sizeof *seen)) {
                 ok = false;
                 rec_error_set(err, 0, NULL, "out of memory");
                 break;
             }
-            memmove(seen + lo + 1, seen + lo, (size_t)(seen_n - lo) * sizeof *seen);
-            seen[lo] = id;
+            memmove(seen + at + 1, seen + at, (size_t)(seen_n - at) * sizeof *seen);
+            seen[at] = t.joins[j].id;
             seen_n++;
         }
     }

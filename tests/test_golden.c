@@ -21,15 +21,12 @@ static sim_world *world;
 
 static void setup(void)
 {
-    cr_assert_eq(sim_level_builtin(&level), 0);
-    world = sim_world_create(&level, NULL, NULL);
-    cr_assert_not_null(world);
+    world = keel_test_builtin_world(&level);
 }
 
 static void teardown(void)
 {
-    sim_world_destroy(world);
-    sim_level_free(&level);
+    keel_test_builtin_free(&level, world);
 }
 
 TestSuite(golden, .init = setup, .fini = teardown);

@@ -21,17 +21,14 @@ static sim_move_settings S;
 
 static void setup(void)
 {
-    cr_assert_eq(sim_level_builtin(&level), 0);
-    world = sim_world_create(&level, NULL, NULL);
-    cr_assert_not_null(world);
+    world = keel_test_builtin_world(&level);
     col = sim_collider_world(world);
     S = sim_move_default_settings();
 }
 
 static void teardown(void)
 {
-    sim_world_destroy(world);
-    sim_level_free(&level);
+    keel_test_builtin_free(&level, world);
 }
 
 TestSuite(move, .init = setup, .fini = teardown, .timeout = 120);

@@ -137,6 +137,7 @@ typedef struct sim_sweep_ray {
 /// than SIM_QUERY_TOLERANCE is a hit at 0 with start_overlap set.
 bool sim_sweep_capsule_tri(const sim_sweep_ray *ray, const sim_tri *t, sim_tri_hit *hit);
 bool sim_sweep_box_tri(const sim_sweep_ray *ray, const sim_tri *t, sim_tri_hit *hit);
+bool sim_sweep_cylinder_tri(const sim_sweep_ray *ray, const sim_tri *t, sim_tri_hit *hit);
 
 /// Penetration of the shape at `pos` against the triangle; hit->s is the
 /// depth (negative when separated). Returns false when separated by more than
@@ -145,18 +146,26 @@ bool sim_contact_capsule_tri(sim_shape shape, sim_vec3 pos, const sim_tri *t, si
                              sim_tri_hit *hit);
 bool sim_contact_box_tri(sim_shape shape, sim_vec3 pos, const sim_tri *t, sim_fx margin,
                          sim_tri_hit *hit);
+bool sim_contact_cylinder_tri(sim_shape shape, sim_vec3 pos, const sim_tri *t, sim_fx margin,
+                              sim_tri_hit *hit);
 
 /// The sweep or contact for whichever shape the input has.
 static inline bool sim_sweep_shape_tri(const sim_sweep_ray *ray, const sim_tri *t, sim_tri_hit *hit)
 {
-    return ray->shape.type == SIM_SHAPE_BOX ? sim_sweep_box_tri(ray, t, hit)
-                                            : sim_sweep_capsule_tri(ray, t, hit);
+    switch (ray->shape.type) {
+    case SIM_SHAPE_BOX: return sim_sweep_box_tri(ray, t, hit);
+    case SIM_SHAPE_CYLINDER: return sim_sweep_cylinder_tri(ray, t, hit);
+    default: return sim_sweep_capsule_tri(ray, t, hit);
+    }
 }
 static inline bool sim_contact_shape_tri(sim_shape shape, sim_vec3 pos, const sim_tri *t, sim_fx margin,
                                          sim_tri_hit *hit)
 {
-    return shape.type == SIM_SHAPE_BOX ? sim_contact_box_tri(shape, pos, t, margin, hit)
-                                       : sim_contact_capsule_tri(shape, pos, t, margin, hit);
+    switch (shape.type) {
+    case SIM_SHAPE_BOX: return sim_contact_box_tri(shape, pos, t, margin, hit);
+    case SIM_SHAPE_CYLINDER: return sim_contact_cylinder_tri(shape, pos, t, margin, hit);
+    default: return sim_contact_capsule_tri(shape, pos, t, margin, hit);
+    }
 }
 
 /// The order of contact lists: deepest first, then by feature (triangle or

@@ -28,6 +28,15 @@ sim_shape sim_shape_box(sim_fx half_x, sim_fx half_y, sim_fx half_z)
     return s;
 }
 
+sim_shape sim_shape_cylinder(sim_fx radius, sim_fx height)
+{
+    sim_shape s = {0};
+    s.type = SIM_SHAPE_CYLINDER;
+    s.radius = clamp_size(radius);
+    s.half = sim_v3(s.radius, clamp_size(height / 2), s.radius);
+    return s;
+}
+
 bool sim_shape_valid(sim_shape s)
 {
     const sim_fx lo = SIM_SHAPE_MIN_SIZE / 2, hi = SIM_SHAPE_MAX_SIZE;
@@ -35,6 +44,8 @@ bool sim_shape_valid(sim_shape s)
         return false;
     if (s.type == SIM_SHAPE_CAPSULE)
         return s.radius == s.half.x && s.radius == s.half.z && s.half.y >= s.radius;
+    if (s.type == SIM_SHAPE_CYLINDER)
+        return s.radius == s.half.x && s.radius == s.half.z;
     return s.type == SIM_SHAPE_BOX && s.radius == 0;
 }
 

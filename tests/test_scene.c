@@ -96,8 +96,12 @@ static double full_depth_between(const sim_char_state *a, const sim_char_state *
 // ---- the pair narrow phase against a double reference ----------------------------------
 
 // Signed gap of two shapes, as collide_shape.h models them: capsules by the
-// distance of their segments, any pair with a box as two boxes (the largest
-// separation along an axis; minus the shallowest overlap when overlapping).
+// distance of their segments; any pair with a cylinder as a prism (each shape
+// a rounded rectangle over its height, a capsule as its bounding cylinder):
+// the larger of the vertical gap and the 2-D gap to the summed rectangle
+// grown by the summed radii; any other pair with a box as two boxes (the
+// largest separation along an axis; minus the shallowest overlap when
+// overlapping).
 static double ref_pair_gap(sim_shape a, rv3 pa, sim_shape b, rv3 pb)
 {
     if (a.type == SIM_SHAPE_CAPSULE && b.type == SIM_SHAPE_CAPSULE) {
@@ -107,9 +111,27 @@ static double ref_pair_gap(sim_shape a, rv3 pa, sim_shape b, rv3 pb)
         return sqrt(ref_seg_seg_dist2(a0, a1, b0, b1)) - D(a.radius) - D(b.radius);
     }
     rv3 w = rv3_sub(pa, pb);
+    if (a.type == SIM_SHAPE_CYLINDER || b.type == SIM_SHAPE_CYLINDER) {
+        double r = (a.type == SIM_SHAPE_BOX ? 0 : D(a.radius)) + (b.type == SIM_SHAPE_BOX ? 0 : D(b.radius));
+        double cx = (a.type == SIM_SHAPE_BOX ? D(a.half.x) : 0) + (b.type == SIM_SHAPE_BOX ? D(b.half.x) : 0);
+        double cz = (a.type == SIM_SHAPE_BOX ? D(a.half.z) : 0) + (b.type == SIM_SHAPE_BOX ? D(b.half.z) : 0);
+        double qx = fabs(w.x) - cx, qz = fabs(w.z) - cz;
+        double rect = qx > 0 && qz > 0 ? hypot(qx, qz) : fmax(qx, qz);
+        return fmax(rect - r, fabs(w.y) - D(a.half.y) - D(b.half.y));
+    }
     double g[3] = {fabs(w.x) - D(a.half.x) - D(b.half.x), fabs(w.y) - D(a.half.y) - D(b.half.y),
                    fabs(w.z) - D(a.half.z) - D(b.half.z)};
     return fmax(g[0], fmax(g[1], g[2]));
+}
+
+// The true distance between a capsule and a cylinder (the prism model above
+// must never be further apart than this: early, never late).
+static double ref_capsule_cylinder_gap(sim_shape cap, rv3 pc, sim_shape cyl, rv3 py)
+{
+    rv3 w = rv3_sub(pc, py);
+    double h = fmax(0, hypot(w.x, w.z) - D(cyl.radius));
+    double v = fmax(0, fabs(w.y) - D(sim_shape_segment_half(cap)) - D(cyl.half.y));
+    return hypot(h, v) - D(cap.radius);
 }
 
 // First fraction in [0, 1] where the gap reaches 0 (sampled, then bisected);
@@ -143,6 +165,8 @@ static sim_shape random_shape(keel_rng *r, int type)
     sim_fx radius = keel_rng_fx(r, M(0.2), M(0.6));
     if (type == SIM_SHAPE_CAPSULE)
         return sim_shape_capsule(radius, keel_rng_fx(r, 2 * radius, M(2.0)));
+    if (type == SIM_SHAPE_CYLINDER)
+        return sim_shape_cylinder(radius, keel_rng_fx(r, M(0.2), M(2.0)));
     return sim_shape_box(radius, keel_rng_fx(r, M(0.2), M(1.0)), keel_rng_fx(r, M(0.2), M(0.6)));
 }
 
@@ -163,8 +187,10 @@ Test(scene, pair_narrow_phase_matches_a_double_reference)
     keel_rng r = {2024};
     const double raw = 1.0 / 65536;
     int hits = 0, overlaps = 0, misses = 0;
-    for (int k = 0; k < 20000; k++) {
-        int ta = (int)(k % 4 == 1 || k % 4 == 3), tb = (int)(k % 4 >= 2);
+    int pair_hits[3][3] = {{0}}, pair_misses[3][3] = {{0}};
+    for (int k = 0; k < 36000; k++) {
+        // every ordered pair of capsule, box and cylinder in turn
+        int ta = k % 3, tb = (k / 3) % 3;
         sim_shape a = random_shape(&r, ta), b = random_shape(&r, tb);
         sim_vec3 pb = sim_v3(keel_rng_fx(&r, M(-1), M(1)), keel_rng_fx(&r, M(-1), M(1)),
                              keel_rng_fx(&r, M(-1), M(1)));
@@ -192,6 +218,13 @@ Test(scene, pair_narrow_phase_matches_a_double_reference)
         cr_assert_eq(ct.s, depth);
         cr_assert_eq(ct.feature.triangle, SIM_FEATURE_OBJECT_BIT | 9);
         cr_assert_geq(sim_v3_dot64(ct.normal, sim_v3_sub(pa, pb)), 0, "case %d: normal inward", k);
+        cr_assert(fabs(rv3_len(rv3_from(ct.normal)) - 1) < 1e-4, "case %d: normal not unit", k);
+        if (ta != tb && (ta == SIM_SHAPE_CYLINDER || tb == SIM_SHAPE_CYLINDER) &&
+            (ta == SIM_SHAPE_CAPSULE || tb == SIM_SHAPE_CAPSULE)) {
+            double truth = ta == SIM_SHAPE_CAPSULE ? ref_capsule_cylinder_gap(a, ra, b, rb)
+                                                   : ref_capsule_cylinder_gap(b, rb, a, ra);
+            cr_assert_leq(gap0, truth + 1e-9, "case %d: the bounding cylinder is further than the capsule", k);
+        }
         ob.shrink = M(0.05);
         cr_assert(sim_contact_shape_obstacle(a, pa, &ob, M(10), &shrunk));
         cr_assert_eq(shrunk.s, depth - M(0.05), "case %d: shrink", k);
@@ -203,7 +236,7 @@ Test(scene, pair_narrow_phase_matches_a_double_reference)
         double toi = ref_pair_toi(a, ra, rd, b, rb);
         sim_tri_hit h;
         bool hit = sim_sweep_shape_obstacle(&ray, &ob, &h);
-        if (gap0 < -D(SIM_QUERY_TOLERANCE) - 2 * raw) {
+        if (gap0 <= -D(SIM_QUERY_TOLERANCE) - 2 * raw) {
             // flagged when moving deeper, free when leaving (a convex body)
             bool into = sim_v3_dot64(ct.normal, d) < 0;
             if (into)
@@ -227,17 +260,29 @@ Test(scene, pair_narrow_phase_matches_a_double_reference)
             double allowed = (h.s == 0 ? D(SIM_QUERY_TOLERANCE) : 0) + 4 * raw;
             cr_assert_geq(g, -allowed, "case %d: hit %.7f m deep", k, -g);
             cr_assert_lt(sim_v3_dot64(h.normal, d), 0, "case %d: normal not against the motion", k);
+            cr_assert(fabs(rv3_len(rv3_from(h.normal)) - 1) < 1e-4, "case %d: normal not unit", k);
             hits++;
+            pair_hits[ta][tb]++;
         }
         if (!hit) {
             cr_assert(toi > 1 || (toi == 0 && gap0 > -D(SIM_QUERY_TOLERANCE) - 2 * raw),
                       "case %d: no hit, reference %.6f", k, toi);
             misses++;
+            pair_misses[ta][tb]++;
         }
+        // deterministic: the same query gives the same bits
+        sim_tri_hit again;
+        cr_assert_eq(sim_sweep_shape_obstacle(&ray, &ob, &again), hit);
+        if (hit)
+            cr_assert(again.s == h.s && sim_v3_eq(again.normal, h.normal) && sim_v3_eq(again.point, h.point));
     }
     cr_log_info("pair sweeps: %d hits, %d start overlaps, %d misses\n", hits, overlaps, misses);
-    cr_assert_gt(hits, 2000);
-    cr_assert_gt(misses, 2000);
+    cr_assert_gt(hits, 3600);
+    cr_assert_gt(misses, 3600);
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++)
+            cr_assert(pair_hits[i][j] > 300 && pair_misses[i][j] > 300, "shapes %d, %d: %d hits, %d misses", i,
+                      j, pair_hits[i][j], pair_misses[i][j]);
 }
 
 Test(scene, pair_sweep_touching_and_separating_is_free)

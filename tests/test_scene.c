@@ -311,6 +311,181 @@ Test(scene, pair_sweep_touching_and_separating_is_free)
     cr_assert(fabs(D(h.point.y) - 1.8) < 0.01, "contact at y %.4f", D(h.point.y));
 }
 
+Test(scene, pair_cylinder_rims_corners_and_coincident_axes)
+{
+    const sim_fx r = M(0.4), hh = M(0.9); // exact in Q16.16 as given, whatever they round to
+    sim_shape cyl = sim_shape_cylinder(r, 2 * hh);
+    sim_obstacle ob = {cyl, sim_v3(0, hh, 0), 0, 1, SIM_FEATURE_OBJECT_BIT | 2};
+    sim_tri_hit h;
+    // exactly on the rim: a tie of the side and the top stands on the top
+    cr_assert(sim_contact_shape_obstacle(cyl, sim_v3(2 * r, 3 * hh, 0), &ob, 0, &h));
+    cr_assert_eq(h.s, 0);
+    cr_assert_eq(h.normal.y, SIM_FX_ONE);
+    sim_sweep_ray down = make_ray(cyl, sim_v3(2 * r, 3 * hh + M(0.3), 0), sim_v3(0, -M(0.5), 0));
+    cr_assert(sim_sweep_shape_obstacle(&down, &ob, &h));
+    cr_assert_eq(h.normal.y, SIM_FX_ONE);
+    cr_assert(fabs(D(h.s) - D(M(0.3))) <= D(down.inflate) + 0.0001, "landed after %.5f m", D(h.s));
+    cr_assert(h.point.y == 2 * hh && h.point.x == r, "point %.4f %.4f", D(h.point.x), D(h.point.y));
+    // a cylinder beside a cylinder diagonally: round, not its bounding box
+    sim_vec3 diag = sim_v3(M(0.6), M(0.9), M(0.6)); // 0.849 m apart: 0.049 m clear
+    cr_assert(sim_contact_shape_obstacle(cyl, diag, &ob, M(1), &h));
+    cr_assert(fabs(D(h.s) + (sqrt(0.72) - 0.8)) < 0.0001, "depth %.5f", D(h.s));
+    cr_assert(abs(h.normal.x - h.normal.z) <= 1 && h.normal.y == 0);
+    // coincident axes: pushed along x, opposite ways for the two ids
+    ob.side = -1;
+    cr_assert(sim_contact_shape_obstacle(cyl, sim_v3(0, M(1.0), 0), &ob, 0, &h));
+    cr_assert_eq(h.normal.x, -SIM_FX_ONE);
+    cr_assert(fabs(D(h.s) - 0.8) < 0.0001);
+    ob.side = 1;
+    cr_assert(sim_contact_shape_obstacle(cyl, sim_v3(0, M(1.0), 0), &ob, 0, &h));
+    cr_assert_eq(h.normal.x, SIM_FX_ONE);
+
+    // a cylinder against a box's vertical edge: the corner, grown round
+    sim_shape box = sim_shape_box(M(0.4), M(0.9), M(0.4));
+    sim_obstacle bo = {box, sim_v3(0, M(0.9), 0), 0, 1, SIM_FEATURE_OBJECT_BIT | 3};
+    sim_vec3 corner = sim_v3(M(0.7), M(0.9), M(0.7)); // 0.424 m from the edge: 0.024 m clear
+    cr_assert(sim_contact_shape_obstacle(cyl, corner, &bo, M(1), &h));
+    cr_assert(fabs(D(h.s) + (sqrt(0.18) - 0.4)) < 0.0001, "depth %.5f", D(h.s));
+    cr_assert(h.point.x == M(0.4) && h.point.z == M(0.4), "the box's edge, not (%.4f, %.4f)", D(h.point.x),
+              D(h.point.z));
+    // and the box against the cylinder (the pair the other way round)
+    sim_obstacle co = {cyl, sim_v3(M(0.7), M(0.9), M(0.7)), 0, 1, SIM_FEATURE_OBJECT_BIT | 4};
+    cr_assert(sim_contact_shape_obstacle(box, sim_v3(0, M(0.9), 0), &co, M(1), &h));
+    cr_assert(fabs(D(h.s) + (sqrt(0.18) - 0.4)) < 0.0001, "depth %.5f", D(h.s));
+    cr_assert(h.normal.x < 0 && h.normal.z < 0);
+    // sweeping diagonally into the edge stops a radius from it
+    sim_sweep_ray in = make_ray(cyl, sim_v3(M(1.2), M(0.9), M(1.2)), sim_v3(-M(1), 0, -M(1)));
+    cr_assert(sim_sweep_shape_obstacle(&in, &bo, &h));
+    sim_vec3 at = sim_v3_add(in.start, sim_dir_scale(in.dir, h.s));
+    double gap = hypot(D(at.x) - 0.4, D(at.z) - 0.4) - 0.4;
+    cr_assert(gap >= 0 && gap <= D(in.inflate) + 0.0001, "stopped %.5f m from the edge", gap);
+    cr_assert(abs(h.normal.x - h.normal.z) <= 1 && h.normal.x > 0);
+    // a shrink larger than the rounding comes off the box's core
+    bo.shrink = M(0.5);
+    cr_assert(sim_contact_shape_obstacle(cyl, sim_v3(M(0.3), M(0.9), 0), &bo, M(1), &h));
+    cr_assert_lt(D(h.s), 0.8 + 0.1 - 0.5 + 0.0001);
+}
+
+static void add_crouched(sim_scene *sc, uint32_t id, sim_vec3 feet, sim_angle yaw)
+{
+    sim_char_state c = sim_char_spawn(id, feet, yaw);
+    c.flags |= SIM_CHAR_CROUCHED;
+    cr_assert_eq(sim_scene_add_character(sc, &c), 0, "add %u", id);
+}
+
+// Two characters of the given shapes (the one standing, the other crouched:
+// a scene's characters share their settings) walk into each other, then one
+// drops onto the other's head.
+static void pair_of_shapes_meet(sim_shape_type stand, sim_shape_type crouch)
+{
+    static const char *names[3] = {"capsule", "box", "cylinder"};
+    sim_move_settings s = sim_move_default_settings();
+    s.stand_shape = stand == SIM_SHAPE_BOX        ? sim_shape_box(M(0.4), M(0.9), M(0.4))
+                    : stand == SIM_SHAPE_CYLINDER ? sim_shape_cylinder(M(0.4), M(1.8))
+                                                  : sim_shape_capsule(M(0.4), M(1.8));
+    s.crouch_shape = crouch == SIM_SHAPE_BOX        ? sim_shape_box(M(0.4), M(0.5), M(0.4))
+                     : crouch == SIM_SHAPE_CYLINDER ? sim_shape_cylinder(M(0.4), M(1.0))
+                                                    : sim_shape_capsule(M(0.4), M(1.0));
+    cr_assert(sim_move_settings_check(&s, NULL));
+    const sim_move_settings saved = S;
+    S = s; // full_depth_between uses S
+    sim_vec3 c0 = marker("platform_area");
+
+    // walking into each other head on...
+    sim_scene *sc = sim_scene_create(world, &S, 4);
+    add(sc, 1, offset(c0, -2, 0, 0), yaw_to(1, 0));
+    add_crouched(sc, 2, offset(c0, 2, 0, 0), yaw_to(-1, 0));
+    const sim_char_state *a = get(sc, 1), *b = get(sc, 2);
+    double worst = -1;
+    for (int t = 0; t < 200; t++) {
+        uint32_t now = sim_scene_tick(sc);
+        int8_t go = t < 8 ? 0 : 127;
+        sim_input ia = command(now, yaw_to(1, 0), go, 0), ib = command(now, yaw_to(-1, 0), go, SIM_BUTTON_CROUCH);
+        sim_scene_set_input(sc, 1, &ia);
+        sim_scene_set_input(sc, 2, &ib);
+        sim_scene_step(sc);
+        cr_assert_lt(a->position.x, b->position.x, "%s into %s, tick %d: passed through", names[stand],
+                     names[crouch], t);
+        double depth = full_depth_between(a, b);
+        worst = fmax(worst, depth);
+        cr_assert_lt(depth, 0.125, "%s into %s, tick %d: %.4f m deep", names[stand], names[crouch], t, depth);
+        if (t > 150)
+            cr_assert_leq(depth, D(S.skin), "%s into %s, tick %d: still %.4f m deep", names[stand], names[crouch],
+                          t, depth);
+        if (t >= 8)
+            cr_assert(a->flags & b->flags & SIM_CHAR_GROUNDED, "tick %d: knocked off the floor", t);
+    }
+    cr_assert(b->flags & SIM_CHAR_CROUCHED);
+    double depth = full_depth_between(a, b);
+    cr_assert(depth <= D(S.skin) && depth >= -0.02, "%s into %s: ended %.4f m apart", names[stand],
+              names[crouch], -depth);
+    sim_scene_destroy(sc);
+
+    // ... and along a diagonal, where corners meet round sides: they may
+    // slide round each other, never into each other
+    sc = sim_scene_create(world, &S, 4);
+    add(sc, 1, offset(c0, -1.5, 0, -1.4), yaw_to(1, 1));
+    add_crouched(sc, 2, offset(c0, 1.5, 0, 1.4), yaw_to(-1, -1));
+    a = get(sc, 1);
+    b = get(sc, 2);
+    int deep_ticks = 0, touching_ticks = 0;
+    for (int t = 0; t < 160; t++) {
+        uint32_t now = sim_scene_tick(sc);
+        int8_t go = t < 8 ? 0 : 127;
+        sim_input ia = command(now, yaw_to(1, 1), go, 0), ib = command(now, yaw_to(-1, -1), go, SIM_BUTTON_CROUCH);
+        sim_scene_set_input(sc, 1, &ia);
+        sim_scene_set_input(sc, 2, &ib);
+        sim_scene_step(sc);
+        double d = full_depth_between(a, b);
+        worst = fmax(worst, d);
+        cr_assert_lt(d, 0.125, "%s into %s diagonally, tick %d: %.4f m deep", names[stand], names[crouch], t, d);
+        deep_ticks += d > D(S.skin);
+        touching_ticks += d > -0.02;
+    }
+    cr_assert_gt(touching_ticks, 4, "%s into %s diagonally: never met", names[stand], names[crouch]);
+    cr_assert_leq(deep_ticks, 2, "%s into %s diagonally: %d ticks deeper than the skin", names[stand],
+                  names[crouch], deep_ticks);
+    sim_scene_destroy(sc);
+
+    // standing on the other's head
+    sc = sim_scene_create(world, &S, 4);
+    add_crouched(sc, 2, c0, 0);
+    add(sc, 1, offset(c0, 0, 1.0 + 0.3, 0), 0); // 0.3 m above the crouched head
+    a = get(sc, 1);
+    b = get(sc, 2);
+    double deepest = -1;
+    for (int t = 0; t < 96; t++) {
+        uint32_t now = sim_scene_tick(sc);
+        sim_input ib = command(now, 0, 0, SIM_BUTTON_CROUCH);
+        sim_scene_set_input(sc, 2, &ib);
+        sim_scene_step(sc);
+        double d = full_depth_between(a, b);
+        deepest = fmax(deepest, d);
+        cr_assert_lt(d, 0.125, "%s on %s, tick %d: %.4f m deep", names[stand], names[crouch], t, d);
+        if (t > 48)
+            cr_assert_leq(d, D(S.skin), "%s on %s, tick %d: still %.4f m deep", names[stand], names[crouch], t, d);
+    }
+    double top = D(b->position.y) + 2 * D(S.crouch_shape.half.y);
+    cr_assert(b->flags & SIM_CHAR_CROUCHED);
+    cr_assert(a->flags & SIM_CHAR_GROUNDED, "%s on %s: not standing", names[stand], names[crouch]);
+    cr_assert(fabs(D(a->position.y) - top) <= 2 * D(S.skin), "%s on %s: feet %.4f m from the head", names[stand],
+              names[crouch], D(a->position.y) - top);
+    cr_assert(fabs(D(a->position.x - c0.x)) < 0.001 && fabs(D(a->position.z - c0.z)) < 0.001,
+              "%s on %s: slid off to (%.4f, %.4f)", names[stand], names[crouch], D(a->position.x - c0.x),
+              D(a->position.z - c0.z));
+    cr_log_info("%s vs %s: walking deepest %.4f m (diagonally: %d ticks in touch), landing deepest %.4f m\n",
+                names[stand], names[crouch], worst, touching_ticks, deepest);
+    sim_scene_destroy(sc);
+    S = saved;
+}
+
+Test(scene, every_pair_of_shapes_stops_walking_into_and_standing_on_each_other)
+{
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++)
+            pair_of_shapes_meet((sim_shape_type)i, (sim_shape_type)j);
+}
+
 // ---- platforms -----------------------------------------------------------------
 
 enum { ELEVATOR = 100, SHUTTLE = 200 };

@@ -486,6 +486,242 @@ Test(scene, every_pair_of_shapes_stops_walking_into_and_standing_on_each_other)
             pair_of_shapes_meet((sim_shape_type)i, (sim_shape_type)j);
 }
 
+// ---- the scene's raycast: characters as targets ---------------------------------------
+
+// Signed distance-like gap of a point to a shape (zero on the surface,
+// negative inside; convex along any line).
+static double ref_point_gap(sim_shape s, rv3 c, rv3 p)
+{
+    rv3 w = rv3_sub(p, c);
+    if (s.type == SIM_SHAPE_CAPSULE) {
+        double h = D(sim_shape_segment_half(s));
+        double y = fmax(-h, fmin(h, w.y));
+        return sqrt(w.x * w.x + (w.y - y) * (w.y - y) + w.z * w.z) - D(s.radius);
+    }
+    if (s.type == SIM_SHAPE_CYLINDER)
+        return fmax(hypot(w.x, w.z) - D(s.radius), fabs(w.y) - D(s.half.y));
+    return fmax(fabs(w.x) - D(s.half.x), fmax(fabs(w.y) - D(s.half.y), fabs(w.z) - D(s.half.z)));
+}
+
+// First fraction of the segment in the shape (sampled, then bisected); 2 when never.
+static double ref_ray_toi(sim_shape s, rv3 c, rv3 o, rv3 d)
+{
+    const int steps = 1024;
+    double prev = 0;
+    for (int i = 0; i <= steps; i++) {
+        double t = (double)i / steps;
+        if (ref_point_gap(s, c, rv3_add(o, rv3_scale(d, t))) <= 0) {
+            if (i == 0)
+                return 0;
+            double lo = prev, hi = t;
+            for (int k = 0; k < 60; k++) {
+                double mid = (lo + hi) / 2;
+                if (ref_point_gap(s, c, rv3_add(o, rv3_scale(d, mid))) <= 0)
+                    hi = mid;
+                else
+                    lo = mid;
+            }
+            return hi;
+        }
+        prev = t;
+    }
+    return 2;
+}
+
+Test(scene, ray_against_each_shape_matches_a_double_reference)
+{
+    keel_rng r = {77};
+    const double raw = 1.0 / 65536, tol = D(SIM_QUERY_TOLERANCE);
+    int hits[3] = {0}, misses[3] = {0};
+    for (int k = 0; k < 30000; k++) {
+        int type = k % 3;
+        sim_shape shape = random_shape(&r, type);
+        sim_vec3 c = sim_v3(keel_rng_fx(&r, M(-1), M(1)), keel_rng_fx(&r, M(-1), M(1)), keel_rng_fx(&r, M(-1), M(1)));
+        sim_fx far = k % 4 == 3 ? M(40) : M(4); // a quarter are long shots
+        sim_vec3 o = sim_v3(keel_rng_fx(&r, -far, far), keel_rng_fx(&r, -far, far), keel_rng_fx(&r, -far, far));
+        sim_vec3 aim = sim_v3(c.x + keel_rng_fx(&r, M(-1), M(1)), c.y + keel_rng_fx(&r, M(-1.5), M(1.5)),
+                              c.z + keel_rng_fx(&r, M(-1), M(1)));
+        sim_vec3 d = sim_v3_scale(sim_v3_sub(aim, o), keel_rng_fx(&r, M(0.3), M(2)));
+        if (k % 7 == 0) // along an axis: the flat faces and the rims
+            d = sim_v3(k % 3 == 0 ? d.x : 0, k % 3 == 1 ? d.y : 0, k % 3 == 2 ? d.z : 0);
+        if (sim_v3_is_zero(d))
+            continue;
+        sim_dir dir = sim_dir_from_v3(d);
+        sim_fx len = sim_v3_length(d);
+        rv3 rc = rv3_from(c), ro = rv3_from(o), rd = rv3_from(d);
+        double L = D(len), toi = ref_ray_toi(shape, rc, ro, rd);
+        sim_tri_hit h;
+        bool hit = sim_ray_shape(o, dir, len, shape, c, SIM_QUERY_TOLERANCE, &h);
+        sim_tri_hit again;
+        cr_assert_eq(sim_ray_shape(o, dir, len, shape, c, SIM_QUERY_TOLERANCE, &again), hit);
+        if (hit)
+            cr_assert(again.s == h.s && sim_v3_eq(again.normal, h.normal) && sim_v3_eq(again.point, h.point));
+        if (toi <= 1) {
+            cr_assert(hit, "case %d (shape %d): missed at %.6f", k, type, toi * L);
+            cr_assert_leq(D(h.s), toi * L + 2 * raw, "case %d (shape %d): late, %.7f m after %.7f m", k, type, D(h.s),
+                          toi * L);
+        }
+        if (hit) {
+            double g = ref_point_gap(shape, rc, rv3_from(h.point));
+            cr_assert_leq(g, tol + 4 * raw, "case %d (shape %d): hit %.7f m short of the surface", k, type, g);
+            if (h.s > 0) {
+                cr_assert_geq(g, -4 * raw, "case %d (shape %d): hit %.7f m deep", k, type, -g);
+                cr_assert_leq(sim_v3_dot64(h.normal, d), 0, "case %d (shape %d): normal along the ray", k, type);
+            }
+            cr_assert(fabs(rv3_len(rv3_from(h.normal)) - 1) < 1e-4, "case %d: normal not unit", k);
+            hits[type]++;
+        } else {
+            cr_assert_gt(toi, 1, "case %d (shape %d)", k, type);
+            misses[type]++;
+        }
+    }
+    for (int t = 0; t < 3; t++) {
+        cr_log_info("rays against shape %d: %d hits, %d misses\n", t, hits[t], misses[t]);
+        cr_assert(hits[t] > 1000 && misses[t] > 1000);
+    }
+}
+
+static sim_platform_def elevator_def(void);
+
+static sim_move_settings settings_of_type(int type)
+{
+    sim_move_settings s = sim_move_default_settings();
+    if (type == SIM_SHAPE_BOX) {
+        s.stand_shape = sim_shape_box(M(0.4), M(0.9), M(0.4));
+        s.crouch_shape = sim_shape_box(M(0.4), M(0.5), M(0.4));
+    } else if (type == SIM_SHAPE_CYLINDER) {
+        s.stand_shape = sim_shape_cylinder(M(0.4), M(1.8));
+        s.crouch_shape = sim_shape_cylinder(M(0.4), M(1.0));
+    }
+    return s;
+}
+
+static bool shoot(const sim_scene *sc, sim_vec3 from, sim_vec3 d, uint32_t ignore, sim_ray_result *rr, uint32_t *who)
+{
+    sim_ray_input ray = {from, d};
+    return sim_scene_raycast(sc, &ray, ignore, rr, who);
+}
+
+Test(scene, raycast_hits_characters_ignores_the_shooter_and_breaks_ties_by_id)
+{
+    sim_vec3 c0 = marker("platform_area");
+    for (int type = 0; type < 3; type++) {
+        sim_move_settings s = settings_of_type(type);
+        sim_scene *sc = sim_scene_create(world, &s, 8);
+        sim_char_state shooter = sim_char_spawn(1, offset(c0, -3, 0, 0), 0);
+        sim_char_state target = sim_char_spawn(2, c0, 0);
+        cr_assert_eq(sim_scene_add_character(sc, &shooter), 0);
+        cr_assert_eq(sim_scene_add_character(sc, &target), 0);
+        sim_fx r = s.stand_shape.half.x, top = 2 * s.stand_shape.half.y; // feet at c0.y
+        sim_vec3 eye = offset(c0, -3, 1.2, 0);
+        sim_ray_result rr;
+        uint32_t who = 99;
+        // straight at the target from inside the shooter
+        cr_assert(shoot(sc, eye, sim_v3(M(6), 0, 0), 1, &rr, &who));
+        cr_assert_eq(who, 2);
+        cr_assert_eq(rr.feature.triangle, SIM_FEATURE_OBJECT_BIT | 2);
+        double expect = 3 - D(r);
+        cr_assert(D(rr.point.x - eye.x) <= expect + 2e-5 && D(rr.point.x - eye.x) >= expect - D(SIM_QUERY_TOLERANCE) - 2e-5,
+                  "shape %d: hit after %.6f m, not %.6f", type, D(rr.point.x - eye.x), expect);
+        cr_assert_eq(rr.normal.x, -SIM_FX_ONE);
+        cr_assert(fabs(D(rr.fraction) - expect / 6) < 1e-4);
+        // the shooter itself when not ignored: at once
+        cr_assert(shoot(sc, eye, sim_v3(M(6), 0, 0), 0, &rr, &who));
+        cr_assert_eq(who, 1);
+        cr_assert_eq(rr.fraction, 0);
+        // beside the target by a millimetre: missed; a millimetre inside: hit
+        sim_vec3 beside = sim_v3(eye.x, eye.y, eye.z + r + M(0.001));
+        cr_assert_not(shoot(sc, beside, sim_v3(M(6), 0, 0), 1, &rr, &who) && who != 0, "shape %d", type);
+        cr_assert_eq(who, 0);
+        sim_vec3 grazing = sim_v3(eye.x, eye.y, eye.z + r - M(0.001));
+        cr_assert(shoot(sc, grazing, sim_v3(M(6), 0, 0), 1, &rr, &who));
+        cr_assert_eq(who, 2, "shape %d", type);
+        // from above onto the head: the capsule's apex, the flat tops
+        sim_vec3 above = offset(c0, 0, 3, 0);
+        cr_assert(shoot(sc, above, sim_v3(0, -M(2), 0), 1, &rr, &who));
+        cr_assert_eq(who, 2);
+        cr_assert(fabs(D(rr.point.y - c0.y - top)) <= D(SIM_QUERY_TOLERANCE) + 2e-5, "shape %d: head at %.6f", type,
+                  D(rr.point.y - c0.y));
+        cr_assert_eq(rr.normal.y, SIM_FX_ONE);
+        // near the rim, 5 mm inside the radius: a capsule's shoulder is lower
+        sim_vec3 rim = sim_v3(c0.x + r - M(0.005), c0.y + M(3), c0.z);
+        cr_assert(shoot(sc, rim, sim_v3(0, -M(2), 0), 1, &rr, &who));
+        cr_assert_eq(who, 2);
+        // never late, and within the inflation of the surface (which on a
+        // capsule's steep shoulder is more than the inflation vertically)
+        double ref = 3 - D(top) + (type == SIM_SHAPE_CAPSULE ? D(r) - sqrt(D(r) * D(r) - pow(D(r) - 0.005, 2)) : 0);
+        cr_assert_leq(D(rim.y - rr.point.y), ref + 2e-5, "shape %d: rim hit after %.6f m, not %.6f", type,
+                      D(rim.y - rr.point.y), ref);
+        double g = ref_point_gap(s.stand_shape, rv3_from(sim_char_center(&s, &target)), rv3_from(rr.point));
+        cr_assert(g >= -2e-5 && g <= D(SIM_QUERY_TOLERANCE) + 2e-5, "shape %d: rim hit %.6f m off", type, g);
+
+        // two at the same spot: the smaller id, whatever the order they came in
+        sim_char_state t5 = sim_char_spawn(5, offset(c0, 0, 0, 3), 0), t3 = sim_char_spawn(3, offset(c0, 0, 0, 3), 0);
+        cr_assert_eq(sim_scene_add_character(sc, &t5), 0);
+        cr_assert_eq(sim_scene_add_character(sc, &t3), 0);
+        sim_vec3 side = offset(c0, -3, 1.2, 3);
+        cr_assert(shoot(sc, side, sim_v3(M(6), 0, 0), 1, &rr, &who));
+        cr_assert_eq(who, 3);
+        cr_assert(shoot(sc, side, sim_v3(M(6), 0, 0), 3, &rr, &who));
+        cr_assert_eq(who, 5);
+        // a noclip flyer is not a target
+        sim_char_state fly = sim_char_spawn(6, offset(c0, -1.5, 0, 0), 0);
+        fly.move_type = SIM_MOVE_FLY;
+        cr_assert_eq(sim_scene_add_character(sc, &fly), 0);
+        cr_assert(shoot(sc, eye, sim_v3(M(6), 0, 0), 1, &rr, &who));
+        cr_assert_eq(who, 2);
+        // nothing hit but the floor: no character
+        cr_assert(shoot(sc, offset(c0, 5, 1, 5), sim_v3(0, -M(2), 0), 0, &rr, &who));
+        cr_assert_eq(who, 0);
+        cr_assert_eq(rr.normal.y, SIM_FX_ONE);
+        sim_scene_destroy(sc);
+    }
+}
+
+Test(scene, raycast_sees_walls_before_characters_and_platforms_where_they_are)
+{
+    // a character behind the thin wall: the wall is hit first
+    sim_scene *sc = sim_scene_create(world, &S, 4);
+    add(sc, 2, marker("thinwall_back"), 0);
+    sim_ray_result rr;
+    uint32_t who = 99;
+    sim_vec3 front = offset(marker("thinwall_front"), 0, 1, 0);
+    cr_assert(shoot(sc, front, sim_v3(0, 0, -M(6)), 0, &rr, &who));
+    cr_assert_eq(who, 0);
+    cr_assert(rr.feature.triangle < SIM_FEATURE_OBJECT_BIT);
+    cr_assert(fabs(D(rr.point.z) + 10 - 0.005) < 0.001, "wall at z %.4f", D(rr.point.z));
+    // over the wall: the character
+    cr_assert(shoot(sc, offset(front, 0, 5, 0), sim_v3(0, -M(5), -M(4)), 0, &rr, &who));
+    cr_assert_eq(who, 2);
+    sim_scene_destroy(sc);
+
+    // with nobody else in it, the same answer as the collider's raycast
+    sim_platform_def e = elevator_def();
+    sc = sim_scene_create(world, &S, 4);
+    cr_assert_eq(sim_scene_add_platform(sc, &e), 0);
+    add(sc, 1, marker("platform_area"), 0);
+    keel_rng r = {5};
+    for (int t = 0; t < 200; t++) {
+        sim_scene_step(sc);
+        sim_vec3 from = offset(marker("platform_area"), D(keel_rng_fx(&r, M(-2), M(2))), 3,
+                               D(keel_rng_fx(&r, M(-2), M(2))));
+        sim_vec3 d = sim_v3(keel_rng_fx(&r, M(-2), M(2)), -M(4), keel_rng_fx(&r, M(-2), M(2)));
+        sim_ray_input ray = {from, d};
+        sim_ray_result a, b;
+        bool ha = sim_scene_raycast(sc, &ray, 1, &a, &who);
+        sim_collider col = sim_scene_collider(sc, 1);
+        bool hb = col.raycast(col.ctx, &ray, &b);
+        cr_assert_eq(ha, hb, "tick %d", t);
+        cr_assert_eq(who, 0);
+        if (ha)
+            cr_assert(a.fraction == b.fraction && sim_v3_eq(a.point, b.point) && sim_v3_eq(a.normal, b.normal) &&
+                          a.feature.triangle == b.feature.triangle && a.feature.type == b.feature.type &&
+                          a.feature.index == b.feature.index,
+                      "tick %d: differs from the collider's raycast", t);
+    }
+    sim_scene_destroy(sc);
+}
+
 // ---- platforms -----------------------------------------------------------------
 
 enum { ELEVATOR = 100, SHUTTLE = 200 };

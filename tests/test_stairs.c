@@ -34,6 +34,15 @@ static shape_case shape_capsule(void)
     return k;
 }
 
+static shape_case shape_cylinder(void)
+{
+    // keel-sim's --shape cylinder: radius 0.4 m, 1.8 m tall (crouched 1.0 m)
+    shape_case k = {"cylinder", sim_move_default_settings(), 0.4};
+    k.s.stand_shape = sim_shape_cylinder(SIM_FX_MM(400), SIM_FX_MM(1800));
+    k.s.crouch_shape = sim_shape_cylinder(SIM_FX_MM(400), SIM_FX_MM(1000));
+    return k;
+}
+
 static shape_case shape_box(void)
 {
     // keel-sim's --shape box: 0.8 x 1.8 x 0.8 m (crouched 0.8 x 1.0 x 0.8 m)
@@ -276,6 +285,7 @@ static void straight_flights(const shape_case *k)
 
 Test(stairs, capsule_straight_up_and_down_at_full_speed) { shape_case k = shape_capsule(); straight_flights(&k); }
 Test(stairs, box_straight_up_and_down_at_full_speed) { shape_case k = shape_box(); straight_flights(&k); }
+Test(stairs, cylinder_straight_up_and_down_at_full_speed) { shape_case k = shape_cylinder(); straight_flights(&k); }
 
 static void angled_flights(const shape_case *k)
 {
@@ -305,6 +315,7 @@ static void angled_flights(const shape_case *k)
 
 Test(stairs, capsule_at_30_and_60_degrees) { shape_case k = shape_capsule(); angled_flights(&k); }
 Test(stairs, box_at_30_and_60_degrees) { shape_case k = shape_box(); angled_flights(&k); }
+Test(stairs, cylinder_at_30_and_60_degrees) { shape_case k = shape_cylinder(); angled_flights(&k); }
 
 // ---- a wide flight --------------------------------------------------------------
 
@@ -360,6 +371,7 @@ static void wide_flights(const shape_case *k)
 
 Test(stairs, capsule_on_a_wide_flight_at_0_30_and_60_degrees) { shape_case k = shape_capsule(); wide_flights(&k); }
 Test(stairs, box_on_a_wide_flight_at_0_30_and_60_degrees) { shape_case k = shape_box(); wide_flights(&k); }
+Test(stairs, cylinder_on_a_wide_flight_at_0_30_and_60_degrees) { shape_case k = shape_cylinder(); wide_flights(&k); }
 
 static void tall_flights_block(const shape_case *k)
 {
@@ -383,6 +395,7 @@ static void tall_flights_block(const shape_case *k)
 
 Test(stairs, capsule_never_climbs_risers_above_the_step_height) { shape_case k = shape_capsule(); tall_flights_block(&k); }
 Test(stairs, box_never_climbs_risers_above_the_step_height) { shape_case k = shape_box(); tall_flights_block(&k); }
+Test(stairs, cylinder_never_climbs_risers_above_the_step_height) { shape_case k = shape_cylinder(); tall_flights_block(&k); }
 
 // ---- a flight in a real map -------------------------------------------------------
 
@@ -449,6 +462,12 @@ Test(stairs, capsule_on_a_real_map_flight)
 {
     real_map_runs(shape_capsule(), "0.12", 1.0, SIM_FX_MM(500));
     real_map_runs(shape_capsule(), "0.07", 0.07 / 0.12, sim_move_default_settings().step_height);
+}
+
+Test(stairs, cylinder_on_a_real_map_flight)
+{
+    real_map_runs(shape_cylinder(), "0.12", 1.0, SIM_FX_MM(500));
+    real_map_runs(shape_cylinder(), "0.07", 0.07 / 0.12, sim_move_default_settings().step_height);
 }
 
 Test(stairs, box_on_a_real_map_flight)

@@ -17,42 +17,10 @@
 // Contact. Closest points between the segment and the triangle (endpoints
 // against the triangle, edges against the segment, and the segment crossing the
 // face); the depth is R minus their distance.
-#include "collide.h"
-
-typedef struct cap_ctx {
-    const sim_sweep_ray *ray;
-    const sim_tri *t;
-    sim_fx R; // radius grown by the inflation
-    bool touching;
-    bool has;
-    sim_tri_hit best;
-} cap_ctx;
-
-static void consider(cap_ctx *c, sim_fx s, sim_vec3 normal, uint8_t type, int index,
-                     sim_vec3 point)
-{
-    const sim_tri *t = c->t;
-    if (sim_tri_feature_buried(t, type, index))
-        return;
-    bool inactive = sim_tri_feature_inactive(t, type, index);
-    if (inactive) {
-        // An internal edge of a flat surface: the surface's own normal is the
-        // truth. A motion that leaves that surface cannot be blocked by it.
-        sim_vec3 centre = sim_v3_add(c->ray->start, sim_dir_scale(c->ray->dir, s));
-        sim_dir nf = sim_tri_facing_normal(t, centre, c->ray->dir);
-        if (sim_dir_dot(c->ray->dir, nf) >= 0)
-            return;
-        normal = sim_dir_to_v3(nf);
-    }
-    sim_tri_hit h = {s, normal, point, {t->id, type, (uint8_t)index}, false, 0};
-    if (!c->has || sim_tri_hit_before(&h, &c->best)) {
-        c->best = h;
-        c->has = true;
-    }
-}
+#include "collide_round.h"
 
 // Ray from o against a sphere of radius c->R around `centre`.
-static void prim_sphere(cap_ctx *c, sim_vec3 o, sim_vec3 centre, int vertex)
+static void prim_sphere(round_ctx *c, sim_vec3 o, sim_vec3 centre, int vertex)
 {
     sim_vec3 w = sim_v3_sub(o, centre);
     int64_t reach = (int64_t)c->R + c->ray->length + 1;
@@ -74,96 +42,19 @@ static void prim_sphere(cap_ctx *c, sim_vec3 o, sim_vec3 centre, int vertex)
     if (s > c->ray->length)
         return;
     sim_vec3 at = sim_v3_add(w, sim_dir_scale(c->ray->dir, (sim_fx)s));
-    consider(c, (sim_fx)s, sim_v3_normalize(at), SIM_FEATURE_VERTEX, vertex, centre);
-}
-
-// Ray from o against the cylinder of radius c->R around the segment
-// a + e*[0, len]; the ends are left to the spheres.
-static void prim_cylinder(cap_ctx *c, sim_vec3 o, sim_vec3 a, sim_dir e, sim_fx len,
-                          uint8_t type, int index)
-{
-    sim_vec3 w = sim_v3_sub(o, a);
-    sim_fx we = sim_dir_dot_v3(e, w);
-    sim_vec3 wp = sim_v3_sub(w, sim_dir_scale(e, we));
-    int64_t reach = (int64_t)c->R + c->ray->length + 1;
-    int64_t wp2 = sim_v3_len_sq64(wp);
-    int64_t cc = wp2 - (int64_t)c->R * c->R;
-    if (cc <= 0) {
-        if (we >= 0 && we <= len)
-            c->touching = true;
-        return;
-    }
-    if (wp2 > reach * reach)
-        return; // too far to reach: keeps every product below in range
-    // The velocity across the axis, u - e (u.e), in Q2.30: at small angles to
-    // the axis its length is small and Q16.16 would lose most of its bits.
-    sim_dir u = c->ray->dir;
-    int64_t ue30 = sim_shr_round_s64((int64_t)u.x * e.x + (int64_t)u.y * e.y + (int64_t)u.z * e.z, 30);
-    int64_t px = (int64_t)u.x - sim_shr_round_s64(ue30 * e.x, 30);
-    int64_t py = (int64_t)u.y - sim_shr_round_s64(ue30 * e.y, 30);
-    int64_t pz = (int64_t)u.z - sim_shr_round_s64(ue30 * e.z, 30);
-    // b = wp . up (Q16.16), a = |up|^2 (Q2.30); |wp| <= reach keeps both small.
-    int64_t b = sim_shr_round_s64(px * wp.x + py * wp.y + pz * wp.z, 30);
-    if (b >= 0)
-        return;
-    int64_t aa = sim_shr_round_s64(px * px + py * py + pz * pz, 30);
-    // a * c in Q32.32: Q2.30 * Q16.16 (c >> 16) >> 14
-    int64_t disc = b * b - sim_shr_round_s64(aa * sim_shr_round_s64(cc, 16), 14);
-    if (disc < 0)
-        return;
-    int64_t den = -b + sim_sqrt_ceil_q32(disc);
-    int64_t s = cc / den;
-    if (s > c->ray->length)
-        return;
-    int64_t axial = (int64_t)we + sim_shr_round_s64(ue30 * s, 30);
-    if (axial < 0 || axial > len)
-        return;
-    sim_vec3 at = sim_v3(wp.x + (sim_fx)sim_shr_round_s64(px * s, 30),
-                         wp.y + (sim_fx)sim_shr_round_s64(py * s, 30),
-                         wp.z + (sim_fx)sim_shr_round_s64(pz * s, 30));
-    sim_vec3 point = sim_v3_add(a, sim_dir_scale(e, (sim_fx)axial));
-    consider(c, (sim_fx)s, sim_v3_normalize(at), type, index, point);
-}
-
-// Distance travelled until a point at signed distance dist0 from a plane with
-// unit normal n (moving along the ray) comes within c->R of it; -1 when never,
-// -2 when already within.
-static int64_t slab_entry(const cap_ctx *c, sim_fx dist0, sim_dir n, int *sign)
-{
-    // u . n in Q2.30: at grazing angles it is small, and its relative error
-    // becomes the error of the distance.
-    sim_dir u = c->ray->dir;
-    int64_t vn = sim_shr_round_s64((int64_t)u.x * n.x + (int64_t)u.y * n.y + (int64_t)u.z * n.z, 30);
-    int sg = dist0 > 0 ? 1 : (dist0 < 0 ? -1 : (vn > 0 ? -1 : 1));
-    *sign = sg;
-    int64_t d = sg > 0 ? dist0 : -(int64_t)dist0;
-    if (d <= c->R)
-        return -2;
-    int64_t approach = sg > 0 ? vn : -(int64_t)vn;
-    if (approach >= 0)
-        return -1;
-    int64_t s = ((d - c->R) << 30) / (-approach);
-    return s > c->ray->length ? -1 : s;
-}
-
-static bool in_triangle(const sim_tri *t, sim_vec3 q, sim_fx slack)
-{
-    for (int i = 0; i < 3; i++)
-        if (sim_dir_dot_v3(t->inward[i], sim_v3_sub(q, t->v[i])) < -slack)
-            return false;
-    return true;
+    round_consider(c, (sim_fx)s, sim_v3_normalize(at), SIM_FEATURE_VERTEX, vertex, centre);
 }
 
 // The capsule's bottom or top sphere (centre o) against the face.
-static void prim_face(cap_ctx *c, sim_vec3 o)
+static void prim_face(round_ctx *c, sim_vec3 o)
 {
     const sim_tri *t = c->t;
     sim_fx dist0 = sim_dir_dot_v3(t->n, sim_v3_sub(o, t->v[0]));
     int sg;
-    int64_t s = slab_entry(c, dist0, t->n, &sg);
+    int64_t s = round_slab_entry(c, dist0, t->n, c->R, &sg);
     if (s == -2) {
         sim_vec3 q = sim_v3_sub(o, sim_dir_scale(t->n, dist0));
-        if (in_triangle(t, q, SIM_QUERY_TOLERANCE))
+        if (round_in_triangle(t, q, SIM_QUERY_TOLERANCE))
             c->touching = true;
         return;
     }
@@ -171,56 +62,10 @@ static void prim_face(cap_ctx *c, sim_vec3 o)
         return;
     sim_vec3 at = sim_v3_add(o, sim_dir_scale(c->ray->dir, (sim_fx)s));
     sim_vec3 q = sim_v3_sub(at, sim_dir_scale(t->n, sim_dir_dot_v3(t->n, sim_v3_sub(at, t->v[0]))));
-    if (!in_triangle(t, q, SIM_QUERY_TOLERANCE))
+    if (!round_in_triangle(t, q, SIM_QUERY_TOLERANCE))
         return;
     sim_dir n = sg > 0 ? t->n : sim_dir_neg(t->n);
-    consider(c, (sim_fx)s, sim_dir_to_v3(n), SIM_FEATURE_FACE, 0, q);
-}
-
-// Position along edge i (metres from v[i]) of the point whose horizontal
-// position matches p's; false for an (almost) vertical edge.
-static bool edge_param_horizontal(const sim_tri *t, int i, sim_vec3 p, int64_t *lambda)
-{
-    sim_dir e = t->edir[i];
-    int64_t den = ((int64_t)e.x * e.x + (int64_t)e.z * e.z) >> 30; // |e_h|^2, Q2.30
-    if (den < (SIM_DIR_ONE >> 20))
-        return false;
-    sim_vec3 d = sim_v3_sub(p, t->v[i]);
-    int64_t num = (int64_t)d.x * e.x + (int64_t)d.z * e.z; // Q18.46
-    *lambda = num / den;                                   // Q16.16
-    return true;
-}
-
-// The capsule's side against edge i: the vertical parallelogram edge (+) S.
-static void prim_side(cap_ctx *c, sim_vec3 o, sim_fx h, int i)
-{
-    const sim_tri *t = c->t;
-    sim_dir p = t->side[i];
-    if (sim_dir_is_zero(p))
-        return;
-    sim_fx dist0 = sim_dir_dot_v3(p, sim_v3_sub(o, t->v[i]));
-    int sg;
-    int64_t s = slab_entry(c, dist0, p, &sg);
-    sim_vec3 at = o;
-    if (s == -1)
-        return;
-    if (s >= 0)
-        at = sim_v3_add(o, sim_dir_scale(c->ray->dir, (sim_fx)s));
-    int64_t lambda;
-    if (!edge_param_horizontal(t, i, at, &lambda))
-        return;
-    if (lambda < 0 || lambda > t->elen[i])
-        return;
-    sim_vec3 point = sim_v3_add(t->v[i], sim_dir_scale(t->edir[i], (sim_fx)lambda));
-    int64_t sigma = (int64_t)at.y - point.y;
-    if (sigma < -(int64_t)h || sigma > h)
-        return;
-    if (s == -2) {
-        c->touching = true;
-        return;
-    }
-    sim_dir n = sg > 0 ? p : sim_dir_neg(p);
-    consider(c, (sim_fx)s, sim_dir_to_v3(n), SIM_FEATURE_EDGE, i, point);
+    round_consider(c, (sim_fx)s, sim_dir_to_v3(n), SIM_FEATURE_FACE, 0, q);
 }
 
 // How far the capsule reaches along the unit normal n: radius plus the
@@ -233,7 +78,7 @@ static int64_t reach_along(const sim_tri *t, sim_fx radius, sim_fx h)
 
 bool sim_sweep_capsule_tri(const sim_sweep_ray *ray, const sim_tri *t, sim_tri_hit *hit)
 {
-    cap_ctx c = {ray, t, ray->shape.radius + ray->inflate, false, false, {0}};
+    round_ctx c = {ray, t, ray->shape.radius + ray->inflate, false, false, {0}};
     sim_fx h = sim_shape_segment_half(ray->shape);
     // The whole swept capsule on one side of the triangle's plane, beyond its
     // reach: no contact. This drops the floor under a walking character (a
@@ -266,7 +111,7 @@ bool sim_sweep_capsule_tri(const sim_sweep_ray *ray, const sim_tri *t, sim_tri_h
         prim_face(&c, o);
         for (int i = 0; i < 3; i++) {
             if (edge_live[i])
-                prim_cylinder(&c, o, t->v[i], t->edir[i], t->elen[i], SIM_FEATURE_EDGE, i);
+                round_prim_cylinder(&c, o, t->v[i], t->edir[i], t->elen[i], SIM_FEATURE_EDGE, i);
             if (vert_live[i])
                 prim_sphere(&c, o, t->v[i], i);
         }
@@ -274,10 +119,10 @@ bool sim_sweep_capsule_tri(const sim_sweep_ray *ray, const sim_tri *t, sim_tri_h
     if (h > 0) {
         for (int i = 0; i < 3; i++) {
             if (edge_live[i])
-                prim_side(&c, ray->start, h, i);
+                round_prim_side(&c, ray->start, h, i);
             if (vert_live[i]) {
                 sim_vec3 base = sim_v3_sub(t->v[i], sim_v3(0, h, 0));
-                prim_cylinder(&c, ray->start, base, up, 2 * h, SIM_FEATURE_VERTEX, i);
+                round_prim_cylinder(&c, ray->start, base, up, 2 * h, SIM_FEATURE_VERTEX, i);
             }
         }
         // The segment crossing the plane is a penetration no primitive sees.
@@ -358,7 +203,7 @@ bool sim_contact_capsule_tri(sim_shape shape, sim_vec3 pos, const sim_tri *t, si
         int64_t num = (int64_t)db * (2 * (int64_t)h);
         sim_fx y = (sim_fx)((int64_t)bottom.y + num / ((int64_t)db - dt));
         sim_vec3 x = sim_v3(pos.x, y, pos.z);
-        if (in_triangle(t, x, 0)) {
+        if (round_in_triangle(t, x, 0)) {
             hit->s = R - low;
             hit->normal = sim_dir_to_v3(nf);
             hit->point = x;
@@ -378,7 +223,7 @@ bool sim_contact_capsule_tri(sim_shape shape, sim_vec3 pos, const sim_tri *t, si
             sim_dir e = t->edir[i];
             sim_vec3 w = sim_v3_sub(t->v[i], pos);
             int64_t lam;
-            if (!edge_param_horizontal(t, i, pos, &lam))
+            if (!round_edge_param_horizontal(t, i, pos, &lam))
                 lam = -(int64_t)sim_dir_dot_v3(e, w);
             sim_fx l1 = clamp64(lam, 0, t->elen[i]);
             sim_vec3 p1 = sim_v3_add(t->v[i], sim_dir_scale(e, l1));

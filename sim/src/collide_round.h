@@ -1,0 +1,51 @@
+// keel: pieces shared by the two round character shapes (capsule and
+// cylinder) against a triangle. MIT licence, see LICENSE.
+//
+// Both shapes are a vertical segment grown by a radius: a ball for the
+// capsule, a horizontal disc for the cylinder. Their sides are the same (the
+// segment grown horizontally), so the primitives for the side against an edge
+// and against a corner are shared; only the ends differ (collide_capsule.c,
+// collide_cylinder.c). Conventions are those of collide.h.
+#ifndef KEEL_COLLIDE_ROUND_H
+#define KEEL_COLLIDE_ROUND_H
+
+#include "collide.h"
+
+/// One sweep of a round shape against one triangle: the earliest hit so far.
+typedef struct round_ctx {
+    const sim_sweep_ray *ray;
+    const sim_tri *t;
+    sim_fx R;      ///< radius grown by the inflation
+    bool touching; ///< the start lies inside some primitive: ask the contact
+    bool has;
+    sim_tri_hit best;
+} round_ctx;
+
+/// Offer a hit at distance s on a feature of c->t (buried features are
+/// ignored; inactive ones report the face normal, or nothing when the motion
+/// leaves the face).
+void round_consider(round_ctx *c, sim_fx s, sim_vec3 normal, uint8_t type, int index,
+                    sim_vec3 point);
+
+/// Ray from o against the cylinder of radius c->R around the segment
+/// a + e*[0, len]; the ends are left to other primitives.
+void round_prim_cylinder(round_ctx *c, sim_vec3 o, sim_vec3 a, sim_dir e, sim_fx len, uint8_t type,
+                         int index);
+
+/// Distance travelled until a point at signed distance dist0 from a plane with
+/// unit normal n comes within `half` of it; -1 when never, -2 when already
+/// within. *sign: the side of the plane the point starts on.
+int64_t round_slab_entry(const round_ctx *c, sim_fx dist0, sim_dir n, int64_t half, int *sign);
+
+/// Whether q projects into the triangle (within `slack` of every edge).
+bool round_in_triangle(const sim_tri *t, sim_vec3 q, sim_fx slack);
+
+/// Position along edge i (metres from v[i]) of the point whose horizontal
+/// position matches p's; false for an (almost) vertical edge.
+bool round_edge_param_horizontal(const sim_tri *t, int i, sim_vec3 p, int64_t *lambda);
+
+/// The shape's side against edge i: the vertical parallelogram edge (+) [-h, h]
+/// grown by c->R along the edge's horizontal perpendicular.
+void round_prim_side(round_ctx *c, sim_vec3 o, sim_fx h, int i);
+
+#endif

@@ -1101,12 +1101,15 @@ static void obb_property(sim_shape (*make_shape)(keel_rng *), uint64_t seed)
         sim_sweep_result r;
         bool hit = sim_world_sweep(w, &in, &r);
         rv3 p0 = rv3_from(start), dd = rv3_from(d);
-        double gap0 = 1e300, toi = 2;
+        double gap0 = 1e300;
+        rv3 tris[3 * 12];
+        cr_assert_leq(w->tri_count, 12);
         for (uint32_t k = 0; k < w->tri_count; k++) {
-            rv3 a = rv3_from(w->tris[k].v[0]), bb = rv3_from(w->tris[k].v[1]), c = rv3_from(w->tris[k].v[2]);
-            gap0 = fmin(gap0, ref_shape_tri_gap(s, p0, a, bb, c));
-            toi = fmin(toi, ref_shape_tri_toi(s, p0, dd, a, bb, c, 0));
+            for (int j = 0; j < 3; j++)
+                tris[3 * k + j] = rv3_from(w->tris[k].v[j]);
+            gap0 = fmin(gap0, ref_shape_tri_gap(s, p0, tris[3 * k], tris[3 * k + 1], tris[3 * k + 2]));
         }
+        double toi = ref_shape_tris_toi(s, p0, dd, tris, w->tri_count);
         if (gap0 < 0.01 || (toi > 1 && !hit)) {
             // starting against it, or inside the box without touching a face
             sim_world_destroy(w);

@@ -87,6 +87,7 @@ static void map_sweeps(const char *file, sim_shape shape, uint64_t seed, int cas
     }
     keel_rng rng = {seed};
     static uint32_t cand[200000];
+    static rv3 cand_tri[3 * 200000];
     int hits = 0, tested = 0;
     for (int i = 0; i < cases; i++) {
         // start near a random triangle: on its front side, up to 1.5 m away
@@ -121,11 +122,10 @@ static void map_sweeps(const char *file, sim_shape shape, uint64_t seed, int cas
         if (gap0 < 2 * inflate)
             continue; // starts (nearly) touching: start overlaps are tested elsewhere
         tested++;
-        double toi = 2.0;
-        for (uint32_t j = 0; j < nc; j++) {
-            const rv3 *c = &m.tri[3 * cand[j]];
-            toi = fmin(toi, ref_shape_tri_toi(shape, p0, dd, c[0], c[1], c[2], 0));
-        }
+        for (uint32_t j = 0; j < nc; j++)
+            for (int v = 0; v < 3; v++)
+                cand_tri[3 * j + v] = m.tri[3 * cand[j] + v];
+        double toi = ref_shape_tris_toi(shape, p0, dd, cand_tri, nc);
         sim_sweep_input in = {shape, start, d, 0};
         sim_sweep_result r;
         bool hit = sim_world_sweep(m.world, &in, &r);
@@ -141,12 +141,20 @@ static void map_sweeps(const char *file, sim_shape shape, uint64_t seed, int cas
         cr_assert_leq(frac, toi + 1e-9, "%s case %d: reported %.9f after the true contact %.9f\n  %s", file, i,
                       frac, toi, sweep_text(shape, start, d));
         rv3 at = rv3_from(r.position);
+        double gmin = 1e300;
         for (uint32_t j = 0; j < nc; j++) {
             const rv3 *c = &m.tri[3 * cand[j]];
             double g = ref_shape_tri_gap(shape, at, c[0], c[1], c[2]);
             cr_assert_geq(g, -POS_TOL, "%s case %d: overlap %.9f at the impact (triangle %u of the level)\n  %s",
                           file, i, g, m.tri_index[cand[j]], sweep_text(shape, start, d));
+            gmin = fmin(gmin, g);
         }
+        // not too early: by the inflation, grown along a box's diagonal
+        // (sqrt 3) or a cylinder's rim (sqrt 2); the unit direction's rounding
+        double early = shape.type == SIM_SHAPE_BOX ? 1.7321 * inflate
+                       : shape.type == SIM_SHAPE_CYLINDER ? 1.4143 * inflate : inflate;
+        cr_assert_leq(gmin, early + 1e-4 + 1e-4 * len, "%s case %d: impact %.6f m early (fraction %.9f, true %.9f)\n  %s",
+                      file, i, gmin, frac, toi, sweep_text(shape, start, d));
         cr_assert_lt(fabs(rv3_len(rv3_from(r.normal)) - 1), NORMAL_TOL);
     }
     cr_log_info("%s: %d sweeps judged, %d hits\n", file, tested, hits);

@@ -3,6 +3,11 @@
 
 #include <math.h>
 #include <stdbool.h>
+#include <stdlib.h>
+
+// fmax and fmin are calls into libm in strict C (NaN rules): these inline.
+static inline double dmax(double a, double b) { return a > b ? a : b; }
+static inline double dmin(double a, double b) { return a < b ? a : b; }
 
 rv3 rv3_from(sim_vec3 v) { return (rv3){v.x / 65536.0, v.y / 65536.0, v.z / 65536.0}; }
 rv3 rv3_add(rv3 a, rv3 b) { return (rv3){a.x + b.x, a.y + b.y, a.z + b.z}; }
@@ -130,9 +135,9 @@ static double box_tri_gap(rv3 half, rv3 pos, rv3 a, rv3 b, rv3 c)
             continue;
         rv3 u = rv3_scale(axes[k], 1.0 / l);
         double p0 = rv3_dot(u, v[0]), p1 = rv3_dot(u, v[1]), p2 = rv3_dot(u, v[2]);
-        double lo = fmin(p0, fmin(p1, p2)), hi = fmax(p0, fmax(p1, p2));
+        double lo = dmin(p0, dmin(p1, p2)), hi = dmax(p0, dmax(p1, p2));
         double r = half.x * fabs(u.x) + half.y * fabs(u.y) + half.z * fabs(u.z);
-        double g = fmax(lo - r, -r - hi);
+        double g = dmax(lo - r, -r - hi);
         if (g > gap)
             gap = g;
     }
@@ -176,8 +181,8 @@ static void proj2(const rv2 *p, int n, double ax, double ay, double *lo, double 
     *hi = -1e300;
     for (int i = 0; i < n; i++) {
         double d = p[i].x * ax + p[i].y * ay;
-        *lo = fmin(*lo, d);
-        *hi = fmax(*hi, d);
+        *lo = dmin(*lo, d);
+        *hi = dmax(*hi, d);
     }
 }
 
@@ -201,7 +206,7 @@ static double poly2_gap(const rv2 *a, int na, const rv2 *b, int nb)
                 double alo, ahi, blo, bhi;
                 proj2(a, na, axes[k][0], axes[k][1], &alo, &ahi);
                 proj2(b, nb, axes[k][0], axes[k][1], &blo, &bhi);
-                sat = fmax(sat, fmax(blo - ahi, alo - bhi));
+                sat = dmax(sat, dmax(blo - ahi, alo - bhi));
             }
         }
     }
@@ -213,7 +218,7 @@ static double poly2_gap(const rv2 *a, int na, const rv2 *b, int nb)
         int np = side ? nb : na, nq = side ? na : nb;
         for (int i = 0; i < np; i++)
             for (int j = 0; j < nq; j++)
-                best = fmin(best, seg2_dist(p[i], q[j], q[(j + 1) % nq]));
+                best = dmin(best, seg2_dist(p[i], q[j], q[(j + 1) % nq]));
     }
     return best;
 }
@@ -229,10 +234,10 @@ typedef struct edge_family {
     double hy, k2, radius;
 } edge_family;
 
-static double edge_sep(const edge_family *e, double c, double s)
+static inline double edge_sep(const edge_family *e, double c, double s)
 {
     double a = c * e->qx + s * e->qy, b = c * e->rx + s * e->ry;
-    return fmin(a, b) - e->hy * fabs(s) - e->radius * sqrt(c * c + e->k2 * s * s);
+    return dmin(a, b) - e->hy * fabs(s) - e->radius * sqrt(c * c + e->k2 * s * s);
 }
 
 static double edge_sep_at(const edge_family *e, double t) { return edge_sep(e, cos(t), sin(t)); }
@@ -281,28 +286,38 @@ static double edge_refine(const edge_family *e, double lo, double hi)
             f1 = edge_sep_at(e, x1);
         }
     }
-    return fmax(f1, f2);
+    return dmax(f1, f2);
 }
 
-static double edge_family_max(const edge_family *e)
+// The family's largest separation, or a value <= `floor` when it has none
+// above that: only brackets that could beat `floor` are refined (within a
+// step of a sample the separation changes by at most `lip` per radian).
+static double edge_family_max(const edge_family *e, double floor)
 {
     cyl_table_init();
     double f[CYL_STEPS];
-    for (int i = 0; i < CYL_STEPS; i++)
-        f[i] = edge_sep(e, cyl_cos[i], cyl_sin[i]);
-    // the triangle's kink: n perpendicular to q - r
     double best = -1e300;
+    for (int i = 0; i < CYL_STEPS; i++) {
+        f[i] = edge_sep(e, cyl_cos[i], cyl_sin[i]);
+        best = dmax(best, f[i]);
+    }
+    // the triangle's kink: n perpendicular to q - r
     double dx = e->qx - e->rx, dy = e->qy - e->ry;
     if (dx * dx + dy * dy > 0) {
         double t = atan2(dx, -dy);
-        best = fmax(edge_sep_at(e, t), edge_sep_at(e, t + REF_PI));
+        best = dmax(best, dmax(edge_sep_at(e, t), edge_sep_at(e, t + REF_PI)));
     }
-    // refine the sampled local maxima, the highest few
+    const double step = 2 * REF_PI / CYL_STEPS;
+    double lip = dmax(sqrt(e->qx * e->qx + e->qy * e->qy), sqrt(e->rx * e->rx + e->ry * e->ry)) + e->hy + e->radius;
+    floor = dmax(floor, best);
+    // refine the sampled local maxima that could still win, the highest few
     int cand[CYL_REFINE];
     int nc = 0;
     for (int i = 0; i < CYL_STEPS; i++) {
         double prev = f[(i + CYL_STEPS - 1) % CYL_STEPS], next = f[(i + 1) % CYL_STEPS];
         if (!(f[i] >= prev && f[i] >= next && (f[i] > prev || f[i] > next)))
+            continue;
+        if (f[i] + lip * step <= floor)
             continue;
         if (nc < CYL_REFINE) {
             cand[nc++] = i;
@@ -315,34 +330,33 @@ static double edge_family_max(const edge_family *e)
                 cand[low] = i;
         }
     }
-    for (int i = 0; i < CYL_STEPS; i++)
-        best = fmax(best, f[i]);
-    const double step = 2 * REF_PI / CYL_STEPS;
     for (int k = 0; k < nc; k++)
-        best = fmax(best, edge_refine(e, (cand[k] - 1) * step, (cand[k] + 1) * step));
+        best = dmax(best, edge_refine(e, (cand[k] - 1) * step, (cand[k] + 1) * step));
     return best;
 }
 
 static double cyl_sep(double R, double H, rv3 n, const rv3 *v)
 {
-    double lo = fmin(rv3_dot(n, v[0]), fmin(rv3_dot(n, v[1]), rv3_dot(n, v[2])));
-    return lo - H * fabs(n.y) - R * sqrt(fmax(0, n.x * n.x + n.z * n.z));
+    double lo = dmin(rv3_dot(n, v[0]), dmin(rv3_dot(n, v[1]), rv3_dot(n, v[2])));
+    return lo - H * fabs(n.y) - R * sqrt(dmax(0, n.x * n.x + n.z * n.z));
 }
 
-double ref_cylinder_tri_gap(double R, double H, rv3 pos, rv3 a, rv3 b, rv3 c)
+// The gap, or when it exceeds `stop` some value above `stop` (the searches
+// end as soon as one family shows that).
+static double cyl_tri_gap(double R, double H, rv3 pos, rv3 a, rv3 b, rv3 c, double stop)
 {
     rv3 v[3] = {rv3_sub(a, pos), rv3_sub(b, pos), rv3_sub(c, pos)};
-    double gap = fmax(cyl_sep(R, H, (rv3){0, 1, 0}, v), cyl_sep(R, H, (rv3){0, -1, 0}, v));
+    double gap = dmax(cyl_sep(R, H, (rv3){0, 1, 0}, v), cyl_sep(R, H, (rv3){0, -1, 0}, v));
     rv3 n = rv3_cross(rv3_sub(v[1], v[0]), rv3_sub(v[2], v[0]));
     double nl = rv3_len(n);
     if (nl > 1e-15) {
         n = rv3_scale(n, 1.0 / nl);
-        gap = fmax(gap, fmax(cyl_sep(R, H, n, v), cyl_sep(R, H, rv3_scale(n, -1), v)));
+        gap = dmax(gap, dmax(cyl_sep(R, H, n, v), cyl_sep(R, H, rv3_scale(n, -1), v)));
     }
     // seen from above: the disc's centre against the triangle
     rv2 centre = {0, 0};
     rv2 top[3] = {{v[0].x, v[0].z}, {v[1].x, v[1].z}, {v[2].x, v[2].z}};
-    gap = fmax(gap, poly2_gap(&centre, 1, top, 3) - R);
+    gap = dmax(gap, poly2_gap(&centre, 1, top, 3) - R);
     // a vertex's vertical plane: the rectangle R x H against the triangle
     rv2 rect[4] = {{-R, -H}, {R, -H}, {R, H}, {-R, H}};
     for (int i = 0; i < 3; i++) {
@@ -357,8 +371,10 @@ double ref_cylinder_tri_gap(double R, double H, rv3 pos, rv3 a, rv3 b, rv3 c)
         rv2 tri[3];
         for (int k = 0; k < 3; k++)
             tri[k] = (rv2){v[k].x * ox + v[k].z * oz, v[k].y};
-        gap = fmax(gap, poly2_gap(rect, 4, tri, 3));
+        gap = dmax(gap, poly2_gap(rect, 4, tri, 3));
     }
+    if (gap > stop)
+        return gap;
     // an edge's perpendicular plane (a vertical edge's is the horizontal one)
     for (int i = 0; i < 3; i++) {
         rv3 e = rv3_sub(v[(i + 1) % 3], v[i]);
@@ -374,9 +390,16 @@ double ref_cylinder_tri_gap(double R, double H, rv3 pos, rv3 a, rv3 b, rv3 c)
         rv3 q = v[i], r = v[(i + 2) % 3];
         edge_family f = {rv3_dot(q, p1), rv3_dot(q, p2), rv3_dot(r, p1), rv3_dot(r, p2),
                          H * fabs(p2.y), p2.x * p2.x + p2.z * p2.z, R};
-        gap = fmax(gap, edge_family_max(&f));
+        gap = dmax(gap, edge_family_max(&f, gap));
+        if (gap > stop)
+            return gap;
     }
     return gap;
+}
+
+double ref_cylinder_tri_gap(double R, double H, rv3 pos, rv3 a, rv3 b, rv3 c)
+{
+    return cyl_tri_gap(R, H, pos, a, b, c, 1e300);
 }
 
 double ref_shape_tri_gap(sim_shape s, rv3 pos, rv3 a, rv3 b, rv3 c)
@@ -406,6 +429,17 @@ static double gap_at(const gap_fn *g, double t)
     if (g->kind == 1)
         return box_tri_gap(g->half, p, g->a, g->b, g->c);
     return ref_shape_tri_gap(g->shape, p, g->a, g->b, g->c);
+}
+
+// Whether the gap at t is <= 0 (for a cylinder without searching further
+// once one family separates).
+static bool touches_at(const gap_fn *g, double t)
+{
+    if (g->kind == 0 && g->shape.type == SIM_SHAPE_CYLINDER) {
+        rv3 p = rv3_add(g->pos, rv3_scale(g->d, t));
+        return cyl_tri_gap(g->shape.radius / 65536.0, g->shape.half.y / 65536.0, p, g->a, g->b, g->c, 0) <= 0;
+    }
+    return gap_at(g, t) <= 0;
 }
 
 // The gap along a straight motion is convex (a distance between convex sets,
@@ -450,7 +484,7 @@ static double toi_convex(const gap_fn *g, double lo, double hi_known)
     }
     for (int k = 0; k < 80 && hi - lo > 1e-15; k++) {
         double m = 0.5 * (lo + hi);
-        if (gap_at(g, m) <= 0)
+        if (touches_at(g, m))
             hi = m;
         else
             lo = m;
@@ -485,4 +519,32 @@ double ref_shape_tri_toi(sim_shape s, rv3 pos, rv3 d, rv3 a, rv3 b, rv3 c, int s
     double inner = toi_box((rv3){R * REF_SQRT1_2, H, R * REF_SQRT1_2}, pos, d, a, b, c);
     gap_fn g = {0, s, {0, 0, 0}, pos, d, a, b, c};
     return toi_convex(&g, outer, inner);
+}
+
+double ref_shape_tris_toi(sim_shape s, rv3 pos, rv3 d, const rv3 *tri, uint32_t count)
+{
+    // Each triangle's bound first (the shape's bounding box meets it no
+    // later), then the exact first contact in that order while it can win.
+    double *bound = malloc(sizeof *bound * (count + 1));
+    uint32_t *order = malloc(sizeof *order * (count + 1));
+    if (!bound || !order)
+        abort();
+    rv3 half = rv3_from(s.half);
+    for (uint32_t i = 0; i < count; i++) {
+        bound[i] = toi_box(half, pos, d, tri[3 * i], tri[3 * i + 1], tri[3 * i + 2]);
+        uint32_t k = i;
+        while (k > 0 && bound[order[k - 1]] > bound[i]) {
+            order[k] = order[k - 1];
+            k--;
+        }
+        order[k] = i;
+    }
+    double best = 2.0;
+    for (uint32_t k = 0; k < count && bound[order[k]] <= 1 && bound[order[k]] < best; k++) {
+        uint32_t i = order[k];
+        best = dmin(best, ref_shape_tri_toi(s, pos, d, tri[3 * i], tri[3 * i + 1], tri[3 * i + 2], 0));
+    }
+    free(bound);
+    free(order);
+    return best;
 }

@@ -510,7 +510,10 @@ static const char *sweep_text(sim_shape s, const sim_vec3 *tv, sim_vec3 start, s
     return buf;
 }
 
-static void random_sweep_property(sim_shape (*make_shape)(keel_rng *), uint64_t seed, int cases)
+// `level`: nearly level triangles (floors and treads tilted by up to 5 mm)
+// and the shape coming down or sideways near one of their corners, where an
+// edge's ends and the face's rim meet (thin rim ellipses for the cylinder).
+static void random_sweep_property(sim_shape (*make_shape)(keel_rng *), uint64_t seed, int cases, bool level)
 {
     keel_rng rng = {seed};
     int hits = 0, overlaps = 0;
@@ -521,9 +524,13 @@ static void random_sweep_property(sim_shape (*make_shape)(keel_rng *), uint64_t 
             tv[k] = sim_v3(keel_rng_fx(&rng, M(-2), M(2)), keel_rng_fx(&rng, M(-2), M(2)),
                            keel_rng_fx(&rng, M(-2), M(2)));
         // every few cases an axis-aligned triangle (floors and walls are common)
-        if (i % 4 == 0) {
+        if (i % 4 == 0 && !level) {
             tv[1].y = tv[0].y;
             tv[2].y = tv[0].y;
+        }
+        if (level) {
+            tv[1].y = tv[0].y + (sim_fx)keel_rng_range(&rng, -300, 300);
+            tv[2].y = tv[0].y + (sim_fx)keel_rng_range(&rng, -300, 300);
         }
         add_tri(&L, tv[0], tv[1], tv[2]);
         sim_level lv = {L.v, 3, L.idx, 1, NULL, 0, NULL, 0};
@@ -535,16 +542,26 @@ static void random_sweep_property(sim_shape (*make_shape)(keel_rng *), uint64_t 
             continue;
         }
         sim_shape s = make_shape(&rng);
-        sim_vec3 start = sim_v3(keel_rng_fx(&rng, M(-4), M(4)), keel_rng_fx(&rng, M(-4), M(4)),
-                                keel_rng_fx(&rng, M(-4), M(4)));
-        sim_vec3 d;
-        if (keel_rng_range(&rng, 0, 1)) {
-            // aim at a point of the triangle
-            sim_vec3 target = tv[keel_rng_range(&rng, 0, 2)];
-            d = sim_v3_sub(target, start);
+        sim_vec3 start, d;
+        if (level) {
+            sim_vec3 corner = tv[keel_rng_range(&rng, 0, 2)];
+            sim_fx reach = s.half.x + M(0.3);
+            start = sim_v3_add(corner, sim_v3(keel_rng_fx(&rng, -reach, reach),
+                                              s.half.y + keel_rng_fx(&rng, M(0.001), M(0.5)),
+                                              keel_rng_fx(&rng, -reach, reach)));
+            d = sim_v3(keel_rng_fx(&rng, M(-0.5), M(0.5)), keel_rng_fx(&rng, M(-1), 0),
+                       keel_rng_fx(&rng, M(-0.5), M(0.5)));
         } else {
-            d = sim_v3(keel_rng_fx(&rng, M(-3), M(3)), keel_rng_fx(&rng, M(-3), M(3)),
-                       keel_rng_fx(&rng, M(-3), M(3)));
+            start = sim_v3(keel_rng_fx(&rng, M(-4), M(4)), keel_rng_fx(&rng, M(-4), M(4)),
+                           keel_rng_fx(&rng, M(-4), M(4)));
+            if (keel_rng_range(&rng, 0, 1)) {
+                // aim at a point of the triangle
+                sim_vec3 target = tv[keel_rng_range(&rng, 0, 2)];
+                d = sim_v3_sub(target, start);
+            } else {
+                d = sim_v3(keel_rng_fx(&rng, M(-3), M(3)), keel_rng_fx(&rng, M(-3), M(3)),
+                           keel_rng_fx(&rng, M(-3), M(3)));
+            }
         }
         sim_sweep_input in = {s, start, d, 0};
         sim_sweep_result r;
@@ -614,7 +631,7 @@ static void random_sweep_property(sim_shape (*make_shape)(keel_rng *), uint64_t 
         sim_world_destroy(w);
     }
     cr_assert_gt(hits, cases / 10, "only %d hits", hits);
-    cr_assert_gt(overlaps, 0);
+    cr_assert(level || overlaps > 0);
 }
 
 static sim_shape rand_capsule(keel_rng *rng)
@@ -633,18 +650,27 @@ static sim_shape rand_box(keel_rng *rng)
                          keel_rng_fx(rng, M(0.1), M(1)));
 }
 
-Test(sweep_property, capsule_vs_random_triangles) { random_sweep_property(rand_capsule, 101, 8000); }
-Test(sweep_property, sphere_vs_random_triangles) { random_sweep_property(rand_sphere, 102, 4000); }
+Test(sweep_property, capsule_vs_random_triangles) { random_sweep_property(rand_capsule, 101, 8000, false); }
+Test(sweep_property, sphere_vs_random_triangles) { random_sweep_property(rand_sphere, 102, 4000, false); }
 static sim_shape rand_cylinder(keel_rng *rng)
 {
     // 0.1 to 1 m wide, 0.1 to 2.5 m tall: flat ones wider than tall too
     return sim_shape_cylinder(keel_rng_fx(rng, M(0.1), M(1)), keel_rng_fx(rng, M(0.1), M(2.5)));
 }
 
-Test(sweep_property, box_vs_random_triangles) { random_sweep_property(rand_box, 103, 8000); }
+Test(sweep_property, box_vs_random_triangles) { random_sweep_property(rand_box, 103, 8000, false); }
 Test(sweep_property, cylinder_vs_random_triangles, .timeout = 600)
 {
-    random_sweep_property(rand_cylinder, 104, 8000);
+    random_sweep_property(rand_cylinder, 104, 8000, false);
+}
+Test(sweep_property, capsule_vs_nearly_level_triangles) { random_sweep_property(rand_capsule, 105, 8000, true); }
+Test(sweep_property, box_vs_nearly_level_triangles) { random_sweep_property(rand_box, 106, 8000, true); }
+// DISABLED until the cylinder's sweep is fixed: near the corners of nearly
+// level triangles it reports hits up to 13 cm early, ghost hits included
+// (thin rim ellipses and end slabs, see the cyl-ref report).
+Test(sweep_property, cylinder_vs_nearly_level_triangles, .timeout = 600, .disabled = true)
+{
+    random_sweep_property(rand_cylinder, 107, 8000, true);
 }
 
 // ---- contacts -----------------------------------------------------------------

@@ -2,8 +2,9 @@
 //
 // Load a level, build its world, create a scene, add characters, then every
 // tick: give each character its command, step, read the states. Two players
-// here: one walks up the built-in level's 20-degree ramp, the other runs and
-// jumps. The output is the same on every machine (fixed point throughout).
+// on the built-in level (docs/levels.md): one walks up the 20-degree ramp and
+// on over the 100 mm stairs, the other runs, jumps and veers right. The output
+// is the same on every machine (fixed point throughout).
 //
 // Build against an installed keel (cmake --install <build> --prefix <prefix>):
 //   CMake:      cmake -S examples -B build-ex -DCMAKE_PREFIX_PATH=<prefix>

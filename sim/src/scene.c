@@ -72,6 +72,10 @@ struct sim_scene {
     uint32_t platform_count;
     sim_aabb *water;
     uint32_t water_count;
+    // The embedding's executor for the moves (NULL: the plain loop).
+    sim_parallel_for_fn run;
+    void *run_user;
+    uint32_t batch; // characters per work item
 };
 
 // ---- platform paths -----------------------------------------------------------
@@ -734,6 +738,7 @@ sim_scene *sim_scene_create(const sim_world *world, const sim_move_settings *set
     sc->world = world;
     sc->settings = *settings;
     sc->max_chars = max_characters;
+    sc->batch = SIM_SCENE_DEFAULT_BATCH;
     sc->chars = calloc(n, sizeof *sc->chars);
     sc->inputs = calloc(n, sizeof *sc->inputs);
     sc->has_input = calloc(n, sizeof *sc->has_input);
@@ -880,20 +885,15 @@ static void carry(sim_scene *sc, sim_char_state *c, const scene_platform *p)
         c->position = sim_v3_add(c->position, sim_v3_scale(u, travelled - back));
 }
 
-void sim_scene_step(sim_scene *sc)
+// Step characters [begin, end) against the snapshot. Each writes only its
+// own state and its own view and reads only what no move writes (the
+// snapshot, the platforms, the world, inputs), so any split of the
+// characters over any threads computes the same states.
+static void move_range(sim_scene *sc, uint32_t begin, uint32_t end)
 {
     const sim_move_settings *s = &sc->settings;
-    uint32_t t = sc->tick;
-    build_platforms(sc, t, true);
-    for (uint32_t i = 0; i < sc->count; i++) {
-        sim_char_state *c = &sc->chars[i];
-        const scene_platform *p = find_platform(sc, c->ground_object);
-        c->ground_velocity = p ? p->velocity : sim_v3_zero();
-        if (p && !sim_v3_is_zero(p->delta))
-            carry_within_range(sc, c, p);
-    }
-    build_bodies(sc);
-    for (uint32_t i = 0; i < sc->count; i++) {
+    uint32_t t = sc->tick; // the tick being computed
+    for (uint32_t i = begin; i < end; i++) {
         sim_char_state *c = &sc->chars[i];
         scene_view *v = &sc->views[i];
         *v = (scene_view){sc, (int64_t)i, 0, true};
@@ -914,6 +914,43 @@ void sim_scene_step(sim_scene *sc)
         SIM_CHECK(stepped);
         (void)stepped;
     }
+}
+
+// The executor's task: work items [begin, end), each sc->batch characters.
+static void move_items(void *task, uint32_t begin, uint32_t end)
+{
+    sim_scene *sc = task;
+    uint64_t from = (uint64_t)begin * sc->batch, to = (uint64_t)end * sc->batch;
+    if (to > sc->count)
+        to = sc->count;
+    if (from < to)
+        move_range(sc, (uint32_t)from, (uint32_t)to);
+}
+
+void sim_scene_set_parallel(sim_scene *sc, sim_parallel_for_fn run, void *user, uint32_t batch)
+{
+    sc->run = run;
+    sc->run_user = run ? user : NULL;
+    sc->batch = batch ? batch : SIM_SCENE_DEFAULT_BATCH;
+}
+
+void sim_scene_step(sim_scene *sc)
+{
+    uint32_t t = sc->tick;
+    build_platforms(sc, t, true);
+    for (uint32_t i = 0; i < sc->count; i++) {
+        sim_char_state *c = &sc->chars[i];
+        const scene_platform *p = find_platform(sc, c->ground_object);
+        c->ground_velocity = p ? p->velocity : sim_v3_zero();
+        if (p && !sim_v3_is_zero(p->delta))
+            carry_within_range(sc, c, p);
+    }
+    build_bodies(sc);
+    uint32_t items = sc->count / sc->batch + (sc->count % sc->batch != 0);
+    if (sc->run && items > 1)
+        sc->run(sc->run_user, items, move_items, sc);
+    else
+        move_range(sc, 0, sc->count);
     memset(sc->has_input, 0, sc->count ? sc->count : 1);
 #ifdef KEEL_INJECT_DIVERGENCE
     // A deliberate nondeterminism, compiled only into keel-replay's test

@@ -28,6 +28,8 @@
 /// Most characters (and probes). Platform ids start above it, so the two
 /// never share an id (the scene requires that).
 #define KS_MAX_CHARACTERS 100000u
+/// Most --threads (KEEL_JOBS_MAX_THREADS).
+#define KS_MAX_THREADS 64u
 
 // ---- options (options.c) -------------------------------------------------------
 
@@ -85,6 +87,9 @@ typedef struct ks_options {
     // --set NAME=VALUE: movement settings changed from their defaults.
     ks_setting_change settings_changes[KS_MAX_SETTING_CHANGES];
     uint32_t settings_change_count;
+    // --threads N: the scene's moves on N threads (keel_jobs); the output
+    // is the same for every N.
+    uint32_t threads;
 } ks_options;
 
 typedef enum ks_parse_status {

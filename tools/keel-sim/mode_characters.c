@@ -15,6 +15,8 @@
 
 #include <keel/sim_scene.h>
 
+#include "keel_jobs.h"
+
 /// Platform ids: above every character id (the scene keeps the two apart).
 #define PLATFORM_ELEVATOR (KS_MAX_CHARACTERS + 1u)
 #define PLATFORM_SHUTTLE (KS_MAX_CHARACTERS + 2u)
@@ -50,6 +52,7 @@ typedef struct characters {
     char_stats stats;
     ks_recorder *rec; ///< --record (record.c), NULL without
     ks_sync *sync;    ///< --sync-test (synctest.c), NULL without
+    keel_jobs *jobs;  ///< --threads N > 1: the scene's executor, NULL without
 } characters;
 
 static double now_s(void)
@@ -66,6 +69,7 @@ static void chars_destroy(void *state)
         return;
     if (s->scene)
         sim_scene_destroy(s->scene);
+    keel_jobs_destroy(s->jobs);
     ks_script_free(&s->script);
     free(s->walkers);
     free(s->spawn);
@@ -129,6 +133,14 @@ static void *chars_create(const ks_stage *stage, const ks_options *opt, ks_scrip
 
     if (opt->platforms && add_platforms(s, stage) != KS_EXIT_OK)
         goto fail;
+    if (opt->threads > 1) {
+        s->jobs = keel_jobs_create(opt->threads);
+        if (!s->jobs) {
+            fprintf(stderr, "keel-sim: --threads %u: cannot start the threads\n", (unsigned)opt->threads);
+            goto fail;
+        }
+        sim_scene_set_parallel(s->scene, keel_jobs_parallel_for, s->jobs, 0);
+    }
 
     // Lost: 64 m outside the level (and the spawn points), like the probes.
     sim_aabb b = stage->stats.triangle_count > 0 ? stage->stats.bounds
@@ -387,7 +399,8 @@ static void chars_summary(const void *state, FILE *f)
                 " lines cast, %" PRIu64 " points compared)",
                 sp->on_floor, sp->overflow, sp->full ? " (full)" : "", sp->lines, sp->compared);
     if (st->seconds > 0 && total > 0)
-        fprintf(f, "; %.0f character-ticks/s in sim_scene_step", (double)total / st->seconds);
+        fprintf(f, "; %.0f character-ticks/s in sim_scene_step on %u thread%s", (double)total / st->seconds,
+                s->jobs ? (unsigned)keel_jobs_threads(s->jobs) : 1u, s->jobs ? "s" : "");
     fputc('\n', f);
 }
 

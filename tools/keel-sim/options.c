@@ -66,6 +66,8 @@ void ks_print_usage(FILE *f)
           "                           back k ticks (1..K, varied; K 1 to 32, default 8) and\n"
           "                           re-simulating gives the run's state; the first\n"
           "                           mismatch is named and exits 1\n"
+          "  --threads N              characters: run the scene's moves on N threads, 1 to\n"
+          "                           64 (default 1); the output is the same for every N\n"
           "  --format jsonl|csv       output format (default jsonl)\n"
           "  --quiet                  print only the final_hash line\n"
           "  --help                   print this help and exit\n"
@@ -273,10 +275,10 @@ static const char *const known_options[] = {
     "help",  "quiet", "platforms", "edge-guard", "random-spawns", "mode",  "input",
     "level", "scale", "up",        "generate-triangles", "ticks", "characters", "seed",
     "shape", "spawn", "format",    "rate",  "record", "keyframe-interval", "record-full",
-    "no-compress", "set", "sync-test",
+    "no-compress", "set", "sync-test", "threads",
 };
 enum { OPT_SCALE = 8, OPT_UP = 9, OPT_GENERATE = 10, OPT_KEYFRAME = 19, OPT_RECORD_FULL = 20,
-       OPT_NO_COMPRESS = 21 };
+       OPT_NO_COMPRESS = 21, OPT_THREADS = 24 };
 
 // The settings --set knows: Q16.16 fields of sim_move_settings.
 #define KS_SETTING(name) {#name, offsetof(sim_move_settings, name)}
@@ -325,6 +327,7 @@ ks_parse_status ks_parse_options(int argc, char **argv, ks_options *o)
     o->shape_type = SIM_SHAPE_CAPSULE;
     o->format = KS_FORMAT_JSONL;
     o->rate = 64;
+    o->threads = 1;
 
     o->keyframe_interval = REC_DEFAULT_KEYFRAME_INTERVAL;
     o->record_compress = true;
@@ -481,6 +484,9 @@ ks_parse_status ks_parse_options(int argc, char **argv, ks_options *o)
             if (!ks_parse_fx(value + n + 1, &end, &v) || *end != '\0')
                 return usage_error("bad --set '%s': the value is not a decimal number", value);
             o->settings_changes[o->settings_change_count++] = (ks_setting_change){k, v};
+        } else if (IS("threads")) {
+            if (!parse_u32(value, 1, KS_MAX_THREADS, &o->threads))
+                return usage_error("bad --threads '%s' (1 to %u)", value, (unsigned)KS_MAX_THREADS);
         } else if (IS("rate")) {
             // At 1 tick per second a 50 m/s fall still stays within one
             // query's 64 m displacement limit.
@@ -514,6 +520,8 @@ ks_parse_status ks_parse_options(int argc, char **argv, ks_options *o)
         if (o->record_path || o->settings_change_count > 0 || o->sync_depth)
             return usage_error("--record, --set and --sync-test need --mode characters (probes are "
                                "not a sim_scene)");
+        if (seen[OPT_THREADS])
+            return usage_error("--threads needs --mode characters (probes are not a sim_scene)");
     } else if (o->input_path && o->edge_guard) {
         return usage_error("--edge-guard steers random input only; it cannot be used with --input");
     } else if (o->rate < 2) {

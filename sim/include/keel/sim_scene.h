@@ -86,6 +86,38 @@ bool sim_scene_set_input(sim_scene *scene, uint32_t id, const sim_input *input);
 /// Advance one tick.
 void sim_scene_step(sim_scene *scene);
 
+// ---- running the moves on several threads (optional) ------------------------
+// Every character collides with the others' start-of-tick shapes, so the
+// characters' moves (step 3 above) are independent of each other: each
+// writes only its own state and reads only the snapshot, the platforms and
+// the world. The scene has no threads of its own; the embedding may hand it
+// an executor that spreads the moves over its threads (tools/common/keel_jobs.h
+// is a small pthread one). The result is bit-identical to the plain loop
+// whatever the executor, the thread count and the scheduling.
+
+/// A piece of work: items [begin, end) of `task`.
+typedef void (*sim_task_fn)(void *task, uint32_t begin, uint32_t end);
+
+/// The executor. It must call fn(task, begin, end) over disjoint ranges that
+/// together cover [0, count) exactly once each, on any threads, in any order
+/// and split in any way, and return when every call has returned. The
+/// calling thread may (and should) take part. Its synchronisation must make
+/// the caller's writes before the call visible to the ranges and the ranges'
+/// writes visible to the caller after it returns (any mutex, condition
+/// variable or thread join does). fn must not be called after it returns.
+typedef void (*sim_parallel_for_fn)(void *user, uint32_t count, sim_task_fn fn, void *task);
+
+/// Characters per work item when sim_scene_set_parallel is given 0.
+#define SIM_SCENE_DEFAULT_BATCH 16u
+
+/// Run the moves of sim_scene_step through `run` (with `user`), in work items
+/// of `batch` consecutive characters (0: SIM_SCENE_DEFAULT_BATCH); a tick
+/// with a single item runs it on the calling thread without calling `run`.
+/// NULL (the default) is the plain loop on the calling thread. While a step
+/// runs, nothing else may use the scene (as without an executor); the
+/// platforms, the carrying and the snapshot stay on the calling thread.
+void sim_scene_set_parallel(sim_scene *scene, sim_parallel_for_fn run, void *user, uint32_t batch);
+
 uint32_t sim_scene_tick(const sim_scene *scene);
 /// Characters in id order.
 const sim_char_state *sim_scene_characters(const sim_scene *scene, uint32_t *count);

@@ -1,0 +1,41 @@
+// keel: a small pthread pool that runs parallel-for loops. MIT licence, see LICENSE.
+//
+// Made for sim_scene_set_parallel (keel_jobs_parallel_for has the shape of
+// sim_parallel_for_fn, so it is passed as it is), but it knows nothing of the
+// simulation: it splits [0, count) into single items handed out one at a time
+// to whichever thread asks first. Which thread runs which item varies from
+// run to run; callers whose results must not depend on that (the scene's
+// moves) make each item independent of the others.
+//
+// The threads are made once in keel_jobs_create; a loop allocates nothing,
+// wakes the sleeping workers (a condition variable), takes part itself and
+// returns when every item is done. One loop at a time: calls from several
+// threads at once, or from inside an item, are not supported.
+#ifndef KEEL_JOBS_H
+#define KEEL_JOBS_H
+
+#include <stdint.h>
+
+/// Most threads a pool runs, the caller's included.
+#define KEEL_JOBS_MAX_THREADS 64u
+
+typedef struct keel_jobs keel_jobs;
+
+/// The work of one loop: items [begin, end) of `task` (the same type as
+/// sim_task_fn).
+typedef void (*keel_jobs_task_fn)(void *task, uint32_t begin, uint32_t end);
+
+/// A pool in which `threads` threads (1..KEEL_JOBS_MAX_THREADS) run each
+/// loop: the caller and threads - 1 workers. NULL when `threads` is out of
+/// range or a thread or memory cannot be had.
+keel_jobs *keel_jobs_create(uint32_t threads);
+/// Stops and joins the workers (between loops). NULL is ignored.
+void keel_jobs_destroy(keel_jobs *jobs);
+uint32_t keel_jobs_threads(const keel_jobs *jobs);
+
+/// fn(task, i, i + 1) for every i in [0, count), on the pool's threads, the
+/// caller's included; returns when all are done. `jobs` is a keel_jobs *
+/// (void * so that the function is a sim_parallel_for_fn).
+void keel_jobs_parallel_for(void *jobs, uint32_t count, keel_jobs_task_fn fn, void *task);
+
+#endif

@@ -13,11 +13,14 @@
 // tick: a difference is reported and fails the run. Each executor is wrapped
 // in a timer, so the move phase (what runs in parallel) is timed apart from
 // the rest of the step (platforms, carrying, the snapshot and its sort),
-// which stays on the calling thread and bounds the speed-up (Amdahl).
+// which stays on the calling thread and bounds the speed-up (Amdahl). Each
+// figure comes with the cores the machine gave the process just before and
+// after it (see available_cores).
 // Doubles appear only to print times and rates.
 #define _POSIX_C_SOURCE 200809L
 
 #include <inttypes.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,6 +48,8 @@ static const uint32_t counts[] = {64, 1000};
 #define COUNT_KINDS (sizeof counts / sizeof counts[0])
 
 static double min_seconds = 2.0;
+static uint32_t only_count = 0;      // --characters: 0 for both counts
+static const char *only_level = NULL; // --level: NULL for both levels
 static uint32_t threads = 2;
 static uint32_t batch = 0;
 
@@ -59,18 +64,66 @@ static double now_s(void)
 // else the plain loop on this thread.
 typedef struct timed_exec {
     keel_jobs *jobs; // NULL: one range on this thread
-    double seconds;
+    double seconds;  // in the executor (the move phase)
+    _Atomic uint64_t work_ns; // summed over the ranges, whichever thread ran them
+    sim_task_fn fn;           // the call in flight
+    void *task;
 } timed_exec;
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void timed_range(void *user, uint32_t begin, uint32_t end)
+{
+    timed_exec *e = user;
+    uint64_t t0 = now_ns();
+    e->fn(e->task, begin, end);
+    atomic_fetch_add_explicit(&e->work_ns, now_ns() - t0, memory_order_relaxed);
+}
 
 static void timed_run(void *user, uint32_t count, sim_task_fn fn, void *task)
 {
     timed_exec *e = user;
+    e->fn = fn;
+    e->task = task;
     double t0 = now_s();
     if (e->jobs)
-        keel_jobs_parallel_for(e->jobs, count, fn, task);
+        keel_jobs_parallel_for(e->jobs, count, timed_range, e);
     else
-        fn(task, 0, count);
+        timed_range(e, 0, count);
     e->seconds += now_s() - t0;
+}
+
+// How many cores this process gets now: pure arithmetic items run on the
+// pool against the same on this thread alone. On a machine shared with other
+// work the figures below mean little unless this is close to the thread count.
+static _Atomic uint64_t probe_sink; // keeps the arithmetic from being optimised away
+
+static void probe_item(void *task, uint32_t begin, uint32_t end)
+{
+    (void)task;
+    for (uint32_t i = begin; i < end; i++) {
+        uint64_t x = i;
+        for (uint32_t k = 0; k < 20000000u; k++)
+            x = x * 6364136223846793005u + 1442695040888963407u;
+        atomic_fetch_add_explicit(&probe_sink, x, memory_order_relaxed);
+    }
+}
+
+static double available_cores(keel_jobs *jobs)
+{
+    uint32_t n = keel_jobs_threads(jobs);
+    double t0 = now_s();
+    probe_item(NULL, 0, n);
+    double one = now_s() - t0;
+    t0 = now_s();
+    keel_jobs_parallel_for(jobs, n, probe_item, NULL);
+    double all = now_s() - t0;
+    return one / all;
 }
 
 typedef struct side {
@@ -130,6 +183,7 @@ static bool bench_count(const char *name, const sim_level *level, const sim_worl
         fputs("bench_parallel: cannot set up the scenes\n", stderr);
         goto done;
     }
+    double cores_before = available_cores(jobs);
     sd[1].exec.jobs = jobs;
     for (int k = 0; k < 2; k++)
         sim_scene_set_parallel(sd[k].scene, timed_run, &sd[k].exec, batch);
@@ -147,7 +201,10 @@ static bool bench_count(const char *name, const sim_level *level, const sim_worl
         }
         bool measure = ticks >= WARMUP_TICKS;
         if (ticks == WARMUP_TICKS)
-            sd[0].exec.seconds = sd[1].exec.seconds = 0;
+            for (int k = 0; k < 2; k++) {
+                sd[k].exec.seconds = 0;
+                atomic_store(&sd[k].exec.work_ns, 0);
+            }
         for (int k = 0; k < 2; k++) {
             side *x = &sd[(ticks + (uint64_t)k) % 2]; // alternate which goes first
             double t0 = now_s();
@@ -166,18 +223,27 @@ static bool bench_count(const char *name, const sim_level *level, const sim_worl
         if (timed >= MIN_TICKS && sd[0].seconds >= min_seconds)
             break;
     }
-    if (same) {
+    double cores_after = available_cores(jobs);
+    if (same && sd[0].exec.seconds == 0) {
+        // One work item a tick: the scene never called the executor.
+        printf("%-8s %6" PRIu32 " %6" PRIu64 "  one work item a tick (batch >= characters): no executor call\n", name,
+               count, timed);
+    } else if (same) {
         double per1 = (double)(timed * count) / sd[0].seconds;
         double perN = (double)(timed * count) / sd[1].seconds;
-        double serial1 = sd[0].seconds - sd[0].exec.seconds, serialN = sd[1].seconds - sd[1].exec.seconds;
+        double serial1 = sd[0].seconds - sd[0].exec.seconds;
         double bound = sd[0].seconds / (serial1 + sd[0].exec.seconds / threads);
-        printf("%-8s %6" PRIu32 " %6" PRIu64 " %12.0f %12.0f %8.2fx %8.2fx %9.3f %9.3f %6.1f%% %8.2fx\n", name,
-               count, timed, per1, perN, sd[0].seconds / sd[1].seconds, sd[0].exec.seconds / sd[1].exec.seconds,
-               sd[0].seconds * 1e3 / (double)timed, serialN * 1e3 / (double)timed,
-               100.0 * serial1 / sd[0].seconds, bound);
+        double work1 = (double)atomic_load(&sd[0].exec.work_ns) * 1e-9;
+        double workN = (double)atomic_load(&sd[1].exec.work_ns) * 1e-9;
+        double idle = 1.0 - workN / (sd[1].exec.seconds * threads);
+        printf("%-8s %6" PRIu32 " %6" PRIu64 " %12.0f %12.0f %8.2fx %7.2fx %7.3f %6.1f%% %6.2fx %6.3f %5.1f%% %5.2f/%.2f\n",
+               name, count, timed, per1, perN, sd[0].seconds / sd[1].seconds,
+               sd[0].exec.seconds / sd[1].exec.seconds, sd[0].seconds * 1e3 / (double)timed,
+               100.0 * serial1 / sd[0].seconds, bound, workN / work1, 100.0 * idle, cores_before, cores_after);
         printf("BENCH bench_parallel level=%s characters=%" PRIu32 " threads=%" PRIu32
-               " metric=speedup value=%.3f serial_share=%.4f\n",
-               name, count, threads, sd[0].seconds / sd[1].seconds, serial1 / sd[0].seconds);
+               " metric=speedup value=%.3f moves=%.3f serial_share=%.4f work=%.3f idle=%.4f cores=%.2f/%.2f\n",
+               name, count, threads, sd[0].seconds / sd[1].seconds, sd[0].exec.seconds / sd[1].exec.seconds,
+               serial1 / sd[0].seconds, workN / work1, idle, cores_before, cores_after);
     }
     ok = same;
 done:
@@ -199,6 +265,7 @@ static bool bench_level(const char *name, sim_level *level, bool rooms, keel_job
         ok = false;
     } else {
         for (size_t k = 0; k < COUNT_KINDS; k++)
+            if (!only_count || only_count == counts[k])
             ok = bench_count(name, level, w, rooms, counts[k], jobs) && ok;
         sim_world_destroy(w);
     }
@@ -214,7 +281,7 @@ static const char *levels_dir(void)
 
 static void print_usage(FILE *f)
 {
-    fputs("usage: bench_parallel [--threads N] [--batch B] [--seconds S] [--help]\n"
+    fputs("usage: bench_parallel [--threads N] [--batch B] [--seconds S] [--level L] [--characters C]\n"
           "The speed-up of sim_scene_step with its moves on N threads (a keel_jobs pool)\n"
           "over one thread, for 64 and 1000 characters on the built-in level and\n"
           "sauerbraten_zdm2.obj (from $KEEL_LEVELS_DIR or the shared levels folder).\n"
@@ -222,6 +289,8 @@ static void print_usage(FILE *f)
           "  --batch B     characters per work item, 0 to 4096 (default 0: the scene's)\n"
           "  --seconds S   minimum timed seconds of the one-thread scene per figure, 1 to\n"
           "                60 (default 2)\n"
+          "  --level L     only builtin or zdm2\n"
+          "  --characters C  only 64 or 1000\n"
           "  --help        print this help\n",
           f);
 }
@@ -250,6 +319,12 @@ int main(int argc, char **argv)
         } else if (strcmp(argv[i], "--batch") == 0 && i + 1 < argc && parse_arg(argv[i + 1], 0, 4096, &v)) {
             batch = (uint32_t)v;
             i++;
+        } else if (strcmp(argv[i], "--characters") == 0 && i + 1 < argc &&
+                   (strcmp(argv[i + 1], "64") == 0 || strcmp(argv[i + 1], "1000") == 0)) {
+            only_count = (uint32_t)atoi(argv[++i]);
+        } else if (strcmp(argv[i], "--level") == 0 && i + 1 < argc &&
+                   (strcmp(argv[i + 1], "builtin") == 0 || strcmp(argv[i + 1], "zdm2") == 0)) {
+            only_level = argv[++i];
         } else if (strcmp(argv[i], "--seconds") == 0 && i + 1 < argc && parse_arg(argv[i + 1], 1, 60, &v)) {
             min_seconds = (double)v;
             i++;
@@ -267,16 +342,23 @@ int main(int argc, char **argv)
     printf("sim_scene_step, 1 thread against %" PRIu32 " (keel_jobs), batch %" PRIu32
            "; random walk with jumps (seed %" PRIu64 "), edge guard on; >= %.0f s per figure after %d "
            "warm-up ticks\n"
-           "speed-up: whole step, and the move phase alone; serial: the part of the step outside the\n"
-           "moves (platforms, carrying, snapshot and sort), its share of the one-thread step, and the\n"
-           "speed-up that share allows at most on %" PRIu32 " threads\n\n",
+           "speed-up: whole step, and the move phase alone; ms/tick: one thread; serial: the share of\n"
+           "the one-thread step outside the moves (platforms, carrying, snapshot and sort), and the\n"
+           "speed-up it allows at most (bound); work: the time summed over the work items on N threads\n"
+           "over the same on one (above 1: items run slower side by side: caches, memory, the machine);\n"
+           "idle: the share of the N threads' time in the move phase spent outside items (waking,\n"
+           "waiting for the last item); cores: the speed-up of pure arithmetic on the pool just before\n"
+           "and after the figure (what the machine gave: a figure means little unless both are near\n"
+           "%" PRIu32 ")\n\n",
            threads, batch ? batch : SIM_SCENE_DEFAULT_BATCH, SEED, min_seconds, WARMUP_TICKS, threads);
-    printf("%-8s %6s %6s %12s %12s %9s %9s %9s %9s %7s %9s\n", "level", "chars", "ticks", "1 thr c-t/s",
-           "N thr c-t/s", "speed-up", "moves", "ms/tick1", "serial ms", "share", "bound");
+    printf("%-8s %6s %6s %12s %12s %9s %8s %7s %7s %7s %6s %6s %10s\n", "level", "chars", "ticks", "1 thr c-t/s",
+           "N thr c-t/s", "speed-up", "moves", "ms/tick", "serial", "bound", "work", "idle", "cores");
 
     bool ok = true;
     sim_level level;
-    if (sim_level_builtin(&level) == 0)
+    if (only_level && strcmp(only_level, "builtin") != 0)
+        ; // skipped
+    else if (sim_level_builtin(&level) == 0)
         ok = bench_level("builtin", &level, false, jobs) && ok;
     else
         fputs("bench_parallel: cannot build the built-in level\n", stderr);
@@ -284,7 +366,9 @@ int main(int argc, char **argv)
     char path[4096];
     snprintf(path, sizeof path, "%s/sauerbraten_zdm2.obj", levels_dir());
     struct stat stbuf;
-    if (stat(path, &stbuf) != 0) {
+    if (only_level && strcmp(only_level, "zdm2") != 0) {
+        // skipped
+    } else if (stat(path, &stbuf) != 0) {
         printf("note: %s is absent; the real map is skipped (set KEEL_LEVELS_DIR)\n", path);
     } else {
         sim_obj_options o = sim_obj_default_options();

@@ -2,10 +2,11 @@
 //
 // Made for sim_scene_set_parallel (keel_jobs_parallel_for has the shape of
 // sim_parallel_for_fn, so it is passed as it is), but it knows nothing of the
-// simulation: it splits [0, count) into single items handed out one at a time
-// to whichever thread asks first. Which thread runs which item varies from
-// run to run; callers whose results must not depend on that (the scene's
-// moves) make each item independent of the others.
+// simulation. Each thread owns an equal contiguous share of [0, count) and
+// runs it item by item from the front; a thread whose share is done steals
+// single items from the back of the others'. Which thread runs which item
+// varies from run to run; callers whose results must not depend on that (the
+// scene's moves) make each item independent of the others.
 //
 // The threads are made once in keel_jobs_create; a loop allocates nothing,
 // wakes the sleeping workers (a condition variable), takes part itself and

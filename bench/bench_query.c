@@ -97,11 +97,23 @@ static bool ground_at(const sim_world *w, sim_aabb b, sim_fx x, sim_fx z, sim_fx
     return false;
 }
 
+// --shape: the character measured (the same sizes as keel-sim's shapes).
+static const char *shape_name = "capsule";
+
+static sim_shape bench_shape(void)
+{
+    if (strcmp(shape_name, "box") == 0)
+        return sim_shape_box(SIM_FX_MM(400), SIM_FX_MM(900), SIM_FX_MM(400));
+    if (strcmp(shape_name, "cylinder") == 0)
+        return sim_shape_cylinder(SIM_FX_MM(400), SIM_FX_MM(1800));
+    return sim_shape_capsule(SIM_FX_MM(400), SIM_FX_MM(1800));
+}
+
 static void make_inputs(const sim_world *w, uint64_t seed, inputs *in)
 {
     sim_world_stats st = sim_world_get_stats(w);
     sim_aabb b = st.bounds;
-    sim_shape shape = sim_shape_capsule(SIM_FX_MM(400), SIM_FX_MM(1800));
+    sim_shape shape = bench_shape();
     rng r = {seed};
     for (int i = 0; i < QUERY_COUNT; i++) {
         sim_fx x = 0, z = 0, ground = b.min.y;
@@ -416,13 +428,15 @@ static const char *levels_dir(void)
 
 static void print_usage(FILE *f)
 {
-    fputs("usage: bench_query [--seconds N] [--build-cases] [--case NAME] [--help]\n"
+    fputs("usage: bench_query [--seconds N] [--shape capsule|box|cylinder] [--build-cases] [--case NAME] [--help]\n"
           "Times world building and sweeps, contact queries and raycasts on the built-in\n"
           "level, sauerbraten_zdm2.obj (from $KEEL_LEVELS_DIR or the shared levels folder)\n"
           "and a generated 200,000-triangle level, then world building alone on\n"
           "pathological levels (triangles piled in a 2 cm cube, a 10,000-corner polygon,\n"
           "zdm2 at scale 0.001).\n"
           "  --seconds N    minimum seconds per query figure, 1 to 60 (default 1)\n"
+          "  --shape S      the character: capsule r 0.4 h 1.8 (default), box 0.8 x 1.8 x 0.8,\n"
+          "                 cylinder r 0.4 h 1.8\n"
           "  --build-cases  only the pathological builds\n"
           "  --case NAME    only this pathological build (cube2cm_5k, cube2cm_10k,\n"
           "                 cube2cm_20k, cube2cm_100k, fan_10k, polygon_10k, zdm2_scale0.001)\n"
@@ -448,7 +462,14 @@ int main(int argc, char **argv)
             only_case = argv[++i];
             continue;
         }
-        if (strcmp(argv[i], "--seconds") == 0 && i + 1 < argc) {
+        if (strcmp(argv[i], "--shape") == 0 && i + 1 < argc) {
+            const char *v = argv[++i];
+            if (strcmp(v, "capsule") == 0 || strcmp(v, "box") == 0 || strcmp(v, "cylinder") == 0) {
+                shape_name = v;
+                continue;
+            }
+            fprintf(stderr, "bench_query: bad --shape '%s'\n", v);
+        } else if (strcmp(argv[i], "--seconds") == 0 && i + 1 < argc) {
             const char *v = argv[++i];
             char *end = NULL;
             long s = strtol(v, &end, 10);
@@ -507,9 +528,9 @@ int main(int argc, char **argv)
         fputs("bench_query: cannot generate the level\n", stderr);
     }
 
-    printf("capsule r 0.4 h 1.8; sweeps 0.05-1.6 m; contacts margin 0.02 m; rays 0.5-20 m; "
+    printf("%s (r 0.4 or half width 0.4, h 1.8); sweeps 0.05-1.6 m; contacts margin 0.02 m; rays 0.5-20 m; "
            "%d seeded inputs per level, >= %.0f s per figure; build = best of %d\n\n",
-           QUERY_COUNT, min_seconds, BUILD_REPEATS);
+           shape_name, QUERY_COUNT, min_seconds, BUILD_REPEATS);
     printf("%-16s %10s %9s %9s %11s %11s %11s %7s %8s %9s %7s\n", "level", "triangles", "load ms",
            "build ms", "sweeps/s", "contacts/s", "rays/s", "hit %", "overlap%", "contacts", "ray hit%");
     for (int i = 0; i < count; i++) {
@@ -523,21 +544,21 @@ int main(int argc, char **argv)
     for (int i = 0; i < count; i++) {
         const figures *f = &all[i];
         const char *l = f->level;
-        printf("BENCH bench_query level=%s metric=triangles value=%" PRIu32 "\n", l, f->triangles);
-        printf("BENCH bench_query level=%s metric=load_ms value=%.3f\n", l, f->load_ms);
-        printf("BENCH bench_query level=%s metric=build_ms value=%.3f\n", l, f->build_ms);
-        printf("BENCH bench_query level=%s metric=sweeps_per_s value=%.0f\n", l, f->sweeps_per_s);
-        printf("BENCH bench_query level=%s metric=contacts_per_s value=%.0f\n", l, f->contacts_per_s);
-        printf("BENCH bench_query level=%s metric=rays_per_s value=%.0f\n", l, f->rays_per_s);
-        printf("BENCH bench_query level=%s metric=sweep_hit_pct value=%.2f\n", l, f->sweep_hit_pct);
-        printf("BENCH bench_query level=%s metric=sweep_start_overlap_pct value=%.2f\n", l,
+        printf("BENCH bench_query shape=%s level=%s metric=triangles value=%" PRIu32 "\n", shape_name, l, f->triangles);
+        printf("BENCH bench_query shape=%s level=%s metric=load_ms value=%.3f\n", shape_name, l, f->load_ms);
+        printf("BENCH bench_query shape=%s level=%s metric=build_ms value=%.3f\n", shape_name, l, f->build_ms);
+        printf("BENCH bench_query shape=%s level=%s metric=sweeps_per_s value=%.0f\n", shape_name, l, f->sweeps_per_s);
+        printf("BENCH bench_query shape=%s level=%s metric=contacts_per_s value=%.0f\n", shape_name, l, f->contacts_per_s);
+        printf("BENCH bench_query shape=%s level=%s metric=rays_per_s value=%.0f\n", shape_name, l, f->rays_per_s);
+        printf("BENCH bench_query shape=%s level=%s metric=sweep_hit_pct value=%.2f\n", shape_name, l, f->sweep_hit_pct);
+        printf("BENCH bench_query shape=%s level=%s metric=sweep_start_overlap_pct value=%.2f\n", shape_name, l,
                f->sweep_overlap_pct);
-        printf("BENCH bench_query level=%s metric=contacts_per_query value=%.3f\n", l,
+        printf("BENCH bench_query shape=%s level=%s metric=contacts_per_query value=%.3f\n", shape_name, l,
                f->contacts_avg);
-        printf("BENCH bench_query level=%s metric=ray_hit_pct value=%.2f\n", l, f->ray_hit_pct);
-        printf("BENCH bench_query level=%s metric=result_hash sweeps=%016" PRIx64
+        printf("BENCH bench_query shape=%s level=%s metric=ray_hit_pct value=%.2f\n", shape_name, l, f->ray_hit_pct);
+        printf("BENCH bench_query shape=%s level=%s metric=result_hash sweeps=%016" PRIx64
                " contacts=%016" PRIx64 " rays=%016" PRIx64 "\n",
-               l, f->sweep_hash, f->contact_hash, f->ray_hash);
+               shape_name, l, f->sweep_hash, f->contact_hash, f->ray_hash);
     }
     printf("\n");
     bool built = bench_build_cases(NULL);

@@ -237,6 +237,7 @@ run() { # build-name program args...
 # ---- 1. final hashes of keel-sim scenarios --------------------------------------------
 scenarios=("--level builtin --characters 8 --seed 1"
            "--level builtin --characters 8 --seed 2 --shape box"
+           "--level builtin --characters 8 --seed 6 --shape cylinder"
            "--mode probes --level builtin --characters 16 --seed 3"
            "--level generated --characters 8 --seed 4")
 maps=${KEEL_LEVELS_DIR:-../shared/levels}
@@ -282,10 +283,12 @@ recordings=(
     "session|keel-server --virtual-bots $session_bots --ticks $session_ticks --churn --seed 1 --quiet"
     "crowd-platforms|keel-sim --level builtin --characters 24 --platforms --seed 11 --ticks $map_ticks --quiet"
     "box-crowd|keel-sim --level builtin --characters 16 --shape box --seed 12 --ticks $map_ticks --quiet"
+    "cylinder-crowd|keel-sim --level builtin --characters 16 --shape cylinder --platforms --seed 16 --ticks $map_ticks --quiet"
     "generated|keel-sim --level generated --characters 8 --seed 13 --ticks $map_ticks --quiet"
 )
 if [ "$have_maps" -eq 1 ]; then
     recordings+=("zdm2|keel-sim --level $maps/sauerbraten_zdm2.obj --scale 0.12 --characters 8 --seed 14 --ticks $map_ticks --quiet")
+    recordings+=("cylinder-zdm2|keel-sim --level $maps/sauerbraten_zdm2.obj --scale 0.12 --characters 8 --shape cylinder --seed 17 --ticks $map_ticks --quiet")
     [ -f "$maps/sauerbraten_pandora.obj" ] &&
         recordings+=("pandora|keel-sim --level $maps/sauerbraten_pandora.obj --scale 0.12 --characters 8 --seed 15 --ticks $map_ticks --quiet")
 fi

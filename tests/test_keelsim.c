@@ -142,6 +142,7 @@ Test(keelsim, bad_flags_exit_2_with_usage)
         {"--characters", "100001", NULL}, {"--input", "", NULL},   {"--edge-guard", "x", NULL},
         {"--mode", "probes", "--input", "x.txt", NULL}, {"--mode", "probes", "--platforms", NULL},
         {"--mode", "probes", "--edge-guard", NULL},     {"--input", "x.txt", "--edge-guard", NULL},
+        {"--shape", "cylinders", NULL}, {"--shape", "Cylinder", NULL}, {"--shape", "", NULL},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         run_result r = run_keelsim(bad[i]);
@@ -323,6 +324,27 @@ Test(keelsim, generated_level_and_box_run)
         cr_assert_eq(r.exit_code, 0, "stderr: %s", r.err);
         final_hash_of(r.out);
         run_free(&r);
+    }
+}
+
+// --shape cylinder: both modes run, the same twice, and the shape changes the run.
+Test(keelsim, cylinder_shape_runs)
+{
+    for (int probes = 0; probes < 2; probes++) {
+        const char *mode = probes ? "probes" : "characters";
+        run_result c = RUN("--mode", mode, "--shape", "cylinder", "--ticks", "200", "--quiet");
+        run_result again = RUN("--mode", mode, "--shape", "cylinder", "--ticks", "200", "--quiet");
+        run_result cap = RUN("--mode", mode, "--shape", "capsule", "--ticks", "200", "--quiet");
+        run_result box = RUN("--mode", mode, "--shape", "box", "--ticks", "200", "--quiet");
+        cr_assert_eq(c.exit_code, 0, "%s: stderr: %s", mode, c.err);
+        cr_assert_eq(box.exit_code, 0, "%s: stderr: %s", mode, box.err);
+        cr_assert_str_eq(final_hash_of(c.out), final_hash_of(again.out));
+        cr_assert_str_neq(final_hash_of(c.out), final_hash_of(cap.out), "%s: the cylinder ran as a capsule", mode);
+        cr_assert_str_neq(final_hash_of(c.out), final_hash_of(box.out), "%s: the cylinder ran as a box", mode);
+        run_free(&c);
+        run_free(&again);
+        run_free(&cap);
+        run_free(&box);
     }
 }
 

@@ -96,8 +96,12 @@ static double full_depth_between(const sim_char_state *a, const sim_char_state *
 // ---- the pair narrow phase against a double reference ----------------------------------
 
 // Signed gap of two shapes, as collide_shape.h models them: capsules by the
-// distance of their segments, any pair with a box as two boxes (the largest
-// separation along an axis; minus the shallowest overlap when overlapping).
+// distance of their segments; any pair with a cylinder as a prism (each shape
+// a rounded rectangle over its height, a capsule as its bounding cylinder):
+// the larger of the vertical gap and the 2-D gap to the summed rectangle
+// grown by the summed radii; any other pair with a box as two boxes (the
+// largest separation along an axis; minus the shallowest overlap when
+// overlapping).
 static double ref_pair_gap(sim_shape a, rv3 pa, sim_shape b, rv3 pb)
 {
     if (a.type == SIM_SHAPE_CAPSULE && b.type == SIM_SHAPE_CAPSULE) {
@@ -107,9 +111,27 @@ static double ref_pair_gap(sim_shape a, rv3 pa, sim_shape b, rv3 pb)
         return sqrt(ref_seg_seg_dist2(a0, a1, b0, b1)) - D(a.radius) - D(b.radius);
     }
     rv3 w = rv3_sub(pa, pb);
+    if (a.type == SIM_SHAPE_CYLINDER || b.type == SIM_SHAPE_CYLINDER) {
+        double r = (a.type == SIM_SHAPE_BOX ? 0 : D(a.radius)) + (b.type == SIM_SHAPE_BOX ? 0 : D(b.radius));
+        double cx = (a.type == SIM_SHAPE_BOX ? D(a.half.x) : 0) + (b.type == SIM_SHAPE_BOX ? D(b.half.x) : 0);
+        double cz = (a.type == SIM_SHAPE_BOX ? D(a.half.z) : 0) + (b.type == SIM_SHAPE_BOX ? D(b.half.z) : 0);
+        double qx = fabs(w.x) - cx, qz = fabs(w.z) - cz;
+        double rect = qx > 0 && qz > 0 ? hypot(qx, qz) : fmax(qx, qz);
+        return fmax(rect - r, fabs(w.y) - D(a.half.y) - D(b.half.y));
+    }
     double g[3] = {fabs(w.x) - D(a.half.x) - D(b.half.x), fabs(w.y) - D(a.half.y) - D(b.half.y),
                    fabs(w.z) - D(a.half.z) - D(b.half.z)};
     return fmax(g[0], fmax(g[1], g[2]));
+}
+
+// The true distance between a capsule and a cylinder (the prism model above
+// must never be further apart than this: early, never late).
+static double ref_capsule_cylinder_gap(sim_shape cap, rv3 pc, sim_shape cyl, rv3 py)
+{
+    rv3 w = rv3_sub(pc, py);
+    double h = fmax(0, hypot(w.x, w.z) - D(cyl.radius));
+    double v = fmax(0, fabs(w.y) - D(sim_shape_segment_half(cap)) - D(cyl.half.y));
+    return hypot(h, v) - D(cap.radius);
 }
 
 // First fraction in [0, 1] where the gap reaches 0 (sampled, then bisected);
@@ -143,6 +165,8 @@ static sim_shape random_shape(keel_rng *r, int type)
     sim_fx radius = keel_rng_fx(r, M(0.2), M(0.6));
     if (type == SIM_SHAPE_CAPSULE)
         return sim_shape_capsule(radius, keel_rng_fx(r, 2 * radius, M(2.0)));
+    if (type == SIM_SHAPE_CYLINDER)
+        return sim_shape_cylinder(radius, keel_rng_fx(r, M(0.2), M(2.0)));
     return sim_shape_box(radius, keel_rng_fx(r, M(0.2), M(1.0)), keel_rng_fx(r, M(0.2), M(0.6)));
 }
 
@@ -163,8 +187,10 @@ Test(scene, pair_narrow_phase_matches_a_double_reference)
     keel_rng r = {2024};
     const double raw = 1.0 / 65536;
     int hits = 0, overlaps = 0, misses = 0;
-    for (int k = 0; k < 20000; k++) {
-        int ta = (int)(k % 4 == 1 || k % 4 == 3), tb = (int)(k % 4 >= 2);
+    int pair_hits[3][3] = {{0}}, pair_misses[3][3] = {{0}};
+    for (int k = 0; k < 36000; k++) {
+        // every ordered pair of capsule, box and cylinder in turn
+        int ta = k % 3, tb = (k / 3) % 3;
         sim_shape a = random_shape(&r, ta), b = random_shape(&r, tb);
         sim_vec3 pb = sim_v3(keel_rng_fx(&r, M(-1), M(1)), keel_rng_fx(&r, M(-1), M(1)),
                              keel_rng_fx(&r, M(-1), M(1)));
@@ -192,6 +218,13 @@ Test(scene, pair_narrow_phase_matches_a_double_reference)
         cr_assert_eq(ct.s, depth);
         cr_assert_eq(ct.feature.triangle, SIM_FEATURE_OBJECT_BIT | 9);
         cr_assert_geq(sim_v3_dot64(ct.normal, sim_v3_sub(pa, pb)), 0, "case %d: normal inward", k);
+        cr_assert(fabs(rv3_len(rv3_from(ct.normal)) - 1) < 1e-4, "case %d: normal not unit", k);
+        if (ta != tb && (ta == SIM_SHAPE_CYLINDER || tb == SIM_SHAPE_CYLINDER) &&
+            (ta == SIM_SHAPE_CAPSULE || tb == SIM_SHAPE_CAPSULE)) {
+            double truth = ta == SIM_SHAPE_CAPSULE ? ref_capsule_cylinder_gap(a, ra, b, rb)
+                                                   : ref_capsule_cylinder_gap(b, rb, a, ra);
+            cr_assert_leq(gap0, truth + 1e-9, "case %d: the bounding cylinder is further than the capsule", k);
+        }
         ob.shrink = M(0.05);
         cr_assert(sim_contact_shape_obstacle(a, pa, &ob, M(10), &shrunk));
         cr_assert_eq(shrunk.s, depth - M(0.05), "case %d: shrink", k);
@@ -203,7 +236,7 @@ Test(scene, pair_narrow_phase_matches_a_double_reference)
         double toi = ref_pair_toi(a, ra, rd, b, rb);
         sim_tri_hit h;
         bool hit = sim_sweep_shape_obstacle(&ray, &ob, &h);
-        if (gap0 < -D(SIM_QUERY_TOLERANCE) - 2 * raw) {
+        if (gap0 <= -D(SIM_QUERY_TOLERANCE) - 2 * raw) {
             // flagged when moving deeper, free when leaving (a convex body)
             bool into = sim_v3_dot64(ct.normal, d) < 0;
             if (into)
@@ -227,17 +260,29 @@ Test(scene, pair_narrow_phase_matches_a_double_reference)
             double allowed = (h.s == 0 ? D(SIM_QUERY_TOLERANCE) : 0) + 4 * raw;
             cr_assert_geq(g, -allowed, "case %d: hit %.7f m deep", k, -g);
             cr_assert_lt(sim_v3_dot64(h.normal, d), 0, "case %d: normal not against the motion", k);
+            cr_assert(fabs(rv3_len(rv3_from(h.normal)) - 1) < 1e-4, "case %d: normal not unit", k);
             hits++;
+            pair_hits[ta][tb]++;
         }
         if (!hit) {
             cr_assert(toi > 1 || (toi == 0 && gap0 > -D(SIM_QUERY_TOLERANCE) - 2 * raw),
                       "case %d: no hit, reference %.6f", k, toi);
             misses++;
+            pair_misses[ta][tb]++;
         }
+        // deterministic: the same query gives the same bits
+        sim_tri_hit again;
+        cr_assert_eq(sim_sweep_shape_obstacle(&ray, &ob, &again), hit);
+        if (hit)
+            cr_assert(again.s == h.s && sim_v3_eq(again.normal, h.normal) && sim_v3_eq(again.point, h.point));
     }
     cr_log_info("pair sweeps: %d hits, %d start overlaps, %d misses\n", hits, overlaps, misses);
-    cr_assert_gt(hits, 2000);
-    cr_assert_gt(misses, 2000);
+    cr_assert_gt(hits, 3600);
+    cr_assert_gt(misses, 3600);
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++)
+            cr_assert(pair_hits[i][j] > 300 && pair_misses[i][j] > 300, "shapes %d, %d: %d hits, %d misses", i,
+                      j, pair_hits[i][j], pair_misses[i][j]);
 }
 
 Test(scene, pair_sweep_touching_and_separating_is_free)
@@ -264,6 +309,418 @@ Test(scene, pair_sweep_touching_and_separating_is_free)
     cr_assert(sim_sweep_shape_obstacle(&down, &ob, &h));
     cr_assert_gt(h.normal.y, M(0.95));
     cr_assert(fabs(D(h.point.y) - 1.8) < 0.01, "contact at y %.4f", D(h.point.y));
+}
+
+Test(scene, pair_cylinder_rims_corners_and_coincident_axes)
+{
+    const sim_fx r = M(0.4), hh = M(0.9); // exact in Q16.16 as given, whatever they round to
+    sim_shape cyl = sim_shape_cylinder(r, 2 * hh);
+    sim_obstacle ob = {cyl, sim_v3(0, hh, 0), 0, 1, SIM_FEATURE_OBJECT_BIT | 2};
+    sim_tri_hit h;
+    // exactly on the rim: a tie of the side and the top stands on the top
+    cr_assert(sim_contact_shape_obstacle(cyl, sim_v3(2 * r, 3 * hh, 0), &ob, 0, &h));
+    cr_assert_eq(h.s, 0);
+    cr_assert_eq(h.normal.y, SIM_FX_ONE);
+    sim_sweep_ray down = make_ray(cyl, sim_v3(2 * r, 3 * hh + M(0.3), 0), sim_v3(0, -M(0.5), 0));
+    cr_assert(sim_sweep_shape_obstacle(&down, &ob, &h));
+    cr_assert_eq(h.normal.y, SIM_FX_ONE);
+    cr_assert(fabs(D(h.s) - D(M(0.3))) <= D(down.inflate) + 0.0001, "landed after %.5f m", D(h.s));
+    cr_assert(h.point.y == 2 * hh && h.point.x == r, "point %.4f %.4f", D(h.point.x), D(h.point.y));
+    // a cylinder beside a cylinder diagonally: round, not its bounding box
+    sim_vec3 diag = sim_v3(M(0.6), M(0.9), M(0.6)); // 0.849 m apart: 0.049 m clear
+    cr_assert(sim_contact_shape_obstacle(cyl, diag, &ob, M(1), &h));
+    cr_assert(fabs(D(h.s) + (sqrt(0.72) - 0.8)) < 0.0001, "depth %.5f", D(h.s));
+    cr_assert(abs(h.normal.x - h.normal.z) <= 1 && h.normal.y == 0);
+    // coincident axes: pushed along x, opposite ways for the two ids
+    ob.side = -1;
+    cr_assert(sim_contact_shape_obstacle(cyl, sim_v3(0, M(1.0), 0), &ob, 0, &h));
+    cr_assert_eq(h.normal.x, -SIM_FX_ONE);
+    cr_assert(fabs(D(h.s) - 0.8) < 0.0001);
+    ob.side = 1;
+    cr_assert(sim_contact_shape_obstacle(cyl, sim_v3(0, M(1.0), 0), &ob, 0, &h));
+    cr_assert_eq(h.normal.x, SIM_FX_ONE);
+
+    // a cylinder against a box's vertical edge: the corner, grown round
+    sim_shape box = sim_shape_box(M(0.4), M(0.9), M(0.4));
+    sim_obstacle bo = {box, sim_v3(0, M(0.9), 0), 0, 1, SIM_FEATURE_OBJECT_BIT | 3};
+    sim_vec3 corner = sim_v3(M(0.7), M(0.9), M(0.7)); // 0.424 m from the edge: 0.024 m clear
+    cr_assert(sim_contact_shape_obstacle(cyl, corner, &bo, M(1), &h));
+    cr_assert(fabs(D(h.s) + (sqrt(0.18) - 0.4)) < 0.0001, "depth %.5f", D(h.s));
+    cr_assert(h.point.x == M(0.4) && h.point.z == M(0.4), "the box's edge, not (%.4f, %.4f)", D(h.point.x),
+              D(h.point.z));
+    // and the box against the cylinder (the pair the other way round)
+    sim_obstacle co = {cyl, sim_v3(M(0.7), M(0.9), M(0.7)), 0, 1, SIM_FEATURE_OBJECT_BIT | 4};
+    cr_assert(sim_contact_shape_obstacle(box, sim_v3(0, M(0.9), 0), &co, M(1), &h));
+    cr_assert(fabs(D(h.s) + (sqrt(0.18) - 0.4)) < 0.0001, "depth %.5f", D(h.s));
+    cr_assert(h.normal.x < 0 && h.normal.z < 0);
+    // sweeping diagonally into the edge stops a radius from it
+    sim_sweep_ray in = make_ray(cyl, sim_v3(M(1.2), M(0.9), M(1.2)), sim_v3(-M(1), 0, -M(1)));
+    cr_assert(sim_sweep_shape_obstacle(&in, &bo, &h));
+    sim_vec3 at = sim_v3_add(in.start, sim_dir_scale(in.dir, h.s));
+    double gap = hypot(D(at.x) - 0.4, D(at.z) - 0.4) - 0.4;
+    cr_assert(gap >= 0 && gap <= D(in.inflate) + 0.0001, "stopped %.5f m from the edge", gap);
+    cr_assert(abs(h.normal.x - h.normal.z) <= 1 && h.normal.x > 0);
+    // a shrink larger than the rounding comes off the box's core
+    bo.shrink = M(0.5);
+    cr_assert(sim_contact_shape_obstacle(cyl, sim_v3(M(0.3), M(0.9), 0), &bo, M(1), &h));
+    cr_assert_lt(D(h.s), 0.8 + 0.1 - 0.5 + 0.0001);
+}
+
+static void add_crouched(sim_scene *sc, uint32_t id, sim_vec3 feet, sim_angle yaw)
+{
+    sim_char_state c = sim_char_spawn(id, feet, yaw);
+    c.flags |= SIM_CHAR_CROUCHED;
+    cr_assert_eq(sim_scene_add_character(sc, &c), 0, "add %u", id);
+}
+
+// Two characters of the given shapes (the one standing, the other crouched:
+// a scene's characters share their settings) walk into each other, then one
+// drops onto the other's head.
+static void pair_of_shapes_meet(sim_shape_type stand, sim_shape_type crouch)
+{
+    static const char *names[3] = {"capsule", "box", "cylinder"};
+    sim_move_settings s = sim_move_default_settings();
+    s.stand_shape = stand == SIM_SHAPE_BOX        ? sim_shape_box(M(0.4), M(0.9), M(0.4))
+                    : stand == SIM_SHAPE_CYLINDER ? sim_shape_cylinder(M(0.4), M(1.8))
+                                                  : sim_shape_capsule(M(0.4), M(1.8));
+    s.crouch_shape = crouch == SIM_SHAPE_BOX        ? sim_shape_box(M(0.4), M(0.5), M(0.4))
+                     : crouch == SIM_SHAPE_CYLINDER ? sim_shape_cylinder(M(0.4), M(1.0))
+                                                    : sim_shape_capsule(M(0.4), M(1.0));
+    cr_assert(sim_move_settings_check(&s, NULL));
+    const sim_move_settings saved = S;
+    S = s; // full_depth_between uses S
+    sim_vec3 c0 = marker("platform_area");
+
+    // walking into each other head on...
+    sim_scene *sc = sim_scene_create(world, &S, 4);
+    add(sc, 1, offset(c0, -2, 0, 0), yaw_to(1, 0));
+    add_crouched(sc, 2, offset(c0, 2, 0, 0), yaw_to(-1, 0));
+    const sim_char_state *a = get(sc, 1), *b = get(sc, 2);
+    double worst = -1;
+    for (int t = 0; t < 200; t++) {
+        uint32_t now = sim_scene_tick(sc);
+        int8_t go = t < 8 ? 0 : 127;
+        sim_input ia = command(now, yaw_to(1, 0), go, 0), ib = command(now, yaw_to(-1, 0), go, SIM_BUTTON_CROUCH);
+        sim_scene_set_input(sc, 1, &ia);
+        sim_scene_set_input(sc, 2, &ib);
+        sim_scene_step(sc);
+        cr_assert_lt(a->position.x, b->position.x, "%s into %s, tick %d: passed through", names[stand],
+                     names[crouch], t);
+        double depth = full_depth_between(a, b);
+        worst = fmax(worst, depth);
+        cr_assert_lt(depth, 0.125, "%s into %s, tick %d: %.4f m deep", names[stand], names[crouch], t, depth);
+        if (t > 150)
+            cr_assert_leq(depth, D(S.skin), "%s into %s, tick %d: still %.4f m deep", names[stand], names[crouch],
+                          t, depth);
+        if (t >= 8)
+            cr_assert(a->flags & b->flags & SIM_CHAR_GROUNDED, "tick %d: knocked off the floor", t);
+    }
+    cr_assert(b->flags & SIM_CHAR_CROUCHED);
+    double depth = full_depth_between(a, b);
+    cr_assert(depth <= D(S.skin) && depth >= -0.02, "%s into %s: ended %.4f m apart", names[stand],
+              names[crouch], -depth);
+    sim_scene_destroy(sc);
+
+    // ... and along a diagonal, where corners meet round sides: they may
+    // slide round each other, never into each other
+    sc = sim_scene_create(world, &S, 4);
+    add(sc, 1, offset(c0, -1.5, 0, -1.4), yaw_to(1, 1));
+    add_crouched(sc, 2, offset(c0, 1.5, 0, 1.4), yaw_to(-1, -1));
+    a = get(sc, 1);
+    b = get(sc, 2);
+    int deep_ticks = 0, touching_ticks = 0;
+    for (int t = 0; t < 160; t++) {
+        uint32_t now = sim_scene_tick(sc);
+        int8_t go = t < 8 ? 0 : 127;
+        sim_input ia = command(now, yaw_to(1, 1), go, 0), ib = command(now, yaw_to(-1, -1), go, SIM_BUTTON_CROUCH);
+        sim_scene_set_input(sc, 1, &ia);
+        sim_scene_set_input(sc, 2, &ib);
+        sim_scene_step(sc);
+        double d = full_depth_between(a, b);
+        worst = fmax(worst, d);
+        cr_assert_lt(d, 0.125, "%s into %s diagonally, tick %d: %.4f m deep", names[stand], names[crouch], t, d);
+        deep_ticks += d > D(S.skin);
+        touching_ticks += d > -0.02;
+    }
+    cr_assert_gt(touching_ticks, 4, "%s into %s diagonally: never met", names[stand], names[crouch]);
+    cr_assert_leq(deep_ticks, 2, "%s into %s diagonally: %d ticks deeper than the skin", names[stand],
+                  names[crouch], deep_ticks);
+    sim_scene_destroy(sc);
+
+    // standing on the other's head
+    sc = sim_scene_create(world, &S, 4);
+    add_crouched(sc, 2, c0, 0);
+    add(sc, 1, offset(c0, 0, 1.0 + 0.3, 0), 0); // 0.3 m above the crouched head
+    a = get(sc, 1);
+    b = get(sc, 2);
+    double deepest = -1;
+    for (int t = 0; t < 96; t++) {
+        uint32_t now = sim_scene_tick(sc);
+        sim_input ib = command(now, 0, 0, SIM_BUTTON_CROUCH);
+        sim_scene_set_input(sc, 2, &ib);
+        sim_scene_step(sc);
+        double d = full_depth_between(a, b);
+        deepest = fmax(deepest, d);
+        cr_assert_lt(d, 0.125, "%s on %s, tick %d: %.4f m deep", names[stand], names[crouch], t, d);
+        if (t > 48)
+            cr_assert_leq(d, D(S.skin), "%s on %s, tick %d: still %.4f m deep", names[stand], names[crouch], t, d);
+    }
+    double top = D(b->position.y) + 2 * D(S.crouch_shape.half.y);
+    cr_assert(b->flags & SIM_CHAR_CROUCHED);
+    cr_assert(a->flags & SIM_CHAR_GROUNDED, "%s on %s: not standing", names[stand], names[crouch]);
+    cr_assert(fabs(D(a->position.y) - top) <= 2 * D(S.skin), "%s on %s: feet %.4f m from the head", names[stand],
+              names[crouch], D(a->position.y) - top);
+    cr_assert(fabs(D(a->position.x - c0.x)) < 0.001 && fabs(D(a->position.z - c0.z)) < 0.001,
+              "%s on %s: slid off to (%.4f, %.4f)", names[stand], names[crouch], D(a->position.x - c0.x),
+              D(a->position.z - c0.z));
+    cr_log_info("%s vs %s: walking deepest %.4f m (diagonally: %d ticks in touch), landing deepest %.4f m\n",
+                names[stand], names[crouch], worst, touching_ticks, deepest);
+    sim_scene_destroy(sc);
+    S = saved;
+}
+
+Test(scene, every_pair_of_shapes_stops_walking_into_and_standing_on_each_other)
+{
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++)
+            pair_of_shapes_meet((sim_shape_type)i, (sim_shape_type)j);
+}
+
+// ---- the scene's raycast: characters as targets ---------------------------------------
+
+// Signed distance-like gap of a point to a shape (zero on the surface,
+// negative inside; convex along any line).
+static double ref_point_gap(sim_shape s, rv3 c, rv3 p)
+{
+    rv3 w = rv3_sub(p, c);
+    if (s.type == SIM_SHAPE_CAPSULE) {
+        double h = D(sim_shape_segment_half(s));
+        double y = fmax(-h, fmin(h, w.y));
+        return sqrt(w.x * w.x + (w.y - y) * (w.y - y) + w.z * w.z) - D(s.radius);
+    }
+    if (s.type == SIM_SHAPE_CYLINDER)
+        return fmax(hypot(w.x, w.z) - D(s.radius), fabs(w.y) - D(s.half.y));
+    return fmax(fabs(w.x) - D(s.half.x), fmax(fabs(w.y) - D(s.half.y), fabs(w.z) - D(s.half.z)));
+}
+
+// First fraction of the segment in the shape (sampled, then bisected); 2 when never.
+static double ref_ray_toi(sim_shape s, rv3 c, rv3 o, rv3 d)
+{
+    const int steps = 1024;
+    double prev = 0;
+    for (int i = 0; i <= steps; i++) {
+        double t = (double)i / steps;
+        if (ref_point_gap(s, c, rv3_add(o, rv3_scale(d, t))) <= 0) {
+            if (i == 0)
+                return 0;
+            double lo = prev, hi = t;
+            for (int k = 0; k < 60; k++) {
+                double mid = (lo + hi) / 2;
+                if (ref_point_gap(s, c, rv3_add(o, rv3_scale(d, mid))) <= 0)
+                    hi = mid;
+                else
+                    lo = mid;
+            }
+            return hi;
+        }
+        prev = t;
+    }
+    return 2;
+}
+
+Test(scene, ray_against_each_shape_matches_a_double_reference)
+{
+    keel_rng r = {77};
+    const double raw = 1.0 / 65536, tol = D(SIM_QUERY_TOLERANCE);
+    int hits[3] = {0}, misses[3] = {0};
+    for (int k = 0; k < 30000; k++) {
+        int type = k % 3;
+        sim_shape shape = random_shape(&r, type);
+        sim_vec3 c = sim_v3(keel_rng_fx(&r, M(-1), M(1)), keel_rng_fx(&r, M(-1), M(1)), keel_rng_fx(&r, M(-1), M(1)));
+        sim_fx far = k % 4 == 3 ? M(40) : M(4); // a quarter are long shots
+        sim_vec3 o = sim_v3(keel_rng_fx(&r, -far, far), keel_rng_fx(&r, -far, far), keel_rng_fx(&r, -far, far));
+        sim_vec3 aim = sim_v3(c.x + keel_rng_fx(&r, M(-1), M(1)), c.y + keel_rng_fx(&r, M(-1.5), M(1.5)),
+                              c.z + keel_rng_fx(&r, M(-1), M(1)));
+        sim_vec3 d = sim_v3_scale(sim_v3_sub(aim, o), keel_rng_fx(&r, M(0.3), M(2)));
+        if (k % 7 == 0) // along an axis: the flat faces and the rims
+            d = sim_v3(k % 3 == 0 ? d.x : 0, k % 3 == 1 ? d.y : 0, k % 3 == 2 ? d.z : 0);
+        if (sim_v3_is_zero(d))
+            continue;
+        sim_dir dir = sim_dir_from_v3(d);
+        sim_fx len = sim_v3_length(d);
+        rv3 rc = rv3_from(c), ro = rv3_from(o), rd = rv3_from(d);
+        double L = D(len), toi = ref_ray_toi(shape, rc, ro, rd);
+        sim_tri_hit h;
+        bool hit = sim_ray_shape(o, dir, len, shape, c, SIM_QUERY_TOLERANCE, &h);
+        sim_tri_hit again;
+        cr_assert_eq(sim_ray_shape(o, dir, len, shape, c, SIM_QUERY_TOLERANCE, &again), hit);
+        if (hit)
+            cr_assert(again.s == h.s && sim_v3_eq(again.normal, h.normal) && sim_v3_eq(again.point, h.point));
+        if (toi <= 1) {
+            cr_assert(hit, "case %d (shape %d): missed at %.6f", k, type, toi * L);
+            cr_assert_leq(D(h.s), toi * L + 2 * raw, "case %d (shape %d): late, %.7f m after %.7f m", k, type, D(h.s),
+                          toi * L);
+        }
+        if (hit) {
+            double g = ref_point_gap(shape, rc, rv3_from(h.point));
+            cr_assert_leq(g, tol + 4 * raw, "case %d (shape %d): hit %.7f m short of the surface", k, type, g);
+            if (h.s > 0) {
+                cr_assert_geq(g, -4 * raw, "case %d (shape %d): hit %.7f m deep", k, type, -g);
+                cr_assert_leq(sim_v3_dot64(h.normal, d), 0, "case %d (shape %d): normal along the ray", k, type);
+            }
+            cr_assert(fabs(rv3_len(rv3_from(h.normal)) - 1) < 1e-4, "case %d: normal not unit", k);
+            hits[type]++;
+        } else {
+            cr_assert_gt(toi, 1, "case %d (shape %d)", k, type);
+            misses[type]++;
+        }
+    }
+    for (int t = 0; t < 3; t++) {
+        cr_log_info("rays against shape %d: %d hits, %d misses\n", t, hits[t], misses[t]);
+        cr_assert(hits[t] > 1000 && misses[t] > 1000);
+    }
+}
+
+static sim_platform_def elevator_def(void);
+
+static sim_move_settings settings_of_type(int type)
+{
+    sim_move_settings s = sim_move_default_settings();
+    if (type == SIM_SHAPE_BOX) {
+        s.stand_shape = sim_shape_box(M(0.4), M(0.9), M(0.4));
+        s.crouch_shape = sim_shape_box(M(0.4), M(0.5), M(0.4));
+    } else if (type == SIM_SHAPE_CYLINDER) {
+        s.stand_shape = sim_shape_cylinder(M(0.4), M(1.8));
+        s.crouch_shape = sim_shape_cylinder(M(0.4), M(1.0));
+    }
+    return s;
+}
+
+static bool shoot(const sim_scene *sc, sim_vec3 from, sim_vec3 d, uint32_t ignore, sim_ray_result *rr, uint32_t *who)
+{
+    sim_ray_input ray = {from, d};
+    return sim_scene_raycast(sc, &ray, ignore, rr, who);
+}
+
+Test(scene, raycast_hits_characters_ignores_the_shooter_and_breaks_ties_by_id)
+{
+    sim_vec3 c0 = marker("platform_area");
+    for (int type = 0; type < 3; type++) {
+        sim_move_settings s = settings_of_type(type);
+        sim_scene *sc = sim_scene_create(world, &s, 8);
+        sim_char_state shooter = sim_char_spawn(1, offset(c0, -3, 0, 0), 0);
+        sim_char_state target = sim_char_spawn(2, c0, 0);
+        cr_assert_eq(sim_scene_add_character(sc, &shooter), 0);
+        cr_assert_eq(sim_scene_add_character(sc, &target), 0);
+        sim_fx r = s.stand_shape.half.x, top = 2 * s.stand_shape.half.y; // feet at c0.y
+        sim_vec3 eye = offset(c0, -3, 1.2, 0);
+        sim_ray_result rr;
+        uint32_t who = 99;
+        // straight at the target from inside the shooter
+        cr_assert(shoot(sc, eye, sim_v3(M(6), 0, 0), 1, &rr, &who));
+        cr_assert_eq(who, 2);
+        cr_assert_eq(rr.feature.triangle, SIM_FEATURE_OBJECT_BIT | 2);
+        double expect = 3 - D(r);
+        double got = D(rr.point.x - eye.x);
+        cr_assert(got <= expect + 2e-5 && got >= expect - D(SIM_QUERY_TOLERANCE) - 2e-5,
+                  "shape %d: hit after %.6f m, not %.6f", type, got, expect);
+        cr_assert_eq(rr.normal.x, -SIM_FX_ONE);
+        cr_assert(fabs(D(rr.fraction) - expect / 6) < 1e-4);
+        // the shooter itself when not ignored: at once
+        cr_assert(shoot(sc, eye, sim_v3(M(6), 0, 0), 0, &rr, &who));
+        cr_assert_eq(who, 1);
+        cr_assert_eq(rr.fraction, 0);
+        // beside the target by a millimetre: missed; a millimetre inside: hit
+        sim_vec3 beside = sim_v3(eye.x, eye.y, eye.z + r + M(0.001));
+        cr_assert_not(shoot(sc, beside, sim_v3(M(6), 0, 0), 1, &rr, &who) && who != 0, "shape %d", type);
+        cr_assert_eq(who, 0);
+        sim_vec3 grazing = sim_v3(eye.x, eye.y, eye.z + r - M(0.001));
+        cr_assert(shoot(sc, grazing, sim_v3(M(6), 0, 0), 1, &rr, &who));
+        cr_assert_eq(who, 2, "shape %d", type);
+        // from above onto the head: the capsule's apex, the flat tops
+        sim_vec3 above = offset(c0, 0, 3, 0);
+        cr_assert(shoot(sc, above, sim_v3(0, -M(2), 0), 1, &rr, &who));
+        cr_assert_eq(who, 2);
+        cr_assert(fabs(D(rr.point.y - c0.y - top)) <= D(SIM_QUERY_TOLERANCE) + 2e-5, "shape %d: head at %.6f", type,
+                  D(rr.point.y - c0.y));
+        cr_assert_eq(rr.normal.y, SIM_FX_ONE);
+        // near the rim, 5 mm inside the radius: a capsule's shoulder is lower
+        sim_vec3 rim = sim_v3(c0.x + r - M(0.005), c0.y + M(3), c0.z);
+        cr_assert(shoot(sc, rim, sim_v3(0, -M(2), 0), 1, &rr, &who));
+        cr_assert_eq(who, 2);
+        // never late, and within the inflation of the surface (which on a
+        // capsule's steep shoulder is more than the inflation vertically)
+        double ref = 3 - D(top) + (type == SIM_SHAPE_CAPSULE ? D(r) - sqrt(D(r) * D(r) - pow(D(r) - 0.005, 2)) : 0);
+        cr_assert_leq(D(rim.y - rr.point.y), ref + 2e-5, "shape %d: rim hit after %.6f m, not %.6f", type,
+                      D(rim.y - rr.point.y), ref);
+        double g = ref_point_gap(s.stand_shape, rv3_from(sim_char_center(&s, &target)), rv3_from(rr.point));
+        cr_assert(g >= -2e-5 && g <= D(SIM_QUERY_TOLERANCE) + 2e-5, "shape %d: rim hit %.6f m off", type, g);
+
+        // two at the same spot: the smaller id, whatever the order they came in
+        sim_char_state t5 = sim_char_spawn(5, offset(c0, 0, 0, 3), 0), t3 = sim_char_spawn(3, offset(c0, 0, 0, 3), 0);
+        cr_assert_eq(sim_scene_add_character(sc, &t5), 0);
+        cr_assert_eq(sim_scene_add_character(sc, &t3), 0);
+        sim_vec3 side = offset(c0, -3, 1.2, 3);
+        cr_assert(shoot(sc, side, sim_v3(M(6), 0, 0), 1, &rr, &who));
+        cr_assert_eq(who, 3);
+        cr_assert(shoot(sc, side, sim_v3(M(6), 0, 0), 3, &rr, &who));
+        cr_assert_eq(who, 5);
+        // a noclip flyer is not a target
+        sim_char_state fly = sim_char_spawn(6, offset(c0, -1.5, 0, 0), 0);
+        fly.move_type = SIM_MOVE_FLY;
+        cr_assert_eq(sim_scene_add_character(sc, &fly), 0);
+        cr_assert(shoot(sc, eye, sim_v3(M(6), 0, 0), 1, &rr, &who));
+        cr_assert_eq(who, 2);
+        // nothing hit but the floor: no character
+        cr_assert(shoot(sc, offset(c0, 5, 1, 5), sim_v3(0, -M(2), 0), 0, &rr, &who));
+        cr_assert_eq(who, 0);
+        cr_assert_eq(rr.normal.y, SIM_FX_ONE);
+        sim_scene_destroy(sc);
+    }
+}
+
+Test(scene, raycast_sees_walls_before_characters_and_platforms_where_they_are)
+{
+    // a character behind the thin wall: the wall is hit first
+    sim_scene *sc = sim_scene_create(world, &S, 4);
+    add(sc, 2, marker("thinwall_back"), 0);
+    sim_ray_result rr;
+    uint32_t who = 99;
+    sim_vec3 front = offset(marker("thinwall_front"), 0, 1, 0);
+    cr_assert(shoot(sc, front, sim_v3(0, 0, -M(6)), 0, &rr, &who));
+    cr_assert_eq(who, 0);
+    cr_assert(rr.feature.triangle < SIM_FEATURE_OBJECT_BIT);
+    cr_assert(fabs(D(rr.point.z) + 10 - 0.005) < 0.001, "wall at z %.4f", D(rr.point.z));
+    // over the wall: the character
+    cr_assert(shoot(sc, offset(front, 0, 5, 0), sim_v3(0, -M(5), -M(4)), 0, &rr, &who));
+    cr_assert_eq(who, 2);
+    sim_scene_destroy(sc);
+
+    // with nobody else in it, the same answer as the collider's raycast
+    sim_platform_def e = elevator_def();
+    sc = sim_scene_create(world, &S, 4);
+    cr_assert_eq(sim_scene_add_platform(sc, &e), 0);
+    add(sc, 1, marker("platform_area"), 0);
+    keel_rng r = {5};
+    for (int t = 0; t < 200; t++) {
+        sim_scene_step(sc);
+        sim_vec3 from = offset(marker("platform_area"), D(keel_rng_fx(&r, M(-2), M(2))), 3,
+                               D(keel_rng_fx(&r, M(-2), M(2))));
+        sim_vec3 d = sim_v3(keel_rng_fx(&r, M(-2), M(2)), -M(4), keel_rng_fx(&r, M(-2), M(2)));
+        sim_ray_input ray = {from, d};
+        sim_ray_result a, b;
+        bool ha = sim_scene_raycast(sc, &ray, 1, &a, &who);
+        sim_collider col = sim_scene_collider(sc, 1);
+        bool hb = col.raycast(col.ctx, &ray, &b);
+        cr_assert_eq(ha, hb, "tick %d", t);
+        cr_assert_eq(who, 0);
+        if (ha)
+            cr_assert(a.fraction == b.fraction && sim_v3_eq(a.point, b.point) && sim_v3_eq(a.normal, b.normal) &&
+                          a.feature.triangle == b.feature.triangle && a.feature.type == b.feature.type &&
+                          a.feature.index == b.feature.index,
+                      "tick %d: differs from the collider's raycast", t);
+    }
+    sim_scene_destroy(sc);
 }
 
 // ---- platforms -----------------------------------------------------------------

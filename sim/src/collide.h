@@ -182,6 +182,21 @@ static inline bool sim_contact_before(const sim_contact *a, const sim_contact *b
     return a->feature.index < b->feature.index;
 }
 
+/// A sweep that starts touching or overlapping (contact ct at the start):
+/// only a motion going further in is a hit, at 0, with the contact's normal.
+/// Shapes and triangles are convex, so a motion that does not go in only
+/// separates them: no later contact with the same triangle exists either.
+static inline bool sim_tri_hit_from_touch(const sim_sweep_ray *ray, const sim_tri_hit *ct, sim_tri_hit *hit)
+{
+    if (sim_v3_dot64(ct->normal, sim_dir_to_v3(ray->dir)) >= 0)
+        return false;
+    *hit = *ct;
+    hit->start_overlap = ct->s > SIM_QUERY_TOLERANCE;
+    hit->depth = ct->s;
+    hit->s = 0;
+    return true;
+}
+
 /// Ray against the triangle (both sides): distance along unit dir.
 bool sim_ray_tri(sim_vec3 origin, sim_dir dir, sim_fx length, const sim_tri *t,
                  sim_tri_hit *hit);

@@ -133,21 +133,8 @@ bool sim_sweep_capsule_tri(const sim_sweep_ray *ray, const sim_tri *t, sim_tri_h
     }
     if (c.touching) {
         sim_tri_hit ct;
-        if (sim_contact_capsule_tri(ray->shape, ray->start, t, ray->inflate, &ct)) {
-            // Moving along or out of an overlap is never blocked: only a
-            // motion that goes further in is a hit (at 0).
-            // A shape and a triangle are both convex: once they touch, a
-            // motion that does not go in only separates them, so no later
-            // contact with this triangle exists either.
-            bool into = sim_v3_dot64(ct.normal, sim_dir_to_v3(ray->dir)) < 0;
-            if (!into)
-                return false;
-            *hit = ct;
-            hit->start_overlap = ct.s > SIM_QUERY_TOLERANCE;
-            hit->depth = ct.s;
-            hit->s = 0;
-            return true;
-        }
+        if (sim_contact_capsule_tri(ray->shape, ray->start, t, ray->inflate, &ct))
+            return sim_tri_hit_from_touch(ray, &ct, hit);
     }
     if (c.has)
         *hit = c.best;

@@ -320,17 +320,11 @@ bool sim_sweep_cylinder_tri(const sim_sweep_ray *ray, const sim_tri *t, sim_tri_
             c.touching = true;
     }
     if (c.touching) {
+        // Growing R and H by the inflation e grows the cylinder by up to
+        // e * sqrt(2) at its rims, so the contact looks that far (1.5 e).
         sim_tri_hit ct;
-        if (sim_contact_cylinder_tri(ray->shape, ray->start, t, ray->inflate, &ct)) {
-            // As for the capsule: only a motion going further in is a hit.
-            if (sim_v3_dot64(ct.normal, sim_dir_to_v3(ray->dir)) >= 0)
-                return false;
-            *hit = ct;
-            hit->start_overlap = ct.s > SIM_QUERY_TOLERANCE;
-            hit->depth = ct.s;
-            hit->s = 0;
-            return true;
-        }
+        if (sim_contact_cylinder_tri(ray->shape, ray->start, t, ray->inflate + (ray->inflate + 1) / 2, &ct))
+            return sim_tri_hit_from_touch(ray, &ct, hit);
     }
     if (c.has)
         *hit = c.best;

@@ -615,6 +615,92 @@ static bool view_raycast(void *ctx, const sim_ray_input *in, sim_ray_result *out
     return has;
 }
 
+// Keep r in *best when it comes before it in the sweep order (the hit point
+// standing for the position); true when taken.
+static bool ray_offer(sim_ray_result *best, bool *has, uint32_t *best_sub, const sim_ray_result *r, uint32_t sub,
+                      sim_vec3 origin, sim_vec3 d)
+{
+    if (*has) {
+        sim_sweep_result a = {true, false, r->fraction, r->point, r->normal, r->point, r->feature};
+        sim_sweep_result b = {true, false, best->fraction, best->point, best->normal, best->point, best->feature};
+        if (!result_before(&a, sub, &b, *best_sub, origin, d))
+            return false;
+    }
+    *best = *r;
+    *best_sub = sub;
+    *has = true;
+    return true;
+}
+
+static sim_ray_result ray_result(const sim_tri_hit *h, sim_fx length, sim_feature feature)
+{
+    sim_ray_result r = {0};
+    r.hit = true;
+    r.fraction = (sim_fx)(((int64_t)h->s << 16) / length);
+    r.point = h->point;
+    r.normal = h->normal;
+    r.feature = feature;
+    return r;
+}
+
+bool sim_scene_raycast(const sim_scene *sc, const sim_ray_input *in, uint32_t ignore_id, sim_ray_result *out,
+                       uint32_t *hit_character_id)
+{
+    uint32_t hit_id = 0;
+    if (hit_character_id)
+        *hit_character_id = 0;
+    bool has = sim_world_raycast(sc->world, in, out);
+    sim_vec3 d = sim_query_clamp_displacement(in->displacement);
+    if (!sim_v3_in_world(in->origin) || !sim_v3_in_world(sim_v3_add(in->origin, d)))
+        return false; // refused, as by the world
+    sim_dir dir = sim_dir_from_v3(d);
+    sim_fx length = sim_v3_length(d);
+    if (length == 0)
+        return has;
+    sim_aabb box = sim_aabb_expand(sim_aabb_union(sim_aabb_of_point(in->origin),
+                                                  sim_aabb_of_point(sim_v3_add(in->origin, d))),
+                                   sim_v3(2, 2, 2));
+    uint32_t best_sub = 0;
+    // Platforms where they are at the scene's tick, built here: the query
+    // changes nothing (the step's copies may be a tick ahead).
+    for (uint32_t i = 0; i < sc->platform_count; i++) {
+        scene_platform p;
+        p.def = sc->platforms[i].def;
+        sim_vec3 c = sim_platform_position(&p.def, sc->tick);
+        if (!sim_aabb_overlaps(box, (sim_aabb){sim_v3_sub(c, p.def.half), sim_v3_add(c, p.def.half)}))
+            continue;
+        platform_build(&p, c);
+        for (uint32_t k = 0; k < PLATFORM_TRIS; k++) {
+            sim_tri_hit h;
+            if (!sim_ray_tri(in->origin, dir, length, &p.tris[k], &h))
+                continue;
+            sim_ray_result r = ray_result(&h, length, h.feature);
+            ray_offer(out, &has, &best_sub, &r, k + 1, in->origin, d);
+        }
+    }
+    // The characters as they are now (not a step's snapshot), in id order.
+    const sim_move_settings *s = &sc->settings;
+    const sim_fx g = SIM_QUERY_TOLERANCE;
+    for (uint32_t i = 0; i < sc->count; i++) {
+        const sim_char_state *c = &sc->chars[i];
+        if (c->id == ignore_id || c->move_type == SIM_MOVE_FLY)
+            continue;
+        sim_shape shape = sim_char_shape(s, c);
+        sim_vec3 center = sim_char_center(s, c);
+        if (!sim_aabb_overlaps(box, sim_aabb_expand(sim_shape_bounds(shape, center), sim_v3(g, g, g))))
+            continue;
+        sim_tri_hit h;
+        if (!sim_ray_shape(in->origin, dir, length, shape, center, g, &h))
+            continue;
+        sim_ray_result r = ray_result(&h, length, (sim_feature){SIM_FEATURE_OBJECT_BIT | c->id, SIM_FEATURE_FACE, 0});
+        if (ray_offer(out, &has, &best_sub, &r, 0, in->origin, d))
+            hit_id = c->id;
+    }
+    if (hit_character_id)
+        *hit_character_id = hit_id;
+    return has;
+}
+
 static bool view_in_water(void *ctx, sim_vec3 p)
 {
     const scene_view *v = ctx;

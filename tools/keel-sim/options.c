@@ -35,8 +35,9 @@ void ks_print_usage(FILE *f)
           "                           yaw pitch buttons; see docs/formats.md)\n"
           "  --rate N                 ticks per second (default 64; characters 2 to 1000,\n"
           "                           probes 1 to 1000)\n"
-          "  --shape capsule|box      capsule r 0.4 h 1.8, or box 0.8x1.8x0.8 (crouched:\n"
-          "                           height 1.0) (default capsule)\n"
+          "  --shape capsule|box|cylinder\n"
+          "                           capsule r 0.4 h 1.8, box 0.8x1.8x0.8 or cylinder\n"
+          "                           r 0.4 h 1.8 (crouched: height 1.0) (default capsule)\n"
           "  --spawn X,Y,Z            spawn feet point in metres, within the character\n"
           "                           range (+-4016 on each axis); repeat\n"
           "                           for more; entity i uses point i mod count (default:\n"
@@ -298,6 +299,9 @@ sim_move_settings ks_settings_make(const ks_options *opt)
     if (opt->shape_type == SIM_SHAPE_BOX) {
         s.stand_shape = sim_shape_box(SIM_FX_MM(400), SIM_FX_MM(900), SIM_FX_MM(400));
         s.crouch_shape = sim_shape_box(SIM_FX_MM(400), SIM_FX_MM(500), SIM_FX_MM(400));
+    } else if (opt->shape_type == SIM_SHAPE_CYLINDER) {
+        s.stand_shape = sim_shape_cylinder(SIM_FX_MM(400), SIM_FX_MM(1800));
+        s.crouch_shape = sim_shape_cylinder(SIM_FX_MM(400), SIM_FX_MM(1000));
     }
     for (uint32_t i = 0; i < opt->settings_change_count; i++) {
         const ks_setting_change *c = &opt->settings_changes[i];
@@ -434,8 +438,10 @@ ks_parse_status ks_parse_options(int argc, char **argv, ks_options *o)
                 o->shape_type = SIM_SHAPE_CAPSULE;
             else if (strcmp(value, "box") == 0)
                 o->shape_type = SIM_SHAPE_BOX;
+            else if (strcmp(value, "cylinder") == 0)
+                o->shape_type = SIM_SHAPE_CYLINDER;
             else
-                return usage_error("bad --shape '%s' (capsule or box)", value);
+                return usage_error("bad --shape '%s' (capsule, box or cylinder)", value);
         } else if (IS("spawn")) {
             if (o->spawn_count >= KS_MAX_SPAWNS)
                 return usage_error("too many --spawn points (at most %d)", KS_MAX_SPAWNS);

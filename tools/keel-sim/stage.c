@@ -16,6 +16,8 @@ static sim_shape make_shape(int32_t type)
 {
     if (type == SIM_SHAPE_BOX)
         return sim_shape_box(SIM_FX_MM(400), SIM_FX_MM(900), SIM_FX_MM(400));
+    if (type == SIM_SHAPE_CYLINDER)
+        return sim_shape_cylinder(SIM_FX_MM(400), SIM_FX_MM(1800));
     return sim_shape_default();
 }
 

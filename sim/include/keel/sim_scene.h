@@ -108,6 +108,19 @@ uint64_t sim_scene_hash(const sim_scene *scene);
 /// outside a step. Valid until the scene changes.
 sim_collider sim_scene_collider(sim_scene *scene, uint32_t self);
 
+/// A ray against everything at the scene's current positions, characters
+/// included (hitscan): the world, the platforms where they are at the
+/// current tick and every character's current shape but `ignore_id`'s (the
+/// shooter; 0 ignores none) and noclip flyers'. Characters are exact upright
+/// bodies (capsule, box or cylinder) grown by SIM_QUERY_TOLERANCE, so a hit
+/// is never late; a ray starting inside one hits it at 0. The earliest hit
+/// wins, ties as for sim_collider's raycast: the world before objects, then
+/// the smaller object id. *hit_character_id (when given) is the id of the
+/// character hit, 0 when the first hit is not a character. Reads only; the
+/// cost grows with the number of characters. Returns out->hit.
+bool sim_scene_raycast(const sim_scene *scene, const sim_ray_input *in, uint32_t ignore_id, sim_ray_result *out,
+                       uint32_t *hit_character_id);
+
 /// Save and restore the state (tick and characters) for rollback: the size a
 /// buffer needs, a copy into it, and back. Restoring keeps platforms and water.
 size_t sim_scene_state_size(const sim_scene *scene);

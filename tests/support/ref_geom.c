@@ -2,6 +2,12 @@
 #include "ref_geom.h"
 
 #include <math.h>
+#include <stdbool.h>
+#include <stdlib.h>
+
+// fmax and fmin are calls into libm in strict C (NaN rules): these inline.
+static inline double dmax(double a, double b) { return a > b ? a : b; }
+static inline double dmin(double a, double b) { return a < b ? a : b; }
 
 rv3 rv3_from(sim_vec3 v) { return (rv3){v.x / 65536.0, v.y / 65536.0, v.z / 65536.0}; }
 rv3 rv3_add(rv3 a, rv3 b) { return (rv3){a.x + b.x, a.y + b.y, a.z + b.z}; }
@@ -129,54 +135,416 @@ static double box_tri_gap(rv3 half, rv3 pos, rv3 a, rv3 b, rv3 c)
             continue;
         rv3 u = rv3_scale(axes[k], 1.0 / l);
         double p0 = rv3_dot(u, v[0]), p1 = rv3_dot(u, v[1]), p2 = rv3_dot(u, v[2]);
-        double lo = fmin(p0, fmin(p1, p2)), hi = fmax(p0, fmax(p1, p2));
+        double lo = dmin(p0, dmin(p1, p2)), hi = dmax(p0, dmax(p1, p2));
         double r = half.x * fabs(u.x) + half.y * fabs(u.y) + half.z * fabs(u.z);
-        double g = fmax(lo - r, -r - hi);
+        double g = dmax(lo - r, -r - hi);
         if (g > gap)
             gap = g;
     }
     return gap;
 }
 
+// ---- cylinder ---------------------------------------------------------------------
+//
+// The signed gap between convex sets is the largest separation over unit
+// directions n, sep(n) = min_T n.(v - c) - h(n), with the cylinder's support
+// h(n) = H |n.y| + R |n_horizontal|. The best direction is normal to both
+// sets at the closest (or deepest) pair, so it lies in one of these families:
+// the face normal, the vertical, the horizontal directions (side or side
+// line against anything), the directions perpendicular to a triangle edge
+// (edge against rim) and, for a vertex, the vertical plane through the axis
+// and that vertex (vertex against rim). Each family is the projection onto a
+// line or plane, and the best separation in it is the 2-D signed distance
+// of the projections: exact for the polygons (disc and triangle seen from
+// above, rectangle and triangle in a vertex's plane), searched numerically
+// for the ellipse of an edge's plane.
+
+#define REF_PI 3.14159265358979323846
+#define REF_SQRT1_2 0.70710678118654752440
+
+typedef struct rv2 {
+    double x, y;
+} rv2;
+
+static double seg2_dist(rv2 p, rv2 a, rv2 b)
+{
+    double dx = b.x - a.x, dy = b.y - a.y;
+    double l2 = dx * dx + dy * dy;
+    double t = l2 > 0 ? clamp01(((p.x - a.x) * dx + (p.y - a.y) * dy) / l2) : 0;
+    double ex = a.x + t * dx - p.x, ey = a.y + t * dy - p.y;
+    return sqrt(ex * ex + ey * ey);
+}
+
+static void proj2(const rv2 *p, int n, double ax, double ay, double *lo, double *hi)
+{
+    *lo = 1e300;
+    *hi = -1e300;
+    for (int i = 0; i < n; i++) {
+        double d = p[i].x * ax + p[i].y * ay;
+        *lo = dmin(*lo, d);
+        *hi = dmax(*hi, d);
+    }
+}
+
+// Signed distance between two convex polygons (vertices in order around; a
+// point or a segment is fine): the distance when apart, else minus the
+// smallest overlap over the edge normals (exact for polygons). Edge
+// directions are tried too: they are the separating axes of degenerate ones.
+static double poly2_gap(const rv2 *a, int na, const rv2 *b, int nb)
+{
+    double sat = -1e300;
+    for (int side = 0; side < 2; side++) {
+        const rv2 *p = side ? b : a;
+        int n = side ? nb : na;
+        for (int i = 0; n > 1 && i < n; i++) {
+            double dx = p[(i + 1) % n].x - p[i].x, dy = p[(i + 1) % n].y - p[i].y;
+            double l = sqrt(dx * dx + dy * dy);
+            if (l < 1e-15)
+                continue;
+            double axes[2][2] = {{-dy / l, dx / l}, {dx / l, dy / l}};
+            for (int k = 0; k < 2; k++) {
+                double alo, ahi, blo, bhi;
+                proj2(a, na, axes[k][0], axes[k][1], &alo, &ahi);
+                proj2(b, nb, axes[k][0], axes[k][1], &blo, &bhi);
+                sat = dmax(sat, dmax(blo - ahi, alo - bhi));
+            }
+        }
+    }
+    if (sat <= 0)
+        return sat;
+    double best = 1e300;
+    for (int side = 0; side < 2; side++) {
+        const rv2 *p = side ? b : a, *q = side ? a : b;
+        int np = side ? nb : na, nq = side ? na : nb;
+        for (int i = 0; i < np; i++)
+            for (int j = 0; j < nq; j++)
+                best = dmin(best, seg2_dist(p[i], q[j], q[(j + 1) % nq]));
+    }
+    return best;
+}
+
+// The directions perpendicular to one edge: n(t) = cos t p1 + sin t p2 with
+// p1 horizontal. There the cylinder's support is H |sin t p2.y| + R
+// sqrt(cos^2 t + k2 sin^2 t) (an ellipse, the disc seen edge-on, plus a
+// segment) and the triangle is the segment from q (the edge) to r. k2 is
+// |p2 horizontal|^2 taken from p2's components, not 1 - p2.y^2: for a nearly
+// level edge that difference loses the digits the sharp ellipse depends on.
+typedef struct edge_family {
+    double qx, qy, rx, ry;
+    double hy, k2, radius;
+} edge_family;
+
+static inline double edge_sep(const edge_family *e, double c, double s)
+{
+    double a = c * e->qx + s * e->qy, b = c * e->rx + s * e->ry;
+    return dmin(a, b) - e->hy * fabs(s) - e->radius * sqrt(c * c + e->k2 * s * s);
+}
+
+static double edge_sep_at(const edge_family *e, double t) { return edge_sep(e, cos(t), sin(t)); }
+
+#define CYL_STEPS 720
+#define CYL_REFINE 8
+
+static double cyl_cos[CYL_STEPS], cyl_sin[CYL_STEPS];
+static bool cyl_table_ready;
+
+static void cyl_table_init(void)
+{
+    if (cyl_table_ready)
+        return;
+    for (int i = 0; i < CYL_STEPS; i++) {
+        double t = 2 * REF_PI * i / CYL_STEPS;
+        cyl_cos[i] = cos(t);
+        cyl_sin[i] = sin(t);
+    }
+    // exact at the quarter turns (the kinks of |sin| and the ellipse's axes)
+    for (int i = 0; i < CYL_STEPS; i += CYL_STEPS / 4) {
+        cyl_cos[i] = i == 0 ? 1 : (i == CYL_STEPS / 2 ? -1 : 0);
+        cyl_sin[i] = i == CYL_STEPS / 4 ? 1 : (i == 3 * CYL_STEPS / 4 ? -1 : 0);
+    }
+    cyl_table_ready = true;
+}
+
+// Golden-section search for the largest value on [lo, hi].
+static double edge_refine(const edge_family *e, double lo, double hi)
+{
+    const double g = 0.6180339887498949;
+    double x1 = hi - g * (hi - lo), x2 = lo + g * (hi - lo);
+    double f1 = edge_sep_at(e, x1), f2 = edge_sep_at(e, x2);
+    while (hi - lo > 1e-12) {
+        if (f1 < f2) {
+            lo = x1;
+            x1 = x2;
+            f1 = f2;
+            x2 = lo + g * (hi - lo);
+            f2 = edge_sep_at(e, x2);
+        } else {
+            hi = x2;
+            x2 = x1;
+            f2 = f1;
+            x1 = hi - g * (hi - lo);
+            f1 = edge_sep_at(e, x1);
+        }
+    }
+    return dmax(f1, f2);
+}
+
+// The family's largest separation, or a value <= `floor` when it has none
+// above that: only brackets that could beat `floor` are refined (within a
+// step of a sample the separation changes by at most `lip` per radian).
+static double edge_family_max(const edge_family *e, double floor)
+{
+    cyl_table_init();
+    double f[CYL_STEPS];
+    double best = -1e300;
+    for (int i = 0; i < CYL_STEPS; i++) {
+        f[i] = edge_sep(e, cyl_cos[i], cyl_sin[i]);
+        best = dmax(best, f[i]);
+    }
+    // the triangle's kink: n perpendicular to q - r
+    double dx = e->qx - e->rx, dy = e->qy - e->ry;
+    if (dx * dx + dy * dy > 0) {
+        double t = atan2(dx, -dy);
+        best = dmax(best, dmax(edge_sep_at(e, t), edge_sep_at(e, t + REF_PI)));
+    }
+    const double step = 2 * REF_PI / CYL_STEPS;
+    double lip = dmax(sqrt(e->qx * e->qx + e->qy * e->qy), sqrt(e->rx * e->rx + e->ry * e->ry)) + e->hy + e->radius;
+    floor = dmax(floor, best);
+    // refine the sampled local maxima that could still win, the highest few
+    int cand[CYL_REFINE];
+    int nc = 0;
+    for (int i = 0; i < CYL_STEPS; i++) {
+        double prev = f[(i + CYL_STEPS - 1) % CYL_STEPS], next = f[(i + 1) % CYL_STEPS];
+        if (!(f[i] >= prev && f[i] >= next && (f[i] > prev || f[i] > next)))
+            continue;
+        if (f[i] + lip * step <= floor)
+            continue;
+        if (nc < CYL_REFINE) {
+            cand[nc++] = i;
+        } else {
+            int low = 0;
+            for (int k = 1; k < nc; k++)
+                if (f[cand[k]] < f[cand[low]])
+                    low = k;
+            if (f[i] > f[cand[low]])
+                cand[low] = i;
+        }
+    }
+    for (int k = 0; k < nc; k++)
+        best = dmax(best, edge_refine(e, (cand[k] - 1) * step, (cand[k] + 1) * step));
+    return best;
+}
+
+static double cyl_sep(double R, double H, rv3 n, const rv3 *v)
+{
+    double lo = dmin(rv3_dot(n, v[0]), dmin(rv3_dot(n, v[1]), rv3_dot(n, v[2])));
+    return lo - H * fabs(n.y) - R * sqrt(dmax(0, n.x * n.x + n.z * n.z));
+}
+
+// The gap, or when it exceeds `stop` some value above `stop` (the searches
+// end as soon as one family shows that).
+static double cyl_tri_gap(double R, double H, rv3 pos, rv3 a, rv3 b, rv3 c, double stop)
+{
+    rv3 v[3] = {rv3_sub(a, pos), rv3_sub(b, pos), rv3_sub(c, pos)};
+    double gap = dmax(cyl_sep(R, H, (rv3){0, 1, 0}, v), cyl_sep(R, H, (rv3){0, -1, 0}, v));
+    rv3 n = rv3_cross(rv3_sub(v[1], v[0]), rv3_sub(v[2], v[0]));
+    double nl = rv3_len(n);
+    if (nl > 1e-15) {
+        n = rv3_scale(n, 1.0 / nl);
+        gap = dmax(gap, dmax(cyl_sep(R, H, n, v), cyl_sep(R, H, rv3_scale(n, -1), v)));
+    }
+    // seen from above: the disc's centre against the triangle
+    rv2 centre = {0, 0};
+    rv2 top[3] = {{v[0].x, v[0].z}, {v[1].x, v[1].z}, {v[2].x, v[2].z}};
+    gap = dmax(gap, poly2_gap(&centre, 1, top, 3) - R);
+    // a vertex's vertical plane: the rectangle R x H against the triangle
+    rv2 rect[4] = {{-R, -H}, {R, -H}, {R, H}, {-R, H}};
+    for (int i = 0; i < 3; i++) {
+        double ox = v[i].x, oz = v[i].z, ol = sqrt(ox * ox + oz * oz);
+        if (ol < 1e-12) {
+            ox = 1;
+            oz = 0;
+        } else {
+            ox /= ol;
+            oz /= ol;
+        }
+        rv2 tri[3];
+        for (int k = 0; k < 3; k++)
+            tri[k] = (rv2){v[k].x * ox + v[k].z * oz, v[k].y};
+        gap = dmax(gap, poly2_gap(rect, 4, tri, 3));
+    }
+    if (gap > stop)
+        return gap;
+    // an edge's perpendicular plane (a vertical edge's is the horizontal one)
+    for (int i = 0; i < 3; i++) {
+        rv3 e = rv3_sub(v[(i + 1) % 3], v[i]);
+        double el = rv3_len(e);
+        if (el < 1e-15)
+            continue;
+        e = rv3_scale(e, 1.0 / el);
+        double hl = sqrt(e.x * e.x + e.z * e.z);
+        if (hl < 1e-9)
+            continue;
+        rv3 p1 = {-e.z / hl, 0, e.x / hl};
+        rv3 p2 = rv3_cross(e, p1);
+        rv3 q = v[i], r = v[(i + 2) % 3];
+        edge_family f = {rv3_dot(q, p1), rv3_dot(q, p2), rv3_dot(r, p1), rv3_dot(r, p2),
+                         H * fabs(p2.y), p2.x * p2.x + p2.z * p2.z, R};
+        gap = dmax(gap, edge_family_max(&f, gap));
+        if (gap > stop)
+            return gap;
+    }
+    return gap;
+}
+
+double ref_cylinder_tri_gap(double R, double H, rv3 pos, rv3 a, rv3 b, rv3 c)
+{
+    return cyl_tri_gap(R, H, pos, a, b, c, 1e300);
+}
+
 double ref_shape_tri_gap(sim_shape s, rv3 pos, rv3 a, rv3 b, rv3 c)
 {
     if (s.type == SIM_SHAPE_BOX)
         return box_tri_gap(rv3_from(s.half), pos, a, b, c);
+    if (s.type == SIM_SHAPE_CYLINDER)
+        return ref_cylinder_tri_gap(s.radius / 65536.0, s.half.y / 65536.0, pos, a, b, c);
     double r = s.radius / 65536.0;
     double h = (s.half.y - s.radius) / 65536.0;
     rv3 p0 = {pos.x, pos.y - h, pos.z}, p1 = {pos.x, pos.y + h, pos.z};
     return ref_seg_tri_dist(p0, p1, a, b, c) - r;
 }
 
-double ref_shape_tri_toi(sim_shape s, rv3 pos, rv3 d, rv3 a, rv3 b, rv3 c, int steps)
+// ---- first contact along a motion --------------------------------------------------
+
+typedef struct gap_fn {
+    int kind; // 0: the shape, 1: a box of half extents `half`
+    sim_shape shape;
+    rv3 half;
+    rv3 pos, d, a, b, c;
+} gap_fn;
+
+static double gap_at(const gap_fn *g, double t)
 {
-    (void)steps;
-    // The gap along a straight motion is convex (a distance between convex
-    // sets, or a maximum of linear functions), so a ternary search finds its
-    // minimum and a bisection before it the first contact: exact, no sampling.
-    if (ref_shape_tri_gap(s, pos, a, b, c) <= 0)
-        return 0;
-    double lo = 0, hi = 1;
-    for (int k = 0; k < 200; k++) {
-        double m1 = lo + (hi - lo) / 3, m2 = hi - (hi - lo) / 3;
-        double g1 = ref_shape_tri_gap(s, rv3_add(pos, rv3_scale(d, m1)), a, b, c);
-        double g2 = ref_shape_tri_gap(s, rv3_add(pos, rv3_scale(d, m2)), a, b, c);
-        if (g1 <= g2)
-            hi = m2;
-        else
-            lo = m1;
+    rv3 p = rv3_add(g->pos, rv3_scale(g->d, t));
+    if (g->kind == 1)
+        return box_tri_gap(g->half, p, g->a, g->b, g->c);
+    return ref_shape_tri_gap(g->shape, p, g->a, g->b, g->c);
+}
+
+// Whether the gap at t is <= 0 (for a cylinder without searching further
+// once one family separates).
+static bool touches_at(const gap_fn *g, double t)
+{
+    if (g->kind == 0 && g->shape.type == SIM_SHAPE_CYLINDER) {
+        rv3 p = rv3_add(g->pos, rv3_scale(g->d, t));
+        return cyl_tri_gap(g->shape.radius / 65536.0, g->shape.half.y / 65536.0, p, g->a, g->b, g->c, 0) <= 0;
     }
-    double tmin = 0.5 * (lo + hi);
-    if (ref_shape_tri_gap(s, rv3_add(pos, rv3_scale(d, tmin)), a, b, c) > 0)
-        return 2.0;
-    lo = 0;
-    hi = tmin;
-    for (int k = 0; k < 80; k++) {
+    return gap_at(g, t) <= 0;
+}
+
+// The gap along a straight motion is convex (a distance between convex sets,
+// or a signed distance to their Minkowski difference), so a golden-section
+// search finds its minimum, stopping at the first value <= 0, and a
+// bisection before that the first contact: exact, no sampling. Returns a
+// value > 1 when the gap stays positive over [lo, 1].
+static double toi_convex(const gap_fn *g, double lo, double hi_known)
+{
+    double hi;
+    if (hi_known <= 1) {
+        hi = hi_known;
+    } else {
+        const double gr = 0.6180339887498949;
+        double a = lo, b = 1;
+        double x1 = b - gr * (b - a), x2 = a + gr * (b - a);
+        double f1 = gap_at(g, x1), f2 = gap_at(g, x2);
+        hi = -1;
+        if (gap_at(g, 1) <= 0)
+            hi = 1;
+        while (hi < 0 && b - a > 1e-13) {
+            if (f1 <= 0) {
+                hi = x1;
+            } else if (f2 <= 0) {
+                hi = x2;
+            } else if (f1 < f2) {
+                b = x2;
+                x2 = x1;
+                f2 = f1;
+                x1 = b - gr * (b - a);
+                f1 = gap_at(g, x1);
+            } else {
+                a = x1;
+                x1 = x2;
+                f1 = f2;
+                x2 = a + gr * (b - a);
+                f2 = gap_at(g, x2);
+            }
+        }
+        if (hi < 0)
+            return 2.0;
+    }
+    for (int k = 0; k < 80 && hi - lo > 1e-15; k++) {
         double m = 0.5 * (lo + hi);
-        if (ref_shape_tri_gap(s, rv3_add(pos, rv3_scale(d, m)), a, b, c) <= 0)
+        if (touches_at(g, m))
             hi = m;
         else
             lo = m;
     }
     return hi;
+}
+
+static double toi_box(rv3 half, rv3 pos, rv3 d, rv3 a, rv3 b, rv3 c)
+{
+    gap_fn g = {1, {0}, half, pos, d, a, b, c};
+    if (gap_at(&g, 0) <= 0)
+        return 0;
+    return toi_convex(&g, 0, 2.0);
+}
+
+double ref_shape_tri_toi(sim_shape s, rv3 pos, rv3 d, rv3 a, rv3 b, rv3 c, int steps)
+{
+    (void)steps;
+    if (ref_shape_tri_gap(s, pos, a, b, c) <= 0)
+        return 0;
+    if (s.type != SIM_SHAPE_CYLINDER) {
+        gap_fn g = {0, s, {0, 0, 0}, pos, d, a, b, c};
+        return toi_convex(&g, 0, 2.0);
+    }
+    // The cylinder lies between its bounding box and the square box inside
+    // it: it is met no sooner than the first and no later than the second,
+    // and only the cylinder's own gap is the slow one.
+    double R = s.radius / 65536.0, H = s.half.y / 65536.0;
+    double outer = toi_box((rv3){R, H, R}, pos, d, a, b, c);
+    if (outer > 1)
+        return 2.0;
+    double inner = toi_box((rv3){R * REF_SQRT1_2, H, R * REF_SQRT1_2}, pos, d, a, b, c);
+    gap_fn g = {0, s, {0, 0, 0}, pos, d, a, b, c};
+    return toi_convex(&g, outer, inner);
+}
+
+double ref_shape_tris_toi(sim_shape s, rv3 pos, rv3 d, const rv3 *tri, uint32_t count)
+{
+    // Each triangle's bound first (the shape's bounding box meets it no
+    // later), then the exact first contact in that order while it can win.
+    double *bound = malloc(sizeof *bound * (count + 1));
+    uint32_t *order = malloc(sizeof *order * (count + 1));
+    if (!bound || !order)
+        abort();
+    rv3 half = rv3_from(s.half);
+    for (uint32_t i = 0; i < count; i++) {
+        bound[i] = toi_box(half, pos, d, tri[3 * i], tri[3 * i + 1], tri[3 * i + 2]);
+        uint32_t k = i;
+        while (k > 0 && bound[order[k - 1]] > bound[i]) {
+            order[k] = order[k - 1];
+            k--;
+        }
+        order[k] = i;
+    }
+    double best = 2.0;
+    for (uint32_t k = 0; k < count && bound[order[k]] <= 1 && bound[order[k]] < best; k++) {
+        uint32_t i = order[k];
+        best = dmin(best, ref_shape_tri_toi(s, pos, d, tri[3 * i], tri[3 * i + 1], tri[3 * i + 2], 0));
+    }
+    free(bound);
+    free(order);
+    return best;
 }

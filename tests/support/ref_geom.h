@@ -6,6 +6,7 @@
 #define KEEL_REF_GEOM_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include <keel/sim_math.h>
 #include <keel/sim_shape.h>
@@ -31,11 +32,21 @@ double ref_seg_tri_dist(rv3 p0, rv3 p1, rv3 a, rv3 b, rv3 c);
 
 /// Signed gap between a character shape at `pos` and triangle abc: for a
 /// capsule, distance minus radius; for a box, the largest separation over the
-/// 13 SAT axes (negative when overlapping: then minus the smallest penetration).
+/// 13 SAT axes (negative when overlapping: then minus the smallest penetration);
+/// for a cylinder, the same exactly (ref_cylinder_tri_gap).
 double ref_shape_tri_gap(sim_shape s, rv3 pos, rv3 a, rv3 b, rv3 c);
+
+/// Signed gap between the upright cylinder of radius R and half height H
+/// centred at `pos` and triangle abc: the distance when apart, else minus the
+/// penetration depth (the shortest translation that frees it).
+double ref_cylinder_tri_gap(double R, double H, rv3 pos, rv3 a, rv3 b, rv3 c);
 
 /// First fraction in [0, 1] where the gap becomes <= 0 moving pos by d, or a
 /// value > 1 when it never does (sampled in `steps` then bisected).
 double ref_shape_tri_toi(sim_shape s, rv3 pos, rv3 d, rv3 a, rv3 b, rv3 c, int steps);
+
+/// The smallest ref_shape_tri_toi over `count` triangles (3 points each), or a
+/// value > 1 when none is met.
+double ref_shape_tris_toi(sim_shape s, rv3 pos, rv3 d, const rv3 *tri, uint32_t count);
 
 #endif

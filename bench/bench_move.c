@@ -14,9 +14,10 @@
 // on the level for the whole run. Only the step is timed; making commands is
 // not. Each figure is taken for the capsule, the box and the cylinder in
 // turn (keel-sim's --shape sizes, all 0.8 m wide and 1.8 m tall), or for the
-// one --shape names, on the same levels, spawns and commands. The state hash after a fixed number of ticks, printed with each
-// figure, shows that the work done is the same on every run and machine. Doubles appear only to print
-// times and rates.
+// one --shape names, on the same levels with the same seeds. The state hash
+// after a fixed number of ticks, printed with each figure, shows that the
+// work done is the same on every run and machine. Doubles appear only to
+// print times and rates.
 #define _POSIX_C_SOURCE 200809L
 
 #include <inttypes.h>

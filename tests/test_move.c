@@ -461,8 +461,8 @@ Test(move, crouch_passes_the_tunnel_and_standing_up_is_refused_inside)
             sim_input w = walk_input((uint32_t)t, yaw, 0);
             sim_move_step(&col, &S, &c, &w);
             if (c.flags & SIM_CHAR_CROUCHED)
-                cr_assert_lt(D(c.position.z), 10.0 + 0.4 + 0.05, "%s tick %d: still crouched at z %.3f, clear of the roof",
-                             SN, t, D(c.position.z));
+                cr_assert_lt(D(c.position.z), 10.0 + 0.4 + 0.05,
+                             "%s tick %d: still crouched at z %.3f, clear of the roof", SN, t, D(c.position.z));
         }
         cr_assert_not(c.flags & SIM_CHAR_CROUCHED, "%s: never stood up", SN);
         cr_assert_gt(D(c.position.z), 10.0 + 0.4 - 0.01, "%s: stood up under the roof's end, z %.3f", SN,

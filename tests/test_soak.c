@@ -565,7 +565,8 @@ static void report(const soak *k, const soak_stats *st)
                 " triangles measured exactly); "
                 "over skin+tol %" PRIu64 " (double: %" PRIu64 "); stuck character-ticks %" PRIu64
                 " (%u characters, longest %u ticks); falls %" PRIu64 "; escapes %" PRIu64
-                "; centre crossed a surface %" PRIu64 "; grounded %.1f%%; jumps %" PRIu64 "; steps %" PRIu64 "; final hash %016" PRIx64 "\n",
+                "; centre crossed a surface %" PRIu64 "; grounded %.1f%%; jumps %" PRIu64 "; steps %" PRIu64
+                "; final hash %016" PRIx64 "\n",
                 k->name, st->shape, st->character_ticks, k->count, st->ticks, st->seconds,
                 keel_fx_to_d(st->max_depth), st->max_depth_tick, st->max_depth_id,
                 keel_fx_to_d(st->max_depth_at.x), keel_fx_to_d(st->max_depth_at.y),

@@ -55,28 +55,41 @@ static int64_t len2(int64_t x, int64_t y)
 
 // An end (the bottom when lift = +H: the centre sits H above the triangle)
 // against the face: the slab of half thickness R |n_h| around T + lift,
-// entered where the disc's edge point along the slope meets the face.
+// entered where the disc's edge point along the slope meets the face. A
+// slab thinner than RIM_MIN_THICKNESS is taken as the plane itself (the
+// triangle is level within that): the rims at its edges cover the rest.
 static void prim_end_face(round_ctx *c, sim_fx lift, int64_t nh)
 {
     const sim_tri *t = c->t;
     sim_vec3 o = sim_v3_sub(c->ray->start, sim_v3(0, lift, 0));
     sim_fx dist0 = sim_dir_dot_v3(t->n, sim_v3_sub(o, t->v[0]));
     int64_t half = ((int64_t)c->R * nh + ((int64_t)1 << 30) - 1) >> 30;
+    bool level = half < RIM_MIN_THICKNESS;
+    if (level)
+        half = 0;
     int sg;
     int64_t s = round_slab_entry(c, dist0, t->n, half, &sg);
     if (s == -1)
         return;
-    sim_vec3 at = s >= 0 ? sim_v3_add(o, sim_dir_scale(c->ray->dir, (sim_fx)s)) : o;
-    // Back onto the plane along the horizontal part of the normal: the
-    // point of T under the disc's rim.
-    sim_vec3 q = at;
-    int64_t nh2 = ((int64_t)t->n.x * t->n.x + (int64_t)t->n.z * t->n.z) >> 30;
-    if (nh2 > 0) {
-        int64_t d = sim_dir_dot_v3(t->n, sim_v3_sub(at, t->v[0]));
-        q.x = (sim_fx)((int64_t)at.x - d * t->n.x / nh2);
-        q.z = (sim_fx)((int64_t)at.z - d * t->n.z / nh2);
+    sim_vec3 q = s >= 0 ? sim_v3_add(o, sim_dir_scale(c->ray->dir, (sim_fx)s)) : o;
+    sim_fx slack = SIM_QUERY_TOLERANCE;
+    if (!level) {
+        // Back onto the plane along the slope's horizontal direction h. At
+        // an entry the point is on a face of the slab, R from the plane along
+        // h: exact. Inside (touching) it is d / |n_h| along h, whose rounding
+        // grows as the slope flattens: the test is widened by that much (the
+        // contact then decides).
+        sim_dir h = sim_dir_from_s64(t->n.x, 0, t->n.z);
+        int64_t along;
+        if (s >= 0) {
+            along = sg > 0 ? c->R : -(int64_t)c->R;
+        } else {
+            along = ((int64_t)sim_dir_dot_v3(t->n, sim_v3_sub(q, t->v[0])) << 30) / nh;
+            slack = (sim_fx)(slack + c->R / half + 2);
+        }
+        q = sim_v3_sub(q, sim_dir_scale(h, (sim_fx)along));
     }
-    if (!round_in_triangle(t, q, SIM_QUERY_TOLERANCE))
+    if (!round_in_triangle(t, q, slack))
         return;
     if (s == -2) {
         c->touching = true;
@@ -152,6 +165,58 @@ static void prim_rim_level(round_ctx *c, const rim_frame *f, sim_vec3 w, int64_t
     round_consider(c, (sim_fx)s, sim_dir_to_v3(n), SIM_FEATURE_EDGE, i, point);
 }
 
+// Normals of the rim ellipse (semi-axes A along side, B = A |e.y| along m)
+// at the points of its outer half (m pointing `up` = +1 or -1: the bottom
+// rim's ellipse bounds the body from above) that see (beta, mu) (Q16.16,
+// within +-32 m) along their normal: for a point outside the nearest one,
+// for a point inside possibly several (one of them is the nearest boundary
+// point; the separating-axis test keeps the best). A normal
+// n = (1 - tau, tau) in the point's quarter has the support point p(n);
+// g(tau) = (w - p(n)) x n vanishes there. Sign changes of g over eight
+// samples are refined by bisection. No division by e.y, so a flat ellipse is
+// as precise as a round one.
+typedef struct rim_solver {
+    int64_t A, B, ab, am, d2;
+} rim_solver;
+
+static int64_t rim_g(const rim_solver *r, int64_t tau)
+{
+    int64_t nx = 65536 - tau, ny = tau;
+    int64_t anx = (r->A * nx) >> 16, bny = (r->B * ny) >> 16;
+    int64_t S = (int64_t)sim_isqrt_u64((uint64_t)(anx * anx + bny * bny));
+    int64_t term = S > 0 ? (((r->d2 * nx) >> 16) * ny >> 16) / S : 0;
+    return ((r->ab * ny) >> 16) - sim_shr_round_s64(r->am * nx, 16) - term;
+}
+
+static int rim_axes(const rim_frame *f, int64_t A, int64_t beta, int64_t mu, int up, sim_dir out[4])
+{
+    rim_solver r = {A, (A * abs64(f->dy)) >> 30, abs64(beta), up > 0 ? mu : -mu, 0};
+    r.d2 = r.A * r.A - r.B * r.B;
+    int count = 0;
+    int64_t prev_tau = 0, prev_g = rim_g(&r, 0);
+    for (int k = 1; k <= 8 && count < 4; k++) {
+        int64_t tau = k * 8192, g = rim_g(&r, tau);
+        if ((prev_g < 0) != (g < 0) || (k == 8 && count == 0)) {
+            int64_t lo = prev_tau, hi = tau;
+            bool rising = prev_g < 0;
+            for (int it = 0; it < 13; it++) {
+                int64_t mid = (lo + hi) / 2;
+                if ((rim_g(&r, mid) < 0) == rising)
+                    lo = mid;
+                else
+                    hi = mid;
+            }
+            int64_t t = (lo + hi) / 2;
+            int64_t nx = beta < 0 ? -(65536 - t) : 65536 - t, ny = up > 0 ? t : -t;
+            out[count++] = sim_dir_from_s64(nx * f->side.x + ny * f->m.x, nx * f->side.y + ny * f->m.y,
+                                            nx * f->side.z + ny * f->m.z);
+        }
+        prev_tau = tau;
+        prev_g = g;
+    }
+    return count;
+}
+
 // An end's rim (lift as in prim_end_face) against edge i.
 static void prim_rim_edge(round_ctx *c, sim_fx lift, int i)
 {
@@ -191,15 +256,13 @@ static void prim_rim_edge(round_ctx *c, sim_fx lift, int i)
     int64_t beta = beta0 + sim_shr_round_s64(ub * s0, 30);
     int64_t nu = (mu0 + um * s0) / f.dy; // Q16.16
     int64_t cc = beta * beta + nu * nu - R * R;
-    int64_t sigma = 0; // distance along the scaled direction
-    int64_t vlen = 1;
+    int64_t s = s0;
     if (cc > 0) {
         // The motion in scaled coordinates: (ub, um / e.y), Q2.30.
         int64_t vb = ub, vn = um * ((int64_t)1 << 30) / f.dy;
         sim_dir v = sim_dir_from_s64(vb, vn, 0);
         if (sim_dir_is_zero(v))
             return;
-        vlen = len2(vb, vn);
         int64_t b = sim_shr_round_s64(beta * v.x + nu * v.y, 30);
         if (b >= 0)
             return;
@@ -207,7 +270,13 @@ static void prim_rim_edge(round_ctx *c, sim_fx lift, int i)
         int64_t disc = R * R - cross * cross;
         if (disc < 0)
             return;
-        sigma = cc / (-b + sim_sqrt_ceil_q32(disc));
+        int64_t sigma = cc / (-b + sim_sqrt_ceil_q32(disc)); // along the scaled direction
+        s = s0 + sigma * ((int64_t)1 << 30) / len2(vb, vn);
+        // The hit's coordinates from the scaled solution itself: recomputed
+        // from the rounded position, nu = mu / e.y would carry mu's rounding
+        // times 1 / e.y.
+        beta += sim_shr_round_s64(sigma * v.x, 30);
+        nu += sim_shr_round_s64(sigma * v.y, 30);
     } else if (s0 == 0) {
         // Inside at the start: whether it is on the edge decides touching.
         int64_t lambda = sim_dir_dot_v3(f.e, w) + sim_shr_round_s64(f.dh * nu, 30);
@@ -215,19 +284,15 @@ static void prim_rim_edge(round_ctx *c, sim_fx lift, int i)
             c->touching = true;
         return;
     }
-    int64_t s = s0 + sigma * ((int64_t)1 << 30) / vlen;
     if (s > L)
         return;
-    sim_vec3 at = sim_v3_add(w, sim_dir_scale(u, (sim_fx)s));
-    int64_t beta_h = sim_shr_round_s64(sim_dir_dot_v3_raw(f.side, at), 30);
-    int64_t nu_h = sim_dir_dot_v3_raw(f.m, at) / f.dy;
-    if (abs64(beta_h) > SIM_SHAPE_MAX_SIZE * 2 || abs64(nu_h) > SIM_SHAPE_MAX_SIZE * 2)
-        return; // rounding far outside the ellipse: not a point of it
-    int64_t lambda = sim_dir_dot_v3(f.e, at) + sim_shr_round_s64(f.dh * nu_h, 30);
+    // Along the edge: e . (w + s u) + |e_h| nu.
+    int64_t eu = sim_shr_round_s64((int64_t)u.x * f.e.x + (int64_t)u.y * f.e.y + (int64_t)u.z * f.e.z, 30);
+    int64_t lambda = sim_shr_round_s64(sim_dir_dot_v3_raw(f.e, w) + eu * s, 30) + sim_shr_round_s64(f.dh * nu, 30);
     if (lambda < 0 || lambda > t->elen[i])
         return;
     sim_vec3 point = sim_v3_add(t->v[i], sim_dir_scale(f.e, (sim_fx)lambda));
-    round_consider(c, (sim_fx)s, rim_normal(&f, beta_h, nu_h), SIM_FEATURE_EDGE, i, point);
+    round_consider(c, (sim_fx)s, rim_normal(&f, beta, nu), SIM_FEATURE_EDGE, i, point);
 }
 
 // An end (lift as in prim_end_face) against corner i: a horizontal disc.
@@ -426,21 +491,19 @@ bool sim_contact_cylinder_tri(sim_shape shape, sim_vec3 pos, const sim_tri *t, s
     for (int k = 0; k < 2; k++) {
         sim_fx lift = k == 0 ? (sim_fx)x.H : -(sim_fx)x.H; // bottom rim, then top
         for (int i = 0; i < 3; i++) {
-            // The rim against edge i: the ellipse's normal at the centre's
-            // scaled coordinates (exact when they lie on it).
+            // The rim against edge i: the normal at the rim ellipse's point
+            // nearest the centre (the exact axis when they meet there).
             rim_frame f;
-            bool framed = rim_frame_make(t, i, &f);
-            if (framed && ((x.R * abs64(f.dy)) >> 30) < RIM_MIN_THICKNESS) {
-                sat_axis(&x, f.m, horizontal_len(f.m), SIM_FEATURE_EDGE, i);
-            } else if (framed) {
+            if (rim_frame_make(t, i, &f)) {
                 sim_vec3 w = sim_v3_sub(pos, sim_v3_add(t->v[i], sim_v3(0, lift, 0)));
                 int64_t beta = sim_shr_round_s64(sim_dir_dot_v3_raw(f.side, w), 30);
-                int64_t mu = sim_dir_dot_v3_raw(f.m, w);
+                int64_t mu = sim_shr_round_s64(sim_dir_dot_v3_raw(f.m, w), 30);
                 int64_t lim = (int64_t)SIM_SHAPE_MAX_SIZE * 2;
-                if (abs64(beta) <= lim && abs64(sim_shr_round_s64(mu, 30)) <= (lim * abs64(f.dy)) >> 30) {
-                    sim_vec3 nv = rim_normal(&f, beta, mu / f.dy);
-                    sim_dir n = sim_dir_from_v3(nv);
-                    sat_axis(&x, n, horizontal_len(n), SIM_FEATURE_EDGE, i);
+                if (abs64(beta) <= lim && abs64(mu) <= lim) {
+                    sim_dir n[4];
+                    int count = rim_axes(&f, x.R, beta, mu, lift > 0 ? 1 : -1, n);
+                    for (int a = 0; a < count; a++)
+                        sat_axis(&x, n[a], horizontal_len(n[a]), SIM_FEATURE_EDGE, i);
                 }
             }
             // The rim against corner i: from the rim's nearest point.
@@ -450,6 +513,44 @@ bool sim_contact_cylinder_tri(sim_shape shape, sim_vec3 pos, const sim_tri *t, s
                 sim_vec3 rim = sim_v3_add(sim_dir_scale(h, (sim_fx)x.R), sim_v3(0, -lift, 0));
                 sim_dir n = sim_dir_from_v3(sim_v3_sub(r, rim));
                 sat_axis(&x, n, horizontal_len(n), SIM_FEATURE_VERTEX, i);
+            }
+        }
+    }
+    if (x.best.has && x.best.sep < 0) {
+        // Overlapping: in a corner's vertical plane (through the axis) the
+        // cylinder is a rectangle and the triangle a triangle; the deepest
+        // escape in that plane may also be across a triangle edge.
+        for (int i = 0; i < 3; i++) {
+            sim_vec3 r = x.rel[i];
+            sim_dir h = sim_dir_from_s64(r.x, 0, r.z);
+            if (sim_dir_is_zero(h))
+                continue;
+            for (int k = 0; k < 3; k++) {
+                sim_vec3 e = sim_v3_sub(t->v[(k + 1) % 3], t->v[k]);
+                int64_t eh = sim_dir_dot_v3(h, e); // the edge in the plane: (eh, e.y)
+                int64_t a = -(int64_t)e.y, b = eh;  // its normal there
+                sim_dir n = sim_dir_from_s64(a * h.x, b * SIM_DIR_ONE, a * h.z);
+                sat_axis(&x, n, horizontal_len(n), SIM_FEATURE_VERTEX, i);
+            }
+        }
+        // In an edge's perpendicular plane the triangle is a segment from
+        // the edge to the opposite corner; the rims against that corner.
+        for (int i = 0; i < 3; i++) {
+            rim_frame f;
+            if (!rim_frame_make(t, i, &f))
+                continue;
+            for (int k = 0; k < 2; k++) {
+                sim_fx lift = k == 0 ? (sim_fx)x.H : -(sim_fx)x.H;
+                sim_vec3 w = sim_v3_sub(pos, sim_v3_add(t->v[(i + 2) % 3], sim_v3(0, lift, 0)));
+                int64_t beta = sim_shr_round_s64(sim_dir_dot_v3_raw(f.side, w), 30);
+                int64_t mu = sim_shr_round_s64(sim_dir_dot_v3_raw(f.m, w), 30);
+                int64_t lim = (int64_t)SIM_SHAPE_MAX_SIZE * 2;
+                if (abs64(beta) > lim || abs64(mu) > lim)
+                    continue;
+                sim_dir n[4];
+                int count = rim_axes(&f, x.R, beta, mu, lift > 0 ? 1 : -1, n);
+                for (int a = 0; a < count; a++)
+                    sat_axis(&x, n[a], horizontal_len(n[a]), SIM_FEATURE_VERTEX, (i + 2) % 3);
             }
         }
     }

@@ -84,7 +84,7 @@ static void prim_end_face(round_ctx *c, sim_fx lift, int64_t nh)
         if (s >= 0) {
             along = sg > 0 ? c->R : -(int64_t)c->R;
         } else {
-            along = ((int64_t)sim_dir_dot_v3(t->n, sim_v3_sub(q, t->v[0])) << 30) / nh;
+            along = (int64_t)sim_dir_dot_v3(t->n, sim_v3_sub(q, t->v[0])) * ((int64_t)1 << 30) / nh;
             slack = (sim_fx)(slack + c->R / half + 2);
         }
         q = sim_v3_sub(q, sim_dir_scale(h, (sim_fx)along));

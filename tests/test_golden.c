@@ -14,9 +14,9 @@
 #include "test_support.h"
 
 #define GOLDEN_QUERIES UINT64_C(0x5e157cfbbaa1072f)
-#define GOLDEN_MOVEMENT UINT64_C(0x0597984ef20c3a5d)
+#define GOLDEN_MOVEMENT UINT64_C(0x0ab45b7e410a9ede)
 #define GOLDEN_CYLINDER_QUERIES UINT64_C(0x6827bb18db106816)
-#define GOLDEN_CYLINDER_MOVEMENT UINT64_C(0x50b876a3daf36fea)
+#define GOLDEN_CYLINDER_MOVEMENT UINT64_C(0x5f7c27a5bf650b84)
 
 static sim_level level;
 static sim_world *world;

@@ -504,49 +504,23 @@ Test(move, crouch_jump_reaches_the_ledge_a_standing_jump_does_not)
     }
 }
 
-// KNOWN BUG (reported to the lead): a character pressing into a wall while
-// airborne rises less than half as fast as its vertical velocity says. In
-// mover_slide (sim/src/mover.c), a sweep that meets the wall at a grazing
-// angle backs off up to 16 skins along the motion; when that is more than
-// the distance travelled the centre stays put, yet the motion is still cut
-// to what was left after the hit (d scaled by 1 - fraction), so the part
-// before the hit is lost every tick. All three shapes; the capsule's round
-// bottom still rolls over a ledge's edge this way, a flat bottom (box,
-// cylinder) cannot get its feet above the edge. While the bug stands these
-// tests print it on stderr (Criterion shows a skip only with --verbose) and
-// skip; they pass for every shape once it is fixed.
-#define KNOWN_BUG(ok, why, ...)                                                                  \
-    do {                                                                                         \
-        if (!(ok)) {                                                                             \
-            size_t used_ = strlen(why);                                                          \
-            snprintf((why) + used_, sizeof(why) - used_, __VA_ARGS__);                           \
-        }                                                                                        \
-    } while (0)
-#define KNOWN_BUG_SKIP(why)                                                                      \
-    do {                                                                                         \
-        if ((why)[0]) {                                                                          \
-            fprintf(stderr, "KNOWN BUG (test_move, %s): mover_slide loses vertical motion against a wall: %s\n", \
-                    __func__, why);                                                              \
-            cr_skip_test("KNOWN BUG, mover_slide loses vertical motion against a wall: %s", why); \
-        }                                                                                        \
-    } while (0)
-
+// A character pressing into a wall while airborne rises as fast as in the
+// open. (mover_slide once lost the motion before a grazing hit whenever the
+// back-off from the wall was longer than it: such a jump rose half as high,
+// and a flat bottom could not get its feet over a ledge it was pressed into.)
 Test(move, crouch_jump_pressed_against_the_ledge_reaches_it)
 {
-    char why[512] = "";
     FOR_EACH_SHAPE {
         // at rest against the face (from z 5.3, pushing +z), then a crouch jump
         double standing = jump_at_ledge(5.3, 6, false);
         cr_assert_lt(standing, 0.05, "%s: a standing jump got onto the 1.5 m ledge (y %.3f)", SN, standing);
         double crouched = jump_at_ledge(5.3, 6, true);
-        KNOWN_BUG(fabs(crouched - 1.5) < 0.02, why, "%s: crouch jump ended at y %.3f; ", SN, crouched);
+        cr_assert(fabs(crouched - 1.5) < 0.02, "%s: crouch jump pressed into the face ended at y %.3f", SN, crouched);
     }
-    KNOWN_BUG_SKIP(why);
 }
 
 Test(move, a_jump_pressed_against_a_wall_rises_as_high_as_in_the_open)
 {
-    char why[512] = "";
     FOR_EACH_SHAPE {
         double apex[2];
         for (int wall = 0; wall < 2; wall++) {
@@ -562,10 +536,9 @@ Test(move, a_jump_pressed_against_a_wall_rises_as_high_as_in_the_open)
             }
         }
         cr_assert(fabs(apex[0] - 1.139) < 0.02, "%s: apex in the open %.4f", SN, apex[0]);
-        KNOWN_BUG(fabs(apex[1] - apex[0]) < 0.02, why, "%s: apex %.4f m against the wall, %.4f m in the open; ", SN,
-                  apex[1], apex[0]);
+        cr_assert(fabs(apex[1] - apex[0]) < 0.02, "%s: apex %.4f m against the wall, %.4f m in the open", SN, apex[1],
+                  apex[0]);
     }
-    KNOWN_BUG_SKIP(why);
 }
 
 Test(move, walking_down_ramps_stays_grounded)

@@ -12,9 +12,12 @@
 // Characters start on seeded spots of walkable floor (inside rooms on the
 // real map) at least 1.2 m apart, and turn back at open edges, so they stay
 // on the level for the whole run. Only the step is timed; making commands is
-// not. The state hash after a fixed number of ticks, printed with each
-// figure, shows that the work done is the same on every run and machine. Doubles appear only to print
-// times and rates.
+// not. Each figure is taken for the capsule, the box and the cylinder in
+// turn (keel-sim's --shape sizes, all 0.8 m wide and 1.8 m tall), or for the
+// one --shape names, on the same levels with the same seeds. The state hash
+// after a fixed number of ticks, printed with each figure, shows that the
+// work done is the same on every run and machine. Doubles appear only to
+// print times and rates.
 #define _POSIX_C_SOURCE 200809L
 
 #include <inttypes.h>
@@ -40,13 +43,31 @@
 #define WARMUP_TICKS 32
 #define MIN_TICKS 16
 #define SPACING SIM_FX_MM(1200)
-#define MAX_FIGURES 16
+#define MAX_FIGURES 32
 
 static const uint32_t counts[] = {1, 64, 1000};
 #define COUNT_KINDS (sizeof counts / sizeof counts[0])
 
 static double min_seconds = 1.0;
 static bool independent = false;
+
+enum { SHAPE_KINDS = 3 };
+static const char *const shape_names[SHAPE_KINDS] = {"capsule", "box", "cylinder"};
+static int only_shape = -1; // --shape: one of them, or -1 for all three
+
+// keel-sim's --shape sizes: 0.8 m wide, 1.8 m tall (1.0 m crouched).
+static sim_move_settings shape_settings(int shape)
+{
+    sim_move_settings s = sim_move_default_settings();
+    if (shape == SIM_SHAPE_BOX) {
+        s.stand_shape = sim_shape_box(SIM_FX_MM(400), SIM_FX_MM(900), SIM_FX_MM(400));
+        s.crouch_shape = sim_shape_box(SIM_FX_MM(400), SIM_FX_MM(500), SIM_FX_MM(400));
+    } else if (shape == SIM_SHAPE_CYLINDER) {
+        s.stand_shape = sim_shape_cylinder(SIM_FX_MM(400), SIM_FX_MM(1800));
+        s.crouch_shape = sim_shape_cylinder(SIM_FX_MM(400), SIM_FX_MM(1000));
+    }
+    return s;
+}
 
 static double now_s(void)
 {
@@ -57,6 +78,7 @@ static double now_s(void)
 
 typedef struct figure {
     const char *level;
+    int shape;
     uint32_t triangles;
     uint32_t characters;
     uint32_t spawned_in_rooms; ///< characters whose spawn is under a ceiling
@@ -136,13 +158,13 @@ static void crowd_free(crowd *c)
     memset(c, 0, sizeof *c);
 }
 
-static bool crowd_init(crowd *c, const sim_level *level, const sim_world *w, bool rooms,
+static bool crowd_init(crowd *c, const sim_level *level, const sim_world *w, bool rooms, int shape,
                        uint32_t count, uint32_t *in_rooms)
 {
     memset(c, 0, sizeof *c);
     c->world = w;
     c->bounds = sim_world_get_stats(w).bounds;
-    c->s = sim_move_default_settings();
+    c->s = shape_settings(shape);
     c->count = count;
     c->walkers = calloc(count, sizeof *c->walkers);
     c->inputs = calloc(count, sizeof *c->inputs);
@@ -191,15 +213,16 @@ static bool crowd_init(crowd *c, const sim_level *level, const sim_world *w, boo
     return true;
 }
 
-static bool bench_count(const char *name, const sim_level *level, const sim_world *w, bool rooms,
+static bool bench_count(const char *name, const sim_level *level, const sim_world *w, bool rooms, int shape,
                         uint32_t count, figure *f)
 {
     memset(f, 0, sizeof *f);
     f->level = name;
+    f->shape = shape;
     f->triangles = sim_world_get_stats(w).triangle_count;
     f->characters = count;
     crowd c;
-    if (!crowd_init(&c, level, w, rooms, count, &f->spawned_in_rooms))
+    if (!crowd_init(&c, level, w, rooms, shape, count, &f->spawned_in_rooms))
         return false;
     for (int t = 0; t < WARMUP_TICKS; t++) {
         crowd_commands(&c);
@@ -239,9 +262,13 @@ static int bench_level(const char *name, sim_level *level, bool rooms, figure *o
     if (!w) {
         fprintf(stderr, "bench_move: %s: cannot build the world: %s\n", name, err.message);
     } else {
-        for (size_t k = 0; k < COUNT_KINDS; k++)
-            if (bench_count(name, level, w, rooms, counts[k], &out[n]))
-                n++;
+        for (int shape = 0; shape < SHAPE_KINDS; shape++) {
+            if (only_shape >= 0 && shape != only_shape)
+                continue;
+            for (size_t k = 0; k < COUNT_KINDS; k++)
+                if (bench_count(name, level, w, rooms, shape, counts[k], &out[n]))
+                    n++;
+        }
         sim_world_destroy(w);
     }
     sim_level_free(level);
@@ -256,11 +283,14 @@ static const char *levels_dir(void)
 
 static void print_usage(FILE *f)
 {
-    fputs("usage: bench_move [--seconds N] [--independent] [--help]\n"
+    fputs("usage: bench_move [--seconds N] [--shape capsule|box|cylinder|all] [--independent] [--help]\n"
           "Character-ticks per second on the built-in level, sauerbraten_zdm2.obj (from\n"
           "$KEEL_LEVELS_DIR or the shared levels folder) and a generated 200,000-triangle\n"
           "level, for 1, 64 and 1000 characters walking and jumping at random.\n"
           "  --seconds N     minimum timed seconds per figure, 1 to 60 (default 1)\n"
+          "  --shape S       the characters: capsule r 0.4 h 1.8, box 0.8 x 1.8 x 0.8,\n"
+          "                  cylinder r 0.4 h 1.8 (crouched 1.0 m tall), or all three\n"
+          "                  one after the other (default all)\n"
           "  --independent   step characters one by one against the static world only\n"
           "                  (no character-vs-character collisions)\n"
           "  --help          print this help\n",
@@ -278,7 +308,18 @@ int main(int argc, char **argv)
             independent = true;
             continue;
         }
-        if (strcmp(argv[i], "--seconds") == 0 && i + 1 < argc) {
+        if (strcmp(argv[i], "--shape") == 0 && i + 1 < argc) {
+            const char *v = argv[++i];
+            int found = strcmp(v, "all") == 0 ? -1 : -2;
+            for (int k = 0; k < SHAPE_KINDS; k++)
+                if (strcmp(v, shape_names[k]) == 0)
+                    found = k;
+            if (found != -2) {
+                only_shape = found;
+                continue;
+            }
+            fprintf(stderr, "bench_move: bad --shape '%s'\n", v);
+        } else if (strcmp(argv[i], "--seconds") == 0 && i + 1 < argc) {
             const char *v = argv[++i];
             char *end = NULL;
             long s = strtol(v, &end, 10);
@@ -330,18 +371,36 @@ int main(int argc, char **argv)
                          "through each other)"
                        : "sim_scene (characters also collide with each other)",
            SEED, min_seconds, MIN_TICKS, WARMUP_TICKS);
-    printf("%-15s %9s %6s %7s %14s %12s %10s %11s %7s  %s\n", "level", "triangles", "chars", "ticks",
-           "char-ticks/s", "us/char-tick", "ms/tick", "max ms/tick", "stuck", "hash@48");
+    printf("%-15s %-8s %9s %6s %7s %14s %12s %10s %11s %7s  %s\n", "level", "shape", "triangles", "chars",
+           "ticks", "char-ticks/s", "us/char-tick", "ms/tick", "max ms/tick", "stuck", "hash@48");
     for (int i = 0; i < count; i++) {
         const figure *f = &all[i];
-        printf("%-15s %9" PRIu32 " %6" PRIu32 " %7" PRIu64 " %14.0f %12.2f %10.3f %11.3f %7" PRIu64
+        printf("%-15s %-8s %9" PRIu32 " %6" PRIu32 " %7" PRIu64 " %14.0f %12.2f %10.3f %11.3f %7" PRIu64
                "  %016" PRIx64 "\n",
-               f->level, f->triangles, f->characters, f->ticks, f->per_s, 1e6 / f->per_s, f->tick_ms,
-               f->max_tick_ms, f->stuck, f->hash);
+               f->level, shape_names[f->shape], f->triangles, f->characters, f->ticks, f->per_s, 1e6 / f->per_s,
+               f->tick_ms, f->max_tick_ms, f->stuck, f->hash);
+    }
+    // Side by side: microseconds per character-tick of each shape, and the
+    // cylinder's cost relative to the capsule's.
+    if (only_shape < 0) {
+        printf("\n%-15s %6s %12s %12s %12s %10s\n", "us/char-tick", "chars", "capsule", "box", "cylinder",
+               "cyl/caps");
+        for (int i = 0; i < count; i++) {
+            if (all[i].shape != SIM_SHAPE_CAPSULE)
+                continue;
+            const figure *by[SHAPE_KINDS] = {&all[i], NULL, NULL};
+            for (int j = 0; j < count; j++)
+                if (strcmp(all[j].level, all[i].level) == 0 && all[j].characters == all[i].characters)
+                    by[all[j].shape] = &all[j];
+            if (!by[1] || !by[2])
+                continue;
+            printf("%-15s %6" PRIu32 " %12.2f %12.2f %12.2f %10.2f\n", all[i].level, all[i].characters,
+                   1e6 / by[0]->per_s, 1e6 / by[1]->per_s, 1e6 / by[2]->per_s, by[0]->per_s / by[2]->per_s);
+        }
     }
     bool any_rooms = false;
     for (int i = 0; i < count; i++) {
-        if (strcmp(all[i].level, "zdm2") != 0)
+        if (strcmp(all[i].level, "zdm2") != 0 || all[i].shape != SIM_SHAPE_CAPSULE)
             continue;
         printf("%s %" PRIu32 " of %" PRIu32, any_rooms ? "," : "\nzdm2 spawns inside rooms (under a ceiling):",
                all[i].spawned_in_rooms, all[i].characters);
@@ -351,9 +410,9 @@ int main(int argc, char **argv)
     const char *mode = independent ? "independent" : "scene";
     for (int i = 0; i < count; i++) {
         const figure *f = &all[i];
-        printf("BENCH bench_move level=%s characters=%" PRIu32 " collision=%s "
+        printf("BENCH bench_move shape=%s level=%s characters=%" PRIu32 " collision=%s "
                "metric=character_ticks_per_s value=%.0f max_tick_ms=%.3f hash=%016" PRIx64 "\n",
-               f->level, f->characters, mode, f->per_s, f->max_tick_ms, f->hash);
+               shape_names[f->shape], f->level, f->characters, mode, f->per_s, f->max_tick_ms, f->hash);
     }
     return count > 0 ? 0 : 1;
 }

@@ -14,7 +14,9 @@
 #include "test_support.h"
 
 #define GOLDEN_QUERIES UINT64_C(0x5e157cfbbaa1072f)
-#define GOLDEN_MOVEMENT UINT64_C(0x0597984ef20c3a5d)
+#define GOLDEN_MOVEMENT UINT64_C(0x0ab45b7e410a9ede)
+#define GOLDEN_CYLINDER_QUERIES UINT64_C(0x6827bb18db106816)
+#define GOLDEN_CYLINDER_MOVEMENT UINT64_C(0x5f7c27a5bf650b84)
 
 static sim_level level;
 static sim_world *world;
@@ -82,13 +84,42 @@ Test(golden, collision_queries_on_the_builtin_level)
     cr_assert_eq(h, GOLDEN_QUERIES, "query hash is 0x%016llx", (unsigned long long)h);
 }
 
+// The cylinder's own queries: 3,000 sweeps (standing and crouched sizes in
+// turn) and 1,000 contact queries at seeded places of the built-in level.
+Test(golden, cylinder_queries_on_the_builtin_level)
+{
+    keel_rng rng = {20261123};
+    uint64_t h = SIM_HASH_SEED;
+    const sim_fx span = SIM_FX_INT(30);
+    for (int i = 0; i < 3000; i++) {
+        sim_sweep_input in = {0};
+        in.shape = sim_shape_cylinder(SIM_FX_MM(400), (i & 1) ? SIM_FX_MM(1000) : SIM_FX_MM(1800));
+        in.start = draw3(&rng, -span, span, 0, SIM_FX_INT(3));
+        in.displacement = draw3(&rng, -SIM_FX_MM(1600), SIM_FX_MM(1600), -SIM_FX_MM(1600), SIM_FX_MM(1600));
+        sim_sweep_result r;
+        sim_world_sweep(world, &in, &r);
+        h = sim_hash_sweep_result(h, &r);
+    }
+    for (int i = 0; i < 1000; i++) {
+        sim_overlap_input in;
+        in.shape = sim_shape_cylinder(SIM_FX_MM(400), SIM_FX_MM(1800));
+        in.position = draw3(&rng, -span, span, 0, SIM_FX_INT(2));
+        in.margin = SIM_FX_MM(10);
+        sim_contact c[4];
+        int n = sim_world_contacts(world, &in, c, 4);
+        h = sim_hash_u32(h, (uint32_t)n);
+        for (int k = 0; k < (n < 4 ? n : 4); k++)
+            h = sim_hash_contact(h, &c[k]);
+    }
+    cr_assert_eq(h, GOLDEN_CYLINDER_QUERIES, "cylinder query hash is 0x%016llx", (unsigned long long)h);
+}
+
 // Eight characters from the spawn marker with seeded inputs for 10 s (640
 // ticks), each stepped alone against the world; every state of every tick
 // goes into the hash.
-Test(golden, movement_on_the_builtin_level)
+static uint64_t movement_hash(const sim_move_settings *s)
 {
     sim_collider col = sim_collider_world(world);
-    sim_move_settings s = sim_move_default_settings();
     const sim_marker *spawn = sim_level_find_marker(&level, "spawn");
     cr_assert_not_null(spawn);
     sim_char_state c[8];
@@ -116,9 +147,27 @@ Test(golden, movement_on_the_builtin_level)
                 in[k].buttons &= (uint8_t)~SIM_BUTTON_JUMP;
             }
             in[k].tick = t;
-            sim_move_step(&col, &s, &c[k], &in[k]);
+            sim_move_step(&col, s, &c[k], &in[k]);
             h = sim_hash_char(h, &c[k]);
         }
     }
+    return h;
+}
+
+Test(golden, movement_on_the_builtin_level)
+{
+    sim_move_settings s = sim_move_default_settings();
+    uint64_t h = movement_hash(&s);
     cr_assert_eq(h, GOLDEN_MOVEMENT, "movement hash is 0x%016llx", (unsigned long long)h);
+}
+
+// The same run with keel-sim's --shape cylinder (radius 0.4 m, 1.8 m tall,
+// 1.0 m crouched).
+Test(golden, cylinder_movement_on_the_builtin_level)
+{
+    sim_move_settings s = sim_move_default_settings();
+    s.stand_shape = sim_shape_cylinder(SIM_FX_MM(400), SIM_FX_MM(1800));
+    s.crouch_shape = sim_shape_cylinder(SIM_FX_MM(400), SIM_FX_MM(1000));
+    uint64_t h = movement_hash(&s);
+    cr_assert_eq(h, GOLDEN_CYLINDER_MOVEMENT, "cylinder movement hash is 0x%016llx", (unsigned long long)h);
 }

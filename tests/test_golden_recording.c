@@ -24,8 +24,8 @@
 
 #include "test_rec_scene.h"
 
-#define GOLDEN_RECORDING_LAST_HASH UINT64_C(0x7396a4368f94d413)
-#define GOLDEN_RECORDING_FILE_HASH UINT64_C(0x944a3a7a223e0f3b)
+#define GOLDEN_RECORDING_LAST_HASH UINT64_C(0xebd9d59ec2d7c989)
+#define GOLDEN_RECORDING_FILE_HASH UINT64_C(0x0206281361598582)
 
 static sim_level level;
 static sim_world *world;

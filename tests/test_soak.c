@@ -1,12 +1,16 @@
 // keel tests: randomized soak of the character mover on the built-in level and
-// the two shared real maps. MIT licence, see LICENSE.
+// the two shared real maps, for each character shape. MIT licence, see LICENSE.
 //
 // 48 characters in one sim_scene (so they also collide with each other) walk,
 // turn, crouch and jump at random (keel-sim's random walk,
 // tools/keel-sim/ks_common.h) for 2,500 ticks: 120,000 character-ticks per
-// level. After every tick, every character is checked against the static
-// geometry: it may not overlap it by more than the skin plus
-// SOAK_DEPTH_TOLERANCE (sim_world_contacts), its feet may not drop more than
+// level, as capsules (the default shape). The same 48 then run as boxes and
+// as cylinders (keel-sim's --shape sizes), for fewer ticks to keep the test's
+// time within bounds (SOAK_TICKS_BOX, SOAK_TICKS_CYLINDER). After every tick,
+// every character is checked against the static geometry: it may not overlap
+// it by more than the skin plus SOAK_DEPTH_TOLERANCE, measured both by keel
+// (sim_world_contacts) and independently in double against the level's own
+// triangles (tests/support/ref_geom.h, see ref_depth), its feet may not drop more than
 // 1 m below the level's bounds, it may not leave the world's bounds (x, z
 // within 0.9 m of them, feet at most 2 m above the top), and its centre may
 // not cross a triangle between two ticks (a free shape's centre stays at
@@ -40,11 +44,17 @@
 //   keel-sim --level ../shared/levels/sauerbraten_zdm2.obj --edge-guard
 //            --characters 48 --seed 20261122 --ticks 2500 --quiet   (zdm2; the
 //            same with sauerbraten_pandora.obj)
-// and without --quiet shows every character's every tick.
+// and without --quiet shows every character's every tick. The box and
+// cylinder runs are the same with --shape box --ticks 240 and --shape
+// cylinder --ticks 480.
+//
+// Each level's test ends with one line per level putting the three shapes
+// side by side (worst overlap by each measure, stuck, falls, hung).
 #define _POSIX_C_SOURCE 200809L
 
 #include <criterion/criterion.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,24 +66,48 @@
 #include <keel/sim_world.h>
 
 #include "../tools/keel-sim/ks_common.h"
+#include "ref_geom.h"
 #include "test_support.h"
 
 // Pinned final state hashes (see "Regenerating" above).
-#define SOAK_HASH_BUILTIN UINT64_C(0x717ad5e9fa4f9550)
-#define SOAK_HASH_ZDM2 UINT64_C(0xb965ff757fe07430)
-#define SOAK_HASH_PANDORA UINT64_C(0x0226b46a4f4e567e)
+#define SOAK_HASH_BUILTIN UINT64_C(0x21227de3bcc98bfd)
+#define SOAK_HASH_ZDM2 UINT64_C(0x58d28cabaf12e4c4)
+#define SOAK_HASH_PANDORA UINT64_C(0x13a3647fb8b32647)
+#define SOAK_HASH_BUILTIN_BOX UINT64_C(0x02803e534aa18916)
+#define SOAK_HASH_ZDM2_BOX UINT64_C(0xcf5a192e5cceb3f2)
+#define SOAK_HASH_PANDORA_BOX UINT64_C(0xfa9051f7cefaf023)
+#define SOAK_HASH_BUILTIN_CYLINDER UINT64_C(0x9ca7da8fe440bb83)
+#define SOAK_HASH_ZDM2_CYLINDER UINT64_C(0xe8f92a5b70f30f48)
+#define SOAK_HASH_PANDORA_CYLINDER UINT64_C(0x264c7c2acbbaba49)
 
 #define SOAK_CHARACTERS 48
 #define SOAK_TICKS 2500 // 48 x 2500 = 120,000 character-ticks per level
+// The other shapes run shorter, so the three together cost about a third
+// more than the capsule alone (test_soak runs twice in CI, once sanitized).
+#define SOAK_TICKS_BOX 240
+#define SOAK_TICKS_CYLINDER 480
 #define SOAK_SEED UINT64_C(20261122)
 /// Depth beyond the skin that still counts as resting: none. The issue asks
 /// for "never more than the skin" (5 mm); the deepest seen is about 1.5 mm.
 #define SOAK_DEPTH_TOLERANCE 0
-/// Characters start at least this far apart (capsule diameter 0.8 m).
+/// The double reference sees the level's exact corners (the world rounds an
+/// oriented box's to the raw unit) and keel's own rounding: 0.1 mm more.
+#define SOAK_REF_TOLERANCE 0.0001
+#define M_REF(d) ((sim_fx)llround((d) * 65536.0))
+/// Characters start at least this far apart (every shape is 0.8 m wide).
 #define SOAK_SPACING SIM_FX_MM(1200)
 
 typedef struct soak_stats {
+    const char *shape;
+    uint32_t ticks;
     uint64_t character_ticks;
+    /// The deepest overlap with the level by the double reference, m (0:
+    /// never overlapping), and where.
+    double ref_depth;
+    uint32_t ref_depth_tick, ref_depth_id;
+    sim_vec3 ref_depth_at;
+    uint64_t ref_over_depth; ///< character-ticks deeper than skin + tolerance by it
+    uint64_t ref_exact;      ///< triangles the cheap axes could not clear
     sim_fx max_depth;
     uint32_t max_depth_tick, max_depth_id;
     sim_vec3 max_depth_at;
@@ -96,10 +130,25 @@ typedef struct soak_stats {
     uint64_t hash;
 } soak_stats;
 
+// The level's triangles in double (the boxes' too), in a grid of columns
+// over x and z: the independent reference the overlaps are measured with.
+typedef struct ref_level {
+    rv3 *tri; ///< 3 corners per triangle
+    rv3 *lo, *hi; ///< bounds per triangle
+    uint32_t count;
+    double x0, z0;
+    int nx, nz;
+    uint32_t *start; ///< per cell, into items (nx * nz + 1 entries)
+    uint32_t *items;
+    uint32_t *stamp; ///< per triangle: the query that last visited it
+    uint32_t query;
+} ref_level;
+
 typedef struct soak {
     const char *name;
     sim_level level;
     sim_world *world;
+    ref_level ref;
     sim_aabb bounds;
     sim_move_settings s;
     sim_scene *scene;
@@ -111,6 +160,193 @@ typedef struct soak {
     bool hung_seen[SOAK_CHARACTERS];
 } soak;
 
+#define REF_CELL 2.0
+
+static rv3 box_corner_d(const sim_box_def *b, int bx, int by, int bz)
+{
+    rv3 p = rv3_from(b->center);
+    p = rv3_add(p, rv3_scale(rv3_from(b->axis[0]), (bx ? 1 : -1) * keel_fx_to_d(b->half.x)));
+    p = rv3_add(p, rv3_scale(rv3_from(b->axis[1]), (by ? 1 : -1) * keel_fx_to_d(b->half.y)));
+    p = rv3_add(p, rv3_scale(rv3_from(b->axis[2]), (bz ? 1 : -1) * keel_fx_to_d(b->half.z)));
+    return p;
+}
+
+static int ref_cell_x(const ref_level *r, double x)
+{
+    int i = (int)floor((x - r->x0) / REF_CELL);
+    return i < 0 ? 0 : (i >= r->nx ? r->nx - 1 : i);
+}
+
+static int ref_cell_z(const ref_level *r, double z)
+{
+    int i = (int)floor((z - r->z0) / REF_CELL);
+    return i < 0 ? 0 : (i >= r->nz ? r->nz - 1 : i);
+}
+
+// Slivers the world drops (doubled area below 2^-16 m^2) are left out here too.
+static bool ref_tri_add(ref_level *r, rv3 a, rv3 b, rv3 c)
+{
+    if (rv3_len(rv3_cross(rv3_sub(b, a), rv3_sub(c, a))) < 1.0 / 65536)
+        return false;
+    rv3 *t = &r->tri[3 * r->count];
+    t[0] = a;
+    t[1] = b;
+    t[2] = c;
+    r->lo[r->count] = (rv3){fmin(a.x, fmin(b.x, c.x)), fmin(a.y, fmin(b.y, c.y)), fmin(a.z, fmin(b.z, c.z))};
+    r->hi[r->count] = (rv3){fmax(a.x, fmax(b.x, c.x)), fmax(a.y, fmax(b.y, c.y)), fmax(a.z, fmax(b.z, c.z))};
+    r->count++;
+    return true;
+}
+
+static void ref_level_build(ref_level *r, const sim_level *lv)
+{
+    memset(r, 0, sizeof *r);
+    size_t cap = (size_t)lv->triangle_count + 12 * (size_t)lv->box_count;
+    r->tri = malloc(3 * cap * sizeof *r->tri);
+    r->lo = malloc(cap * sizeof *r->lo);
+    r->hi = malloc(cap * sizeof *r->hi);
+    cr_assert(r->tri && r->lo && r->hi);
+    for (uint32_t i = 0; i < lv->triangle_count; i++) {
+        const uint32_t *ix = &lv->indices[3 * i];
+        ref_tri_add(r, rv3_from(lv->vertices[ix[0]]), rv3_from(lv->vertices[ix[1]]), rv3_from(lv->vertices[ix[2]]));
+    }
+    static const unsigned char faces[6][4] = {{4, 6, 7, 5}, {0, 1, 3, 2}, {2, 3, 7, 6},
+                                              {0, 4, 5, 1}, {1, 5, 7, 3}, {0, 2, 6, 4}};
+    for (uint32_t b = 0; b < lv->box_count; b++) {
+        for (int f = 0; f < 6; f++) {
+            rv3 q[4];
+            for (int k = 0; k < 4; k++) {
+                int c = faces[f][k];
+                q[k] = box_corner_d(&lv->boxes[b], (c >> 2) & 1, (c >> 1) & 1, c & 1);
+            }
+            ref_tri_add(r, q[0], q[1], q[2]);
+            ref_tri_add(r, q[0], q[2], q[3]);
+        }
+    }
+    rv3 lo = {1e300, 1e300, 1e300}, hi = {-1e300, -1e300, -1e300};
+    for (uint32_t i = 0; i < r->count; i++) {
+        lo = (rv3){fmin(lo.x, r->lo[i].x), 0, fmin(lo.z, r->lo[i].z)};
+        hi = (rv3){fmax(hi.x, r->hi[i].x), 0, fmax(hi.z, r->hi[i].z)};
+    }
+    r->x0 = lo.x;
+    r->z0 = lo.z;
+    r->nx = (int)((hi.x - lo.x) / REF_CELL) + 1;
+    r->nz = (int)((hi.z - lo.z) / REF_CELL) + 1;
+    size_t cells = (size_t)r->nx * (size_t)r->nz;
+    r->start = calloc(cells + 1, sizeof *r->start);
+    r->stamp = calloc(r->count ? r->count : 1, sizeof *r->stamp);
+    cr_assert(r->start && r->stamp);
+    // two passes: count per cell, then fill
+    for (int pass = 0; pass < 2; pass++) {
+        uint32_t *fill = NULL;
+        if (pass == 1) {
+            for (size_t c = 0; c < cells; c++)
+                r->start[c + 1] += r->start[c];
+            r->items = malloc((r->start[cells] ? r->start[cells] : 1) * sizeof *r->items);
+            fill = calloc(cells, sizeof *fill);
+            cr_assert(r->items && fill);
+        }
+        for (uint32_t i = 0; i < r->count; i++) {
+            int x0 = ref_cell_x(r, r->lo[i].x), x1 = ref_cell_x(r, r->hi[i].x);
+            int z0 = ref_cell_z(r, r->lo[i].z), z1 = ref_cell_z(r, r->hi[i].z);
+            for (int z = z0; z <= z1; z++) {
+                for (int x = x0; x <= x1; x++) {
+                    size_t c = (size_t)z * (size_t)r->nx + (size_t)x;
+                    if (pass == 0)
+                        r->start[c + 1]++;
+                    else
+                        r->items[r->start[c] + fill[c]++] = i;
+                }
+            }
+        }
+        free(fill);
+    }
+}
+
+static void ref_level_free(ref_level *r)
+{
+    free(r->tri);
+    free(r->lo);
+    free(r->hi);
+    free(r->start);
+    free(r->items);
+    free(r->stamp);
+    memset(r, 0, sizeof *r);
+}
+
+// Support of the shape about its centre along the unit n.
+static double ref_support(sim_shape s, rv3 n)
+{
+    double hy = keel_fx_to_d(s.half.y);
+    if (s.type == SIM_SHAPE_BOX)
+        return keel_fx_to_d(s.half.x) * fabs(n.x) + hy * fabs(n.y) + keel_fx_to_d(s.half.z) * fabs(n.z);
+    double r = keel_fx_to_d(s.radius);
+    if (s.type == SIM_SHAPE_CAPSULE)
+        return r + (hy - r) * fabs(n.y);
+    return r * sqrt(n.x * n.x + n.z * n.z) + hy * fabs(n.y);
+}
+
+// Separation along n (unit) of triangle t from the shape centred at p.
+static double ref_sep(sim_shape s, rv3 p, const rv3 *t, rv3 n)
+{
+    double lo = fmin(rv3_dot(n, rv3_sub(t[0], p)), fmin(rv3_dot(n, rv3_sub(t[1], p)), rv3_dot(n, rv3_sub(t[2], p))));
+    return lo - ref_support(s, n);
+}
+
+// Whether a few axes (the face normal, the vertical, each edge's horizontal
+// normal) show the triangle clear of the shape: then it cannot overlap. Only
+// the rest need the exact reference, which is slow for the cylinder.
+static bool ref_clear(sim_shape s, rv3 p, const rv3 *t)
+{
+    rv3 n = rv3_cross(rv3_sub(t[1], t[0]), rv3_sub(t[2], t[0]));
+    n = rv3_scale(n, 1.0 / rv3_len(n));
+    if (ref_sep(s, p, t, n) > 0 || ref_sep(s, p, t, rv3_scale(n, -1)) > 0)
+        return true;
+    if (ref_sep(s, p, t, (rv3){0, 1, 0}) > 0 || ref_sep(s, p, t, (rv3){0, -1, 0}) > 0)
+        return true;
+    for (int i = 0; i < 3; i++) {
+        rv3 e = rv3_sub(t[(i + 1) % 3], t[i]);
+        double h = sqrt(e.x * e.x + e.z * e.z);
+        if (h < 1e-12)
+            continue;
+        rv3 m = {-e.z / h, 0, e.x / h};
+        if (ref_sep(s, p, t, m) > 0 || ref_sep(s, p, t, rv3_scale(m, -1)) > 0)
+            return true;
+    }
+    return false;
+}
+
+// The deepest overlap of the shape centred at `center` with the level's
+// triangles, by the double reference (0 when it overlaps none).
+static double ref_depth(ref_level *r, sim_shape s, sim_vec3 center, uint64_t *exact)
+{
+    rv3 p = rv3_from(center), h = rv3_from(s.half);
+    rv3 lo = rv3_sub(p, h), hi = rv3_add(p, h);
+    double deepest = 0;
+    r->query++;
+    int x0 = ref_cell_x(r, lo.x), x1 = ref_cell_x(r, hi.x), z0 = ref_cell_z(r, lo.z), z1 = ref_cell_z(r, hi.z);
+    for (int z = z0; z <= z1; z++) {
+        for (int x = x0; x <= x1; x++) {
+            size_t c = (size_t)z * (size_t)r->nx + (size_t)x;
+            for (uint32_t k = r->start[c]; k < r->start[c + 1]; k++) {
+                uint32_t i = r->items[k];
+                if (r->stamp[i] == r->query)
+                    continue;
+                r->stamp[i] = r->query;
+                if (r->lo[i].x > hi.x || r->hi[i].x < lo.x || r->lo[i].y > hi.y || r->hi[i].y < lo.y ||
+                    r->lo[i].z > hi.z || r->hi[i].z < lo.z)
+                    continue;
+                const rv3 *t = &r->tri[3 * i];
+                if (ref_clear(s, p, t))
+                    continue;
+                (*exact)++;
+                deepest = fmax(deepest, -ref_shape_tri_gap(s, p, t[0], t[1], t[2]));
+            }
+        }
+    }
+    return deepest;
+}
+
 // Keeps the first failure's reproduction: level, tick, character, feet.
 static void fail_once(soak_stats *st, const char *name, uint32_t tick, const sim_char_state *c,
                       const char *what, sim_fx depth)
@@ -118,8 +354,8 @@ static void fail_once(soak_stats *st, const char *name, uint32_t tick, const sim
     if (st->first_failure[0])
         return;
     snprintf(st->first_failure, sizeof st->first_failure,
-             "%s (seed %" PRIu64 "): tick %u character %u feet (%.6f, %.6f, %.6f) %s (depth %.6f m)",
-             name, SOAK_SEED, tick, c->id, keel_fx_to_d(c->position.x),
+             "%s, %s (seed %" PRIu64 "): tick %u character %u feet (%.6f, %.6f, %.6f) %s (depth %.6f m)",
+             name, st->shape, SOAK_SEED, tick, c->id, keel_fx_to_d(c->position.x),
              keel_fx_to_d(c->position.y), keel_fx_to_d(c->position.z), what, keel_fx_to_d(depth));
 }
 
@@ -141,6 +377,17 @@ static void check_character(soak *k, soak_stats *st, const sim_char_state *c, ui
     if (depth > k->s.skin + SOAK_DEPTH_TOLERANCE) {
         st->over_depth++;
         fail_once(st, k->name, tick, c, "overlaps the level beyond the skin", depth);
+    }
+    double ref = ref_depth(&k->ref, shape, center, &st->ref_exact);
+    if (ref > st->ref_depth) {
+        st->ref_depth = ref;
+        st->ref_depth_tick = tick;
+        st->ref_depth_id = c->id;
+        st->ref_depth_at = c->position;
+    }
+    if (ref > keel_fx_to_d(k->s.skin + SOAK_DEPTH_TOLERANCE) + SOAK_REF_TOLERANCE) {
+        st->ref_over_depth++;
+        fail_once(st, k->name, tick, c, "overlaps the level beyond the skin (double reference)", M_REF(ref));
     }
     // A free shape's centre keeps at least its half width from geometry, so
     // a centre path crossing a triangle means the shape went through it.
@@ -212,14 +459,42 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static void run(soak *k, soak_stats *st, bool require_ceiling)
+typedef struct soak_shape {
+    const char *name;
+    int type;
+    uint32_t ticks;
+} soak_shape;
+
+enum { SOAK_SHAPES = 3 };
+static const soak_shape soak_shapes[SOAK_SHAPES] = {
+    {"capsule", SIM_SHAPE_CAPSULE, SOAK_TICKS},
+    {"box", SIM_SHAPE_BOX, SOAK_TICKS_BOX},
+    {"cylinder", SIM_SHAPE_CYLINDER, SOAK_TICKS_CYLINDER},
+};
+
+// keel-sim's --shape sizes: 0.8 m wide, 1.8 m tall (1.0 m crouched).
+static sim_move_settings soak_settings(int type)
+{
+    sim_move_settings s = sim_move_default_settings();
+    if (type == SIM_SHAPE_BOX) {
+        s.stand_shape = sim_shape_box(SIM_FX_MM(400), SIM_FX_MM(900), SIM_FX_MM(400));
+        s.crouch_shape = sim_shape_box(SIM_FX_MM(400), SIM_FX_MM(500), SIM_FX_MM(400));
+    } else if (type == SIM_SHAPE_CYLINDER) {
+        s.stand_shape = sim_shape_cylinder(SIM_FX_MM(400), SIM_FX_MM(1800));
+        s.crouch_shape = sim_shape_cylinder(SIM_FX_MM(400), SIM_FX_MM(1000));
+    }
+    return s;
+}
+
+// One shape's run on the level's world (k->world, k->ref already built).
+static void run(soak *k, soak_stats *st, const soak_shape *shape, bool require_ceiling)
 {
     memset(st, 0, sizeof *st);
+    st->shape = shape->name;
+    st->ticks = shape->ticks;
     st->max_depth = SIM_FX_MIN;
-    k->world = sim_world_create(&k->level, NULL, NULL);
-    cr_assert_not_null(k->world, "%s: cannot build the world", k->name);
     k->bounds = sim_world_get_stats(k->world).bounds;
-    k->s = sim_move_default_settings();
+    k->s = soak_settings(shape->type);
     k->count = SOAK_CHARACTERS;
     k->scene = sim_scene_create(k->world, &k->s, k->count);
     cr_assert_not_null(k->scene);
@@ -230,7 +505,7 @@ static void run(soak *k, soak_stats *st, bool require_ceiling)
     for (uint32_t i = 0; i < k->count; i++) {
         uint32_t id = i + 1;
         cr_assert(ks_spawn_find(&area, SOAK_SEED, id, feet, i, SOAK_SPACING, &feet[i]),
-                  "%s: no spawn point found for character %u", k->name, id);
+                  "%s, %s: no spawn point found for character %u", k->name, shape->name, id);
         ks_rng yaw = ks_rng_for(SOAK_SEED, id, KS_STREAM_FACING);
         sim_char_state c = sim_char_spawn(id, feet[i], (sim_angle)ks_rng_range(&yaw, 0, 65535));
         cr_assert_eq(sim_scene_add_character(k->scene, &c), 0);
@@ -240,8 +515,27 @@ static void run(soak *k, soak_stats *st, bool require_ceiling)
         k->hung_seen[i] = false;
     }
 
+    // The reference must see what keel sees: the standing shape 2 cm down
+    // into the floor under character 1's spawn point is as deep by both.
+    {
+        sim_ray_input down = {sim_v3_add(feet[0], sim_v3(0, SIM_FX_HALF, 0)), sim_v3(0, -SIM_FX_INT(3), 0)};
+        sim_ray_result rr;
+        cr_assert(sim_world_raycast(k->world, &down, &rr), "%s: no floor under the first spawn", k->name);
+        sim_vec3 sunk = sim_v3(feet[0].x, rr.point.y + k->s.stand_shape.half.y - SIM_FX_MM(20), feet[0].z);
+        sim_overlap_input oi = {k->s.stand_shape, sunk, 0};
+        sim_contact ct;
+        double keel = sim_world_contacts(k->world, &oi, &ct, 1) > 0 ? keel_fx_to_d(ct.depth) : 0;
+        uint64_t unused = 0;
+        double ref = ref_depth(&k->ref, k->s.stand_shape, sunk, &unused);
+        cr_assert(ref > 0.01 && fabs(ref - keel) < 0.0005,
+                  "%s, %s: 2 cm into the floor at a spawn point, %.6f m deep by the reference, %.6f m by keel",
+                  k->name, shape->name, ref, keel);
+        cr_log_info("%s, %s: 2 cm into the floor at a spawn point: %.6f m deep by the reference, %.6f m by keel\n",
+                    k->name, shape->name, ref, keel);
+    }
+
     double t0 = now_s();
-    for (uint32_t tick = 0; tick < SOAK_TICKS; tick++) {
+    for (uint32_t tick = 0; tick < shape->ticks; tick++) {
         uint32_t n;
         const sim_char_state *chars = sim_scene_characters(k->scene, &n);
         for (uint32_t i = 0; i < n; i++) {
@@ -260,21 +554,25 @@ static void run(soak *k, soak_stats *st, bool require_ceiling)
     st->seconds = now_s() - t0;
     st->hash = sim_scene_hash(k->scene);
     sim_scene_destroy(k->scene);
-    sim_world_destroy(k->world);
-    sim_level_free(&k->level);
+    k->scene = NULL;
 }
 
 static void report(const soak *k, const soak_stats *st)
 {
-    cr_log_info("%s: %" PRIu64 " character-ticks (%u characters x %u ticks) in %.2f s; "
+    cr_log_info("%s, %s: %" PRIu64 " character-ticks (%u characters x %u ticks) in %.2f s; "
                 "max overlap %.6f m (tick %u, character %u, feet %.6f %.6f %.6f; skin %.3f m); "
-                "over skin+tol %" PRIu64 "; stuck character-ticks %" PRIu64
+                "by the double reference %.6f m (tick %u, character %u, feet %.6f %.6f %.6f; %" PRIu64
+                " triangles measured exactly); "
+                "over skin+tol %" PRIu64 " (double: %" PRIu64 "); stuck character-ticks %" PRIu64
                 " (%u characters, longest %u ticks); falls %" PRIu64 "; escapes %" PRIu64
-                "; centre crossed a surface %" PRIu64 "; grounded %.1f%%; jumps %" PRIu64 "; steps %" PRIu64 "; final hash %016" PRIx64 "\n",
-                k->name, st->character_ticks, k->count, SOAK_TICKS, st->seconds,
+                "; centre crossed a surface %" PRIu64 "; grounded %.1f%%; jumps %" PRIu64 "; steps %" PRIu64
+                "; final hash %016" PRIx64 "\n",
+                k->name, st->shape, st->character_ticks, k->count, st->ticks, st->seconds,
                 keel_fx_to_d(st->max_depth), st->max_depth_tick, st->max_depth_id,
                 keel_fx_to_d(st->max_depth_at.x), keel_fx_to_d(st->max_depth_at.y),
-                keel_fx_to_d(st->max_depth_at.z), keel_fx_to_d(k->s.skin), st->over_depth,
+                keel_fx_to_d(st->max_depth_at.z), keel_fx_to_d(k->s.skin), st->ref_depth, st->ref_depth_tick,
+                st->ref_depth_id, keel_fx_to_d(st->ref_depth_at.x), keel_fx_to_d(st->ref_depth_at.y),
+                keel_fx_to_d(st->ref_depth_at.z), st->ref_exact, st->over_depth, st->ref_over_depth,
                 st->stuck_ticks, st->stuck_characters, st->max_stuck_run, st->falls, st->escapes, st->tunnelled,
                 100.0 * (double)st->grounded_ticks / (double)st->character_ticks, st->jumps, st->steps,
                 st->hash);
@@ -283,30 +581,63 @@ static void report(const soak *k, const soak_stats *st)
     for (int t = 0; t < SIM_MOVE_TYPE_COUNT; t++)
         used += (size_t)snprintf(types + used, sizeof types - used, "%s%s %" PRIu64, t ? ", " : "",
                                  sim_move_type_name(t), st->move_type_ticks[t]);
-    cr_log_info("%s: character-ticks per move type: %s\n", k->name, types);
+    cr_log_info("%s, %s: character-ticks per move type: %s\n", k->name, st->shape, types);
     if (st->hung)
-        cr_log_warn("%s: %" PRIu64 " character-ticks (%u characters) hung in the air, falling "
+        cr_log_warn("%s, %s: %" PRIu64 " character-ticks (%u characters) hung in the air, falling "
                     "without moving; first: %s\n",
-                    k->name, st->hung, st->hung_characters, st->first_hang);
+                    k->name, st->shape, st->hung, st->hung_characters, st->first_hang);
 }
 
 static void check(const soak *k, const soak_stats *st, uint64_t pinned)
 {
     report(k, st);
-    cr_expect(st->character_ticks >= 100000);
+    cr_expect(st->character_ticks >= (uint64_t)SOAK_CHARACTERS * st->ticks);
     cr_expect_eq(st->over_depth, 0, "%s", st->first_failure);
+    cr_expect_eq(st->ref_over_depth, 0, "%s", st->first_failure);
     cr_expect_eq(st->falls, 0, "%s", st->first_failure);
     cr_expect_eq(st->escapes, 0, "%s", st->first_failure);
     cr_expect_eq(st->tunnelled, 0, "%s", st->first_failure);
     cr_expect_eq(st->hash, pinned,
-                 "%s: final hash %016" PRIx64 ", pinned %016" PRIx64
+                 "%s, %s: final hash %016" PRIx64 ", pinned %016" PRIx64
                  " (if movement changed on purpose, update the constant)",
-                 k->name, st->hash, pinned);
+                 k->name, st->shape, st->hash, pinned);
+}
+
+// The three shapes side by side, one line per level.
+static void summary(const soak *k, const soak_stats st[SOAK_SHAPES])
+{
+    char line[1024];
+    size_t used = 0;
+    for (int i = 0; i < SOAK_SHAPES; i++)
+        used += (size_t)snprintf(line + used, sizeof line - used,
+                                 "%s%s %" PRIu64 " char-ticks: overlap %.3f mm (double), %.3f mm (keel), "
+                                 "stuck %" PRIu64 ", falls %" PRIu64 ", hung %" PRIu64,
+                                 i ? " | " : "", st[i].shape, st[i].character_ticks, 1000 * st[i].ref_depth,
+                                 1000 * keel_fx_to_d(st[i].max_depth), st[i].stuck_ticks, st[i].falls, st[i].hung);
+    cr_log_info("%s by shape: %s\n", k->name, line);
 }
 
 static soak soak_state;
+static soak_stats soak_results[SOAK_SHAPES];
 
 TestSuite(soak, .timeout = 900);
+
+// Builds the world and the reference once and runs every shape on them.
+static void soak_level(soak *k, bool require_ceiling, const uint64_t pinned[SOAK_SHAPES])
+{
+    k->world = sim_world_create(&k->level, NULL, NULL);
+    cr_assert_not_null(k->world, "%s: cannot build the world", k->name);
+    ref_level_build(&k->ref, &k->level);
+    for (int i = 0; i < SOAK_SHAPES; i++) {
+        run(k, &soak_results[i], &soak_shapes[i], require_ceiling);
+        check(k, &soak_results[i], pinned[i]);
+    }
+    summary(k, soak_results);
+    ref_level_free(&k->ref);
+    sim_world_destroy(k->world);
+    k->world = NULL;
+    sim_level_free(&k->level);
+}
 
 Test(soak, builtin_level)
 {
@@ -314,12 +645,12 @@ Test(soak, builtin_level)
     memset(k, 0, sizeof *k);
     k->name = "builtin";
     cr_assert_eq(sim_level_builtin(&k->level), 0);
-    soak_stats st;
-    run(k, &st, false);
-    check(k, &st, SOAK_HASH_BUILTIN);
+    static const uint64_t pinned[SOAK_SHAPES] = {SOAK_HASH_BUILTIN, SOAK_HASH_BUILTIN_BOX,
+                                                  SOAK_HASH_BUILTIN_CYLINDER};
+    soak_level(k, false, pinned);
 }
 
-static void map_run(const char *file, const char *name, uint64_t pinned)
+static void map_run(const char *file, const char *name, const uint64_t pinned[SOAK_SHAPES])
 {
     const char *path = keel_test_level_path(file);
     if (!path)
@@ -331,11 +662,18 @@ static void map_run(const char *file, const char *name, uint64_t pinned)
     o.unit_scale = "0.12";
     sim_error err;
     cr_assert_eq(sim_level_load_obj(path, &o, &k->level, &err), 0, "%s", err.message);
-    soak_stats st;
-    run(k, &st, true);
-    check(k, &st, pinned);
+    soak_level(k, true, pinned);
 }
 
-Test(soak, zdm2) { map_run("sauerbraten_zdm2.obj", "zdm2", SOAK_HASH_ZDM2); }
+Test(soak, zdm2)
+{
+    static const uint64_t pinned[SOAK_SHAPES] = {SOAK_HASH_ZDM2, SOAK_HASH_ZDM2_BOX, SOAK_HASH_ZDM2_CYLINDER};
+    map_run("sauerbraten_zdm2.obj", "zdm2", pinned);
+}
 
-Test(soak, pandora) { map_run("sauerbraten_pandora.obj", "pandora", SOAK_HASH_PANDORA); }
+Test(soak, pandora)
+{
+    static const uint64_t pinned[SOAK_SHAPES] = {SOAK_HASH_PANDORA, SOAK_HASH_PANDORA_BOX,
+                                                  SOAK_HASH_PANDORA_CYLINDER};
+    map_run("sauerbraten_pandora.obj", "pandora", pinned);
+}

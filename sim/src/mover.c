@@ -113,11 +113,15 @@ void mover_slide(const sim_move_ctx *m, sim_shape shape, sim_vec3 *center, sim_v
             sim_fx back = (sim_fx)(((int64_t)s->skin << 16) / cosang);
             if (travelled - back > s->skin / 4) {
                 sim_vec3 u = sim_v3_normalize(d);
-                c = sim_v3_add(c, sim_v3_scale(u, travelled - back));
+                sim_vec3 moved = sim_v3_scale(u, travelled - back);
+                c = sim_v3_add(c, moved);
+                d = sim_v3_sub(d, moved);
             }
             // Else stay put: moving by less than a quarter skin only trades
-            // one rounding for another and shows up as jitter.
-            d = sim_v3_scale(d, SIM_FX_ONE - r.fraction);
+            // one rounding for another and shows up as jitter. Either way
+            // what was not moved stays to do: clipped against the plane
+            // below, its part along the plane goes on (a jump pressed into
+            // a wall keeps rising at its full speed).
         }
         bool walkable = n.y >= s->max_slope_cos;
         if (walkable) {

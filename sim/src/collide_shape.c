@@ -486,7 +486,7 @@ static bool ray_rounded_rect(const pair_body *p, sim_vec3 w, sim_dir u, int64_t 
 // (also on a tie with the side: standing on a rim).
 static int64_t ray_prism(const pair_body *p, sim_vec3 w, sim_dir u, int64_t L, bool *vertical)
 {
-    int64_t ev, xv, eh, xh;
+    int64_t ev = 0, xv = 0, eh = 0, xh = 0; // set by the two spans (gcc -O1 cannot see it)
     if (!ray_slab(w.y, u.y, p->H, &ev, &xv) || !ray_rounded_rect(p, w, u, &eh, &xh))
         return -1;
     int64_t en = ev >= eh ? ev : eh, ex = xv <= xh ? xv : xh;

@@ -125,10 +125,7 @@ bool sim_sweep_capsule_tri(const sim_sweep_ray *ray, const sim_tri *t, sim_tri_h
                 round_prim_cylinder(&c, ray->start, base, up, 2 * h, SIM_FEATURE_VERTEX, i);
             }
         }
-        // The segment crossing the plane is a penetration no primitive sees.
-        sim_fx db = sim_dir_dot_v3(t->n, sim_v3_sub(bottom, t->v[0]));
-        sim_fx dt = sim_dir_dot_v3(t->n, sim_v3_sub(top, t->v[0]));
-        if ((db <= 0 && dt >= 0) || (db >= 0 && dt <= 0))
+        if (round_segment_crosses(t, ray->start, h))
             c.touching = true;
     }
     if (c.touching) {

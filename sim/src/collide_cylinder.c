@@ -375,15 +375,8 @@ bool sim_sweep_cylinder_tri(const sim_sweep_ray *ray, const sim_tri *t, sim_tri_
             round_prim_cylinder(&c, ray->start, sim_v3_sub(t->v[i], sim_v3(0, H, 0)), up, 2 * H,
                                 SIM_FEATURE_VERTEX, i);
     }
-    // The axis crossing the plane is a penetration no primitive sees.
-    {
-        sim_vec3 bottom = sim_v3_sub(ray->start, sim_v3(0, H, 0));
-        sim_vec3 top = sim_v3_add(ray->start, sim_v3(0, H, 0));
-        sim_fx db = sim_dir_dot_v3(t->n, sim_v3_sub(bottom, t->v[0]));
-        sim_fx dt = sim_dir_dot_v3(t->n, sim_v3_sub(top, t->v[0]));
-        if ((db <= 0 && dt >= 0) || (db >= 0 && dt <= 0))
-            c.touching = true;
-    }
+    if (round_segment_crosses(t, ray->start, H))
+        c.touching = true;
     if (c.touching) {
         // Growing R and H by the inflation e grows the cylinder by up to
         // e * sqrt(2) at its rims, so the contact looks that far (1.5 e).

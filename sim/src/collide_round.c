@@ -148,3 +148,10 @@ void round_prim_side(round_ctx *c, sim_vec3 o, sim_fx h, int i)
     round_consider(c, (sim_fx)s, sim_dir_to_v3(n), SIM_FEATURE_EDGE, i, point);
 }
 
+
+bool round_segment_crosses(const sim_tri *t, sim_vec3 centre, sim_fx h)
+{
+    sim_fx db = sim_dir_dot_v3(t->n, sim_v3_sub(sim_v3_sub(centre, sim_v3(0, h, 0)), t->v[0]));
+    sim_fx dt = sim_dir_dot_v3(t->n, sim_v3_sub(sim_v3_add(centre, sim_v3(0, h, 0)), t->v[0]));
+    return (db <= 0 && dt >= 0) || (db >= 0 && dt <= 0);
+}

@@ -44,6 +44,10 @@ bool round_in_triangle(const sim_tri *t, sim_vec3 q, sim_fx slack);
 /// position matches p's; false for an (almost) vertical edge.
 bool round_edge_param_horizontal(const sim_tri *t, int i, sim_vec3 p, int64_t *lambda);
 
+/// Whether the vertical segment centre +- h reaches through the triangle's
+/// plane (touching it counts): a penetration that no primitive sees.
+bool round_segment_crosses(const sim_tri *t, sim_vec3 centre, sim_fx h);
+
 /// The shape's side against edge i: the vertical parallelogram edge (+) [-h, h]
 /// grown by c->R along the edge's horizontal perpendicular.
 void round_prim_side(round_ctx *c, sim_vec3 o, sim_fx h, int i);

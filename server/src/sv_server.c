@@ -729,7 +729,9 @@ void sv_server_tick(sv_server *sv, uint64_t now_us)
             continue;
         uint32_t id = sv->next_id++;
         sim_char_state st = sim_char_spawn(id, spawn_point(sv), 0);
-        if (sim_scene_add_character(sv->scene, &st) != 0) {
+        // The nearest free spot to the spawn point (not inside whoever
+        // stands there); the join carries where it went.
+        if (sim_scene_place_character(sv->scene, &st, &st.position) < 0) {
             send_refuse(sv, c->peer, NET_REFUSE_FULL, "no room for a character");
             memset(c, 0, sizeof *c);
             continue;

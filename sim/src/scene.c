@@ -18,65 +18,7 @@
 #include <keel/sim_scene.h>
 
 #include "collide_shape.h"
-
-#define PLATFORM_TRIS 12
-#define SCENE_MAGIC 0x4E43534Bu /* "KSCN" as little-endian bytes */
-#define SCENE_VERSION 1u
-#define HEADER_BYTES 16u
-#define CHAR_BYTES 76u
-#define MAX_CHARACTERS (1u << 24)
-
-typedef struct scene_platform {
-    sim_platform_def def;
-    sim_vec3 delta;    // motion during the tick being computed
-    sim_vec3 velocity; // delta per second, clamped like any velocity
-    sim_aabb bounds;   // of the triangles below
-    sim_tri tris[PLATFORM_TRIS];
-} scene_platform;
-
-// A character's shape as the others see it this tick.
-typedef struct scene_body {
-    uint32_t id;
-    bool solid; // a noclip flyer passes through everything, and everything through it
-    sim_shape shape;
-    sim_vec3 center;
-    sim_aabb bounds;
-} scene_body;
-
-// The context of a collider: whose view (self is excluded and decides the
-// shared depth of overlaps), and what to leave out.
-typedef struct scene_view {
-    sim_scene *scene;
-    int64_t self;           // index into bodies, -1 for none
-    uint32_t skip_platform; // 0 for none
-    bool characters;
-} scene_view;
-
-struct sim_scene {
-    const sim_world *world;
-    sim_move_settings settings;
-    uint32_t tick;
-    uint32_t max_chars;
-    uint32_t count;
-    sim_char_state *chars; // sorted by id
-    sim_input *inputs;     // parallel to chars
-    uint8_t *has_input;
-    scene_body *bodies; // snapshot, parallel to chars
-    uint32_t *order;    // body indices sorted by (key, index)
-    uint32_t *scratch;  // merge buffer
-    sim_fx *keys;       // key of order[i]
-    int sort_axis;      // 0 (x) or 2 (z)
-    sim_fx max_width;   // largest body extent along the sort axis
-    scene_view *views;  // max_chars + 1: one per character slot, the last for none
-    scene_platform *platforms; // sorted by id
-    uint32_t platform_count;
-    sim_aabb *water;
-    uint32_t water_count;
-    // The embedding's executor for the moves (NULL: the plain loop).
-    sim_parallel_for_fn run;
-    void *run_user;
-    uint32_t batch; // characters per work item
-};
+#include "scene_internal.h"
 
 // ---- platform paths -----------------------------------------------------------
 
@@ -217,7 +159,7 @@ static sim_fx clamp_speed(int64_t v)
 }
 
 // Platforms at `tick`; with `motion`, at tick + 1 with the motion in between.
-static void build_platforms(sim_scene *sc, uint32_t tick, bool motion)
+void scene_build_platforms(sim_scene *sc, uint32_t tick, bool motion)
 {
     int64_t rate = sc->settings.tick_rate < 1 ? 1 : sc->settings.tick_rate;
     for (uint32_t i = 0; i < sc->platform_count; i++) {
@@ -277,10 +219,9 @@ static void sort_bodies(sim_scene *sc)
         memcpy(sc->order, src, (size_t)n * sizeof *src);
 }
 
-static void build_bodies(sim_scene *sc)
+void scene_bodies_fill(sim_scene *sc)
 {
     const sim_move_settings *s = &sc->settings;
-    sim_fx min_x = 0, max_x = 0, min_z = 0, max_z = 0;
     for (uint32_t i = 0; i < sc->count; i++) {
         scene_body *b = &sc->bodies[i];
         b->id = sc->chars[i].id;
@@ -288,6 +229,20 @@ static void build_bodies(sim_scene *sc)
         b->center = sim_char_center(s, &sc->chars[i]);
         b->bounds = sim_shape_bounds(b->shape, b->center);
         b->solid = sc->chars[i].move_type != SIM_MOVE_FLY;
+    }
+}
+
+static void build_bodies(sim_scene *sc)
+{
+    sim_fx min_x = 0, max_x = 0, min_z = 0, max_z = 0;
+    scene_bodies_fill(sc);
+    // Ghosts (characters the separation could not place this tick) and the
+    // others pass through each other (scene_separate.c).
+    for (uint32_t i = 0; i < sc->count; i++)
+        if (sc->sep_flag[i] & 4)
+            sc->bodies[i].solid = false;
+    for (uint32_t i = 0; i < sc->count; i++) {
+        const scene_body *b = &sc->bodies[i];
         if (i == 0 || b->center.x < min_x)
             min_x = b->center.x;
         if (i == 0 || b->center.x > max_x)
@@ -718,7 +673,7 @@ static bool view_in_water(void *ctx, sim_vec3 p)
     return false;
 }
 
-static sim_collider view_collider(scene_view *v)
+sim_collider scene_view_collider(scene_view *v)
 {
     sim_collider c = {v, view_sweep, view_contacts, view_raycast, view_in_water};
     return c;
@@ -747,8 +702,21 @@ sim_scene *sim_scene_create(const sim_world *world, const sim_move_settings *set
     sc->scratch = calloc(n, sizeof *sc->scratch);
     sc->keys = calloc(n, sizeof *sc->keys);
     sc->views = calloc(n + 1, sizeof *sc->views);
+    size_t buckets = 2;
+    while (buckets < 2 * n)
+        buckets *= 2;
+    sc->grid_mask = (uint32_t)(buckets - 1);
+    sc->grid_head = calloc(buckets, sizeof *sc->grid_head);
+    sc->grid_built = calloc(buckets, sizeof *sc->grid_built);
+    sc->grid_next = calloc(n, sizeof *sc->grid_next);
+    sc->grid_prev = calloc(n, sizeof *sc->grid_prev);
+    sc->grid_cell = calloc(2 * n, sizeof *sc->grid_cell);
+    sc->feet_offset = calloc(n, sizeof *sc->feet_offset);
+    sc->push = calloc(3 * n, sizeof *sc->push);
+    sc->sep_flag = calloc(n, sizeof *sc->sep_flag);
     if (!sc->chars || !sc->inputs || !sc->has_input || !sc->bodies || !sc->order || !sc->scratch ||
-        !sc->keys || !sc->views) {
+        !sc->keys || !sc->views || !sc->grid_head || !sc->grid_built || !sc->grid_next || !sc->grid_prev ||
+        !sc->grid_cell || !sc->feet_offset || !sc->push || !sc->sep_flag) {
         sim_scene_destroy(sc);
         return NULL;
     }
@@ -767,6 +735,14 @@ void sim_scene_destroy(sim_scene *sc)
     free(sc->scratch);
     free(sc->keys);
     free(sc->views);
+    free(sc->grid_head);
+    free(sc->grid_built);
+    free(sc->grid_next);
+    free(sc->grid_prev);
+    free(sc->grid_cell);
+    free(sc->feet_offset);
+    free(sc->push);
+    free(sc->sep_flag);
     free(sc->platforms);
     free(sc->water);
     free(sc);
@@ -896,8 +872,8 @@ static void move_range(sim_scene *sc, uint32_t begin, uint32_t end)
     for (uint32_t i = begin; i < end; i++) {
         sim_char_state *c = &sc->chars[i];
         scene_view *v = &sc->views[i];
-        *v = (scene_view){sc, (int64_t)i, 0, true};
-        sim_collider col = view_collider(v);
+        *v = (scene_view){sc, (int64_t)i, 0, !(sc->sep_flag[i] & 4)};
+        sim_collider col = scene_view_collider(v);
         sim_input in;
         if (sc->has_input[i]) {
             in = sc->inputs[i];
@@ -937,7 +913,7 @@ void sim_scene_set_parallel(sim_scene *sc, sim_parallel_for_fn run, void *user, 
 void sim_scene_step(sim_scene *sc)
 {
     uint32_t t = sc->tick;
-    build_platforms(sc, t, true);
+    scene_build_platforms(sc, t, true);
     for (uint32_t i = 0; i < sc->count; i++) {
         sim_char_state *c = &sc->chars[i];
         const scene_platform *p = find_platform(sc, c->ground_object);
@@ -945,12 +921,18 @@ void sim_scene_step(sim_scene *sc)
         if (p && !sim_v3_is_zero(p->delta))
             carry_within_range(sc, c, p);
     }
+    sc->sep_pushed = sc->sep_relocated = sc->sep_unresolved = 0;
+    scene_separate(sc);
     build_bodies(sc);
     uint32_t items = sc->count / sc->batch + (sc->count % sc->batch != 0);
     if (sc->run && items > 1)
         sc->run(sc->run_user, items, move_items, sc);
     else
         move_range(sc, 0, sc->count);
+    scene_separate(sc);
+    // Ghost marks are for this tick's moves only (nothing outside a step sees
+    // them, and adds and removes shift the indices).
+    memset(sc->sep_flag, 0, sc->count ? sc->count : 1);
     memset(sc->has_input, 0, sc->count ? sc->count : 1);
 #ifdef KEEL_INJECT_DIVERGENCE
     // A deliberate nondeterminism, compiled only into keel-replay's test
@@ -1011,12 +993,12 @@ uint64_t sim_scene_hash(const sim_scene *sc)
 
 sim_collider sim_scene_collider(sim_scene *sc, uint32_t self)
 {
-    build_platforms(sc, sc->tick, false);
+    scene_build_platforms(sc, sc->tick, false);
     build_bodies(sc);
     int64_t i = char_index(sc, self);
     scene_view *v = &sc->views[i < 0 ? sc->max_chars : (uint32_t)i];
     *v = (scene_view){sc, i, 0, true};
-    return view_collider(v);
+    return scene_view_collider(v);
 }
 
 // ---- save and restore ---------------------------------------------------------------

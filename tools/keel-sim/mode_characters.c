@@ -260,7 +260,9 @@ static int chars_step(void *state, const ks_stage *stage)
         uint32_t id = i + 1;
         sim_char_state c = sim_char_spawn(id, s->spawn[i], s->spawn_yaw[i]);
         sim_scene_remove_character(s->scene, id);
-        sim_scene_add_character(s->scene, &c);
+        // At the nearest free spot to the spawn point, not inside whoever
+        // stands on it (where it went is what is recorded).
+        sim_scene_place_character(s->scene, &c, &c.position);
         s->stats.respawns++;
         if (s->rec)
             ks_record_respawn(s->rec, &c);

@@ -79,12 +79,48 @@ int sim_scene_add_water(sim_scene *scene, sim_aabb volume);
 int sim_scene_add_character(sim_scene *scene, const sim_char_state *state);
 bool sim_scene_remove_character(sim_scene *scene, uint32_t id);
 
+// ---- placing characters ----------------------------------------------------
+// Spawning, respawning and joining players should not land inside whoever
+// stands at the spawn point: these find the nearest free spot.
+
+/// The nearest point to `feet` where a character in `state` (its shape,
+/// standing or crouched, from the scene's settings) fits: clear of the level
+/// and the platforms (at the current tick), at least half a millimetre from
+/// every other solid character (the character `state->id` itself is left
+/// out, so a character already in the scene can be re-placed), and reached
+/// from `feet` by a straight sweep against the level (never through a wall
+/// or a floor). Tried in order: `feet` itself, then rings around it of
+/// radius k times half the shape's width (6k points on ring k, up to 40
+/// rings: 16 m for the default shapes), each point also one step height up.
+/// false (and *out_feet untouched) when none is found. Deterministic: the
+/// same scene and arguments give the same point on every machine.
+bool sim_scene_find_spot(sim_scene *scene, const sim_char_state *state, sim_vec3 feet, sim_vec3 *out_feet);
+
+/// sim_scene_add_character at the nearest free spot to state->position
+/// (sim_scene_find_spot). Returns 0 when placed at a free spot, 1 when none
+/// was found and the character was added where it was asked for (the
+/// scene's separation then moves it), -1 when the add was refused.
+/// *placed_feet (when given) is where it went.
+int sim_scene_place_character(sim_scene *scene, const sim_char_state *state, sim_vec3 *placed_feet);
+
 /// The input a character uses next step (characters without one this tick
 /// use an empty command). Returns false for an unknown id.
 bool sim_scene_set_input(sim_scene *scene, uint32_t id, const sim_input *input);
 
 /// Advance one tick.
 void sim_scene_step(sim_scene *scene);
+
+/// What the last step's separation passes did (docs/scene.md, "Keeping
+/// characters apart"): characters pushed apart (counted once per push
+/// iteration that moved them), moved to a free spot (piles and leftovers),
+/// and left overlapping because no free spot was found in reach or in the
+/// pass's budget (they are tried again next tick).
+typedef struct sim_scene_separation {
+    uint32_t pushed;
+    uint32_t relocated;
+    uint32_t unresolved;
+} sim_scene_separation;
+sim_scene_separation sim_scene_last_separation(const sim_scene *scene);
 
 // ---- running the moves on several threads (optional) ------------------------
 // Every character collides with the others' start-of-tick shapes, so the

@@ -1,0 +1,101 @@
+// keel: the scene's private parts, shared by scene.c (the tick, queries,
+// save and restore) and scene_separate.c (keeping characters apart and
+// finding free spots). MIT licence, see LICENSE.
+#ifndef KEEL_SCENE_INTERNAL_H
+#define KEEL_SCENE_INTERNAL_H
+
+#include <keel/sim_scene.h>
+
+#include "collide_shape.h"
+
+#define PLATFORM_TRIS 12
+#define SCENE_MAGIC 0x4E43534Bu /* "KSCN" as little-endian bytes */
+#define SCENE_VERSION 1u
+#define HEADER_BYTES 16u
+#define CHAR_BYTES 76u
+#define MAX_CHARACTERS (1u << 24)
+
+typedef struct scene_platform {
+    sim_platform_def def;
+    sim_vec3 delta;    // motion during the tick being computed
+    sim_vec3 velocity; // delta per second, clamped like any velocity
+    sim_aabb bounds;   // of the triangles below
+    sim_tri tris[PLATFORM_TRIS];
+} scene_platform;
+
+// A character's shape as the others see it this tick.
+typedef struct scene_body {
+    uint32_t id;
+    bool solid; // a noclip flyer passes through everything, and everything through it
+    sim_shape shape;
+    sim_vec3 center;
+    sim_aabb bounds;
+} scene_body;
+
+// The context of a collider: whose view (self is excluded and decides the
+// shared depth of overlaps), and what to leave out.
+typedef struct scene_view {
+    sim_scene *scene;
+    int64_t self;           // index into bodies, -1 for none
+    uint32_t skip_platform; // 0 for none
+    bool characters;
+} scene_view;
+
+struct sim_scene {
+    const sim_world *world;
+    sim_move_settings settings;
+    uint32_t tick;
+    uint32_t max_chars;
+    uint32_t count;
+    sim_char_state *chars; // sorted by id
+    sim_input *inputs;     // parallel to chars
+    uint8_t *has_input;
+    scene_body *bodies; // snapshot, parallel to chars
+    uint32_t *order;    // body indices sorted by (key, index)
+    uint32_t *scratch;  // merge buffer
+    sim_fx *keys;       // key of order[i]
+    int sort_axis;      // 0 (x) or 2 (z)
+    sim_fx max_width;   // largest body extent along the sort axis
+    scene_view *views;  // max_chars + 1: one per character slot, the last for none
+    scene_platform *platforms; // sorted by id
+    uint32_t platform_count;
+    sim_aabb *water;
+    uint32_t water_count;
+    // The embedding's executor for the moves (NULL: the plain loop).
+    sim_parallel_for_fn run;
+    void *run_user;
+    uint32_t batch; // characters per work item
+    // Keeping characters apart (scene_separate.c): a hash grid over x and z
+    // of the characters' current shapes, and per-character scratch.
+    uint32_t grid_mask;   // buckets - 1 (a power of two minus one)
+    uint32_t grid_stamp;  // the current build; a bucket of another build is empty
+    uint32_t *grid_head;  // first character in a bucket
+    uint32_t *grid_built; // the build each bucket was last filled in
+    uint32_t *grid_next;  // per character: next and previous in its bucket
+    uint32_t *grid_prev;
+    uint32_t *grid_cell;  // per character: cell x, cell z (two entries)
+    uint32_t grid_shift;  // cell size is 2^grid_shift raw units
+    sim_vec3 *feet_offset; // per character: centre - feet
+    int64_t *push;         // per character: x, y, z
+    uint8_t *sep_flag;
+    uint32_t sep_relocated; // statistics of the last step's passes
+    uint32_t sep_pushed;
+    uint32_t sep_unresolved;
+};
+
+/// Characters apart (scene_separate.c). Run after the carry (before the
+/// snapshot) and after the moves. Reads and writes sc->chars and sc->bodies.
+void scene_separate(sim_scene *sc);
+
+/// sc->bodies from the characters' current states, unsorted.
+void scene_bodies_fill(sim_scene *sc);
+
+/// A view's collider (scene.c).
+sim_collider scene_view_collider(scene_view *v);
+
+/// Platforms at `tick`; with `motion`, at tick + 1 with the motion between.
+void scene_build_platforms(sim_scene *sc, uint32_t tick, bool motion);
+
+#endif
+
+

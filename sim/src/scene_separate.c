@@ -1,0 +1,611 @@
+// keel: keeping characters apart, and finding free spots for new ones.
+// MIT licence, see LICENSE.
+//
+// During a tick every character collides with the others' start-of-tick
+// shapes, so two characters walking into the same gap both advance into it.
+// A separation pass after the moves (and one before them, after platforms
+// have carried their riders) takes that overlap away:
+//
+//   1. Piles. A character whose bounds overlap more than SEP_CROWD others'
+//      is in a pile (many characters spawned at one point, a platform that
+//      crushed a group). Pushing a pile apart pair by pair costs the square
+//      of its size per iteration and takes many ticks, so piled characters
+//      are moved to the nearest free spot instead, one by one in id order
+//      (each leaves the pile; the last one stays where it is).
+//   2. Pairs. Jacobi iterations over every overlapping pair: each of the two
+//      is pushed half the depth (plus half of SEP_GAP) apart along the
+//      pair's normal, all pushes of an iteration computed from the same
+//      positions and summed, then each character's total is swept against
+//      the level and the platforms (never through a wall; stopped a skin
+//      early, sliding along what it meets). A character held by a wall
+//      leaves the rest to its partner in the next iteration.
+//   3. Leftovers. A character still overlapping by more than SEP_LIMIT after
+//      the iterations (squeezed between walls and others) is moved to the
+//      nearest free spot, in id order, as a pile is.
+//
+// Order independence: every loop runs in id order (the characters' order),
+// the grid's buckets are filled in that order, and the pushes of an
+// iteration are integer sums, whose value does not depend on the order of
+// their terms. The pass allocates nothing: the grid and the scratch arrays
+// are taken in sim_scene_create.
+//
+// A free spot (find_spot) is searched on rings around the start point: the
+// point itself, then rings of radius k * (half the shape's width), 6k
+// points each, every point also one step height up. A spot is free when
+// the shape there is clear of the level and the platforms (no overlap
+// beyond SIM_QUERY_TOLERANCE), at least SEP_GAP from every other solid
+// character, and a ray from the start centre to it meets neither (so never
+// through a wall or a floor).
+//
+// Each pass may test SPOT_BUDGET spots against the level. Characters a pass
+// could not place (its budget spent, or no free spot in reach) are ghosts
+// until the next pass: the others pass through them and they through the
+// others, so a pile costs each of its members one move, not one per member.
+#include <string.h>
+
+#include <keel/sim_angle.h>
+#include <keel/sim_hash.h>
+
+#include "scene_internal.h"
+
+#define GRID_NONE UINT32_MAX
+// Added to coordinates before taking cells, so cells are non-negative
+// (positions stay within SIM_MOVE_POSITION_LIMIT, below 2^28 raw units).
+#define GRID_OFFSET ((int64_t)1 << 29)
+
+#define SEP_TOLERANCE SIM_QUERY_TOLERANCE // deeper than this is resolved (0.24 mm)
+#define SEP_GAP ((sim_fx)32)              // pairs are pushed this far apart (0.49 mm)
+#define SEP_LIMIT ((sim_fx)48)            // what is left after the pushes: 0.73 mm at most
+#define SEP_CROWD 12u                     // overlapping bounds that make a pile
+#define SEP_ITERATIONS 8
+#define SEP_MAX_PUSH SIM_FX_HALF // per iteration
+#define SPOT_RINGS 40u           // 40 rings: up to 16 m for the default shapes
+// Spots tested against the level in one pass (each a contact query and a
+// sweep): a bound on the time a pass may take. A character left over waits
+// for the next pass.
+#define SPOT_BUDGET 1024
+#define SPOT_TRIES 8192 // spots looked at (against the characters) in one pass
+
+// ---- the grid -------------------------------------------------------------------
+
+static uint32_t cell_of(sim_fx v, uint32_t shift) { return (uint32_t)(((int64_t)v + GRID_OFFSET) >> shift); }
+
+static uint32_t bucket_of(const sim_scene *sc, uint32_t cx, uint32_t cz)
+{
+    uint32_t h = cx * 0x9E3779B1u ^ (cz * 0x85EBCA77u + 0x165667B1u);
+    h ^= h >> 15;
+    return h & sc->grid_mask;
+}
+
+static void grid_insert(sim_scene *sc, uint32_t i)
+{
+    sim_vec3 c = sc->bodies[i].center;
+    uint32_t cx = cell_of(c.x, sc->grid_shift), cz = cell_of(c.z, sc->grid_shift);
+    uint32_t b = bucket_of(sc, cx, cz);
+    sc->grid_cell[2 * i] = cx;
+    sc->grid_cell[2 * i + 1] = cz;
+    if (sc->grid_built[b] != sc->grid_stamp) {
+        sc->grid_built[b] = sc->grid_stamp;
+        sc->grid_head[b] = GRID_NONE;
+    }
+    uint32_t h = sc->grid_head[b];
+    sc->grid_next[i] = h;
+    sc->grid_prev[i] = GRID_NONE;
+    if (h != GRID_NONE)
+        sc->grid_prev[h] = i;
+    sc->grid_head[b] = i;
+}
+
+static void grid_remove(sim_scene *sc, uint32_t i)
+{
+    uint32_t b = bucket_of(sc, sc->grid_cell[2 * i], sc->grid_cell[2 * i + 1]);
+    uint32_t p = sc->grid_prev[i], n = sc->grid_next[i];
+    if (p != GRID_NONE)
+        sc->grid_next[p] = n;
+    else
+        sc->grid_head[b] = n;
+    if (n != GRID_NONE)
+        sc->grid_prev[n] = p;
+}
+
+// Every solid character into the grid, in id order. Cells are at least as
+// wide as the widest shape, so two shapes that overlap are in the same or
+// in neighbouring cells.
+static void grid_build(sim_scene *sc)
+{
+    int64_t widest = 1;
+    for (uint32_t i = 0; i < sc->count; i++) {
+        sim_aabb b = sc->bodies[i].bounds;
+        int64_t wx = (int64_t)b.max.x - b.min.x, wz = (int64_t)b.max.z - b.min.z;
+        if (wx > widest)
+            widest = wx;
+        if (wz > widest)
+            widest = wz;
+    }
+    widest += 2 * (int64_t)SEP_GAP;
+    uint32_t shift = 0;
+    while (((int64_t)1 << shift) < widest)
+        shift++;
+    sc->grid_shift = shift;
+    sc->grid_stamp++;
+    if (sc->grid_stamp == 0) { // wrapped: forget every bucket
+        memset(sc->grid_built, 0, ((size_t)sc->grid_mask + 1) * sizeof *sc->grid_built);
+        sc->grid_stamp = 1;
+    }
+    for (uint32_t i = 0; i < sc->count; i++)
+        if (sc->bodies[i].solid)
+            grid_insert(sc, i);
+}
+
+// The characters in the 3 x 3 cells around a point, one by one.
+typedef struct near_iter {
+    const sim_scene *sc;
+    uint32_t cx, cz; // the centre cell
+    uint32_t x, z;   // the cell being walked
+    int k;           // which of the nine
+    uint32_t j;      // next character in the bucket
+} near_iter;
+
+static void near_begin(near_iter *it, const sim_scene *sc, sim_vec3 c)
+{
+    it->sc = sc;
+    it->cx = cell_of(c.x, sc->grid_shift);
+    it->cz = cell_of(c.z, sc->grid_shift);
+    it->k = -1;
+    it->j = GRID_NONE;
+    it->x = it->z = 0;
+}
+
+static bool near_next(near_iter *it, uint32_t *out)
+{
+    const sim_scene *sc = it->sc;
+    for (;;) {
+        while (it->j == GRID_NONE) {
+            if (++it->k >= 9)
+                return false;
+            it->x = it->cx + (uint32_t)(it->k % 3) - 1u;
+            it->z = it->cz + (uint32_t)(it->k / 3) - 1u;
+            uint32_t b = bucket_of(sc, it->x, it->z);
+            it->j = sc->grid_built[b] == sc->grid_stamp ? sc->grid_head[b] : GRID_NONE;
+        }
+        uint32_t j = it->j;
+        it->j = sc->grid_next[j];
+        // A bucket may hold other cells too (hash collisions): take only
+        // this one's, so no character is met twice.
+        if (sc->grid_cell[2 * j] == it->x && sc->grid_cell[2 * j + 1] == it->z) {
+            *out = j;
+            return true;
+        }
+    }
+}
+
+// ---- pairs ----------------------------------------------------------------------
+
+// Depth of the shape at `c` against character j (negative: apart), with the
+// normal from j toward the shape. `side` picks the direction when the axes
+// coincide. false when they are further apart than `margin`.
+static bool pair_contact(const sim_scene *sc, sim_shape shape, sim_vec3 c, uint32_t j, int side, sim_fx margin,
+                         sim_fx *depth, sim_vec3 *normal)
+{
+    const scene_body *o = &sc->bodies[j];
+    sim_obstacle ob = {o->shape, o->center, 0, side, 0};
+    sim_tri_hit h;
+    if (!sim_contact_shape_obstacle(shape, c, &ob, margin, &h))
+        return false;
+    *depth = h.s;
+    *normal = h.normal;
+    return true;
+}
+
+// Whether character i overlaps any other solid character by more than `limit`.
+static bool overlaps_any(const sim_scene *sc, uint32_t i, sim_fx limit)
+{
+    const scene_body *me = &sc->bodies[i];
+    near_iter it;
+    near_begin(&it, sc, me->center);
+    uint32_t j;
+    while (near_next(&it, &j)) {
+        if (j == i || !sim_aabb_overlaps(me->bounds, sc->bodies[j].bounds))
+            continue;
+        sim_fx d;
+        sim_vec3 n;
+        if (pair_contact(sc, me->shape, me->center, j, 1, 0, &d, &n) && d > limit)
+            return true;
+    }
+    return false;
+}
+
+// Move character i's body (and its grid entry) to a new centre.
+static void body_move(sim_scene *sc, uint32_t i, sim_vec3 center)
+{
+    scene_body *b = &sc->bodies[i];
+    b->center = center;
+    b->bounds = sim_shape_bounds(b->shape, center);
+    grid_remove(sc, i);
+    grid_insert(sc, i);
+    sc->sep_flag[i] |= 2; // moved: written back at the end
+}
+
+// ---- free spots -----------------------------------------------------------------
+
+// Where the last search of a pass ended: characters of one pile share their
+// start point, and the spots a pile member took stay taken, so the next
+// member goes on from there instead of testing them all again.
+typedef struct spot_cursor {
+    bool valid;
+    sim_vec3 from;
+    sim_shape shape;
+    uint32_t next;
+    int budget; // level tests left in this pass
+    int tries;  // spots left to look at in this pass
+} spot_cursor;
+
+static bool shape_eq(sim_shape a, sim_shape b)
+{
+    return a.type == b.type && a.radius == b.radius && sim_v3_eq(a.half, b.half);
+}
+
+static bool free_of_characters(const sim_scene *sc, uint32_t self, sim_shape shape, sim_vec3 c)
+{
+    sim_aabb box = sim_aabb_expand(sim_shape_bounds(shape, c), sim_v3(SEP_GAP, SEP_GAP, SEP_GAP));
+    near_iter it;
+    near_begin(&it, sc, c);
+    uint32_t j;
+    while (near_next(&it, &j)) {
+        if (j == self || !sim_aabb_overlaps(box, sc->bodies[j].bounds))
+            continue;
+        sim_fx d;
+        sim_vec3 n;
+        if (pair_contact(sc, shape, c, j, 1, SEP_GAP, &d, &n) && d > -SEP_GAP)
+            return false;
+    }
+    return true;
+}
+
+// 0 when the shape at c is clear of the level and reached from `from`; 1
+// when something it could stand on is in the way (a step or a ramp: a spot
+// one step higher may be free); 2 otherwise.
+static int level_block(const sim_collider *col, sim_shape shape, sim_vec3 from, sim_vec3 c)
+{
+    sim_overlap_input oi = {shape, c, 0};
+    sim_contact ct;
+    if (col->contacts(col->ctx, &oi, &ct, 1) > 0 && ct.depth > SIM_QUERY_TOLERANCE)
+        return ct.normal.y > 0 ? 1 : 2;
+    if (sim_v3_eq(from, c))
+        return 0;
+    // Reached when a ray between the centres meets nothing: a wall between
+    // the two blocks it. (A sweep of the whole shape along the floor costs
+    // many times more, and a pile needs a spot per member.)
+    sim_ray_input ray = {from, sim_v3_sub(c, from)};
+    sim_ray_result r;
+    return col->raycast(col->ctx, &ray, &r) ? 2 : 0;
+}
+
+// Half the shape's horizontal width: the spacing of the rings.
+static sim_fx ring_step(sim_shape s)
+{
+    sim_fx w = s.type == SIM_SHAPE_BOX ? (s.half.x > s.half.z ? s.half.x : s.half.z) : s.radius;
+    return w + SEP_GAP;
+}
+
+// The nearest free centre to `from` for `shape` (character `self` left out;
+// GRID_NONE for none) that a ray from `origin` reaches (where the character
+// was when the pass began: the pass may have pushed it since, and its whole
+// way in the pass must not cross a wall), searching on from cursor->next
+// when the cursor is for the same pile.
+static bool find_spot(sim_scene *sc, uint32_t self, sim_shape shape, sim_vec3 from, sim_vec3 origin,
+                      spot_cursor *cur, sim_vec3 *out)
+{
+    scene_view v = {sc, -1, 0, false};
+    sim_collider col = scene_view_collider(&v);
+    sim_fx step = ring_step(shape);
+    sim_fx lift = sc->settings.step_height;
+    // A pile that has started to spread (its members moved a little, each
+    // its own way) is still one pile: within a ring step of where the last
+    // search started, go on around that point.
+    sim_vec3 center = from;
+    uint32_t start = 0;
+    if (cur->valid && shape_eq(cur->shape, shape)) {
+        sim_vec3 d = sim_v3_sub(from, cur->from);
+        if (d.x >= -step && d.x <= step && d.y >= -step && d.y <= step && d.z >= -step && d.z <= step) {
+            center = cur->from;
+            start = cur->next;
+        }
+    }
+    if (start == 0) {
+        if (cur->tries <= 0 || cur->budget <= 0)
+            return false;
+        cur->tries--;
+        if (free_of_characters(sc, self, shape, from)) {
+            cur->budget--;
+            if (level_block(&col, shape, origin, from) == 0) {
+                *out = from;
+                return true;
+            }
+        }
+    }
+    uint32_t index = 1;
+    for (uint32_t k = 1; k <= SPOT_RINGS; k++) {
+        uint32_t count = 6u * k;
+        sim_fx r = (sim_fx)((int64_t)step * k);
+        uint32_t phase = k * 0x3C6Fu; // rings start at different angles
+        for (uint32_t a = 0; a < count; a++, index++) {
+            if (index < start)
+                continue;
+            sim_angle ang = (sim_angle)(phase + (uint32_t)(((uint64_t)a << 16) / count));
+            // A skin up: a shape resting exactly on a floor touches every
+            // triangle under it, one a skin above meets none of them (the
+            // level's tree skips them all), and it lands in the next move.
+            sim_vec3 q = sim_v3_add(center, sim_v3(sim_fx_mul(sim_angle_sin(ang), r), sc->settings.skin,
+                                                   sim_fx_mul(sim_angle_cos(ang), r)));
+            for (int up = 0; up < 2; up++) {
+                if (up)
+                    q = sim_v3_add(q, sim_v3(0, lift, 0));
+                if (cur->tries <= 0 || cur->budget <= 0)
+                    return false;
+                cur->tries--;
+                if (!sim_v3_in_world(q) || !free_of_characters(sc, self, shape, q))
+                    break;
+                cur->budget--;
+                int block = level_block(&col, shape, origin, q);
+                if (block == 0) {
+                    cur->valid = true;
+                    cur->from = center;
+                    cur->shape = shape;
+                    cur->next = index;
+                    *out = q;
+                    return true;
+                }
+                if (block == 2)
+                    break; // a wall: one step up is no better
+            }
+        }
+    }
+    return false;
+}
+
+// Characters flagged (bit 1) that still overlap someone by more than
+// `limit` go to the nearest free spot, in id order.
+static void relocate_flagged(sim_scene *sc, sim_fx limit, spot_cursor *cur)
+{
+    for (uint32_t i = 0; i < sc->count; i++) {
+        if (!(sc->sep_flag[i] & 1))
+            continue;
+        sc->sep_flag[i] &= (uint8_t)~1u;
+        if (!overlaps_any(sc, i, limit))
+            continue;
+        sim_vec3 to;
+        sim_vec3 origin = sim_v3_add(sc->chars[i].position, sc->feet_offset[i]);
+        if (find_spot(sc, i, sc->bodies[i].shape, sc->bodies[i].center, origin, cur, &to)) {
+            body_move(sc, i, to);
+            sc->sep_relocated++;
+        } else {
+            sc->sep_flag[i] |= 4; // a ghost until the next pass
+            sc->sep_unresolved++;
+        }
+    }
+}
+
+// ---- pushing pairs apart ---------------------------------------------------------
+
+// Move character i's centre by `push`, swept against the level and the
+// platforms: stopped a skin early, the rest slid along what it met.
+static sim_vec3 push_swept(sim_scene *sc, uint32_t i, sim_vec3 push)
+{
+    scene_view v = {sc, -1, 0, false};
+    sim_collider col = scene_view_collider(&v);
+    const sim_fx skin = sc->settings.skin;
+    sim_shape shape = sc->bodies[i].shape;
+    sim_vec3 c = sc->bodies[i].center;
+    for (int round = 0; round < 3 && !sim_v3_is_zero(push); round++) {
+        sim_sweep_input in = {shape, c, push, 0};
+        sim_sweep_result r;
+        if (!col.sweep(col.ctx, &in, &r))
+            return sim_v3_add(c, push);
+        if (r.start_overlap)
+            break;
+        sim_fx len;
+        sim_vec3 u = sim_v3_normalize_len(push, &len);
+        sim_fx travelled = (sim_fx)(((int64_t)len * r.fraction) >> 16);
+        sim_fx cosang = -sim_v3_dot(u, r.normal);
+        if (cosang < SIM_FX_ONE / 16)
+            cosang = SIM_FX_ONE / 16;
+        sim_fx back = (sim_fx)(((int64_t)skin << 16) / cosang);
+        if (travelled > back)
+            c = sim_v3_add(c, sim_v3_scale(u, travelled - back));
+        push = sim_v3_scale(push, SIM_FX_ONE - r.fraction);
+        sim_fx into = sim_v3_dot(push, r.normal);
+        if (into < 0)
+            push = sim_v3_sub(push, sim_v3_scale(r.normal, into));
+    }
+    return c;
+}
+
+static sim_fx clamp_push(int64_t v)
+{
+    const int64_t lim = SIM_FX_INT(8);
+    return (sim_fx)(v > lim ? lim : (v < -lim ? -lim : v));
+}
+
+// What one scan over the pairs found.
+enum { SCAN_CLEAR, SCAN_PUSHED, SCAN_PILE };
+
+// One Jacobi iteration over the pairs. With `piles`, a character whose
+// bounds overlap more than SEP_CROWD others' is flagged (bit 1) and the scan
+// returns SCAN_PILE without pushing anyone: the piles go to free spots
+// first (the scan of a pile stops at SEP_CROWD, so a pile costs its size
+// times SEP_CROWD, not its size squared).
+static int push_pairs(sim_scene *sc, bool piles)
+{
+    bool any = false, pile = false;
+    memset(sc->push, 0, (size_t)sc->count * 3 * sizeof *sc->push);
+    for (uint32_t i = 0; i < sc->count; i++) {
+        const scene_body *a = &sc->bodies[i];
+        if (!a->solid || (sc->sep_flag[i] & 4))
+            continue;
+        near_iter it;
+        near_begin(&it, sc, a->center);
+        uint32_t j, crowd = 0;
+        while (near_next(&it, &j)) {
+            if (j == i || (sc->sep_flag[j] & 4) || !sim_aabb_overlaps(a->bounds, sc->bodies[j].bounds))
+                continue; // ghosts wait for the next pass
+            if (piles && ++crowd > SEP_CROWD) {
+                sc->sep_flag[i] |= 1;
+                pile = true;
+                break;
+            }
+            // Each pair once, from its lower index, so the normal and the
+            // push are the same whichever of the two is looked at.
+            if (j < i || pile)
+                continue;
+            const scene_body *b = &sc->bodies[j];
+            sim_fx d;
+            sim_vec3 n;
+            if (!pair_contact(sc, b->shape, b->center, i, -1, 0, &d, &n) || d <= SEP_TOLERANCE)
+                continue;
+            if (a->center.x == b->center.x && a->center.z == b->center.z && n.y == 0) {
+                // Axes that coincide give no direction: the pair's ids pick
+                // one, so a few characters at one point part every way.
+                uint64_t h = sim_hash_u32(sim_hash_u32(SIM_HASH_SEED, a->id), b->id);
+                sim_angle ang = (sim_angle)(h & 0xFFFFu);
+                n = sim_v3(sim_angle_sin(ang), 0, sim_angle_cos(ang));
+            }
+            sim_fx amount = d / 2 + SEP_GAP / 2;
+            sim_vec3 p = sim_v3_scale(n, amount);
+            sc->push[3 * j] += p.x;
+            sc->push[3 * j + 1] += p.y;
+            sc->push[3 * j + 2] += p.z;
+            sc->push[3 * i] -= p.x;
+            sc->push[3 * i + 1] -= p.y;
+            sc->push[3 * i + 2] -= p.z;
+            any = true;
+        }
+    }
+    if (pile)
+        return SCAN_PILE;
+    if (!any)
+        return SCAN_CLEAR;
+    for (uint32_t i = 0; i < sc->count; i++) {
+        sim_vec3 p = sim_v3(clamp_push(sc->push[3 * i]), clamp_push(sc->push[3 * i + 1]),
+                            clamp_push(sc->push[3 * i + 2]));
+        if (sim_v3_is_zero(p))
+            continue;
+        sim_fx len;
+        sim_vec3 u = sim_v3_normalize_len(p, &len);
+        if (len > SEP_MAX_PUSH)
+            p = sim_v3_scale(u, SEP_MAX_PUSH);
+        sim_vec3 to = push_swept(sc, i, p);
+        if (!sim_v3_eq(to, sc->bodies[i].center)) {
+            body_move(sc, i, to);
+            sc->sep_pushed++;
+        }
+    }
+    return SCAN_PUSHED;
+}
+
+// ---- the pass -------------------------------------------------------------------
+
+static void prepare(sim_scene *sc)
+{
+    scene_bodies_fill(sc);
+    for (uint32_t i = 0; i < sc->count; i++) {
+        sc->feet_offset[i] = sim_v3_sub(sc->bodies[i].center, sc->chars[i].position);
+        sc->sep_flag[i] = 0;
+    }
+    grid_build(sc);
+}
+
+static void write_back(sim_scene *sc)
+{
+    const sim_fx lim = SIM_MOVE_POSITION_LIMIT;
+    for (uint32_t i = 0; i < sc->count; i++) {
+        if (!(sc->sep_flag[i] & 2))
+            continue;
+        sim_vec3 f = sim_v3_sub(sc->bodies[i].center, sc->feet_offset[i]);
+        sc->chars[i].position = sim_v3(sim_fx_clamp(f.x, -lim, lim), sim_fx_clamp(f.y, -lim, lim),
+                                       sim_fx_clamp(f.z, -lim, lim));
+        sc->sep_flag[i] &= (uint8_t)~2u;
+    }
+}
+
+void scene_separate(sim_scene *sc)
+{
+    if (sc->count < 2) {
+        if (sc->count)
+            sc->sep_flag[0] = 0;
+        return;
+    }
+    prepare(sc);
+    spot_cursor cur = {0};
+    cur.budget = SPOT_BUDGET;
+    cur.tries = SPOT_TRIES;
+    int scan = push_pairs(sc, true);
+    if (scan == SCAN_PILE) {
+        relocate_flagged(sc, SEP_TOLERANCE, &cur);
+        scan = push_pairs(sc, false);
+    }
+    for (int it = 1; it < SEP_ITERATIONS && scan == SCAN_PUSHED; it++)
+        scan = push_pairs(sc, false);
+    if (scan == SCAN_PUSHED) {
+        // The iterations ran out with pairs still overlapping: whoever is
+        // still in by more than SEP_LIMIT goes to a free spot.
+        for (uint32_t i = 0; i < sc->count; i++)
+            if (sc->bodies[i].solid && !(sc->sep_flag[i] & 4) && overlaps_any(sc, i, SEP_LIMIT))
+                sc->sep_flag[i] |= 1;
+        relocate_flagged(sc, SEP_LIMIT, &cur);
+    }
+    write_back(sc);
+}
+
+// ---- placing a character ------------------------------------------------------------
+
+bool sim_scene_find_spot(sim_scene *sc, const sim_char_state *state, sim_vec3 feet, sim_vec3 *out_feet)
+{
+    const sim_move_settings *s = &sc->settings;
+    if (!sim_v3_in_world(feet))
+        return false;
+    sim_char_state probe = *state;
+    probe.position = feet;
+    sim_shape shape = sim_char_shape(s, &probe);
+    sim_vec3 center = sim_char_center(s, &probe);
+    sim_vec3 offset = sim_v3_sub(center, feet);
+    scene_build_platforms(sc, sc->tick, false);
+    scene_bodies_fill(sc);
+    grid_build(sc);
+    uint32_t self = GRID_NONE;
+    for (uint32_t i = 0; i < sc->count; i++)
+        if (sc->chars[i].id == state->id)
+            self = i;
+    spot_cursor cur = {0};
+    cur.budget = SPOT_BUDGET;
+    cur.tries = SPOT_TRIES;
+    sim_vec3 c;
+    if (!find_spot(sc, self, shape, center, center, &cur, &c))
+        return false;
+    sim_vec3 f = sim_v3_sub(c, offset);
+    const sim_fx lim = SIM_MOVE_POSITION_LIMIT;
+    if (f.x < -lim || f.x > lim || f.y < -lim || f.y > lim || f.z < -lim || f.z > lim)
+        return false;
+    *out_feet = f;
+    return true;
+}
+
+int sim_scene_place_character(sim_scene *sc, const sim_char_state *state, sim_vec3 *placed_feet)
+{
+    sim_char_state c = *state;
+    sim_vec3 f;
+    bool found = sim_scene_find_spot(sc, state, state->position, &f);
+    if (found)
+        c.position = f;
+    if (sim_scene_add_character(sc, &c) != 0)
+        return -1;
+    if (placed_feet)
+        *placed_feet = c.position;
+    return found ? 0 : 1;
+}
+
+sim_scene_separation sim_scene_last_separation(const sim_scene *sc)
+{
+    sim_scene_separation r = {sc->sep_pushed, sc->sep_relocated, sc->sep_unresolved};
+    return r;
+}

@@ -24,6 +24,7 @@
 
 #include <keel/sim_scene.h>
 
+#include "ref_geom.h"
 #include "test_support.h"
 
 #define M(x) ((sim_fx)llround((x) * 65536.0))
@@ -295,7 +296,7 @@ Test(crowd, a_character_spawned_in_a_room_lower_than_itself_stays_inside_and_is_
 // other shape at full size (1.8 m tall, crouching at full speed), so every
 // pair of capsule, box and cylinder meets as two whole characters. How deep
 // they overlap is measured independently of keel's pair narrow phase, in
-// double (pair_gap).
+// double (ref_shape_pair_gap in tests/support/ref_geom.c).
 
 enum { SHAPE_KINDS = 3 };
 static const char *const shape_names[SHAPE_KINDS] = {"capsule", "box", "cylinder"};
@@ -319,86 +320,10 @@ static sim_move_settings pair_settings(int standing, int crouched)
     return s;
 }
 
-// Support function of an upright shape about its centre along (nx, ny, nz).
-static double support(sim_shape s, double nx, double ny, double nz)
-{
-    double hy = D(s.half.y);
-    if (s.type == SIM_SHAPE_BOX)
-        return D(s.half.x) * fabs(nx) + hy * fabs(ny) + D(s.half.z) * fabs(nz);
-    double r = D(s.radius), h = nx * nx + nz * nz;
-    if (s.type == SIM_SHAPE_CAPSULE)
-        return r + (hy - r) * fabs(ny);
-    return r * sqrt(h) + hy * fabs(ny);
-}
-
-// Separation of the two shapes along the unit direction of (theta, phi).
-static double separation(sim_shape a, sim_shape b, const double w[3], double theta, double phi)
-{
-    double nx = sin(theta) * cos(phi), ny = cos(theta), nz = sin(theta) * sin(phi);
-    return nx * w[0] + ny * w[1] + nz * w[2] - support(a, nx, ny, nz) - support(b, nx, ny, nz);
-}
-
-// Signed gap between shape a at pa and shape b at pb (centres): the largest
-// separation along any direction, which is the distance when apart and minus
-// the penetration depth when overlapping (both are convex). Proven apart
-// along an axis or the horizontal offset, the gap returned is that lower
-// bound; otherwise a grid over the sphere and a pattern search from its best
-// points. An inexact search only finds a smaller separation: it can
-// overstate a depth, never hide one.
-static double pair_gap(sim_shape a, sim_vec3 pa, sim_shape b, sim_vec3 pb)
-{
-    const double w[3] = {D(pb.x - pa.x), D(pb.y - pa.y), D(pb.z - pa.z)};
-    double best = fabs(w[1]) - D(a.half.y) - D(b.half.y);
-    best = fmax(best, fabs(w[0]) - D(a.half.x) - D(b.half.x));
-    best = fmax(best, fabs(w[2]) - D(a.half.z) - D(b.half.z));
-    double wh = hypot(w[0], w[2]);
-    if (wh > 0) {
-        double nx = w[0] / wh, nz = w[2] / wh;
-        best = fmax(best, wh - support(a, nx, 0, nz) - support(b, nx, 0, nz));
-    }
-    if (best > 0)
-        return best;
-    enum { NT = 24, NP = 48, SEEDS = 3 };
-    double seed_t[SEEDS], seed_p[SEEDS], seed_v[SEEDS];
-    for (int k = 0; k < SEEDS; k++)
-        seed_v[k] = -INFINITY, seed_t[k] = seed_p[k] = 0;
-    for (int i = 0; i <= NT; i++) {
-        for (int j = 0; j < NP; j++) {
-            double t = PI * i / NT, p = 2 * PI * j / NP, v = separation(a, b, w, t, p);
-            for (int k = 0; k < SEEDS; k++) {
-                if (v > seed_v[k]) {
-                    for (int m = SEEDS - 1; m > k; m--)
-                        seed_v[m] = seed_v[m - 1], seed_t[m] = seed_t[m - 1], seed_p[m] = seed_p[m - 1];
-                    seed_v[k] = v, seed_t[k] = t, seed_p[k] = p;
-                    break;
-                }
-            }
-        }
-    }
-    for (int k = 0; k < SEEDS; k++) {
-        double t = seed_t[k], p = seed_p[k], v = seed_v[k];
-        for (double step = PI / NT; step > 1e-10;) {
-            static const double dt[8] = {1, -1, 0, 0, 1, 1, -1, -1}, dp[8] = {0, 0, 1, -1, 1, -1, 1, -1};
-            bool moved = false;
-            for (int m = 0; m < 8; m++) {
-                double v2 = separation(a, b, w, t + step * dt[m], p + step * dp[m]);
-                if (v2 > v) {
-                    v = v2, t += step * dt[m], p += step * dp[m];
-                    moved = true;
-                    break;
-                }
-            }
-            if (!moved)
-                step /= 2;
-        }
-        best = fmax(best, v);
-    }
-    return best;
-}
-
 static double char_pair_depth(const sim_move_settings *s, const sim_char_state *a, const sim_char_state *b)
 {
-    return -pair_gap(sim_char_shape(s, a), sim_char_center(s, a), sim_char_shape(s, b), sim_char_center(s, b));
+    return -ref_shape_pair_gap(sim_char_shape(s, a), rv3_from(sim_char_center(s, a)), sim_char_shape(s, b),
+                               rv3_from(sim_char_center(s, b)));
 }
 
 static sim_input pair_command(const sim_scene *sc, sim_angle yaw, int8_t forward, bool crouch)

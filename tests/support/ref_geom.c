@@ -548,3 +548,92 @@ double ref_shape_tris_toi(sim_shape s, rv3 pos, rv3 d, const rv3 *tri, uint32_t 
     free(order);
     return best;
 }
+
+// ---- two upright character shapes ----------------------------------------------
+
+static double ref_d(sim_fx v) { return v / 65536.0; }
+
+// Support function of an upright shape about its centre along (nx, ny, nz).
+static double pair_support(sim_shape s, double nx, double ny, double nz)
+{
+    double hy = ref_d(s.half.y);
+    if (s.type == SIM_SHAPE_BOX)
+        return ref_d(s.half.x) * fabs(nx) + hy * fabs(ny) + ref_d(s.half.z) * fabs(nz);
+    double r = ref_d(s.radius), h = nx * nx + nz * nz;
+    if (s.type == SIM_SHAPE_CAPSULE)
+        return r + (hy - r) * fabs(ny);
+    return r * sqrt(h) + hy * fabs(ny);
+}
+
+// Separation of the two shapes along the unit direction of (theta, phi).
+static double pair_separation(sim_shape a, sim_shape b, const double w[3], double theta, double phi)
+{
+    double nx = sin(theta) * cos(phi), ny = cos(theta), nz = sin(theta) * sin(phi);
+    return nx * w[0] + ny * w[1] + nz * w[2] - pair_support(a, nx, ny, nz) - pair_support(b, nx, ny, nz);
+}
+
+// Signed gap between shape a at pa and shape b at pb (centres): the largest
+// separation along any direction, which is the distance when apart and minus
+// the penetration depth when overlapping (both are convex). Proven apart
+// along an axis or the horizontal offset, the gap returned is that lower
+// bound; otherwise a grid over the sphere and a pattern search from its best
+// points. An inexact search only finds a smaller separation: it can
+// overstate a depth, never hide one.
+double ref_shape_pair_gap(sim_shape a, rv3 pa, sim_shape b, rv3 pb)
+{
+    if (a.type == SIM_SHAPE_CAPSULE && b.type == SIM_SHAPE_CAPSULE) {
+        // Exact: the distance of the two vertical segments minus the radii.
+        double ha = ref_d(a.half.y) - ref_d(a.radius), hb = ref_d(b.half.y) - ref_d(b.radius);
+        rv3 a0 = {pa.x, pa.y - ha, pa.z}, a1 = {pa.x, pa.y + ha, pa.z};
+        rv3 b0 = {pb.x, pb.y - hb, pb.z}, b1 = {pb.x, pb.y + hb, pb.z};
+        return sqrt(ref_seg_seg_dist2(a0, a1, b0, b1)) - ref_d(a.radius) - ref_d(b.radius);
+    }
+    const double w[3] = {pb.x - pa.x, pb.y - pa.y, pb.z - pa.z};
+    double best = fabs(w[1]) - ref_d(a.half.y) - ref_d(b.half.y);
+    best = fmax(best, fabs(w[0]) - ref_d(a.half.x) - ref_d(b.half.x));
+    best = fmax(best, fabs(w[2]) - ref_d(a.half.z) - ref_d(b.half.z));
+    double wh = hypot(w[0], w[2]);
+    if (wh > 0) {
+        double nx = w[0] / wh, nz = w[2] / wh;
+        best = fmax(best, wh - pair_support(a, nx, 0, nz) - pair_support(b, nx, 0, nz));
+    }
+    if (best > 0)
+        return best;
+    enum { NT = 24, NP = 48, SEEDS = 3 };
+    double seed_t[SEEDS], seed_p[SEEDS], seed_v[SEEDS];
+    for (int k = 0; k < SEEDS; k++)
+        seed_v[k] = -INFINITY, seed_t[k] = seed_p[k] = 0;
+    for (int i = 0; i <= NT; i++) {
+        for (int j = 0; j < NP; j++) {
+            double t = REF_PI * i / NT, p = 2 * REF_PI * j / NP, v = pair_separation(a, b, w, t, p);
+            for (int k = 0; k < SEEDS; k++) {
+                if (v > seed_v[k]) {
+                    for (int m = SEEDS - 1; m > k; m--)
+                        seed_v[m] = seed_v[m - 1], seed_t[m] = seed_t[m - 1], seed_p[m] = seed_p[m - 1];
+                    seed_v[k] = v, seed_t[k] = t, seed_p[k] = p;
+                    break;
+                }
+            }
+        }
+    }
+    for (int k = 0; k < SEEDS; k++) {
+        double t = seed_t[k], p = seed_p[k], v = seed_v[k];
+        for (double step = REF_PI / NT; step > 1e-10;) {
+            static const double dt[8] = {1, -1, 0, 0, 1, 1, -1, -1}, dp[8] = {0, 0, 1, -1, 1, -1, 1, -1};
+            bool moved = false;
+            for (int m = 0; m < 8; m++) {
+                double v2 = pair_separation(a, b, w, t + step * dt[m], p + step * dp[m]);
+                if (v2 > v) {
+                    v = v2, t += step * dt[m], p += step * dp[m];
+                    moved = true;
+                    break;
+                }
+            }
+            if (!moved)
+                step /= 2;
+        }
+        best = fmax(best, v);
+    }
+    return best;
+}
+

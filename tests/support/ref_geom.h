@@ -49,4 +49,12 @@ double ref_shape_tri_toi(sim_shape s, rv3 pos, rv3 d, rv3 a, rv3 b, rv3 c, int s
 /// value > 1 when none is met.
 double ref_shape_tris_toi(sim_shape s, rv3 pos, rv3 d, const rv3 *tri, uint32_t count);
 
+/// Signed gap between two upright character shapes centred at pa and pb:
+/// the largest separation along any direction (the distance when apart,
+/// minus the penetration depth when overlapping). Proven apart along an
+/// axis or the horizontal offset, that lower bound is returned; otherwise a
+/// grid over the sphere and a pattern search: an inexact search can only
+/// overstate a depth, never hide one.
+double ref_shape_pair_gap(sim_shape a, rv3 pa, sim_shape b, rv3 pb);
+
 #endif

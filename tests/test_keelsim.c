@@ -32,7 +32,7 @@
 #include "test_support.h"
 
 /// `keel-sim --quiet` with every option at its default (see above).
-#define KEELSIM_DEFAULT_FINAL_HASH "ba923e7e0d2d76b6"
+#define KEELSIM_DEFAULT_FINAL_HASH "b94f1389b950103f"
 
 typedef keel_test_run_result run_result;
 

@@ -140,6 +140,9 @@ static run_result run(sim_scene *sc, const sim_move_settings *s, uint32_t ticks,
             if (c[i].stuck_ticks > r.longest_stuck)
                 r.longest_stuck = c[i].stuck_ticks;
         sim_scene_separation sp = sim_scene_last_separation(sc);
+        if (getenv("SEP_DEBUG") && (sp.unresolved || sp.relocated))
+            cr_log_info("tick %u: pushed %u relocated %u unresolved %u\n", t + 1, sp.pushed, sp.relocated,
+                        sp.unresolved);
         r.relocated += sp.relocated;
         r.pushed += sp.pushed;
         if (sp.unresolved) {

@@ -60,6 +60,9 @@
 #define SEP_ITERATIONS 8
 #define SEP_MAX_PUSH SIM_FX_HALF // per iteration
 #define SPOT_RINGS 40u           // 40 rings: up to 16 m for the default shapes
+// How far below the start a spot's ground may be (a pile on a ledge spills
+// onto the floor beside it).
+#define SPOT_DROP SIM_FX_INT(2)
 // Spots tested against the level in one pass (each a contact query and a
 // sweep): a bound on the time a pass may take. A character left over waits
 // for the next pass.
@@ -281,6 +284,19 @@ static int level_block(const sim_collider *col, sim_shape shape, sim_vec3 from, 
     return col->raycast(col->ctx, &ray, &r) ? 2 : 0;
 }
 
+// Walkable ground under the shape centred at c, within `below` of its
+// bottom: true with *floor_y the height of the ground met.
+static bool ground_under(const sim_scene *sc, const sim_collider *col, sim_shape shape, sim_vec3 c, sim_fx below,
+                         sim_fx *floor_y)
+{
+    sim_ray_input down = {c, sim_v3(0, -(shape.half.y + below), 0)};
+    sim_ray_result r;
+    if (!col->raycast(col->ctx, &down, &r) || r.normal.y < sc->settings.max_slope_cos)
+        return false;
+    *floor_y = r.point.y;
+    return true;
+}
+
 // Half the shape's horizontal width: the spacing of the rings.
 static sim_fx ring_step(sim_shape s)
 {
@@ -298,8 +314,8 @@ static bool find_spot(sim_scene *sc, uint32_t self, sim_shape shape, sim_vec3 fr
 {
     scene_view v = {sc, -1, 0, false};
     sim_collider col = scene_view_collider(&v);
+    const sim_move_settings *s = &sc->settings;
     sim_fx step = ring_step(shape);
-    sim_fx lift = sc->settings.step_height;
     // A pile that has started to spread (its members moved a little, each
     // its own way) is still one pile: within a ring step of where the last
     // search started, go on around that point.
@@ -312,6 +328,17 @@ static bool find_spot(sim_scene *sc, uint32_t self, sim_shape shape, sim_vec3 fr
             start = cur->next;
         }
     }
+    // A search from a point with ground under it puts the character on
+    // ground: each ring point is dropped onto the walkable ground under it
+    // (down to SPOT_DROP below the start), so a pile on a ledge spills onto
+    // the floor beside it, not into the air past the edge. A point with no
+    // such ground is kept only as a last resort (a rider squeezed off a
+    // platform), used when the whole search finds nothing better.
+    sim_fx floor_y;
+    bool grounded = ground_under(sc, &col, shape, center, s->step_height + s->skin, &floor_y);
+    bool has_fallback = false;
+    sim_vec3 fallback = center;
+    uint32_t fallback_index = 0;
     if (start == 0) {
         if (cur->tries <= 0 || cur->budget <= 0)
             return false;
@@ -333,14 +360,27 @@ static bool find_spot(sim_scene *sc, uint32_t self, sim_shape shape, sim_vec3 fr
             if (index < start)
                 continue;
             sim_angle ang = (sim_angle)(phase + (uint32_t)(((uint64_t)a << 16) / count));
-            // A skin up: a shape resting exactly on a floor touches every
-            // triangle under it, one a skin above meets none of them (the
-            // level's tree skips them all), and it lands in the next move.
-            sim_vec3 q = sim_v3_add(center, sim_v3(sim_fx_mul(sim_angle_sin(ang), r), sc->settings.skin,
+            sim_vec3 q = sim_v3_add(center, sim_v3(sim_fx_mul(sim_angle_sin(ang), r), 0,
                                                    sim_fx_mul(sim_angle_cos(ang), r)));
+            bool dropped = false;
+            if (grounded) {
+                // Ground within a step above (a stair) to SPOT_DROP below.
+                sim_vec3 top = sim_v3_add(q, sim_v3(0, s->step_height, 0));
+                sim_fx g;
+                if (ground_under(sc, &col, shape, top, s->step_height + SPOT_DROP, &g) &&
+                    (int64_t)g <= (int64_t)floor_y + s->step_height) {
+                    // A skin up: a shape resting exactly on a floor touches
+                    // every triangle under it, one a skin above meets none
+                    // of them (the level's tree skips them all).
+                    q.y = (sim_fx)((int64_t)g + (center.y - floor_y) + s->skin);
+                    dropped = true;
+                }
+            } else {
+                q.y += s->skin;
+            }
             for (int up = 0; up < 2; up++) {
                 if (up)
-                    q = sim_v3_add(q, sim_v3(0, lift, 0));
+                    q = sim_v3_add(q, sim_v3(0, s->step_height, 0));
                 if (cur->tries <= 0 || cur->budget <= 0)
                     return false;
                 cur->tries--;
@@ -348,6 +388,14 @@ static bool find_spot(sim_scene *sc, uint32_t self, sim_shape shape, sim_vec3 fr
                     break;
                 cur->budget--;
                 int block = level_block(&col, shape, origin, q);
+                if (block == 0 && grounded && !dropped) {
+                    if (!has_fallback) {
+                        has_fallback = true;
+                        fallback = q;
+                        fallback_index = index;
+                    }
+                    break;
+                }
                 if (block == 0) {
                     cur->valid = true;
                     cur->from = center;
@@ -360,6 +408,14 @@ static bool find_spot(sim_scene *sc, uint32_t self, sim_shape shape, sim_vec3 fr
                     break; // a wall: one step up is no better
             }
         }
+    }
+    if (has_fallback) {
+        cur->valid = true;
+        cur->from = center;
+        cur->shape = shape;
+        cur->next = fallback_index;
+        *out = fallback;
+        return true;
     }
     return false;
 }
@@ -498,6 +554,13 @@ static int push_pairs(sim_scene *sc, bool piles)
         if (!sim_v3_eq(to, sc->bodies[i].center)) {
             body_move(sc, i, to);
             sc->sep_pushed++;
+            // A push is a contact: the velocity into it goes, as against a
+            // wall (else one standing on another's head would keep falling
+            // into it and gather speed every tick).
+            sim_char_state *c = &sc->chars[i];
+            sim_fx into = sim_v3_dot(c->velocity, u);
+            if (into < 0)
+                c->velocity = sim_v3_sub(c->velocity, sim_v3_scale(u, into));
         }
     }
     return SCAN_PUSHED;

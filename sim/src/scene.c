@@ -921,7 +921,7 @@ void sim_scene_step(sim_scene *sc)
         if (p && !sim_v3_is_zero(p->delta))
             carry_within_range(sc, c, p);
     }
-    sc->sep_pushed = sc->sep_relocated = sc->sep_unresolved = 0;
+    scene_separate_begin_step(sc);
     scene_separate(sc);
     build_bodies(sc);
     uint32_t items = sc->count / sc->batch + (sc->count % sc->batch != 0);

@@ -81,11 +81,16 @@ struct sim_scene {
     uint32_t sep_relocated; // statistics of the last step's passes
     uint32_t sep_pushed;
     uint32_t sep_unresolved;
+    int spot_budget; // what the step's passes may still spend placing characters
+    int spot_tries;
 };
 
 /// Characters apart (scene_separate.c). Run after the carry (before the
 /// snapshot) and after the moves. Reads and writes sc->chars and sc->bodies.
 void scene_separate(sim_scene *sc);
+
+/// Resets the statistics and the placing budget of a step.
+void scene_separate_begin_step(sim_scene *sc);
 
 /// sc->bodies from the characters' current states, unsorted.
 void scene_bodies_fill(sim_scene *sc);

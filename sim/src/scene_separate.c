@@ -63,11 +63,12 @@
 // How far below the start a spot's ground may be (a pile on a ledge spills
 // onto the floor beside it).
 #define SPOT_DROP SIM_FX_INT(2)
-// Spots tested against the level in one pass (each a contact query and a
-// sweep): a bound on the time a pass may take. A character left over waits
-// for the next pass.
-#define SPOT_BUDGET 1024
-#define SPOT_TRIES 8192 // spots looked at (against the characters) in one pass
+#define SPOT_SAME_PILE 4 // ring steps
+// Spots tested against the level in one step, both passes together (each a
+// contact query and two rays): a bound on the time a step may spend placing
+// characters. A character left over waits, as a ghost, for the next pass.
+#define SPOT_BUDGET 1280
+#define SPOT_TRIES 8192 // spots looked at (against the characters) in one step
 
 // ---- the grid -------------------------------------------------------------------
 
@@ -317,13 +318,15 @@ static bool find_spot(sim_scene *sc, uint32_t self, sim_shape shape, sim_vec3 fr
     const sim_move_settings *s = &sc->settings;
     sim_fx step = ring_step(shape);
     // A pile that has started to spread (its members moved a little, each
-    // its own way) is still one pile: within a ring step of where the last
-    // search started, go on around that point.
+    // its own way while they waited as ghosts) is still one pile: within
+    // SPOT_SAME_PILE ring steps of where the last search started, go on
+    // around that point.
     sim_vec3 center = from;
     uint32_t start = 0;
+    sim_fx near = (sim_fx)((int64_t)step * SPOT_SAME_PILE);
     if (cur->valid && shape_eq(cur->shape, shape)) {
         sim_vec3 d = sim_v3_sub(from, cur->from);
-        if (d.x >= -step && d.x <= step && d.y >= -step && d.y <= step && d.z >= -step && d.z <= step) {
+        if (d.x >= -near && d.x <= near && d.y >= -step && d.y <= step && d.z >= -near && d.z <= near) {
             center = cur->from;
             start = cur->next;
         }
@@ -334,7 +337,7 @@ static bool find_spot(sim_scene *sc, uint32_t self, sim_shape shape, sim_vec3 fr
     // the floor beside it, not into the air past the edge. A point with no
     // such ground is kept only as a last resort (a rider squeezed off a
     // platform), used when the whole search finds nothing better.
-    sim_fx floor_y;
+    sim_fx floor_y = 0;
     bool grounded = ground_under(sc, &col, shape, center, s->step_height + s->skin, &floor_y);
     bool has_fallback = false;
     sim_vec3 fallback = center;
@@ -363,6 +366,15 @@ static bool find_spot(sim_scene *sc, uint32_t self, sim_shape shape, sim_vec3 fr
             sim_vec3 q = sim_v3_add(center, sim_v3(sim_fx_mul(sim_angle_sin(ang), r), 0,
                                                    sim_fx_mul(sim_angle_cos(ang), r)));
             bool dropped = false;
+            // Most ring points of a pile are taken by those placed before:
+            // look at the characters first, the ground only for the rest.
+            // (A point taken at this height is skipped even if its ground
+            // lies lower: the spot found is still checked whole.)
+            if (cur->tries <= 0)
+                return false;
+            cur->tries--;
+            if (!sim_v3_in_world(q) || !free_of_characters(sc, self, shape, sim_v3_add(q, sim_v3(0, s->skin, 0))))
+                continue;
             if (grounded) {
                 // Ground within a step above (a stair) to SPOT_DROP below.
                 sim_vec3 top = sim_v3_add(q, sim_v3(0, s->step_height, 0));
@@ -591,6 +603,13 @@ static void write_back(sim_scene *sc)
     }
 }
 
+void scene_separate_begin_step(sim_scene *sc)
+{
+    sc->sep_pushed = sc->sep_relocated = sc->sep_unresolved = 0;
+    sc->spot_budget = SPOT_BUDGET;
+    sc->spot_tries = SPOT_TRIES;
+}
+
 void scene_separate(sim_scene *sc)
 {
     if (sc->count < 2) {
@@ -600,8 +619,8 @@ void scene_separate(sim_scene *sc)
     }
     prepare(sc);
     spot_cursor cur = {0};
-    cur.budget = SPOT_BUDGET;
-    cur.tries = SPOT_TRIES;
+    cur.budget = sc->spot_budget;
+    cur.tries = sc->spot_tries;
     int scan = push_pairs(sc, true);
     if (scan == SCAN_PILE) {
         relocate_flagged(sc, SEP_TOLERANCE, &cur);
@@ -618,6 +637,8 @@ void scene_separate(sim_scene *sc)
         relocate_flagged(sc, SEP_LIMIT, &cur);
     }
     write_back(sc);
+    sc->spot_budget = cur.budget;
+    sc->spot_tries = cur.tries;
 }
 
 // ---- placing a character ------------------------------------------------------------

@@ -14,11 +14,18 @@
 //   1. platforms move from their tick-t to their tick-t+1 positions;
 //   2. characters standing on a platform are carried by its motion (swept, so
 //      a carried character is stopped by walls and ceilings);
-//   3. each character runs sim_move_step against the world, the platforms at
+//   3. overlapping characters are separated (see below);
+//   4. each character runs sim_move_step against the world, the platforms at
 //      their new positions and the other characters' start-of-tick shapes:
 //      a platform moving into a character is a penetration that the step's
 //      depenetration resolves (the platform pushes);
-//   4. the tick number advances.
+//   5. overlapping characters are separated again: after a step no two
+//      overlap by more than 1 mm (a pile being placed excepted);
+//   6. the tick number advances.
+// Separation pushes each of an overlapping pair half the way apart, swept
+// against the level, and moves piles and whoever stays squeezed to the
+// nearest free spot, in id order (docs/scene.md, "Keeping characters
+// apart").
 // The start-of-tick shapes are a snapshot taken after step 2 (riders already
 // carried) and before any character's own move. Hits on a platform or on
 // another character report SIM_FEATURE_OBJECT_BIT | its id in

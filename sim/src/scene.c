@@ -793,6 +793,7 @@ int sim_scene_add_character(sim_scene *sc, const sim_char_state *state)
     sc->chars[at] = *state;
     sc->has_input[at] = 0;
     sc->count++;
+    sc->sep_clean = false;
     return 0;
 }
 
@@ -918,18 +919,23 @@ void sim_scene_step(sim_scene *sc)
         sim_char_state *c = &sc->chars[i];
         const scene_platform *p = find_platform(sc, c->ground_object);
         c->ground_velocity = p ? p->velocity : sim_v3_zero();
-        if (p && !sim_v3_is_zero(p->delta))
+        if (p && !sim_v3_is_zero(p->delta)) {
             carry_within_range(sc, c, p);
+            sc->sep_clean = false;
+        }
     }
     scene_separate_begin_step(sc);
-    scene_separate(sc);
+    // Skipped only when it would change nothing: the last step's pass left
+    // the scene clean and no add, restore or carry has moved anyone since.
+    if (!sc->sep_clean)
+        scene_separate(sc);
     build_bodies(sc);
     uint32_t items = sc->count / sc->batch + (sc->count % sc->batch != 0);
     if (sc->run && items > 1)
         sc->run(sc->run_user, items, move_items, sc);
     else
         move_range(sc, 0, sc->count);
-    scene_separate(sc);
+    sc->sep_clean = scene_separate(sc);
     // Ghost marks are for this tick's moves only (nothing outside a step sees
     // them, and adds and removes shift the indices).
     memset(sc->sep_flag, 0, sc->count ? sc->count : 1);
@@ -1153,6 +1159,7 @@ bool sim_scene_restore_states(sim_scene *sc, uint32_t tick, const sim_char_state
     }
     sc->count = count;
     sc->tick = tick;
+    sc->sep_clean = false;
     return true;
 }
 
@@ -1188,5 +1195,6 @@ bool sim_scene_restore(sim_scene *sc, const void *buffer, size_t size, sim_scene
     }
     sc->count = count;
     sc->tick = tick;
+    sc->sep_clean = false;
     return true;
 }

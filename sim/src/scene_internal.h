@@ -81,13 +81,16 @@ struct sim_scene {
     uint32_t sep_relocated; // statistics of the last step's passes
     uint32_t sep_pushed;
     uint32_t sep_unresolved;
+    bool sep_clean;  // the last pass left the scene clean and nothing moved since
     int spot_budget; // what the step's passes may still spend placing characters
     int spot_tries;
 };
 
 /// Characters apart (scene_separate.c). Run after the carry (before the
 /// snapshot) and after the moves. Reads and writes sc->chars and sc->bodies.
-void scene_separate(sim_scene *sc);
+/// True when it leaves the scene clean: no pair deeper than the pass's
+/// tolerance, nobody unplaced; a pass on a clean scene changes nothing.
+bool scene_separate(sim_scene *sc);
 
 /// Resets the statistics and the placing budget of a step.
 void scene_separate_begin_step(sim_scene *sc);

@@ -527,6 +527,15 @@ static int push_pairs(sim_scene *sc, bool piles)
             if (j < i || pile)
                 continue;
             const scene_body *b = &sc->bodies[j];
+            if (a->shape.type != SIM_SHAPE_BOX && b->shape.type != SIM_SHAPE_BOX) {
+                // Two round shapes further apart across than their radii
+                // together cannot overlap: most neighbours in a crowd end
+                // here, before the narrow phase.
+                int64_t dx = (int64_t)b->center.x - a->center.x, dz = (int64_t)b->center.z - a->center.z;
+                int64_t rr = (int64_t)a->shape.radius + b->shape.radius;
+                if (dx * dx + dz * dz >= rr * rr)
+                    continue;
+            }
             sim_fx d;
             sim_vec3 n;
             if (!pair_contact(sc, b->shape, b->center, i, -1, 0, &d, &n) || d <= SEP_TOLERANCE)
@@ -610,14 +619,15 @@ void scene_separate_begin_step(sim_scene *sc)
     sc->spot_tries = SPOT_TRIES;
 }
 
-void scene_separate(sim_scene *sc)
+bool scene_separate(sim_scene *sc)
 {
     if (sc->count < 2) {
         if (sc->count)
             sc->sep_flag[0] = 0;
-        return;
+        return true;
     }
     prepare(sc);
+    uint32_t unresolved_before = sc->sep_unresolved;
     spot_cursor cur = {0};
     cur.budget = sc->spot_budget;
     cur.tries = sc->spot_tries;
@@ -639,6 +649,9 @@ void scene_separate(sim_scene *sc)
     write_back(sc);
     sc->spot_budget = cur.budget;
     sc->spot_tries = cur.tries;
+    // Clean: the last scan found no pair to push (so nothing was moved after
+    // it) and nobody was left unplaced. A pass on a clean state does nothing.
+    return scan == SCAN_CLEAR && sc->sep_unresolved == unresolved_before;
 }
 
 // ---- placing a character ------------------------------------------------------------

@@ -24,8 +24,8 @@
 
 #include "test_rec_scene.h"
 
-#define GOLDEN_RECORDING_LAST_HASH UINT64_C(0xdaba6e7c0e21e7a3)
-#define GOLDEN_RECORDING_FILE_HASH UINT64_C(0x9419f79cedd03e43)
+#define GOLDEN_RECORDING_LAST_HASH UINT64_C(0xb78ac9f7c096b2eb)
+#define GOLDEN_RECORDING_FILE_HASH UINT64_C(0x84cba5c30fd88c18)
 
 static sim_level level;
 static sim_world *world;

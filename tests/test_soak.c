@@ -70,8 +70,8 @@
 #include "test_support.h"
 
 // Pinned final state hashes (see "Regenerating" above).
-#define SOAK_HASH_BUILTIN UINT64_C(0xe06f516970b5ad61)
-#define SOAK_HASH_ZDM2 UINT64_C(0xcc218ffeaf903fab)
+#define SOAK_HASH_BUILTIN UINT64_C(0x97a73ec21dccaeac)
+#define SOAK_HASH_ZDM2 UINT64_C(0xab201b79fd6aba7b)
 #define SOAK_HASH_PANDORA UINT64_C(0x913af9afc120093e)
 #define SOAK_HASH_BUILTIN_BOX UINT64_C(0xb27075fd9542110a)
 #define SOAK_HASH_ZDM2_BOX UINT64_C(0x2785819c12832ad8)
@@ -85,8 +85,8 @@
 #define SOAK_PILE 200
 #define SOAK_PILE_TICKS 384
 #define SOAK_MAX_CHARACTERS SOAK_PILE
-#define SOAK_HASH_PILE_BUILTIN UINT64_C(0x1977989ef097bbe5)
-#define SOAK_HASH_PILE_ZDM2 UINT64_C(0xa14dccb7f659bd01)
+#define SOAK_HASH_PILE_BUILTIN UINT64_C(0x0643566715fa507a)
+#define SOAK_HASH_PILE_ZDM2 UINT64_C(0x3e04002acf14e0ef)
 #define SOAK_TICKS 2500 // 48 x 2500 = 120,000 character-ticks per level
 // The other shapes run shorter, so the three together cost about a third
 // more than the capsule alone (test_soak runs twice in CI, once sanitized).

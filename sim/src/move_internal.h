@@ -101,4 +101,11 @@ void move_clamp_velocity(sim_move_ctx *m);
 /// the character now has it. Standing up is refused when it would overlap.
 bool move_set_crouched(sim_move_ctx *m, bool crouched);
 
+/// Move a shape's centre by `corr`, swept against the level and the platforms
+/// (SIM_SWEEP_LEVEL_ONLY: other characters do not stop it): a plane met
+/// clips what is left (up to three), and the centre stays a skin short of
+/// it. Depenetration and the scene's separation push this way, so a push
+/// never takes a character through a wall or a floor. Returns the centre.
+sim_vec3 mover_push_swept(const sim_collider *col, sim_fx skin, sim_shape shape, sim_vec3 center, sim_vec3 corr);
+
 #endif

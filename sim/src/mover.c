@@ -216,16 +216,15 @@ static sim_vec3 nudge_dir(int k)
 // through a wall or a floor. Like the slide, a plane met clips what is left
 // (up to three), and the centre stays a skin short of it. Returns the centre
 // reached.
-static sim_vec3 push_swept(const sim_move_ctx *m, sim_shape shape, sim_vec3 center, sim_vec3 corr)
+sim_vec3 mover_push_swept(const sim_collider *col, sim_fx skin, sim_shape shape, sim_vec3 center, sim_vec3 corr)
 {
-    const sim_fx skin = m->s->skin;
     sim_vec3 c = center, d = corr;
     for (int it = 0; it < 3; it++) {
         if (sim_v3_len_sq64(d) < (int64_t)16 * 16)
             break;
         sim_sweep_input in = {shape, c, d, SIM_SWEEP_LEVEL_ONLY};
         sim_sweep_result r;
-        if (!m->col->sweep(m->col->ctx, &in, &r)) {
+        if (!col->sweep(col->ctx, &in, &r)) {
             c = sim_v3_add(c, d);
             break;
         }
@@ -294,7 +293,7 @@ void mover_depenetrate(sim_move_ctx *m)
         sim_vec3 dir = sim_v3_normalize_len(corr, &len);
         if (len > SIM_FX_HALF)
             corr = sim_v3_scale(dir, SIM_FX_HALF);
-        sim_vec3 next = push_swept(m, shape, center, corr);
+        sim_vec3 next = mover_push_swept(m->col, s->skin, shape, center, corr);
         if (sim_v3_eq(next, center))
             break; // the level holds it here: no pass would do better
         center = next;

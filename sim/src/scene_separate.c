@@ -46,6 +46,7 @@
 #include <keel/sim_angle.h>
 #include <keel/sim_hash.h>
 
+#include "move_internal.h"
 #include "scene_internal.h"
 
 #define GRID_NONE UINT32_MAX
@@ -456,39 +457,6 @@ static void relocate_flagged(sim_scene *sc, sim_fx limit, spot_cursor *cur)
 
 // ---- pushing pairs apart ---------------------------------------------------------
 
-// Move character i's centre by `push`, swept against the level and the
-// platforms: stopped a skin early, the rest slid along what it met.
-static sim_vec3 push_swept(sim_scene *sc, uint32_t i, sim_vec3 push)
-{
-    scene_view v = {sc, -1, 0, false};
-    sim_collider col = scene_view_collider(&v);
-    const sim_fx skin = sc->settings.skin;
-    sim_shape shape = sc->bodies[i].shape;
-    sim_vec3 c = sc->bodies[i].center;
-    for (int round = 0; round < 3 && !sim_v3_is_zero(push); round++) {
-        sim_sweep_input in = {shape, c, push, 0};
-        sim_sweep_result r;
-        if (!col.sweep(col.ctx, &in, &r))
-            return sim_v3_add(c, push);
-        if (r.start_overlap)
-            break;
-        sim_fx len;
-        sim_vec3 u = sim_v3_normalize_len(push, &len);
-        sim_fx travelled = (sim_fx)(((int64_t)len * r.fraction) >> 16);
-        sim_fx cosang = -sim_v3_dot(u, r.normal);
-        if (cosang < SIM_FX_ONE / 16)
-            cosang = SIM_FX_ONE / 16;
-        sim_fx back = (sim_fx)(((int64_t)skin << 16) / cosang);
-        if (travelled > back)
-            c = sim_v3_add(c, sim_v3_scale(u, travelled - back));
-        push = sim_v3_scale(push, SIM_FX_ONE - r.fraction);
-        sim_fx into = sim_v3_dot(push, r.normal);
-        if (into < 0)
-            push = sim_v3_sub(push, sim_v3_scale(r.normal, into));
-    }
-    return c;
-}
-
 static sim_fx clamp_push(int64_t v)
 {
     const int64_t lim = SIM_FX_INT(8);
@@ -571,7 +539,9 @@ static int push_pairs(sim_scene *sc, bool piles)
         sim_vec3 u = sim_v3_normalize_len(p, &len);
         if (len > SEP_MAX_PUSH)
             p = sim_v3_scale(u, SEP_MAX_PUSH);
-        sim_vec3 to = push_swept(sc, i, p);
+        scene_view v = {sc, -1, 0, false};
+        sim_collider col = scene_view_collider(&v);
+        sim_vec3 to = mover_push_swept(&col, sc->settings.skin, sc->bodies[i].shape, sc->bodies[i].center, p);
         if (!sim_v3_eq(to, sc->bodies[i].center)) {
             body_move(sc, i, to);
             sc->sep_pushed++;

@@ -167,6 +167,14 @@ static void log_run(const char *name, uint32_t n, uint32_t ticks, const run_resu
                 r->relocated, r->unresolved_ticks, r->crossings, r->longest_stuck);
 }
 
+// No pair deeper than 1 mm after any tick, nobody through the level.
+static void expect_apart(const run_result *r)
+{
+    cr_expect_leq(r->ov.worst, 0.001, "deepest overlap %.4f mm at tick %u (ids %u, %u)", r->ov.worst * 1000,
+                  r->ov.worst_tick, r->ov.worst_a, r->ov.worst_b);
+    cr_expect_eq(r->crossings, 0);
+}
+
 static void walkers(sim_scene *sc, keel_rng *rng, void *ctx)
 {
     walk_inputs(sc, rng, ctx != NULL);
@@ -190,9 +198,7 @@ Test(separation, two_hundred_walkers_from_one_spawn_point_never_overlap_by_more_
         add_at(sc, i + 1, spawn, (sim_angle)(i * 331u));
     run_result r = run(sc, &s, TICKS, walkers, (void *)1, 7);
     log_run("200 walkers from one point", N, TICKS, &r);
-    cr_expect_leq(r.ov.worst, 0.001, "deepest overlap %.4f mm at tick %u (ids %u, %u)", r.ov.worst * 1000,
-                  r.ov.worst_tick, r.ov.worst_a, r.ov.worst_b);
-    cr_expect_eq(r.crossings, 0);
+    expect_apart(&r);
     sim_scene_destroy(sc);
 }
 
@@ -212,9 +218,7 @@ Test(separation, mixed_shapes_never_overlap_by_more_than_1mm)
                (sim_angle)(i * 977u));
     run_result r = run(sc, &s, TICKS, walkers, (void *)1, 11);
     log_run("cylinders and crouched boxes", N, TICKS, &r);
-    cr_expect_leq(r.ov.worst, 0.001, "deepest overlap %.4f mm at tick %u (ids %u, %u)", r.ov.worst * 1000,
-                  r.ov.worst_tick, r.ov.worst_a, r.ov.worst_b);
-    cr_expect_eq(r.crossings, 0);
+    expect_apart(&r);
     sim_scene_destroy(sc);
 }
 
@@ -252,9 +256,7 @@ Test(separation, a_crowd_pushing_into_a_corner_never_overlaps_by_more_than_1mm)
         add_at(sc, i + 1, sim_v3(start.x + M(0.9 * (i % 10)), 0, start.z + M(0.9 * (i / 10))), 0);
     run_result r = run(sc, &s, TICKS, toward_goal, &g, 3);
     log_run("pushing into the corner", N, TICKS, &r);
-    cr_expect_leq(r.ov.worst, 0.001, "deepest overlap %.4f mm at tick %u (ids %u, %u)", r.ov.worst * 1000,
-                  r.ov.worst_tick, r.ov.worst_a, r.ov.worst_b);
-    cr_expect_eq(r.crossings, 0);
+    expect_apart(&r);
     sim_scene_destroy(sc);
 }
 
@@ -277,9 +279,7 @@ Test(separation, riders_and_bystanders_on_platforms_never_overlap_by_more_than_1
         r.ov = r2.ov;
     r.crossings += r2.crossings;
     log_run("platforms", N, TICKS, &r);
-    cr_expect_leq(r.ov.worst, 0.001, "deepest overlap %.4f mm at tick %u (ids %u, %u)", r.ov.worst * 1000,
-                  r.ov.worst_tick, r.ov.worst_a, r.ov.worst_b);
-    cr_expect_eq(r.crossings, 0);
+    expect_apart(&r);
     sim_scene_destroy(sc);
 }
 

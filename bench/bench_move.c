@@ -62,7 +62,11 @@ static double min_seconds = 1.0;
 static bool independent = false;
 static bool table = false;  // --table, --independent, --shape: the older table
 static int rounds = 5;      // --rounds: of the summary
+static uint32_t round_ticks = 0; // --ticks: ticks a round (0: by time)
+static int only_mode = -1;       // --collision: 0 world-only, 1 scene, -1 both
 static bool do_parallel = true, do_pile = true;
+static const char *only_level = NULL; // --level: one level of the summary
+static uint32_t only_count = 0;       // --characters: one count of the summary
 
 enum { SHAPE_KINDS = 3 };
 static const char *const shape_names[SHAPE_KINDS] = {"capsule", "box", "cylinder"};
@@ -308,7 +312,8 @@ static void scase_round(scase *k, int round, double round_s)
         n++;
         if (k->c.tick == WARMUP_TICKS + MIN_TICKS)
             k->hash = crowd_hash(&k->c);
-    } while (total < round_s || n < 4 || k->c.tick < WARMUP_TICKS + MIN_TICKS);
+    } while (round_ticks ? n < round_ticks
+                         : (total < round_s || n < 4 || k->c.tick < WARMUP_TICKS + MIN_TICKS));
     k->ticks += n;
     k->us[round] = total * 1e6 / (double)(n * k->count);
 }
@@ -353,21 +358,22 @@ static void print_summary_table(scase *cases, int ncases, double round_s)
     printf("%-9s %9s %6s %16s %16s %8s   %-16s %-16s\n", "level", "triangles", "chars", "world-only",
            "scene", "scene/w", "hash@48 world", "hash@48 scene");
     for (int i = 0; i < ncases; i++) {
-        scase *w = &cases[i];
-        if (w->scene)
-            continue;
-        scase *sc = NULL;
+        // One row per level and count: world-only and scene side by side.
+        scase *w = NULL, *sc = NULL;
         for (int j = 0; j < ncases; j++)
-            if (cases[j].scene && strcmp(cases[j].level, w->level) == 0 && cases[j].count == w->count)
-                sc = &cases[j];
-        double wmin, wmed, smin = 0, smed = 0;
-        min_median(w->us, rounds, &wmin, &wmed);
+            if (strcmp(cases[j].level, cases[i].level) == 0 && cases[j].count == cases[i].count)
+                *(cases[j].scene ? &sc : &w) = &cases[j];
+        if (&cases[i] != (w ? w : sc))
+            continue;
+        double wmin = 0, wmed = 0, smin = 0, smed = 0;
+        if (w)
+            min_median(w->us, rounds, &wmin, &wmed);
         if (sc)
             min_median(sc->us, rounds, &smin, &smed);
         printf("%-9s %9" PRIu32 " %6" PRIu32 "    %5.2f / %5.2f    %5.2f / %5.2f %+7.0f%%   %016" PRIx64
                " %016" PRIx64 "\n",
-               w->level, w->triangles, w->count, wmin, wmed, smin, smed, sc ? 100.0 * (smed / wmed - 1) : 0.0,
-               w->hash, sc ? sc->hash : 0);
+               cases[i].level, cases[i].triangles, cases[i].count, wmin, wmed, smin, smed,
+               w && sc ? 100.0 * (smed / wmed - 1) : 0.0, w ? w->hash : 0, sc ? sc->hash : 0);
     }
     printf("\ncost per character, 1000 characters over 64 (medians):");
     bool first = true;
@@ -526,9 +532,9 @@ static int run_summary(void)
 
     slevel *levels[2];
     int nlevels = 0;
-    if (have_arena)
+    if (have_arena && (!only_level || strcmp(only_level, "arena") == 0))
         levels[nlevels++] = &arena;
-    if (have_zdm2)
+    if (have_zdm2 && (!only_level || strcmp(only_level, "zdm2") == 0))
         levels[nlevels++] = &zdm2;
     static const uint32_t sizes[2] = {64, 1000};
     scase cases[8];
@@ -537,6 +543,8 @@ static int run_summary(void)
     for (int li = 0; li < nlevels && ok; li++)
         for (int ci = 0; ci < 2 && ok; ci++)
             for (int mode = 0; mode < 2 && ok; mode++) {
+                if ((only_count && sizes[ci] != only_count) || (only_mode >= 0 && mode != only_mode))
+                    continue;
                 scase *k = &cases[ncases];
                 memset(k, 0, sizeof *k);
                 k->level = levels[li]->name;
@@ -584,7 +592,9 @@ static int run_summary(void)
 
 static void print_usage(FILE *f)
 {
-    fputs("usage: bench_move [--seconds N] [--rounds R] [--no-parallel] [--no-pile]\n"
+    fputs("usage: bench_move [--seconds N] [--rounds R] [--ticks T] [--level arena|zdm2]\n"
+          "                  [--characters 64|1000] [--collision world|scene] [--no-parallel]\n"
+          "                  [--no-pile]\n"
           "       bench_move --table [--seconds N] [--shape capsule|box|cylinder|all] [--independent]\n"
           "By default, issue 10's figures, one thread unless said (zdm2 is sauerbraten_zdm2.obj\n"
           "at scale 0.12 from $KEEL_LEVELS_DIR or the shared levels folder, skipped when absent):\n"
@@ -603,6 +613,12 @@ static void print_usage(FILE *f)
           "  --seconds N     timed seconds per figure, 1 to 60 (default 1): split over the\n"
           "                  rounds in the summary; the minimum per figure with --table\n"
           "  --rounds R      rounds of the summary, 1 to 51 (default 5)\n"
+          "  --ticks T       each round runs T ticks, 1 to 100000, instead of a time: the\n"
+          "                  same work on every run (for a profiler: only sim_move_step\n"
+          "                  and sim_scene_step are the step)\n"
+          "  --level L       only the arena or only zdm2 in the per-character table\n"
+          "  --characters C  only 64 or only 1000 characters in that table\n"
+          "  --collision M   only world(-only) or only scene in that table\n"
           "  --no-parallel   leave out the 2-thread speed-up\n"
           "  --no-pile       leave out the pile\n"
           "  --table         the older table instead: character-ticks per second on the\n"
@@ -662,6 +678,27 @@ int main(int argc, char **argv)
                 continue;
             }
             fprintf(stderr, "bench_move: bad --seconds '%s'\n", v);
+        } else if (strcmp(argv[i], "--level") == 0 && i + 1 < argc &&
+                   (strcmp(argv[i + 1], "arena") == 0 || strcmp(argv[i + 1], "zdm2") == 0)) {
+            only_level = argv[++i];
+            continue;
+        } else if (strcmp(argv[i], "--characters") == 0 && i + 1 < argc &&
+                   (strcmp(argv[i + 1], "64") == 0 || strcmp(argv[i + 1], "1000") == 0)) {
+            only_count = (uint32_t)atoi(argv[++i]);
+            continue;
+        } else if (strcmp(argv[i], "--collision") == 0 && i + 1 < argc &&
+                   (strcmp(argv[i + 1], "world") == 0 || strcmp(argv[i + 1], "scene") == 0)) {
+            only_mode = strcmp(argv[++i], "scene") == 0;
+            continue;
+        } else if (strcmp(argv[i], "--ticks") == 0 && i + 1 < argc) {
+            const char *v = argv[++i];
+            char *end = NULL;
+            long r = strtol(v, &end, 10);
+            if (v[0] >= '0' && v[0] <= '9' && *end == '\0' && r >= 1 && r <= 100000) {
+                round_ticks = (uint32_t)r;
+                continue;
+            }
+            fprintf(stderr, "bench_move: bad --ticks '%s'\n", v);
         } else if (strcmp(argv[i], "--rounds") == 0 && i + 1 < argc) {
             const char *v = argv[++i];
             char *end = NULL;

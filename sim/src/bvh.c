@@ -227,3 +227,70 @@ void sim_bvh_query_segment(const sim_world *w, sim_vec3 origin, sim_vec3 d, sim_
         }
     }
 }
+
+// ---- a neighbourhood (world_near.h) ---------------------------------------------
+
+static bool box_inside(sim_aabb in, sim_aabb out)
+{
+    return in.min.x >= out.min.x && in.max.x <= out.max.x && in.min.y >= out.min.y && in.max.y <= out.max.y &&
+           in.min.z >= out.min.z && in.max.z <= out.max.z;
+}
+
+static bool near_gather_visit(void *ctx, const sim_tri *t)
+{
+    sim_near *n = ctx;
+    if (n->count == SIM_NEAR_CAPACITY) {
+        n->usable = false;
+        return false;
+    }
+    n->tri[n->count] = (uint32_t)(t - n->world->tris);
+    n->bounds[n->count] = t->box;
+    n->count++;
+    return true;
+}
+
+void sim_near_gather(sim_near *near, const sim_world *world, sim_aabb box)
+{
+    near->world = world;
+    near->box = box;
+    near->count = 0;
+    near->usable = true;
+    sim_bvh_query(world, box, near_gather_visit, near);
+}
+
+// The triangle tests of the hierarchy's walks alone: a node's box holds its
+// triangles' boxes and both tests are monotone in the box (a larger box
+// passes whenever a smaller one does; the slab test rounds outward), so a
+// triangle that passes its own test has passed every node above it: the
+// triangles visited, and their order, are the hierarchy's.
+void sim_near_query_segment(const sim_world *w, const sim_near *near, sim_vec3 origin, sim_vec3 d,
+                            sim_vec3 grow, sim_bvh_visit_fn visit, void *ctx)
+{
+    sim_aabb sb = sim_aabb_union(sim_aabb_of_point(origin), sim_aabb_of_point(sim_v3_add(origin, d)));
+    sb = sim_aabb_expand(sb, grow);
+    if (!near || !near->usable || near->world != w || !box_inside(sb, near->box)) {
+        sim_bvh_query_segment(w, origin, d, grow, visit, ctx);
+        return;
+    }
+    sim_fx ax = sim_fx_abs(d.x), ay = sim_fx_abs(d.y), az = sim_fx_abs(d.z);
+    bool slabs = sim_fx_max(ax, sim_fx_max(ay, az)) >= SIM_FX_INT(2);
+    for (uint32_t i = 0; i < near->count; i++) {
+        sim_aabb tb = near->bounds[i];
+        if (!sim_aabb_overlaps(tb, sb) || (slabs && !segment_hits_box(origin, d, sim_aabb_expand(tb, grow))))
+            continue;
+        if (!visit(ctx, &w->tris[near->tri[i]]))
+            return;
+    }
+}
+
+void sim_near_query_box(const sim_world *w, const sim_near *near, sim_aabb box, sim_bvh_visit_fn visit,
+                        void *ctx)
+{
+    if (!near || !near->usable || near->world != w || !box_inside(box, near->box)) {
+        sim_bvh_query(w, box, visit, ctx);
+        return;
+    }
+    for (uint32_t i = 0; i < near->count; i++)
+        if (sim_aabb_overlaps(near->bounds[i], box) && !visit(ctx, &w->tris[near->tri[i]]))
+            return;
+}

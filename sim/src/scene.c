@@ -18,6 +18,7 @@
 #include <keel/sim_scene.h>
 
 #include "collide_shape.h"
+#include "world_near.h"
 
 #define PLATFORM_TRIS 12
 #define SCENE_MAGIC 0x4E43534Bu /* "KSCN" as little-endian bytes */
@@ -50,6 +51,7 @@ typedef struct scene_view {
     int64_t self;           // index into bodies, -1 for none
     uint32_t skip_platform; // 0 for none
     bool characters;
+    const sim_near *near; // the mover's neighbourhood of the world (NULL: none)
 } scene_view;
 
 struct sim_scene {
@@ -468,7 +470,7 @@ static bool view_sweep(void *ctx, const sim_sweep_input *in, sim_sweep_result *o
     sweep_best best = {0};
     sim_sweep_result wr;
     sim_sweep_input wi = {in->shape, in->start, d, 0};
-    if (sim_world_sweep(sc->world, &wi, &wr)) {
+    if (sim_near_sweep(sc->world, v->near, &wi, &wr)) {
         best.has = true;
         best.r = wr;
     }
@@ -542,7 +544,7 @@ static int view_contacts(void *ctx, const sim_overlap_input *in, sim_contact *ou
     sim_scene *sc = v->scene;
     if (!sim_query_accepts_shape_at(in->shape, in->position))
         return 0; // refused, as by the world
-    int nw = sim_world_contacts(sc->world, in, out, capacity);
+    int nw = sim_near_contacts(sc->world, v->near, in, out, capacity);
     contact_list l = {out, capacity, nw < capacity ? nw : (capacity > 0 ? capacity : 0), nw};
     sim_fx margin = sim_query_clamp_margin(in->margin);
     sim_fx g = margin + SIM_QUERY_TOLERANCE;
@@ -575,7 +577,7 @@ static bool view_raycast(void *ctx, const sim_ray_input *in, sim_ray_result *out
 {
     scene_view *v = ctx;
     sim_scene *sc = v->scene;
-    bool has = sim_world_raycast(sc->world, in, out);
+    bool has = sim_near_raycast(sc->world, v->near, in, out);
     uint32_t best_sub = 0;
     sim_vec3 d = sim_query_clamp_displacement(in->displacement);
     if (!sim_v3_in_world(in->origin) || !sim_v3_in_world(sim_v3_add(in->origin, d)))
@@ -863,7 +865,7 @@ static void carry_within_range(sim_scene *sc, sim_char_state *c, const scene_pla
 static void carry(sim_scene *sc, sim_char_state *c, const scene_platform *p)
 {
     const sim_move_settings *s = &sc->settings;
-    scene_view v = {sc, -1, p->def.id, false};
+    scene_view v = {sc, -1, p->def.id, false, NULL};
     sim_sweep_input in = {sim_char_shape(s, c), sim_char_center(s, c), p->delta, 0};
     sim_sweep_result r;
     if (!view_sweep(&v, &in, &r)) {
@@ -896,7 +898,13 @@ static void move_range(sim_scene *sc, uint32_t begin, uint32_t end)
     for (uint32_t i = begin; i < end; i++) {
         sim_char_state *c = &sc->chars[i];
         scene_view *v = &sc->views[i];
-        *v = (scene_view){sc, (int64_t)i, 0, true};
+        // The world near the character, gathered once for the step's queries
+        // (world_near.h: the same answers as the whole world's).
+        sim_near near;
+        bool flying = c->move_type == SIM_MOVE_FLY;
+        if (!flying)
+            sim_near_gather(&near, sc->world, sim_near_step_box(s, c));
+        *v = (scene_view){sc, (int64_t)i, 0, true, flying ? NULL : &near};
         sim_collider col = view_collider(v);
         sim_input in;
         if (sc->has_input[i]) {
@@ -913,6 +921,7 @@ static void move_range(sim_scene *sc, uint32_t begin, uint32_t end)
         bool stepped = sim_move_step(&col, s, c, &in);
         SIM_CHECK(stepped);
         (void)stepped;
+        v->near = NULL; // it lived on this stack
     }
 }
 
@@ -1015,7 +1024,7 @@ sim_collider sim_scene_collider(sim_scene *sc, uint32_t self)
     build_bodies(sc);
     int64_t i = char_index(sc, self);
     scene_view *v = &sc->views[i < 0 ? sc->max_chars : (uint32_t)i];
-    *v = (scene_view){sc, i, 0, true};
+    *v = (scene_view){sc, i, 0, true, NULL};
     return view_collider(v);
 }
 

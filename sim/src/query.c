@@ -71,9 +71,20 @@ bool sim_near_sweep(const sim_world *world, const sim_near *near, const sim_swee
         }
         return out->hit;
     }
+    return sim_near_sweep_ray(world, near, &c.ray, out);
+}
+
+bool sim_near_sweep_ray(const sim_world *world, const sim_near *near, const sim_sweep_ray *ray,
+                        sim_sweep_result *out)
+{
+    *out = (sim_sweep_result){0};
+    out->fraction = SIM_FX_ONE;
+    out->position = sim_v3_add(ray->start, ray->displacement);
+    sweep_ctx c = {0};
+    c.ray = *ray;
     sim_fx g = c.ray.inflate + 2;
-    sim_near_query_segment(world, near, in->start, d, sim_v3_add(in->shape.half, sim_v3(g, g, g)), sweep_visit,
-                           &c);
+    sim_near_query_segment(world, near, ray->start, ray->displacement,
+                           sim_v3_add(ray->shape.half, sim_v3(g, g, g)), sweep_visit, &c);
     if (!c.has)
         return false;
     out->hit = true;
@@ -82,7 +93,7 @@ bool sim_near_sweep(const sim_world *world, const sim_near *near, const sim_swee
     if (s > c.ray.length)
         s = c.ray.length;
     out->fraction = (sim_fx)(((int64_t)s << 16) / c.ray.length);
-    out->position = sim_v3_add(in->start, sim_dir_scale(c.ray.dir, s));
+    out->position = sim_v3_add(ray->start, sim_dir_scale(c.ray.dir, s));
     out->normal = c.best.normal;
     out->point = c.best.point;
     out->feature = c.best.feature;

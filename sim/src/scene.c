@@ -52,7 +52,21 @@ typedef struct scene_view {
     uint32_t skip_platform; // 0 for none
     bool characters;
     const sim_near *near; // the mover's neighbourhood of the world (NULL: none)
+    const struct body_near *bodies_near; // and of the other characters (NULL: none)
 } scene_view;
+
+// The other characters whose bounds touch a box, gathered once per move in
+// the broad phase's order (see body_cursor): a query whose box lies inside
+// takes them from here, the same bodies in the same order; any other query
+// (or all, when more than BODY_NEAR_CAPACITY were found) scans the broad
+// phase.
+#define BODY_NEAR_CAPACITY 64u
+typedef struct body_near {
+    sim_aabb box;
+    bool usable;
+    uint32_t count;
+    uint32_t body[BODY_NEAR_CAPACITY];
+} body_near;
 
 struct sim_scene {
     const sim_world *world;
@@ -357,27 +371,76 @@ static sim_obstacle obstacle(const scene_view *v, uint32_t j)
 typedef struct body_cursor {
     uint32_t slot;
     int64_t hi;
+    const body_near *list; // non-NULL: take the bodies from this list
 } body_cursor;
 
-static body_cursor bodies_in(const sim_scene *sc, sim_aabb box)
+static bool box_inside(sim_aabb in, sim_aabb out)
 {
-    body_cursor c = {bodies_from(sc, sim_v3_comp(box.min, sc->sort_axis)),
-                     sim_v3_comp(box.max, sc->sort_axis)};
+    return in.min.x >= out.min.x && in.max.x <= out.max.x && in.min.y >= out.min.y && in.max.y <= out.max.y &&
+           in.min.z >= out.min.z && in.max.z <= out.max.z;
+}
+
+static body_cursor bodies_in(const scene_view *v, sim_aabb box)
+{
+    const sim_scene *sc = v->scene;
+    const body_near *bn = v->bodies_near;
+    if (bn && bn->usable && box_inside(box, bn->box))
+        return (body_cursor){0, 0, bn};
+    body_cursor c = {bodies_from(sc, sim_v3_comp(box.min, sc->sort_axis)), sim_v3_comp(box.max, sc->sort_axis),
+                     NULL};
     return c;
+}
+
+static bool body_wanted(const scene_view *v, sim_aabb box, uint32_t j)
+{
+    const sim_scene *sc = v->scene;
+    return (int64_t)j != v->self && sc->bodies[j].solid && sim_aabb_overlaps(box, sc->bodies[j].bounds);
 }
 
 static bool next_body(const scene_view *v, sim_aabb box, body_cursor *c, uint32_t *body)
 {
     const sim_scene *sc = v->scene;
+    if (c->list) {
+        // Every body that touches box touches the list's larger box: the
+        // same test over the list finds the same bodies, in the same order.
+        for (; c->slot < c->list->count; c->slot++) {
+            uint32_t j = c->list->body[c->slot];
+            if (!body_wanted(v, box, j))
+                continue;
+            c->slot++;
+            *body = j;
+            return true;
+        }
+        return false;
+    }
     for (; c->slot < sc->count && sc->keys[c->slot] <= c->hi; c->slot++) {
         uint32_t j = sc->order[c->slot];
-        if ((int64_t)j == v->self || !sc->bodies[j].solid || !sim_aabb_overlaps(box, sc->bodies[j].bounds))
+        if (!body_wanted(v, box, j))
             continue;
         c->slot++;
         *body = j;
         return true;
     }
     return false;
+}
+
+// Gather the bodies for a move whose queries are expected inside `box`.
+static void body_near_gather(body_near *bn, const scene_view *v, sim_aabb box)
+{
+    scene_view scan = *v;
+    scan.bodies_near = NULL;
+    bn->box = box;
+    bn->usable = true;
+    bn->count = 0;
+    body_cursor cur = bodies_in(&scan, box);
+    uint32_t j;
+    while (next_body(&scan, box, &cur, &j)) {
+        if (bn->count == BODY_NEAR_CAPACITY) {
+            bn->usable = false;
+            return;
+        }
+        bn->body[bn->count++] = j;
+    }
 }
 
 // ---- queries -----------------------------------------------------------------
@@ -469,8 +532,7 @@ static bool view_sweep(void *ctx, const sim_sweep_input *in, sim_sweep_result *o
     }
     sweep_best best = {0};
     sim_sweep_result wr;
-    sim_sweep_input wi = {in->shape, in->start, d, 0};
-    if (sim_near_sweep(sc->world, v->near, &wi, &wr)) {
+    if (sim_near_sweep_ray(sc->world, v->near, &ray, &wr)) { // the world's sweep, the same ray
         best.has = true;
         best.r = wr;
     }
@@ -490,7 +552,7 @@ static bool view_sweep(void *ctx, const sim_sweep_input *in, sim_sweep_result *o
         }
     }
     if (v->characters && !(in->flags & SIM_SWEEP_LEVEL_ONLY)) {
-        body_cursor cur = bodies_in(sc, box);
+        body_cursor cur = bodies_in(v, box);
         uint32_t j;
         while (next_body(v, box, &cur, &j)) {
             sim_obstacle ob = obstacle(v, j);
@@ -561,7 +623,7 @@ static int view_contacts(void *ctx, const sim_overlap_input *in, sim_contact *ou
         }
     }
     if (v->characters) {
-        body_cursor cur = bodies_in(sc, box);
+        body_cursor cur = bodies_in(v, box);
         uint32_t j;
         while (next_body(v, box, &cur, &j)) {
             sim_obstacle ob = obstacle(v, j);
@@ -865,7 +927,7 @@ static void carry_within_range(sim_scene *sc, sim_char_state *c, const scene_pla
 static void carry(sim_scene *sc, sim_char_state *c, const scene_platform *p)
 {
     const sim_move_settings *s = &sc->settings;
-    scene_view v = {sc, -1, p->def.id, false, NULL};
+    scene_view v = {sc, -1, p->def.id, false, NULL, NULL};
     sim_sweep_input in = {sim_char_shape(s, c), sim_char_center(s, c), p->delta, 0};
     sim_sweep_result r;
     if (!view_sweep(&v, &in, &r)) {
@@ -901,10 +963,16 @@ static void move_range(sim_scene *sc, uint32_t begin, uint32_t end)
         // The world near the character, gathered once for the step's queries
         // (world_near.h: the same answers as the whole world's).
         sim_near near;
+        body_near bodies;
         bool flying = c->move_type == SIM_MOVE_FLY;
-        if (!flying)
-            sim_near_gather(&near, sc->world, sim_near_step_box(s, c));
-        *v = (scene_view){sc, (int64_t)i, 0, true, flying ? NULL : &near};
+        *v = (scene_view){sc, (int64_t)i, 0, true, NULL, NULL};
+        if (!flying) {
+            sim_aabb box = sim_near_step_box(s, c);
+            sim_near_gather(&near, sc->world, box);
+            body_near_gather(&bodies, v, box);
+            v->near = &near;
+            v->bodies_near = &bodies;
+        }
         sim_collider col = view_collider(v);
         sim_input in;
         if (sc->has_input[i]) {
@@ -921,7 +989,8 @@ static void move_range(sim_scene *sc, uint32_t begin, uint32_t end)
         bool stepped = sim_move_step(&col, s, c, &in);
         SIM_CHECK(stepped);
         (void)stepped;
-        v->near = NULL; // it lived on this stack
+        v->near = NULL; // they lived on this stack
+        v->bodies_near = NULL;
     }
 }
 
@@ -1024,7 +1093,7 @@ sim_collider sim_scene_collider(sim_scene *sc, uint32_t self)
     build_bodies(sc);
     int64_t i = char_index(sc, self);
     scene_view *v = &sc->views[i < 0 ? sc->max_chars : (uint32_t)i];
-    *v = (scene_view){sc, i, 0, true, NULL};
+    *v = (scene_view){sc, i, 0, true, NULL, NULL};
     return view_collider(v);
 }
 

@@ -222,10 +222,10 @@ static bool near_raycast(void *ctx, const sim_ray_input *in, sim_ray_result *out
 
 sim_aabb sim_near_step_box(const sim_move_settings *s, const sim_char_state *c)
 {
-    // A quarter metre beyond a tick of motion at the present velocity (which
+    // A tenth of a metre beyond a tick of motion at the present velocity (which
     // a tick's acceleration changes by far less) and a step up and down:
     // depenetration, the slide, the step, the ground probe and its ray fit.
-    const sim_fx margin = SIM_FX_MM(250);
+    const sim_fx margin = SIM_FX_MM(100);
     sim_fx dt = sim_move_dt(s);
     sim_vec3 half = s->stand_shape.half;
     sim_fx hx = half.x + margin + sim_fx_mul(sim_fx_abs(c->velocity.x), dt);

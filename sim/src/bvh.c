@@ -125,6 +125,13 @@ bool sim_bvh_build(sim_world *w)
         free(w->tris);
         w->tris = sorted;
         sorted = NULL;
+        // The triangles' bounds side by side: a walk tests many of them and
+        // opens a triangle only when its box passes.
+        free(w->tri_box);
+        w->tri_box = malloc(n * sizeof *w->tri_box);
+        ok = w->tri_box != NULL;
+        for (uint32_t i = 0; ok && i < n; i++)
+            w->tri_box[i] = w->tris[i].box;
         w->stats.bvh_nodes = w->node_count;
         w->stats.bvh_depth = c.max_depth + 1;
     }
@@ -146,11 +153,9 @@ void sim_bvh_query(const sim_world *w, sim_aabb box, sim_bvh_visit_fn visit, voi
         if (!sim_aabb_overlaps(nd->box, box))
             continue;
         if (nd->count > 0) {
-            for (uint32_t i = 0; i < nd->count; i++) {
-                const sim_tri *t = &w->tris[nd->first + i];
-                if (sim_aabb_overlaps(sim_tri_bounds(t), box) && !visit(ctx, t))
+            for (uint32_t i = nd->first; i < nd->first + nd->count; i++)
+                if (sim_aabb_overlaps(w->tri_box[i], box) && !visit(ctx, &w->tris[i]))
                     return;
-            }
         } else {
             // Right first so the left child is visited first.
             stack[top++] = nd->first + 1;
@@ -212,13 +217,12 @@ void sim_bvh_query_segment(const sim_world *w, sim_vec3 origin, sim_vec3 d, sim_
             (slabs && !segment_hits_box(origin, d, sim_aabb_expand(nd->box, grow))))
             continue;
         if (nd->count > 0) {
-            for (uint32_t i = 0; i < nd->count; i++) {
-                const sim_tri *t = &w->tris[nd->first + i];
-                sim_aabb tb = sim_tri_bounds(t);
+            for (uint32_t i = nd->first; i < nd->first + nd->count; i++) {
+                sim_aabb tb = w->tri_box[i];
                 if (!sim_aabb_overlaps(tb, sb) ||
                     (slabs && !segment_hits_box(origin, d, sim_aabb_expand(tb, grow))))
                     continue;
-                if (!visit(ctx, t))
+                if (!visit(ctx, &w->tris[i]))
                     return;
             }
         } else {
@@ -243,8 +247,9 @@ static bool near_gather_visit(void *ctx, const sim_tri *t)
         n->usable = false;
         return false;
     }
-    n->tri[n->count] = (uint32_t)(t - n->world->tris);
-    n->bounds[n->count] = t->box;
+    uint32_t i = (uint32_t)(t - n->world->tris);
+    n->tri[n->count] = i;
+    n->bounds[n->count] = n->world->tri_box[i]; // just read by the walk: no trip to the triangle
     n->count++;
     return true;
 }

@@ -25,6 +25,7 @@ typedef struct sim_bvh_node {
 struct sim_world {
     sim_world_def def;
     sim_tri *tris;
+    sim_aabb *tri_box; ///< tri_box[i] == tris[i].box, packed: the walks read these
     uint32_t tri_count;
     sim_bvh_node *nodes;
     uint32_t node_count;

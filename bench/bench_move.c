@@ -1,23 +1,33 @@
 // keel benchmark: character movement throughput. MIT licence, see LICENSE.
 //
-// Character-ticks per second of sim_scene_step on the built-in level, the real
-// map sauerbraten_zdm2.obj (when the shared levels folder is present) and a
-// generated 200,000-triangle level, for 1, 64 and 1000 characters walking,
-// turning, crouching and jumping with keel-sim's seeded random walk
-// (tools/keel-sim/ks_common.h). In a scene every character also collides with
-// the others, so 1000 characters include crowding; --independent runs each
-// character alone against the static world (sim_move_step with
-// sim_collider_world) instead, which shows what the crowd costs.
+// By default, the figures of issue 10 in one run: microseconds per
+// character-tick on one thread (min and median over several interleaved
+// rounds) for 64 and 1000 characters on a generated arena of about 7,000
+// triangles and on the real map sauerbraten_zdm2.obj (when the shared levels
+// folder is present), each world-only (sim_move_step against the static world
+// alone, characters pass through each other) and in a scene (sim_scene_step:
+// characters also collide with each other); the growth of the cost per
+// character from 64 to 1000; the speed-up of the scene step on 2 threads (a
+// keel_jobs pool) for 1000 characters on the built-in level and zdm2; and a
+// pile: 1000 characters added at one point of the built-in level, standing
+// idle for 300 ticks (worst and mean tick, longest run of ticks any of them
+// stayed stuck).
 //
-// Characters start on seeded spots of walkable floor (inside rooms on the
-// real map) at least 1.2 m apart, and turn back at open edges, so they stay
-// on the level for the whole run. Only the step is timed; making commands is
-// not. Each figure is taken for the capsule, the box and the cylinder in
-// turn (keel-sim's --shape sizes, all 0.8 m wide and 1.8 m tall), or for the
-// one --shape names, on the same levels with the same seeds. The state hash
-// after a fixed number of ticks, printed with each figure, shows that the
-// work done is the same on every run and machine. Doubles appear only to
-// print times and rates.
+// With --table (or --independent or --shape), the older table instead:
+// character-ticks per second of sim_scene_step (or, with --independent,
+// sim_move_step against the world alone) on the built-in level, zdm2 and a
+// generated 200,000-triangle level, for 1, 64 and 1000 characters, for the
+// capsule, the box and the cylinder in turn (keel-sim's --shape sizes, all
+// 0.8 m wide and 1.8 m tall) or the one --shape names.
+//
+// Characters walk, turn, crouch and jump with keel-sim's seeded random walk
+// (tools/keel-sim/ks_common.h). They start on seeded spots of walkable floor
+// (inside rooms on the real map) at least 1.2 m apart, and turn back at open
+// edges, so they stay on the level for the whole run. Only the step is timed;
+// making commands (and the edge guard's rays) is not. The state hash after a
+// fixed number of ticks, printed with each figure, shows that the work done
+// is the same on every run and machine. Doubles appear only to print times
+// and rates.
 #define _POSIX_C_SOURCE 200809L
 
 #include <inttypes.h>
@@ -32,24 +42,31 @@
 #include <keel/sim_scene.h>
 #include <keel/sim_world.h>
 
-#include "../tools/keel-sim/ks_common.h"
+#include "common/bench_crowd.h"
 
-#ifndef KEEL_SHARED_LEVELS_DIR
-#define KEEL_SHARED_LEVELS_DIR "../shared/levels"
-#endif
-
-#define SEED UINT64_C(1)
+#define SEED BENCH_SEED
 #define GENERATED_TRIANGLES 200000u
-#define WARMUP_TICKS 32
-#define MIN_TICKS 16
-#define SPACING SIM_FX_MM(1200)
+#define ARENA_TRIANGLES 7000u
+#define WARMUP_TICKS BENCH_WARMUP_TICKS
+#define MIN_TICKS BENCH_MIN_TICKS
 #define MAX_FIGURES 32
+#define PILE_CHARACTERS 1000u
+#define PILE_TICKS 300u
+#define PAR_CHARACTERS 1000u
+#define PAR_THREADS 2u
 
 static const uint32_t counts[] = {1, 64, 1000};
 #define COUNT_KINDS (sizeof counts / sizeof counts[0])
 
 static double min_seconds = 1.0;
 static bool independent = false;
+static bool table = false;  // --table, --independent, --shape: the older table
+static int rounds = 5;      // --rounds: of the summary
+static uint32_t round_ticks = 0; // --ticks: ticks a round (0: by time)
+static int only_mode = -1;       // --collision: 0 world-only, 1 scene, -1 both
+static bool do_parallel = true, do_pile = true;
+static const char *only_level = NULL; // --level: one level of the summary
+static uint32_t only_count = 0;       // --characters: one count of the summary
 
 enum { SHAPE_KINDS = 3 };
 static const char *const shape_names[SHAPE_KINDS] = {"capsule", "box", "cylinder"};
@@ -69,12 +86,7 @@ static sim_move_settings shape_settings(int shape)
     return s;
 }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
+static double now_s(void) { return bench_now_s(); }
 
 typedef struct figure {
     const char *level;
@@ -159,7 +171,7 @@ static void crowd_free(crowd *c)
 }
 
 static bool crowd_init(crowd *c, const sim_level *level, const sim_world *w, bool rooms, int shape,
-                       uint32_t count, uint32_t *in_rooms)
+                       uint32_t count, bool in_scene, uint32_t *in_rooms)
 {
     memset(c, 0, sizeof *c);
     c->world = w;
@@ -168,48 +180,26 @@ static bool crowd_init(crowd *c, const sim_level *level, const sim_world *w, boo
     c->count = count;
     c->walkers = calloc(count, sizeof *c->walkers);
     c->inputs = calloc(count, sizeof *c->inputs);
-    sim_vec3 *feet = calloc(count, sizeof *feet);
-    if (independent) {
-        c->chars = calloc(count, sizeof *c->chars);
-        c->col = sim_collider_world(w);
-    } else {
+    c->chars = calloc(count, sizeof *c->chars);
+    if (in_scene)
         c->scene = sim_scene_create(w, &c->s, count);
-    }
-    if (!c->walkers || !c->inputs || !feet || (independent ? !c->chars : !c->scene)) {
-        free(feet);
+    if (!c->walkers || !c->inputs || !c->chars || (in_scene && !c->scene)) {
         crowd_free(c);
         fputs("bench_move: out of memory\n", stderr);
         return false;
     }
-    ks_spawn_area area = {level, w, c->bounds, c->s.stand_shape, c->s.max_slope_cos, SIM_FX_ONE,
-                          rooms};
-    *in_rooms = 0;
-    for (uint32_t i = 0; i < count; i++) {
-        uint32_t id = i + 1;
-        // Inside rooms when asked and there is room; else anywhere walkable.
-        area.require_ceiling = rooms;
-        bool ok = ks_spawn_find(&area, SEED, id, feet, i, SPACING, &feet[i]);
-        if (ok && rooms)
-            (*in_rooms)++;
-        if (!ok && rooms) {
-            area.require_ceiling = false;
-            ok = ks_spawn_find(&area, SEED, id, feet, i, SPACING, &feet[i]);
-        }
-        if (!ok) {
-            fprintf(stderr, "bench_move: no spawn point for character %u\n", (unsigned)id);
-            free(feet);
-            crowd_free(c);
-            return false;
-        }
-        ks_rng facing = ks_rng_for(SEED, id, KS_STREAM_FACING);
-        sim_char_state ch = sim_char_spawn(id, feet[i], (sim_angle)ks_rng_range(&facing, 0, 65535));
-        if (c->scene)
-            sim_scene_add_character(c->scene, &ch);
-        else
-            c->chars[i] = ch;
-        c->walkers[i] = ks_walker_init(SEED, id);
+    if (!bench_spawn_crowd("bench_move", level, w, rooms, &c->s, count, c->chars, c->walkers, in_rooms)) {
+        crowd_free(c);
+        return false;
     }
-    free(feet);
+    if (in_scene) {
+        for (uint32_t i = 0; i < count; i++)
+            sim_scene_add_character(c->scene, &c->chars[i]);
+        free(c->chars);
+        c->chars = NULL;
+    } else {
+        c->col = sim_collider_world(w);
+    }
     return true;
 }
 
@@ -222,7 +212,7 @@ static bool bench_count(const char *name, const sim_level *level, const sim_worl
     f->triangles = sim_world_get_stats(w).triangle_count;
     f->characters = count;
     crowd c;
-    if (!crowd_init(&c, level, w, rooms, shape, count, &f->spawned_in_rooms))
+    if (!crowd_init(&c, level, w, rooms, shape, count, !independent, &f->spawned_in_rooms))
         return false;
     for (int t = 0; t < WARMUP_TICKS; t++) {
         crowd_commands(&c);
@@ -275,24 +265,370 @@ static int bench_level(const char *name, sim_level *level, bool rooms, figure *o
     return n;
 }
 
-static const char *levels_dir(void)
+// ---- the summary: issue 10's figures ----------------------------------------------
+
+#define MAX_ROUNDS 51
+
+typedef struct scase {
+    const char *level;
+    uint32_t triangles, count;
+    bool scene;
+    crowd c;
+    double us[MAX_ROUNDS]; // per character-tick, one a round
+    uint64_t ticks;        // timed
+    uint64_t hash;         // after WARMUP_TICKS + MIN_TICKS ticks
+    double max_tick_ms;
+} scase;
+
+static int cmp_double(const void *a, const void *b)
 {
-    const char *env = getenv("KEEL_LEVELS_DIR");
-    return env && env[0] ? env : KEEL_SHARED_LEVELS_DIR;
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+// Min and median of v[0..n) (n >= 1).
+static void min_median(const double *v, int n, double *min, double *median)
+{
+    double t[MAX_ROUNDS];
+    memcpy(t, v, (size_t)n * sizeof *t);
+    qsort(t, (size_t)n, sizeof *t, cmp_double);
+    *min = t[0];
+    *median = n % 2 ? t[n / 2] : (t[n / 2 - 1] + t[n / 2]) / 2;
+}
+
+// One round of a case: steps until round_s seconds of them (4 ticks at least).
+static void scase_round(scase *k, int round, double round_s)
+{
+    double total = 0;
+    uint64_t n = 0;
+    do {
+        crowd_commands(&k->c);
+        double t0 = now_s();
+        crowd_step(&k->c);
+        double dt = now_s() - t0;
+        total += dt;
+        if (dt * 1000.0 > k->max_tick_ms)
+            k->max_tick_ms = dt * 1000.0;
+        n++;
+        if (k->c.tick == WARMUP_TICKS + MIN_TICKS)
+            k->hash = crowd_hash(&k->c);
+    } while (round_ticks ? n < round_ticks
+                         : (total < round_s || n < 4 || k->c.tick < WARMUP_TICKS + MIN_TICKS));
+    k->ticks += n;
+    k->us[round] = total * 1e6 / (double)(n * k->count);
+}
+
+typedef struct slevel {
+    const char *name;
+    sim_level level;
+    sim_world *world;
+    bool rooms;
+} slevel;
+
+static bool slevel_make(slevel *l, const char *name, bool rooms)
+{
+    sim_error err;
+    memset(&err, 0, sizeof err);
+    sim_world_def def = sim_world_default_def();
+    l->name = name;
+    l->rooms = rooms;
+    l->world = sim_world_create(&l->level, &def, &err);
+    if (!l->world) {
+        fprintf(stderr, "bench_move: %s: cannot build the world: %s\n", name, err.message);
+        return false;
+    }
+    return true;
+}
+
+static void slevel_free(slevel *l)
+{
+    if (l->world)
+        sim_world_destroy(l->world);
+    l->world = NULL;
+    sim_level_free(&l->level);
+}
+
+static void print_summary_table(scase *cases, int ncases, double round_s)
+{
+    printf("us per character-tick on one thread, min / median of %d rounds (>= %.2f s of steps each,\n"
+           "all cases interleaved round by round); world-only: sim_move_step against the static\n"
+           "world (characters pass through each other); scene: sim_scene_step (they also collide);\n"
+           "random walk at up to 8 m/s with jumps (seed %" PRIu64 "), edge guard on, %d warm-up ticks\n\n",
+           rounds, round_s, SEED, WARMUP_TICKS);
+    printf("%-9s %9s %6s %16s %16s %8s   %-16s %-16s\n", "level", "triangles", "chars", "world-only",
+           "scene", "scene/w", "hash@48 world", "hash@48 scene");
+    for (int i = 0; i < ncases; i++) {
+        // One row per level and count: world-only and scene side by side.
+        scase *w = NULL, *sc = NULL;
+        for (int j = 0; j < ncases; j++)
+            if (strcmp(cases[j].level, cases[i].level) == 0 && cases[j].count == cases[i].count)
+                *(cases[j].scene ? &sc : &w) = &cases[j];
+        if (&cases[i] != (w ? w : sc))
+            continue;
+        double wmin = 0, wmed = 0, smin = 0, smed = 0;
+        if (w)
+            min_median(w->us, rounds, &wmin, &wmed);
+        if (sc)
+            min_median(sc->us, rounds, &smin, &smed);
+        printf("%-9s %9" PRIu32 " %6" PRIu32 "    %5.2f / %5.2f    %5.2f / %5.2f %+7.0f%%   %016" PRIx64
+               " %016" PRIx64 "\n",
+               cases[i].level, cases[i].triangles, cases[i].count, wmin, wmed, smin, smed,
+               w && sc ? 100.0 * (smed / wmed - 1) : 0.0, w ? w->hash : 0, sc ? sc->hash : 0);
+    }
+    printf("\ncost per character, 1000 characters over 64 (medians):");
+    bool first = true;
+    for (int i = 0; i < ncases; i++) {
+        if (cases[i].count != 64)
+            continue;
+        for (int j = 0; j < ncases; j++) {
+            if (cases[j].count != 1000 || cases[j].scene != cases[i].scene ||
+                strcmp(cases[j].level, cases[i].level) != 0)
+                continue;
+            double a, am, b, bm;
+            min_median(cases[i].us, rounds, &a, &am);
+            min_median(cases[j].us, rounds, &b, &bm);
+            printf("%s %s %s x%.2f", first ? "" : ",", cases[i].level, cases[i].scene ? "scene" : "world-only",
+                   bm / am);
+            first = false;
+        }
+    }
+    printf("\n\n");
+}
+
+static void print_summary_bench(scase *cases, int ncases)
+{
+    for (int i = 0; i < ncases; i++) {
+        const scase *k = &cases[i];
+        double mn, md;
+        min_median(k->us, rounds, &mn, &md);
+        printf("BENCH bench_move level=%s characters=%" PRIu32 " collision=%s metric=us_per_character_tick "
+               "min=%.3f median=%.3f rounds=%d max_tick_ms=%.3f hash=%016" PRIx64 "\n",
+               k->level, k->count, k->scene ? "scene" : "independent", mn, md, rounds, k->max_tick_ms, k->hash);
+    }
+}
+
+// The 2-thread speed-up of the scene step (see bench_parallel for more).
+static void summary_parallel(slevel *const *levels, int nlevels)
+{
+    keel_jobs *jobs = keel_jobs_create(PAR_THREADS);
+    if (!jobs) {
+        fputs("bench_move: cannot start the threads; no speed-up figures\n", stderr);
+        return;
+    }
+    printf("sim_scene_step on %u threads (keel_jobs, sim_scene_set_parallel) against one, %u characters,\n"
+           ">= %.0f s of the one-thread scene; cores: what pure arithmetic got on the pool before/after\n",
+           PAR_THREADS, PAR_CHARACTERS, min_seconds);
+    printf("%-9s %6s %6s %10s %10s %9s %8s %11s\n", "level", "chars", "ticks", "1 thr ms", "2 thr ms",
+           "speed-up", "moves", "cores");
+    for (int i = 0; i < nlevels; i++) {
+        const slevel *l = levels[i];
+        bench_speedup f;
+        if (!bench_scene_speedup("bench_move", &l->level, l->world, l->rooms, PAR_CHARACTERS, jobs, 0,
+                                 min_seconds, &f))
+            continue;
+        if (!f.same) {
+            printf("MISMATCH %s: the hashes differ after tick %" PRIu64 "\n", l->name, f.mismatch_tick);
+            continue;
+        }
+        if (f.no_executor || f.ticks == 0) {
+            printf("%-9s: no executor call\n", l->name);
+            continue;
+        }
+        printf("%-9s %6u %6" PRIu64 " %10.3f %10.3f %8.2fx %7.2fx %5.2f/%.2f\n", l->name, PAR_CHARACTERS,
+               f.ticks, f.seconds1 * 1e3 / (double)f.ticks, f.secondsN * 1e3 / (double)f.ticks,
+               f.seconds1 / f.secondsN, f.moves1 / f.movesN, f.cores_before, f.cores_after);
+        printf("BENCH bench_move level=%s characters=%u threads=%u metric=scene_speedup value=%.3f moves=%.3f "
+               "cores=%.2f/%.2f\n",
+               l->name, PAR_CHARACTERS, PAR_THREADS, f.seconds1 / f.secondsN, f.moves1 / f.movesN,
+               f.cores_before, f.cores_after);
+    }
+    printf("\n");
+    keel_jobs_destroy(jobs);
+}
+
+// A pile: every character added at the same feet point, idle.
+static void summary_pile(const slevel *l)
+{
+    const sim_marker *m = NULL;
+    for (uint32_t i = 0; i < l->level.marker_count && !m; i++)
+        if (strcmp(l->level.markers[i].name, "spawn") == 0)
+            m = &l->level.markers[i];
+    if (!m) {
+        printf("pile: the %s level has no spawn marker; skipped\n\n", l->name);
+        return;
+    }
+    sim_move_settings s = sim_move_default_settings();
+    sim_scene *sc = sim_scene_create(l->world, &s, PILE_CHARACTERS);
+    uint32_t *run = calloc(PILE_CHARACTERS + 1, sizeof *run);
+    if (!sc || !run) {
+        fputs("bench_move: out of memory\n", stderr);
+        sim_scene_destroy(sc);
+        free(run);
+        return;
+    }
+    for (uint32_t id = 1; id <= PILE_CHARACTERS; id++) {
+        sim_char_state ch = sim_char_spawn(id, m->position, 0);
+        sim_scene_add_character(sc, &ch);
+    }
+    double total = 0, worst = 0;
+    uint32_t longest = 0, stuck_end = 0;
+    for (uint32_t t = 0; t < PILE_TICKS; t++) {
+        uint32_t n;
+        const sim_char_state *chars = sim_scene_characters(sc, &n);
+        for (uint32_t i = 0; i < n; i++) {
+            sim_input in = {0};
+            in.tick = t;
+            sim_scene_set_input(sc, chars[i].id, &in);
+        }
+        double t0 = now_s();
+        sim_scene_step(sc);
+        double dt = now_s() - t0;
+        total += dt;
+        if (dt > worst)
+            worst = dt;
+        chars = sim_scene_characters(sc, &n);
+        stuck_end = 0;
+        for (uint32_t i = 0; i < n; i++) {
+            uint32_t id = chars[i].id;
+            if (chars[i].flags & SIM_CHAR_STUCK) {
+                run[id]++;
+                stuck_end++;
+                if (run[id] > longest)
+                    longest = run[id];
+            } else {
+                run[id] = 0;
+            }
+        }
+    }
+    printf("pile: %u characters added at the %s level's spawn marker (%.2f, %.2f, %.2f), idle,\n"
+           "%u ticks of sim_scene_step on one thread\n",
+           PILE_CHARACTERS, l->name, m->position.x / 65536.0, m->position.y / 65536.0, m->position.z / 65536.0,
+           PILE_TICKS);
+    printf("  worst tick %.3f ms, mean tick %.3f ms; longest run of ticks with SIM_CHAR_STUCK: %u; "
+           "stuck after the last tick: %u; hash %016" PRIx64 "\n\n",
+           worst * 1e3, total * 1e3 / PILE_TICKS, longest, stuck_end, sim_scene_hash(sc));
+    printf("BENCH bench_move level=%s characters=%u metric=pile worst_tick_ms=%.3f mean_tick_ms=%.3f "
+           "longest_stuck_ticks=%u stuck_end=%u hash=%016" PRIx64 "\n\n",
+           l->name, PILE_CHARACTERS, worst * 1e3, total * 1e3 / PILE_TICKS, longest, stuck_end,
+           sim_scene_hash(sc));
+    sim_scene_destroy(sc);
+    free(run);
+}
+
+static int run_summary(void)
+{
+    slevel arena = {0}, zdm2 = {0}, builtin = {0};
+    bool have_arena = false, have_zdm2 = false, have_builtin = false;
+    if (sim_level_generate(&arena.level, ARENA_TRIANGLES, 1) == 0)
+        have_arena = slevel_make(&arena, "arena_7k", false);
+    else
+        fputs("bench_move: cannot generate the arena\n", stderr);
+    if (bench_load_zdm2("bench_move", &zdm2.level) > 0)
+        have_zdm2 = slevel_make(&zdm2, "zdm2", true);
+    if (sim_level_builtin(&builtin.level) == 0)
+        have_builtin = slevel_make(&builtin, "builtin", false);
+    else
+        fputs("bench_move: cannot build the built-in level\n", stderr);
+
+    slevel *levels[2];
+    int nlevels = 0;
+    if (have_arena && (!only_level || strcmp(only_level, "arena") == 0))
+        levels[nlevels++] = &arena;
+    if (have_zdm2 && (!only_level || strcmp(only_level, "zdm2") == 0))
+        levels[nlevels++] = &zdm2;
+    static const uint32_t sizes[2] = {64, 1000};
+    scase cases[8];
+    int ncases = 0;
+    bool ok = nlevels > 0;
+    for (int li = 0; li < nlevels && ok; li++)
+        for (int ci = 0; ci < 2 && ok; ci++)
+            for (int mode = 0; mode < 2 && ok; mode++) {
+                if ((only_count && sizes[ci] != only_count) || (only_mode >= 0 && mode != only_mode))
+                    continue;
+                scase *k = &cases[ncases];
+                memset(k, 0, sizeof *k);
+                k->level = levels[li]->name;
+                k->triangles = sim_world_get_stats(levels[li]->world).triangle_count;
+                k->count = sizes[ci];
+                k->scene = mode == 1;
+                uint32_t in_rooms;
+                ok = crowd_init(&k->c, &levels[li]->level, levels[li]->world, levels[li]->rooms,
+                                SIM_SHAPE_CAPSULE, k->count, k->scene, &in_rooms);
+                if (!ok)
+                    break;
+                ncases++;
+                for (int t = 0; t < WARMUP_TICKS; t++) {
+                    crowd_commands(&k->c);
+                    crowd_step(&k->c);
+                }
+            }
+    double round_s = min_seconds / rounds;
+    if (ok) {
+        for (int r = 0; r < rounds; r++)
+            for (int i = 0; i < ncases; i++)
+                scase_round(&cases[(i + r) % ncases], r, round_s); // rotate who goes first
+        print_summary_table(cases, ncases, round_s);
+    }
+    for (int i = 0; i < ncases; i++)
+        crowd_free(&cases[i].c);
+
+    slevel *par[2];
+    int npar = 0;
+    if (have_builtin)
+        par[npar++] = &builtin;
+    if (have_zdm2)
+        par[npar++] = &zdm2;
+    if (do_parallel && npar > 0)
+        summary_parallel(par, npar);
+    if (do_pile && have_builtin)
+        summary_pile(&builtin);
+    if (ok)
+        print_summary_bench(cases, ncases);
+    slevel_free(&arena);
+    slevel_free(&zdm2);
+    slevel_free(&builtin);
+    return ok ? 0 : 1;
 }
 
 static void print_usage(FILE *f)
 {
-    fputs("usage: bench_move [--seconds N] [--shape capsule|box|cylinder|all] [--independent] [--help]\n"
-          "Character-ticks per second on the built-in level, sauerbraten_zdm2.obj (from\n"
-          "$KEEL_LEVELS_DIR or the shared levels folder) and a generated 200,000-triangle\n"
-          "level, for 1, 64 and 1000 characters walking and jumping at random.\n"
-          "  --seconds N     minimum timed seconds per figure, 1 to 60 (default 1)\n"
-          "  --shape S       the characters: capsule r 0.4 h 1.8, box 0.8 x 1.8 x 0.8,\n"
-          "                  cylinder r 0.4 h 1.8 (crouched 1.0 m tall), or all three\n"
-          "                  one after the other (default all)\n"
-          "  --independent   step characters one by one against the static world only\n"
-          "                  (no character-vs-character collisions)\n"
+    fputs("usage: bench_move [--seconds N] [--rounds R] [--ticks T] [--level arena|zdm2]\n"
+          "                  [--characters 64|1000] [--collision world|scene] [--no-parallel]\n"
+          "                  [--no-pile]\n"
+          "       bench_move --table [--seconds N] [--shape capsule|box|cylinder|all] [--independent]\n"
+          "By default, issue 10's figures, one thread unless said (zdm2 is sauerbraten_zdm2.obj\n"
+          "at scale 0.12 from $KEEL_LEVELS_DIR or the shared levels folder, skipped when absent):\n"
+          "  - us per character-tick, min / median over R interleaved rounds, 64 and 1000\n"
+          "    capsules (r 0.4 h 1.8) on a generated arena of ~7,000 triangles and on zdm2,\n"
+          "    world-only (sim_move_step against the static world: characters pass through\n"
+          "    each other) and in a scene (sim_scene_step: they also collide), the scene's\n"
+          "    extra cost over world-only, and the cost per character at 1000 over 64;\n"
+          "  - the speed-up of the scene step on 2 threads (keel_jobs) over one, 1000\n"
+          "    characters, on the built-in level and zdm2;\n"
+          "  - a pile: 1000 characters added at the built-in level's spawn marker, idle,\n"
+          "    300 ticks: worst and mean tick, and the longest run of consecutive ticks\n"
+          "    any character had SIM_CHAR_STUCK.\n"
+          "Characters walk at random (keel-sim's walker: up to 8 m/s, new intent every\n"
+          "second or so, jumps) and turn back at open edges; only the step is timed.\n"
+          "  --seconds N     timed seconds per figure, 1 to 60 (default 1): split over the\n"
+          "                  rounds in the summary; the minimum per figure with --table\n"
+          "  --rounds R      rounds of the summary, 1 to 51 (default 5)\n"
+          "  --ticks T       each round runs T ticks, 1 to 100000, instead of a time: the\n"
+          "                  same work on every run (for a profiler: only sim_move_step\n"
+          "                  and sim_scene_step are the step)\n"
+          "  --level L       only the arena or only zdm2 in the per-character table\n"
+          "  --characters C  only 64 or only 1000 characters in that table\n"
+          "  --collision M   only world(-only) or only scene in that table\n"
+          "  --no-parallel   leave out the 2-thread speed-up\n"
+          "  --no-pile       leave out the pile\n"
+          "  --table         the older table instead: character-ticks per second on the\n"
+          "                  built-in level, zdm2 and a generated 200,000-triangle level, for\n"
+          "                  1, 64 and 1000 characters of each shape\n"
+          "  --shape S       (implies --table) the characters: capsule r 0.4 h 1.8, box\n"
+          "                  0.8 x 1.8 x 0.8, cylinder r 0.4 h 1.8 (crouched 1.0 m tall), or all\n"
+          "                  three one after the other (default all)\n"
+          "  --independent   (implies --table) step characters one by one against the\n"
+          "                  static world only (no character-vs-character collisions)\n"
           "  --help          print this help\n",
           f);
 }
@@ -306,6 +642,19 @@ int main(int argc, char **argv)
         }
         if (strcmp(argv[i], "--independent") == 0) {
             independent = true;
+            table = true;
+            continue;
+        }
+        if (strcmp(argv[i], "--table") == 0) {
+            table = true;
+            continue;
+        }
+        if (strcmp(argv[i], "--no-parallel") == 0) {
+            do_parallel = false;
+            continue;
+        }
+        if (strcmp(argv[i], "--no-pile") == 0) {
+            do_pile = false;
             continue;
         }
         if (strcmp(argv[i], "--shape") == 0 && i + 1 < argc) {
@@ -316,6 +665,7 @@ int main(int argc, char **argv)
                     found = k;
             if (found != -2) {
                 only_shape = found;
+                table = true;
                 continue;
             }
             fprintf(stderr, "bench_move: bad --shape '%s'\n", v);
@@ -328,12 +678,45 @@ int main(int argc, char **argv)
                 continue;
             }
             fprintf(stderr, "bench_move: bad --seconds '%s'\n", v);
+        } else if (strcmp(argv[i], "--level") == 0 && i + 1 < argc &&
+                   (strcmp(argv[i + 1], "arena") == 0 || strcmp(argv[i + 1], "zdm2") == 0)) {
+            only_level = argv[++i];
+            continue;
+        } else if (strcmp(argv[i], "--characters") == 0 && i + 1 < argc &&
+                   (strcmp(argv[i + 1], "64") == 0 || strcmp(argv[i + 1], "1000") == 0)) {
+            only_count = (uint32_t)atoi(argv[++i]);
+            continue;
+        } else if (strcmp(argv[i], "--collision") == 0 && i + 1 < argc &&
+                   (strcmp(argv[i + 1], "world") == 0 || strcmp(argv[i + 1], "scene") == 0)) {
+            only_mode = strcmp(argv[++i], "scene") == 0;
+            continue;
+        } else if (strcmp(argv[i], "--ticks") == 0 && i + 1 < argc) {
+            const char *v = argv[++i];
+            char *end = NULL;
+            long r = strtol(v, &end, 10);
+            if (v[0] >= '0' && v[0] <= '9' && *end == '\0' && r >= 1 && r <= 100000) {
+                round_ticks = (uint32_t)r;
+                continue;
+            }
+            fprintf(stderr, "bench_move: bad --ticks '%s'\n", v);
+        } else if (strcmp(argv[i], "--rounds") == 0 && i + 1 < argc) {
+            const char *v = argv[++i];
+            char *end = NULL;
+            long r = strtol(v, &end, 10);
+            if (v[0] >= '0' && v[0] <= '9' && *end == '\0' && r >= 1 && r <= MAX_ROUNDS) {
+                rounds = (int)r;
+                continue;
+            }
+            fprintf(stderr, "bench_move: bad --rounds '%s'\n", v);
         } else {
             fprintf(stderr, "bench_move: unknown option '%s'\n", argv[i]);
         }
         print_usage(stderr);
         return 2;
     }
+
+    if (!table)
+        return run_summary();
 
     figure all[MAX_FIGURES];
     int count = 0;
@@ -344,21 +727,8 @@ int main(int argc, char **argv)
     else
         fputs("bench_move: cannot build the built-in level\n", stderr);
 
-    char path[4096];
-    snprintf(path, sizeof path, "%s/sauerbraten_zdm2.obj", levels_dir());
-    struct stat stbuf;
-    if (stat(path, &stbuf) != 0) {
-        printf("note: %s is absent; the real map is skipped (set KEEL_LEVELS_DIR)\n", path);
-    } else {
-        sim_obj_options o = sim_obj_default_options();
-        o.unit_scale = "0.12";
-        sim_error err;
-        memset(&err, 0, sizeof err);
-        if (sim_level_load_obj(path, &o, &level, &err) == 0)
-            count += bench_level("zdm2", &level, true, &all[count]);
-        else
-            fprintf(stderr, "bench_move: %s\n", err.message);
-    }
+    if (bench_load_zdm2("bench_move", &level) > 0)
+        count += bench_level("zdm2", &level, true, &all[count]);
 
     if (sim_level_generate(&level, GENERATED_TRIANGLES, 1) == 0)
         count += bench_level("generated_200k", &level, false, &all[count]);

@@ -125,6 +125,13 @@ bool sim_bvh_build(sim_world *w)
         free(w->tris);
         w->tris = sorted;
         sorted = NULL;
+        // The triangles' bounds side by side: a walk tests many of them and
+        // opens a triangle only when its box passes.
+        free(w->tri_box);
+        w->tri_box = malloc(n * sizeof *w->tri_box);
+        ok = w->tri_box != NULL;
+        for (uint32_t i = 0; ok && i < n; i++)
+            w->tri_box[i] = w->tris[i].box;
         w->stats.bvh_nodes = w->node_count;
         w->stats.bvh_depth = c.max_depth + 1;
     }
@@ -146,11 +153,9 @@ void sim_bvh_query(const sim_world *w, sim_aabb box, sim_bvh_visit_fn visit, voi
         if (!sim_aabb_overlaps(nd->box, box))
             continue;
         if (nd->count > 0) {
-            for (uint32_t i = 0; i < nd->count; i++) {
-                const sim_tri *t = &w->tris[nd->first + i];
-                if (sim_aabb_overlaps(sim_tri_bounds(t), box) && !visit(ctx, t))
+            for (uint32_t i = nd->first; i < nd->first + nd->count; i++)
+                if (sim_aabb_overlaps(w->tri_box[i], box) && !visit(ctx, &w->tris[i]))
                     return;
-            }
         } else {
             // Right first so the left child is visited first.
             stack[top++] = nd->first + 1;
@@ -212,13 +217,12 @@ void sim_bvh_query_segment(const sim_world *w, sim_vec3 origin, sim_vec3 d, sim_
             (slabs && !segment_hits_box(origin, d, sim_aabb_expand(nd->box, grow))))
             continue;
         if (nd->count > 0) {
-            for (uint32_t i = 0; i < nd->count; i++) {
-                const sim_tri *t = &w->tris[nd->first + i];
-                sim_aabb tb = sim_tri_bounds(t);
+            for (uint32_t i = nd->first; i < nd->first + nd->count; i++) {
+                sim_aabb tb = w->tri_box[i];
                 if (!sim_aabb_overlaps(tb, sb) ||
                     (slabs && !segment_hits_box(origin, d, sim_aabb_expand(tb, grow))))
                     continue;
-                if (!visit(ctx, t))
+                if (!visit(ctx, &w->tris[i]))
                     return;
             }
         } else {
@@ -226,4 +230,72 @@ void sim_bvh_query_segment(const sim_world *w, sim_vec3 origin, sim_vec3 d, sim_
             stack[top++] = nd->first;
         }
     }
+}
+
+// ---- a neighbourhood (world_near.h) ---------------------------------------------
+
+static bool box_inside(sim_aabb in, sim_aabb out)
+{
+    return in.min.x >= out.min.x && in.max.x <= out.max.x && in.min.y >= out.min.y && in.max.y <= out.max.y &&
+           in.min.z >= out.min.z && in.max.z <= out.max.z;
+}
+
+static bool near_gather_visit(void *ctx, const sim_tri *t)
+{
+    sim_near *n = ctx;
+    if (n->count == SIM_NEAR_CAPACITY) {
+        n->usable = false;
+        return false;
+    }
+    uint32_t i = (uint32_t)(t - n->world->tris);
+    n->tri[n->count] = i;
+    n->bounds[n->count] = n->world->tri_box[i]; // just read by the walk: no trip to the triangle
+    n->count++;
+    return true;
+}
+
+void sim_near_gather(sim_near *near, const sim_world *world, sim_aabb box)
+{
+    near->world = world;
+    near->box = box;
+    near->count = 0;
+    near->usable = true;
+    sim_bvh_query(world, box, near_gather_visit, near);
+}
+
+// The triangle tests of the hierarchy's walks alone: a node's box holds its
+// triangles' boxes and both tests are monotone in the box (a larger box
+// passes whenever a smaller one does; the slab test rounds outward), so a
+// triangle that passes its own test has passed every node above it: the
+// triangles visited, and their order, are the hierarchy's.
+void sim_near_query_segment(const sim_world *w, const sim_near *near, sim_vec3 origin, sim_vec3 d,
+                            sim_vec3 grow, sim_bvh_visit_fn visit, void *ctx)
+{
+    sim_aabb sb = sim_aabb_union(sim_aabb_of_point(origin), sim_aabb_of_point(sim_v3_add(origin, d)));
+    sb = sim_aabb_expand(sb, grow);
+    if (!near || !near->usable || near->world != w || !box_inside(sb, near->box)) {
+        sim_bvh_query_segment(w, origin, d, grow, visit, ctx);
+        return;
+    }
+    sim_fx ax = sim_fx_abs(d.x), ay = sim_fx_abs(d.y), az = sim_fx_abs(d.z);
+    bool slabs = sim_fx_max(ax, sim_fx_max(ay, az)) >= SIM_FX_INT(2);
+    for (uint32_t i = 0; i < near->count; i++) {
+        sim_aabb tb = near->bounds[i];
+        if (!sim_aabb_overlaps(tb, sb) || (slabs && !segment_hits_box(origin, d, sim_aabb_expand(tb, grow))))
+            continue;
+        if (!visit(ctx, &w->tris[near->tri[i]]))
+            return;
+    }
+}
+
+void sim_near_query_box(const sim_world *w, const sim_near *near, sim_aabb box, sim_bvh_visit_fn visit,
+                        void *ctx)
+{
+    if (!near || !near->usable || near->world != w || !box_inside(box, near->box)) {
+        sim_bvh_query(w, box, visit, ctx);
+        return;
+    }
+    for (uint32_t i = 0; i < near->count; i++)
+        if (sim_aabb_overlaps(near->bounds[i], box) && !visit(ctx, &w->tris[near->tri[i]]))
+            return;
 }

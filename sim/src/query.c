@@ -28,6 +28,12 @@ static bool sweep_visit(void *ctx, const sim_tri *t)
 
 bool sim_world_sweep(const sim_world *world, const sim_sweep_input *in, sim_sweep_result *out)
 {
+    return sim_near_sweep(world, NULL, in, out);
+}
+
+bool sim_near_sweep(const sim_world *world, const sim_near *near, const sim_sweep_input *in,
+                    sim_sweep_result *out)
+{
     *out = (sim_sweep_result){0};
     out->fraction = SIM_FX_ONE;
     if (!sim_query_accepts_shape_at(in->shape, in->start)) {
@@ -54,7 +60,7 @@ bool sim_world_sweep(const sim_world *world, const sim_sweep_input *in, sim_swee
         // No motion: only a real overlap is worth reporting.
         sim_overlap_input oi = {in->shape, in->start, 0};
         sim_contact ct;
-        if (sim_world_contacts(world, &oi, &ct, 1) > 0 && ct.depth > SIM_QUERY_TOLERANCE) {
+        if (sim_near_contacts(world, near, &oi, &ct, 1) > 0 && ct.depth > SIM_QUERY_TOLERANCE) {
             out->hit = true;
             out->start_overlap = true;
             out->fraction = 0;
@@ -65,9 +71,20 @@ bool sim_world_sweep(const sim_world *world, const sim_sweep_input *in, sim_swee
         }
         return out->hit;
     }
+    return sim_near_sweep_ray(world, near, &c.ray, out);
+}
+
+bool sim_near_sweep_ray(const sim_world *world, const sim_near *near, const sim_sweep_ray *ray,
+                        sim_sweep_result *out)
+{
+    *out = (sim_sweep_result){0};
+    out->fraction = SIM_FX_ONE;
+    out->position = sim_v3_add(ray->start, ray->displacement);
+    sweep_ctx c = {0};
+    c.ray = *ray;
     sim_fx g = c.ray.inflate + 2;
-    sim_bvh_query_segment(world, in->start, d, sim_v3_add(in->shape.half, sim_v3(g, g, g)), sweep_visit,
-                          &c);
+    sim_near_query_segment(world, near, ray->start, ray->displacement,
+                           sim_v3_add(ray->shape.half, sim_v3(g, g, g)), sweep_visit, &c);
     if (!c.has)
         return false;
     out->hit = true;
@@ -76,7 +93,7 @@ bool sim_world_sweep(const sim_world *world, const sim_sweep_input *in, sim_swee
     if (s > c.ray.length)
         s = c.ray.length;
     out->fraction = (sim_fx)(((int64_t)s << 16) / c.ray.length);
-    out->position = sim_v3_add(in->start, sim_dir_scale(c.ray.dir, s));
+    out->position = sim_v3_add(ray->start, sim_dir_scale(c.ray.dir, s));
     out->normal = c.best.normal;
     out->point = c.best.point;
     out->feature = c.best.feature;
@@ -120,13 +137,19 @@ static bool contact_visit(void *ctx, const sim_tri *t)
 int sim_world_contacts(const sim_world *world, const sim_overlap_input *in, sim_contact *contacts,
                        int capacity)
 {
+    return sim_near_contacts(world, NULL, in, contacts, capacity);
+}
+
+int sim_near_contacts(const sim_world *world, const sim_near *near, const sim_overlap_input *in,
+                      sim_contact *contacts, int capacity)
+{
     contact_ctx c = {*in, contacts, capacity, 0};
     if (!sim_query_accepts_shape_at(in->shape, in->position))
         return 0; // refused
     c.in.margin = sim_query_clamp_margin(c.in.margin);
     sim_fx g = c.in.margin + SIM_QUERY_TOLERANCE;
     sim_aabb box = sim_aabb_expand(sim_shape_bounds(in->shape, in->position), sim_v3(g, g, g));
-    sim_bvh_query(world, box, contact_visit, &c);
+    sim_near_query_box(world, near, box, contact_visit, &c);
     return c.count;
 }
 
@@ -154,6 +177,12 @@ static bool ray_visit(void *ctx, const sim_tri *t)
 
 bool sim_world_raycast(const sim_world *world, const sim_ray_input *in, sim_ray_result *out)
 {
+    return sim_near_raycast(world, NULL, in, out);
+}
+
+bool sim_near_raycast(const sim_world *world, const sim_near *near, const sim_ray_input *in,
+                      sim_ray_result *out)
+{
     *out = (sim_ray_result){0};
     out->fraction = SIM_FX_ONE;
     sim_vec3 d = sim_query_clamp_displacement(in->displacement);
@@ -164,7 +193,7 @@ bool sim_world_raycast(const sim_world *world, const sim_ray_input *in, sim_ray_
     ray_ctx c = {in->origin, sim_dir_from_v3(d), sim_v3_length(d), false, {0}};
     if (c.length == 0)
         return false;
-    sim_bvh_query_segment(world, in->origin, d, sim_v3(2, 2, 2), ray_visit, &c);
+    sim_near_query_segment(world, near, in->origin, d, sim_v3(2, 2, 2), ray_visit, &c);
     if (!c.has)
         return false;
     out->hit = true;

@@ -19,6 +19,7 @@
 
 #include "collide_shape.h"
 #include "scene_internal.h"
+#include "world_near.h"
 
 // ---- platform paths -----------------------------------------------------------
 
@@ -310,27 +311,76 @@ static sim_obstacle obstacle(const scene_view *v, uint32_t j)
 typedef struct body_cursor {
     uint32_t slot;
     int64_t hi;
+    const body_near *list; // non-NULL: take the bodies from this list
 } body_cursor;
 
-static body_cursor bodies_in(const sim_scene *sc, sim_aabb box)
+static bool box_inside(sim_aabb in, sim_aabb out)
 {
-    body_cursor c = {bodies_from(sc, sim_v3_comp(box.min, sc->sort_axis)),
-                     sim_v3_comp(box.max, sc->sort_axis)};
+    return in.min.x >= out.min.x && in.max.x <= out.max.x && in.min.y >= out.min.y && in.max.y <= out.max.y &&
+           in.min.z >= out.min.z && in.max.z <= out.max.z;
+}
+
+static body_cursor bodies_in(const scene_view *v, sim_aabb box)
+{
+    const sim_scene *sc = v->scene;
+    const body_near *bn = v->bodies_near;
+    if (bn && bn->usable && box_inside(box, bn->box))
+        return (body_cursor){0, 0, bn};
+    body_cursor c = {bodies_from(sc, sim_v3_comp(box.min, sc->sort_axis)), sim_v3_comp(box.max, sc->sort_axis),
+                     NULL};
     return c;
+}
+
+static bool body_wanted(const scene_view *v, sim_aabb box, uint32_t j)
+{
+    const sim_scene *sc = v->scene;
+    return (int64_t)j != v->self && sc->bodies[j].solid && sim_aabb_overlaps(box, sc->bodies[j].bounds);
 }
 
 static bool next_body(const scene_view *v, sim_aabb box, body_cursor *c, uint32_t *body)
 {
     const sim_scene *sc = v->scene;
+    if (c->list) {
+        // Every body that touches box touches the list's larger box: the
+        // same test over the list finds the same bodies, in the same order.
+        for (; c->slot < c->list->count; c->slot++) {
+            uint32_t j = c->list->body[c->slot];
+            if (!body_wanted(v, box, j))
+                continue;
+            c->slot++;
+            *body = j;
+            return true;
+        }
+        return false;
+    }
     for (; c->slot < sc->count && sc->keys[c->slot] <= c->hi; c->slot++) {
         uint32_t j = sc->order[c->slot];
-        if ((int64_t)j == v->self || !sc->bodies[j].solid || !sim_aabb_overlaps(box, sc->bodies[j].bounds))
+        if (!body_wanted(v, box, j))
             continue;
         c->slot++;
         *body = j;
         return true;
     }
     return false;
+}
+
+// Gather the bodies for a move whose queries are expected inside `box`.
+static void body_near_gather(body_near *bn, const scene_view *v, sim_aabb box)
+{
+    scene_view scan = *v;
+    scan.bodies_near = NULL;
+    bn->box = box;
+    bn->usable = true;
+    bn->count = 0;
+    body_cursor cur = bodies_in(&scan, box);
+    uint32_t j;
+    while (next_body(&scan, box, &cur, &j)) {
+        if (bn->count == BODY_NEAR_CAPACITY) {
+            bn->usable = false;
+            return;
+        }
+        bn->body[bn->count++] = j;
+    }
 }
 
 // ---- queries -----------------------------------------------------------------
@@ -422,8 +472,7 @@ static bool view_sweep(void *ctx, const sim_sweep_input *in, sim_sweep_result *o
     }
     sweep_best best = {0};
     sim_sweep_result wr;
-    sim_sweep_input wi = {in->shape, in->start, d, 0};
-    if (sim_world_sweep(sc->world, &wi, &wr)) {
+    if (sim_near_sweep_ray(sc->world, v->near, &ray, &wr)) { // the world's sweep, the same ray
         best.has = true;
         best.r = wr;
     }
@@ -443,7 +492,7 @@ static bool view_sweep(void *ctx, const sim_sweep_input *in, sim_sweep_result *o
         }
     }
     if (v->characters && !(in->flags & SIM_SWEEP_LEVEL_ONLY)) {
-        body_cursor cur = bodies_in(sc, box);
+        body_cursor cur = bodies_in(v, box);
         uint32_t j;
         while (next_body(v, box, &cur, &j)) {
             sim_obstacle ob = obstacle(v, j);
@@ -497,7 +546,7 @@ static int view_contacts(void *ctx, const sim_overlap_input *in, sim_contact *ou
     sim_scene *sc = v->scene;
     if (!sim_query_accepts_shape_at(in->shape, in->position))
         return 0; // refused, as by the world
-    int nw = sim_world_contacts(sc->world, in, out, capacity);
+    int nw = sim_near_contacts(sc->world, v->near, in, out, capacity);
     contact_list l = {out, capacity, nw < capacity ? nw : (capacity > 0 ? capacity : 0), nw};
     sim_fx margin = sim_query_clamp_margin(in->margin);
     sim_fx g = margin + SIM_QUERY_TOLERANCE;
@@ -514,7 +563,7 @@ static int view_contacts(void *ctx, const sim_overlap_input *in, sim_contact *ou
         }
     }
     if (v->characters) {
-        body_cursor cur = bodies_in(sc, box);
+        body_cursor cur = bodies_in(v, box);
         uint32_t j;
         while (next_body(v, box, &cur, &j)) {
             sim_obstacle ob = obstacle(v, j);
@@ -530,7 +579,7 @@ static bool view_raycast(void *ctx, const sim_ray_input *in, sim_ray_result *out
 {
     scene_view *v = ctx;
     sim_scene *sc = v->scene;
-    bool has = sim_world_raycast(sc->world, in, out);
+    bool has = sim_near_raycast(sc->world, v->near, in, out);
     uint32_t best_sub = 0;
     sim_vec3 d = sim_query_clamp_displacement(in->displacement);
     if (!sim_v3_in_world(in->origin) || !sim_v3_in_world(sim_v3_add(in->origin, d)))
@@ -840,7 +889,7 @@ static void carry_within_range(sim_scene *sc, sim_char_state *c, const scene_pla
 static void carry(sim_scene *sc, sim_char_state *c, const scene_platform *p)
 {
     const sim_move_settings *s = &sc->settings;
-    scene_view v = {sc, -1, p->def.id, false};
+    scene_view v = {sc, -1, p->def.id, false, NULL, NULL};
     sim_sweep_input in = {sim_char_shape(s, c), sim_char_center(s, c), p->delta, 0};
     sim_sweep_result r;
     if (!view_sweep(&v, &in, &r)) {
@@ -873,7 +922,21 @@ static void move_range(sim_scene *sc, uint32_t begin, uint32_t end)
     for (uint32_t i = begin; i < end; i++) {
         sim_char_state *c = &sc->chars[i];
         scene_view *v = &sc->views[i];
-        *v = (scene_view){sc, (int64_t)i, 0, !(sc->sep_flag[i] & 4)};
+        // The world near the character, gathered once for the step's queries
+        // (world_near.h: the same answers as the whole world's).
+        sim_near near;
+        body_near bodies;
+        bool flying = c->move_type == SIM_MOVE_FLY;
+        // A ghost (a character the separation could not place yet) and the
+        // others pass through each other this tick (scene_separate.c).
+        *v = (scene_view){sc, (int64_t)i, 0, !(sc->sep_flag[i] & 4), NULL, NULL};
+        if (!flying) {
+            sim_aabb box = sim_near_step_box(s, c);
+            sim_near_gather(&near, sc->world, box);
+            body_near_gather(&bodies, v, box);
+            v->near = &near;
+            v->bodies_near = &bodies;
+        }
         sim_collider col = scene_view_collider(v);
         sim_input in;
         if (sc->has_input[i]) {
@@ -890,6 +953,8 @@ static void move_range(sim_scene *sc, uint32_t begin, uint32_t end)
         bool stepped = sim_move_step(&col, s, c, &in);
         SIM_CHECK(stepped);
         (void)stepped;
+        v->near = NULL; // they lived on this stack
+        v->bodies_near = NULL;
     }
 }
 
@@ -1003,7 +1068,7 @@ sim_collider sim_scene_collider(sim_scene *sc, uint32_t self)
     build_bodies(sc);
     int64_t i = char_index(sc, self);
     scene_view *v = &sc->views[i < 0 ? sc->max_chars : (uint32_t)i];
-    *v = (scene_view){sc, i, 0, true};
+    *v = (scene_view){sc, i, 0, true, NULL, NULL};
     return scene_view_collider(v);
 }
 

@@ -7,6 +7,7 @@
 #include <keel/sim_scene.h>
 
 #include "collide_shape.h"
+#include "world_near.h"
 
 #define PLATFORM_TRIS 12
 #define SCENE_MAGIC 0x4E43534Bu /* "KSCN" as little-endian bytes */
@@ -39,7 +40,22 @@ typedef struct scene_view {
     int64_t self;           // index into bodies, -1 for none
     uint32_t skip_platform; // 0 for none
     bool characters;
+    const sim_near *near; // the mover's neighbourhood of the world (NULL: none)
+    const struct body_near *bodies_near; // and of the other characters (NULL: none)
 } scene_view;
+
+// The other characters whose bounds touch a box, gathered once per move in
+// the broad phase's order (see body_cursor in scene.c): a query whose box
+// lies inside takes them from here, the same bodies in the same order; any
+// other query (or all, when more than BODY_NEAR_CAPACITY were found) scans
+// the broad phase.
+#define BODY_NEAR_CAPACITY 64u
+typedef struct body_near {
+    sim_aabb box;
+    bool usable;
+    uint32_t count;
+    uint32_t body[BODY_NEAR_CAPACITY];
+} body_near;
 
 struct sim_scene {
     const sim_world *world;

@@ -314,7 +314,7 @@ static sim_fx ring_step(sim_shape s)
 static bool find_spot(sim_scene *sc, uint32_t self, sim_shape shape, sim_vec3 from, sim_vec3 origin,
                       spot_cursor *cur, sim_vec3 *out)
 {
-    scene_view v = {sc, -1, 0, false};
+    scene_view v = {sc, -1, 0, false, NULL, NULL};
     sim_collider col = scene_view_collider(&v);
     const sim_move_settings *s = &sc->settings;
     sim_fx step = ring_step(shape);
@@ -539,7 +539,7 @@ static int push_pairs(sim_scene *sc, bool piles)
         sim_vec3 u = sim_v3_normalize_len(p, &len);
         if (len > SEP_MAX_PUSH)
             p = sim_v3_scale(u, SEP_MAX_PUSH);
-        scene_view v = {sc, -1, 0, false};
+        scene_view v = {sc, -1, 0, false, NULL, NULL};
         sim_collider col = scene_view_collider(&v);
         sim_vec3 to = mover_push_swept(&col, sc->settings.skin, sc->bodies[i].shape, sc->bodies[i].center, p);
         if (!sim_v3_eq(to, sc->bodies[i].center)) {

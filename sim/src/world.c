@@ -176,6 +176,7 @@ void sim_world_destroy(sim_world *w)
     if (!w)
         return;
     free(w->tris);
+    free(w->tri_box);
     free(w->nodes);
     free(w);
 }

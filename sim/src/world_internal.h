@@ -11,6 +11,7 @@
 #include <keel/sim_world.h>
 
 #include "collide.h"
+#include "world_near.h"
 
 typedef struct sim_bvh_node {
     sim_aabb box;
@@ -24,6 +25,7 @@ typedef struct sim_bvh_node {
 struct sim_world {
     sim_world_def def;
     sim_tri *tris;
+    sim_aabb *tri_box; ///< tri_box[i] == tris[i].box, packed: the walks read these
     uint32_t tri_count;
     sim_bvh_node *nodes;
     uint32_t node_count;
@@ -45,6 +47,14 @@ void sim_bvh_query(const sim_world *world, sim_aabb box, sim_bvh_visit_fn visit,
 /// diagonal motion.
 void sim_bvh_query_segment(const sim_world *world, sim_vec3 origin, sim_vec3 d, sim_vec3 grow,
                            sim_bvh_visit_fn visit, void *ctx);
+
+/// sim_bvh_query_segment and sim_bvh_query answered from `near` (see
+/// world_near.h) when the query's box lies inside near's box, else by the
+/// hierarchy. `near` may be NULL.
+void sim_near_query_segment(const sim_world *world, const sim_near *near, sim_vec3 origin, sim_vec3 d,
+                            sim_vec3 grow, sim_bvh_visit_fn visit, void *ctx);
+void sim_near_query_box(const sim_world *world, const sim_near *near, sim_aabb box, sim_bvh_visit_fn visit,
+                        void *ctx);
 
 /// The limits of one query of internal-edge classification (one per edge, per
 /// vertex and per triangle that may be buried): at most SIM_EDGES_MAX_TESTS

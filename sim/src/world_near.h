@@ -1,0 +1,58 @@
+// keel: a character's neighbourhood of the static world, gathered once per
+// step so that the step's queries scan a short list instead of walking the
+// hierarchy each time. MIT licence, see LICENSE.
+//
+// A sim_near holds every triangle whose bounds overlap its box, in the
+// hierarchy's visiting order (increasing index in world->tris), with a copy of
+// each triangle's bounds. A query whose own box (the grown segment of a sweep
+// or a ray, the grown shape of a contact query) lies inside that box is
+// answered from the list: it tests exactly the triangles the hierarchy would
+// have handed it (a node's box holds its triangles' boxes, and the node and
+// triangle tests are monotone in the box, so the triangle test alone decides),
+// in the same order, so the answer is the same to the bit. Any other query,
+// or every query when the neighbourhood did not fit, walks the hierarchy.
+// Lives on the caller's stack: nothing is allocated.
+#ifndef KEEL_WORLD_NEAR_H
+#define KEEL_WORLD_NEAR_H
+
+#include <keel/sim_move.h>
+#include <keel/sim_query.h>
+#include <keel/sim_world.h>
+
+#include "collide.h"
+
+#define SIM_NEAR_CAPACITY 128u
+
+typedef struct sim_near {
+    const sim_world *world;
+    sim_aabb box;
+    bool usable; ///< false: too many triangles (or none gathered): queries walk the hierarchy
+    uint32_t count;
+    uint32_t tri[SIM_NEAR_CAPACITY];    ///< indices into the world's triangles, increasing
+    sim_aabb bounds[SIM_NEAR_CAPACITY]; ///< their bounds
+} sim_near;
+
+/// Gather the triangles of `world` whose bounds overlap `box`.
+void sim_near_gather(sim_near *near, const sim_world *world, sim_aabb box);
+
+/// The box one step of character `c` is expected to query: its standing
+/// shape around it, grown by a tick of its motion, a step up and down, and a
+/// margin. Queries that leave it are still answered right (by the hierarchy).
+sim_aabb sim_near_step_box(const sim_move_settings *s, const sim_char_state *c);
+
+/// sim_world_sweep, sim_world_contacts and sim_world_raycast of near->world,
+/// answered from the neighbourhood when they fit in it. `near` may be NULL.
+bool sim_near_sweep(const sim_world *world, const sim_near *near, const sim_sweep_input *in,
+                    sim_sweep_result *out);
+/// The sweep of sim_near_sweep for a motion already accepted, clamped and not
+/// zero, with its ray made as sim_world_sweep makes it (dir and length of the
+/// displacement, inflate SIM_QUERY_TOLERANCE + length / 4096): the same
+/// result without making the ray twice.
+bool sim_near_sweep_ray(const sim_world *world, const sim_near *near, const sim_sweep_ray *ray,
+                        sim_sweep_result *out);
+int sim_near_contacts(const sim_world *world, const sim_near *near, const sim_overlap_input *in,
+                      sim_contact *contacts, int capacity);
+bool sim_near_raycast(const sim_world *world, const sim_near *near, const sim_ray_input *in,
+                      sim_ray_result *out);
+
+#endif

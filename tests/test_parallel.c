@@ -308,12 +308,14 @@ static void expect_same(const run_config *cfg, const uint64_t *want, const char 
         cr_assert_eq(got[t], want[t], "%s, batch %u: the hash differs from one thread's after tick %u", what,
                      (unsigned)batch, (unsigned)t + 1);
     if (run && log) {
-        // Every tick has more characters than a batch: the executor ran them all.
+        // Every tick has more characters than a batch: the executor ran them
+        // all, once for the moves and once for each pair scan of the
+        // separation passes (at least one a tick, after the moves).
         uint32_t b = batch ? batch : SIM_SCENE_DEFAULT_BATCH;
-        uint64_t per_tick = (r.count + b - 1) / b;
-        cr_assert_eq(log->calls, cfg->ticks, "%s: the executor was called %llu times in %u ticks", what,
-                     (unsigned long long)log->calls, (unsigned)cfg->ticks);
-        cr_assert_eq(log->items, per_tick * cfg->ticks, "%s: items", what);
+        uint64_t per_call = (r.count + b - 1) / b;
+        cr_assert_geq(log->calls, 2u * cfg->ticks, "%s: the executor was called %llu times in %u ticks", what,
+                      (unsigned long long)log->calls, (unsigned)cfg->ticks);
+        cr_assert_eq(log->items, per_call * log->calls, "%s: items", what);
         memset(log, 0, sizeof *log);
     }
     free(got);
@@ -412,10 +414,11 @@ Test(parallel, executor_skipped_and_removed)
     cr_assert_eq(rev.log.calls, 0u, "called for a single item");
     sim_scene_set_parallel(r.scene, run_reverse, &rev, 1);
     scene_play(&r, 20, got + 20, NULL);
-    cr_assert_eq(rev.log.calls, 20u);
+    uint64_t calls = rev.log.calls;
+    cr_assert_geq(calls, 40u, "moves and separation scans: twice a tick at least");
     sim_scene_set_parallel(r.scene, NULL, &rev, 1);
     scene_play(&r, 20, got + 40, NULL);
-    cr_assert_eq(rev.log.calls, 20u, "called after being taken away");
+    cr_assert_eq(rev.log.calls, calls, "called after being taken away");
     scene_end(&r);
     for (uint32_t t = 0; t < cfg.ticks; t++)
         cr_assert_eq(got[t], want[t], "tick %u", (unsigned)t + 1);

@@ -763,9 +763,14 @@ sim_scene *sim_scene_create(const sim_world *world, const sim_move_settings *set
     sc->feet_offset = calloc(n, sizeof *sc->feet_offset);
     sc->push = calloc(3 * n, sizeof *sc->push);
     sc->sep_flag = calloc(n, sizeof *sc->sep_flag);
+    sc->scan_other = calloc(SCAN_SLOTS * n, sizeof *sc->scan_other);
+    sc->scan_push = calloc(SCAN_SLOTS * n, sizeof *sc->scan_push);
+    sc->scan_count = calloc(n, sizeof *sc->scan_count);
+    sc->scan_mark = calloc(n, sizeof *sc->scan_mark);
     if (!sc->chars || !sc->inputs || !sc->has_input || !sc->bodies || !sc->order || !sc->scratch ||
         !sc->keys || !sc->views || !sc->grid_head || !sc->grid_built || !sc->grid_next || !sc->grid_prev ||
-        !sc->grid_cell || !sc->feet_offset || !sc->push || !sc->sep_flag) {
+        !sc->grid_cell || !sc->feet_offset || !sc->push || !sc->sep_flag || !sc->scan_other || !sc->scan_push ||
+        !sc->scan_count || !sc->scan_mark) {
         sim_scene_destroy(sc);
         return NULL;
     }
@@ -792,6 +797,10 @@ void sim_scene_destroy(sim_scene *sc)
     free(sc->feet_offset);
     free(sc->push);
     free(sc->sep_flag);
+    free(sc->scan_other);
+    free(sc->scan_push);
+    free(sc->scan_count);
+    free(sc->scan_mark);
     free(sc->platforms);
     free(sc->water);
     free(sc);

@@ -50,6 +50,7 @@ typedef struct scene_view {
 // other query (or all, when more than BODY_NEAR_CAPACITY were found) scans
 // the broad phase.
 #define BODY_NEAR_CAPACITY 64u
+#define SCAN_SLOTS 4u
 typedef struct body_near {
     sim_aabb box;
     bool usable;
@@ -94,6 +95,13 @@ struct sim_scene {
     sim_vec3 *feet_offset; // per character: centre - feet
     int64_t *push;         // per character: x, y, z
     uint8_t *sep_flag;
+    // The pair scan's per-character slots (filled on the executor's threads):
+    // up to SCAN_SLOTS pairs each, their count and marks.
+    uint32_t *scan_other;
+    sim_vec3 *scan_push;
+    uint8_t *scan_count;
+    uint8_t *scan_mark;
+    bool scan_piles;
     uint32_t sep_relocated; // statistics of the last step's passes
     uint32_t sep_pushed;
     uint32_t sep_unresolved;

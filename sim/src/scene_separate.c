@@ -465,20 +465,25 @@ static sim_fx clamp_push(int64_t v)
 
 // What one scan over the pairs found.
 enum { SCAN_CLEAR, SCAN_PUSHED, SCAN_PILE };
+enum { SCAN_MARK_PAIRS = 1, SCAN_MARK_CROWDED = 2, SCAN_MARK_OVERFLOW = 4 };
 
 // One Jacobi iteration over the pairs. With `piles`, a character whose
 // bounds overlap more than SEP_CROWD others' is flagged (bit 1) and the scan
 // returns SCAN_PILE without pushing anyone: the piles go to free spots
 // first (the scan of a pile stops at SEP_CROWD, so a pile costs its size
 // times SEP_CROWD, not its size squared).
-static int push_pairs(sim_scene *sc, bool piles)
+// The pairs character i starts (the neighbours j > i it overlaps by more than
+// SEP_TOLERANCE, with the push j gets; i gets the opposite), and whether its
+// bounds overlap more than SEP_CROWD others' (only when `piles`). Reads the
+// bodies, the grid and the ghost marks; writes only i's scan slots, so the
+// characters may be scanned on several threads. `emit` (serial use only)
+// adds the pushes straight into sc->push instead of the slots.
+static void scan_one(sim_scene *sc, uint32_t i, bool piles, bool emit)
 {
-    bool any = false, pile = false;
-    memset(sc->push, 0, (size_t)sc->count * 3 * sizeof *sc->push);
-    for (uint32_t i = 0; i < sc->count; i++) {
-        const scene_body *a = &sc->bodies[i];
-        if (!a->solid || (sc->sep_flag[i] & 4))
-            continue;
+    const scene_body *a = &sc->bodies[i];
+    uint32_t stored = 0;
+    uint8_t mark = 0;
+    if (a->solid && !(sc->sep_flag[i] & 4)) {
         near_iter it;
         near_begin(&it, sc, a->center);
         uint32_t j, crowd = 0;
@@ -486,13 +491,12 @@ static int push_pairs(sim_scene *sc, bool piles)
             if (j == i || (sc->sep_flag[j] & 4) || !sim_aabb_overlaps(a->bounds, sc->bodies[j].bounds))
                 continue; // ghosts wait for the next pass
             if (piles && ++crowd > SEP_CROWD) {
-                sc->sep_flag[i] |= 1;
-                pile = true;
+                mark |= SCAN_MARK_CROWDED;
                 break;
             }
             // Each pair once, from its lower index, so the normal and the
             // push are the same whichever of the two is looked at.
-            if (j < i || pile)
+            if (j < i)
                 continue;
             const scene_body *b = &sc->bodies[j];
             if (a->shape.type != SIM_SHAPE_BOX && b->shape.type != SIM_SHAPE_BOX) {
@@ -515,15 +519,79 @@ static int push_pairs(sim_scene *sc, bool piles)
                 sim_angle ang = (sim_angle)(h & 0xFFFFu);
                 n = sim_v3(sim_angle_sin(ang), 0, sim_angle_cos(ang));
             }
-            sim_fx amount = d / 2 + SEP_GAP / 2;
-            sim_vec3 p = sim_v3_scale(n, amount);
+            sim_vec3 p = sim_v3_scale(n, d / 2 + SEP_GAP / 2);
+            if (emit) {
+                sc->push[3 * j] += p.x;
+                sc->push[3 * j + 1] += p.y;
+                sc->push[3 * j + 2] += p.z;
+                sc->push[3 * i] -= p.x;
+                sc->push[3 * i + 1] -= p.y;
+                sc->push[3 * i + 2] -= p.z;
+            } else if (stored < SCAN_SLOTS) {
+                sc->scan_other[SCAN_SLOTS * i + stored] = j;
+                sc->scan_push[SCAN_SLOTS * i + stored] = p;
+                stored++;
+            } else {
+                mark |= SCAN_MARK_OVERFLOW; // the serial part scans i again
+            }
+            mark |= SCAN_MARK_PAIRS;
+        }
+    }
+    if (!emit) {
+        sc->scan_count[i] = (uint8_t)stored;
+        sc->scan_mark[i] = mark;
+    }
+}
+
+static void scan_items(void *task, uint32_t begin, uint32_t end)
+{
+    sim_scene *sc = task;
+    uint64_t from = (uint64_t)begin * sc->batch, to = (uint64_t)end * sc->batch;
+    if (to > sc->count)
+        to = sc->count;
+    for (uint64_t i = from; i < to; i++)
+        scan_one(sc, (uint32_t)i, sc->scan_piles, false);
+}
+
+// One Jacobi iteration over the pairs. With `piles`, a character whose
+// bounds overlap more than SEP_CROWD others' is flagged (bit 1) and the scan
+// returns SCAN_PILE without pushing anyone: the piles go to free spots
+// first (the scan of a pile stops at SEP_CROWD, so a pile costs its size
+// times SEP_CROWD, not its size squared). The scan runs on the scene's
+// executor when it has one; the pushes are then summed here in id order
+// (integer sums: the same values whatever ran the scan).
+static int push_pairs(sim_scene *sc, bool piles)
+{
+    bool any = false, pile = false;
+    sc->scan_piles = piles;
+    uint32_t items = sc->count / sc->batch + (sc->count % sc->batch != 0);
+    if (sc->run && items > 1)
+        sc->run(sc->run_user, items, scan_items, sc);
+    else
+        scan_items(sc, 0, items);
+    memset(sc->push, 0, (size_t)sc->count * 3 * sizeof *sc->push);
+    for (uint32_t i = 0; i < sc->count; i++) {
+        uint8_t mark = sc->scan_mark[i];
+        if (mark & SCAN_MARK_CROWDED) {
+            sc->sep_flag[i] |= 1;
+            pile = true;
+        }
+        if (!(mark & SCAN_MARK_PAIRS) || pile)
+            continue;
+        any = true;
+        if (mark & SCAN_MARK_OVERFLOW) {
+            scan_one(sc, i, piles, true);
+            continue;
+        }
+        for (uint32_t k = 0; k < sc->scan_count[i]; k++) {
+            uint32_t j = sc->scan_other[SCAN_SLOTS * i + k];
+            sim_vec3 p = sc->scan_push[SCAN_SLOTS * i + k];
             sc->push[3 * j] += p.x;
             sc->push[3 * j + 1] += p.y;
             sc->push[3 * j + 2] += p.z;
             sc->push[3 * i] -= p.x;
             sc->push[3 * i + 1] -= p.y;
             sc->push[3 * i + 2] -= p.z;
-            any = true;
         }
     }
     if (pile)

@@ -207,9 +207,6 @@ sim_vec3 ks_stage_probe_spawn(const ks_stage *stage, uint32_t id)
 /// Characters placed at random start at least this far apart (capsule
 /// diameter 0.8 m), like tests/test_soak.c.
 #define KS_CHARACTER_SPACING SIM_FX_MM(1200)
-/// Characters sharing a spawn point stand on a square grid of this pitch
-/// around it.
-#define KS_SPIRAL_PITCH SIM_FX_ONE
 /// After this many characters in a row find no floor, the level counts as
 /// full and later characters go straight above it (overflow_spot).
 #define KS_SPAWN_FULL_AFTER 16u
@@ -237,22 +234,6 @@ static void spiral_cell(uint32_t k, int32_t *dx, int32_t *dz)
         *dx = -R + 1 + off, *dz = -R;
         break;
     }
-}
-
-// A spot next to a spawn point: the floor under it if there is walkable floor
-// within a metre up or two down where the shape fits, else the point's own
-// height (the first tick resolves what overlaps).
-static sim_vec3 settle_near(const ks_stage *stage, sim_shape shape, sim_fx walkable_ny, sim_vec3 p)
-{
-    sim_ray_input in = {sim_v3(p.x, p.y + SIM_FX_ONE, p.z), sim_v3(0, -SIM_FX_INT(3), 0)};
-    sim_ray_result r;
-    if (sim_v3_in_world(in.origin) && sim_world_raycast(stage->world, &in, &r) &&
-        r.normal.y >= walkable_ny) {
-        sim_vec3 feet = sim_v3(p.x, r.point.y + SIM_FX_MM(5), p.z);
-        if (ks_feet_in_range(feet) && ks_shape_fits(stage->world, shape, feet))
-            return feet;
-    }
-    return p;
 }
 
 // Where a character goes when the seeded search finds nothing (an empty,
@@ -294,22 +275,12 @@ bool ks_stage_character_spawns(const ks_stage *stage, sim_shape shape, sim_fx wa
     (void)random_spawns; // already applied: the stage then holds no markers
     uint32_t n = stage->fixed_spawn_count;
     if (n > 0) {
-        // Entity i uses point i mod n; the k-th repeat of a point steps out
-        // along a square spiral, so characters never start inside each other.
-        for (uint32_t i = 0; i < count; i++) {
-            sim_vec3 p = stage->fixed_spawns[i % n];
-            uint32_t k = i / n;
-            if (k > 0) {
-                int32_t dx, dz;
-                spiral_cell(k, &dx, &dz);
-                p.x = sim_fx_clamp((sim_fx)((int64_t)p.x + (int64_t)dx * KS_SPIRAL_PITCH),
-                                   -KS_SPAWN_LIMIT, KS_SPAWN_LIMIT);
-                p.z = sim_fx_clamp((sim_fx)((int64_t)p.z + (int64_t)dz * KS_SPIRAL_PITCH),
-                                   -KS_SPAWN_LIMIT, KS_SPAWN_LIMIT);
-                p = settle_near(stage, shape, walkable_ny, p);
-            }
-            out[i] = p;
-        }
+        // Entity i uses point i mod n, all of a point's repeats on the point
+        // itself, as a server with one spawn point does: the scene's
+        // separation moves them to the nearest free spots in its first step
+        // (a fixed spiral put some inside walls, stuck for good).
+        for (uint32_t i = 0; i < count; i++)
+            out[i] = stage->fixed_spawns[i % n];
         return true;
     }
     // Seeded floors: inside rooms (under a ceiling) when the level has any,

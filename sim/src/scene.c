@@ -240,7 +240,7 @@ static void build_bodies(sim_scene *sc)
     // Ghosts (characters the separation could not place this tick) and the
     // others pass through each other (scene_separate.c).
     for (uint32_t i = 0; i < sc->count; i++)
-        if (sc->sep_flag[i] & 4)
+        if (sc->sep_flag[i] & SEP_FLAG_GHOST)
             sc->bodies[i].solid = false;
     for (uint32_t i = 0; i < sc->count; i++) {
         const scene_body *b = &sc->bodies[i];
@@ -938,7 +938,7 @@ static void move_range(sim_scene *sc, uint32_t begin, uint32_t end)
         bool flying = c->move_type == SIM_MOVE_FLY;
         // A ghost (a character the separation could not place yet) and the
         // others pass through each other this tick (scene_separate.c).
-        *v = (scene_view){sc, (int64_t)i, 0, !(sc->sep_flag[i] & 4), NULL, NULL};
+        *v = (scene_view){sc, (int64_t)i, 0, !(sc->sep_flag[i] & SEP_FLAG_GHOST), NULL, NULL};
         if (!flying) {
             sim_aabb box = sim_near_step_box(s, c);
             sim_near_gather(&near, sc->world, box);

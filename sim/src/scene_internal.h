@@ -51,6 +51,11 @@ typedef struct scene_view {
 // the broad phase.
 #define BODY_NEAR_CAPACITY 64u
 #define SCAN_SLOTS 4u
+
+// A character's marks during a separation pass.
+#define SEP_FLAG_RELOCATE 1u // to be moved to a free spot
+#define SEP_FLAG_MOVED 2u    // its body moved: written back at the end
+#define SEP_FLAG_GHOST 4u    // not placed: passes through the others this tick
 typedef struct body_near {
     sim_aabb box;
     bool usable;
@@ -94,7 +99,7 @@ struct sim_scene {
     uint32_t grid_shift;  // cell size is 2^grid_shift raw units
     sim_vec3 *feet_offset; // per character: centre - feet
     int64_t *push;         // per character: x, y, z
-    uint8_t *sep_flag;
+    uint8_t *sep_flag; // SEP_FLAG_* per character, for one pass (ghosts: to the moves)
     // The pair scan's per-character slots (filled on the executor's threads):
     // up to SCAN_SLOTS pairs each, their count and marks.
     uint32_t *scan_other;

@@ -228,7 +228,7 @@ static void body_move(sim_scene *sc, uint32_t i, sim_vec3 center)
     b->bounds = sim_shape_bounds(b->shape, center);
     grid_remove(sc, i);
     grid_insert(sc, i);
-    sc->sep_flag[i] |= 2; // moved: written back at the end
+    sc->sep_flag[i] |= SEP_FLAG_MOVED; // moved: written back at the end
 }
 
 // ---- free spots -----------------------------------------------------------------
@@ -433,14 +433,14 @@ static bool find_spot(sim_scene *sc, uint32_t self, sim_shape shape, sim_vec3 fr
     return false;
 }
 
-// Characters flagged (bit 1) that still overlap someone by more than
+// Characters flagged SEP_FLAG_RELOCATE that still overlap someone by more than
 // `limit` go to the nearest free spot, in id order.
 static void relocate_flagged(sim_scene *sc, sim_fx limit, spot_cursor *cur)
 {
     for (uint32_t i = 0; i < sc->count; i++) {
-        if (!(sc->sep_flag[i] & 1))
+        if (!(sc->sep_flag[i] & SEP_FLAG_RELOCATE))
             continue;
-        sc->sep_flag[i] &= (uint8_t)~1u;
+        sc->sep_flag[i] &= (uint8_t)~SEP_FLAG_RELOCATE;
         if (!overlaps_any(sc, i, limit))
             continue;
         sim_vec3 to;
@@ -449,7 +449,7 @@ static void relocate_flagged(sim_scene *sc, sim_fx limit, spot_cursor *cur)
             body_move(sc, i, to);
             sc->sep_relocated++;
         } else {
-            sc->sep_flag[i] |= 4; // a ghost until the next pass
+            sc->sep_flag[i] |= SEP_FLAG_GHOST; // a ghost until the next pass
             sc->sep_unresolved++;
         }
     }
@@ -467,11 +467,17 @@ static sim_fx clamp_push(int64_t v)
 enum { SCAN_CLEAR, SCAN_PUSHED, SCAN_PILE };
 enum { SCAN_MARK_PAIRS = 1, SCAN_MARK_CROWDED = 2, SCAN_MARK_OVERFLOW = 4 };
 
-// One Jacobi iteration over the pairs. With `piles`, a character whose
-// bounds overlap more than SEP_CROWD others' is flagged (bit 1) and the scan
-// returns SCAN_PILE without pushing anyone: the piles go to free spots
-// first (the scan of a pile stops at SEP_CROWD, so a pile costs its size
-// times SEP_CROWD, not its size squared).
+// Pair (i, j), i < j: j is pushed by p, i by -p.
+static void add_pair_push(sim_scene *sc, uint32_t i, uint32_t j, sim_vec3 p)
+{
+    sc->push[3 * j] += p.x;
+    sc->push[3 * j + 1] += p.y;
+    sc->push[3 * j + 2] += p.z;
+    sc->push[3 * i] -= p.x;
+    sc->push[3 * i + 1] -= p.y;
+    sc->push[3 * i + 2] -= p.z;
+}
+
 // The pairs character i starts (the neighbours j > i it overlaps by more than
 // SEP_TOLERANCE, with the push j gets; i gets the opposite), and whether its
 // bounds overlap more than SEP_CROWD others' (only when `piles`). Reads the
@@ -483,12 +489,12 @@ static void scan_one(sim_scene *sc, uint32_t i, bool piles, bool emit)
     const scene_body *a = &sc->bodies[i];
     uint32_t stored = 0;
     uint8_t mark = 0;
-    if (a->solid && !(sc->sep_flag[i] & 4)) {
+    if (a->solid && !(sc->sep_flag[i] & SEP_FLAG_GHOST)) {
         near_iter it;
         near_begin(&it, sc, a->center);
         uint32_t j, crowd = 0;
         while (near_next(&it, &j)) {
-            if (j == i || (sc->sep_flag[j] & 4) || !sim_aabb_overlaps(a->bounds, sc->bodies[j].bounds))
+            if (j == i || (sc->sep_flag[j] & SEP_FLAG_GHOST) || !sim_aabb_overlaps(a->bounds, sc->bodies[j].bounds))
                 continue; // ghosts wait for the next pass
             if (piles && ++crowd > SEP_CROWD) {
                 mark |= SCAN_MARK_CROWDED;
@@ -521,12 +527,7 @@ static void scan_one(sim_scene *sc, uint32_t i, bool piles, bool emit)
             }
             sim_vec3 p = sim_v3_scale(n, d / 2 + SEP_GAP / 2);
             if (emit) {
-                sc->push[3 * j] += p.x;
-                sc->push[3 * j + 1] += p.y;
-                sc->push[3 * j + 2] += p.z;
-                sc->push[3 * i] -= p.x;
-                sc->push[3 * i + 1] -= p.y;
-                sc->push[3 * i + 2] -= p.z;
+                add_pair_push(sc, i, j, p);
             } else if (stored < SCAN_SLOTS) {
                 sc->scan_other[SCAN_SLOTS * i + stored] = j;
                 sc->scan_push[SCAN_SLOTS * i + stored] = p;
@@ -554,7 +555,7 @@ static void scan_items(void *task, uint32_t begin, uint32_t end)
 }
 
 // One Jacobi iteration over the pairs. With `piles`, a character whose
-// bounds overlap more than SEP_CROWD others' is flagged (bit 1) and the scan
+// bounds overlap more than SEP_CROWD others' is flagged (SEP_FLAG_RELOCATE) and the scan
 // returns SCAN_PILE without pushing anyone: the piles go to free spots
 // first (the scan of a pile stops at SEP_CROWD, so a pile costs its size
 // times SEP_CROWD, not its size squared). The scan runs on the scene's
@@ -573,7 +574,7 @@ static int push_pairs(sim_scene *sc, bool piles)
     for (uint32_t i = 0; i < sc->count; i++) {
         uint8_t mark = sc->scan_mark[i];
         if (mark & SCAN_MARK_CROWDED) {
-            sc->sep_flag[i] |= 1;
+            sc->sep_flag[i] |= SEP_FLAG_RELOCATE;
             pile = true;
         }
         if (!(mark & SCAN_MARK_PAIRS) || pile)
@@ -585,13 +586,7 @@ static int push_pairs(sim_scene *sc, bool piles)
         }
         for (uint32_t k = 0; k < sc->scan_count[i]; k++) {
             uint32_t j = sc->scan_other[SCAN_SLOTS * i + k];
-            sim_vec3 p = sc->scan_push[SCAN_SLOTS * i + k];
-            sc->push[3 * j] += p.x;
-            sc->push[3 * j + 1] += p.y;
-            sc->push[3 * j + 2] += p.z;
-            sc->push[3 * i] -= p.x;
-            sc->push[3 * i + 1] -= p.y;
-            sc->push[3 * i + 2] -= p.z;
+            add_pair_push(sc, i, j, sc->scan_push[SCAN_SLOTS * i + k]);
         }
     }
     if (pile)
@@ -641,12 +636,12 @@ static void write_back(sim_scene *sc)
 {
     const sim_fx lim = SIM_MOVE_POSITION_LIMIT;
     for (uint32_t i = 0; i < sc->count; i++) {
-        if (!(sc->sep_flag[i] & 2))
+        if (!(sc->sep_flag[i] & SEP_FLAG_MOVED))
             continue;
         sim_vec3 f = sim_v3_sub(sc->bodies[i].center, sc->feet_offset[i]);
         sc->chars[i].position = sim_v3(sim_fx_clamp(f.x, -lim, lim), sim_fx_clamp(f.y, -lim, lim),
                                        sim_fx_clamp(f.z, -lim, lim));
-        sc->sep_flag[i] &= (uint8_t)~2u;
+        sc->sep_flag[i] &= (uint8_t)~SEP_FLAG_MOVED;
     }
 }
 
@@ -680,8 +675,8 @@ bool scene_separate(sim_scene *sc)
         // The iterations ran out with pairs still overlapping: whoever is
         // still in by more than SEP_LIMIT goes to a free spot.
         for (uint32_t i = 0; i < sc->count; i++)
-            if (sc->bodies[i].solid && !(sc->sep_flag[i] & 4) && overlaps_any(sc, i, SEP_LIMIT))
-                sc->sep_flag[i] |= 1;
+            if (sc->bodies[i].solid && !(sc->sep_flag[i] & SEP_FLAG_GHOST) && overlaps_any(sc, i, SEP_LIMIT))
+                sc->sep_flag[i] |= SEP_FLAG_RELOCATE;
         relocate_flagged(sc, SEP_LIMIT, &cur);
     }
     write_back(sc);

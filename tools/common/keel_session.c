@@ -6,38 +6,20 @@
 #include <string.h>
 
 #include <keel/cl_bot.h>
-#include <keel/net_bits.h>
+#include <keel/cl_light.h>
 #include <keel/net_proto.h>
 #include <keel/sim_hash.h>
 
 #define HASH_RING 4096u
-#define LIGHT_RING 64u      // a light bot's recent commands (> the 8 a packet repeats)
-#define LIGHT_REPEAT 8u     // commands per input packet: 4 packets' worth at one packet per 2 ticks
 
 static const cl_bot_mode bot_modes[8] = {CL_BOT_PLATFORMS, CL_BOT_PUSHER, CL_BOT_RANDOM, CL_BOT_PUSHER,
                                          CL_BOT_CIRCUIT,   CL_BOT_PLATFORMS, CL_BOT_RANDOM, CL_BOT_PUSHER};
-
-// A light bot speaks the protocol like a client -- hello, inputs with
-// redundancy, acknowledgements -- but predicts nothing: it steers by the
-// server's scene and sends each command a little ahead of the tick it is for.
-typedef struct light_bot {
-    bool welcomed;
-    uint32_t character;
-    uint32_t first_tick;  // the first tick it made a command for
-    uint32_t next_tick;   // the next tick to make a command for
-    uint32_t sent_newest; // newest tick sent, NET_TICK_NONE before any
-    uint16_t sequence;
-    uint32_t ack;         // newest snapshot tick received whole
-    uint32_t full_tick;   // the full state being received in parts
-    uint64_t full_parts;  // parts of it seen (bit i: part i)
-    sim_input ring[LIGHT_RING];
-} light_bot;
 
 typedef struct session_bot {
     net_host *host; // NULL while out
     bool full;      // runs the client library (else a light bot)
     cl_client *cl;
-    light_bot light;
+    cl_light light; // a light bot (cl_light.h): it steers by the server's scene
     cl_bot bot;
     bool started;
     uint64_t next_us;
@@ -61,8 +43,6 @@ struct keel_session {
     cl_record *rec0;
     net_sim_identity identity;
     uint32_t light_lead; // ticks a light bot's commands are sent ahead
-    uint8_t packet[NET_MTU];
-    net_full_part part; // scratch for decoding full states
     uint64_t server_hash[HASH_RING];
     uint32_t server_hash_tick[HASH_RING];
     keel_session_stats stats;
@@ -115,10 +95,8 @@ static bool bot_join(keel_session *s, uint32_t i)
             return false;
         }
     } else {
-        memset(&b->light, 0, sizeof b->light);
-        b->light.sent_newest = NET_TICK_NONE;
-        b->light.ack = NET_TICK_NONE;
-        b->light.full_tick = NET_TICK_NONE;
+        cl_config cc = cl_default_config(); // the same redundancy as a full client's
+        cl_light_init(&b->light, &s->identity, cc.ticks_per_packet, cc.redundancy_packets);
     }
     cl_bot_init(&b->bot, bot_modes[i % 8u], s->config.seed * 1000003u + (uint64_t)i * 64u + b->lives);
     b->started = false;
@@ -252,114 +230,42 @@ static void server_ticked(keel_session *s)
 
 // ---- light bots ----------------------------------------------------------------------------
 
-static void light_send_hello(keel_session *s, session_bot *b, uint32_t now)
-{
-    net_hello h;
-    memset(&h, 0, sizeof h);
-    h.protocol_version = NET_PROTOCOL_VERSION;
-    h.identity = s->identity;
-    h.client_time_ms = now;
-    size_t len = net_hello_encode(&h, s->packet, sizeof s->packet);
-    if (len)
-        net_host_send(b->host, 0, NET_CHANNEL_CONTROL, s->packet, len);
-}
-
-// The tick of a snapshot the bot has received whole: a delta (its header:
-// type u4, sequence u16, echo u32, delay u16, tick u32) or every part of a
-// full state. The server sends deltas only against a tick acknowledged.
-static void light_note_snapshot(keel_session *s, light_bot *lb, const net_event *ev)
-{
-    net_msg_type type = net_msg_peek_type(ev->data, ev->length);
-    if (type == NET_MSG_SNAPSHOT) {
-        net_bit_reader r;
-        net_br_init(&r, ev->data, ev->length);
-        net_br_u(&r, 4);
-        net_br_u(&r, 16);
-        net_br_u(&r, 32);
-        net_br_u(&r, 16);
-        uint32_t tick = net_br_u(&r, 32);
-        if (!r.error && tick != NET_TICK_NONE && (lb->ack == NET_TICK_NONE || tick > lb->ack))
-            lb->ack = tick;
-    } else if (type == NET_MSG_FULL) {
-        net_full_part *p = &s->part;
-        if (!net_full_part_decode(ev->data, ev->length, p) || p->part >= 64u)
-            return;
-        if (p->tick != lb->full_tick) {
-            lb->full_tick = p->tick;
-            lb->full_parts = 0;
-        }
-        lb->full_parts |= (uint64_t)1 << p->part;
-        uint64_t all = p->part_count >= 64u ? ~(uint64_t)0 : ((uint64_t)1 << p->part_count) - 1u;
-        if ((lb->full_parts & all) == all && (lb->ack == NET_TICK_NONE || p->tick > lb->ack))
-            lb->ack = p->tick;
-    }
-}
-
 // Commands up to the server's tick plus the lead, made from the server's
-// scene; an input packet every second tick with the last LIGHT_REPEAT.
+// scene (cl_light sends them with the redundancy of a full client).
 static void light_play(keel_session *s, session_bot *b, uint32_t now)
 {
-    light_bot *lb = &b->light;
+    cl_light *lb = &b->light;
     const sim_scene *scene = sv_server_scene(s->sv);
     uint32_t server_tick = sv_server_scene_tick(s->sv);
-    if (lb->next_tick < server_tick) // fell behind (cannot happen unless the lead is 0)
-        lb->next_tick = server_tick;
+    cl_light_skip_to(lb, server_tick); // (fell behind: cannot happen unless the lead is 0)
     uint32_t target = server_tick + s->light_lead;
     while (lb->next_tick <= target) {
         sim_input cmd = cl_bot_command(&b->bot, scene, lb->character, s->level, lb->next_tick);
-        cmd.tick = lb->next_tick;
-        lb->ring[lb->next_tick % LIGHT_RING] = cmd;
-        lb->next_tick++;
+        cl_light_command(lb, &cmd);
     }
-    uint32_t newest = lb->next_tick - 1u;
-    if (lb->sent_newest != NET_TICK_NONE && newest - lb->sent_newest < 2u)
-        return;
-    net_input in;
-    memset(&in, 0, sizeof in);
-    uint32_t count = newest - lb->first_tick + 1u;
-    if (count > LIGHT_REPEAT)
-        count = LIGHT_REPEAT;
-    for (uint32_t k = 0; k < count; k++)
-        in.commands[k] = lb->ring[(newest - count + 1u + k) % LIGHT_RING];
-    in.sequence = lb->sequence++;
-    in.client_time_ms = now;
-    in.ack_tick = lb->ack;
-    in.newest_tick = newest;
-    in.count = (uint8_t)count;
-    size_t len = net_input_encode(&in, s->packet, sizeof s->packet);
-    if (len)
-        net_host_send(b->host, 0, NET_CHANNEL_INPUT, s->packet, len);
-    lb->sent_newest = newest;
+    cl_light_send(lb, b->host, now);
 }
 
 static void light_ms(keel_session *s, uint32_t i, uint32_t now)
 {
     session_bot *b = &s->bots[i];
-    light_bot *lb = &b->light;
+    cl_light *lb = &b->light;
     net_event ev;
     while (net_host_service(b->host, &ev, 0) != NET_EVENT_NONE) {
         if (ev.type == NET_EVENT_CONNECT) {
-            light_send_hello(s, b, now);
-        } else if (ev.type == NET_EVENT_DISCONNECT) {
+            cl_light_hello(lb, b->host, now);
+            continue;
+        }
+        bool welcome = lb->status == CL_LIGHT_CONNECTING;
+        cl_light_handle(lb, &ev, now);
+        if (lb->status == CL_LIGHT_REFUSED || lb->status == CL_LIGHT_DISCONNECTED) {
             bot_leave(s, i, false);
             return;
-        } else if (ev.type == NET_EVENT_RECEIVE && ev.channel == NET_CHANNEL_CONTROL) {
-            net_welcome w;
-            net_msg_type type = net_msg_peek_type(ev.data, ev.length);
-            if (type == NET_MSG_WELCOME && net_welcome_decode(ev.data, ev.length, &w) && !lb->welcomed) {
-                lb->welcomed = true;
-                lb->character = w.character_id;
-                lb->next_tick = sv_server_scene_tick(s->sv) + 1u;
-                lb->first_tick = lb->next_tick;
-            } else if (type == NET_MSG_REFUSE) {
-                bot_leave(s, i, false);
-                return;
-            }
-        } else if (ev.type == NET_EVENT_RECEIVE && ev.channel == NET_CHANNEL_SNAPSHOT) {
-            light_note_snapshot(s, lb, &ev);
         }
+        if (welcome && lb->status == CL_LIGHT_PLAYING) // from the tick after the server's
+            cl_light_skip_to(lb, sv_server_scene_tick(s->sv) + 1u);
     }
-    if (lb->welcomed)
+    if (lb->status == CL_LIGHT_PLAYING)
         light_play(s, b, now);
     net_host_flush(b->host);
 }

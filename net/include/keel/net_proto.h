@@ -205,6 +205,12 @@ size_t net_input_encode(const net_input *m, uint8_t *out, size_t capacity);
 bool net_input_decode(const uint8_t *data, size_t length, net_input *m);
 size_t net_snapshot_encode(const net_snapshot *m, uint8_t *out, size_t capacity);
 bool net_snapshot_decode(const uint8_t *data, size_t length, net_snapshot *m);
+/// The header of a delta snapshot only (every field before the roster: tick,
+/// baseline, last applied tick, substitutions, input margin, hash); the
+/// counts are set to 0 and the arrays are not touched. For a receiver that
+/// does not re-simulate (a light client, cl_light.h). False when the header
+/// is short or out of range; the rest of the message is not checked.
+bool net_snapshot_decode_header(const uint8_t *data, size_t length, net_snapshot *m);
 size_t net_full_part_encode(const net_full_part *m, uint8_t *out, size_t capacity);
 bool net_full_part_decode(const uint8_t *data, size_t length, net_full_part *m);
 

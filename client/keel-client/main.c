@@ -14,6 +14,7 @@
 #include <keel/sim_hash.h>
 
 #include "keel_app.h"
+#include "light.h"
 
 static volatile sig_atomic_t stop_requested;
 static void on_signal(int sig)
@@ -25,7 +26,7 @@ static void on_signal(int sig)
 typedef struct options {
     const char *server, *level, *scale;
     char up;
-    uint32_t port, bots, ticks, seed, rate, connect_timeout_s, leash_mm, ticks_per_packet;
+    uint32_t port, bots, light, ticks, seed, rate, connect_timeout_s, leash_mm, ticks_per_packet;
     int mode;
     bool trace, platforms;
     const char *record;
@@ -38,7 +39,11 @@ static void usage(FILE *f)
           "when a snapshot disagrees. Prints a JSON summary on stdout at exit.\n\n"
           "  --server ADDR         server IPv4 address (default 127.0.0.1)\n"
           "  --port N              server UDP port (default 27900)\n"
-          "  --bots N              bots in this process, each its own connection (default 1, max 64)\n"
+          "  --bots N              bots in this process, each its own connection (default 1, max 64;\n"
+          "                        0 with --light)\n"
+          "  --light N             also N light clients, 0..256 (default 0): each its own connection,\n"
+          "                        sending inputs and acknowledging snapshots like a bot but\n"
+          "                        predicting nothing (load for a server; they walk in circles)\n"
           "  --bot MODE            random | circuit | pusher | idle (default random)\n"
           "  --ticks N             ticks each bot plays before leaving (default 640; 0: until interrupted)\n"
           "  --seed S              bot seed (default 1; bot i uses S + i)\n"
@@ -72,7 +77,7 @@ static int bad(const char *what, const char *value)
 
 static int parse(int argc, char **argv, options *o)
 {
-    *o = (options){"127.0.0.1", "builtin", "0.12", 'y', 27900, 1, 640, 1, 64, 10, 1000, 2, CL_BOT_RANDOM, false,
+    *o = (options){"127.0.0.1", "builtin", "0.12", 'y', 27900, 1, 0, 640, 1, 64, 10, 1000, 2, CL_BOT_RANDOM, false,
                    false, NULL};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -91,7 +96,7 @@ static int parse(int argc, char **argv, options *o)
         if (strncmp(a, "--", 2) != 0 || !v) {
             if (strncmp(a, "--", 2) == 0 &&
                 (strcmp(a, "--server") == 0 || strcmp(a, "--port") == 0 || strcmp(a, "--bots") == 0 ||
-                 strcmp(a, "--bot") == 0 || strcmp(a, "--ticks") == 0 || strcmp(a, "--seed") == 0 ||
+                 strcmp(a, "--light") == 0 || strcmp(a, "--bot") == 0 || strcmp(a, "--ticks") == 0 || strcmp(a, "--seed") == 0 ||
                  strcmp(a, "--rate") == 0 || strcmp(a, "--level") == 0 || strcmp(a, "--scale") == 0 ||
                  strcmp(a, "--up") == 0 || strcmp(a, "--connect-timeout") == 0 || strcmp(a, "--leash-mm") == 0 ||
                  strcmp(a, "--ticks-per-packet") == 0 || strcmp(a, "--record") == 0))
@@ -108,7 +113,8 @@ static int parse(int argc, char **argv, options *o)
         else if (strcmp(a, "--up") == 0) { ok = (strcmp(v, "y") == 0 || strcmp(v, "z") == 0); o->up = v[0]; }
         else if (strcmp(a, "--bot") == 0) { o->mode = cl_bot_mode_parse(v); ok = o->mode >= 0; }
         else if (strcmp(a, "--port") == 0) ok = keel_app_parse_u32(v, 1, 65535, &o->port);
-        else if (strcmp(a, "--bots") == 0) ok = keel_app_parse_u32(v, 1, 64, &o->bots);
+        else if (strcmp(a, "--bots") == 0) ok = keel_app_parse_u32(v, 0, 64, &o->bots);
+        else if (strcmp(a, "--light") == 0) ok = keel_app_parse_u32(v, 0, NET_MAX_CHARACTERS, &o->light);
         else if (strcmp(a, "--ticks") == 0) ok = keel_app_parse_u32(v, 0, 0xFFFFFFFFu, &o->ticks);
         else if (strcmp(a, "--seed") == 0) ok = keel_app_parse_u32(v, 0, 0xFFFFFFFFu, &o->seed);
         else if (strcmp(a, "--rate") == 0) ok = keel_app_parse_u32(v, SIM_MOVE_MIN_TICK_RATE, SIM_MOVE_MAX_TICK_RATE, &o->rate);
@@ -124,6 +130,10 @@ static int parse(int argc, char **argv, options *o)
             return bad(a, v);
         i++;
     }
+    if (o->bots == 0 && o->light == 0)
+        return bad("--bots", "0 (without --light)");
+    if (o->bots == 0 && o->record)
+        return bad("--record", "(no bot to record with --bots 0)");
     return 0;
 }
 
@@ -138,8 +148,10 @@ typedef struct bot_run {
 
 // A start that failed: free what was made (the first `made` bots) and exit 1,
 // so the sanitizer build reports no leak for it either.
-static int give_up(bot_run *bots, uint32_t made, cl_record *rec, sim_world *world, sim_level *level)
+static int give_up(bot_run *bots, uint32_t made, cl_record *rec, sim_world *world, sim_level *level,
+                   light_set *lights)
 {
+    light_destroy(lights);
     if (rec)
         cl_record_close(rec, NULL);
     for (uint32_t i = 0; i < made; i++) {
@@ -178,12 +190,12 @@ int main(int argc, char **argv)
         bots[i].host = net_host_connect(o.server, (uint16_t)o.port, &hc, &why);
         if (!bots[i].host) {
             fprintf(stderr, "keel-client: cannot connect to %s:%u: %s\n", o.server, o.port, why ? why : "?");
-            return give_up(bots, i, rec, world, &level);
+            return give_up(bots, i, rec, world, &level, NULL);
         }
         bots[i].cl = cl_client_create(world, &level, &settings, &cc, bots[i].host);
         if (!bots[i].cl) {
             fputs("keel-client: cannot create the client\n", stderr);
-            return give_up(bots, i + 1, rec, world, &level);
+            return give_up(bots, i + 1, rec, world, &level, NULL);
         }
         cl_bot_init(&bots[i].bot, (cl_bot_mode)o.mode, (uint64_t)o.seed + i);
         bots[i].bot.leash = SIM_FX_MM((int64_t)o.leash_mm);
@@ -201,8 +213,18 @@ int main(int argc, char **argv)
             rec = cl_record_open(o.record, &h, &wc, &err);
             if (!rec) {
                 fprintf(stderr, "keel-client: cannot record to %s: %s\n", o.record, err.message);
-                return give_up(bots, i + 1, rec, world, &level);
+                return give_up(bots, i + 1, rec, world, &level, NULL);
             }
+        }
+    }
+    light_set *lights = NULL;
+    if (o.light) {
+        net_sim_identity id = cl_client_identity_for(world, &level, &settings, &cc);
+        lights = light_create(o.light, o.server, (uint16_t)o.port, &id, cc.ticks_per_packet, cc.redundancy_packets,
+                              o.ticks, o.seed + o.bots, o.connect_timeout_s);
+        if (!lights) {
+            fputs("keel-client: out of memory for the light clients\n", stderr);
+            return give_up(bots, o.bots, rec, world, &level, NULL);
         }
     }
     const uint64_t start = keel_app_now_us();
@@ -286,6 +308,8 @@ int main(int argc, char **argv)
                                              s.own_mispredictions[2] + s.own_mispredictions[3]));
             }
         }
+        if (lights && light_step(lights, now))
+            all_done = false;
         if (all_done || stop_requested)
             break;
         keel_app_sleep_until_us(keel_app_now_us() + 1000u);
@@ -347,7 +371,12 @@ int main(int argc, char **argv)
         rollbacks += s.rollbacks;
         resim += s.resimulated_ticks;
     }
-    printf("],\"seconds\":%.2f,\"own_mispredictions\":{", secs);
+    printf("],");
+    if (lights) {
+        light_summary(lights, secs, stdout);
+        status |= light_status(lights);
+    }
+    printf("\"seconds\":%.2f,\"own_mispredictions\":{", secs);
     for (int c = 0; c < CL_CAUSE_COUNT; c++)
         printf("%s\"%s\":%llu", c ? "," : "", cl_cause_name((cl_cause)c), (unsigned long long)total.own_mispredictions[c]);
     printf("},\"hash_mismatches\":%llu,\"status\":%d}\n", (unsigned long long)total.hash_mismatches, status);
@@ -356,7 +385,7 @@ int main(int argc, char **argv)
         own += total.own_mispredictions[c];
         remote += total.remote_mispredictions[c];
     }
-    double nb = o.bots;
+    double nb = o.bots ? o.bots : 1;
     fprintf(stderr,
             "keel-client: %u bots, %.1f s: own-character mispredictions %llu (substituted %llu, remote command %llu, "
             "interaction %llu, unexplained %llu), remote ones %llu; %llu rollbacks re-simulated %llu ticks; hash "
@@ -373,6 +402,7 @@ int main(int argc, char **argv)
         cl_client_destroy(bots[i].cl);
         net_host_destroy(bots[i].host);
     }
+    light_destroy(lights);
     free(bots);
     sim_world_destroy(world);
     sim_level_free(&level);

@@ -177,6 +177,21 @@ cl_client *cl_client_create(const sim_world *world, const sim_level *level, cons
     return cl;
 }
 
+net_sim_identity cl_client_identity_for(const sim_world *world, const sim_level *level,
+                                        const sim_move_settings *settings, const cl_config *config)
+{
+    net_sim_identity id;
+    memset(&id, 0, sizeof id);
+    sim_scene *scene = sim_scene_create(world, settings, 1);
+    if (!scene)
+        return id;
+    if (config->platforms) // as cl_client_create builds its scenes
+        sim_scene_add_area_platforms(scene, level, 0x7FFF0001u, 0x7FFF0002u);
+    id = net_identity_make(settings, level, scene);
+    sim_scene_destroy(scene);
+    return id;
+}
+
 void cl_client_destroy(cl_client *cl)
 {
     if (!cl)

@@ -120,6 +120,11 @@ bool cl_client_predict(cl_client *cl, const sim_input *command, uint32_t now_ms)
 const sim_move_settings *cl_client_settings(const cl_client *cl);
 const cl_config *cl_client_config(const cl_client *cl);
 net_sim_identity cl_client_identity(const cl_client *cl);
+/// The identity a client created with these arguments says hello with,
+/// without creating one (a light client's, cl_light.h); all zero when out of
+/// memory.
+net_sim_identity cl_client_identity_for(const sim_world *world, const sim_level *level,
+                                        const sim_move_settings *settings, const cl_config *config);
 
 const sim_scene *cl_client_predicted(const cl_client *cl);
 const sim_scene *cl_client_confirmed(const cl_client *cl);

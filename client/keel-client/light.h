@@ -1,0 +1,31 @@
+// keel-client: light clients for load (--light N). MIT licence, see LICENSE.
+#ifndef KEEL_CLIENT_LIGHT_H
+#define KEEL_CLIENT_LIGHT_H
+
+#include <stdio.h>
+
+#include <keel/cl_light.h>
+
+typedef struct light_set light_set;
+
+/// `count` light clients (cl_light.h) of `server`:`port` with `identity`:
+/// they connect 20 ms apart, each plays `ticks` ticks (0: until the process
+/// is stopped) with commands from a seeded walk (seed + index), then leaves.
+/// NULL when out of memory.
+light_set *light_create(uint32_t count, const char *server, uint16_t port, const net_sim_identity *identity,
+                        uint32_t ticks_per_packet, uint32_t redundancy_packets, uint32_t ticks, uint64_t seed,
+                        uint32_t connect_timeout_s);
+/// One pass at `now_us` (the process clock): each client's events, its
+/// commands up to its target tick and its input packets. True while any
+/// client still plays or connects.
+bool light_step(light_set *ls, uint64_t now_us);
+/// 0, or 1 when a client was refused, could not connect or lost the
+/// connection (said on stderr when it happened).
+int light_status(const light_set *ls);
+/// The "light" member of keel-client's summary (with a trailing comma), for
+/// a run of `secs` seconds.
+void light_summary(const light_set *ls, double secs, FILE *out);
+/// Says goodbye on every connection still open and frees everything.
+void light_destroy(light_set *ls);
+
+#endif

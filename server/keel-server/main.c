@@ -41,7 +41,9 @@ static void usage(FILE *f)
           "  --duration S          stop after S seconds (default 0: until interrupted)\n"
           "  --ticks N             stop after N ticks (default 0: no limit)\n"
           "  --stats-interval S    seconds between stats lines (default 5; 0: none)\n"
-          "  --stats-json          stats as JSON lines on stdout (text goes to stderr)\n"
+          "  --stats-json          stats as JSON lines on stdout (text goes to stderr), and at exit\n"
+          "                        a summary line {\"summary\":1,...}: the whole run's tick times\n"
+          "                        (median, p99, max) and counts\n"
           "  --quiet               no stats lines, only the summary\n"
           "  --help                this help\n"
           "Recording (docs/replay.md; check one with keel-replay verify FILE):\n"
@@ -151,6 +153,50 @@ static int cmp_u64(const void *a, const void *b)
 
 #define TICK_SAMPLES 65536u
 
+// Every tick's time since the start, for the summary: 10 us buckets up to
+// 40 ms, longer ones in the last. Fixed size: nothing grows with the run.
+#define HIST_BUCKETS 4001u
+static uint32_t tick_hist[HIST_BUCKETS];
+static uint64_t tick_max_us;
+
+static void hist_add(uint64_t us)
+{
+    uint64_t b = us / 10u;
+    tick_hist[b < HIST_BUCKETS ? b : HIST_BUCKETS - 1u]++;
+    tick_max_us = us > tick_max_us ? us : tick_max_us;
+}
+
+// The time under which `permille` of the ticks ran, ms (a bucket's top).
+static double hist_ms(uint64_t ticks, uint32_t permille)
+{
+    uint64_t want = (ticks * permille + 999u) / 1000u, seen = 0;
+    for (uint32_t b = 0; b < HIST_BUCKETS && ticks; b++)
+        if ((seen += tick_hist[b]) >= want)
+            return b + 1u < HIST_BUCKETS ? (double)(b + 1u) / 100.0 : (double)tick_max_us / 1000.0;
+    return 0;
+}
+
+// With --stats-json, the last line: the whole run's counts and tick times.
+static void summary_json(const sv_server *sv, const net_host_stats *ns, double secs)
+{
+    sv_stats ss;
+    sv_server_stats(sv, &ss);
+    printf("{\"summary\":1,\"seconds\":%.2f,\"ticks\":%llu,\"tick_ms_median\":%.3f,\"tick_ms_p99\":%.3f,"
+           "\"tick_ms_max\":%.3f,\"in_payload_bytes\":%llu,\"out_payload_bytes\":%llu,\"in_wire_bytes\":%llu,"
+           "\"out_wire_bytes\":%llu,\"commands\":%llu,\"late\":%llu,\"substituted\":%llu,\"joined\":%llu,"
+           "\"left\":%llu,\"dropped_clients\":%llu,\"refused\":%llu,\"full_state_parts\":%llu,"
+           "\"snapshots\":%llu}\n",
+           secs, (unsigned long long)ss.ticks, hist_ms(ss.ticks, 500), hist_ms(ss.ticks, 990),
+           (double)tick_max_us / 1000.0, (unsigned long long)ns->payload_received,
+           (unsigned long long)ns->payload_sent, (unsigned long long)ns->wire_received,
+           (unsigned long long)ns->wire_sent, (unsigned long long)ss.commands_received,
+           (unsigned long long)ss.commands_late, (unsigned long long)ss.commands_substituted,
+           (unsigned long long)ss.clients_joined, (unsigned long long)ss.clients_left,
+           (unsigned long long)ss.clients_dropped, (unsigned long long)ss.clients_refused,
+           (unsigned long long)ss.snapshots_full_parts, (unsigned long long)ss.snapshots_delta);
+    fflush(stdout);
+}
+
 int main(int argc, char **argv)
 {
     options o;
@@ -231,6 +277,7 @@ int main(int argc, char **argv)
         uint64_t t1 = keel_app_now_us();
         if (nsamples < TICK_SAMPLES)
             samples[nsamples++] = t1 - t0;
+        hist_add(t1 - t0);
         k++;
         if (o.stats_s && !o.quiet && t1 - last_stats >= (uint64_t)o.stats_s * 1000000u) {
             double secs = (double)(t1 - last_stats) / 1e6;
@@ -304,6 +351,8 @@ int main(int argc, char **argv)
             (unsigned long long)ss.input_packets_lost, (unsigned long long)ss.input_packets_reordered,
             (unsigned long long)ss.messages_malformed, (unsigned long long)ss.messages_unexpected,
             (unsigned long long)end_net.peers_refused);
+    if (o.stats_json)
+        summary_json(sv, &end_net, (double)(keel_app_now_us() - start) / 1e6);
     rc = recorder_finish(&rec, sv, text) ? 0 : 1;
     sv_server_destroy(sv);
     net_host_destroy(host);

@@ -33,107 +33,15 @@
 
 #define MAX_ARGS 48
 
-typedef struct proc {
-    pid_t pid;
-    char out[256], err[256];
-    int status;
-    bool done;
-} proc;
-
-static int tmp_counter;
-
-// Start build/<program> args..., output in two temporary files.
-static void proc_start(proc *p, const char *program, const char *const *args)
-{
-    memset(p, 0, sizeof *p);
-    snprintf(p->out, sizeof p->out, "/tmp/keel-netplay-%d-%d.out", (int)getpid(), tmp_counter);
-    snprintf(p->err, sizeof p->err, "/tmp/keel-netplay-%d-%d.err", (int)getpid(), tmp_counter++);
-    const char *path = keel_test_program_path(program);
-    char *argv[MAX_ARGS];
-    int n = 0;
-    argv[n++] = (char *)path; // execv takes char *const[]; not modified
-    for (int i = 0; args[i] && n < MAX_ARGS - 1; i++)
-        argv[n++] = (char *)args[i];
-    argv[n] = NULL;
-    p->pid = fork();
-    cr_assert(p->pid >= 0);
-    if (p->pid == 0) {
-        int o = open(p->out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-        int e = open(p->err, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-        dup2(o, 1);
-        dup2(e, 2);
-        execv(path, argv);
-        _exit(127);
-    }
-}
-
-static void sleep_ms(long ms)
-{
-    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
-}
-
-// Wait up to `ms` for the process to end; false when it is still running.
-static bool proc_wait(proc *p, long ms)
-{
-    for (long waited = 0; !p->done; waited += 20) {
-        int st;
-        pid_t r = waitpid(p->pid, &st, WNOHANG);
-        if (r == p->pid) {
-            p->done = true;
-            p->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-            break;
-        }
-        if (waited >= ms)
-            return false;
-        sleep_ms(20);
-    }
-    return true;
-}
-
-static void proc_kill(proc *p, int sig)
-{
-    if (!p->done) {
-        kill(p->pid, sig);
-        proc_wait(p, 5000);
-    }
-}
-
-static void proc_cleanup(proc *p)
-{
-    proc_kill(p, SIGKILL);
-    unlink(p->out);
-    unlink(p->err);
-}
-
-// The port in the first line "... listening on 127.0.0.1:PORT ..." of a file,
-// waiting up to 10 s for it.
-static unsigned wait_port(const char *file)
-{
-    for (int i = 0; i < 500; i++) {
-        char *s = keel_test_read_file(file);
-        char *at = strstr(s, "listening on 127.0.0.1:");
-        unsigned port = 0;
-        if (at)
-            port = (unsigned)strtoul(at + strlen("listening on 127.0.0.1:"), NULL, 10);
-        free(s);
-        if (port)
-            return port;
-        sleep_ms(20);
-    }
-    cr_assert_fail("no port in %s", file);
-    return 0;
-}
-
-// A number after "key": in a JSON text (the first occurrence after `from`).
-static double json_num(const char *s, const char *key)
-{
-    char pat[96];
-    snprintf(pat, sizeof pat, "\"%s\":", key);
-    const char *at = strstr(s, pat);
-    cr_assert_not_null(at, "no %s in the summary: %s", key, s);
-    return strtod(at + strlen(pat), NULL);
-}
+// The process helpers are the suite's shared ones (test_programs.c).
+typedef keel_test_proc proc;
+#define proc_start keel_test_proc_start
+#define proc_wait keel_test_proc_wait
+#define proc_kill keel_test_proc_kill
+#define proc_cleanup keel_test_proc_cleanup
+#define sleep_ms keel_test_sleep_ms
+#define wait_port keel_test_wait_port
+#define json_num keel_test_json_num
 
 // The totals object of keel-client's summary starts after the bots array.
 static const char *totals_of(const char *json)

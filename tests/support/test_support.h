@@ -82,6 +82,31 @@ keel_test_run_result keel_test_run(const char *program, const char *const *args,
                                    const keel_test_run_options *options);
 void keel_test_run_free(keel_test_run_result *r);
 
+/// A program running beside the test (keel_test_proc_start): its stdout and
+/// stderr go to two temporary files, read them with keel_test_read_file.
+typedef struct keel_test_proc {
+    int pid;
+    char out[256], err[256];
+    int status; ///< once done: the exit status, or 128 + the signal
+    bool done;
+} keel_test_proc;
+
+/// Starts `program` (a name, found as keel_test_program_path finds it) with
+/// the NULL-terminated `args` (at most 46) in the background.
+void keel_test_proc_start(keel_test_proc *p, const char *program, const char *const *args);
+/// Waits up to `ms` for it to end; false when it is still running.
+bool keel_test_proc_wait(keel_test_proc *p, long ms);
+/// Sends `sig` and waits up to 5 s for it to end.
+void keel_test_proc_kill(keel_test_proc *p, int sig);
+/// Kills it if it still runs, removes its output files.
+void keel_test_proc_cleanup(keel_test_proc *p);
+void keel_test_sleep_ms(long ms);
+/// The port in the first "... listening on 127.0.0.1:PORT ..." of a file,
+/// waiting up to 10 s for it (fails the test without).
+unsigned keel_test_wait_port(const char *file);
+/// The number after the first "key": in a JSON text (fails the test without).
+double keel_test_json_num(const char *s, const char *key);
+
 // ---- temporary files and folders (test_files.c) ----------------------------------
 
 /// Creates an empty temporary file $TMPDIR/keel_<what>_XXXXXX (TMPDIR

@@ -46,8 +46,12 @@ done
 mkdir -p "$OUT"
 
 PIDS=()
-cleanup() { for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null; done; }
+cleanup() {
+    for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null; done
+    for f in "$OUT"/churn*.pid; do [ -f "$f" ] && kill -9 "$(cat "$f")" 2>/dev/null; done
+}
 trap cleanup EXIT
+trap 'exit 1' INT TERM
 
 # num FILE KEY [which]: a number after "KEY": in a file (the first; "last": the last).
 num() {
@@ -163,7 +167,7 @@ scale_run() {
 
 # ---- the soak ------------------------------------------------------------------------------
 
-# churn_slot K END: until END (epoch seconds), a keel-client with 16 light
+# churn_slot K END: from 10 + 5K s on (the joins spread out) until END (epoch seconds), a keel-client with 16 light
 # clients through the relay, again and again: each plays 15 to 45 s; one in
 # three is killed with SIGKILL on the way (a silent leave of 16), one in six
 # stopped with SIGSTOP for 8 s (the server times them out; they find their
@@ -172,6 +176,7 @@ scale_run() {
 churn_slot() {
     local k=$1 end=$2 n=0 play fate pid
     RANDOM=$((k * 7919))
+    sleep $((10 + 5 * k))
     while [ "$(date +%s)" -lt "$end" ]; do
         play=$((15 + RANDOM % 31))
         fate=$((RANDOM % 6))
@@ -210,6 +215,7 @@ soak_run() {
     end=$((t0 + SOAK))
     "$BUILD/keel-client" --port "$RELAY_PORT" --bots "$FULL" --ticks 0 >"$OUT/full.json" 2>"$OUT/full.err" &
     local full=$!
+    sleep 5
     "$BUILD/keel-client" --port "$RELAY_PORT" --bots 0 --light 16 --ticks 0 --seed 7 \
         >"$OUT/steady.json" 2>"$OUT/steady.err" &
     local steady=$!

@@ -2,11 +2,11 @@
 //
 // Each light client is its own ENet connection and a cl_light (the protocol
 // without the simulation): to the server it is a player like any other. It
-// has no scene to look at, so it walks blind: a circle of its own (a turn of
-// the yaw every tick, a full turn in 3 to 6 s, at 30 to 70% of full speed),
-// with a jump every 2 to 5 s -- a command that changes every tick, as a
-// player's aim does, around a fixed centre, so that it stays near its spawn
-// for any length of run. Clients connect 20 ms apart.
+// has no scene to look at, so it walks blind: a polygon of its own (6 to 12
+// sides, each walked for 0.4 to 0.9 s at 30 to 70% of full speed, a jump at
+// the start of every third), so that its command changes about as often as a
+// random cl_bot's, and it stays near its spawn for any length of run.
+// Clients connect 20 ms apart.
 #include "light.h"
 
 #include <stdlib.h>
@@ -18,9 +18,9 @@ typedef struct light_client {
     net_host *host; // NULL before it connects
     cl_light cl;
     uint32_t played; // commands made
-    int16_t turn;    // yaw per tick
+    uint16_t turn;   // yaw per side
     int8_t forward;
-    uint32_t jump_every;
+    uint32_t side;   // ticks per side
     bool done, failed, said_bye;
 } light_client;
 
@@ -51,10 +51,10 @@ light_set *light_create(uint32_t count, const char *server, uint16_t port, const
         r ^= r >> 29;
         r *= 0xBF58476D1CE4E5B9ull;
         r ^= r >> 32;
-        int32_t period = 192 + (int32_t)(r % 193u); // ticks per full turn
-        c[i].turn = (int16_t)((r >> 16) & 1u ? 65536 / period : -65536 / period);
+        uint32_t sides = 6u + (uint32_t)(r % 7u);
+        c[i].turn = (uint16_t)((r >> 16) & 1u ? 65536u / sides : 65536u - 65536u / sides);
         c[i].forward = (int8_t)(38 + (r >> 24) % 52u);
-        c[i].jump_every = 128u + (uint32_t)((r >> 40) % 193u);
+        c[i].side = 24u + (uint32_t)((r >> 40) % 33u);
     }
     return ls;
 }
@@ -63,9 +63,10 @@ static sim_input walk(const light_client *c, uint32_t tick)
 {
     sim_input in;
     memset(&in, 0, sizeof in);
-    in.yaw = (sim_angle)(uint16_t)(tick * (uint32_t)(int32_t)c->turn);
+    uint32_t side = tick / c->side;
+    in.yaw = (sim_angle)(uint16_t)(side * c->turn);
     in.forward = c->forward;
-    if (tick % c->jump_every == 0)
+    if (tick % c->side == 0 && side % 3u == 0)
         in.buttons = SIM_BUTTON_JUMP;
     return in;
 }

@@ -43,7 +43,7 @@ static void usage(FILE *f)
           "                        0 with --light)\n"
           "  --light N             also N light clients, 0..256 (default 0): each its own connection,\n"
           "                        sending inputs and acknowledging snapshots like a bot but\n"
-          "                        predicting nothing (load for a server; they walk in circles)\n"
+          "                        predicting nothing (load for a server; they walk polygons)\n"
           "  --bot MODE            random | circuit | pusher | idle (default random)\n"
           "  --ticks N             ticks each bot plays before leaving (default 640; 0: until interrupted)\n"
           "  --seed S              bot seed (default 1; bot i uses S + i)\n"

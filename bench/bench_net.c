@@ -68,9 +68,10 @@ typedef struct options {
     double seconds, warmup;
     cl_bot_mode mode;
     uint32_t leash_mm;
-    uint32_t latency_ms;
+    uint32_t latency_ms, jitter_ms, loss_permille;
     uint64_t seed;
     bool enet;
+    bool compare; // the downstream at a 150 ms round trip with loss beside a 0 ms link
 } options;
 
 static uint64_t mono_ns(void)
@@ -217,7 +218,7 @@ static bool rig_init(rig *r, const options *o, uint32_t nbots)
     if (!r->sv || !r->hosts || !r->cls || !r->bots || !r->started || !r->next_us || !r->last_pos || !r->seen ||
         !r->moved_ticks || !r->present_ticks || !r->path_m)
         return false;
-    net_memory_link link = {o->latency_ms, 0, 0, 0};
+    net_memory_link link = {o->latency_ms, o->jitter_ms, o->loss_permille, 0};
     uint16_t port = net_host_port(r->server_host);
     cl_config cc = cl_default_config();
     for (uint32_t i = 0; i < nbots; i++) {
@@ -458,13 +459,17 @@ static void take_totals(const rig *r, totals *t)
         t->cl.commands_sent += s.commands_sent;
         t->cl.capped_ticks += s.capped_ticks;
         t->cl.snapshot_packets_lost += s.snapshot_packets_lost;
+        t->cl.snapshots_kept += s.snapshots_kept;
+        t->cl.snapshots_kept_applied += s.snapshots_kept_applied;
+        t->cl.snapshots_dropped += s.snapshots_dropped;
+        t->cl.held_ticks += s.held_ticks;
     }
     sv_server_stats(r->sv, &t->sv);
 }
 
 static const char *verdict(bool met) { return met ? "met" : "missed"; }
 
-static int run(const options *o, uint32_t nbots)
+static int run(const options *o, uint32_t nbots, double *down_payload_out)
 {
     rig r;
     if (!rig_init(&r, o, nbots)) {
@@ -539,7 +544,9 @@ static int run(const options *o, uint32_t nbots)
            cl_bot_mode_name(o->mode), o->leash_mm / 1000.0,
            o->enet ? "ENet on 127.0.0.1, real time" : "in-memory network, virtual clock", secs, o->warmup, cpu_s);
     if (!o->enet)
-        printf("   link %u ms each way, no loss; wire bytes estimated as in docs/transport.md\n", o->latency_ms);
+        printf("   link %u ms each way, jitter up to %u ms, loss %.1f%%; wire bytes estimated as in "
+               "docs/transport.md\n",
+               o->latency_ms, o->jitter_ms, o->loss_permille / 10.0);
     printf("   characters %u; moving: each moved in at least %.1f%% of ticks (mean horizontal speed %.2f m/s)\n",
            nchar, 100.0 * min_share, speed);
     printf("   up   per client: payload %7.0f B/s  wire %7.0f B/s  (%.1f input packets/s, %.1f B payload each)\n",
@@ -585,6 +592,13 @@ static int run(const options *o, uint32_t nbots)
            (unsigned long long)(b.cl.messages_malformed - a.cl.messages_malformed),
            (unsigned long long)(b.sv.commands_substituted - a.sv.commands_substituted),
            (unsigned long long)(b.sv.commands_late - a.sv.commands_late));
+    printf("   snapshots kept until their baseline came %llu (applied %llu, dropped %llu); server repairs %llu; "
+           "ticks held (commands far too early) %llu, capped %llu\n",
+           (unsigned long long)(b.cl.snapshots_kept - a.cl.snapshots_kept),
+           (unsigned long long)(b.cl.snapshots_kept_applied - a.cl.snapshots_kept_applied),
+           (unsigned long long)(b.cl.snapshots_dropped - a.cl.snapshots_dropped),
+           (unsigned long long)(b.sv.snapshots_repair - a.sv.snapshots_repair),
+           (unsigned long long)(b.cl.held_ticks - a.cl.held_ticks), (unsigned long long)(b.cl.capped_ticks - a.cl.capped_ticks));
     printf("   targets (1 KB = 1000 B):\n");
     printf("     upstream wire <= 2500 B/s at 32 packets/s: %.0f B/s at %.1f/s: %s\n", up_wire, packets_up,
            verdict(up_wire <= 2500.0));
@@ -600,16 +614,40 @@ static int run(const options *o, uint32_t nbots)
     }
     fflush(stdout);
     rig_free(&r);
+    if (down_payload_out)
+        *down_payload_out = down_payload;
     return 0;
+}
+
+// The downstream payload per client with 8 moving bots at 0 ms and at 75 ms
+// each way (20 ms jitter, 5% loss each way), side by side: snapshots chain
+// from the last one sent, so it should not grow with the round trip.
+static int compare_latency(const options *base)
+{
+    options o = *base;
+    o.enet = false;
+    double near = 0, far = 0;
+    o.latency_ms = 0, o.jitter_ms = 0, o.loss_permille = 0;
+    int rc = run(&o, 8, &near);
+    o.latency_ms = 75, o.jitter_ms = 20, o.loss_permille = 50;
+    rc |= run(&o, 8, &far);
+    double ratio = near > 0 ? far / near : 0;
+    printf("== downstream payload per client, 8 moving bots: 0 ms link %.0f B/s; 150 ms round trip, 20 ms jitter, 5%% "
+           "loss each way %.0f B/s: %.2fx\n",
+           near, far, ratio);
+    printf("   target <= 1.3x: %s\n", verdict(ratio > 0 && ratio <= 1.3));
+    return rc;
 }
 
 static void usage(void)
 {
     fprintf(stderr,
             "usage: bench_net [--enet] [--bots N[,N...]] [--seconds S] [--warmup S] [--mode random|circuit]\n"
-            "                 [--leash-mm MM] [--latency-ms MS] [--seed N]\n"
+            "                 [--leash-mm MM] [--latency-ms MS] [--jitter-ms MS] [--loss-permille N] [--seed N]\n"
+            "                 [--no-compare]\n"
             "defaults: in-memory network, --bots 8,64 --seconds 20 --warmup 3 --mode random --leash-mm 4000\n"
-            "          --latency-ms 25 --seed 1\n");
+            "          --latency-ms 25 --jitter-ms 0 --loss-permille 0 --seed 1; then (in memory, unless\n"
+            "          --no-compare) 8 bots at 0 ms and at 75 ms each way with 20 ms jitter and 5%% loss, side by side\n");
 }
 
 int main(int argc, char **argv)
@@ -625,6 +663,7 @@ int main(int argc, char **argv)
     o.leash_mm = 4000;
     o.latency_ms = 25;
     o.seed = 1;
+    o.compare = true;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -668,6 +707,14 @@ int main(int argc, char **argv)
         } else if (strcmp(a, "--latency-ms") == 0 && v) {
             o.latency_ms = (uint32_t)strtoul(v, NULL, 10);
             i++;
+        } else if (strcmp(a, "--jitter-ms") == 0 && v) {
+            o.jitter_ms = (uint32_t)strtoul(v, NULL, 10);
+            i++;
+        } else if (strcmp(a, "--loss-permille") == 0 && v) {
+            o.loss_permille = (uint32_t)strtoul(v, NULL, 10);
+            i++;
+        } else if (strcmp(a, "--no-compare") == 0) {
+            o.compare = false;
         } else if (strcmp(a, "--seed") == 0 && v) {
             o.seed = strtoull(v, NULL, 10);
             i++;
@@ -676,12 +723,15 @@ int main(int argc, char **argv)
             return 2;
         }
     }
-    if (o.seconds <= 0 || o.seconds > 600 || o.warmup < 0 || o.warmup > 60 || o.leash_mm > 100000) {
+    if (o.seconds <= 0 || o.seconds > 600 || o.warmup < 0 || o.warmup > 60 || o.leash_mm > 100000 ||
+        o.jitter_ms > 1000 || o.loss_permille > 1000 || o.latency_ms > 10000) {
         usage();
         return 2;
     }
     int rc = 0;
     for (uint32_t k = 0; k < o.runs; k++)
-        rc |= run(&o, o.bots[k]);
+        rc |= run(&o, o.bots[k], NULL);
+    if (o.compare && !o.enet)
+        rc |= compare_latency(&o);
     return rc;
 }

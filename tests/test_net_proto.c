@@ -308,14 +308,16 @@ static net_input rnd_input(keel_rng *r)
     memset(&m, 0, sizeof m);
     m.sequence = (uint16_t)rnd_u32(r);
     m.client_time_ms = rnd_u32(r);
-    m.count = (uint8_t)keel_rng_range(r, 1, NET_MAX_INPUT_COMMANDS);
-    m.newest_tick = (uint32_t)keel_rng_range(r, m.count - 1, keel_rng_range(r, 0, 1) ? 100000 : 0xFFFFFFFE);
+    m.count = (uint8_t)keel_rng_range(r, 0, NET_MAX_INPUT_COMMANDS); // 0: a ping
+    m.newest_tick = (uint32_t)keel_rng_range(r, m.count ? m.count - 1 : 0, keel_rng_range(r, 0, 1) ? 100000 : 0xFFFFFFFE);
     switch (keel_rng_range(r, 0, 3)) {
     case 0: m.ack_tick = NET_TICK_NONE; break;
     case 1: m.ack_tick = rnd_u32(r); if (m.ack_tick == NET_TICK_NONE) m.ack_tick = 0; break;
     default: m.ack_tick = m.newest_tick - (uint32_t)keel_rng_range(r, 0, 40); break;
     }
-    uint32_t first = m.newest_tick - (m.count - 1u);
+    if (m.ack_tick != NET_TICK_NONE && keel_rng_range(r, 0, 1))
+        m.held_mask = rnd_u32(r);
+    uint32_t first = m.newest_tick - (m.count ? m.count - 1u : 0u);
     for (uint32_t i = 0; i < m.count; i++)
         m.commands[i] = i == 0 ? rnd_command(r, first) : rnd_next(r, &m.commands[i - 1], first + i);
     return m;
@@ -404,7 +406,7 @@ static bool full_eq(const net_full_part *a, const net_full_part *b)
 static bool input_eq(const net_input *a, const net_input *b)
 {
     if (a->sequence != b->sequence || a->client_time_ms != b->client_time_ms || a->ack_tick != b->ack_tick ||
-        a->newest_tick != b->newest_tick || a->count != b->count)
+        a->held_mask != b->held_mask || a->newest_tick != b->newest_tick || a->count != b->count)
         return false;
     for (uint32_t i = 0; i < a->count; i++)
         if (!cmd_eq(&a->commands[i], &b->commands[i]))
@@ -1052,8 +1054,8 @@ Test(net_proto, input_validation_failures)
     for (uint32_t i = 0; i < 4; i++)
         base.commands[i].tick = 997 + i;
     cr_assert(net_input_encode(&base, g_buf, BUF_MAX) > 0);
-    what = "count 0";
-    m = base, m.count = 0;
+    what = "held ticks without an acknowledged one";
+    m = base, m.ack_tick = NET_TICK_NONE, m.held_mask = 6;
     EXPECT_REFUSED(input, m, d);
     what = "count 33";
     m = base, m.count = 33;
@@ -1087,9 +1089,10 @@ Test(net_proto, input_validation_failures)
         net_bw_u(&bw, 1, 16);
         net_bw_u(&bw, 2, 32);
         net_bw_u(&bw, 100, 32); // newest
-        net_bw_u(&bw, 0, 5);    // one command
+        net_bw_u(&bw, 1, 6);    // one command
         net_bw_bool(&bw, false);
         net_bw_svar(&bw, c == 0 ? 101 : 3, 4); // ack 100 - 101 = NET_TICK_NONE
+        net_bw_bool(&bw, false);               // nothing held
         switch (c) {
         case 0: net_bw_bool(&bw, false); break;                          // fine command, bad ack
         case 1: net_bw_bool(&bw, true); net_bw_bool(&bw, false); net_bw_bool(&bw, false); net_bw_bool(&bw, false); break; // changed, nothing
@@ -1107,11 +1110,13 @@ Test(net_proto, input_validation_failures)
         net_bw_u(&bw, 1, 16);
         net_bw_u(&bw, 2, 32);
         net_bw_u(&bw, 100, 32);
-        net_bw_u(&bw, 0, 5);
+        net_bw_u(&bw, 1, 6);
         net_bw_bool(&bw, false);
         net_bw_svar(&bw, 3, 4);
+        net_bw_bool(&bw, false);
         net_bw_bool(&bw, true); net_bw_bool(&bw, false); net_bw_bool(&bw, true); net_bw_u(&bw, 0, 2); net_bw_u(&bw, 5, 4); net_bw_bool(&bw, false);
-        cr_assert(net_input_decode(g_buf, net_bw_finish(&bw), &d));
+        size_t len = net_bw_finish(&bw);
+        cr_assert(net_input_decode(g_buf, len, &d));
         cr_assert_eq(d.ack_tick, 97);
         cr_assert_eq(d.commands[0].yaw, (sim_angle)net_unzigzag(6));
     }
@@ -1566,7 +1571,7 @@ Test(net_identity, every_setting_and_vertex_changes_the_digest)
 
 Test(net_proto, hello_layout_of_version_2)
 {
-    cr_assert_eq(NET_PROTOCOL_VERSION, 2u);
+    cr_assert_eq(NET_PROTOCOL_VERSION, 3u); // the hello did not change in version 3
     keel_rng rng = {77};
     net_hello h = rnd_hello(&rng);
     h.protocol_version = NET_PROTOCOL_VERSION;

@@ -15,6 +15,7 @@
 
 #define CL_COOKIE 0x636c6e74u
 #define CL_RING 64u
+#define CL_PENDING 32u
 #define MAX_PARTS ((NET_MAX_CHARACTERS + NET_FULL_PART_CHARACTERS - 1) / NET_FULL_PART_CHARACTERS)
 /// A character this close to one whose prediction was wrong may have been
 /// touched by it (centres, any axis): larger than any pair of default shapes
@@ -30,6 +31,15 @@ typedef struct cl_state_slot {
     net_tick_command *inputs;
     uint32_t input_count;
 } cl_state_slot;
+
+/// A snapshot that cannot be applied yet: its baseline is past the confirmed
+/// tick (one before it was lost or is late) or not confirmed yet (no full
+/// state so far). Kept as received until the gap is filled.
+typedef struct cl_pending {
+    uint32_t baseline, tick; // tick NET_TICK_NONE when the slot is free
+    size_t length;
+    uint8_t data[NET_MTU];
+} cl_pending;
 
 typedef struct cl_own_slot {
     uint32_t tick;
@@ -62,6 +72,9 @@ struct cl_client {
     uint32_t full_part_count, full_total, full_received;
     sim_char_state *full_states;
     sim_input *full_cmds;
+    bool full_ready;        // a full state assembled and checked before the welcome came
+    uint32_t full_ready_ms; // when
+    cl_pending *pending;    // CL_PENDING snapshots kept until their baseline is held
     // what the server told us
     uint32_t last_applied_tick;
     uint32_t substituted_mask;
@@ -77,6 +90,9 @@ struct cl_client {
     double clock_scale;
     double rtt_ms;
     bool has_rtt;
+    bool rtt_from_echo; // from an unreliable echo (the welcome's may include a retransmission)
+    uint32_t hold;      // predicted ticks to let pass without predicting (commands arrive too early)
+    uint32_t idle_ticks; // ticks let pass (held or capped): a ping every ticks_per_packet of them
     uint32_t catch_up; // ticks to predict at once (after a full state or a jump in latency)
     uint32_t catch_up_hold; // no new catch-up until the confirmed tick passes this
     // Ticks before this one were run (or will be) by the server before any
@@ -108,7 +124,7 @@ const char *cl_cause_name(cl_cause c)
 cl_config cl_default_config(void)
 {
     cl_config c = {0};
-    c.prediction_cap = NET_MAX_SNAPSHOT_TICKS;
+    c.prediction_cap = CL_DEFAULT_PREDICTION_CAP;
     c.ticks_per_packet = 2;
     c.redundancy_packets = 4;
     c.cookie = CL_COOKIE;
@@ -128,7 +144,7 @@ cl_client *cl_client_create(const sim_world *world, const sim_level *level, cons
 {
     if (!world || !level || !host || !config || config->cookie != CL_COOKIE ||
         !sim_move_settings_check(settings, NULL) || config->prediction_cap < 1 ||
-        config->prediction_cap > NET_MAX_SNAPSHOT_TICKS || config->ticks_per_packet < 1 ||
+        config->prediction_cap > CL_MAX_PREDICTION_CAP || config->ticks_per_packet < 1 ||
         config->ticks_per_packet > 8 || config->redundancy_packets < 1)
         return NULL;
     cl_client *cl = calloc(1, sizeof *cl);
@@ -154,8 +170,11 @@ cl_client *cl_client_create(const sim_world *world, const sim_level *level, cons
     cl->snap_leaves = calloc(NET_MAX_CHARACTERS, sizeof *cl->snap_leaves);
     cl->snap_cmds = calloc((size_t)NET_MAX_CHARACTERS * NET_MAX_SNAPSHOT_TICKS, sizeof *cl->snap_cmds);
     cl->changed = calloc(NET_MAX_CHARACTERS, 1);
+    cl->pending = calloc(CL_PENDING, sizeof *cl->pending);
     bool ok = cl->pred && cl->conf && cl->work && cl->last_cmds && cl->full_states && cl->full_cmds &&
-              cl->snap_joins && cl->snap_leaves && cl->snap_cmds && cl->changed;
+              cl->snap_joins && cl->snap_leaves && cl->snap_cmds && cl->changed && cl->pending;
+    for (uint32_t i = 0; ok && i < CL_PENDING; i++)
+        cl->pending[i].tick = NET_TICK_NONE;
     for (uint32_t i = 0; ok && i < CL_RING; i++) {
         ok = slot_init(&cl->conf_ring[i], true) && slot_init(&cl->pred_ring[i], true);
         cl->own_ring[i].tick = NET_TICK_NONE;
@@ -212,6 +231,7 @@ void cl_client_destroy(cl_client *cl)
     free(cl->snap_leaves);
     free(cl->snap_cmds);
     free(cl->changed);
+    free(cl->pending);
     free(cl);
 }
 
@@ -243,12 +263,15 @@ uint32_t cl_client_target_lead(const cl_client *cl)
     // estimate is one sample.
     double rtt_ticks = cl->rtt_ms * 1000.0 / (double)cl->nominal_tick_us * 1.25;
     uint32_t lead = (uint32_t)rtt_ticks + 3u;
-    return lead > cl->config.prediction_cap ? cl->config.prediction_cap : lead;
+    uint32_t cap = cl->config.prediction_cap < NET_MAX_SNAPSHOT_TICKS ? cl->config.prediction_cap : NET_MAX_SNAPSHOT_TICKS;
+    return lead > cap ? cap : lead;
 }
 
 uint64_t cl_client_tick_us(const cl_client *cl) { return (uint64_t)((double)cl->nominal_tick_us * cl->clock_scale); }
 
 // ---- sending ------------------------------------------------------------------------
+
+static void send_ping(cl_client *cl, uint32_t now_ms);
 
 void cl_client_hello(cl_client *cl, uint32_t now_ms)
 {
@@ -260,6 +283,46 @@ void cl_client_hello(cl_client *cl, uint32_t now_ms)
     size_t len = net_hello_encode(&h, cl->packet, sizeof cl->packet);
     if (len)
         net_host_send(cl->host, 0, NET_CHANNEL_CONTROL, cl->packet, len);
+    send_ping(cl, now_ms);
+}
+
+// Which ticks past the confirmed one the kept snapshots hold (net_input.held_mask).
+static uint32_t held_mask(const cl_client *cl)
+{
+    uint32_t mask = 0, c = cl->confirmed;
+    if (c == NET_TICK_NONE)
+        return 0;
+    for (uint32_t i = 0; i < CL_PENDING; i++) {
+        const cl_pending *p = &cl->pending[i];
+        if (p->tick == NET_TICK_NONE || p->tick <= c)
+            continue;
+        for (uint32_t k = p->baseline > c ? p->baseline : c; k < p->tick && k - c < 32u; k++)
+            mask |= 1u << (k - c);
+    }
+    return mask;
+}
+
+static void send_input(cl_client *cl, net_input *in, uint32_t now_ms)
+{
+    in->sequence = cl->input_sequence++;
+    in->client_time_ms = now_ms;
+    in->ack_tick = cl->confirmed;
+    in->held_mask = held_mask(cl);
+    size_t len = net_input_encode(in, cl->packet, sizeof cl->packet);
+    if (len && net_host_send(cl->host, 0, NET_CHANNEL_INPUT, cl->packet, len)) {
+        cl->stats.input_packets++;
+        cl->stats.commands_sent += in->count;
+    }
+}
+
+// An input without commands: an acknowledgement, and a clock for the server
+// to echo (a round-trip sample that no retransmission can stretch).
+static void send_ping(cl_client *cl, uint32_t now_ms)
+{
+    net_input in;
+    memset(&in, 0, sizeof in);
+    in.newest_tick = cl->confirmed == NET_TICK_NONE ? 0 : cl->confirmed;
+    send_input(cl, &in, now_ms);
 }
 
 static void send_inputs(cl_client *cl, uint32_t now_ms)
@@ -284,18 +347,10 @@ static void send_inputs(cl_client *cl, uint32_t now_ms)
         }
         in.commands[count++] = o->cmd;
     }
-    if (count == 0)
-        return;
-    in.sequence = cl->input_sequence++;
-    in.client_time_ms = now_ms;
-    in.ack_tick = cl->confirmed;
+    // (none to send before live_tick: the packet still acknowledges)
     in.newest_tick = newest;
     in.count = (uint8_t)count;
-    size_t len = net_input_encode(&in, cl->packet, sizeof cl->packet);
-    if (len && net_host_send(cl->host, 0, NET_CHANNEL_INPUT, cl->packet, len)) {
-        cl->stats.input_packets++;
-        cl->stats.commands_sent += count;
-    }
+    send_input(cl, &in, now_ms);
 }
 
 // ---- prediction ---------------------------------------------------------------------------
@@ -351,8 +406,19 @@ bool cl_client_predict(cl_client *cl, const sim_input *command, uint32_t now_ms)
     if (cl->status != CL_STATUS_PLAYING)
         return false;
     uint32_t p = sim_scene_tick(cl->pred);
-    if (p - cl->confirmed >= cl->config.prediction_cap) {
-        cl->stats.capped_ticks++;
+    if (cl->hold > 0 || p - cl->confirmed >= cl->config.prediction_cap) {
+        // Commands arrive far earlier than needed (after a stall, or a lead
+        // taken from a round trip that was too long), or the prediction is
+        // at its cap: let this tick pass. The server still hears from us at
+        // the usual rate: what we hold is what repairs the gap.
+        if (cl->hold > 0) {
+            cl->hold--;
+            cl->stats.held_ticks++;
+        } else {
+            cl->stats.capped_ticks++;
+        }
+        if (++cl->idle_ticks % cl->config.ticks_per_packet == 0)
+            send_ping(cl, now_ms);
         return false;
     }
     cl_own_slot *o = &cl->own_ring[p % CL_RING];
@@ -564,10 +630,21 @@ static void note_server(cl_client *cl, uint16_t sequence, uint32_t echo, uint16_
         cl->snap_sequence = sequence;
     }
     if (echo) {
+        // The echo of an unreliable input: the first one replaces the
+        // welcome's sample, which a retransmitted hello or welcome stretches.
         double rtt = (double)(uint32_t)(now_ms - echo) - (double)delay_ms;
         if (rtt >= 0 && rtt < 10000) {
-            cl->rtt_ms = cl->has_rtt ? cl->rtt_ms * 0.9 + rtt * 0.1 : rtt;
+            bool first = !cl->rtt_from_echo;
+            cl->rtt_ms = cl->has_rtt && !first ? cl->rtt_ms * 0.9 + rtt * 0.1 : rtt;
             cl->has_rtt = true;
+            cl->rtt_from_echo = true;
+            if (first && cl->status == CL_STATUS_PLAYING && cl->live_tick > sim_scene_tick(cl->pred)) {
+                // Control was held back for a round trip that was too long:
+                // our commands from the next tick on can arrive in time.
+                uint32_t live = sim_scene_tick(cl->pred) + cl_client_target_lead(cl);
+                if (live < cl->live_tick)
+                    cl->live_tick = sim_scene_tick(cl->pred);
+            }
         }
     }
     if (last_applied != NET_TICK_NONE &&
@@ -584,6 +661,7 @@ static void note_server(cl_client *cl, uint16_t sequence, uint32_t echo, uint16_
         return;
     }
     if (margin < 0) {
+        cl->hold = 0;
         // Commands arrive late (latency jumped): predict the missing ticks at
         // once, to a margin of about one tick.
         uint32_t behind = (uint32_t)((-margin + 255) / 256) + 1u;
@@ -608,74 +686,30 @@ static void note_server(cl_client *cl, uint16_t sequence, uint32_t echo, uint16_
     if (cl->seen_snapshots < 64 || cl->lost_snapshots > 0.005 * (cl->seen_snapshots + cl->lost_snapshots))
         target += 3.0 * cl->config.ticks_per_packet;
     double err_ticks = (double)low / 256.0 - target;
+    if (err_ticks > 4.0 && cl->margin_count >= 4 && cl->hold == 0) {
+        // Far ahead (every margin of the last reports is): stop predicting
+        // for the excess at once instead of drifting back at 2%; the margins
+        // measured before that takes effect are stale.
+        cl->hold = (uint32_t)(err_ticks - 1.0);
+        cl->catch_up_hold = sim_scene_tick(cl->pred) + cl->hold + cl_client_target_lead(cl);
+        cl->margin_count = 0;
+        cl->clock_scale = 1.0;
+        return;
+    }
     double scale = 1.0 + err_ticks * 0.01;
     cl->clock_scale = scale < 0.98 ? 0.98 : (scale > 1.02 ? 1.02 : scale);
 }
 
-// The baseline tick B of a snapshot message, from its fixed-width header
-// (docs/protocol.md: type u4, sequence u16, client_time_echo u32,
-// echo_delay_ms u16, tick u32, T - B - 1 u5), so that the decoder can be
-// given the reference of that baseline. False when the header is short or
-// names no valid baseline.
-static bool snapshot_baseline(const uint8_t *data, size_t len, uint32_t *baseline)
+// Apply snapshot `s` (decoded, its baseline confirmed): the server's state
+// at T from the baseline and the commands; false when it cannot be used.
+static bool apply_snapshot(cl_client *cl, const net_snapshot *s)
 {
-    net_bit_reader r;
-    net_br_init(&r, data, len);
-    net_br_u(&r, 4);
-    net_br_u(&r, 16);
-    net_br_u(&r, 32);
-    net_br_u(&r, 16);
-    uint32_t tick = net_br_u(&r, 32);
-    uint32_t span = net_br_u(&r, 5) + 1u;
-    if (r.error || tick == NET_TICK_NONE || tick < span)
-        return false;
-    *baseline = tick - span;
-    return true;
-}
-
-static void handle_snapshot(cl_client *cl, const uint8_t *data, size_t len, uint32_t now_ms)
-{
-    net_snapshot *s = &cl->snap;
-    memset(s, 0, sizeof *s);
-    s->joins = cl->snap_joins;
-    s->join_capacity = NET_MAX_CHARACTERS;
-    s->leaves = cl->snap_leaves;
-    s->leave_capacity = NET_MAX_CHARACTERS;
-    s->commands = cl->snap_cmds;
-    s->command_capacity = NET_MAX_CHARACTERS * NET_MAX_SNAPSHOT_TICKS;
-    // The reference for its baseline: the commands of tick B - 1 kept with
-    // the confirmed state at B (the server sends it without one when it has
-    // no record of B - 1; then it goes unused).
-    uint32_t b;
-    bool header = snapshot_baseline(data, len, &b);
-    const cl_state_slot *ref = header ? &cl->conf_ring[b % CL_RING] : NULL;
-    if (ref && ref->tick == b) {
-        s->reference = ref->inputs;
-        s->reference_count = ref->input_count;
-    }
-    if (!net_snapshot_decode(data, len, s)) {
-        if (header && !s->reference)
-            cl->stats.snapshots_unusable++; // made with a reference we do not have: its baseline is gone
-        else
-            cl->stats.messages_malformed++;
-        return;
-    }
-    note_server(cl, s->sequence, s->client_time_echo, s->echo_delay_ms, s->last_applied_tick, s->input_margin_q8,
-                now_ms);
-    cl->stats.snapshots++;
-    if (cl->status != CL_STATUS_PLAYING || s->tick <= cl->confirmed) {
-        cl->stats.snapshots_stale++;
-        return;
-    }
     const cl_state_slot *base = &cl->conf_ring[s->baseline_tick % CL_RING];
-    if (base->tick != s->baseline_tick) {
-        cl->stats.snapshots_unusable++;
-        return;
-    }
     // The server's state at T: the baseline advanced through the commands.
-    if (!sim_scene_restore_states(cl->work, base->tick, base->states, base->count, NULL)) {
+    if (base->tick != s->baseline_tick ||
+        !sim_scene_restore_states(cl->work, base->tick, base->states, base->count, NULL)) {
         cl->stats.snapshots_unusable++;
-        return;
+        return false;
     }
     uint32_t ji = 0, li = 0, ci = 0;
     for (uint32_t t = s->baseline_tick; t < s->tick; t++) {
@@ -689,18 +723,142 @@ static void handle_snapshot(cl_client *cl, const uint8_t *data, size_t len, uint
     }
     if (sim_scene_hash(cl->work) != s->state_hash) {
         // Not what the server has: a determinism bug or a corrupted packet
-        // that decoded. Ask for the full state by acknowledging nothing new.
+        // that decoded. Acknowledging nothing new brings a repair.
         cl->stats.hash_mismatches++;
-        return;
+        return false;
     }
     uint32_t n;
     const sim_char_state *chars = sim_scene_characters(cl->work, &n);
+    uint32_t from = cl->confirmed;
     sim_scene_restore_states(cl->conf, s->tick, chars, n, NULL);
     cl->substituted_mask = s->substituted_mask;
     keep_last_commands(cl, s);
-    uint32_t from = cl->confirmed;
     confirm(cl, from, s);
+    return true;
 }
+
+// Decode a snapshot whose baseline is confirmed (with that baseline's
+// reference) and apply it.
+static bool decode_and_apply(cl_client *cl, const uint8_t *data, size_t len, uint32_t baseline)
+{
+    net_snapshot *s = &cl->snap;
+    memset(s, 0, sizeof *s);
+    s->joins = cl->snap_joins;
+    s->join_capacity = NET_MAX_CHARACTERS;
+    s->leaves = cl->snap_leaves;
+    s->leave_capacity = NET_MAX_CHARACTERS;
+    s->commands = cl->snap_cmds;
+    s->command_capacity = NET_MAX_CHARACTERS * NET_MAX_SNAPSHOT_TICKS;
+    // The reference for its baseline: the commands of tick B - 1 kept with
+    // the confirmed state at B (the server sends it without one when it has
+    // no record of B - 1; then it goes unused).
+    const cl_state_slot *ref = &cl->conf_ring[baseline % CL_RING];
+    if (ref->tick == baseline) {
+        s->reference = ref->inputs;
+        s->reference_count = ref->input_count;
+    }
+    if (!net_snapshot_decode(data, len, s)) {
+        if (!s->reference)
+            cl->stats.snapshots_unusable++; // made with a reference we do not have: its baseline is gone
+        else
+            cl->stats.messages_malformed++;
+        return false;
+    }
+    return apply_snapshot(cl, s);
+}
+
+// Whether a snapshot [b, t) can be applied now: its baseline is confirmed
+// and it brings a newer state.
+static bool applicable(const cl_client *cl, uint32_t b, uint32_t t)
+{
+    return cl->status == CL_STATUS_PLAYING && t > cl->confirmed && b <= cl->confirmed &&
+           cl->conf_ring[b % CL_RING].tick == b;
+}
+
+// Apply the kept snapshots that the confirmed state now reaches, oldest
+// baseline first; forget those it has passed.
+static void drain_pending(cl_client *cl)
+{
+    for (;;) {
+        cl_pending *best = NULL;
+        for (uint32_t i = 0; i < CL_PENDING; i++) {
+            cl_pending *p = &cl->pending[i];
+            if (p->tick == NET_TICK_NONE)
+                continue;
+            if (cl->confirmed != NET_TICK_NONE && p->tick <= cl->confirmed) {
+                p->tick = NET_TICK_NONE; // passed by another snapshot or a full state
+                continue;
+            }
+            if (applicable(cl, p->baseline, p->tick) && (!best || p->tick > best->tick))
+                best = p;
+        }
+        if (!best)
+            return;
+        uint32_t b = best->baseline;
+        best->tick = NET_TICK_NONE;
+        cl->stats.snapshots_kept_applied++;
+        decode_and_apply(cl, best->data, best->length, b);
+    }
+}
+
+// Keep a snapshot that cannot be applied yet; when every slot is taken, the
+// one with the newest baseline goes (the oldest gaps are filled first).
+static void keep_pending(cl_client *cl, const uint8_t *data, size_t len, uint32_t b, uint32_t t)
+{
+    cl_pending *free_slot = NULL, *newest = NULL;
+    for (uint32_t i = 0; i < CL_PENDING; i++) {
+        cl_pending *p = &cl->pending[i];
+        if (p->tick == NET_TICK_NONE) {
+            free_slot = free_slot ? free_slot : p;
+            continue;
+        }
+        if (p->baseline == b && p->tick == t)
+            return; // a copy
+        if (!newest || p->baseline > newest->baseline)
+            newest = p;
+    }
+    cl_pending *slot = free_slot;
+    if (!slot) {
+        cl->stats.snapshots_dropped++;
+        if (newest->baseline <= b)
+            return;
+        slot = newest;
+    }
+    slot->baseline = b;
+    slot->tick = t;
+    slot->length = len;
+    memcpy(slot->data, data, len);
+    cl->stats.snapshots_kept++;
+}
+
+static void handle_snapshot(cl_client *cl, const uint8_t *data, size_t len, uint32_t now_ms)
+{
+    net_snapshot h;
+    if (!net_snapshot_peek(data, len, &h)) {
+        cl->stats.messages_malformed++;
+        return;
+    }
+    note_server(cl, h.sequence, h.client_time_echo, h.echo_delay_ms, h.last_applied_tick, h.input_margin_q8,
+                now_ms);
+    cl->stats.snapshots++;
+    if (cl->status == CL_STATUS_REFUSED || cl->status == CL_STATUS_DISCONNECTED ||
+        (cl->confirmed != NET_TICK_NONE && h.tick <= cl->confirmed)) {
+        cl->stats.snapshots_stale++;
+        return;
+    }
+    if (!applicable(cl, h.baseline_tick, h.tick)) {
+        if (cl->confirmed != NET_TICK_NONE && h.baseline_tick < cl->confirmed) {
+            cl->stats.snapshots_unusable++; // from a baseline we never confirmed
+            return;
+        }
+        keep_pending(cl, data, len, h.baseline_tick, h.tick);
+        return;
+    }
+    if (decode_and_apply(cl, data, len, h.baseline_tick))
+        drain_pending(cl);
+}
+
+static void apply_full(cl_client *cl, uint32_t received_ms, uint32_t now_ms);
 
 static void handle_full(cl_client *cl, const uint8_t *data, size_t len, uint32_t now_ms)
 {
@@ -710,15 +868,20 @@ static void handle_full(cl_client *cl, const uint8_t *data, size_t len, uint32_t
         return;
     }
     note_server(cl, p.sequence, p.client_time_echo, p.echo_delay_ms, p.last_applied_tick, p.input_margin_q8, now_ms);
-    if (cl->status != CL_STATUS_SYNCING && cl->status != CL_STATUS_PLAYING)
+    // Before the welcome too: when the welcome was lost and comes again,
+    // the full state sent with it is ready.
+    if (cl->status == CL_STATUS_REFUSED || cl->status == CL_STATUS_DISCONNECTED)
         return;
     if (cl->confirmed != NET_TICK_NONE && p.tick <= cl->confirmed) {
         cl->stats.snapshots_stale++;
         return;
     }
+    if (cl->full_ready && p.tick <= cl->full_tick)
+        return; // the one assembled already, or older
     if (p.tick != cl->full_tick || p.part_count != cl->full_part_count || p.state_hash != cl->full_hash) {
         if (cl->full_tick != NET_TICK_NONE && p.tick < cl->full_tick)
             return; // an older full state than the one being assembled
+        cl->full_ready = false;
         cl->full_tick = p.tick;
         cl->full_part_count = p.part_count;
         cl->full_total = p.total_characters;
@@ -745,7 +908,20 @@ static void handle_full(cl_client *cl, const uint8_t *data, size_t len, uint32_t
         cl->full_tick = NET_TICK_NONE;
         return;
     }
-    sim_scene_restore_states(cl->conf, p.tick, cl->full_states, cl->full_total, NULL);
+    if (cl->status == CL_STATUS_CONNECTING) {
+        cl->full_ready = true; // applied when the welcome comes
+        cl->full_ready_ms = now_ms;
+        return;
+    }
+    apply_full(cl, now_ms, now_ms);
+}
+
+// The assembled full state (full_tick, checked), received at `received_ms`.
+static void apply_full(cl_client *cl, uint32_t received_ms, uint32_t now_ms)
+{
+    uint32_t tick = cl->full_tick;
+    cl->full_ready = false;
+    sim_scene_restore_states(cl->conf, tick, cl->full_states, cl->full_total, NULL);
     for (uint32_t i = 0; i < cl->full_total; i++) {
         cl->last_cmds[i].id = cl->full_states[i].id;
         cl->last_cmds[i].command = cl->full_cmds[i];
@@ -755,20 +931,24 @@ static void handle_full(cl_client *cl, const uint8_t *data, size_t len, uint32_t
     cl->full_tick = NET_TICK_NONE;
     bool first_sync = cl->status == CL_STATUS_SYNCING;
     cl->status = CL_STATUS_PLAYING;
-    uint32_t from = cl->confirmed == NET_TICK_NONE ? p.tick : cl->confirmed;
+    uint32_t from = cl->confirmed == NET_TICK_NONE ? tick : cl->confirmed;
     confirm(cl, from, NULL);
     if (first_sync) {
-        cl->catch_up = cl_client_target_lead(cl);
+        // The server has run on since the full state arrived (it waited for
+        // a retransmitted welcome): those ticks too.
+        uint32_t waited = (uint32_t)((uint64_t)(uint32_t)(now_ms - received_ms) * 1000u / cl->nominal_tick_us);
+        cl->catch_up = cl_client_target_lead(cl) + waited;
         // Commands for the ticks the server runs before ours can arrive are
         // lost: it repeats the last one it had (none yet for a new
         // character: the one the full state names).
         double rtt_ticks = cl->rtt_ms * 1000.0 / (double)cl->nominal_tick_us * 1.25;
-        cl->live_tick = p.tick + (uint32_t)rtt_ticks + 2u;
+        cl->live_tick = tick + waited + (uint32_t)rtt_ticks + 2u;
         const net_tick_command *mine = find_cmd(cl->last_cmds, cl->last_cmd_count, cl->character);
         memset(&cl->substitute_cmd, 0, sizeof cl->substitute_cmd);
         if (mine)
             cl->substitute_cmd = mine->command;
     }
+    drain_pending(cl);
 }
 
 void cl_client_handle(cl_client *cl, const net_event *ev, uint32_t now_ms)
@@ -789,12 +969,17 @@ void cl_client_handle(cl_client *cl, const net_event *ev, uint32_t now_ms)
         }
         cl->character = w.character_id;
         cl->ticks_per_snapshot = w.ticks_per_snapshot;
+        // The welcome's round trip includes any retransmission of the hello
+        // or the welcome: used only until an echo gives a better one.
         double rtt = (double)(uint32_t)(now_ms - w.client_time_echo);
-        if (rtt >= 0 && rtt < 10000) {
+        if (rtt >= 0 && rtt < 10000 && !cl->rtt_from_echo) {
             cl->rtt_ms = rtt;
             cl->has_rtt = true;
         }
         cl->status = CL_STATUS_SYNCING;
+        send_ping(cl, now_ms);
+        if (cl->full_ready)
+            apply_full(cl, cl->full_ready_ms, now_ms);
     } else if (ev->channel == NET_CHANNEL_CONTROL && type == NET_MSG_REFUSE) {
         net_refuse r;
         if (!net_refuse_decode(ev->data, ev->length, &r)) {

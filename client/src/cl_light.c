@@ -20,6 +20,10 @@ void cl_light_init(cl_light *l, const net_sim_identity *identity, uint32_t ticks
     l->sent_newest = NET_TICK_NONE;
     l->ack = NET_TICK_NONE;
     l->full_tick = NET_TICK_NONE;
+    for (uint32_t i = 0; i < CL_LIGHT_RING; i++)
+        l->confirmed[i] = NET_TICK_NONE;
+    for (uint32_t i = 0; i < CL_LIGHT_HELD; i++)
+        l->held_tick[i] = NET_TICK_NONE;
     l->lead_adjust = 1;
 }
 
@@ -35,13 +39,79 @@ void cl_light_hello(cl_light *l, net_host *host, uint32_t now_ms)
         net_host_send(host, 0, NET_CHANNEL_CONTROL, l->packet, len);
 }
 
-// The acknowledgement: the newest tick of a snapshot received whole (a
-// delta, or every part of a full state). The server sends deltas only
-// against a tick acknowledged.
-static void note_snapshot(cl_light *l, uint32_t tick)
+static bool confirmed(const cl_light *l, uint32_t tick)
 {
-    if (l->ack == NET_TICK_NONE || tick > l->ack)
-        l->ack = tick;
+    return tick != NET_TICK_NONE && l->confirmed[tick % CL_LIGHT_RING] == tick;
+}
+
+static void confirm(cl_light *l, uint32_t tick)
+{
+    l->ack = tick;
+    l->confirmed[tick % CL_LIGHT_RING] = tick;
+}
+
+// The acknowledgement, as cl_client keeps it: a snapshot [base, tick) (base
+// NET_TICK_NONE: a full state received whole) confirms its tick when the
+// client confirmed its baseline; a later one is kept until it does (the
+// oldest gaps first: when every slot is taken, the newest baseline goes),
+// and kept ones are confirmed in turn as the gaps fill.
+static void note_snapshot(cl_light *l, uint32_t base, uint32_t tick)
+{
+    if (l->ack != NET_TICK_NONE && tick <= l->ack)
+        return;
+    bool usable = base == NET_TICK_NONE || (confirmed(l, base) && base <= l->ack);
+    if (!usable) {
+        if (l->ack == NET_TICK_NONE || base > l->ack) {
+            uint32_t slot = CL_LIGHT_HELD, newest = CL_LIGHT_HELD;
+            for (uint32_t i = 0; i < CL_LIGHT_HELD; i++) {
+                if (l->held_tick[i] == tick && l->held_base[i] == base)
+                    return; // a copy
+                if (l->held_tick[i] == NET_TICK_NONE)
+                    slot = slot < CL_LIGHT_HELD ? slot : i;
+                else if (newest == CL_LIGHT_HELD || l->held_base[i] > l->held_base[newest])
+                    newest = i;
+            }
+            if (slot == CL_LIGHT_HELD && newest < CL_LIGHT_HELD && l->held_base[newest] > base)
+                slot = newest;
+            if (slot < CL_LIGHT_HELD) {
+                l->held_base[slot] = base;
+                l->held_tick[slot] = tick;
+                l->stats.snapshots_held++;
+            }
+        }
+        return; // (from a baseline it never confirmed: of no use)
+    }
+    confirm(l, tick);
+    for (bool again = true; again;) { // the kept ones this reaches, newest first
+        again = false;
+        uint32_t best = CL_LIGHT_HELD;
+        for (uint32_t i = 0; i < CL_LIGHT_HELD; i++) {
+            if (l->held_tick[i] == NET_TICK_NONE)
+                continue;
+            if (l->held_tick[i] <= l->ack)
+                l->held_tick[i] = NET_TICK_NONE;
+            else if (confirmed(l, l->held_base[i]) && (best == CL_LIGHT_HELD || l->held_tick[i] > l->held_tick[best]))
+                best = i;
+        }
+        if (best < CL_LIGHT_HELD) {
+            confirm(l, l->held_tick[best]);
+            l->held_tick[best] = NET_TICK_NONE;
+            again = true;
+        }
+    }
+}
+
+// Which ticks past the confirmed one the kept snapshots hold (net_input.held_mask).
+static uint32_t held_mask(const cl_light *l)
+{
+    uint32_t mask = 0, c = l->ack;
+    for (uint32_t i = 0; i < CL_LIGHT_HELD && c != NET_TICK_NONE; i++) {
+        if (l->held_tick[i] == NET_TICK_NONE || l->held_tick[i] <= c)
+            continue;
+        for (uint32_t k = l->held_base[i] > c ? l->held_base[i] : c; k < l->held_tick[i] && k - c < 32u; k++)
+            mask |= 1u << (k - c);
+    }
+    return mask;
 }
 
 // The round trip and the input margin the server reports with every
@@ -75,13 +145,13 @@ static void handle_snapshot(cl_light *l, const net_event *ev, uint32_t now_ms)
     if (type == NET_MSG_SNAPSHOT) {
         net_snapshot s;
         memset(&s, 0, sizeof s);
-        if (!net_snapshot_decode_header(ev->data, ev->length, &s)) {
+        if (!net_snapshot_peek(ev->data, ev->length, &s)) {
             l->stats.messages_malformed++;
             return;
         }
         l->stats.snapshots++;
         note_server(l, s.client_time_echo, s.echo_delay_ms, s.input_margin_q8, now_ms);
-        note_snapshot(l, s.tick);
+        note_snapshot(l, s.baseline_tick, s.tick);
         return;
     }
     net_full_part *p = &l->part;
@@ -98,7 +168,7 @@ static void handle_snapshot(cl_light *l, const net_event *ev, uint32_t now_ms)
     uint64_t all = p->part_count >= 64u ? ~(uint64_t)0 : ((uint64_t)1 << p->part_count) - 1u;
     if ((l->full_parts & all) == all && (l->ack == NET_TICK_NONE || p->tick > l->ack)) {
         l->stats.full_states++;
-        note_snapshot(l, p->tick);
+        note_snapshot(l, NET_TICK_NONE, p->tick);
     }
 }
 
@@ -187,6 +257,7 @@ void cl_light_send(cl_light *l, net_host *host, uint32_t now_ms)
     in.sequence = l->sequence++;
     in.client_time_ms = now_ms;
     in.ack_tick = l->ack;
+    in.held_mask = held_mask(l);
     in.newest_tick = newest;
     in.count = (uint8_t)count;
     size_t len = net_input_encode(&in, l->packet, sizeof l->packet);

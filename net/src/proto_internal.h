@@ -21,7 +21,7 @@
 #define NET_PART_BITS 5u          ///< 0 .. NET_MAX_FULL_PARTS
 #define NET_PART_COUNT_BITS 4u    ///< 0 .. NET_FULL_PART_CHARACTERS
 #define NET_SPAN_BITS 5u          ///< T - B - 1
-#define NET_INPUT_COUNT_BITS 5u   ///< count - 1
+#define NET_INPUT_COUNT_BITS 6u   ///< count, 0..NET_MAX_INPUT_COMMANDS
 #define NET_REASON_LEN_BITS 7u
 #define NET_VAR_GROUP 4u          ///< group size of every variable-length field
 #define NET_MARGIN_LIMIT (INT32_C(1) << 23)

@@ -195,8 +195,10 @@ size_t net_snapshot_encode(const net_snapshot *m, uint8_t *out, size_t capacity)
     return net_snapshot_valid(m) ? net_snapshot_write(m, out, capacity) : 0;
 }
 
-static void read_header(net_bit_reader *r, net_snapshot *m)
+// The fixed-width header (everything before the roster bit).
+static bool read_header(net_bit_reader *r, net_snapshot *m)
 {
+    m->join_count = m->leave_count = m->command_count = 0;
     net_expect_type(r, NET_MSG_SNAPSHOT);
     m->sequence = (uint16_t)net_br_u(r, 16);
     m->client_time_echo = net_br_u(r, 32);
@@ -210,24 +212,21 @@ static void read_header(net_bit_reader *r, net_snapshot *m)
     m->substituted_mask = net_br_var(r, NET_VAR_GROUP);
     m->input_margin_q8 = net_read_margin(r);
     m->state_hash = net_br_u64(r);
+    return !r->error && m->input_margin_q8 >= -NET_MARGIN_LIMIT && m->input_margin_q8 <= NET_MARGIN_LIMIT;
 }
 
-bool net_snapshot_decode_header(const uint8_t *data, size_t length, net_snapshot *m)
+bool net_snapshot_peek(const uint8_t *data, size_t length, net_snapshot *m)
 {
     net_bit_reader r;
     net_br_init(&r, data, length);
-    m->join_count = m->leave_count = m->command_count = 0;
-    read_header(&r, m);
-    return !r.error;
+    return read_header(&r, m);
 }
 
 bool net_snapshot_decode(const uint8_t *data, size_t length, net_snapshot *m)
 {
     net_bit_reader r;
     net_br_init(&r, data, length);
-    m->join_count = m->leave_count = m->command_count = 0;
-    read_header(&r, m);
-    if (r.error)
+    if (!read_header(&r, m))
         return false;
 
     net_roster ro;

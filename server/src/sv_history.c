@@ -33,6 +33,8 @@ sv_tick_record *sv_history_begin(sv_history *h, uint32_t tick)
     sv_tick_record *r = &h->records[tick % SV_HISTORY_TICKS];
     r->tick = tick;
     r->join_count = r->leave_count = r->command_count = 0;
+    r->has_hash_after = false;
+    r->hash_after = 0;
     return r;
 }
 

@@ -15,6 +15,11 @@
 typedef struct sv_tick_record {
     uint32_t tick; ///< NET_TICK_NONE when unused
     uint32_t join_count, leave_count, command_count;
+    /// sim_scene_hash of the state after this tick (at tick + 1) when it was
+    /// computed (the ticks snapshots fall on); a snapshot may end at tick + 1
+    /// only with it.
+    bool has_hash_after;
+    uint64_t hash_after;
     net_join *joins;            ///< capacity: max characters
     net_leave *leaves;          ///< capacity: max characters
     net_tick_command *commands; ///< capacity: max characters

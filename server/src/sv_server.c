@@ -11,83 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sv_history.h"
+#include "sv_internal.h"
 
 #define SV_COOKIE 0x73727672u
-#define CMD_RING 64u // > NET_MAX_SNAPSHOT_TICKS: the command buffer's window
 #define MAX_SPAWN_SLOTS 1024u
 #define SPAWN_SPACING SIM_FX_INT(4)
-
-enum { RAN_SUBSTITUTE = 0, RAN_OWN = 1, RAN_LATE = 2 };
-
-typedef struct sv_cmd_slot {
-    uint32_t tick; // NET_TICK_NONE when empty
-    sim_input cmd;
-} sv_cmd_slot;
-
-typedef struct sv_client {
-    bool used, joined, leaving;
-    uint32_t peer;
-    uint32_t id; // character id, 0 before the join
-    uint32_t join_tick;
-    sv_cmd_slot ring[CMD_RING];
-    // per tick % CMD_RING: RAN_OWN if its own command ran, RAN_SUBSTITUTE if
-    // a substitute did, RAN_LATE once a copy of the missing command came in
-    uint8_t ran_own[CMD_RING];
-    sim_input last_cmd;
-    uint32_t last_applied_tick;
-    uint64_t substituted_bits; // bit 0: the last tick run
-    uint32_t ack_tick;
-    uint32_t client_time;      // newest input's client_time_ms
-    uint16_t newest_sequence;
-    bool has_sequence;
-    uint64_t client_time_at_us; // when that input arrived
-    int32_t margin_q8, margin_min_q8;
-    bool margin_seen;
-    uint16_t snapshot_sequence;
-    uint32_t window_start_tick; // rate limiting
-    uint32_t window_commands;
-    uint64_t malformed_window_start_us;
-    uint32_t malformed_in_window;
-    uint64_t packet_window_start_us;
-    uint32_t packets_in_window;
-    uint32_t hello_time;
-} sv_client;
-
-struct sv_server {
-    const sim_world *world;
-    const sim_level *level;
-    sim_move_settings settings;
-    sv_config config;
-    net_host *host;
-    sim_scene *scene;
-    net_sim_identity identity;
-    sv_client *clients;
-    uint32_t next_id;
-    uint32_t *pending_leaves; // character ids leaving at the next tick
-    uint32_t pending_leave_count;
-    // connections that have not said hello yet, oldest first
-    uint32_t *waiting_peer;
-    uint64_t *waiting_since_us;
-    uint32_t waiting_count, waiting_capacity;
-    sv_history history;
-    uint64_t tick_us;
-    uint64_t now_us;
-    sim_vec3 spawn_origin;
-    // scratch for snapshots (allocated once)
-    net_join *snap_joins;
-    net_leave *snap_leaves;
-    net_tick_command *snap_commands;
-    uint32_t snap_join_cap, snap_leave_cap, snap_command_cap;
-    uint8_t packet[NET_MTU];
-    sv_stats stats;
-    // the tick observer and its scratch (allocated once, max_clients each)
-    sv_tick_observer observer;
-    void *observer_ctx;
-    uint32_t *obs_leaves;
-    sim_char_state *obs_joins;
-    rec_command *obs_commands;
-};
 
 sv_config sv_default_config(void)
 {
@@ -358,6 +286,7 @@ static void handle_hello(sv_server *sv, uint32_t peer, const uint8_t *data, size
         f->peer = peer;
         f->ack_tick = NET_TICK_NONE;
         f->last_applied_tick = NET_TICK_NONE;
+        sv_send_reset(&f->send);
         f->hello_time = h.client_time_ms;
         for (uint32_t k = 0; k < CMD_RING; k++)
             f->ring[k].tick = NET_TICK_NONE;
@@ -379,13 +308,15 @@ static void handle_input(sv_server *sv, sv_client *c, const uint8_t *data, size_
         malformed(sv, c);
         return;
     }
-    if (!c->joined) {
+    if (!c->joined && in.count > 0) {
         sv->stats.messages_unexpected++;
         return;
     }
     uint32_t now_tick = sim_scene_tick(sv->scene);
-    // Round-trip bookkeeping: the newest packet by sequence (wrapping).
+    // Round-trip bookkeeping: the newest packet by sequence (wrapping). A
+    // client that has said hello may ping (count 0) before it joins.
     sv->stats.input_packets++;
+    c->last_input_us = sv->now_us;
     int16_t gap = c->has_sequence ? (int16_t)(uint16_t)(in.sequence - c->newest_sequence) : 1;
     if (gap > 1)
         sv->stats.input_packets_lost += (uint64_t)(gap - 1); // (a reordered one arriving later is taken back)
@@ -393,16 +324,25 @@ static void handle_input(sv_server *sv, sv_client *c, const uint8_t *data, size_
         sv->stats.input_packets_lost--;
         sv->stats.input_packets_reordered++;
     }
-    if (!c->has_sequence || gap > 0) {
+    bool newest = !c->has_sequence || gap > 0;
+    if (newest) {
         c->has_sequence = true;
         c->newest_sequence = in.sequence;
         c->client_time = in.client_time_ms;
         c->client_time_at_us = sv->now_us;
     }
-    // The acknowledged baseline only moves forward, and never past now.
+    if (!c->joined)
+        return;
+    // The acknowledged state only moves forward, and never past now; what
+    // the client holds beyond it comes with the newest packet.
     if (in.ack_tick != NET_TICK_NONE && in.ack_tick <= now_tick && in.ack_tick >= c->join_tick &&
-        (c->ack_tick == NET_TICK_NONE || in.ack_tick > c->ack_tick))
+        (c->ack_tick == NET_TICK_NONE || in.ack_tick > c->ack_tick)) {
+        sv_send_acked(sv, c, c->ack_tick, in.ack_tick);
         c->ack_tick = in.ack_tick;
+        c->held_mask = 0;
+    }
+    if (newest && in.ack_tick == c->ack_tick)
+        c->held_mask = in.held_mask;
     uint32_t first_new = NET_TICK_NONE; // the oldest command this packet brought first (or late)
     for (uint32_t i = 0; i < in.count; i++) {
         uint32_t t = in.newest_tick - (in.count - 1u - i);
@@ -547,143 +487,6 @@ static sim_vec3 spawn_point(sv_server *sv)
     return sv->spawn_origin;
 }
 
-// ---- snapshots --------------------------------------------------------------------------------
-
-static uint16_t echo_delay_ms(const sv_server *sv, const sv_client *c)
-{
-    if (!c->has_sequence)
-        return 0;
-    uint64_t ms = (sv->now_us - c->client_time_at_us) / 1000u;
-    return (uint16_t)(ms > 65535u ? 65535u : ms);
-}
-
-static int32_t take_margin(sv_client *c)
-{
-    int32_t m = c->margin_seen ? c->margin_min_q8 : c->margin_q8;
-    c->margin_seen = false;
-    c->margin_q8 = m;
-    return m;
-}
-
-static uint32_t substituted_mask(const sv_client *c, uint32_t now)
-{
-    // Only ticks since the join count; before it nothing was substituted.
-    uint32_t span = now - c->join_tick;
-    uint64_t bits = c->substituted_bits;
-    if (span < 32)
-        bits &= ((uint64_t)1 << span) - 1u;
-    return (uint32_t)bits;
-}
-
-static void send_full(sv_server *sv, sv_client *c, uint32_t now, uint64_t hash)
-{
-    uint32_t n;
-    const sim_char_state *chars = sim_scene_characters(sv->scene, &n);
-    const sv_tick_record *prev = sv_history_find(&sv->history, now - 1u);
-    net_full_part part;
-    memset(&part, 0, sizeof part);
-    part.client_time_echo = c->client_time;
-    part.echo_delay_ms = echo_delay_ms(sv, c);
-    part.tick = now;
-    part.last_applied_tick = c->last_applied_tick;
-    part.input_margin_q8 = take_margin(c);
-    part.state_hash = hash;
-    part.total_characters = (uint16_t)n;
-    uint32_t parts = n == 0 ? 1 : (n + NET_FULL_PART_CHARACTERS - 1) / NET_FULL_PART_CHARACTERS;
-    part.part_count = (uint16_t)parts;
-    for (uint32_t p = 0; p < parts; p++) {
-        part.sequence = c->snapshot_sequence++;
-        part.part = (uint16_t)p;
-        part.count = 0;
-        for (uint32_t i = p * NET_FULL_PART_CHARACTERS; i < n && part.count < NET_FULL_PART_CHARACTERS; i++) {
-            part.states[part.count] = chars[i];
-            memset(&part.last_commands[part.count], 0, sizeof part.last_commands[0]);
-            if (prev) {
-                for (uint32_t k = 0; k < prev->command_count; k++)
-                    if (prev->commands[k].id == chars[i].id)
-                        part.last_commands[part.count] = prev->commands[k].command;
-            }
-            part.count++;
-        }
-        size_t len = net_full_part_encode(&part, sv->packet, sizeof sv->packet);
-        if (len && net_host_send(sv->host, c->peer, NET_CHANNEL_SNAPSHOT, sv->packet, len)) {
-            sv->stats.snapshots_full_parts++;
-            sv->stats.snapshot_bytes += len;
-        }
-    }
-}
-
-// `hash`: sim_scene_hash of the scene now, computed once for every client.
-static void send_snapshot(sv_server *sv, sv_client *c, uint64_t hash)
-{
-    uint32_t now = sim_scene_tick(sv->scene);
-    uint32_t b = c->ack_tick;
-    bool delta = b != NET_TICK_NONE && b < now && now - b <= NET_MAX_SNAPSHOT_TICKS && b >= c->join_tick;
-    for (uint32_t k = b; delta && k < now; k++)
-        if (!sv_history_find(&sv->history, k))
-            delta = false;
-    if (!delta) {
-        send_full(sv, c, now, hash);
-        return;
-    }
-    net_snapshot s;
-    memset(&s, 0, sizeof s);
-    s.sequence = c->snapshot_sequence;
-    s.client_time_echo = c->client_time;
-    s.echo_delay_ms = echo_delay_ms(sv, c);
-    s.tick = now;
-    s.baseline_tick = b;
-    s.last_applied_tick = c->last_applied_tick;
-    s.substituted_mask = substituted_mask(c, now);
-    s.input_margin_q8 = take_margin(c);
-    s.state_hash = hash;
-    s.joins = sv->snap_joins;
-    s.join_capacity = sv->snap_join_cap;
-    s.leaves = sv->snap_leaves;
-    s.leave_capacity = sv->snap_leave_cap;
-    s.commands = sv->snap_commands;
-    s.command_capacity = sv->snap_command_cap;
-    for (uint32_t k = b; k < now; k++) {
-        const sv_tick_record *r = sv_history_find(&sv->history, k);
-        for (uint32_t i = 0; i < r->leave_count && s.leave_count < s.leave_capacity; i++)
-            s.leaves[s.leave_count++] = r->leaves[i];
-        for (uint32_t i = 0; i < r->join_count && s.join_count < s.join_capacity; i++)
-            s.joins[s.join_count++] = r->joins[i];
-        for (uint32_t i = 0; i < r->command_count && s.command_count < s.command_capacity; i++)
-            s.commands[s.command_count++] = r->commands[i];
-    }
-    // The reference: the commands every character present at B ran in tick
-    // B - 1, which the client holds with its confirmed state at B (the
-    // snapshot or full state that gave it that state carried them). With it
-    // the roster is not sent and first commands are coded against those
-    // instead of against zero. Without the record of B - 1, or should the
-    // roster not match it, the snapshot goes without.
-    const sv_tick_record *ref = b > 0 ? sv_history_find(&sv->history, b - 1u) : NULL;
-    if (ref) {
-        s.reference = ref->commands;
-        s.reference_count = ref->command_count;
-    }
-    size_t len = net_snapshot_encode(&s, sv->packet, sizeof sv->packet);
-    if (!len && s.reference) {
-        s.reference = NULL;
-        s.reference_count = 0;
-        len = net_snapshot_encode(&s, sv->packet, sizeof sv->packet);
-    }
-    if (!len) {
-        // Too much happened since the baseline to fit one datagram: the
-        // exact state instead.
-        c->margin_seen = true;
-        c->margin_min_q8 = s.input_margin_q8;
-        send_full(sv, c, now, hash);
-        return;
-    }
-    c->snapshot_sequence++;
-    if (net_host_send(sv->host, c->peer, NET_CHANNEL_SNAPSHOT, sv->packet, len)) {
-        sv->stats.snapshots_delta++;
-        sv->stats.snapshot_bytes += len;
-    }
-}
-
 // The tick just run, as a recording takes it: the history record in the
 // recording's types.
 static void notify_observer(sv_server *sv, const sv_tick_record *r)
@@ -812,10 +615,13 @@ void sv_server_tick(sv_server *sv, uint64_t now_us)
             sv_client *c = &sv->clients[i];
             if (!c->used || !c->joined)
                 continue;
-            if (!any)
+            if (!any) {
                 hash = sim_scene_hash(sv->scene);
+                rec->has_hash_after = true;
+                rec->hash_after = hash;
+            }
             any = true;
-            send_snapshot(sv, c, hash);
+            sv_send_snapshot(sv, c, hash);
         }
     }
     net_host_flush(sv->host);

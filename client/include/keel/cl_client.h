@@ -18,9 +18,11 @@
 // was wrong); unexplained -- that would be a determinism bug, and the tests
 // fail on it.
 //
-// The prediction horizon is capped (prediction_cap ticks past C, default 32):
+// The prediction horizon is capped (prediction_cap ticks past C, default 48):
 // beyond it cl_client_predict refuses to advance (returns false) until a
-// snapshot confirms more; the game keeps its last frame.
+// snapshot confirms more; the game keeps its last frame. The cap leaves room
+// for a lost snapshot: its repair takes about a round trip, during which C
+// stands still while P goes on.
 #ifndef KEEL_CL_CLIENT_H
 #define KEEL_CL_CLIENT_H
 
@@ -40,7 +42,7 @@ typedef enum cl_cause {
 const char *cl_cause_name(cl_cause cause);
 
 typedef struct cl_config {
-    uint32_t prediction_cap;   ///< ticks past the confirmed one (1..NET_MAX_SNAPSHOT_TICKS, default 32)
+    uint32_t prediction_cap;   ///< ticks past the confirmed one (1..CL_MAX_PREDICTION_CAP, default 48)
     uint32_t ticks_per_packet; ///< an input packet every this many ticks (1..8, default 2)
     /// Input packets a command is repeated in at least (default 4: three lost
     /// packets in a row lose nothing).
@@ -55,6 +57,10 @@ typedef struct cl_config {
 } cl_config;
 
 cl_config cl_default_config(void);
+
+#define CL_DEFAULT_PREDICTION_CAP 56u
+/// The largest prediction_cap (the client keeps 64 ticks of states).
+#define CL_MAX_PREDICTION_CAP 56u
 
 typedef enum cl_status {
     CL_STATUS_CONNECTING = 0, ///< waiting for the welcome
@@ -72,6 +78,14 @@ typedef struct cl_stats {
     uint64_t messages_malformed;
     uint64_t snapshot_packets_lost; ///< from gaps in the server's sequence numbers
     uint64_t predicted_ticks, capped_ticks;
+    /// Snapshots kept because one before them was missing (their baseline
+    /// not confirmed yet), applied from there later, and dropped when more
+    /// were waiting than the client keeps (32).
+    uint64_t snapshots_kept, snapshots_kept_applied, snapshots_dropped;
+    /// Ticks let pass without predicting because commands arrived far
+    /// earlier than needed (after a stall, or a lead from a round trip that
+    /// was too long).
+    uint64_t held_ticks;
     uint64_t commands_sent, input_packets;
     /// The first field that differed in the newest own-character misprediction.
     const char *last_own_field;

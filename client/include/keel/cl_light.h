@@ -17,15 +17,19 @@
 //   only a contiguous run ending at the newest (never a tick before
 //   first_tick). cl_light_skip_to moves next_tick (and first_tick) forward,
 //   never back.
-// - The acknowledgement (ack) is the newest tick of a snapshot received
-//   whole: a delta snapshot, or a full state once all its parts have come.
-//   It only grows. One function (note_snapshot in cl_light.c) decides it.
+// - The acknowledgement is what a cl_client would say (protocol 3): ack is
+//   the confirmed tick C -- a full state received whole, then every delta
+//   snapshot whose baseline is a tick it confirmed (within the last
+//   CL_LIGHT_RING) -- and held_mask the ticks past C of the snapshots it
+//   keeps (at most CL_LIGHT_HELD) until the one before them comes. It
+//   decodes only their headers. ack only grows. note_snapshot in cl_light.c
+//   decides it; it_holds and held_mask go with it.
 // - Its clock (cl_light_target_tick) estimates the server's tick from the
 //   welcome and the round trip, and leads it by the round trip plus a
 //   margin that follows the input margin the server reports: late commands
 //   (a negative margin) move it forward at once; a margin above three ticks
 //   for 32 reports in a row takes one tick back.
-// - No allocation: the struct is the whole state (about 4 KB).
+// - No allocation: the struct is the whole state (about 5 KB).
 #ifndef KEEL_CL_LIGHT_H
 #define KEEL_CL_LIGHT_H
 
@@ -33,6 +37,7 @@
 #include <keel/net_proto.h>
 
 #define CL_LIGHT_RING 64u
+#define CL_LIGHT_HELD 32u
 
 typedef enum cl_light_status {
     CL_LIGHT_CONNECTING = 0, ///< waiting for the welcome
@@ -42,7 +47,8 @@ typedef enum cl_light_status {
 } cl_light_status;
 
 typedef struct cl_light_stats {
-    uint64_t snapshots, full_states;    ///< received whole
+    uint64_t snapshots, full_states;    ///< received (full states: whole)
+    uint64_t snapshots_held;            ///< kept until the one before them came
     uint64_t input_packets, commands_sent;
     uint64_t messages_malformed;
 } cl_light_stats;
@@ -57,7 +63,9 @@ typedef struct cl_light {
     uint32_t first_tick, next_tick; ///< see the invariants
     uint32_t sent_newest;           ///< newest tick sent, NET_TICK_NONE before any
     uint16_t sequence;
-    uint32_t ack;                   ///< newest snapshot tick received whole, or NET_TICK_NONE
+    uint32_t ack;                   ///< the confirmed tick, or NET_TICK_NONE
+    uint32_t confirmed[CL_LIGHT_RING]; ///< ticks confirmed (slot tick % CL_LIGHT_RING)
+    uint32_t held_base[CL_LIGHT_HELD], held_tick[CL_LIGHT_HELD]; ///< kept snapshots; tick NET_TICK_NONE: free
     uint32_t full_tick;             ///< the full state being received in parts
     uint64_t full_parts;            ///< its parts seen (bit i: part i)
     // clock

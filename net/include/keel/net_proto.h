@@ -35,7 +35,11 @@
 #include <keel/sim_move.h>
 
 /// 2: the hello carries the scene digest (platforms and water).
-#define NET_PROTOCOL_VERSION 2u
+/// 3: inputs may carry no command (a ping and acknowledgement) and say which
+/// ticks past the acknowledged one the client holds (held_mask); the server
+/// chains snapshots from the last one it sent instead of from the
+/// acknowledged one.
+#define NET_PROTOCOL_VERSION 3u
 /// Largest datagram payload keel sends or accepts unfragmented (docs/protocol.md).
 #define NET_MTU 1200u
 /// A tick value meaning "none" (no baseline, nothing acknowledged yet).
@@ -98,14 +102,22 @@ typedef struct net_refuse {
     char reason[NET_REASON_MAX + 1];  ///< printable ASCII, NUL-terminated
 } net_refuse;
 
-/// Client -> server. Commands for ticks newest_tick - count + 1 .. newest_tick
-/// (count >= 1), oldest first; each one's `tick` field equals its tick.
+/// Client -> server. Commands for ticks newest_tick - count + 1 .. newest_tick,
+/// oldest first; each one's `tick` field equals its tick. count 0: no
+/// command, the message only acknowledges and carries the client's clock
+/// (a ping: its round trip never includes a retransmission).
 typedef struct net_input {
     uint16_t sequence;          ///< the client's packet counter (loss and reordering)
     uint32_t client_time_ms;    ///< echoed in snapshots, for the round-trip time
-    uint32_t ack_tick;          ///< newest snapshot tick received whole (the baseline), or NET_TICK_NONE
-    uint32_t newest_tick;
-    uint8_t count;              ///< 1..NET_MAX_INPUT_COMMANDS
+    /// The client's confirmed tick C: it holds the exact state at C (and the
+    /// commands every character ran in C - 1), or NET_TICK_NONE.
+    uint32_t ack_tick;
+    /// Bit k: the client also holds the commands of tick ack_tick + k (from
+    /// snapshots it could not use yet because one before them is missing);
+    /// 0 when ack_tick is NET_TICK_NONE.
+    uint32_t held_mask;
+    uint32_t newest_tick;       ///< not NET_TICK_NONE (with count 0: any tick)
+    uint8_t count;              ///< 0..NET_MAX_INPUT_COMMANDS
     sim_input commands[NET_MAX_INPUT_COMMANDS];
 } net_input;
 
@@ -205,12 +217,11 @@ size_t net_input_encode(const net_input *m, uint8_t *out, size_t capacity);
 bool net_input_decode(const uint8_t *data, size_t length, net_input *m);
 size_t net_snapshot_encode(const net_snapshot *m, uint8_t *out, size_t capacity);
 bool net_snapshot_decode(const uint8_t *data, size_t length, net_snapshot *m);
-/// The header of a delta snapshot only (every field before the roster: tick,
-/// baseline, last applied tick, substitutions, input margin, hash); the
-/// counts are set to 0 and the arrays are not touched. For a receiver that
-/// does not re-simulate (a light client, cl_light.h). False when the header
-/// is short or out of range; the rest of the message is not checked.
-bool net_snapshot_decode_header(const uint8_t *data, size_t length, net_snapshot *m);
+/// The header of a delta snapshot alone (sequence, echo, ticks, last applied
+/// tick, substitutions, margin, hash; no joins, leaves or commands), which
+/// needs no reference: for a snapshot kept until its baseline is held. False
+/// when it is not a snapshot or the header is malformed.
+bool net_snapshot_peek(const uint8_t *data, size_t length, net_snapshot *m);
 size_t net_full_part_encode(const net_full_part *m, uint8_t *out, size_t capacity);
 bool net_full_part_decode(const uint8_t *data, size_t length, net_full_part *m);
 

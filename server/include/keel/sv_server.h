@@ -11,9 +11,11 @@
 // its client's command for tick t, or -- when that command has not arrived --
 // the client's previous command again (a substitution, recorded and reported
 // to that client); the scene steps to t + 1; every ticks_per_snapshot ticks
-// each client gets a snapshot of the state at t + 1: a delta against the tick
-// it acknowledged (the commands of every character since then, and the state
-// hash), or a full state when it has acknowledged nothing usable.
+// each client gets a snapshot of the state at t + 1: a delta that continues
+// the chain of snapshots sent to it (the commands of every character since
+// the last one, and the state hash), repairs of what it lacks, or -- rate-
+// limited -- a full state when no delta can reach its state
+// (server/src/sv_snapshot.c has the rules).
 #ifndef KEEL_SV_SERVER_H
 #define KEEL_SV_SERVER_H
 
@@ -62,6 +64,8 @@ typedef struct sv_stats {
     uint64_t messages_unexpected;   ///< well formed but not valid now (input before hello, ...)
     uint64_t clients_refused, clients_dropped, clients_joined, clients_left;
     uint64_t snapshots_delta, snapshots_full_parts;
+    uint64_t snapshots_repair;      ///< delta snapshots re-sending ticks a client lacked (among snapshots_delta)
+    uint64_t full_states;           ///< full states sent (each snapshots_full_parts / ceil(characters / 12) parts)
     uint64_t snapshot_bytes;        ///< payload of snapshots and full parts
 } sv_stats;
 

@@ -20,7 +20,7 @@
 set -u
 cd "$(dirname "$0")/.."
 BUILD=build SECONDS_RUN=30 LIGHT=64 PROCS=4 FULL=2 SOAK=0 OUT=""
-usage() { sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; }
 while [ $# -gt 0 ]; do
     case "$1" in
     --build) BUILD=${2:?}; shift ;;
@@ -101,6 +101,8 @@ mark() { awk -v v="$1" -v t="$2" -v op="$3" 'BEGIN { ok = (op == "<=") ? v <= t 
 
 scale_run() {
     local ticks=$((SECONDS_RUN * 64)) per=$(((LIGHT + PROCS - 1) / PROCS)) left=$LIGHT i pids=() status=0
+    local load_before
+    load_before=$(cut -d' ' -f1-3 /proc/loadavg)
     start_server $((SECONDS_RUN + 40))
     for i in $(seq "$PROCS"); do
         local n=$((left < per ? left : per))
@@ -161,6 +163,7 @@ scale_run() {
     row "full bots: hash mismatches" "$FULL_HASH" "0" "$(mark "$FULL_HASH" 0 '==')"
     row "full bots: unexplained mispredictions" "$FULL_UNEXPLAINED" "0" "$(mark "$FULL_UNEXPLAINED" 0 '==')"
     row "full bots: full states after the first" "$FULL_EXTRA" "0" "$(mark "$FULL_EXTRA" 0 '==')"
+    echo "(load average before the run: $load_before; after: $(cut -d' ' -f1-3 /proc/loadavg); $(nproc) cores)"
     echo "(outputs in $OUT)"
     return $status
 }

@@ -225,7 +225,7 @@ soak_run() {
     PIDS+=("$full" "$steady")
     local slots=()
     for k in 1 2 3; do
-        churn_slot "$k" "$end" &
+        churn_slot "$k" "$end" 2>/dev/null & # (no "Killed" notices from its jobs)
         slots+=($!)
     done
     PIDS+=("${slots[@]}")

@@ -16,6 +16,9 @@
 #define CL_COOKIE 0x636c6e74u
 #define CL_RING 64u
 #define CL_PENDING 32u
+/// Prediction past the newest tick the server named plus the target lead
+/// that the client lets pass instead (see cl_client_predict).
+#define AHEAD_SLACK_TICKS 16u
 #define MAX_PARTS ((NET_MAX_CHARACTERS + NET_FULL_PART_CHARACTERS - 1) / NET_FULL_PART_CHARACTERS)
 /// A character this close to one whose prediction was wrong may have been
 /// touched by it (centres, any axis): larger than any pair of default shapes
@@ -93,6 +96,7 @@ struct cl_client {
     bool rtt_from_echo; // from an unreliable echo (the welcome's may include a retransmission)
     uint32_t hold;      // predicted ticks to let pass without predicting (commands arrive too early)
     uint32_t idle_ticks; // ticks let pass (held or capped): a ping every ticks_per_packet of them
+    uint32_t heard_tick; // the newest tick a snapshot or full state named (NET_TICK_NONE: none yet)
     uint32_t catch_up; // ticks to predict at once (after a full state or a jump in latency)
     uint32_t catch_up_hold; // no new catch-up until the confirmed tick passes this
     // Ticks before this one were run (or will be) by the server before any
@@ -158,6 +162,7 @@ cl_client *cl_client_create(const sim_world *world, const sim_level *level, cons
     cl->confirmed = NET_TICK_NONE;
     cl->last_applied_tick = NET_TICK_NONE;
     cl->full_tick = NET_TICK_NONE;
+    cl->heard_tick = NET_TICK_NONE;
     cl->clock_scale = 1.0;
     cl->nominal_tick_us = 1000000u / (uint64_t)settings->tick_rate;
     cl->pred = sim_scene_create(world, settings, NET_MAX_CHARACTERS);
@@ -391,6 +396,13 @@ bool cl_client_predict(cl_client *cl, const sim_input *command, uint32_t now_ms)
     if (cl->status != CL_STATUS_PLAYING)
         return false;
     uint32_t p = sim_scene_tick(cl->pred);
+    // Far ahead of the newest tick the server has named (a process that
+    // stopped wakes with many ticks due): commands that early would fall
+    // outside the server's window; let the ticks pass until it is near.
+    bool ahead = cl->heard_tick != NET_TICK_NONE && p > cl->heard_tick &&
+                 p - cl->heard_tick > cl_client_target_lead(cl) + AHEAD_SLACK_TICKS;
+    if (ahead && cl->hold == 0)
+        cl->hold = 1;
     if (cl->hold > 0 || p - cl->confirmed >= cl->config.prediction_cap) {
         // Commands arrive far earlier than needed (after a stall, or a lead
         // taken from a round trip that was too long), or the prediction is
@@ -826,6 +838,8 @@ static void handle_snapshot(cl_client *cl, const uint8_t *data, size_t len, uint
     note_server(cl, h.sequence, h.client_time_echo, h.echo_delay_ms, h.last_applied_tick, h.input_margin_q8,
                 now_ms);
     cl->stats.snapshots++;
+    if (cl->heard_tick == NET_TICK_NONE || h.tick > cl->heard_tick)
+        cl->heard_tick = h.tick;
     if (cl->status == CL_STATUS_REFUSED || cl->status == CL_STATUS_DISCONNECTED ||
         (cl->confirmed != NET_TICK_NONE && h.tick <= cl->confirmed)) {
         cl->stats.snapshots_stale++;
@@ -857,6 +871,8 @@ static void handle_full(cl_client *cl, const uint8_t *data, size_t len, uint32_t
     // the full state sent with it is ready.
     if (cl->status == CL_STATUS_REFUSED || cl->status == CL_STATUS_DISCONNECTED)
         return;
+    if (cl->heard_tick == NET_TICK_NONE || p.tick > cl->heard_tick)
+        cl->heard_tick = p.tick;
     if (cl->confirmed != NET_TICK_NONE && p.tick <= cl->confirmed) {
         cl->stats.snapshots_stale++;
         return;

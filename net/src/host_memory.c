@@ -68,6 +68,13 @@ struct mem_host {
     uint32_t slot_count;
     uint8_t *held;     ///< the data of the last RECEIVE event
     uint64_t wire_sent, wire_received;
+    // net_memory_lose_next_control: the next control message is lost once and
+    // comes `lose_retransmit_ms` later; what else goes to that peer in the
+    // same millisecond (the same datagram) is lost with it.
+    bool lose_control;
+    uint32_t lose_retransmit_ms;
+    const mem_conn *lost_conn;
+    uint64_t lost_at;
 };
 
 struct net_memory {
@@ -322,8 +329,19 @@ static bool memory_send(net_host *host, uint32_t peer, net_channel channel, cons
     h->wire_sent += net_wire_message(channel, length);
     if (channel == NET_CHANNEL_CONTROL) {
         uint64_t at = control_time(h->mem, d);
+        if (h->lose_control) {
+            // Lost once: the retransmission comes later, and nothing behind
+            // it in this direction overtakes it.
+            h->lose_control = false;
+            h->lost_conn = c;
+            h->lost_at = h->mem->now;
+            at += h->lose_retransmit_ms;
+            d->control_at = at;
+        }
         return to ? push(to, at, c, ITEM_MESSAGE, (uint8_t)channel, data, length) : true;
     }
+    if (h->lost_conn == c && h->lost_at == h->mem->now)
+        return true; // in the datagram that was lost
     // Always the same draws per message, whatever the link's figures.
     uint64_t lost = splitmix64(&d->rng) % 1000;
     uint64_t dup = splitmix64(&d->rng) % 1000;
@@ -439,6 +457,15 @@ void net_memory_destroy(net_memory *mem)
 }
 
 uint64_t net_memory_now(const net_memory *mem) { return mem ? mem->now : 0; }
+
+void net_memory_lose_next_control(net_host *host, uint32_t retransmit_ms)
+{
+    if (!host || host->ops != &memory_ops)
+        return;
+    mem_host *h = impl(host);
+    h->lose_control = true;
+    h->lose_retransmit_ms = retransmit_ms;
+}
 
 void net_memory_advance(net_memory *mem, uint32_t ms)
 {

@@ -542,6 +542,7 @@ void sv_server_tick(sv_server *sv, uint64_t now_us)
         c->joined = true;
         c->id = id;
         c->join_tick = t;
+        c->join_us = sv->now_us;
         c->window_start_tick = t;
         rec->joins[rec->join_count].tick = t;
         rec->joins[rec->join_count].state = st;

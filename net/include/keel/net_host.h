@@ -117,6 +117,12 @@ void net_memory_destroy(net_memory *mem);
 /// The virtual time, ms.
 uint64_t net_memory_now(const net_memory *mem);
 void net_memory_advance(net_memory *mem, uint32_t ms);
+/// The next control message `host` (a memory host) sends is lost once and
+/// arrives `retransmit_ms` later than it would have, as a reliable message
+/// whose datagram was lost and sent again; the unreliable messages the host
+/// sends to the same peer in the same virtual millisecond are lost with it.
+/// For tests of a lost hello or welcome. Other hosts: nothing happens.
+void net_memory_lose_next_control(net_host *host, uint32_t retransmit_ms);
 /// A listening host at a name (any string; one per name).
 net_host *net_memory_listen(net_memory *mem, const char *name, const net_host_config *config);
 /// A host connected to the listening host `name`; `up` and `down` shape the

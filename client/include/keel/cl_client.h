@@ -3,8 +3,10 @@
 // that the prediction was wrong. MIT licence, see LICENSE.
 //
 // Two scenes: the confirmed one (the server's exact state at the newest
-// snapshot tick C, computed from the acknowledged baseline and the commands
-// the snapshot carries, checked against the server's hash) and the predicted
+// snapshot tick C, computed from the snapshot's baseline -- the tick of the
+// snapshot before it -- and the commands it carries, checked against the
+// server's hash; a snapshot whose baseline is not confirmed yet, because one
+// before it was lost, is kept until the server's repair fills the gap) and the predicted
 // one (tick P > C: the confirmed state advanced with our own commands and,
 // for every other character, its last command). When the state at C is
 // confirmed, the prediction made for C is compared with it byte for byte:

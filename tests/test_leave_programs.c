@@ -146,3 +146,25 @@ Test(leave_programs, a_bot_over_the_per_address_limit_says_it_was_refused)
     keel_test_proc_cleanup(&cl);
     keel_test_proc_cleanup(&sv);
 }
+
+// A bot the server refuses after its hello (another simulation: the server
+// has no platforms) was connected for a few milliseconds: its summary has
+// its bytes, and no rate made of them.
+Test(leave_programs, a_bot_refused_after_its_hello_has_no_rates_from_milliseconds)
+{
+    keel_test_proc sv;
+    char port[16];
+    snprintf(port, sizeof port, "%u", start_server(&sv, "4"));
+    const char *cargs[] = {"--port", port, "--ticks", "64", "--platforms", NULL};
+    keel_test_run_result c = keel_test_run(keel_test_program_path("keel-client"), cargs, NULL);
+    cr_log_info("client: %s\n%s", c.out, c.err);
+    cr_expect_eq(c.exit_code, 1);
+    cr_expect(strstr(c.err, "keel-client: refused by the server: ") != NULL, "%s", c.err);
+    expect_end(c.out, 1, "refused");
+    cr_expect_lt(keel_test_json_num(c.out, "connected_seconds"), 1.0);
+    cr_expect_gt(keel_test_json_num(c.out, "up_wire_bytes"), 0, "the hello went out");
+    cr_expect_eq(keel_test_json_num(c.out, "up_wire_Bps"), 0);
+    cr_expect_eq(keel_test_json_num(c.out, "down_wire_Bps"), 0);
+    keel_test_run_free(&c);
+    keel_test_proc_cleanup(&sv);
+}

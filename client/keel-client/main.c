@@ -406,10 +406,11 @@ int main(int argc, char **argv)
         cl_client_stats(bots[i].cl, &s);
         net_host_stats ns;
         net_host_stats_get(bots[i].host, &ns);
-        // Rates are over the time the bot was connected; 0 for a bot that
-        // never was (its connect attempts are not traffic of a session).
+        // Rates are over the time the bot was connected, and 0 for a
+        // connection shorter than 1 s (a refusal's handshake over 2 ms is no
+        // rate); the byte totals are there for those.
         double conn = bots[i].connected_us ? (double)(bots[i].ended_us - bots[i].connected_us) / 1e6 : 0;
-        double per = conn > 0 ? 1.0 / conn : 0;
+        double per = conn >= 1.0 ? 1.0 / conn : 0;
         printf("%s{\"character\":%u,\"mode\":\"%s\",\"ticks\":%u,\"end\":\"%s\",\"connected_seconds\":%.2f,"
                "\"rtt_ms\":%.1f,\"input_margin_ticks\":%.2f,\"own_mispredictions\":{",
                i ? "," : "", cl_client_character(bots[i].cl), cl_bot_mode_name((cl_bot_mode)o.mode), bots[i].played,
@@ -422,12 +423,14 @@ int main(int argc, char **argv)
             printf("%s\"%s\":%llu", c ? "," : "", cl_cause_name((cl_cause)c),
                    (unsigned long long)s.remote_mispredictions[c]);
         printf("},\"rollbacks\":%llu,\"resimulated_ticks\":%llu,\"snapshots\":%llu,\"full_states\":%llu,"
-               "\"hash_mismatches\":%llu,\"snapshot_packets_lost\":%llu,\"up_payload_Bps\":%.0f,\"up_wire_Bps\":%.0f,"
+               "\"hash_mismatches\":%llu,\"snapshot_packets_lost\":%llu,\"up_wire_bytes\":%llu,"
+               "\"down_wire_bytes\":%llu,\"up_payload_Bps\":%.0f,\"up_wire_Bps\":%.0f,"
                "\"down_payload_Bps\":%.0f,\"down_wire_Bps\":%.0f}",
                (unsigned long long)s.rollbacks, (unsigned long long)s.resimulated_ticks,
                (unsigned long long)s.snapshots, (unsigned long long)s.full_states,
                (unsigned long long)s.hash_mismatches, (unsigned long long)s.snapshot_packets_lost,
-               ns.payload_sent * per, ns.wire_sent * per, ns.payload_received * per, ns.wire_received * per);
+               (unsigned long long)ns.wire_sent, (unsigned long long)ns.wire_received, ns.payload_sent * per,
+               ns.wire_sent * per, ns.payload_received * per, ns.wire_received * per);
         for (int c = 0; c < CL_CAUSE_COUNT; c++) {
             total.own_mispredictions[c] += s.own_mispredictions[c];
             total.remote_mispredictions[c] += s.remote_mispredictions[c];

@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include <keel/sim_math.h>
 
@@ -81,6 +82,33 @@ typedef struct keel_test_run_result {
 keel_test_run_result keel_test_run(const char *program, const char *const *args,
                                    const keel_test_run_options *options);
 void keel_test_run_free(keel_test_run_result *r);
+
+// ---- background programs (test_procs.c) ----------------------------------------
+
+/// A program running while the test talks to it, its stdout and stderr in two
+/// temporary files.
+typedef struct keel_test_proc {
+    pid_t pid;
+    char out[256], err[256];
+    int status; ///< exit code, or 128 + the signal
+    bool done;
+} keel_test_proc;
+
+/// Starts build/<program> (keel_test_program_path) with the NULL-terminated args.
+void keel_test_proc_start(keel_test_proc *p, const char *program, const char *const *args);
+/// Waits up to `ms` for the process to end; false when it is still running
+/// (a guard against hangs, not a speed check).
+bool keel_test_proc_wait(keel_test_proc *p, long ms);
+/// Sends `sig` unless it has ended, and waits for it (up to 5 s).
+void keel_test_proc_kill(keel_test_proc *p, int sig);
+/// Kills it if it still runs and removes its output files.
+void keel_test_proc_cleanup(keel_test_proc *p);
+void keel_test_sleep_ms(long ms);
+/// The port in the first "... listening on 127.0.0.1:PORT" of a file, waiting
+/// up to 10 s for it to appear.
+unsigned keel_test_wait_port(const char *file);
+/// The number after the first "key": in a JSON text.
+double keel_test_json_num(const char *s, const char *key);
 
 // ---- temporary files and folders (test_files.c) ----------------------------------
 

@@ -182,3 +182,48 @@ Test(netplay_stress, a_lost_hello_or_welcome_costs_only_its_retransmission, .tim
                   (unsigned long long)welcome, (unsigned long long)normal);
     cr_expect_eq(m0 + m1 + m2, 0, "own mispredictions after the join");
 }
+
+// A client whose machine runs a frame only every 250 ms (4 frames a second
+// for a 64 Hz simulation) among 11 ordinary ones: each frame it handles a
+// backlog of about 8 snapshots and predicts 16 ticks. The confirmation work
+// is done in full, the prediction's rollback once per frame, and it neither
+// falls behind nor needs a full state again.
+Test(netplay_stress, a_client_that_cannot_keep_up_rolls_back_once_a_frame, .timeout = 600)
+{
+    net_memory_link link = {25, 3, 0, 0};
+    play p;
+    play_init(&p, 12, CL_BOT_RANDOM, &link, &link, 40);
+    p.frame_ms[0] = 250;
+    for (uint32_t ms = 0; ms < 3000; ms++)
+        play_ms(&p, true);
+    cl_stats a;
+    cl_client_stats(p.cls[0], &a);
+    uint32_t worst_behind = 0;
+    for (uint32_t ms = 0; ms < 10000; ms++) {
+        play_ms(&p, true);
+        uint32_t c = cl_client_confirmed_tick(p.cls[0]), t = sv_server_scene_tick(p.sv);
+        if (c != NET_TICK_NONE && t - c > worst_behind)
+            worst_behind = t - c;
+    }
+    cl_stats b;
+    cl_client_stats(p.cls[0], &b);
+    uint64_t frames = 10000 / 250;
+    cr_log_info("slow client: %llu rollbacks in %llu frames (%llu put off, %llu confirmations not compared again), "
+                "%llu re-simulated ticks, confirmed at most %u ticks behind the server, full states %llu\n",
+                (unsigned long long)(b.rollbacks - a.rollbacks), (unsigned long long)frames,
+                (unsigned long long)(b.rollbacks_deferred - a.rollbacks_deferred),
+                (unsigned long long)(b.confirms_coalesced - a.confirms_coalesced),
+                (unsigned long long)(b.resimulated_ticks - a.resimulated_ticks), worst_behind,
+                (unsigned long long)(b.full_states - a.full_states));
+    cr_expect_leq(b.rollbacks - a.rollbacks, 2 * frames, "more than two rollbacks a frame");
+    cr_expect_gt(b.rollbacks_deferred - a.rollbacks_deferred, 0);
+    cr_expect_eq(b.full_states - a.full_states, 0);
+    cr_expect_leq(worst_behind, 32u, "fell %u ticks behind", worst_behind);
+    cl_stats t;
+    play_totals(&p, &t);
+    play_log_totals("slow client", &p, &t);
+    cr_expect_eq(t.hash_mismatches, 0);
+    cr_expect_eq(p.confirmed_differ, 0);
+    cr_expect_eq(t.own_mispredictions[CL_CAUSE_UNEXPLAINED] + t.remote_mispredictions[CL_CAUSE_UNEXPLAINED], 0);
+    play_free(&p);
+}

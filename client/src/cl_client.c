@@ -97,6 +97,10 @@ struct cl_client {
     uint32_t hold;      // predicted ticks to let pass without predicting (commands arrive too early)
     uint32_t idle_ticks; // ticks let pass (held or capped): a ping every ticks_per_packet of them
     uint32_t heard_tick; // the newest tick a snapshot or full state named (NET_TICK_NONE: none yet)
+    // Snapshots confirmed since the last cl_client_predict or take_catch_up
+    // (a backlog is handled in one go), and a rollback put off until then.
+    uint32_t confirms_since_predict;
+    bool rollback_pending;
     uint32_t catch_up; // ticks to predict at once (after a full state or a jump in latency)
     uint32_t catch_up_hold; // no new catch-up until the confirmed tick passes this
     // Ticks before this one were run (or will be) by the server before any
@@ -262,6 +266,7 @@ uint64_t cl_client_tick_us(const cl_client *cl) { return (uint64_t)((double)cl->
 // ---- sending ------------------------------------------------------------------------
 
 static void send_ping(cl_client *cl, uint32_t now_ms);
+static void settle(cl_client *cl);
 
 void cl_client_hello(cl_client *cl, uint32_t now_ms)
 {
@@ -395,6 +400,7 @@ bool cl_client_predict(cl_client *cl, const sim_input *command, uint32_t now_ms)
 {
     if (cl->status != CL_STATUS_PLAYING)
         return false;
+    settle(cl);
     uint32_t p = sim_scene_tick(cl->pred);
     // Far ahead of the newest tick the server has named (a process that
     // stopped wakes with many ticks due): commands that early would fall
@@ -512,9 +518,18 @@ static void confirm(cl_client *cl, uint32_t from, const net_snapshot *actual)
     uint32_t P = sim_scene_tick(cl->pred);
     keep_confirmed(cl);
     cl->confirmed = T;
+    cl->confirms_since_predict++;
     if (P <= T || (int32_t)(P - T) > (int32_t)CL_RING) {
         // Not ahead (just synced, or fell behind): start over from here.
+        cl->rollback_pending = false;
         rollback(cl, T);
+        return;
+    }
+    if (cl->rollback_pending) {
+        // A backlog: the prediction is already known wrong and is rebuilt
+        // once, from the newest confirmed state, before the next tick is
+        // predicted; comparing with it again would only repeat that.
+        cl->stats.confirms_coalesced++;
         return;
     }
     const cl_state_slot *pr = &cl->pred_ring[T % CL_RING];
@@ -591,7 +606,24 @@ static void confirm(cl_client *cl, uint32_t from, const net_snapshot *actual)
             }
         }
     }
+    if (cl->confirms_since_predict > 1) {
+        // Several snapshots in one go (a machine or a link that fell behind):
+        // the confirmation work goes on, the prediction's waits for it.
+        cl->rollback_pending = true;
+        cl->stats.rollbacks_deferred++;
+        return;
+    }
     rollback(cl, P);
+}
+
+// The rollback put off by a backlog, before the prediction is used.
+static void settle(cl_client *cl)
+{
+    cl->confirms_since_predict = 0;
+    if (!cl->rollback_pending)
+        return;
+    cl->rollback_pending = false;
+    rollback(cl, sim_scene_tick(cl->pred));
 }
 
 // The commands each character ran in the last tick of the snapshot, for
@@ -1000,6 +1032,7 @@ void cl_client_handle(cl_client *cl, const net_event *ev, uint32_t now_ms)
 
 uint32_t cl_client_take_catch_up(cl_client *cl)
 {
+    settle(cl);
     uint32_t n = cl->catch_up;
     cl->catch_up = 0;
     return n;

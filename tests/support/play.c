@@ -87,7 +87,7 @@ void play_ms(play *p, bool inputs)
     }
     for (uint32_t i = 0; i < p->nbots; i++) {
         cl_client *cl = p->cls[i];
-        if (now_ms < p->stall_until_ms[i])
+        if (now_ms < p->stall_until_ms[i] || (p->frame_ms[i] > 1 && now_ms % p->frame_ms[i] != 0))
             continue;
         while (net_host_service(p->hosts[i], &ev, 0) != NET_EVENT_NONE) {
             if (ev.type == NET_EVENT_CONNECT)
@@ -149,6 +149,8 @@ void play_totals(const play *p, cl_stats *t)
         t->snapshots_kept_applied += s.snapshots_kept_applied;
         t->snapshots_dropped += s.snapshots_dropped;
         t->held_ticks += s.held_ticks;
+        t->rollbacks_deferred += s.rollbacks_deferred;
+        t->confirms_coalesced += s.confirms_coalesced;
     }
 }
 

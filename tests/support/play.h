@@ -40,6 +40,10 @@ typedef struct play {
     /// Bot i is neither serviced nor predicts while the virtual clock is
     /// below stall_until_ms[i] (a stopped process: what is sent to it waits).
     uint64_t stall_until_ms[PLAY_MAX_BOTS];
+    /// Bot i runs only every frame_ms[i] virtual milliseconds (0: every
+    /// millisecond): a machine that cannot keep up handles a backlog of
+    /// snapshots and predicts several ticks at once.
+    uint32_t frame_ms[PLAY_MAX_BOTS];
 } play;
 
 /// Bot i has the built-in platforms when bit i of client_platforms is set.

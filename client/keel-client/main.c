@@ -14,6 +14,7 @@
 #include <keel/sim_hash.h>
 
 #include "keel_app.h"
+#include "stall.h"
 
 static volatile sig_atomic_t stop_requested;
 static void on_signal(int sig)
@@ -60,6 +61,10 @@ static void usage(FILE *f)
           "                        library and its confirmed hashes (cl_replay_verify replays it\n"
           "                        offline; client/README.md)\n"
           "  --help                this help\n"
+          "When the process itself stops (SIGSTOP, a starved CPU) for more than 0.2 s, each playing bot\n"
+          "reports its recovery 2 s after waking as a JSON line on stderr: {\"stall\":1, \"bot\", \"stopped_s\",\n"
+          "\"confirmed_after_s\", \"predicting_after_s\", \"full_states\", \"recovery_payload_bytes\",\n"
+          "\"hash_mismatches\"} (times as this process measured them).\n"
           "Exit status: 0 played; 1 refused by the server (the reason is printed), could not\n"
           "connect, lost the connection, or the recording failed; 2 bad usage.\n",
           f);
@@ -145,6 +150,7 @@ typedef struct bot_run {
     uint8_t end_reason;        ///< the net_disconnect_reason the host reported, if any
     bool leaving, finished;
     net_leave_state leave;
+    stall_watch stall; ///< the process stopped and woke: this bot's recovery
 } bot_run;
 
 // One step of a done bot's leave, without waiting: true once it is over.
@@ -279,10 +285,12 @@ int main(int argc, char **argv)
     const uint64_t start = keel_app_now_us();
     uint64_t next_trace = start;
     int status = 0;
+    stall_clock stall_clk = {0, 0};
     for (;;) {
         uint64_t now = keel_app_now_us();
         uint32_t now_ms = (uint32_t)(now / 1000u);
         bool all_done = true;
+        bool woke = stall_clock_round(&stall_clk, now);
         for (uint32_t i = 0; i < o.bots; i++) {
             bot_run *b = &bots[i];
             if (b->done) {
@@ -293,6 +301,8 @@ int main(int argc, char **argv)
                 continue;
             }
             cl_record *r = i == 0 ? rec : NULL; // the first bot is the recorded one
+            if (woke)
+                stall_watch_wake(&b->stall, &stall_clk, now, b->cl, b->host);
             net_event ev;
             while (net_host_service(b->host, &ev, 0) != NET_EVENT_NONE) {
                 if (ev.type == NET_EVENT_CONNECT) {
@@ -348,6 +358,7 @@ int main(int argc, char **argv)
                     b->done = true;
             }
             net_host_flush(b->host);
+            stall_watch_after(&b->stall, i + 1, now, b->cl, b->host);
             all_done = false; // a bot done now leaves in the next rounds
         }
         if (o.trace && now >= next_trace) {

@@ -12,7 +12,12 @@
 //   drops; no bandwidth limit; peer timeout = config.timeout_ms, enforced by
 //   ENet and by a watchdog here (ENet checks timeouts only when a reliable
 //   command's doubling retransmission timer fires, which can be up to twice
-//   the configured time);
+//   the configured time); ENet's own limits are timeout_ms once a reliable
+//   command was sent again and again unanswered, and twice that otherwise:
+//   a process that was stopped (SIGSTOP) for less than 2 x timeout_ms made no
+//   retransmissions, and its peer is not timed out before it reads what the
+//   other side sent meanwhile (the watchdog runs only once the socket is
+//   drained);
 // - host->duplicatePeers = max_peers_per_address; ENet drops a connection it
 //   refuses without a word, so the server's host->intercept looks at CONNECT
 //   datagrams, counts the ones ENet is about to drop and answers each with a
@@ -122,7 +127,7 @@ static void configure_peer(enet_net_host *h, ENetPeer *peer)
     // acceleration 32 only clamps it to the limit (32 without a bandwidth
     // limit), deceleration 0 never lowers it: nothing is ever dropped.
     enet_peer_throttle_configure(peer, 5000, ENET_PEER_PACKET_THROTTLE_SCALE, 0);
-    enet_peer_timeout(peer, 0, h->base.config.timeout_ms, h->base.config.timeout_ms);
+    enet_peer_timeout(peer, 0, h->base.config.timeout_ms, 2u * h->base.config.timeout_ms);
     if (peer->mtu > NET_HOST_ENET_MTU)
         peer->mtu = NET_HOST_ENET_MTU;
 }
@@ -617,7 +622,7 @@ net_host *net_host_enet_connect(const char *address, uint16_t port, const net_ho
             *error = "enet_host_connect failed";
         return NULL;
     }
-    enet_peer_timeout(p, 0, c.timeout_ms, c.timeout_ms);
+    enet_peer_timeout(p, 0, c.timeout_ms, 2u * c.timeout_ms);
     h->slots[0].state = SLOT_CONNECTING;
     h->slots[0].since = enet_time_get();
     return &h->base;

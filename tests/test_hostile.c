@@ -230,6 +230,10 @@ static uint32_t server_take_lines(server_run *s)
             break;
         *nl = '\0';
         cr_assert(start[0] == '{', "not a JSON stats line on the server's stdout: %s", start);
+        if (strncmp(start, "{\"summary\":", 11) == 0) { // the totals at exit, not an interval
+            s->out_pos = (size_t)(nl + 1 - s->out_buf);
+            continue;
+        }
         counters *c = &s->sum;
         c->commands += json_u64(start, "commands");
         c->duplicates += json_u64(start, "duplicates");
@@ -963,8 +967,9 @@ Test(hostile, a_real_server_keeps_ticking_and_its_clients_undisturbed_under_host
                 net_bw_u(&w, 7, 16);           // sequence
                 net_bw_u(&w, 0, 32);           // client_time_ms
                 net_bw_u(&w, newest, 32);      // newest_tick
-                net_bw_u(&w, 0, NET_INPUT_COUNT_BITS); // count - 1
+                net_bw_u(&w, 1, NET_INPUT_COUNT_BITS); // count
                 net_bw_bool(&w, true);         // ack: none
+                net_bw_bool(&w, false);        // nothing held
                 net_bw_bool(&w, true);         // changed
                 net_bw_bool(&w, true);         // axes
                 net_bw_u(&w, 1, 4);            // mask: forward

@@ -1,13 +1,7 @@
 // keel tests: server and clients on the in-memory network with a virtual
-// clock: bit-exactly reproducible for a seed. MIT licence, see LICENSE.
-//
-// The same server core (sv_server) and prediction library (cl_client) as
-// keel-server and keel-client, on net_memory hosts. Every millisecond of
-// virtual time: the network is serviced, the server ticks at its deadlines,
-// each client predicts at its own (slightly adjustable) clock. After every
-// server tick the test records the server's state hash, so that each
-// client's confirmed state can be compared with the server's at the same
-// tick, bit for bit (by hash: sim_scene_hash covers every field).
+// clock (tests/support/play.h): bit-exactly reproducible for a seed. MIT
+// licence, see LICENSE. test_netplay_stress.c has the edges: loss and the
+// round trip, stalled clients, lost handshakes.
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,195 +11,8 @@
 #include <keel/cl_client.h>
 #include <keel/sv_server.h>
 
+#include "play.h"
 #include "test_support.h"
-
-#define MAX_BOTS 16
-#define HASH_RING 4096u
-
-typedef struct play {
-    sim_level level;
-    sim_world *world;
-    sim_move_settings settings;
-    net_memory *mem;
-    net_host *server_host;
-    sv_server *sv;
-    uint64_t next_server_us;
-    uint32_t nbots;
-    net_host *hosts[MAX_BOTS];
-    cl_client *cls[MAX_BOTS];
-    cl_bot bots[MAX_BOTS];
-    bool started[MAX_BOTS];
-    uint64_t next_us[MAX_BOTS];
-    uint64_t server_hash[HASH_RING];
-    uint32_t server_hash_tick[HASH_RING];
-    uint64_t confirmed_checked, confirmed_differ;
-    uint32_t last_checked[MAX_BOTS];
-} play;
-
-// Bot i has the built-in platforms when bit i of client_platforms is set.
-static void play_init_platforms(play *p, uint32_t nbots, cl_bot_mode mode, const net_memory_link *up,
-                                const net_memory_link *down, uint64_t seed, bool server_platforms,
-                                uint32_t client_platforms)
-{
-    memset(p, 0, sizeof *p);
-    cr_assert_eq(sim_level_builtin(&p->level), 0);
-    p->world = sim_world_create(&p->level, NULL, NULL);
-    cr_assert_not_null(p->world);
-    p->settings = sim_move_default_settings();
-    p->mem = net_memory_create(seed);
-    net_host_config hc = net_host_default_config();
-    p->server_host = net_memory_listen(p->mem, "server", &hc);
-    cr_assert_not_null(p->server_host);
-    sv_config sc = sv_default_config();
-    sc.platforms = server_platforms;
-    p->sv = sv_server_create(p->world, &p->level, &p->settings, &sc, p->server_host);
-    cr_assert_not_null(p->sv);
-    p->nbots = nbots;
-    cl_config cc = cl_default_config();
-    for (uint32_t i = 0; i < nbots; i++) {
-        p->hosts[i] = net_memory_connect(p->mem, "server", up, down, &hc);
-        cr_assert_not_null(p->hosts[i]);
-        cc.platforms = (client_platforms >> i) & 1u;
-        p->cls[i] = cl_client_create(p->world, &p->level, &p->settings, &cc, p->hosts[i]);
-        cr_assert_not_null(p->cls[i]);
-        cl_bot_init(&p->bots[i], mode, seed * 100 + i);
-        p->last_checked[i] = NET_TICK_NONE;
-    }
-    for (uint32_t i = 0; i < HASH_RING; i++)
-        p->server_hash_tick[i] = NET_TICK_NONE;
-}
-
-static void play_init(play *p, uint32_t nbots, cl_bot_mode mode, const net_memory_link *up,
-                      const net_memory_link *down, uint64_t seed)
-{
-    play_init_platforms(p, nbots, mode, up, down, seed, false, 0);
-}
-
-static void play_free(play *p)
-{
-    for (uint32_t i = 0; i < p->nbots; i++) {
-        cl_client_destroy(p->cls[i]);
-        net_host_destroy(p->hosts[i]);
-    }
-    sv_server_destroy(p->sv);
-    net_host_destroy(p->server_host);
-    net_memory_destroy(p->mem);
-    sim_world_destroy(p->world);
-    sim_level_free(&p->level);
-}
-
-static void record_server_hash(play *p)
-{
-    uint32_t t = sv_server_scene_tick(p->sv);
-    p->server_hash[t % HASH_RING] = sim_scene_hash(sv_server_scene(p->sv));
-    p->server_hash_tick[t % HASH_RING] = t;
-}
-
-// One millisecond of virtual time.
-static void play_ms(play *p, bool inputs)
-{
-    net_memory_advance(p->mem, 1);
-    uint64_t now_us = net_memory_now(p->mem) * 1000u;
-    uint32_t now_ms = (uint32_t)net_memory_now(p->mem);
-    uint64_t tick_us = 1000000u / (uint64_t)p->settings.tick_rate;
-    if (p->next_server_us == 0)
-        p->next_server_us = now_us;
-    net_event ev;
-    while (net_host_service(p->server_host, &ev, 0) != NET_EVENT_NONE)
-        sv_server_handle(p->sv, &ev, now_us, p->next_server_us);
-    while (now_us >= p->next_server_us) {
-        sv_server_tick(p->sv, now_us);
-        record_server_hash(p);
-        p->next_server_us += tick_us;
-    }
-    for (uint32_t i = 0; i < p->nbots; i++) {
-        cl_client *cl = p->cls[i];
-        while (net_host_service(p->hosts[i], &ev, 0) != NET_EVENT_NONE) {
-            if (ev.type == NET_EVENT_CONNECT)
-                cl_client_hello(cl, now_ms);
-            cl_client_handle(cl, &ev, now_ms);
-        }
-        if (cl_client_status(cl) != CL_STATUS_PLAYING)
-            continue;
-        // the confirmed state equals the server's at the same tick
-        uint32_t c = cl_client_confirmed_tick(cl);
-        if (c != p->last_checked[i] && p->server_hash_tick[c % HASH_RING] == c) {
-            p->last_checked[i] = c;
-            p->confirmed_checked++;
-            if (sim_scene_hash(cl_client_confirmed(cl)) != p->server_hash[c % HASH_RING])
-                p->confirmed_differ++;
-        }
-        if (!p->started[i]) {
-            p->started[i] = true;
-            p->next_us[i] = now_us;
-        }
-        uint32_t due = cl_client_take_catch_up(cl);
-        while (now_us >= p->next_us[i]) {
-            due++;
-            p->next_us[i] += cl_client_tick_us(cl);
-        }
-        for (uint32_t k = 0; k < due; k++) {
-            uint32_t tick = cl_client_predicted_tick(cl);
-            sim_input cmd = cl_bot_command(&p->bots[i], cl_client_predicted(cl), cl_client_character(cl), &p->level,
-                                           tick);
-            if (!inputs) {
-                memset(&cmd, 0, sizeof cmd);
-                cmd.tick = tick;
-            }
-            cl_client_predict(cl, &cmd, now_ms);
-        }
-        net_host_flush(p->hosts[i]);
-    }
-    net_host_flush(p->server_host);
-}
-
-static void totals(const play *p, cl_stats *t)
-{
-    memset(t, 0, sizeof *t);
-    for (uint32_t i = 0; i < p->nbots; i++) {
-        cl_stats s;
-        cl_client_stats(p->cls[i], &s);
-        for (int c = 0; c < CL_CAUSE_COUNT; c++) {
-            t->own_mispredictions[c] += s.own_mispredictions[c];
-            t->remote_mispredictions[c] += s.remote_mispredictions[c];
-        }
-        t->rollbacks += s.rollbacks;
-        t->resimulated_ticks += s.resimulated_ticks;
-        t->snapshots += s.snapshots;
-        t->full_states += s.full_states;
-        t->hash_mismatches += s.hash_mismatches;
-        t->snapshots_unusable += s.snapshots_unusable;
-        t->capped_ticks += s.capped_ticks;
-    }
-}
-
-static void log_totals(const char *name, const play *p, const cl_stats *t)
-{
-    for (uint32_t i = 0; i < p->nbots; i++) {
-        cl_stats s;
-        cl_client_stats(p->cls[i], &s);
-        if (s.last_own_field)
-            cr_log_info("%s: bot %u: last own misprediction at tick %u (%s), rtt %.1f ms, margin %.2f ticks\n", name,
-                        i, s.last_own_tick, s.last_own_field, s.rtt_ms, s.input_margin_q8 / 256.0);
-    }
-    sv_stats ss;
-    sv_server_stats(p->sv, &ss);
-    cr_log_info("%s: %u bots, server tick %u; own mispredictions substituted %llu remote %llu interaction %llu "
-                "unexplained %llu; remote ones %llu/%llu/%llu/%llu; rollbacks %llu, resimulated %llu; snapshots %llu, "
-                "full %llu, unusable %llu, hash mismatches %llu, capped %llu; confirmed states checked %llu, differing "
-                "%llu; server: commands %llu, late %llu, substituted %llu, duplicates %llu\n",
-                name, p->nbots, sv_server_scene_tick(p->sv), (unsigned long long)t->own_mispredictions[0],
-                (unsigned long long)t->own_mispredictions[1], (unsigned long long)t->own_mispredictions[2],
-                (unsigned long long)t->own_mispredictions[3], (unsigned long long)t->remote_mispredictions[0],
-                (unsigned long long)t->remote_mispredictions[1], (unsigned long long)t->remote_mispredictions[2],
-                (unsigned long long)t->remote_mispredictions[3], (unsigned long long)t->rollbacks,
-                (unsigned long long)t->resimulated_ticks, (unsigned long long)t->snapshots,
-                (unsigned long long)t->full_states, (unsigned long long)t->snapshots_unusable,
-                (unsigned long long)t->hash_mismatches, (unsigned long long)t->capped_ticks,
-                (unsigned long long)p->confirmed_checked, (unsigned long long)p->confirmed_differ,
-                (unsigned long long)ss.commands_received, (unsigned long long)ss.commands_late,
-                (unsigned long long)ss.commands_substituted, (unsigned long long)ss.commands_duplicate);
-}
 
 Test(netplay, eight_bots_apart_never_mispredict_their_own_character, .timeout = 600)
 {
@@ -215,8 +22,8 @@ Test(netplay, eight_bots_apart_never_mispredict_their_own_character, .timeout = 
     for (int ms = 0; ms < 20000; ms++)
         play_ms(&p, true);
     cl_stats t;
-    totals(&p, &t);
-    log_totals("apart", &p, &t);
+    play_totals(&p, &t);
+    play_log_totals("apart", &p, &t);
     for (int c = 0; c < CL_CAUSE_COUNT; c++)
         cr_expect_eq(t.own_mispredictions[c], 0, "own mispredictions (%s)", cl_cause_name((cl_cause)c));
     cr_expect_eq(t.remote_mispredictions[CL_CAUSE_UNEXPLAINED], 0);
@@ -235,8 +42,8 @@ Test(netplay, a_lossy_jittery_link_still_never_mispredicts_the_own_character, .t
     for (int ms = 0; ms < 20000; ms++)
         play_ms(&p, true);
     cl_stats t;
-    totals(&p, &t);
-    log_totals("lossy", &p, &t);
+    play_totals(&p, &t);
+    play_log_totals("lossy", &p, &t);
     sv_stats ss;
     sv_server_stats(p.sv, &ss);
     for (int c = 0; c < CL_CAUSE_COUNT; c++)
@@ -257,8 +64,8 @@ Test(netplay, pushing_bots_mispredict_only_for_named_causes_and_converge, .timeo
     for (int ms = 0; ms < 3000; ms++) // inputs stop: everyone stands still
         play_ms(&p, false);
     cl_stats t;
-    totals(&p, &t);
-    log_totals("pushers", &p, &t);
+    play_totals(&p, &t);
+    play_log_totals("pushers", &p, &t);
     cr_expect_eq(t.own_mispredictions[CL_CAUSE_UNEXPLAINED], 0);
     cr_expect_eq(t.remote_mispredictions[CL_CAUSE_UNEXPLAINED], 0);
     cr_expect_gt(t.own_mispredictions[CL_CAUSE_INTERACTION] + t.own_mispredictions[CL_CAUSE_REMOTE_COMMAND] +
@@ -298,8 +105,8 @@ Test(netplay, a_client_without_the_servers_platforms_is_refused_and_one_with_the
         cr_assert_eq(sim_scene_platform_count(cl_client_predicted(p.cls[i])), 2);
     }
     cl_stats t;
-    totals(&p, &t);
-    log_totals("platforms", &p, &t);
+    play_totals(&p, &t);
+    play_log_totals("platforms", &p, &t);
     cr_expect_eq(t.hash_mismatches, 0);
     cr_expect_eq(t.own_mispredictions[CL_CAUSE_UNEXPLAINED], 0);
     cr_expect_gt(p.confirmed_checked, 2 * 100);

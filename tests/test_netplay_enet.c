@@ -33,16 +33,6 @@
 
 #define MAX_ARGS 48
 
-// The process helpers are the suite's shared ones (test_programs.c).
-typedef keel_test_proc proc;
-#define proc_start keel_test_proc_start
-#define proc_wait keel_test_proc_wait
-#define proc_kill keel_test_proc_kill
-#define proc_cleanup keel_test_proc_cleanup
-#define sleep_ms keel_test_sleep_ms
-#define wait_port keel_test_wait_port
-#define json_num keel_test_json_num
-
 // The totals object of keel-client's summary starts after the bots array.
 static const char *totals_of(const char *json)
 {
@@ -59,12 +49,12 @@ static own_counts client_totals(const char *json)
 {
     const char *t = totals_of(json);
     own_counts c;
-    c.substituted = json_num(t, "substituted");
-    c.remote = json_num(t, "remote_command");
-    c.interaction = json_num(t, "interaction");
-    c.unexplained = json_num(t, "unexplained");
-    c.hash_mismatches = json_num(t, "hash_mismatches");
-    c.status = json_num(t, "status");
+    c.substituted = keel_test_json_num(t, "substituted");
+    c.remote = keel_test_json_num(t, "remote_command");
+    c.interaction = keel_test_json_num(t, "interaction");
+    c.unexplained = keel_test_json_num(t, "unexplained");
+    c.hash_mismatches = keel_test_json_num(t, "hash_mismatches");
+    c.status = keel_test_json_num(t, "status");
     return c;
 }
 
@@ -118,13 +108,13 @@ TestSuite(netplay_enet, .timeout = 180);
 static void run_session(const char *name, const char *const *relay_args, const char *bot, uint32_t ticks,
                         const char *leash_mm, own_counts *out, double *late_fraction, char **client_json)
 {
-    proc sv, relay, cl;
+    keel_test_proc sv, relay, cl;
     char dur[16], tick_text[16], port_text[16], server_at[64];
     snprintf(dur, sizeof dur, "%u", ticks / 64 + 15);
     const char *sargs[] = {"--bind", "127.0.0.1", "--port", "0", "--duration", dur, "--max-per-address", "64",
                            "--quiet", NULL};
-    proc_start(&sv, "keel-server", sargs);
-    unsigned port = wait_port(sv.out);
+    keel_test_proc_start(&sv, "keel-server", sargs);
+    unsigned port = keel_test_wait_port(sv.out);
     unsigned client_port = port;
     if (relay_args) {
         snprintf(server_at, sizeof server_at, "127.0.0.1:%u", port);
@@ -133,21 +123,21 @@ static void run_session(const char *name, const char *const *relay_args, const c
         for (int i = 0; relay_args[i] && n < MAX_ARGS - 1; i++)
             rargs[n++] = relay_args[i];
         rargs[n] = NULL;
-        proc_start(&relay, "keel-relay", rargs);
-        client_port = wait_port(relay.out);
+        keel_test_proc_start(&relay, "keel-relay", rargs);
+        client_port = keel_test_wait_port(relay.out);
     }
     snprintf(tick_text, sizeof tick_text, "%u", ticks);
     snprintf(port_text, sizeof port_text, "%u", client_port);
     const char *cargs[] = {"--port", port_text, "--bots", session_bots, "--bot", bot, "--ticks", tick_text, "--leash-mm",
                            leash_mm, NULL};
-    proc_start(&cl, "keel-client", cargs);
-    bool ended = proc_wait(&cl, (long)(ticks / 64 + 30) * 1000);
+    keel_test_proc_start(&cl, "keel-client", cargs);
+    bool ended = keel_test_proc_wait(&cl, (long)(ticks / 64 + 30) * 1000);
     char *json = keel_test_read_file(cl.out), *err = keel_test_read_file(cl.err);
     cr_assert(ended, "%s: keel-client did not finish", name);
     cr_log_info("%s: %s\n", name, json);
     sanitized_timing_expect(cl.status == 0, "%s: keel-client exit %d: %s", name, cl.status, err);
     *out = client_totals(json);
-    proc_kill(&sv, SIGTERM);
+    keel_test_proc_kill(&sv, SIGTERM);
     char *stext = keel_test_read_file(sv.out);
     double commands, late;
     server_counts(stext, &commands, &late);
@@ -156,10 +146,10 @@ static void run_session(const char *name, const char *const *relay_args, const c
     free(stext);
     free(err);
     *client_json = json;
-    proc_cleanup(&cl);
-    proc_cleanup(&sv);
+    keel_test_proc_cleanup(&cl);
+    keel_test_proc_cleanup(&sv);
     if (relay_args)
-        proc_cleanup(&relay);
+        keel_test_proc_cleanup(&relay);
 }
 
 Test(netplay_enet, eight_bots_apart_never_mispredict_over_real_sockets)
@@ -212,35 +202,35 @@ Test(netplay_enet, burst_gaps_mispredict_only_by_substitution_and_recover)
 
 Test(netplay_enet, a_client_of_another_simulation_is_refused_with_the_reason)
 {
-    proc sv, cl;
+    keel_test_proc sv, cl;
     const char *sargs[] = {"--bind", "127.0.0.1", "--port", "0", "--duration", "20", "--quiet", NULL};
-    proc_start(&sv, "keel-server", sargs);
+    keel_test_proc_start(&sv, "keel-server", sargs);
     char port[16];
-    snprintf(port, sizeof port, "%u", wait_port(sv.out));
+    snprintf(port, sizeof port, "%u", keel_test_wait_port(sv.out));
     const char *cargs[] = {"--port", port, "--rate", "60", "--ticks", "64", NULL};
-    proc_start(&cl, "keel-client", cargs);
-    cr_assert(proc_wait(&cl, 20000));
+    keel_test_proc_start(&cl, "keel-client", cargs);
+    cr_assert(keel_test_proc_wait(&cl, 20000));
     char *err = keel_test_read_file(cl.err);
     cr_expect_eq(cl.status, 1);
     cr_expect(strstr(err, "refused by the server: simulation differs from the server's: tick rate differs") != NULL,
               "stderr: %s", err);
     free(err);
-    proc_cleanup(&cl);
-    proc_cleanup(&sv);
+    keel_test_proc_cleanup(&cl);
+    keel_test_proc_cleanup(&sv);
 }
 
 // The scene's platforms are part of the identity: a client without them would
 // mispredict every snapshot, so it is refused; one with them plays.
 Test(netplay_enet, a_client_without_the_servers_platforms_is_refused_and_one_with_them_plays)
 {
-    proc sv, bad, good;
+    keel_test_proc sv, bad, good;
     const char *sargs[] = {"--bind", "127.0.0.1", "--port", "0", "--platforms", "--duration", "20", "--quiet", NULL};
-    proc_start(&sv, "keel-server", sargs);
+    keel_test_proc_start(&sv, "keel-server", sargs);
     char port[16];
-    snprintf(port, sizeof port, "%u", wait_port(sv.out));
+    snprintf(port, sizeof port, "%u", keel_test_wait_port(sv.out));
     const char *bargs[] = {"--port", port, "--ticks", "64", NULL};
-    proc_start(&bad, "keel-client", bargs);
-    cr_assert(proc_wait(&bad, 20000));
+    keel_test_proc_start(&bad, "keel-client", bargs);
+    cr_assert(keel_test_proc_wait(&bad, 20000));
     char *err = keel_test_read_file(bad.err);
     cr_expect_eq(bad.status, 1);
     cr_expect(strstr(err, "refused by the server: simulation differs from the server's: platforms or water differ "
@@ -248,39 +238,39 @@ Test(netplay_enet, a_client_without_the_servers_platforms_is_refused_and_one_wit
               "stderr: %s", err);
     free(err);
     const char *gargs[] = {"--port", port, "--ticks", "128", "--platforms", NULL};
-    proc_start(&good, "keel-client", gargs);
-    cr_assert(proc_wait(&good, 20000));
+    keel_test_proc_start(&good, "keel-client", gargs);
+    cr_assert(keel_test_proc_wait(&good, 20000));
     char *json = keel_test_read_file(good.out);
     sanitized_timing_expect(good.status == 0, "the client with platforms: exit %d", good.status);
     own_counts c = client_totals(json);
     cr_expect_eq(c.hash_mismatches, 0);
     cr_expect_eq(c.unexplained, 0);
     free(json);
-    proc_cleanup(&good);
-    proc_cleanup(&bad);
-    proc_cleanup(&sv);
+    keel_test_proc_cleanup(&good);
+    keel_test_proc_cleanup(&bad);
+    keel_test_proc_cleanup(&sv);
 }
 
 Test(netplay_enet, a_killed_client_frees_its_slot_and_the_others_play_on)
 {
-    proc sv, a, b;
+    keel_test_proc sv, a, b;
     const char *sargs[] = {"--bind", "127.0.0.1", "--port", "0", "--duration", "40", "--max-per-address", "64",
                            "--stats-json", "--stats-interval", "1", NULL};
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    proc_start(&sv, "keel-server", sargs);
+    keel_test_proc_start(&sv, "keel-server", sargs);
     char port[16];
-    snprintf(port, sizeof port, "%u", wait_port(sv.err));
+    snprintf(port, sizeof port, "%u", keel_test_wait_port(sv.err));
     const char *aargs[] = {"--port", port, "--bots", "4", "--ticks", "1152", NULL}; // 18 s
     const char *bargs[] = {"--port", port, "--bots", "1", "--ticks", "0", "--seed", "99", NULL};
-    proc_start(&a, "keel-client", aargs);
-    proc_start(&b, "keel-client", bargs);
-    sleep_ms(6000);
+    keel_test_proc_start(&a, "keel-client", aargs);
+    keel_test_proc_start(&b, "keel-client", bargs);
+    keel_test_sleep_ms(6000);
     kill(b.pid, SIGKILL);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     double killed_at = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
-    proc_wait(&b, 5000);
-    cr_assert(proc_wait(&a, 40000), "the other client did not finish");
+    keel_test_proc_wait(&b, 5000);
+    cr_assert(keel_test_proc_wait(&a, 40000), "the other client did not finish");
     char *json = keel_test_read_file(a.out);
     own_counts c = client_totals(json);
     sanitized_timing_expect(a.status == 0, "%s", json);
@@ -289,7 +279,7 @@ Test(netplay_enet, a_killed_client_frees_its_slot_and_the_others_play_on)
                   c.substituted, c.remote, c.interaction);
     cr_expect_eq(c.hash_mismatches, 0);
     // The server's per-second stats: 5 clients, then 4 within 5 s of the kill.
-    proc_kill(&sv, SIGTERM);
+    keel_test_proc_kill(&sv, SIGTERM);
     char *stats = keel_test_read_file(sv.out);
     int five_at = -1, four_after = -1;
     int line = 0;
@@ -297,7 +287,7 @@ Test(netplay_enet, a_killed_client_frees_its_slot_and_the_others_play_on)
         if (strncmp(l, "{\"t\":", 5) != 0)
             continue;
         double t = strtod(l + 5, NULL);
-        int clients = (int)json_num(l, "clients");
+        int clients = (int)keel_test_json_num(l, "clients");
         if (clients == 5)
             five_at = (int)t;
         if (clients == 4 && five_at >= 0 && four_after < 0)
@@ -313,26 +303,26 @@ Test(netplay_enet, a_killed_client_frees_its_slot_and_the_others_play_on)
                   killed_at);
     free(json);
     free(stats);
-    proc_cleanup(&a);
-    proc_cleanup(&b);
-    proc_cleanup(&sv);
+    keel_test_proc_cleanup(&a);
+    keel_test_proc_cleanup(&b);
+    keel_test_proc_cleanup(&sv);
 }
 
 Test(netplay_enet, a_round_trip_step_from_50_to_150_ms_settles_within_2_s)
 {
-    proc sv, relay, cl;
+    keel_test_proc sv, relay, cl;
     const char *sargs[] = {"--bind", "127.0.0.1", "--port", "0", "--duration", "30", "--max-per-address", "64",
                            "--quiet", NULL};
-    proc_start(&sv, "keel-server", sargs);
+    keel_test_proc_start(&sv, "keel-server", sargs);
     char server_at[64], port[16];
-    snprintf(server_at, sizeof server_at, "127.0.0.1:%u", wait_port(sv.out));
+    snprintf(server_at, sizeof server_at, "127.0.0.1:%u", keel_test_wait_port(sv.out));
     const char *rargs[] = {"--server", server_at, "--duration", "30", "--latency", "25", "--step-at", "8",
                            "--step-latency", "75", NULL};
-    proc_start(&relay, "keel-relay", rargs);
-    snprintf(port, sizeof port, "%u", wait_port(relay.out));
+    keel_test_proc_start(&relay, "keel-relay", rargs);
+    snprintf(port, sizeof port, "%u", keel_test_wait_port(relay.out));
     const char *cargs[] = {"--port", port, "--bots", "2", "--ticks", "1024", "--trace", NULL}; // 16 s
-    proc_start(&cl, "keel-client", cargs);
-    cr_assert(proc_wait(&cl, 40000), "keel-client did not finish");
+    keel_test_proc_start(&cl, "keel-client", cargs);
+    cr_assert(keel_test_proc_wait(&cl, 40000), "keel-client did not finish");
     char *trace = keel_test_read_file(cl.err);
     // Bot 1's trace: the step shows as the round trip passing 110 ms.
     double step_t = -1, last_t = 0;
@@ -340,7 +330,7 @@ Test(netplay_enet, a_round_trip_step_from_50_to_150_ms_settles_within_2_s)
     for (char *l = trace; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
         if (strncmp(l, "{\"trace\":1,", 11) != 0 || !strstr(l, "\"bot\":1,"))
             continue;
-        double t = json_num(l, "t"), m = json_num(l, "margin_ticks"), rtt = json_num(l, "rtt_ms");
+        double t = keel_test_json_num(l, "t"), m = keel_test_json_num(l, "margin_ticks"), rtt = keel_test_json_num(l, "rtt_ms");
         last_t = t;
         if (step_t < 0 && rtt > 110)
             step_t = t;
@@ -362,9 +352,9 @@ Test(netplay_enet, a_round_trip_step_from_50_to_150_ms_settles_within_2_s)
     timing_expect(unsettled == 0, "%d samples unsettled", unsettled);
     sanitized_timing_expect(cl.status == 0, "keel-client exit %d", cl.status);
     free(trace);
-    proc_cleanup(&cl);
-    proc_cleanup(&relay);
-    proc_cleanup(&sv);
+    keel_test_proc_cleanup(&cl);
+    keel_test_proc_cleanup(&relay);
+    keel_test_proc_cleanup(&sv);
 }
 
 // The sum of "unexplained" over every bot's remote_mispredictions.
@@ -373,7 +363,7 @@ static double remote_unexplained(const char *json)
     double sum = 0;
     for (const char *at = strstr(json, "\"remote_mispredictions\":"); at;
          at = strstr(at + 1, "\"remote_mispredictions\":"))
-        sum += json_num(at, "unexplained");
+        sum += keel_test_json_num(at, "unexplained");
     return sum;
 }
 
@@ -409,12 +399,12 @@ Test(netplay_enet, a_recorded_session_verifies_on_the_server_and_replays_on_the_
     cr_assert_eq(system(cmd), 0);
     snprintf(server_file, sizeof server_file, "%s/server.krec", dir);
     snprintf(client_file, sizeof client_file, "%s/client.krec", dir);
-    proc sv, a, b, c, replay;
+    keel_test_proc sv, a, b, c, replay;
     const char *sargs[] = {"--bind", "127.0.0.1", "--port", "0", "--duration", "60", "--max-per-address", "64",
                            "--quiet", "--platforms", "--record", server_file, NULL};
-    proc_start(&sv, "keel-server", sargs);
+    keel_test_proc_start(&sv, "keel-server", sargs);
     char port[16];
-    snprintf(port, sizeof port, "%u", wait_port(sv.out));
+    snprintf(port, sizeof port, "%u", keel_test_wait_port(sv.out));
 #ifdef KEEL_SANITIZED_BUILD
     const char *a_bots = "2", *b_bots = "1";
 #else
@@ -428,19 +418,19 @@ Test(netplay_enet, a_recorded_session_verifies_on_the_server_and_replays_on_the_
                            "--seed", "20", NULL};
     const char *cargs[] = {"--port", port, "--bots", "1", "--bot", "platforms", "--ticks", "320", "--platforms",
                            "--seed", "30", NULL};
-    proc_start(&a, "keel-client", aargs);
-    proc_start(&b, "keel-client", bargs);
-    proc_start(&c, "keel-client", cargs);
-    cr_assert(proc_wait(&c, 40000), "the leaving client did not finish");
-    cr_assert(proc_wait(&a, 50000), "the recorded client did not finish");
-    cr_assert(proc_wait(&b, 50000), "the pushers did not finish");
+    keel_test_proc_start(&a, "keel-client", aargs);
+    keel_test_proc_start(&b, "keel-client", bargs);
+    keel_test_proc_start(&c, "keel-client", cargs);
+    cr_assert(keel_test_proc_wait(&c, 40000), "the leaving client did not finish");
+    cr_assert(keel_test_proc_wait(&a, 50000), "the recorded client did not finish");
+    cr_assert(keel_test_proc_wait(&b, 50000), "the pushers did not finish");
     char *aerr = keel_test_read_file(a.err), *aout = keel_test_read_file(a.out);
     cr_log_info("recorded client: %s%s\n", aerr, aout);
     sanitized_timing_expect(a.status == 0 && b.status == 0 && c.status == 0, "client exits %d %d %d", a.status,
                             b.status, c.status);
     cr_expect(strstr(aerr, "keel-client: recorded bot 1 to ") != NULL, "%s", aerr);
     // The server closes its recording properly on SIGTERM.
-    proc_kill(&sv, SIGTERM);
+    keel_test_proc_kill(&sv, SIGTERM);
     cr_assert(sv.done, "keel-server did not stop on SIGTERM");
     char *sout = keel_test_read_file(sv.out), *serr = keel_test_read_file(sv.err);
     cr_log_info("server: %s%s\n", sout, serr);
@@ -449,8 +439,8 @@ Test(netplay_enet, a_recorded_session_verifies_on_the_server_and_replays_on_the_
 
     // The real keel-replay verifies the server's recording.
     const char *rargs[] = {"verify", server_file, NULL};
-    proc_start(&replay, "keel-replay", rargs);
-    cr_assert(proc_wait(&replay, 60000), "keel-replay did not finish");
+    keel_test_proc_start(&replay, "keel-replay", rargs);
+    cr_assert(keel_test_proc_wait(&replay, 60000), "keel-replay did not finish");
     char *rout = keel_test_read_file(replay.out), *rerr = keel_test_read_file(replay.err);
     cr_expect_eq(replay.status, 0, "keel-replay verify: exit %d: %s%s", replay.status, rout, rerr);
     cr_log_info("keel-replay: %s%s\n", rout, rerr);
@@ -498,11 +488,11 @@ Test(netplay_enet, a_recorded_session_verifies_on_the_server_and_replays_on_the_
     free(serr);
     free(rout);
     free(rerr);
-    proc_cleanup(&a);
-    proc_cleanup(&b);
-    proc_cleanup(&c);
-    proc_cleanup(&sv);
-    proc_cleanup(&replay);
+    keel_test_proc_cleanup(&a);
+    keel_test_proc_cleanup(&b);
+    keel_test_proc_cleanup(&c);
+    keel_test_proc_cleanup(&sv);
+    keel_test_proc_cleanup(&replay);
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     if (system(cmd) != 0)
         cr_log_info("could not remove %s\n", dir);

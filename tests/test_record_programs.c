@@ -145,3 +145,46 @@ Test(record_programs, an_unwritable_recording_is_an_error_before_serving_and_bad
     run_free(&r);
     run_free(&c);
 }
+
+// A client recording: keel-replay info names the hash of the last state the
+// client confirmed (the one keel-client printed), and keel-replay's help no
+// longer calls client recordings unsupported.
+Test(record_programs, info_on_a_client_recording_names_its_last_confirmed_hash)
+{
+    keel_test_proc sv;
+    const char *sargs[] = {"--bind", "127.0.0.1", "--port", "0", "--duration", "60", "--quiet", NULL};
+    keel_test_proc_start(&sv, "keel-server", sargs);
+    char port[16];
+    snprintf(port, sizeof port, "%u", keel_test_wait_port(sv.out));
+    const char *file = file_in_dir("client.krec");
+    const char *cargs[] = {"--port", port, "--ticks", "192", "--record", file, NULL};
+    run_result c = run("keel-client", cargs, 0);
+    keel_test_proc_cleanup(&sv);
+    cr_assert_eq(c.exit_code, 0, "%s", c.err);
+    char recorded[17], info_hash[17], json_hash[17];
+    hash_after(c.err, ", hash ", recorded);
+    const char *at = strstr(c.err, "confirmed tick ");
+    cr_assert_not_null(at);
+    unsigned tick = (unsigned)strtoul(at + strlen("confirmed tick "), NULL, 10);
+    cr_assert_gt(tick, 0u);
+    const char *iargs[] = {"info", file, NULL};
+    run_result i = run("keel-replay", iargs, 0);
+    cr_expect_eq(i.exit_code, 0, "%s%s", i.out, i.err);
+    hash_after(i.out, "last hash:     ", info_hash);
+    cr_expect_str_eq(info_hash, recorded, "%s", i.out);
+    char want[80];
+    snprintf(want, sizeof want, "(the client's last confirmed state, tick %u)", tick);
+    cr_expect(strstr(i.out, want) != NULL, "%s", i.out);
+    const char *jargs[] = {"info", file, "--json", NULL};
+    run_result j = run("keel-replay", jargs, 0);
+    hash_after(j.out, "\"last_hash\":\"", json_hash);
+    cr_expect_str_eq(json_hash, recorded, "%s", j.out);
+    const char *hargs[] = {"--help", NULL};
+    run_result h = run("keel-replay", hargs, 0);
+    cr_expect(strstr(h.out, "or a client recording") == NULL && strstr(h.out, "A client recording") != NULL, "%s",
+              h.out);
+    run_free(&c);
+    run_free(&i);
+    run_free(&j);
+    run_free(&h);
+}

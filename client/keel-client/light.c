@@ -21,7 +21,8 @@ typedef struct light_client {
     uint16_t turn;   // yaw per side
     int8_t forward;
     uint32_t side;   // ticks per side
-    bool done, failed, said_bye;
+    bool done, failed;
+    bool leaving, left; // done: leaving (net_host_leave) until the server saw it or it gave up
 } light_client;
 
 struct light_set {
@@ -82,6 +83,10 @@ static void step_one(light_set *ls, uint32_t i, uint64_t now_us)
 {
     light_client *c = &ls->clients[i];
     uint32_t now_ms = (uint32_t)(now_us / 1000u);
+    if (c->leaving) {
+        c->left = net_host_leave(c->host, 0) != NET_LEAVE_PENDING;
+        return;
+    }
     net_event ev;
     while (net_host_service(c->host, &ev, 0) != NET_EVENT_NONE) {
         if (ev.type == NET_EVENT_CONNECT && !c->done)
@@ -90,7 +95,7 @@ static void step_one(light_set *ls, uint32_t i, uint64_t now_us)
             cl_light_handle(&c->cl, &ev, now_ms);
     }
     if (c->done)
-        return; // (serviced on, so that its goodbye goes out)
+        return;
     if (c->cl.status != CL_LIGHT_PLAYING) {
         if (c->cl.status == CL_LIGHT_REFUSED)
             fail(ls, c, i, "refused by the server", c->cl.refusal);
@@ -107,11 +112,11 @@ static void step_one(light_set *ls, uint32_t i, uint64_t now_us)
         c->done = ls->ticks && ++c->played >= ls->ticks;
     }
     cl_light_send(&c->cl, c->host, now_ms);
-    if (c->done) {
-        net_host_disconnect(c->host, 0);
-        c->said_bye = true;
-    }
     net_host_flush(c->host);
+    if (c->done) { // played its ticks: leaves while the others play on
+        c->leaving = true;
+        c->left = net_host_leave(c->host, 0) != NET_LEAVE_PENDING;
+    }
 }
 
 bool light_step(light_set *ls, uint64_t now_us)
@@ -133,7 +138,7 @@ bool light_step(light_set *ls, uint64_t now_us)
         }
         if (c->host)
             step_one(ls, i, now_us);
-        active |= !c->done;
+        active |= !c->done || (c->leaving && !c->left);
     }
     return active;
 }
@@ -183,16 +188,22 @@ void light_destroy(light_set *ls)
 {
     if (!ls)
         return;
-    for (uint32_t i = 0; i < ls->count; i++) {
-        light_client *c = &ls->clients[i];
-        if (!c->host)
-            continue;
-        if (!c->said_bye) {
-            net_host_disconnect(c->host, 0);
-            net_host_flush(c->host);
+    // Every connection still open leaves at once, all in parallel: at most
+    // NET_LEAVE_MAX_MS (and a little) in all.
+    uint64_t until = keel_app_now_us() + (NET_LEAVE_MAX_MS + 100u) * 1000u;
+    for (bool pending = true; pending && keel_app_now_us() < until;) {
+        pending = false;
+        for (uint32_t i = 0; i < ls->count; i++) {
+            light_client *c = &ls->clients[i];
+            if (c->host && !c->left)
+                c->left = net_host_leave(c->host, 0) != NET_LEAVE_PENDING;
+            pending |= c->host && !c->left;
         }
-        net_host_destroy(c->host);
+        if (pending)
+            keel_app_sleep_until_us(keel_app_now_us() + 1000u);
     }
+    for (uint32_t i = 0; i < ls->count; i++)
+        net_host_destroy(ls->clients[i].host);
     free(ls->clients);
     free(ls);
 }

@@ -25,7 +25,8 @@ int light_status(const light_set *ls);
 /// The "light" member of keel-client's summary (with a trailing comma), for
 /// a run of `secs` seconds.
 void light_summary(const light_set *ls, double secs, FILE *out);
-/// Says goodbye on every connection still open and frees everything.
+/// Leaves (net_host_leave) on every connection still open, at most about
+/// NET_LEAVE_MAX_MS in all, and frees everything.
 void light_destroy(light_set *ls);
 
 #endif

@@ -15,6 +15,7 @@
 
 #include "keel_app.h"
 #include "light.h"
+#include "stall.h"
 
 static volatile sig_atomic_t stop_requested;
 static void on_signal(int sig)
@@ -26,7 +27,7 @@ static void on_signal(int sig)
 typedef struct options {
     const char *server, *level, *scale;
     char up;
-    uint32_t port, bots, light, ticks, seed, rate, connect_timeout_s, leash_mm, ticks_per_packet;
+    uint32_t port, bots, light, ticks, seed, rate, connect_timeout_s, leash_mm, ticks_per_packet, stagger;
     int mode;
     bool trace, platforms;
     const char *record;
@@ -46,6 +47,8 @@ static void usage(FILE *f)
           "                        predicting nothing (load for a server; they walk polygons)\n"
           "  --bot MODE            random | circuit | pusher | idle (default random)\n"
           "  --ticks N             ticks each bot plays before leaving (default 640; 0: until interrupted)\n"
+          "  --stagger-ticks N     bot i plays N x i ticks more than --ticks, so that the bots leave one\n"
+          "                        after another (default 0); a bot that is done leaves at once\n"
           "  --seed S              bot seed (default 1; bot i uses S + i)\n"
           "  --rate N              tick rate the server uses (default 64)\n"
           "  --level builtin|PATH  the server's level (default builtin)\n"
@@ -63,6 +66,10 @@ static void usage(FILE *f)
           "                        library and its confirmed hashes (cl_replay_verify replays it\n"
           "                        offline; client/README.md)\n"
           "  --help                this help\n"
+          "When the process itself stops (SIGSTOP, a starved CPU) for more than 0.2 s, each playing bot\n"
+          "reports its recovery 2 s after waking as a JSON line on stderr: {\"stall\":1, \"bot\", \"stopped_s\",\n"
+          "\"confirmed_after_s\", \"predicting_after_s\", \"full_states\", \"recovery_payload_bytes\",\n"
+          "\"hash_mismatches\"} (times as this process measured them).\n"
           "Exit status: 0 played; 1 refused by the server (the reason is printed), could not\n"
           "connect, lost the connection, or the recording failed; 2 bad usage.\n",
           f);
@@ -77,7 +84,7 @@ static int bad(const char *what, const char *value)
 
 static int parse(int argc, char **argv, options *o)
 {
-    *o = (options){"127.0.0.1", "builtin", "0.12", 'y', 27900, 1, 0, 640, 1, 64, 10, 1000, 2, CL_BOT_RANDOM, false,
+    *o = (options){"127.0.0.1", "builtin", "0.12", 'y', 27900, 1, 0, 640, 1, 64, 10, 1000, 2, 0, CL_BOT_RANDOM, false,
                    false, NULL};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -99,7 +106,8 @@ static int parse(int argc, char **argv, options *o)
                  strcmp(a, "--light") == 0 || strcmp(a, "--bot") == 0 || strcmp(a, "--ticks") == 0 || strcmp(a, "--seed") == 0 ||
                  strcmp(a, "--rate") == 0 || strcmp(a, "--level") == 0 || strcmp(a, "--scale") == 0 ||
                  strcmp(a, "--up") == 0 || strcmp(a, "--connect-timeout") == 0 || strcmp(a, "--leash-mm") == 0 ||
-                 strcmp(a, "--ticks-per-packet") == 0 || strcmp(a, "--record") == 0))
+                 strcmp(a, "--ticks-per-packet") == 0 || strcmp(a, "--record") == 0 ||
+                 strcmp(a, "--stagger-ticks") == 0))
                 return bad("value for", a);
             fprintf(stderr, "keel-client: unknown option '%s'\n", a);
             usage(stderr);
@@ -121,6 +129,7 @@ static int parse(int argc, char **argv, options *o)
         else if (strcmp(a, "--connect-timeout") == 0) ok = keel_app_parse_u32(v, 1, 3600, &o->connect_timeout_s);
         else if (strcmp(a, "--leash-mm") == 0) ok = keel_app_parse_u32(v, 100, 100000, &o->leash_mm);
         else if (strcmp(a, "--ticks-per-packet") == 0) ok = keel_app_parse_u32(v, 1, 8, &o->ticks_per_packet);
+        else if (strcmp(a, "--stagger-ticks") == 0) ok = keel_app_parse_u32(v, 0, 1u << 20, &o->stagger);
         else {
             fprintf(stderr, "keel-client: unknown option '%s'\n", a);
             usage(stderr);
@@ -144,7 +153,75 @@ typedef struct bot_run {
     uint32_t played;
     uint64_t next_us;
     bool done, clock_started;
+    // How the connection went: up at connected_us (0: never), ended at
+    // ended_us; a bot that is done leaves (net_host_leave) while the others
+    // play on, and is finished once the leave is.
+    uint64_t connected_us, ended_us;
+    uint8_t end_reason;        ///< the net_disconnect_reason the host reported, if any
+    bool leaving, finished;
+    net_leave_state leave;
+    stall_watch stall; ///< the process stopped and woke: this bot's recovery
 } bot_run;
+
+// One step of a done bot's leave, without waiting: true once it is over.
+static bool leave_step(bot_run *b, uint64_t now)
+{
+    if (b->finished)
+        return true;
+    b->leaving = true;
+    b->leave = net_host_leave(b->host, 0);
+    if (b->leave == NET_LEAVE_PENDING)
+        return false;
+    b->finished = true;
+    if (b->connected_us && !b->ended_us)
+        b->ended_us = now;
+    return true;
+}
+
+// What ended a bot's connection, for the summary's "end".
+static const char *end_name(const bot_run *b)
+{
+    switch (b->end_reason) {
+    case NET_DISCONNECT_REFUSED_FULL: return "refused_full";
+    case NET_DISCONNECT_REFUSED_ADDRESS: return "refused_address";
+    case NET_DISCONNECT_UNANSWERED: return "unanswered";
+    case NET_DISCONNECT_TIMEOUT: return "timed_out";
+    case NET_DISCONNECT_CLOSED: return cl_client_status(b->cl) == CL_STATUS_REFUSED ? "refused" : "closed_by_server";
+    default: break;
+    }
+    if (cl_client_status(b->cl) == CL_STATUS_REFUSED)
+        return "refused";
+    if (b->leave == NET_LEAVE_DONE)
+        return "left";
+    if (b->leave == NET_LEAVE_GAVE_UP)
+        return "left_unacknowledged";
+    return b->connected_us ? "left" : "never_connected";
+}
+
+// Why a bot's connection is gone, in a sentence for stderr.
+static void report_lost(const bot_run *b, uint32_t bot, const options *o, uint32_t timeout_s)
+{
+    switch (b->end_reason) {
+    case NET_DISCONNECT_REFUSED_ADDRESS:
+        fprintf(stderr, "keel-client: bot %u refused by the server: it already has as many connections from this "
+                        "address as it allows (keel-server --max-per-address)\n", bot);
+        break;
+    case NET_DISCONNECT_REFUSED_FULL:
+        fprintf(stderr, "keel-client: bot %u refused by the server: every connection slot is taken\n", bot);
+        break;
+    case NET_DISCONNECT_UNANSWERED:
+        fprintf(stderr, "keel-client: bot %u: no answer from %s:%u within %u s (no server there, or every packet "
+                        "lost)\n", bot, o->server, o->port, timeout_s);
+        break;
+    case NET_DISCONNECT_CLOSED:
+        fprintf(stderr, "keel-client: bot %u: the server closed the connection\n", bot);
+        break;
+    default:
+        fprintf(stderr, "keel-client: bot %u lost the connection: nothing heard from the server for %u s\n", bot,
+                timeout_s);
+        break;
+    }
+}
 
 // A start that failed: free what was made (the first `made` bots) and exit 1,
 // so the sanitizer build reports no leak for it either.
@@ -230,19 +307,33 @@ int main(int argc, char **argv)
     const uint64_t start = keel_app_now_us();
     uint64_t next_trace = start;
     int status = 0;
+    stall_clock stall_clk = {0, 0};
     for (;;) {
         uint64_t now = keel_app_now_us();
         uint32_t now_ms = (uint32_t)(now / 1000u);
         bool all_done = true;
+        bool woke = stall_clock_round(&stall_clk, now);
         for (uint32_t i = 0; i < o.bots; i++) {
             bot_run *b = &bots[i];
-            if (b->done)
+            if (b->done) {
+                // Done before the others: it keeps servicing its connection
+                // until its leave is acknowledged (or gives up).
+                if (!leave_step(b, now))
+                    all_done = false;
                 continue;
+            }
             cl_record *r = i == 0 ? rec : NULL; // the first bot is the recorded one
+            if (woke)
+                stall_watch_wake(&b->stall, &stall_clk, now, b->cl, b->host);
             net_event ev;
             while (net_host_service(b->host, &ev, 0) != NET_EVENT_NONE) {
-                if (ev.type == NET_EVENT_CONNECT)
+                if (ev.type == NET_EVENT_CONNECT) {
+                    b->connected_us = now;
                     cl_record_hello(r, b->cl, now_ms);
+                } else if (ev.type == NET_EVENT_DISCONNECT) {
+                    b->end_reason = ev.reason;
+                    b->ended_us = now;
+                }
                 cl_record_handle(r, b->cl, &ev, now_ms);
             }
             if (r && !rec_failed_reported && !cl_record_ok(r)) {
@@ -257,7 +348,7 @@ int main(int argc, char **argv)
                 continue;
             }
             if (st == CL_STATUS_DISCONNECTED) {
-                fprintf(stderr, "keel-client: bot %u lost the connection\n", i + 1);
+                report_lost(b, i + 1, &o, hc.timeout_ms / 1000u);
                 status = 1;
                 b->done = true;
                 continue;
@@ -285,12 +376,12 @@ int main(int argc, char **argv)
                 uint32_t tick = cl_client_predicted_tick(b->cl);
                 sim_input cmd = cl_bot_command(&b->bot, cl_client_predicted(b->cl), cl_client_character(b->cl),
                                                &level, tick);
-                if (cl_record_predict(r, b->cl, &cmd, now_ms) && o.ticks && ++b->played >= o.ticks)
+                if (cl_record_predict(r, b->cl, &cmd, now_ms) && o.ticks && ++b->played >= (uint64_t)o.ticks + (uint64_t)o.stagger * i)
                     b->done = true;
             }
             net_host_flush(b->host);
-            if (!b->done)
-                all_done = false;
+            stall_watch_after(&b->stall, i + 1, now, b->cl, b->host);
+            all_done = false; // a bot done now leaves in the next rounds
         }
         if (o.trace && now >= next_trace) {
             next_trace += 100000u;
@@ -313,6 +404,16 @@ int main(int argc, char **argv)
         if (all_done || stop_requested)
             break;
         keel_app_sleep_until_us(keel_app_now_us() + 1000u);
+    }
+    // Interrupted, or done: every bot still connected leaves, all at once
+    // (each leave ends within NET_LEAVE_MAX_MS).
+    for (bool pending = true; pending;) {
+        pending = false;
+        uint64_t now = keel_app_now_us();
+        for (uint32_t i = 0; i < o.bots; i++)
+            pending |= !leave_step(&bots[i], now);
+        if (pending)
+            keel_app_sleep_until_us(keel_app_now_us() + 1000u);
     }
     if (rec) {
         uint64_t calls = cl_record_count(rec);
@@ -340,10 +441,15 @@ int main(int argc, char **argv)
         cl_client_stats(bots[i].cl, &s);
         net_host_stats ns;
         net_host_stats_get(bots[i].host, &ns);
-        printf("%s{\"character\":%u,\"mode\":\"%s\",\"ticks\":%u,\"rtt_ms\":%.1f,\"input_margin_ticks\":%.2f,"
-               "\"own_mispredictions\":{",
+        // Rates are over the time the bot was connected, and 0 for a
+        // connection shorter than 1 s (a refusal's handshake over 2 ms is no
+        // rate); the byte totals are there for those.
+        double conn = bots[i].connected_us ? (double)(bots[i].ended_us - bots[i].connected_us) / 1e6 : 0;
+        double per = conn >= 1.0 ? 1.0 / conn : 0;
+        printf("%s{\"character\":%u,\"mode\":\"%s\",\"ticks\":%u,\"end\":\"%s\",\"connected_seconds\":%.2f,"
+               "\"rtt_ms\":%.1f,\"input_margin_ticks\":%.2f,\"own_mispredictions\":{",
                i ? "," : "", cl_client_character(bots[i].cl), cl_bot_mode_name((cl_bot_mode)o.mode), bots[i].played,
-               s.rtt_ms, s.input_margin_q8 / 256.0);
+               end_name(&bots[i]), conn, s.rtt_ms, s.input_margin_q8 / 256.0);
         for (int c = 0; c < CL_CAUSE_COUNT; c++)
             printf("%s\"%s\":%llu", c ? "," : "", cl_cause_name((cl_cause)c),
                    (unsigned long long)s.own_mispredictions[c]);
@@ -352,12 +458,14 @@ int main(int argc, char **argv)
             printf("%s\"%s\":%llu", c ? "," : "", cl_cause_name((cl_cause)c),
                    (unsigned long long)s.remote_mispredictions[c]);
         printf("},\"rollbacks\":%llu,\"resimulated_ticks\":%llu,\"snapshots\":%llu,\"full_states\":%llu,"
-               "\"hash_mismatches\":%llu,\"snapshot_packets_lost\":%llu,\"up_payload_Bps\":%.0f,\"up_wire_Bps\":%.0f,"
+               "\"hash_mismatches\":%llu,\"snapshot_packets_lost\":%llu,\"up_wire_bytes\":%llu,"
+               "\"down_wire_bytes\":%llu,\"up_payload_Bps\":%.0f,\"up_wire_Bps\":%.0f,"
                "\"down_payload_Bps\":%.0f,\"down_wire_Bps\":%.0f}",
                (unsigned long long)s.rollbacks, (unsigned long long)s.resimulated_ticks,
                (unsigned long long)s.snapshots, (unsigned long long)s.full_states,
                (unsigned long long)s.hash_mismatches, (unsigned long long)s.snapshot_packets_lost,
-               ns.payload_sent / secs, ns.wire_sent / secs, ns.payload_received / secs, ns.wire_received / secs);
+               (unsigned long long)ns.wire_sent, (unsigned long long)ns.wire_received, ns.payload_sent * per,
+               ns.wire_sent * per, ns.payload_received * per, ns.wire_received * per);
         for (int c = 0; c < CL_CAUSE_COUNT; c++) {
             total.own_mispredictions[c] += s.own_mispredictions[c];
             total.remote_mispredictions[c] += s.remote_mispredictions[c];
@@ -365,9 +473,9 @@ int main(int argc, char **argv)
         total.hash_mismatches += s.hash_mismatches;
         rtt_sum += s.rtt_ms;
         margin_sum += s.input_margin_q8 / 256.0;
-        up_wire += ns.wire_sent / secs;
-        down_wire += ns.wire_received / secs;
-        down_payload += ns.payload_received / secs;
+        up_wire += ns.wire_sent * per;
+        down_wire += ns.wire_received * per;
+        down_payload += ns.payload_received * per;
         rollbacks += s.rollbacks;
         resim += s.resimulated_ticks;
     }
@@ -397,8 +505,6 @@ int main(int argc, char **argv)
             (unsigned long long)rollbacks, (unsigned long long)resim, (unsigned long long)total.hash_mismatches,
             rtt_sum / nb, margin_sum / nb, up_wire / nb, down_payload / nb, down_wire / nb);
     for (uint32_t i = 0; i < o.bots; i++) {
-        net_host_disconnect(bots[i].host, 0);
-        net_host_flush(bots[i].host);
         cl_client_destroy(bots[i].cl);
         net_host_destroy(bots[i].host);
     }

@@ -16,6 +16,9 @@
 #define CL_COOKIE 0x636c6e74u
 #define CL_RING 64u
 #define CL_PENDING 32u
+/// Prediction past the newest tick the server named plus the target lead
+/// that the client lets pass instead (see cl_client_predict).
+#define AHEAD_SLACK_TICKS 16u
 #define MAX_PARTS ((NET_MAX_CHARACTERS + NET_FULL_PART_CHARACTERS - 1) / NET_FULL_PART_CHARACTERS)
 /// A character this close to one whose prediction was wrong may have been
 /// touched by it (centres, any axis): larger than any pair of default shapes
@@ -93,6 +96,11 @@ struct cl_client {
     bool rtt_from_echo; // from an unreliable echo (the welcome's may include a retransmission)
     uint32_t hold;      // predicted ticks to let pass without predicting (commands arrive too early)
     uint32_t idle_ticks; // ticks let pass (held or capped): a ping every ticks_per_packet of them
+    uint32_t heard_tick; // the newest tick a snapshot or full state named (NET_TICK_NONE: none yet)
+    // Snapshots confirmed since the last cl_client_predict or take_catch_up
+    // (a backlog is handled in one go), and a rollback put off until then.
+    uint32_t confirms_since_predict;
+    bool rollback_pending;
     uint32_t catch_up; // ticks to predict at once (after a full state or a jump in latency)
     uint32_t catch_up_hold; // no new catch-up until the confirmed tick passes this
     // Ticks before this one were run (or will be) by the server before any
@@ -158,6 +166,7 @@ cl_client *cl_client_create(const sim_world *world, const sim_level *level, cons
     cl->confirmed = NET_TICK_NONE;
     cl->last_applied_tick = NET_TICK_NONE;
     cl->full_tick = NET_TICK_NONE;
+    cl->heard_tick = NET_TICK_NONE;
     cl->clock_scale = 1.0;
     cl->nominal_tick_us = 1000000u / (uint64_t)settings->tick_rate;
     cl->pred = sim_scene_create(world, settings, NET_MAX_CHARACTERS);
@@ -272,6 +281,7 @@ uint64_t cl_client_tick_us(const cl_client *cl) { return (uint64_t)((double)cl->
 // ---- sending ------------------------------------------------------------------------
 
 static void send_ping(cl_client *cl, uint32_t now_ms);
+static void settle(cl_client *cl);
 
 void cl_client_hello(cl_client *cl, uint32_t now_ms)
 {
@@ -405,7 +415,15 @@ bool cl_client_predict(cl_client *cl, const sim_input *command, uint32_t now_ms)
 {
     if (cl->status != CL_STATUS_PLAYING)
         return false;
+    settle(cl);
     uint32_t p = sim_scene_tick(cl->pred);
+    // Far ahead of the newest tick the server has named (a process that
+    // stopped wakes with many ticks due): commands that early would fall
+    // outside the server's window; let the ticks pass until it is near.
+    bool ahead = cl->heard_tick != NET_TICK_NONE && p > cl->heard_tick &&
+                 p - cl->heard_tick > cl_client_target_lead(cl) + AHEAD_SLACK_TICKS;
+    if (ahead && cl->hold == 0)
+        cl->hold = 1;
     if (cl->hold > 0 || p - cl->confirmed >= cl->config.prediction_cap) {
         // Commands arrive far earlier than needed (after a stall, or a lead
         // taken from a round trip that was too long), or the prediction is
@@ -515,9 +533,18 @@ static void confirm(cl_client *cl, uint32_t from, const net_snapshot *actual)
     uint32_t P = sim_scene_tick(cl->pred);
     keep_confirmed(cl);
     cl->confirmed = T;
+    cl->confirms_since_predict++;
     if (P <= T || (int32_t)(P - T) > (int32_t)CL_RING) {
         // Not ahead (just synced, or fell behind): start over from here.
+        cl->rollback_pending = false;
         rollback(cl, T);
+        return;
+    }
+    if (cl->rollback_pending) {
+        // A backlog: the prediction is already known wrong and is rebuilt
+        // once, from the newest confirmed state, before the next tick is
+        // predicted; comparing with it again would only repeat that.
+        cl->stats.confirms_coalesced++;
         return;
     }
     const cl_state_slot *pr = &cl->pred_ring[T % CL_RING];
@@ -594,7 +621,24 @@ static void confirm(cl_client *cl, uint32_t from, const net_snapshot *actual)
             }
         }
     }
+    if (cl->confirms_since_predict > 1) {
+        // Several snapshots in one go (a machine or a link that fell behind):
+        // the confirmation work goes on, the prediction's waits for it.
+        cl->rollback_pending = true;
+        cl->stats.rollbacks_deferred++;
+        return;
+    }
     rollback(cl, P);
+}
+
+// The rollback put off by a backlog, before the prediction is used.
+static void settle(cl_client *cl)
+{
+    cl->confirms_since_predict = 0;
+    if (!cl->rollback_pending)
+        return;
+    cl->rollback_pending = false;
+    rollback(cl, sim_scene_tick(cl->pred));
 }
 
 // The commands each character ran in the last tick of the snapshot, for
@@ -841,6 +885,8 @@ static void handle_snapshot(cl_client *cl, const uint8_t *data, size_t len, uint
     note_server(cl, h.sequence, h.client_time_echo, h.echo_delay_ms, h.last_applied_tick, h.input_margin_q8,
                 now_ms);
     cl->stats.snapshots++;
+    if (cl->heard_tick == NET_TICK_NONE || h.tick > cl->heard_tick)
+        cl->heard_tick = h.tick;
     if (cl->status == CL_STATUS_REFUSED || cl->status == CL_STATUS_DISCONNECTED ||
         (cl->confirmed != NET_TICK_NONE && h.tick <= cl->confirmed)) {
         cl->stats.snapshots_stale++;
@@ -872,6 +918,8 @@ static void handle_full(cl_client *cl, const uint8_t *data, size_t len, uint32_t
     // the full state sent with it is ready.
     if (cl->status == CL_STATUS_REFUSED || cl->status == CL_STATUS_DISCONNECTED)
         return;
+    if (cl->heard_tick == NET_TICK_NONE || p.tick > cl->heard_tick)
+        cl->heard_tick = p.tick;
     if (cl->confirmed != NET_TICK_NONE && p.tick <= cl->confirmed) {
         cl->stats.snapshots_stale++;
         return;
@@ -999,6 +1047,7 @@ void cl_client_handle(cl_client *cl, const net_event *ev, uint32_t now_ms)
 
 uint32_t cl_client_take_catch_up(cl_client *cl)
 {
+    settle(cl);
     uint32_t n = cl->catch_up;
     cl->catch_up = 0;
     return n;

@@ -113,6 +113,34 @@ void net_host_disconnect(net_host *host, uint32_t peer)
         host->ops->disconnect(host, peer);
 }
 
+net_leave_state net_host_leave(net_host *host, uint32_t wait_ms)
+{
+    if (!host || host->server)
+        return NET_LEAVE_NOT_CONNECTED;
+    return host->ops->leave(host, wait_ms);
+}
+
+const char *net_disconnect_reason_name(net_disconnect_reason reason)
+{
+    switch (reason) {
+    case NET_DISCONNECT_NONE:
+        return "none";
+    case NET_DISCONNECT_LEFT:
+        return "left";
+    case NET_DISCONNECT_CLOSED:
+        return "closed by the other side";
+    case NET_DISCONNECT_TIMEOUT:
+        return "timed out";
+    case NET_DISCONNECT_UNANSWERED:
+        return "connect not answered";
+    case NET_DISCONNECT_REFUSED_FULL:
+        return "refused: the server has no free connection";
+    case NET_DISCONNECT_REFUSED_ADDRESS:
+        return "refused: the server has too many connections from this address";
+    }
+    return "unknown";
+}
+
 void net_host_stats_get(const net_host *host, net_host_stats *stats)
 {
     if (!stats)

@@ -12,10 +12,28 @@
 //   drops; no bandwidth limit; peer timeout = config.timeout_ms, enforced by
 //   ENet and by a watchdog here (ENet checks timeouts only when a reliable
 //   command's doubling retransmission timer fires, which can be up to twice
-//   the configured time);
-// - host->duplicatePeers = max_peers_per_address; refused connections are
-//   silent in ENet (the client's connect times out) and counted here by
-//   looking at CONNECT datagrams in host->intercept.
+//   the configured time); ENet's own limits are timeout_ms once a reliable
+//   command was sent again and again unanswered, and twice that otherwise:
+//   a process that was stopped (SIGSTOP) for less than 2 x timeout_ms made no
+//   retransmissions, and its peer is not timed out before it reads what the
+//   other side sent meanwhile (the watchdog runs only once the socket is
+//   drained);
+// - host->duplicatePeers = max_peers_per_address; ENet drops a connection it
+//   refuses without a word, so the server's host->intercept looks at CONNECT
+//   datagrams, counts the ones ENet is about to drop and answers each with a
+//   refusal datagram (REFUSAL_LENGTH bytes: ENet's 2-byte header for "no
+//   peer", "kref", the reason, the attempt's connect id); the client's
+//   intercept takes it and its connect fails at once with the reason. The
+//   answer is smaller than the CONNECT it answers (no amplification), and
+//   another ENet program ignores it (a command from no peer that is not a
+//   CONNECT);
+// - leaving (net_host_leave): enet_peer_disconnect_later with
+//   NET_DISCONNECT_DATA_LEAVE, then the host is serviced until ENet reports
+//   the DISCONNECT acknowledged (ENet holds the DISCONNECT back while any
+//   reliable command, a ping included, is unacknowledged) or NET_LEAVE_MAX_MS
+//   passed, then the peer is reset. The DISCONNECT's 32-bit value tells the
+//   other side a leave from a close (NET_DISCONNECT_DATA_CLOSE) and from a
+//   timeout (ENet reports 0).
 #include <stdlib.h>
 #include <string.h>
 
@@ -42,6 +60,8 @@ typedef struct refused_key {
 } refused_key;
 
 #define REFUSED_RING 32u
+#define REFUSAL_MAGIC 0x6b726566u // "kref"
+#define REFUSAL_LENGTH 11u       // header 2, magic 4, reason 1, connect id 4
 
 typedef struct enet_net_host {
     net_host base;
@@ -52,6 +72,10 @@ typedef struct enet_net_host {
     enet_uint32 last_sent_data, last_sent_packets, last_received_data, last_received_packets;
     refused_key refused[REFUSED_RING];
     unsigned refused_next, refused_count;
+    uint8_t refusal;      ///< client: the reason of a refusal datagram received, not yet reported
+    bool leaving;         ///< client: net_host_leave was called
+    uint8_t leave_state;  ///< a net_leave_state
+    enet_uint32 leave_start;
 } enet_net_host;
 
 static const net_host_ops enet_ops;
@@ -103,7 +127,7 @@ static void configure_peer(enet_net_host *h, ENetPeer *peer)
     // acceleration 32 only clamps it to the limit (32 without a bandwidth
     // limit), deceleration 0 never lowers it: nothing is ever dropped.
     enet_peer_throttle_configure(peer, 5000, ENET_PEER_PACKET_THROTTLE_SCALE, 0);
-    enet_peer_timeout(peer, 0, h->base.config.timeout_ms, h->base.config.timeout_ms);
+    enet_peer_timeout(peer, 0, h->base.config.timeout_ms, 2u * h->base.config.timeout_ms);
     if (peer->mtu > NET_HOST_ENET_MTU)
         peer->mtu = NET_HOST_ENET_MTU;
 }
@@ -122,18 +146,59 @@ static bool refused_seen(enet_net_host *h, refused_key k)
     return false;
 }
 
-// Sees every datagram before ENet. For a CONNECT (a datagram from no peer):
+// The server's answer to a CONNECT ENet is about to drop.
+static void send_refusal(enet_net_host *h, const ENetAddress *to, const enet_uint8 *connect_id, uint8_t reason)
+{
+    enet_uint8 d[REFUSAL_LENGTH];
+    d[0] = (enet_uint8)(ENET_PROTOCOL_MAXIMUM_PEER_ID >> 8);
+    d[1] = (enet_uint8)(ENET_PROTOCOL_MAXIMUM_PEER_ID & 0xFF);
+    for (int i = 0; i < 4; i++)
+        d[2 + i] = (enet_uint8)(REFUSAL_MAGIC >> (24 - 8 * i));
+    d[6] = reason;
+    memcpy(d + 7, connect_id, 4);
+    ENetBuffer b;
+    b.data = d;
+    b.dataLength = sizeof d;
+    if (enet_socket_send(h->enet->socket, to, &b, 1) > 0)
+        h->wire_sent += REFUSAL_LENGTH + NET_WIRE_UDP_IP;
+}
+
+// The client's side: a refusal of the connect under way (from the server's
+// address, with this attempt's connect id) is kept for enet_service to
+// report. Returns 1 when the datagram was a refusal (ENet skips it).
+static int take_refusal_datagram(enet_net_host *h, ENetHost *e)
+{
+    const enet_uint8 *d = e->receivedData;
+    if (e->receivedDataLength != REFUSAL_LENGTH || d[0] != (ENET_PROTOCOL_MAXIMUM_PEER_ID >> 8) ||
+        d[1] != (ENET_PROTOCOL_MAXIMUM_PEER_ID & 0xFF))
+        return 0;
+    enet_uint32 magic = ((enet_uint32)d[2] << 24) | ((enet_uint32)d[3] << 16) | ((enet_uint32)d[4] << 8) | d[5];
+    if (magic != REFUSAL_MAGIC)
+        return 0;
+    const ENetPeer *p = &e->peers[0];
+    if (h->slots[0].state == SLOT_CONNECTING && e->receivedAddress.host == p->address.host &&
+        e->receivedAddress.port == p->address.port && memcmp(d + 7, &p->connectID, 4) == 0 &&
+        (d[6] == NET_DISCONNECT_REFUSED_FULL || d[6] == NET_DISCONNECT_REFUSED_ADDRESS))
+        h->refusal = d[6];
+    return 1;
+}
+
+// Sees every datagram before ENet. On a client: take_refusal_datagram. On a
+// server, for a CONNECT (a datagram from no peer):
 // clamps the proposed MTU in place, and counts the connection as refused when
 // ENet is about to drop it (the same test as enet_protocol_handle_connect:
 // no free peer, or duplicatePeers peers already from that address), once per
-// connection attempt (the client retransmits its CONNECT). Returns 0: ENet
-// processes the datagram as usual.
+// connection attempt (the client retransmits its CONNECT), and answers every
+// such CONNECT with a refusal datagram. Returns 0: ENet processes the
+// datagram as usual.
 static int ENET_CALLBACK intercept(ENetHost *e, ENetEvent *event)
 {
     (void)event;
     enet_net_host *h = (enet_net_host *)e->peers[0].data;
     if (!h || e->receivedDataLength < 2)
         return 0;
+    if (!h->base.server)
+        return take_refusal_datagram(h, e);
     enet_uint8 *d = e->receivedData;
     enet_uint16 peer_id = (enet_uint16)((d[0] << 8) | d[1]);
     if ((peer_id & 0x0FFF) != ENET_PROTOCOL_MAXIMUM_PEER_ID || (peer_id & ENET_PROTOCOL_HEADER_FLAG_COMPRESSED))
@@ -170,8 +235,12 @@ static int ENET_CALLBACK intercept(ENetHost *e, ENetEvent *event)
             same_address++;
         }
     }
-    if ((!free_peer || same_address >= e->duplicatePeers) && !refused_seen(h, k))
+    if (free_peer && same_address < e->duplicatePeers)
+        return 0;
+    if (!refused_seen(h, k))
         h->base.stats.peers_refused++;
+    send_refusal(h, &e->receivedAddress, cmd + offsetof(ENetProtocolConnect, connectID),
+                 same_address >= e->duplicatePeers ? NET_DISCONNECT_REFUSED_ADDRESS : NET_DISCONNECT_REFUSED_FULL);
     return 0;
 }
 
@@ -218,8 +287,11 @@ static bool watchdog(enet_net_host *h, net_event *ev)
         if (ENET_TIME_LESS(now, last) || ENET_TIME_DIFFERENCE(now, last) < h->base.config.timeout_ms)
             continue;
         bool report = s->state != SLOT_CLOSING;
+        ev->reason = s->state == SLOT_CONNECTING ? NET_DISCONNECT_UNANSWERED : NET_DISCONNECT_TIMEOUT;
         enet_peer_reset(p);
         s->state = SLOT_FREE;
+        if (!report && h->leaving && h->leave_state == NET_LEAVE_PENDING)
+            h->leave_state = NET_LEAVE_GAVE_UP;
         if (report) {
             ev->peer = i;
             return true;
@@ -247,12 +319,20 @@ static bool translate(enet_net_host *h, ENetEvent *e, net_event *ev)
         ev->peer = i;
         return true;
     case ENET_EVENT_TYPE_DISCONNECT: {
-        bool report = s->state == SLOT_CONNECTED || s->state == SLOT_CONNECTING;
+        uint8_t was = s->state;
         s->state = SLOT_FREE;
-        if (!report)
+        if (was == SLOT_CLOSING && h->leaving && h->leave_state == NET_LEAVE_PENDING)
+            h->leave_state = NET_LEAVE_DONE; // acknowledged (or the server closed it too)
+        if (was != SLOT_CONNECTED && was != SLOT_CONNECTING)
             return false;
         ev->type = NET_EVENT_DISCONNECT;
         ev->peer = i;
+        if (was == SLOT_CONNECTING)
+            ev->reason = NET_DISCONNECT_UNANSWERED;
+        else if (e->data == NET_DISCONNECT_DATA_LEAVE)
+            ev->reason = NET_DISCONNECT_LEFT;
+        else
+            ev->reason = e->data == 0 ? NET_DISCONNECT_TIMEOUT : NET_DISCONNECT_CLOSED;
         return true;
     }
     case ENET_EVENT_TYPE_RECEIVE:
@@ -290,6 +370,15 @@ static net_event_type enet_service(net_host *host, net_event *ev, uint32_t timeo
             if (translate(h, &e, ev))
                 return ev->type;
             continue;
+        }
+        if (h->refusal && h->slots[0].state == SLOT_CONNECTING) {
+            enet_peer_reset(&h->enet->peers[0]);
+            h->slots[0].state = SLOT_FREE;
+            ev->type = NET_EVENT_DISCONNECT;
+            ev->peer = 0;
+            ev->reason = h->refusal;
+            h->refusal = 0;
+            return ev->type;
         }
         // Everything received so far is processed: now a silence is real.
         if (watchdog(h, ev)) {
@@ -339,13 +428,64 @@ static void enet_disconnect(net_host *host, uint32_t peer)
     if (s->state == SLOT_CONNECTED) {
         // Queued messages go first, then the disconnect; ENet's DISCONNECT
         // event for it is not reported.
-        enet_peer_disconnect_later(p, 0);
+        enet_peer_disconnect_later(p, NET_DISCONNECT_DATA_CLOSE);
         s->state = p->state == ENET_PEER_STATE_DISCONNECTED ? SLOT_FREE : SLOT_CLOSING;
         s->since = enet_time_get();
     } else if (s->state == SLOT_CONNECTING) {
-        enet_peer_disconnect(p, 0); // not connected yet: ENet resets the peer at once
+        enet_peer_disconnect(p, NET_DISCONNECT_DATA_CLOSE); // not connected yet: ENet resets the peer at once
         s->state = SLOT_FREE;
     }
+}
+
+static net_leave_state enet_leave(net_host *host, uint32_t wait_ms)
+{
+    enet_net_host *h = impl(host);
+    enet_slot *s = &h->slots[0];
+    ENetPeer *p = &h->enet->peers[0];
+    if (!h->leaving) {
+        if (s->state != SLOT_CONNECTED) {
+            if (s->state == SLOT_CONNECTING) { // abandoned: ENet sends a DISCONNECT once and resets the peer
+                enet_peer_disconnect(p, NET_DISCONNECT_DATA_LEAVE);
+                s->state = SLOT_FREE;
+            }
+            return NET_LEAVE_NOT_CONNECTED;
+        }
+        h->leaving = true;
+        h->leave_state = NET_LEAVE_PENDING;
+        h->leave_start = enet_time_get();
+        enet_peer_disconnect_later(p, NET_DISCONNECT_DATA_LEAVE);
+        s->state = p->state == ENET_PEER_STATE_DISCONNECTED ? SLOT_FREE : SLOT_CLOSING;
+        s->since = h->leave_start;
+    }
+    release_held(h);
+    enet_uint32 start = enet_time_get();
+    while (h->leave_state == NET_LEAVE_PENDING) {
+        enet_uint32 now = enet_time_get();
+        enet_uint32 spent = ENET_TIME_DIFFERENCE(now, h->leave_start);
+        if (spent >= NET_LEAVE_MAX_MS || s->state == SLOT_FREE) {
+            enet_peer_reset(p);
+            s->state = SLOT_FREE;
+            h->leave_state = NET_LEAVE_GAVE_UP;
+            break;
+        }
+        enet_uint32 elapsed = ENET_TIME_DIFFERENCE(now, start);
+        enet_uint32 wait = elapsed >= wait_ms ? 0 : wait_ms - elapsed;
+        if (wait > NET_LEAVE_MAX_MS - spent)
+            wait = NET_LEAVE_MAX_MS - spent;
+        ENetEvent e;
+        int r = enet_host_service(h->enet, &e, wait);
+        fold_counters(h);
+        if (r > 0) {
+            net_event ignored;
+            memset(&ignored, 0, sizeof ignored);
+            translate(h, &e, &ignored); // only the closing peer's DISCONNECT matters
+            release_held(h);
+            continue;
+        }
+        if (r < 0 || ENET_TIME_DIFFERENCE(enet_time_get(), start) >= wait_ms)
+            break;
+    }
+    return (net_leave_state)h->leave_state;
 }
 
 static void enet_wire(const net_host *host, uint64_t *sent, uint64_t *received)
@@ -379,7 +519,7 @@ static void enet_destroy(net_host *host)
 }
 
 static const net_host_ops enet_ops = {
-    enet_service, enet_send, enet_flush, enet_disconnect, enet_wire, enet_port, enet_destroy,
+    enet_service, enet_send, enet_flush, enet_disconnect, enet_leave, enet_wire, enet_port, enet_destroy,
 };
 
 static enet_net_host *create(const net_host_config *config, bool server, const ENetAddress *bind,
@@ -412,10 +552,9 @@ static enet_net_host *create(const net_host_config *config, bool server, const E
         e->peers[i].mtu = mtu; // peers were reset with the default MTU
         e->peers[i].data = h;
     }
-    if (server) {
+    if (server)
         e->duplicatePeers = config->max_peers_per_address;
-        e->intercept = intercept;
-    }
+    e->intercept = intercept;
     return h;
 }
 
@@ -483,7 +622,7 @@ net_host *net_host_enet_connect(const char *address, uint16_t port, const net_ho
             *error = "enet_host_connect failed";
         return NULL;
     }
-    enet_peer_timeout(p, 0, c.timeout_ms, c.timeout_ms);
+    enet_peer_timeout(p, 0, c.timeout_ms, 2u * c.timeout_ms);
     h->slots[0].state = SLOT_CONNECTING;
     h->slots[0].since = enet_time_get();
     return &h->base;

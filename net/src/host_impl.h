@@ -18,6 +18,12 @@
 /// ENet caps a host at 4095 peers (ENET_PROTOCOL_MAXIMUM_PEER_ID).
 #define NET_HOST_MAX_PEERS 4095u
 
+/// The 32-bit values ENet's DISCONNECT carries: a keel leave, and a keel
+/// host's net_host_disconnect. Anything else nonzero is a foreign program's
+/// close; 0 is what ENet reports for a timeout.
+#define NET_DISCONNECT_DATA_LEAVE 0x6b6c6561u // "klea"
+#define NET_DISCONNECT_DATA_CLOSE 0x6b636c6fu // "kclo"
+
 /// Estimated per-datagram figures (the in-memory host uses them; ENet's
 /// real counters report the same quantities).
 #define NET_WIRE_UDP_IP 28u        ///< IPv4 header 20 + UDP header 8
@@ -31,6 +37,7 @@ typedef struct net_host_ops {
     bool (*send)(net_host *host, uint32_t peer, net_channel channel, const uint8_t *data, size_t length);
     void (*flush)(net_host *host);
     void (*disconnect)(net_host *host, uint32_t peer);
+    net_leave_state (*leave)(net_host *host, uint32_t wait_ms);
     void (*wire)(const net_host *host, uint64_t *sent, uint64_t *received);
     uint16_t (*port)(const net_host *host);
     void (*destroy)(net_host *host);

@@ -16,10 +16,20 @@
 //   loss_permille, delivered a second time (with its own jitter) with
 //   duplicate_permille; jitter reorders them.
 // - net_host_disconnect: the side that calls it stops reporting that peer at
-//   once; the other side sees DISCONNECT after the earlier control messages
-//   (messages already in flight to the disconnected side are dropped).
-// - a host destroyed without notice: the other side sees DISCONNECT its own
-//   timeout_ms later.
+//   once; the other side sees DISCONNECT (NET_DISCONNECT_CLOSED) after the
+//   earlier control messages (messages already in flight to the disconnected
+//   side are dropped).
+// - net_host_leave: the same, with NET_DISCONNECT_LEFT; the server's host
+//   acknowledges the leave when it takes it (whatever its own state), and the
+//   acknowledgement reaches the client one `down` latency later (the leave is
+//   then NET_LEAVE_DONE); a leave towards a server host that is gone gives up
+//   NET_LEAVE_MAX_MS of virtual time after it began.
+// - a host destroyed without notice: the other side sees DISCONNECT
+//   (NET_DISCONNECT_TIMEOUT) its own timeout_ms later.
+// - a connect to a full server: the server answers with a refusal that
+//   reaches the client one `down` latency later (DISCONNECT,
+//   NET_DISCONNECT_REFUSED_FULL), as the ENet host does; a connect to no one
+//   fails timeout_ms after it began (NET_DISCONNECT_UNANSWERED).
 // - wire figures: net_wire_message per datagram (host.c), plus one
 //   acknowledgement datagram per reliable datagram, counted when delivered;
 //   the handshake is not counted.
@@ -31,7 +41,9 @@
 
 #include "host_impl.h"
 
-enum { ITEM_MESSAGE, ITEM_CONNECT, ITEM_ACCEPT, ITEM_DISCONNECT, ITEM_TIMEOUT, ITEM_CONNECT_FAIL };
+// An item's `channel` carries the net_disconnect_reason of ITEM_DISCONNECT
+// and ITEM_CONNECT_FAIL.
+enum { ITEM_MESSAGE, ITEM_CONNECT, ITEM_ACCEPT, ITEM_DISCONNECT, ITEM_TIMEOUT, ITEM_CONNECT_FAIL, ITEM_LEAVE_ACK };
 enum { SIDE_NONE, SIDE_CONNECTING, SIDE_OPEN, SIDE_CLOSED };
 
 typedef struct mem_host mem_host;
@@ -68,6 +80,16 @@ struct mem_host {
     uint32_t slot_count;
     uint8_t *held;     ///< the data of the last RECEIVE event
     uint64_t wire_sent, wire_received;
+    // net_memory_lose_next_control: the next control message is lost once and
+    // comes `lose_retransmit_ms` later; what else goes to that peer in the
+    // same millisecond (the same datagram) is lost with it.
+    bool lose_control;
+    uint32_t lose_retransmit_ms;
+    const mem_conn *lost_conn;
+    uint64_t lost_at;
+    bool leaving;          ///< a client that called net_host_leave
+    uint8_t leave_state;   ///< a net_leave_state
+    uint64_t leave_deadline;
 };
 
 struct net_memory {
@@ -244,8 +266,10 @@ static bool deliver(mem_host *h, mem_item *it, net_event *ev)
         while (slot < h->slot_count && h->slots[slot])
             slot++;
         if (slot == h->slot_count) {
-            h->base.stats.peers_refused++; // silent, as in ENet: the client's connect times out
+            h->base.stats.peers_refused++; // answered with a refusal, as the ENet host does
             c->server_state = SIDE_CLOSED;
+            push(c->client, h->mem->now + c->down.link.latency_ms, c, ITEM_CONNECT_FAIL,
+                 NET_DISCONNECT_REFUSED_FULL, NULL, 0);
             return false;
         }
         h->slots[slot] = c;
@@ -270,15 +294,25 @@ static bool deliver(mem_host *h, mem_item *it, net_event *ev)
             return false;
         vanish(c, h); // should the server have accepted, it times out
         ev->type = NET_EVENT_DISCONNECT;
+        ev->reason = it->channel;
         return true;
+    case ITEM_LEAVE_ACK:
+        if (h->leaving && h->leave_state == NET_LEAVE_PENDING)
+            h->leave_state = NET_LEAVE_DONE;
+        return false;
     case ITEM_DISCONNECT:
     case ITEM_TIMEOUT:
+        if (server && it->kind == ITEM_DISCONNECT && it->channel == NET_DISCONNECT_LEFT && c->client)
+            push(c->client, control_time(h->mem, &c->down), c, ITEM_LEAVE_ACK, 0, NULL, 0);
+        if (!server && h->leaving && h->leave_state == NET_LEAVE_PENDING && it->kind == ITEM_DISCONNECT)
+            h->leave_state = NET_LEAVE_DONE; // the server closed it too: it knows
         if (*state != SIDE_OPEN && *state != SIDE_CONNECTING)
             return false;
         *state = SIDE_CLOSED;
         if (server)
             h->slots[c->slot] = NULL;
         ev->type = NET_EVENT_DISCONNECT;
+        ev->reason = it->kind == ITEM_TIMEOUT ? NET_DISCONNECT_TIMEOUT : it->channel;
         return true;
     default:
         return false;
@@ -322,8 +356,19 @@ static bool memory_send(net_host *host, uint32_t peer, net_channel channel, cons
     h->wire_sent += net_wire_message(channel, length);
     if (channel == NET_CHANNEL_CONTROL) {
         uint64_t at = control_time(h->mem, d);
+        if (h->lose_control) {
+            // Lost once: the retransmission comes later, and nothing behind
+            // it in this direction overtakes it.
+            h->lose_control = false;
+            h->lost_conn = c;
+            h->lost_at = h->mem->now;
+            at += h->lose_retransmit_ms;
+            d->control_at = at;
+        }
         return to ? push(to, at, c, ITEM_MESSAGE, (uint8_t)channel, data, length) : true;
     }
+    if (h->lost_conn == c && h->lost_at == h->mem->now)
+        return true; // in the datagram that was lost
     // Always the same draws per message, whatever the link's figures.
     uint64_t lost = splitmix64(&d->rng) % 1000;
     uint64_t dup = splitmix64(&d->rng) % 1000;
@@ -341,9 +386,9 @@ static bool memory_send(net_host *host, uint32_t peer, net_channel channel, cons
 
 static void memory_flush(net_host *host) { (void)host; }
 
-static void memory_disconnect(net_host *host, uint32_t peer)
+// Closes h's side of its connection to `peer`, telling the other side why.
+static void close_side(mem_host *h, uint32_t peer, net_disconnect_reason reason)
 {
-    mem_host *h = impl(host);
     if (!h->mem || peer >= h->slot_count || !h->slots[peer])
         return;
     mem_conn *c = h->slots[peer];
@@ -355,7 +400,35 @@ static void memory_disconnect(net_host *host, uint32_t peer)
         h->slots[peer] = NULL;
     mem_host *to = other_side(c, h);
     if (to)
-        push(to, control_time(h->mem, dir_from(c, h)), c, ITEM_DISCONNECT, 0, NULL, 0);
+        push(to, control_time(h->mem, dir_from(c, h)), c, ITEM_DISCONNECT, (uint8_t)reason, NULL, 0);
+}
+
+static void memory_disconnect(net_host *host, uint32_t peer)
+{
+    close_side(impl(host), peer, NET_DISCONNECT_CLOSED);
+}
+
+static net_leave_state memory_leave(net_host *host, uint32_t wait_ms)
+{
+    (void)wait_ms; // never waits: only net_memory_advance moves time
+    mem_host *h = impl(host);
+    if (!h->leaving) {
+        mem_conn *c = h->mem ? h->slots[0] : NULL;
+        if (!c || c->client_state != SIDE_OPEN) {
+            close_side(h, 0, NET_DISCONNECT_LEFT); // a connect under way is abandoned
+            return NET_LEAVE_NOT_CONNECTED;
+        }
+        h->leaving = true;
+        h->leave_state = NET_LEAVE_PENDING;
+        h->leave_deadline = h->mem->now + NET_LEAVE_MAX_MS;
+        close_side(h, 0, NET_DISCONNECT_LEFT);
+    }
+    net_event ev;
+    while (h->leave_state == NET_LEAVE_PENDING && memory_service(host, &ev, 0) != NET_EVENT_NONE) {
+    }
+    if (h->leave_state == NET_LEAVE_PENDING && (!h->mem || h->mem->now >= h->leave_deadline))
+        h->leave_state = NET_LEAVE_GAVE_UP;
+    return (net_leave_state)h->leave_state;
 }
 
 static void memory_wire(const net_host *host, uint64_t *sent, uint64_t *received)
@@ -406,7 +479,7 @@ static void memory_destroy(net_host *host)
 }
 
 static const net_host_ops memory_ops = {
-    memory_service, memory_send, memory_flush, memory_disconnect, memory_wire, memory_port, memory_destroy,
+    memory_service, memory_send, memory_flush, memory_disconnect, memory_leave, memory_wire, memory_port, memory_destroy,
 };
 
 // ---- the network ---------------------------------------------------------------------
@@ -439,6 +512,15 @@ void net_memory_destroy(net_memory *mem)
 }
 
 uint64_t net_memory_now(const net_memory *mem) { return mem ? mem->now : 0; }
+
+void net_memory_lose_next_control(net_host *host, uint32_t retransmit_ms)
+{
+    if (!host || host->ops != &memory_ops)
+        return;
+    mem_host *h = impl(host);
+    h->lose_control = true;
+    h->lose_retransmit_ms = retransmit_ms;
+}
 
 void net_memory_advance(net_memory *mem, uint32_t ms)
 {
@@ -540,6 +622,6 @@ net_host *net_memory_connect(net_memory *mem, const char *name, const net_memory
         c->up.control_at = mem->now + up->latency_ms;
         push(c->server, c->up.control_at, c, ITEM_CONNECT, 0, NULL, 0);
     }
-    push(h, mem->now + h->base.config.timeout_ms, c, ITEM_CONNECT_FAIL, 0, NULL, 0);
+    push(h, mem->now + h->base.config.timeout_ms, c, ITEM_CONNECT_FAIL, NET_DISCONNECT_UNANSWERED, NULL, 0);
     return &h->base;
 }

@@ -35,6 +35,13 @@ static void null_disconnect(net_host *host, uint32_t peer)
     (void)peer;
 }
 
+static net_leave_state null_leave(net_host *host, uint32_t wait_ms)
+{
+    (void)host;
+    (void)wait_ms;
+    return NET_LEAVE_NOT_CONNECTED;
+}
+
 static void null_wire(const net_host *host, uint64_t *sent, uint64_t *received)
 {
     *sent = ((const null_host *)host)->wire_sent;
@@ -50,7 +57,7 @@ static uint16_t null_port(const net_host *host)
 static void null_destroy(net_host *host) { free(host); }
 
 static const net_host_ops null_ops = {
-    null_service, null_send, null_flush, null_disconnect, null_wire, null_port, null_destroy,
+    null_service, null_send, null_flush, null_disconnect, null_leave, null_wire, null_port, null_destroy,
 };
 
 net_host *net_host_null(void)

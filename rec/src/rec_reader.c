@@ -181,8 +181,13 @@ static bool open_decode_all(rec_file *f, rec_error *err)
     bool ok = true;
     if (f->h.kind == REC_KIND_CLIENT) {
         rec_client_record r;
-        while (rec_cursor_next_client(c, &r, err))
+        while (rec_cursor_next_client(c, &r, err)) {
             info->client_records++;
+            if (r.op == REC_CLIENT_CONFIRMED) {
+                info->last_hash = r.hash;
+                info->last_confirmed_tick = r.tick;
+            }
+        }
         ok = err->message[0] == 0;
         rec_cursor_destroy(c);
         return ok;

@@ -181,19 +181,21 @@ static void summary_json(const sv_server *sv, const net_host_stats *ns, double s
 {
     sv_stats ss;
     sv_server_stats(sv, &ss);
-    printf("{\"summary\":1,\"seconds\":%.2f,\"ticks\":%llu,\"tick_ms_median\":%.3f,\"tick_ms_p99\":%.3f,"
-           "\"tick_ms_max\":%.3f,\"in_payload_bytes\":%llu,\"out_payload_bytes\":%llu,\"in_wire_bytes\":%llu,"
-           "\"out_wire_bytes\":%llu,\"commands\":%llu,\"late\":%llu,\"substituted\":%llu,\"joined\":%llu,"
-           "\"left\":%llu,\"dropped_clients\":%llu,\"refused\":%llu,\"full_state_parts\":%llu,"
-           "\"snapshots\":%llu}\n",
-           secs, (unsigned long long)ss.ticks, hist_ms(ss.ticks, 500), hist_ms(ss.ticks, 990),
-           (double)tick_max_us / 1000.0, (unsigned long long)ns->payload_received,
-           (unsigned long long)ns->payload_sent, (unsigned long long)ns->wire_received,
-           (unsigned long long)ns->wire_sent, (unsigned long long)ss.commands_received,
-           (unsigned long long)ss.commands_late, (unsigned long long)ss.commands_substituted,
-           (unsigned long long)ss.clients_joined, (unsigned long long)ss.clients_left,
+    printf("{\"summary\":1,\"tick\":%u,\"ticks\":%llu,\"seconds\":%.2f,\"tick_ms_median\":%.3f,"
+           "\"tick_ms_p99\":%.3f,\"tick_ms_max\":%.3f,\"joined\":%llu,\"left\":%llu,\"timed_out\":%llu,"
+           "\"dropped_clients\":%llu,\"refused\":%llu,\"peers_refused\":%llu,\"commands\":%llu,\"late\":%llu,"
+           "\"substituted\":%llu,\"snapshots\":%llu,\"full_state_parts\":%llu,\"snapshot_bytes\":%llu,"
+           "\"in_payload_bytes\":%llu,\"out_payload_bytes\":%llu,\"in_wire_bytes\":%llu,\"out_wire_bytes\":%llu}\n",
+           sv_server_scene_tick(sv), (unsigned long long)ss.ticks, secs, hist_ms(ss.ticks, 500),
+           hist_ms(ss.ticks, 990), (double)tick_max_us / 1000.0, (unsigned long long)ss.clients_joined,
+           (unsigned long long)ss.clients_left, (unsigned long long)ss.clients_timed_out,
            (unsigned long long)ss.clients_dropped, (unsigned long long)ss.clients_refused,
-           (unsigned long long)ss.snapshots_full_parts, (unsigned long long)ss.snapshots_delta);
+           (unsigned long long)ns->peers_refused, (unsigned long long)ss.commands_received,
+           (unsigned long long)ss.commands_late, (unsigned long long)ss.commands_substituted,
+           (unsigned long long)ss.snapshots_delta, (unsigned long long)ss.snapshots_full_parts,
+           (unsigned long long)ss.snapshot_bytes, (unsigned long long)ns->payload_received,
+           (unsigned long long)ns->payload_sent, (unsigned long long)ns->wire_received,
+           (unsigned long long)ns->wire_sent);
     fflush(stdout);
 }
 
@@ -309,7 +311,7 @@ int main(int argc, char **argv)
                        "\"in_payload_Bps\":%.0f,\"out_payload_Bps\":%.0f,\"in_wire_Bps\":%.0f,\"out_wire_Bps\":%.0f,"
                        "\"substituted\":%llu,\"dropped_commands\":%llu,\"malformed\":%llu,"
                        "\"commands\":%llu,\"duplicates\":%llu,\"late\":%llu,\"out_of_window\":%llu,"
-                       "\"rate_limited\":%llu,\"unexpected\":%llu,\"joined\":%llu,\"left\":%llu,"
+                       "\"rate_limited\":%llu,\"unexpected\":%llu,\"joined\":%llu,\"left\":%llu,\"timed_out\":%llu,"
                        "\"dropped_clients\":%llu,\"refused\":%llu,\"peers_refused\":%llu,"
                        "\"packets_rate_limited\":%llu,\"hello_timeouts\":%llu,\"input_packets_lost\":%llu}\n",
                        (double)(t1 - start) / 1e6, sv_server_scene_tick(sv), ss.clients, med, p99, in_p, out_p, in_w,
@@ -317,7 +319,8 @@ int main(int argc, char **argv)
                        (unsigned long long)malformed, KEEL_DELTA(commands_received), KEEL_DELTA(commands_duplicate),
                        KEEL_DELTA(commands_late), KEEL_DELTA(commands_out_of_window),
                        KEEL_DELTA(commands_rate_limited), KEEL_DELTA(messages_unexpected),
-                       KEEL_DELTA(clients_joined), KEEL_DELTA(clients_left), KEEL_DELTA(clients_dropped),
+                       KEEL_DELTA(clients_joined), KEEL_DELTA(clients_left), KEEL_DELTA(clients_timed_out),
+                       KEEL_DELTA(clients_dropped),
                        KEEL_DELTA(clients_refused), (unsigned long long)(ns.peers_refused - last_net.peers_refused),
                        KEEL_DELTA(packets_rate_limited), KEEL_DELTA(hello_timeouts), KEEL_DELTA(input_packets_lost));
 #undef KEEL_DELTA
@@ -341,7 +344,7 @@ int main(int argc, char **argv)
             "keel-server: stopped at tick %u: %llu ticks, clients joined %llu, left %llu, dropped %llu, refused %llu; "
             "commands %llu (duplicates %llu, late %llu, out of window %llu, rate limited %llu, substituted %llu); "
             "input packets %llu (lost %llu, reordered %llu); malformed %llu, unexpected %llu; connection attempts "
-            "refused by the host %llu\n",
+            "refused by the host %llu; clients timed out %llu\n",
             sv_server_scene_tick(sv), (unsigned long long)ss.ticks, (unsigned long long)ss.clients_joined,
             (unsigned long long)ss.clients_left, (unsigned long long)ss.clients_dropped,
             (unsigned long long)ss.clients_refused, (unsigned long long)ss.commands_received,
@@ -350,8 +353,8 @@ int main(int argc, char **argv)
             (unsigned long long)ss.commands_substituted, (unsigned long long)ss.input_packets,
             (unsigned long long)ss.input_packets_lost, (unsigned long long)ss.input_packets_reordered,
             (unsigned long long)ss.messages_malformed, (unsigned long long)ss.messages_unexpected,
-            (unsigned long long)end_net.peers_refused);
-    if (o.stats_json)
+            (unsigned long long)end_net.peers_refused, (unsigned long long)ss.clients_timed_out);
+    if (o.stats_json) // the same totals, for programs, and the tick times
         summary_json(sv, &end_net, (double)(keel_app_now_us() - start) / 1e6);
     rc = recorder_finish(&rec, sv, text) ? 0 : 1;
     sv_server_destroy(sv);

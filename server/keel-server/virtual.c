@@ -50,9 +50,9 @@ int run_virtual(const options *o, const sim_world *world, const sim_level *level
     sv_stats ss;
     sv_server_stats(sv, &ss);
     printf("keel-server: server: commands %" PRIu64 " (late %" PRIu64 ", duplicates %" PRIu64 "), substituted %" PRIu64
-           ", clients joined %" PRIu64 ", left or timed out %" PRIu64 ", dropped %" PRIu64 "\n",
+           ", clients joined %" PRIu64 ", left %" PRIu64 ", timed out %" PRIu64 ", dropped %" PRIu64 "\n",
            ss.commands_received, ss.commands_late, ss.commands_duplicate, ss.commands_substituted, ss.clients_joined,
-           ss.clients_left, ss.clients_dropped);
+           ss.clients_left, ss.clients_timed_out, ss.clients_dropped);
     bool recorded = recorder_finish(&rec, sv, stdout);
     printf("keel-server: final tick %u, final hash %016" PRIx64 "\n", sv_server_scene_tick(sv),
            sim_scene_hash(sv_server_scene(sv)));

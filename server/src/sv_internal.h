@@ -52,6 +52,7 @@ typedef struct sv_client {
     uint32_t ack_tick;          // the client's confirmed tick C, or NET_TICK_NONE
     uint32_t held_mask;         // bit k: it also holds the commands of tick C + k
     uint64_t last_input_us;     // when its newest input arrived (0: none yet)
+    uint64_t join_us;           // when it joined
     sv_send_state send;         // what snapshots went out, for the chain and repairs
     uint32_t client_time;      // newest input's client_time_ms
     uint16_t newest_sequence;

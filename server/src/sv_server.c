@@ -170,13 +170,17 @@ static void send_refuse(sv_server *sv, uint32_t peer, net_refuse_code code, cons
     sv->stats.clients_refused++;
 }
 
-static void drop_client(sv_server *sv, sv_client *c, bool misbehaved)
+// The client is gone: `reason` is why its connection ended, or
+// NET_DISCONNECT_NONE when the server drops it for misbehaving.
+static void drop_client(sv_server *sv, sv_client *c, net_disconnect_reason reason)
 {
     if (c->joined && sv->pending_leave_count < sv->config.max_clients)
         sv->pending_leaves[sv->pending_leave_count++] = c->id;
-    if (misbehaved) {
+    if (reason == NET_DISCONNECT_NONE) {
         net_host_disconnect(sv->host, c->peer);
         sv->stats.clients_dropped++;
+    } else if (reason == NET_DISCONNECT_TIMEOUT) {
+        sv->stats.clients_timed_out++;
     } else {
         sv->stats.clients_left++;
     }
@@ -194,7 +198,7 @@ static void malformed(sv_server *sv, sv_client *c)
         c->malformed_in_window = 0;
     }
     if (++c->malformed_in_window > sv->config.max_malformed_per_second)
-        drop_client(sv, c, true);
+        drop_client(sv, c, NET_DISCONNECT_NONE);
 }
 
 // ---- connections that have not said hello --------------------------------------------
@@ -250,7 +254,7 @@ static void handle_hello(sv_server *sv, uint32_t peer, const uint8_t *data, size
         }
         sv->stats.messages_malformed++;
         if (c)
-            drop_client(sv, c, true);
+            drop_client(sv, c, NET_DISCONNECT_NONE);
         else
             send_refuse(sv, peer, NET_REFUSE_BAD_HELLO, "malformed hello");
         return;
@@ -410,7 +414,7 @@ void sv_server_handle(sv_server *sv, const net_event *ev, uint64_t now_us, uint6
         waiting_remove(sv, ev->peer);
         sv_client *c = client_of_peer(sv, ev->peer);
         if (c)
-            drop_client(sv, c, false);
+            drop_client(sv, c, ev->reason == NET_DISCONNECT_NONE ? NET_DISCONNECT_LEFT : (net_disconnect_reason)ev->reason);
         break;
     }
     case NET_EVENT_RECEIVE: {
@@ -542,6 +546,7 @@ void sv_server_tick(sv_server *sv, uint64_t now_us)
         c->joined = true;
         c->id = id;
         c->join_tick = t;
+        c->join_us = sv->now_us;
         c->window_start_tick = t;
         rec->joins[rec->join_count].tick = t;
         rec->joins[rec->join_count].state = st;

@@ -20,6 +20,9 @@
 //   timeout (one per second for a client that fell behind), doubling until
 //   one is acknowledged; meanwhile the chain continues from the full state's
 //   tick, so nothing waits for it.
+// - The first full state waits for the client's first input (a ping that
+//   goes with its hello and again with the welcome), so that its echo is a
+//   round trip no retransmission has stretched.
 // - A client that has sent nothing for a while (a stalled process) gets the
 //   chain only, no repair and no full state; when it speaks again it is
 //   repaired, or sent one full state if it fell too far behind.
@@ -34,6 +37,7 @@
 #define RTO_MAX_US 1000000u
 #define BEHIND_FULL_US 1000000u // the first full-state interval for a client that fell behind
 #define SILENT_MIN_US 250000u
+#define FIRST_FULL_WAIT_US 1000000u
 #define REORDER_TICKS 2u        // a later snapshot held: an earlier one sent this much before it was lost   // no input for this long (and two timeouts): the client is silent
 
 void sv_send_reset(sv_send_state *s)
@@ -374,7 +378,12 @@ void sv_send_snapshot(sv_server *sv, sv_client *c, uint64_t hash)
     uint32_t shift = s->fulls == 0 ? 0 : (s->fulls - 1u < 3u ? s->fulls - 1u : 3u);
     interval <<= shift;
     bool full_due = s->full_tick == NET_TICK_NONE || sv->now_us - s->full_us >= interval || s->fulls == 0;
-    if (full_due && !silent) {
+    // The first full state waits for an input of the client's (it sends one
+    // with its hello and another on the welcome), so that the echo in it
+    // gives a round trip that no retransmission of the hello has stretched
+    // (a second at the most).
+    bool heard = c->has_sequence || sv->now_us - c->join_us >= FIRST_FULL_WAIT_US;
+    if (full_due && !silent && heard) {
         send_full(sv, c, now, hash);
         return;
     }

@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include <keel/sim_math.h>
 
@@ -82,29 +83,31 @@ keel_test_run_result keel_test_run(const char *program, const char *const *args,
                                    const keel_test_run_options *options);
 void keel_test_run_free(keel_test_run_result *r);
 
-/// A program running beside the test (keel_test_proc_start): its stdout and
-/// stderr go to two temporary files, read them with keel_test_read_file.
+// ---- background programs (test_procs.c) ----------------------------------------
+
+/// A program running while the test talks to it, its stdout and stderr in two
+/// temporary files.
 typedef struct keel_test_proc {
-    int pid;
+    pid_t pid;
     char out[256], err[256];
-    int status; ///< once done: the exit status, or 128 + the signal
+    int status; ///< exit code, or 128 + the signal
     bool done;
 } keel_test_proc;
 
-/// Starts `program` (a name, found as keel_test_program_path finds it) with
-/// the NULL-terminated `args` (at most 46) in the background.
+/// Starts build/<program> (keel_test_program_path) with the NULL-terminated args.
 void keel_test_proc_start(keel_test_proc *p, const char *program, const char *const *args);
-/// Waits up to `ms` for it to end; false when it is still running.
+/// Waits up to `ms` for the process to end; false when it is still running
+/// (a guard against hangs, not a speed check).
 bool keel_test_proc_wait(keel_test_proc *p, long ms);
-/// Sends `sig` and waits up to 5 s for it to end.
+/// Sends `sig` unless it has ended, and waits for it (up to 5 s).
 void keel_test_proc_kill(keel_test_proc *p, int sig);
-/// Kills it if it still runs, removes its output files.
+/// Kills it if it still runs and removes its output files.
 void keel_test_proc_cleanup(keel_test_proc *p);
 void keel_test_sleep_ms(long ms);
-/// The port in the first "... listening on 127.0.0.1:PORT ..." of a file,
-/// waiting up to 10 s for it (fails the test without).
+/// The port in the first "... listening on 127.0.0.1:PORT" of a file, waiting
+/// up to 10 s for it to appear.
 unsigned keel_test_wait_port(const char *file);
-/// The number after the first "key": in a JSON text (fails the test without).
+/// The number after the first "key": in a JSON text.
 double keel_test_json_num(const char *s, const char *key);
 
 // ---- temporary files and folders (test_files.c) ----------------------------------

@@ -128,8 +128,7 @@ static void bot_leave(keel_session *s, uint32_t i, bool silent)
         add_counts(&s->gone, &st);
     }
     if (!silent) {
-        net_host_disconnect(b->host, 0);
-        net_host_flush(b->host);
+        net_host_leave(b->host, 0); // the server sees a leave (the memory network never loses it)
     } else {
         s->stats.silent_leaves++;
     }

@@ -159,12 +159,17 @@ static void print_stats(relay *r, bool final)
     fflush(stdout);
 }
 
+// An event's line; in JSON also "mono_us": the time on CLOCK_MONOTONIC (the
+// clock every process on the machine shares), so that a program on the other
+// side of the relay can tell which of its packets came before the event.
 static void print_event(relay *r, const char *what)
 {
-    double t = (double)now_us(r) / 1e6;
+    int64_t rel = now_us(r);
+    double t = (double)rel / 1e6;
     if (r->c->stats_json)
-        printf("{\"event\":\"%s\",\"t\":%.3f,\"latency_up_ms\":%.3f,\"latency_down_ms\":%.3f}\n",
-               what, t, r->c->dir[0].latency_us / 1000.0, r->c->dir[1].latency_us / 1000.0);
+        printf("{\"event\":\"%s\",\"t\":%.3f,\"mono_us\":%lld,\"latency_up_ms\":%.3f,\"latency_down_ms\":%.3f}\n",
+               what, t, (long long)(r->start_ns / 1000 + rel), r->c->dir[0].latency_us / 1000.0,
+               r->c->dir[1].latency_us / 1000.0);
     else
         fprintf(stderr, "keel-relay: %s at %.3f s: latency up %.3f ms, down %.3f ms\n", what, t,
                 r->c->dir[0].latency_us / 1000.0, r->c->dir[1].latency_us / 1000.0);

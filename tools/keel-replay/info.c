@@ -89,6 +89,8 @@ int replay_info(const char *file, rec_file *f, bool json)
                 in.bytes_header, in.bytes_schema, in.bytes_initial, in.bytes_ticks, in.bytes_keyframes,
                 in.bytes_client, in.bytes_end);
         fprintf(o, ",\"bytes_per_player_hour\":%.0f,\"last_hash\":\"%016" PRIx64 "\"", per_player_hour, in.last_hash);
+        if (h->kind == REC_KIND_CLIENT)
+            fprintf(o, ",\"last_confirmed_tick\":%u", (unsigned)in.last_confirmed_tick);
         if (!scan_ok) {
             fputs(",\"error\":", o);
             json_str(o, err.message);
@@ -151,7 +153,11 @@ int replay_info(const char *file, rec_file *f, bool json)
                 in.bytes_client, in.bytes_end);
         if (char_ticks > 0)
             fprintf(o, "per player-hour: %.0f bytes (%.1f KiB)\n", per_player_hour, per_player_hour / 1024.0);
-        fprintf(o, "last hash:     %016" PRIx64 " (world hash after the last tick)\n", in.last_hash);
+        if (h->kind == REC_KIND_CLIENT)
+            fprintf(o, "last hash:     %016" PRIx64 " (the client's last confirmed state, tick %u)\n", in.last_hash,
+                    (unsigned)in.last_confirmed_tick);
+        else
+            fprintf(o, "last hash:     %016" PRIx64 " (world hash after the last tick)\n", in.last_hash);
     }
     if (!scan_ok) {
         replay_print_error(file, &err);

@@ -30,12 +30,17 @@ static void usage(FILE *f)
           "      re-simulate FILE and compare every tick's hashes (and every keyframe)\n"
           "      with the recorded ones; name the first divergent tick, character and,\n"
           "      with full state (debug-mode recordings: --record-full), the field\n"
+          "      A client recording (keel-client --record) is replayed call by call\n"
+          "      and every confirmed state's hash compared with the recorded one\n"
           "  diff A B [--json] [--level PATH]\n"
-          "      compare two recordings of the same session tick by tick\n"
+          "      compare two recordings of the same session tick by tick; a client\n"
+          "      recording and its server's: the client's confirmed hashes against the\n"
+          "      server's world hashes of the same ticks\n"
           "  diff A --resim [--json] [--level PATH] [--threads N]\n"
           "      compare A with a fresh re-simulation here (verify, diff's output)\n"
           "  info FILE [--json]\n"
-          "      the header, length, players, sizes and the last hash\n"
+          "      the header, length, players, sizes and the last hash (a client\n"
+          "      recording: of its last confirmed state)\n"
           "  --help\n"
           "\n"
           "  --threads N   verify keyframe-to-keyframe spans on N threads (1 to 256, default 1;\n"
@@ -50,7 +55,7 @@ static void usage(FILE *f)
           "  1  divergence (the first divergent tick is printed)\n"
           "  2  usage: a bad command or option\n"
           "  3  a bad file: unreadable, corrupt (the offset and chunk are named), another\n"
-          "     format version, not the recorded level, or a client recording\n",
+          "     format version, or not the recorded level\n",
           f);
 }
 

@@ -3,8 +3,10 @@
 // that the prediction was wrong. MIT licence, see LICENSE.
 //
 // Two scenes: the confirmed one (the server's exact state at the newest
-// snapshot tick C, computed from the acknowledged baseline and the commands
-// the snapshot carries, checked against the server's hash) and the predicted
+// snapshot tick C, computed from the snapshot's baseline -- the tick of the
+// snapshot before it -- and the commands it carries, checked against the
+// server's hash; a snapshot whose baseline is not confirmed yet, because one
+// before it was lost, is kept until the server's repair fills the gap) and the predicted
 // one (tick P > C: the confirmed state advanced with our own commands and,
 // for every other character, its last command). When the state at C is
 // confirmed, the prediction made for C is compared with it byte for byte:
@@ -86,6 +88,13 @@ typedef struct cl_stats {
     /// earlier than needed (after a stall, or a lead from a round trip that
     /// was too long).
     uint64_t held_ticks;
+    /// A backlog of snapshots handled between two predictions (a machine
+    /// that cannot keep up, or a burst after a stall): after the first
+    /// misprediction the rollback waits for the next cl_client_predict (or
+    /// cl_client_take_catch_up), and the snapshots confirmed meanwhile are
+    /// not compared again (confirms_coalesced): one rollback for the
+    /// backlog instead of one per snapshot.
+    uint64_t rollbacks_deferred, confirms_coalesced;
     uint64_t commands_sent, input_packets;
     /// The first field that differed in the newest own-character misprediction.
     const char *last_own_field;
@@ -123,7 +132,9 @@ uint64_t cl_client_tick_us(const cl_client *cl);
 
 /// Ticks to predict at once now (after the first full state, to get ahead of
 /// the server by the target lead; after a jump in latency, to make up the
-/// commands that would arrive late); reading it clears it.
+/// commands that would arrive late); reading it clears it. Call it after
+/// handling the events and before reading the predicted scene: it finishes a
+/// rollback that a backlog of snapshots put off (cl_stats.rollbacks_deferred).
 uint32_t cl_client_take_catch_up(cl_client *cl);
 
 /// Predict tick P with our command (its tick is set to P) and send inputs

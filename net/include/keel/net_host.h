@@ -17,6 +17,15 @@
 // bandwidth limit, peer timeout 5 s, at most `max_peers_per_address` peers
 // from one address. An unreliable message longer than NET_MTU is refused by
 // net_host_send (ENet would silently make it reliable fragments).
+//
+// Ending a connection: a client leaves with net_host_leave, which sends the
+// disconnect and keeps servicing the host until the server acknowledged it
+// (or NET_LEAVE_MAX_MS passed), so that the server sees a leave rather than,
+// seconds later, a timeout. Every DISCONNECT event says why the connection
+// ended (net_disconnect_reason): left, closed by the other side, timed out,
+// never answered, or refused by the server's host (no free connection, too
+// many from one address) -- the server's host answers a connect it turns
+// away with a small refusal datagram, so the client knows at once and why.
 #ifndef KEEL_NET_HOST_H
 #define KEEL_NET_HOST_H
 
@@ -38,10 +47,38 @@ typedef enum net_event_type {
     NET_EVENT_RECEIVE = 3,    ///< a message; data valid until the next call on the host
 } net_event_type;
 
+/// Why a connection ended (NET_EVENT_DISCONNECT's `reason`). Both kinds of
+/// host report the same reasons in the same cases.
+typedef enum net_disconnect_reason {
+    NET_DISCONNECT_NONE = 0,    ///< not a DISCONNECT event
+    NET_DISCONNECT_LEFT = 1,    ///< the peer left with net_host_leave
+    /// The other side closed the connection with net_host_disconnect (a
+    /// server dropping or refusing a client), or a foreign ENet program
+    /// disconnected with a nonzero value.
+    NET_DISCONNECT_CLOSED = 2,
+    /// Nothing heard from the peer for timeout_ms: it vanished (killed,
+    /// crashed, destroyed without leaving) or the link failed. A foreign ENet
+    /// program's disconnect carrying the value 0 is indistinguishable from it.
+    NET_DISCONNECT_TIMEOUT = 3,
+    /// Client: the connect was not answered within timeout_ms (nothing
+    /// listening there, or the network lost every attempt).
+    NET_DISCONNECT_UNANSWERED = 4,
+    /// Client: the server's host turned the connect away: every connection
+    /// slot is taken (max_peers).
+    NET_DISCONNECT_REFUSED_FULL = 5,
+    /// Client: the server's host turned the connect away: it already has
+    /// max_peers_per_address connections from this client's IP address.
+    NET_DISCONNECT_REFUSED_ADDRESS = 6,
+} net_disconnect_reason;
+
+/// A short English phrase for a reason ("left", "timed out", ...).
+const char *net_disconnect_reason_name(net_disconnect_reason reason);
+
 typedef struct net_event {
     net_event_type type;
     uint32_t peer;  ///< the host's handle for the peer (the client's server is peer 0)
     uint8_t channel;
+    uint8_t reason; ///< a net_disconnect_reason for DISCONNECT, else NET_DISCONNECT_NONE
     const uint8_t *data;
     size_t length;
 } net_event;
@@ -84,8 +121,37 @@ net_event_type net_host_service(net_host *host, net_event *event, uint32_t timeo
 /// an unreliable message exceeds NET_MTU. Sent at the next service or flush.
 bool net_host_send(net_host *host, uint32_t peer, net_channel channel, const uint8_t *data, size_t length);
 void net_host_flush(net_host *host);
-/// Disconnect a peer (its events stop; the other side sees a disconnect).
+/// Disconnect a peer (its events stop; the other side sees a disconnect with
+/// NET_DISCONNECT_CLOSED once the messages queued before it were delivered).
+/// Returns at once: a host destroyed right after may never send it (use
+/// net_host_leave on a client).
 void net_host_disconnect(net_host *host, uint32_t peer);
+
+/// The longest a leave waits for its acknowledgement.
+#define NET_LEAVE_MAX_MS 1000u
+
+typedef enum net_leave_state {
+    NET_LEAVE_PENDING = 0,  ///< the disconnect is sent, not acknowledged yet
+    NET_LEAVE_DONE = 1,     ///< the server acknowledged it: it saw the leave
+    /// NET_LEAVE_MAX_MS passed without an acknowledgement: the connection is
+    /// reset (the server may still have seen the leave, or will time out).
+    NET_LEAVE_GAVE_UP = 2,
+    NET_LEAVE_NOT_CONNECTED = 3, ///< nothing to leave (never connected, or closed already)
+} net_leave_state;
+
+/// A client's graceful close of its connection (peer 0). The first call
+/// queues the disconnect behind the messages already queued (its other side
+/// reports NET_DISCONNECT_LEFT); every call services the host for up to
+/// `wait_ms` (0: without waiting), so that acknowledgements and
+/// retransmissions go on, and returns how the leave stands. Messages that
+/// arrive meanwhile are dropped and no event is reported. Call it until it
+/// returns something other than NET_LEAVE_PENDING, then destroy the host:
+///   while (net_host_leave(host, 10) == NET_LEAVE_PENDING) {}
+/// takes one round trip on a working link and at most NET_LEAVE_MAX_MS
+/// otherwise. The in-memory host's time is virtual: it never waits, and its
+/// clock (net_memory_advance) decides the NET_LEAVE_MAX_MS bound. The null
+/// host returns NET_LEAVE_NOT_CONNECTED. On a server host: NOT_CONNECTED.
+net_leave_state net_host_leave(net_host *host, uint32_t wait_ms);
 void net_host_stats_get(const net_host *host, net_host_stats *stats);
 /// The port a listening host is bound to (useful with port 0).
 uint16_t net_host_port(const net_host *host);
@@ -117,6 +183,12 @@ void net_memory_destroy(net_memory *mem);
 /// The virtual time, ms.
 uint64_t net_memory_now(const net_memory *mem);
 void net_memory_advance(net_memory *mem, uint32_t ms);
+/// The next control message `host` (a memory host) sends is lost once and
+/// arrives `retransmit_ms` later than it would have, as a reliable message
+/// whose datagram was lost and sent again; the unreliable messages the host
+/// sends to the same peer in the same virtual millisecond are lost with it.
+/// For tests of a lost hello or welcome. Other hosts: nothing happens.
+void net_memory_lose_next_control(net_host *host, uint32_t retransmit_ms);
 /// A listening host at a name (any string; one per name).
 net_host *net_memory_listen(net_memory *mem, const char *name, const net_host_config *config);
 /// A host connected to the listening host `name`; `up` and `down` shape the

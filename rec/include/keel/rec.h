@@ -241,8 +241,12 @@ typedef struct rec_info {
     uint32_t keyframes;
     uint32_t blocks, compressed_blocks;
     uint64_t bytes_header, bytes_schema, bytes_initial, bytes_ticks, bytes_keyframes, bytes_client, bytes_end;
-    uint64_t last_hash;         ///< world hash after the last tick (0 if none)
+    /// Scene recordings: the world hash after the last tick (0 if none).
+    /// Client recordings: the hash of the last confirmed state recorded
+    /// (its tick in last_confirmed_tick; 0 if the client confirmed none).
+    uint64_t last_hash;
     uint32_t client_records;    ///< client recordings
+    uint32_t last_confirmed_tick; ///< client recordings: see last_hash (0 if none)
 } rec_info;
 
 void rec_file_info(const rec_file *f, rec_info *out);

@@ -62,7 +62,13 @@ typedef struct sv_stats {
     uint64_t input_packets, input_packets_lost, input_packets_reordered; ///< from the clients' sequence numbers
     uint64_t messages_malformed;
     uint64_t messages_unexpected;   ///< well formed but not valid now (input before hello, ...)
-    uint64_t clients_refused, clients_dropped, clients_joined, clients_left;
+    uint64_t clients_refused; ///< hellos answered with a refusal
+    uint64_t clients_joined;
+    /// How joined clients went: left (the client closed the connection: a
+    /// leave, or another close), timed out (not heard from for the host's
+    /// timeout: killed, crashed, or the link failed), dropped (the server
+    /// closed it: misbehaviour). Each client counts in exactly one.
+    uint64_t clients_left, clients_timed_out, clients_dropped;
     uint64_t snapshots_delta, snapshots_full_parts;
     uint64_t snapshots_repair;      ///< delta snapshots re-sending ticks a client lacked (among snapshots_delta)
     uint64_t full_states;           ///< full states sent (each snapshots_full_parts / ceil(characters / 12) parts)

@@ -1,0 +1,88 @@
+// keel tests: a client process stopped (SIGSTOP) and woken (SIGCONT) in a
+// session of 32 characters, with the real programs over ENet on loopback:
+// keel-server, 31 light clients in one keel-client process, and the full
+// client under test in another. MIT licence, see LICENSE.
+//
+// Judged by what the programs report: keel-client's own stall lines (how long
+// it was stopped, when it confirmed again, the full states and bytes of its
+// recovery, as it measured them) and its summary (hash mismatches,
+// unexplained mispredictions). The test's sleeps only decide when to send the
+// signals; every wait is bounded and every process is killed at the end.
+#define _POSIX_C_SOURCE 200809L
+#include <criterion/criterion.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "test_support.h"
+
+TestSuite(stall_programs, .timeout = 300);
+
+// Waits (bounded) until the file holds `needle`.
+static bool wait_for_text(const char *file, const char *needle, long ms)
+{
+    for (long waited = 0; waited <= ms; waited += 50) {
+        char *s = keel_test_read_file(file);
+        bool found = s && strstr(s, needle);
+        free(s);
+        if (found)
+            return true;
+        keel_test_sleep_ms(50);
+    }
+    return false;
+}
+
+Test(stall_programs, a_stopped_client_wakes_confirms_and_needs_at_most_two_full_states)
+{
+    keel_test_proc sv, crowd, cl;
+    const char *sargs[] = {"--bind", "127.0.0.1", "--port", "0", "--duration", "120", "--max-per-address", "64",
+                           "--stats-json", "--stats-interval", "0", NULL};
+    keel_test_proc_start(&sv, "keel-server", sargs);
+    char port[16];
+    snprintf(port, sizeof port, "%u", keel_test_wait_port(sv.err));
+    const char *largs[] = {"--port", port, "--bots", "0", "--light", "31", "--ticks", "0", NULL};
+    keel_test_proc_start(&crowd, "keel-client", largs);
+    const char *cargs[] = {"--port", port, "--ticks", "1600", "--seed", "5", "--trace", NULL};
+    keel_test_proc_start(&cl, "keel-client", cargs);
+    cr_assert(wait_for_text(cl.err, "\"trace\":1", 20000), "the client under test never played");
+    keel_test_sleep_ms(1000);
+    static const long stops_ms[] = {500, 2000, 4500};
+    for (int k = 0; k < 3; k++) {
+        kill(cl.pid, SIGSTOP);
+        keel_test_sleep_ms(stops_ms[k]);
+        kill(cl.pid, SIGCONT);
+        keel_test_sleep_ms(3000); // its report comes 2 s after it woke
+    }
+    cr_assert(keel_test_proc_wait(&cl, 60000), "the client under test did not finish");
+    char *out = keel_test_read_file(cl.out), *err = keel_test_read_file(cl.err);
+    cr_log_info("client summary: %s", out);
+    cr_expect_eq(cl.status, 0, "keel-client exit %d", cl.status);
+    cr_expect_eq(keel_test_json_num(out, "hash_mismatches"), 0);
+    const char *un = strstr(out, "\"own_mispredictions\":{");
+    cr_assert_not_null(un);
+    cr_expect_eq(keel_test_json_num(un, "unexplained"), 0);
+    // One stall line per stop, in order, each as long as the stop at least.
+    const char *at = err;
+    for (int k = 0; k < 3; k++) {
+        const char *line = strstr(at, "{\"stall\":1");
+        cr_assert_not_null(line, "no stall report for the stop of %ld ms: %s", stops_ms[k], err);
+        const char *nl = strchr(line, '\n');
+        cr_log_info("stopped %ld ms: %.*s\n", stops_ms[k], nl ? (int)(nl - line) : 200, line);
+        double stopped = keel_test_json_num(line, "stopped_s");
+        cr_expect_geq(stopped * 1000.0 + 50.0, (double)stops_ms[k], "stop %d measured %.3f s", k, stopped);
+        double confirmed = keel_test_json_num(line, "confirmed_after_s");
+        cr_expect(confirmed >= 0.0 && confirmed <= 2.0, "stop %d: confirmed again after %.3f s", k, confirmed);
+        cr_expect_leq(keel_test_json_num(line, "full_states"), 2.0, "stop %d", k);
+        cr_expect_eq(keel_test_json_num(line, "hash_mismatches"), 0.0, "stop %d", k);
+        cr_expect_gt(keel_test_json_num(line, "recovery_payload_bytes"), 0.0, "stop %d", k);
+        at = line + 1;
+    }
+    free(out);
+    free(err);
+    keel_test_proc_kill(&crowd, SIGTERM);
+    keel_test_proc_kill(&sv, SIGTERM);
+    keel_test_proc_cleanup(&cl);
+    keel_test_proc_cleanup(&crowd);
+    keel_test_proc_cleanup(&sv);
+}

@@ -458,12 +458,17 @@ int main(int argc, char **argv)
             printf("%s\"%s\":%llu", c ? "," : "", cl_cause_name((cl_cause)c),
                    (unsigned long long)s.remote_mispredictions[c]);
         printf("},\"rollbacks\":%llu,\"resimulated_ticks\":%llu,\"snapshots\":%llu,\"full_states\":%llu,"
-               "\"hash_mismatches\":%llu,\"snapshot_packets_lost\":%llu,\"up_wire_bytes\":%llu,"
+               "\"hash_mismatches\":%llu,\"snapshot_packets_lost\":%llu,\"snapshots_kept\":%llu,"
+               "\"snapshots_dropped\":%llu,\"held_ticks\":%llu,\"capped_ticks\":%llu,\"rollbacks_deferred\":%llu,"
+               "\"confirms_coalesced\":%llu,\"up_wire_bytes\":%llu,"
                "\"down_wire_bytes\":%llu,\"up_payload_Bps\":%.0f,\"up_wire_Bps\":%.0f,"
                "\"down_payload_Bps\":%.0f,\"down_wire_Bps\":%.0f}",
                (unsigned long long)s.rollbacks, (unsigned long long)s.resimulated_ticks,
                (unsigned long long)s.snapshots, (unsigned long long)s.full_states,
                (unsigned long long)s.hash_mismatches, (unsigned long long)s.snapshot_packets_lost,
+               (unsigned long long)s.snapshots_kept, (unsigned long long)s.snapshots_dropped,
+               (unsigned long long)s.held_ticks, (unsigned long long)s.capped_ticks,
+               (unsigned long long)s.rollbacks_deferred, (unsigned long long)s.confirms_coalesced,
                (unsigned long long)ns.wire_sent, (unsigned long long)ns.wire_received, ns.payload_sent * per,
                ns.wire_sent * per, ns.payload_received * per, ns.wire_received * per);
         for (int c = 0; c < CL_CAUSE_COUNT; c++) {

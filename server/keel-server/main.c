@@ -184,7 +184,8 @@ static void summary_json(const sv_server *sv, const net_host_stats *ns, double s
     printf("{\"summary\":1,\"tick\":%u,\"ticks\":%llu,\"seconds\":%.2f,\"tick_ms_median\":%.3f,"
            "\"tick_ms_p99\":%.3f,\"tick_ms_max\":%.3f,\"joined\":%llu,\"left\":%llu,\"timed_out\":%llu,"
            "\"dropped_clients\":%llu,\"refused\":%llu,\"peers_refused\":%llu,\"commands\":%llu,\"late\":%llu,"
-           "\"substituted\":%llu,\"snapshots\":%llu,\"full_state_parts\":%llu,\"snapshot_bytes\":%llu,"
+           "\"substituted\":%llu,\"snapshots\":%llu,\"repairs\":%llu,\"full_states\":%llu,\"full_state_parts\":%llu,"
+           "\"snapshot_bytes\":%llu,"
            "\"in_payload_bytes\":%llu,\"out_payload_bytes\":%llu,\"in_wire_bytes\":%llu,\"out_wire_bytes\":%llu}\n",
            sv_server_scene_tick(sv), (unsigned long long)ss.ticks, secs, hist_ms(ss.ticks, 500),
            hist_ms(ss.ticks, 990), (double)tick_max_us / 1000.0, (unsigned long long)ss.clients_joined,
@@ -192,7 +193,8 @@ static void summary_json(const sv_server *sv, const net_host_stats *ns, double s
            (unsigned long long)ss.clients_dropped, (unsigned long long)ss.clients_refused,
            (unsigned long long)ns->peers_refused, (unsigned long long)ss.commands_received,
            (unsigned long long)ss.commands_late, (unsigned long long)ss.commands_substituted,
-           (unsigned long long)ss.snapshots_delta, (unsigned long long)ss.snapshots_full_parts,
+           (unsigned long long)ss.snapshots_delta, (unsigned long long)ss.snapshots_repair,
+           (unsigned long long)ss.full_states, (unsigned long long)ss.snapshots_full_parts,
            (unsigned long long)ss.snapshot_bytes, (unsigned long long)ns->payload_received,
            (unsigned long long)ns->payload_sent, (unsigned long long)ns->wire_received,
            (unsigned long long)ns->wire_sent);
@@ -313,7 +315,8 @@ int main(int argc, char **argv)
                        "\"commands\":%llu,\"duplicates\":%llu,\"late\":%llu,\"out_of_window\":%llu,"
                        "\"rate_limited\":%llu,\"unexpected\":%llu,\"joined\":%llu,\"left\":%llu,\"timed_out\":%llu,"
                        "\"dropped_clients\":%llu,\"refused\":%llu,\"peers_refused\":%llu,"
-                       "\"packets_rate_limited\":%llu,\"hello_timeouts\":%llu,\"input_packets_lost\":%llu}\n",
+                       "\"packets_rate_limited\":%llu,\"hello_timeouts\":%llu,\"input_packets_lost\":%llu,"
+                       "\"snapshots\":%llu,\"repairs\":%llu,\"full_states\":%llu}\n",
                        (double)(t1 - start) / 1e6, sv_server_scene_tick(sv), ss.clients, med, p99, in_p, out_p, in_w,
                        out_w, (unsigned long long)subst, (unsigned long long)dropped,
                        (unsigned long long)malformed, KEEL_DELTA(commands_received), KEEL_DELTA(commands_duplicate),
@@ -322,7 +325,8 @@ int main(int argc, char **argv)
                        KEEL_DELTA(clients_joined), KEEL_DELTA(clients_left), KEEL_DELTA(clients_timed_out),
                        KEEL_DELTA(clients_dropped),
                        KEEL_DELTA(clients_refused), (unsigned long long)(ns.peers_refused - last_net.peers_refused),
-                       KEEL_DELTA(packets_rate_limited), KEEL_DELTA(hello_timeouts), KEEL_DELTA(input_packets_lost));
+                       KEEL_DELTA(packets_rate_limited), KEEL_DELTA(hello_timeouts), KEEL_DELTA(input_packets_lost),
+                       KEEL_DELTA(snapshots_delta), KEEL_DELTA(snapshots_repair), KEEL_DELTA(full_states));
 #undef KEEL_DELTA
             else
                 printf("t %6.1f s  tick %u  clients %u  tick ms median %.3f p99 %.3f  in %.0f B/s (wire %.0f)  out %.0f "

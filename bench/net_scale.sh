@@ -151,6 +151,7 @@ scale_run() {
     row "server tick p99, ms (whole run)" "$p99" "<= 2" "$(mark "$p99" 2 '<=')"
     row "server tick p99, ms (worst 5-s interval after joins)" "$worst" "<= 2" "$(mark "$worst" 2 '<=')"
     row "server tick max, ms" "$max" "" ""
+    row "server tick CPU time median / p99, ms (its thread)" "$(num "$OUT/summary.json" tick_cpu_ms_median) / $(num "$OUT/summary.json" tick_cpu_ms_p99)" "" ""
     row "clients joined (server) / light clients that played" "$joined_sv / $played" "$clients / $LIGHT" ""
     row "light client up, B/s on the wire (mean)" "$lup" "" ""
     row "light client down, B/s on the wire (mean)" "$ldown" "" ""

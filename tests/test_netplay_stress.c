@@ -227,3 +227,36 @@ Test(netplay_stress, a_client_that_cannot_keep_up_rolls_back_once_a_frame, .time
     cr_expect_eq(t.own_mispredictions[CL_CAUSE_UNEXPLAINED] + t.remote_mispredictions[CL_CAUSE_UNEXPLAINED], 0);
     play_free(&p);
 }
+
+// Clients whose connections end in the same tick, the newest first: the
+// leaves go into that tick's record in id order, so the snapshots that carry
+// them encode, and the clients that stay get deltas, not full states.
+Test(netplay_stress, clients_leaving_in_one_tick_cost_the_others_no_full_state, .timeout = 600)
+{
+    net_memory_link link = {10, 0, 0, 0};
+    play p;
+    play_init(&p, 8, CL_BOT_RANDOM, &link, &link, 50);
+    for (uint32_t ms = 0; ms < 3000; ms++)
+        play_ms(&p, true);
+    sv_stats a;
+    sv_server_stats(p.sv, &a);
+    for (uint32_t i = 7; i >= 4; i--) { // ids 8, 7, 6, 5: their disconnects arrive in that order
+        net_host_disconnect(p.hosts[i], 0);
+        net_host_flush(p.hosts[i]);
+        p.stall_until_ms[i] = UINT64_MAX;
+    }
+    for (uint32_t ms = 0; ms < 2000; ms++)
+        play_ms(&p, true);
+    sv_stats b;
+    sv_server_stats(p.sv, &b);
+    cl_stats t;
+    play_totals(&p, &t);
+    cr_log_info("4 clients left in one tick: server left %llu, full states sent after %llu\n",
+                (unsigned long long)(b.clients_left - a.clients_left),
+                (unsigned long long)(b.full_states - a.full_states));
+    cr_expect_eq(b.clients_left - a.clients_left, 4);
+    cr_expect_eq(b.full_states - a.full_states, 0, "full states to the clients that stayed");
+    cr_expect_eq(t.hash_mismatches, 0);
+    cr_expect_eq(p.confirmed_differ, 0);
+    play_free(&p);
+}

@@ -521,7 +521,15 @@ void sv_server_tick(sv_server *sv, uint64_t now_us)
     waiting_expire(sv);
     uint32_t t = sim_scene_tick(sv->scene);
     sv_tick_record *rec = sv_history_begin(&sv->history, t);
-    // Leaves, then joins, at the start of the tick.
+    // Leaves, then joins, at the start of the tick. The leaves in id order
+    // (they came in the order the connections ended; a snapshot lists them
+    // by id, and one that holds two out of order cannot be encoded).
+    for (uint32_t i = 1; i < sv->pending_leave_count; i++) {
+        uint32_t id = sv->pending_leaves[i], k = i;
+        for (; k > 0 && sv->pending_leaves[k - 1] > id; k--)
+            sv->pending_leaves[k] = sv->pending_leaves[k - 1];
+        sv->pending_leaves[k] = id;
+    }
     for (uint32_t i = 0; i < sv->pending_leave_count; i++) {
         if (sim_scene_remove_character(sv->scene, sv->pending_leaves[i])) {
             rec->leaves[rec->leave_count].tick = t;

@@ -17,8 +17,8 @@
 //   repair until the acknowledgement moves.
 // - A full state goes when no delta can reach the client: it has
 //   acknowledged nothing yet, or C is older than the history. At most one per
-//   timeout (one per second for a client that fell behind), doubling until
-//   one is acknowledged; meanwhile the chain continues from the full state's
+//   timeout and at least 0.5 s apart (1 s for a client that fell behind),
+//   doubling until one is acknowledged; meanwhile the chain continues from the full state's
 //   tick, so nothing waits for it.
 // - The first full state waits for the client's first input (a ping that
 //   goes with its hello and again with the welcome), so that its echo is a
@@ -34,6 +34,7 @@
 
 #define RTO_MIN_TICKS 3u
 #define RTO_INITIAL_US 250000u
+#define FIRST_FULL_MIN_US 500000u // a client's first full state is sent again no sooner
 #define RTO_MAX_US 1000000u
 #define BEHIND_FULL_US 1000000u // the first full-state interval for a client that fell behind
 #define SILENT_MIN_US 250000u
@@ -374,7 +375,8 @@ void sv_send_snapshot(sv_server *sv, sv_client *c, uint64_t hash)
     }
     // No delta reaches the client's state: a full state, rate-limited; the
     // chain goes on from the last one meanwhile.
-    uint64_t interval = C == NET_TICK_NONE ? rto : (rto > BEHIND_FULL_US ? rto : BEHIND_FULL_US);
+    uint64_t floor = C == NET_TICK_NONE ? FIRST_FULL_MIN_US : BEHIND_FULL_US;
+    uint64_t interval = rto > floor ? rto : floor;
     uint32_t shift = s->fulls == 0 ? 0 : (s->fulls - 1u < 3u ? s->fulls - 1u : 3u);
     interval <<= shift;
     bool full_due = s->full_tick == NET_TICK_NONE || sv->now_us - s->full_us >= interval || s->fulls == 0;

@@ -19,6 +19,9 @@ struct sim_world *keel_app_load_world(const char *program, const char *name, con
 
 /// Monotonic clock, microseconds.
 uint64_t keel_app_now_us(void);
+/// CPU time the calling thread has used, microseconds (what a measurement
+/// costs without the time the thread waited for a core).
+uint64_t keel_app_thread_cpu_us(void);
 /// Sleep until the monotonic clock reaches `deadline_us` (returns at once if past).
 void keel_app_sleep_until_us(uint64_t deadline_us);
 

@@ -17,7 +17,7 @@
 //   repair until the acknowledgement moves.
 // - A full state goes when no delta can reach the client: it has
 //   acknowledged nothing yet, or C is older than the history. At most one per
-//   timeout and at least 0.5 s apart (1 s for a client that fell behind),
+//   timeout and at least 0.25 s apart (1 s for a client that fell behind),
 //   doubling until one is acknowledged; meanwhile the chain continues from the full state's
 //   tick, so nothing waits for it.
 // - The first full state waits for the client's first input (a ping that
@@ -34,7 +34,7 @@
 
 #define RTO_MIN_TICKS 3u
 #define RTO_INITIAL_US 250000u
-#define FIRST_FULL_MIN_US 500000u // a client's first full state is sent again no sooner
+#define FIRST_FULL_MIN_US 250000u // a client's first full state is sent again no sooner
 #define RTO_MAX_US 1000000u
 #define BEHIND_FULL_US 1000000u // the first full-state interval for a client that fell behind
 #define SILENT_MIN_US 250000u

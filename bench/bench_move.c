@@ -1,6 +1,6 @@
 // keel benchmark: character movement throughput. MIT licence, see LICENSE.
 //
-// By default, the figures of issue 10 in one run: microseconds per
+// By default, the speed summary in one run: microseconds per
 // character-tick on one thread (min and median over several interleaved
 // rounds) for 64 and 1000 characters on a generated arena of about 7,000
 // triangles and on the real map sauerbraten_zdm2.obj (when the shared levels
@@ -265,7 +265,7 @@ static int bench_level(const char *name, sim_level *level, bool rooms, figure *o
     return n;
 }
 
-// ---- the summary: issue 10's figures ----------------------------------------------
+// ---- the summary: the speed figures -------------------------------------------------
 
 #define MAX_ROUNDS 51
 
@@ -596,7 +596,7 @@ static void print_usage(FILE *f)
           "                  [--characters 64|1000] [--collision world|scene] [--no-parallel]\n"
           "                  [--no-pile]\n"
           "       bench_move --table [--seconds N] [--shape capsule|box|cylinder|all] [--independent]\n"
-          "By default, issue 10's figures, one thread unless said (zdm2 is sauerbraten_zdm2.obj\n"
+          "By default, the speed summary, one thread unless said (zdm2 is sauerbraten_zdm2.obj\n"
           "at scale 0.12 from $KEEL_LEVELS_DIR or the shared levels folder, skipped when absent):\n"
           "  - us per character-tick, min / median over R interleaved rounds, 64 and 1000\n"
           "    capsules (r 0.4 h 1.8) on a generated arena of ~7,000 triangles and on zdm2,\n"

@@ -1,6 +1,6 @@
 // keel tests: crowds never pass through the level. MIT licence, see LICENSE.
 //
-// Issue 6, point 1. A character pushed by a crowd (or by a platform) is
+// A character pushed by a crowd (or by a platform) is
 // moved by depenetration, and depenetration may only take it where a sweep
 // against the level reaches: never through a wall, a floor or a ceiling.
 // Each case runs a crowd on the built-in level (markers in docs/levels.md)
@@ -13,7 +13,7 @@
 // room it was spawned in. (The hundred pressing into the thin wall did not
 // cross it before the fix either; it stays as a stress case.)
 //
-// Issue 9: every pair of the three shapes (capsule, box, cylinder) meeting
+// Every pair of the three shapes (capsule, box, cylinder) meeting
 // head on, pushing, standing on each other's heads and crowding a corner,
 // with their overlap measured in double, independently of keel's narrow phase.
 #include <criterion/criterion.h>

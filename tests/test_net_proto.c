@@ -1809,3 +1809,23 @@ Test(net_proto, snapshot_with_a_reference_round_trips_and_is_small)
             same, same / 64.0, turning, turning / 64.0);
     cr_assert(same > 0 && turning > 0);
 }
+
+// net_held_bits is the tick-by-tick loop it replaces, over every span near
+// the acknowledged tick and across the 32-bit wrap.
+Test(net_proto, held_bits_are_the_ticks_of_the_kept_snapshot)
+{
+    static const uint32_t acks[] = {0, 100, 0xFFFFFFF0u, NET_TICK_NONE};
+    for (uint32_t a = 0; a < 4; a++) {
+        uint32_t c = acks[a];
+        for (uint32_t db = 0; db < 48; db++) {
+            for (uint32_t dt = db + 1; dt < 50; dt++) {
+                uint32_t b = c - 4u + db, t = c - 4u + dt, want = 0;
+                if (c != NET_TICK_NONE && t > c && t != NET_TICK_NONE && b < t)
+                    for (uint32_t k = b > c ? b : c; k < t && k - c < 32u; k++)
+                        want |= 1u << (k - c);
+                cr_assert_eq(net_held_bits(c, b, t), want, "ack %u, [%u, %u)", c, b, t);
+            }
+        }
+        cr_assert_eq(net_held_bits(c, 5, NET_TICK_NONE), 0);
+    }
+}

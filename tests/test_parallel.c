@@ -1,7 +1,7 @@
 // keel tests: a scene's moves on several threads give the one-thread result.
 // MIT licence, see LICENSE.
 //
-// Issue 10, parallel ticks. sim_scene_set_parallel hands the characters'
+// Parallel ticks. sim_scene_set_parallel hands the characters'
 // moves to an executor; every character collides with the others'
 // start-of-tick shapes, so the moves are independent and the result must be
 // bit-identical to the plain loop whatever the executor does. Each case runs

@@ -726,7 +726,7 @@ Test(relay_program, same_seed_same_losses)
     free(x);
 }
 
-// The round-trip step from 50 to 150 ms: --latency 25, then
+// A round-trip step from 50 to 150 ms: --latency 25, then
 // --step-at 0.8 --step-latency 75. Packets sent after the step (by the
 // relay's clock, which started after this test forked it and before it printed
 // its first line) take at least 150 ms; every packet at least 50 ms.

@@ -1,6 +1,6 @@
 // keel tests: sim_scene_restore fed random and mutated buffers. MIT licence.
 //
-// Issue 6, point 2. Snapshots and recordings reach sim_scene_restore from the
+// Snapshots and recordings reach sim_scene_restore from the
 // network and from files, so it must refuse anything out of range with a
 // reason and accept only states the scene can step without a check firing or
 // undefined behaviour. Each round takes a real saved scene (characters

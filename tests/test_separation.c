@@ -1,5 +1,5 @@
 // keel tests: characters never overlap each other, crowds piled on one point
-// spread out, and placing a character finds the nearest free spot (issue 10).
+// spread out, and placing a character finds the nearest free spot.
 // MIT licence, see LICENSE.
 //
 // Before the separation pass (sim/src/scene_separate.c), each character

@@ -81,7 +81,7 @@
 #define SOAK_HASH_PANDORA_CYLINDER UINT64_C(0xac092886fe670568)
 
 #define SOAK_CHARACTERS 48
-// The pile: 200 characters started at one point (issue 10), for 384 ticks.
+// The pile: 200 characters started at one point, for 384 ticks.
 #define SOAK_PILE 200
 #define SOAK_PILE_TICKS 384
 #define SOAK_MAX_CHARACTERS SOAK_PILE
@@ -93,8 +93,8 @@
 #define SOAK_TICKS_BOX 240
 #define SOAK_TICKS_CYLINDER 480
 #define SOAK_SEED UINT64_C(20261122)
-/// Depth beyond the skin that still counts as resting: none. The issue asks
-/// for "never more than the skin" (5 mm); the deepest seen is about 1.5 mm.
+/// Depth beyond the skin that still counts as resting: none. The target is
+/// "never more than the skin" (5 mm); the deepest seen is about 1.5 mm.
 #define SOAK_DEPTH_TOLERANCE 0
 /// The double reference sees the level's exact corners (the world rounds an
 /// oriented box's to the raw unit) and keel's own rounding: 0.1 mm more.

@@ -1,4 +1,4 @@
-// keel tests: stairs at full speed (issue 9). The capsule and the box walk up
+// keel tests: stairs at full speed. The capsule and the box walk up
 // and down the built-in level's flights of 0.1 to 0.35 m risers, straight and
 // at 30 and 60 degrees, and a flight found in a real map. Every tick on the
 // stairs must cover at least 95% of the horizontal distance the same run
@@ -68,8 +68,8 @@ typedef struct tick_rec {
 } tick_rec;
 
 // Spawn at `feet`, let it land, then give it the full ground speed along
-// (dx, dz), so every run is at full speed from its first tick (the issue's
-// runs start 3 m before the stairs from rest; the speed is full well before
+// (dx, dz), so every run is at full speed from its first tick (runs
+// that start 3 m before the stairs from rest; the speed is full well before
 // the first step either way, and the flat-ground reference starts the same).
 // Then walk forward for `ticks`, recording each tick.
 static void run(const sim_world *w, const sim_move_settings *s, sim_vec3 feet, double dx, double dz,

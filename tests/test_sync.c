@@ -8,7 +8,6 @@
 //   every tick, restores it into a fresh scene and continues from the copy
 //   stays bit-identical to a run that never does.
 // A test also shows that the check catches a save that leaves a field out.
-// (Part of issue 8; recordings and keel-replay are not written yet.)
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,7 +1,7 @@
 // keel tests: state from outside is validated, and no value the public API
 // accepts makes a check fire. MIT licence, see LICENSE.
 //
-// Issue 6, points 2 and 3. The rule (docs/ranges.md, "Refused or clamped"):
+// The rule (docs/ranges.md, "Refused or clamped"):
 // with KEEL_CHECKS on, no SIM_CHECK fires for any value a public function of
 // sim_move.h, sim_scene.h, sim_query.h, sim_shape.h or sim_world.h accepts;
 // what a function refuses, it refuses with its return value. These tests run

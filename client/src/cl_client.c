@@ -180,16 +180,9 @@ void cl_client_hello(cl_client *cl, uint32_t now_ms)
 // Which ticks past the confirmed one the kept snapshots hold (net_input.held_mask).
 static uint32_t held_mask(const cl_client *cl)
 {
-    uint32_t mask = 0, c = cl->confirmed;
-    if (c == NET_TICK_NONE)
-        return 0;
-    for (uint32_t i = 0; i < CL_PENDING; i++) {
-        const cl_pending *p = &cl->pending[i];
-        if (p->tick == NET_TICK_NONE || p->tick <= c)
-            continue;
-        for (uint32_t k = p->baseline > c ? p->baseline : c; k < p->tick && k - c < 32u; k++)
-            mask |= 1u << (k - c);
-    }
+    uint32_t mask = 0;
+    for (uint32_t i = 0; i < CL_PENDING; i++)
+        mask |= net_held_bits(cl->confirmed, cl->pending[i].baseline, cl->pending[i].tick);
     return mask;
 }
 
@@ -303,19 +296,18 @@ bool cl_client_predict(cl_client *cl, const sim_input *command, uint32_t now_ms)
     // outside the server's window; let the ticks pass until it is near.
     bool ahead = cl->heard_tick != NET_TICK_NONE && p > cl->heard_tick &&
                  p - cl->heard_tick > cl_client_target_lead(cl) + AHEAD_SLACK_TICKS;
-    if (ahead && cl->hold == 0)
-        cl->hold = 1;
-    if (cl->hold > 0 || p - cl->confirmed >= cl->config.prediction_cap) {
+    bool held = cl->hold > 0 || ahead;
+    if (held || p - cl->confirmed >= cl->config.prediction_cap) {
         // Commands arrive far earlier than needed (after a stall, or a lead
         // taken from a round trip that was too long), or the prediction is
         // at its cap: let this tick pass. The server still hears from us at
         // the usual rate: what we hold is what repairs the gap.
-        if (cl->hold > 0) {
+        if (cl->hold > 0)
             cl->hold--;
+        if (held)
             cl->stats.held_ticks++;
-        } else {
+        else
             cl->stats.capped_ticks++;
-        }
         if (++cl->idle_ticks % cl->config.ticks_per_packet == 0)
             cl_send_ping(cl, now_ms);
         return false;

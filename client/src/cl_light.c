@@ -104,13 +104,9 @@ static void note_snapshot(cl_light *l, uint32_t base, uint32_t tick)
 // Which ticks past the confirmed one the kept snapshots hold (net_input.held_mask).
 static uint32_t held_mask(const cl_light *l)
 {
-    uint32_t mask = 0, c = l->ack;
-    for (uint32_t i = 0; i < CL_LIGHT_HELD && c != NET_TICK_NONE; i++) {
-        if (l->held_tick[i] == NET_TICK_NONE || l->held_tick[i] <= c)
-            continue;
-        for (uint32_t k = l->held_base[i] > c ? l->held_base[i] : c; k < l->held_tick[i] && k - c < 32u; k++)
-            mask |= 1u << (k - c);
-    }
+    uint32_t mask = 0;
+    for (uint32_t i = 0; i < CL_LIGHT_HELD; i++)
+        mask |= net_held_bits(l->ack, l->held_base[i], l->held_tick[i]);
     return mask;
 }
 

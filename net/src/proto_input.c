@@ -91,3 +91,15 @@ bool net_input_decode(const uint8_t *data, size_t length, net_input *m)
     }
     return net_br_finish(&r) && net_input_valid(m);
 }
+
+uint32_t net_held_bits(uint32_t ack, uint32_t baseline, uint32_t tick)
+{
+    if (ack == NET_TICK_NONE || tick == NET_TICK_NONE || tick <= ack)
+        return 0;
+    uint32_t lo = baseline > ack ? baseline - ack : 0u;
+    uint32_t hi = tick - ack < 32u ? tick - ack : 32u;
+    if (lo >= hi)
+        return 0;
+    uint32_t width = hi - lo;
+    return (width >= 32u ? 0xFFFFFFFFu : (1u << width) - 1u) << lo;
+}

@@ -215,6 +215,10 @@ size_t net_refuse_encode(const net_refuse *m, uint8_t *out, size_t capacity);
 bool net_refuse_decode(const uint8_t *data, size_t length, net_refuse *m);
 size_t net_input_encode(const net_input *m, uint8_t *out, size_t capacity);
 bool net_input_decode(const uint8_t *data, size_t length, net_input *m);
+/// The held_mask bits of one kept snapshot [baseline, tick) for a client
+/// whose confirmed tick is `ack`: bit k for each of its ticks ack + k, k < 32.
+/// 0 when `ack` or `tick` is NET_TICK_NONE or the snapshot ends by `ack`.
+uint32_t net_held_bits(uint32_t ack, uint32_t baseline, uint32_t tick);
 size_t net_snapshot_encode(const net_snapshot *m, uint8_t *out, size_t capacity);
 bool net_snapshot_decode(const uint8_t *data, size_t length, net_snapshot *m);
 /// The header of a delta snapshot alone (sequence, echo, ticks, last applied

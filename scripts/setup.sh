@@ -9,7 +9,10 @@
 #   KEEL_SETUP_DRY_RUN=1   print the commands that would run instead of running them
 set -euo pipefail
 
-packages=(build-essential cmake pkg-config libfixmath-dev libenet-dev libcriterion-dev libxxhash-dev libzstd-dev)
+packages=(build-essential cmake pkg-config libfixmath-dev libenet-dev libcriterion-dev libxxhash-dev libzstd-dev
+    # keel-play (the windowed client) and its tests: a window, OpenGL 3.3
+    # through Mesa's software renderer, an X server without a screen, input
+    libsdl2-dev libepoxy-dev libcglm-dev libstb-dev libgl1-mesa-dri xvfb xdotool)
 
 # A package installed for several architectures (libfixmath-dev:arm64 for the
 # cross-architecture check, say) lists one status per architecture: look for

@@ -138,6 +138,22 @@ const cl_config *cl_client_config(const cl_client *cl) { return &cl->config; }
 net_sim_identity cl_client_identity(const cl_client *cl) { return cl->identity; }
 const sim_scene *cl_client_confirmed(const cl_client *cl) { return cl->conf; }
 
+const sim_char_state *cl_client_predicted_at(const cl_client *cl, uint32_t tick, uint32_t *count)
+{
+    *count = 0;
+    uint32_t p = sim_scene_tick(cl->pred);
+    if (cl->confirmed == NET_TICK_NONE || cl->rollback_pending || tick < cl->confirmed || tick > p ||
+        p - tick > CL_RING)
+        return NULL;
+    if (tick == p)
+        return sim_scene_characters(cl->pred, count);
+    const cl_state_slot *s = &cl->pred_ring[tick % CL_RING];
+    if (s->tick != tick)
+        return NULL;
+    *count = s->count;
+    return s->states;
+}
+
 void cl_client_stats(const cl_client *cl, cl_stats *stats)
 {
     *stats = cl->stats;

@@ -152,6 +152,13 @@ net_sim_identity cl_client_identity_for(const sim_world *world, const sim_level 
                                         const sim_move_settings *settings, const cl_config *config);
 
 const sim_scene *cl_client_predicted(const cl_client *cl);
+/// The predicted characters (id order) at a tick in [C, P]: the state before
+/// that tick ran, as the prediction now stands (after any rollback); at P the
+/// predicted scene's. NULL (and *count 0) for any other tick, before the
+/// first full state, and while a rollback is put off (see
+/// cl_client_take_catch_up). Valid until the next call that predicts or
+/// handles an event. For display smoothing (cl_smooth.h).
+const sim_char_state *cl_client_predicted_at(const cl_client *cl, uint32_t tick, uint32_t *count);
 const sim_scene *cl_client_confirmed(const cl_client *cl);
 void cl_client_stats(const cl_client *cl, cl_stats *stats);
 

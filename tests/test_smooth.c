@@ -283,6 +283,37 @@ Test(smooth, angles_go_the_short_way_and_corrections_are_smoothed)
     cl_smooth_destroy(sm);
 }
 
+Test(smooth, corrections_are_found_across_several_ticks_and_one_tick_back)
+{
+    cl_smooth_settings st = cl_smooth_default_settings();
+    cl_smooth *sm = cl_smooth_create(&st, 4);
+    const walk w = {0.0, 0.25, 0};
+    walk_update(sm, &w, 10, false);
+    cl_smooth_frame(sm, 0, 1.0f);
+    // four ticks predicted at once after a rollback that moved tick 10 too:
+    // cl_smooth_correct with the new states of the tick held, then the newest
+    sim_char_state t10 = walk_state(&w, 10, true);
+    cr_expect(cl_smooth_correct(sm, 10, &t10, 1));
+    walk_update(sm, &w, 14, true);
+    cl_smooth_frame(sm, 0, 1.0f);
+    cl_pose p;
+    cr_assert(cl_smooth_pose(sm, 1, &p));
+    cr_expect_float_eq(p.offset[2], -0.25f, 1e-6f, "offset %f", (double)p.offset[2]);
+    cr_expect_float_eq(p.position[2], 0.0f, 1e-6f, "drawn where it was");
+    // one tick back (a client that restarted its prediction from an older
+    // confirmed tick), moved by another 0.1 m: old prev against new cur
+    sim_char_state t13 = at(1, 13 * VX_RAW, 0, raw(0.35), 0);
+    cr_assert(cl_smooth_update(sm, 13, &t13, 1, NULL, 0));
+    cl_smooth_frame(sm, 0, 1.0f);
+    cr_assert(cl_smooth_pose(sm, 1, &p));
+    cr_expect_float_eq(p.offset[2], -0.35f, 1e-4f, "offset %f", (double)p.offset[2]); // (0.35 m is not exact in Q16.16)
+    cr_expect_float_eq(p.position[2], 0.0f, 1e-6f);
+    cl_smooth_stats s;
+    cl_smooth_stats_get(sm, &s);
+    cr_expect_eq(s.corrections, 2);
+    cl_smooth_destroy(sm);
+}
+
 Test(smooth, the_drawn_position_never_lags_more_than_a_tick_plus_the_offset)
 {
     cl_smooth_settings st = cl_smooth_default_settings();

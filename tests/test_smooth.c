@@ -34,6 +34,14 @@ static float dist3(const float a[3], const float b[3])
 
 static float len3(const float v[3]) { return sqrtf(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]); }
 
+/// A state's feet position in metres, as floats.
+static void feet(const sim_char_state *c, float out[3])
+{
+    out[0] = (float)c->position.x / 65536.0f;
+    out[1] = (float)c->position.y / 65536.0f;
+    out[2] = (float)c->position.z / 65536.0f;
+}
+
 // ---- the synthetic game --------------------------------------------------------------
 
 /// A character walking along +x at 5 m/s whose predicted track is shifted by
@@ -357,10 +365,10 @@ Test(smooth, the_drawn_position_never_lags_more_than_a_tick_plus_the_offset)
             for (int i = 0; i < N; i++) {
                 cl_pose p;
                 cr_assert(cl_smooth_pose(sm, (uint32_t)i + 1, &p));
-                float c[3] = {(float)cur[i].position.x / 65536.0f, (float)cur[i].position.y / 65536.0f,
-                              (float)cur[i].position.z / 65536.0f};
-                float q[3] = {(float)prev[i].position.x / 65536.0f, (float)prev[i].position.y / 65536.0f,
-                              (float)prev[i].position.z / 65536.0f};
+                float c[3];
+                feet(&cur[i], c);
+                float q[3];
+                feet(&prev[i], q);
                 float undrawn[3] = {p.position[0] - p.offset[0], p.position[1] - p.offset[1],
                                     p.position[2] - p.offset[2]};
                 float lag = dist3(undrawn, c), tick_motion = dist3(c, q);
@@ -469,14 +477,14 @@ Test(smooth, a_real_client_on_a_lossy_link_keeps_offsets_bounded_and_finite, .ti
             cr_assert_leq(off, st.snap_distance + 1e-5f);
             if (off > largest_offset)
                 largest_offset = off;
-            float c[3] = {(float)cur[i].position.x / 65536.0f, (float)cur[i].position.y / 65536.0f,
-                          (float)cur[i].position.z / 65536.0f};
+            float c[3];
+            feet(&cur[i], c);
             float motion = 0;
             if (prev) {
                 for (uint32_t j = 0; j < pn; j++)
                     if (prev[j].id == cur[i].id) {
-                        float q[3] = {(float)prev[j].position.x / 65536.0f, (float)prev[j].position.y / 65536.0f,
-                                      (float)prev[j].position.z / 65536.0f};
+                        float q[3];
+                        feet(&prev[j], q);
                         motion = dist3(c, q);
                     }
             }

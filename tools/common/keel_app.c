@@ -69,6 +69,38 @@ void keel_app_sleep_until_us(uint64_t deadline_us)
     }
 }
 
+int keel_app_parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
+{
+    if (!s)
+        return 0;
+    unsigned base = 10;
+    if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+        base = 16;
+        s += 2;
+    }
+    if (!*s)
+        return 0;
+    uint64_t v = 0;
+    for (const char *p = s; *p; p++) {
+        unsigned d;
+        if (*p >= '0' && *p <= '9')
+            d = (unsigned)(*p - '0');
+        else if (base == 16 && *p >= 'a' && *p <= 'f')
+            d = (unsigned)(*p - 'a' + 10);
+        else if (base == 16 && *p >= 'A' && *p <= 'F')
+            d = (unsigned)(*p - 'A' + 10);
+        else
+            return 0;
+        if (v > (UINT64_MAX - d) / base)
+            return 0; // overflow
+        v = v * base + d;
+    }
+    if (v < lo || v > hi)
+        return 0;
+    *out = v;
+    return 1;
+}
+
 int keel_app_parse_u32(const char *s, uint32_t lo, uint32_t hi, uint32_t *out)
 {
     if (!s || !*s || strlen(s) > 10)

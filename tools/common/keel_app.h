@@ -27,5 +27,8 @@ void keel_app_sleep_until_us(uint64_t deadline_us);
 
 /// Parse an unsigned decimal in [lo, hi]; false on anything else.
 int keel_app_parse_u32(const char *s, uint32_t lo, uint32_t hi, uint32_t *out);
+/// Parse an unsigned decimal or 0x hex (no sign, no spaces) in [lo, hi];
+/// false on anything else, overflow included.
+int keel_app_parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out);
 
 #endif

@@ -347,6 +347,10 @@ Test(token, truncated_and_overlong_buffers_are_refused_by_size)
     const size_t odd_sizes[] = {NET_TOKEN_SEALED_BYTES + 1, NET_TOKEN_BYTES - 1, NET_TOKEN_BYTES + 1};
     for (size_t i = 0; i < 3; i++)
         cr_assert_eq(open_at(big, odd_sizes[i], KEEL_TEST_CREATE, &priv), NET_TOKEN_BAD_SIZE, "%zu", odd_sizes[i]);
+    big[0] = 'X'; // the size is judged before the magic
+    cr_assert_eq(open_at(big, NET_TOKEN_SEALED_BYTES + 1, KEEL_TEST_CREATE, &priv), NET_TOKEN_BAD_SIZE);
+    cr_assert_eq(open_at(big, NET_TOKEN_SEALED_BYTES - 1, KEEL_TEST_CREATE, &priv), NET_TOKEN_TRUNCATED);
+    big[0] = 'K';
     size_t at = 0;
     cr_assert_eq(net_token_read_public(big, NET_TOKEN_SEALED_BYTES, &pub, &at), NET_TOKEN_TRUNCATED);
     cr_assert_eq(at, NET_TOKEN_SEALED_BYTES);

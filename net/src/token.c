@@ -383,11 +383,11 @@ static net_token_result open_token(const uint8_t *d, size_t size, const net_toke
 {
     header h;
     size_t where;
+    if (size > NET_TOKEN_SEALED_BYTES && size != NET_TOKEN_BYTES)
+        return NET_TOKEN_BAD_SIZE;
     net_token_result r = read_header(d, size, NET_TOKEN_SEALED_BYTES, NET_TOKEN_BYTES, &h, &where);
     if (r != NET_TOKEN_OK)
         return r;
-    if (size != NET_TOKEN_SEALED_BYTES && size != NET_TOKEN_BYTES)
-        return NET_TOKEN_BAD_SIZE;
     if (h.protocol_id != protocol_id)
         return NET_TOKEN_WRONG_PROTOCOL;
     if (now >= h.expire_time)

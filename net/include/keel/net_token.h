@@ -75,8 +75,8 @@ enum {
 typedef enum net_token_result {
     NET_TOKEN_OK = 0,
     NET_TOKEN_NO_CRYPTO,      ///< libsodium could not be initialised
-    NET_TOKEN_TRUNCATED,      ///< fewer bytes than the layout needs
-    NET_TOKEN_BAD_SIZE,       ///< more bytes than a token (or than its sealed part where only that is taken)
+    NET_TOKEN_TRUNCATED,      ///< fewer bytes than the call reads (1032 to open, 1712 to read the public part)
+    NET_TOKEN_BAD_SIZE,       ///< more, but not a size the call takes (1032 or 1712 to open, 1712 to read)
     NET_TOKEN_BAD_MAGIC,      ///< not a keel token
     NET_TOKEN_BAD_VERSION,    ///< a layout version this keel does not read
     NET_TOKEN_WRONG_PROTOCOL, ///< issued for another game or protocol (net_token_open)
@@ -127,9 +127,10 @@ void net_token_key_wipe(net_token_key *key);
 bool net_token_key_equal(const net_token_key *a, const net_token_key *b);
 
 /// The key file: text, one key line "keel-token-key 1 " followed by 64 hex
-/// digits (either case), then a newline (optional at the end of the file);
-/// lines before it that start with '#' are comments; nothing else may
-/// follow. net_token_key_parse reads it from a buffer; on an error it zeroes
+/// digits (either case), then a newline (optional at the end of the file;
+/// "\r\n" too); blank lines and lines starting with '#' are skipped
+/// anywhere; nothing else may be in it (a second key line neither).
+/// net_token_key_parse reads it from a buffer; on an error it zeroes
 /// *key and writes a message naming the line and column ("line 2, column
 /// 18: 'x' is not a hex digit") into err (if given).
 bool net_token_key_parse(const char *text, size_t size, net_token_key *key, char *err, size_t err_size);

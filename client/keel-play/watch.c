@@ -31,7 +31,7 @@ typedef struct watch {
     kp_camera cam;       ///< the free camera
     uint32_t follow_id;  ///< followed character (when !free_cam)
     float orbit_yaw, orbit_pitch, orbit_dist;
-    uint64_t seeks, steps, drawn;
+    uint64_t seeks, steps, drawn, pause_toggles;
     int rc;
     kp_char_draw *draws;
     uint32_t draw_cap, draw_count;
@@ -254,7 +254,10 @@ static void click(watch *w, float mx, float my)
 static void key(watch *w, SDL_Keycode k)
 {
     switch (k) {
-    case SDLK_SPACE: w->paused = !w->paused; break;
+    case SDLK_SPACE:
+        w->paused = !w->paused;
+        w->pause_toggles++;
+        break;
     case SDLK_LEFTBRACKET:
     case SDLK_MINUS:
     case SDLK_KP_MINUS: w->speed = w->speed > 0.25f ? w->speed * 0.5f : 0.25f; break;
@@ -453,12 +456,12 @@ static void draw(watch *w)
 static void summary(const watch *w)
 {
     printf("{\"mode\":\"%s\",\"frames\":%llu,\"tick\":%u,\"first_tick\":%u,\"last_tick\":%u,\"paused\":%s,"
-           "\"speed\":%g,\"seeks\":%llu,\"steps\":%llu,\"screenshots\":%u,\"markers\":%u,\"joins\":%llu,"
+           "\"speed\":%g,\"pause_toggles\":%llu,\"seeks\":%llu,\"steps\":%llu,\"screenshots\":%u,\"markers\":%u,\"joins\":%llu,"
            "\"leaves\":%llu,\"substitutes\":%llu,\"follow\":%u,\"free_camera\":%s,\"width\":%d,\"height\":%d,"
            "\"resizes\":%u,\"minimises\":%u,\"draw_calls\":%u",
            w->diff ? "diff" : "replay", (unsigned long long)w->drawn, (unsigned)kp_run_tick(w->a),
            (unsigned)w->a->first, (unsigned)w->a->last, w->paused ? "true" : "false", (double)w->speed,
-           (unsigned long long)w->seeks, (unsigned long long)w->steps, (unsigned)w->app->screenshots,
+           (unsigned long long)w->pause_toggles, (unsigned long long)w->seeks, (unsigned long long)w->steps, (unsigned)w->app->screenshots,
            (unsigned)w->a->marker_count, (unsigned long long)w->a->joins, (unsigned long long)w->a->leaves,
            (unsigned long long)w->a->substitutes, (unsigned)(w->free_cam ? 0 : w->follow_id),
            w->free_cam ? "true" : "false", w->app->width, w->app->height, (unsigned)w->app->resizes,
@@ -521,9 +524,7 @@ int kp_watch_loop(kp_app *app, const kp_options *opt, kp_run *a, const kp_watch_
     start(&w);
     uint32_t limit = kp_frames_limit(opt);
     while (!app->quit && w.rc == KP_EXIT_OK) {
-        events(&w);
-        if (app->quit)
-            break;
+        events(&w); // a quit asked for here still gets this frame (and its F12 screenshot)
         if (kp_app_frame_begin(app)) {
             fly(&w);
             advance(&w);

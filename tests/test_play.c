@@ -295,6 +295,42 @@ Test(play, diff_starts_at_the_first_divergence, .timeout = 120)
     stop_display();
 }
 
+Test(play, client_recording_shows_the_prediction, .timeout = 120)
+{
+    start_display();
+    if (!keel_test_program_find("keel-server") || !keel_test_program_find("keel-client"))
+        cr_skip_test("keel-server or keel-client is not built");
+    char dir[256];
+    keel_test_dir_make(dir, sizeof dir, "play_client");
+    const char *file = keel_test_dir_file(dir, "client.rec");
+    keel_test_proc sv;
+    const char *sargs[] = {"--bind", "127.0.0.1", "--port", "0", "--duration", "60", "--quiet", NULL};
+    keel_test_proc_start(&sv, "keel-server", sargs);
+    char port[16];
+    snprintf(port, sizeof port, "%u", keel_test_wait_port(sv.out));
+    const char *cargs[] = {"--port", port, "--ticks", "192", "--record", file, NULL};
+    keel_test_run_result c = keel_test_run(keel_test_program_path("keel-client"), cargs, NULL);
+    keel_test_proc_cleanup(&sv);
+    cr_assert_eq(c.exit_code, 0, "%s", c.err);
+    // the last tick: where the client's prediction ended, past every confirmed one
+    const char *at = strstr(c.err, "confirmed tick ");
+    cr_assert_not_null(at, "%s", c.err);
+    double confirmed = strtod(at + strlen("confirmed tick "), NULL);
+    const char *args[] = {"--replay", file, "--at-tick", "4000000000", "--frames", "2", "--size", "640x360", NULL};
+    keel_test_run_result r = play(args);
+    cr_log_info("%s", r.out);
+    cr_assert_eq(r.exit_code, 0, "stderr: %s", r.err);
+    cr_expect(strstr(r.out, "\"client\":true"), "%s", r.out);
+    cr_expect_eq(keel_test_json_num(r.out, "follow"), 1, "the client's own character is followed: %s", r.out);
+    cr_expect_eq(keel_test_json_num(r.out, "tick"), keel_test_json_num(r.out, "last_tick"), "%s", r.out);
+    cr_expect_geq(keel_test_json_num(r.out, "last_tick"), confirmed, "%s", r.out);
+    cr_expect_lt(keel_test_json_num(r.out, "first_tick"), keel_test_json_num(r.out, "last_tick"), "%s", r.out);
+    keel_test_run_free(&c);
+    keel_test_run_free(&r);
+    keel_test_dir_remove(dir);
+    stop_display();
+}
+
 // ---- bad cases ---------------------------------------------------------------------
 
 Test(play, no_display)

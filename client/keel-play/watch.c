@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <keel/cl_client.h>
 #include <keel/rec_verify.h>
 
 #include "overlay.h"
@@ -43,7 +44,8 @@ typedef struct watch {
 
 static const float white[4] = {1, 1, 1, 1}, red[4] = {1.0f, 0.35f, 0.3f, 1};
 static const float marker_colors[KP_MARK_KIND_COUNT][4] = {
-    {0.3f, 0.95f, 0.4f, 1}, {0.85f, 0.85f, 0.85f, 1}, {1.0f, 0.6f, 0.1f, 1}, {1.0f, 0.15f, 0.15f, 1}};
+    {0.3f, 0.95f, 0.4f, 1},  {0.85f, 0.85f, 0.85f, 1}, {1.0f, 0.6f, 0.1f, 1}, {1.0f, 0.15f, 0.15f, 1},
+    {1.0f, 0.6f, 0.1f, 1},   {0.3f, 0.8f, 1.0f, 1},    {1.0f, 0.9f, 0.2f, 1}, {1.0f, 0.1f, 0.9f, 1}};
 
 // ---- the timeline ---------------------------------------------------------------
 
@@ -152,14 +154,14 @@ static void follow(watch *w, uint32_t id)
 static uint32_t nth_id(const watch *w, uint32_t n)
 {
     uint32_t count;
-    const sim_char_state *c = sim_scene_characters(w->a->scene, &count);
+    const sim_char_state *c = sim_scene_characters(w->a->view, &count);
     return n < count ? c[n].id : 0;
 }
 
 static void next_follow(watch *w)
 {
     uint32_t count;
-    const sim_char_state *c = sim_scene_characters(w->a->scene, &count);
+    const sim_char_state *c = sim_scene_characters(w->a->view, &count);
     if (!count)
         return;
     uint32_t i = 0;
@@ -338,12 +340,12 @@ static bool states_differ(const sim_char_state *x, const sim_char_state *y)
 static void fill_draws(watch *w)
 {
     const sim_move_settings *s = &w->a->h->settings;
-    w->draw_count = kp_render_records_from_scene(w->a->scene, s, w->draws, w->draw_cap);
+    w->draw_count = kp_render_records_from_scene(w->a->view, s, w->draws, w->draw_cap);
     if (!w->diff || !w->diff->b)
         return;
     const kp_run *b = w->diff->b;
     uint32_t na, nb;
-    const sim_char_state *ca = sim_scene_characters(w->a->scene, &na), *cb = sim_scene_characters(b->scene, &nb);
+    const sim_char_state *ca = sim_scene_characters(w->a->view, &na), *cb = sim_scene_characters(b->view, &nb);
     for (uint32_t i = 0, j = 0; i < na && i < w->draw_count; i++) {
         while (j < nb && cb[j].id < ca[i].id)
             j++;
@@ -353,7 +355,7 @@ static void fill_draws(watch *w)
         }
     }
     uint32_t start = w->draw_count;
-    w->draw_count += kp_render_records_from_scene(b->scene, &b->h->settings, w->draws + start, w->draw_cap - start);
+    w->draw_count += kp_render_records_from_scene(b->view, &b->h->settings, w->draws + start, w->draw_cap - start);
     for (uint32_t i = start; i < w->draw_count; i++) {
         w->draws[i].ghost = true;
         w->draws[i].label = false;
@@ -371,7 +373,7 @@ static void draw_timeline(watch *w)
     for (uint32_t i = 0; i < w->a->marker_count; i++) {
         const kp_marker *m = &w->a->markers[i];
         float x = tick_x(w, &b, m->tick);
-        kp_overlay_rect(w->ov, x - 1.0f, b.y - 13.0f + 3.0f * (float)m->kind, 2.0f, 8.0f, marker_colors[m->kind]);
+        kp_overlay_rect(w->ov, x - 1.0f, b.y - 13.0f, 2.0f, 11.0f, marker_colors[m->kind]);
     }
     if (w->diff && w->diff->found) {
         float x = tick_x(w, &b, w->diff->show_tick);
@@ -386,7 +388,9 @@ static const char *help_text =
     ". , or arrows  one tick forward / back (pauses)\n"
     "Home End     first / last tick\n"
     "click or drag the timeline: seek; click a marker: jump there and follow its character\n"
-    "  markers: green join, white leave, orange substituted command, red divergence\n"
+    "  markers: green join, white leave, orange substituted command, red divergence;\n"
+    "  client recordings, own mispredictions: orange substituted, blue remote command,\n"
+    "  yellow interaction, magenta unexplained\n"
     "1..9         follow the n-th character     Tab  the next one\n"
     "0 or F       free camera: WASD, Q/E down/up, Shift faster\n"
     "click the view: capture the mouse to look around (Esc releases)\n"
@@ -397,11 +401,11 @@ static void draw_hud(watch *w)
 {
     char text[1024];
     uint32_t tick = kp_run_tick(w->a), count;
-    sim_scene_characters(w->a->scene, &count);
+    sim_scene_characters(w->a->view, &count);
     int n = snprintf(text, sizeof text, "%s  tick %u (%u..%u)  x%g  %s  %u characters", w->a->file, (unsigned)tick,
                      (unsigned)w->a->first, (unsigned)w->a->last, (double)w->speed,
                      w->paused ? "paused" : "playing", (unsigned)count);
-    const sim_char_state *c = w->free_cam ? NULL : sim_scene_find(w->a->scene, w->follow_id);
+    const sim_char_state *c = w->free_cam ? NULL : sim_scene_find(w->a->view, w->follow_id);
     if (c && n > 0 && (size_t)n < sizeof text)
         n += snprintf(text + n, sizeof text - (size_t)n, "\nfollowing %u: %s%s%s  (%.2f, %.2f, %.2f)",
                       (unsigned)c->id, sim_move_type_name(c->move_type), c->flags & SIM_CHAR_GROUNDED ? ", grounded" : "",
@@ -411,6 +415,15 @@ static void draw_hud(watch *w)
         n += snprintf(text + n, sizeof text - (size_t)n, "\nfree camera (%.1f, %.1f, %.1f) yaw %.0f pitch %.0f",
                       (double)w->cam.eye[0], (double)w->cam.eye[1], (double)w->cam.eye[2], (double)w->cam.yaw,
                       (double)w->cam.pitch);
+    if (w->a->client && n > 0 && (size_t)n < sizeof text) {
+        const uint64_t *m = w->a->own_mispredictions;
+        n += snprintf(text + n, sizeof text - (size_t)n,
+                      "\nclient recording: character %u, confirmed tick %u; own mispredictions: %llu substituted, "
+                      "%llu remote, %llu interaction, %llu unexplained",
+                      (unsigned)cl_client_character(w->a->cl), (unsigned)cl_client_confirmed_tick(w->a->cl),
+                      (unsigned long long)m[0], (unsigned long long)m[1], (unsigned long long)m[2],
+                      (unsigned long long)m[3]);
+    }
     if (n > 0 && (size_t)n < sizeof text)
         snprintf(text + n, sizeof text - (size_t)n, "\nF1 help");
     kp_overlay_text_box(w->ov, 12.0f, 12.0f, 2.0f, text, white);
@@ -439,7 +452,7 @@ static void draw(watch *w)
     kp_camera cam = current_camera(w);
     kp_render_begin(w->rend, &cam, w->app->width, w->app->height);
     kp_render_level(w->rend);
-    kp_render_scene_objects(w->rend, w->a->scene);
+    kp_render_scene_objects(w->rend, w->a->view);
     kp_render_characters(w->rend, w->draws, w->draw_count);
     kp_render_end(w->rend);
     uint32_t calls = kp_render_draw_calls(w->rend);
@@ -466,6 +479,10 @@ static void summary(const watch *w)
            (unsigned long long)w->a->substitutes, (unsigned)(w->free_cam ? 0 : w->follow_id),
            w->free_cam ? "true" : "false", w->app->width, w->app->height, (unsigned)w->app->resizes,
            (unsigned)w->app->minimises, (unsigned)w->last_draw_calls);
+    if (w->a->client)
+        printf(",\"client\":true,\"own_mispredictions\":%llu",
+               (unsigned long long)(w->a->own_mispredictions[0] + w->a->own_mispredictions[1] +
+                                    w->a->own_mispredictions[2] + w->a->own_mispredictions[3]));
     if (w->diff)
         printf(",\"diverged\":%s,\"divergent_tick\":%u,\"divergent_character\":%u", w->diff->found ? "true" : "false",
                (unsigned)w->diff->tick, (unsigned)w->diff->character);
@@ -492,7 +509,10 @@ static void start(watch *w)
         w->rc = KP_EXIT_FAILURE;
     sync_b(w);
     fill_draws(w);
-    uint32_t id = opt->follow ? opt->follow : (w->diff && w->diff->character) ? w->diff->character : nth_id(w, 0);
+    uint32_t id = opt->follow                          ? opt->follow
+                  : (w->diff && w->diff->character) ? w->diff->character
+                  : w->a->client                    ? cl_client_character(w->a->cl)
+                                                    : nth_id(w, 0);
     follow(w, id);
     if (opt->has_camera) {
         w->cam = kp_camera_make(opt->camera[0], opt->camera[1], opt->camera[2], opt->camera[3], opt->camera[4]);

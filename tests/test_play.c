@@ -331,6 +331,49 @@ Test(play, client_recording_shows_the_prediction, .timeout = 120)
     stop_display();
 }
 
+Test(play, real_map_follows_a_character, .timeout = 120)
+{
+    const char *map = keel_test_level_path("sauerbraten_zdm2.obj");
+    if (!map)
+        cr_skip_test("the shared maps are not there (KEEL_LEVELS_DIR)");
+    if (!keel_test_program_find("keel-sim"))
+        cr_skip_test("keel-sim is not built");
+    start_display();
+    char dir[256];
+    keel_test_dir_make(dir, sizeof dir, "play_map");
+    const char *rec = keel_test_dir_file(dir, "zdm2.rec"), *png = keel_test_dir_file(dir, "zdm2.png");
+    const char *sim[] = {"--level", map, "--scale", "0.12", "--characters", "16", "--ticks", "160", "--record", rec,
+                         "--quiet", NULL};
+    keel_test_run_result s = keel_test_run(keel_test_program_path("keel-sim"), sim, NULL);
+    cr_assert_eq(s.exit_code, 0, "%s", s.err);
+    // The chase camera looks at a point inside the followed character's
+    // shape, from a spot the level does not hide it from: the middle of
+    // the frame is that character.
+    const char *args[] = {"--replay", rec, "--at-tick", "120", "--screenshot", png, "--size", "800x450", NULL};
+    keel_test_run_result r = play(args);
+    cr_log_info("%s", r.out);
+    cr_assert_eq(r.exit_code, 0, "stderr: %s", r.err);
+    uint32_t id = (uint32_t)keel_test_json_num(r.out, "follow");
+    cr_assert_gt(id, 0u, "%s", r.out);
+    image im = load_png(png);
+    const unsigned char *p = pixel(&im, im.w / 2, im.h / 2);
+    cr_expect_eq(nearest_palette(p), palette_index(id), "the middle is %u,%u,%u, not character %u's colour", p[0],
+                 p[1], p[2], (unsigned)id);
+    uint32_t clear = 0, total = 0;
+    for (int y = 0; y < im.h; y += 4)
+        for (int x = 0; x < im.w; x += 4, total++) {
+            const unsigned char *q = pixel(&im, x, y);
+            clear += abs(q[0] - 135) < 4 && abs(q[1] - 179) < 4 && abs(q[2] - 219) < 4;
+        }
+    cr_log_info("clear colour %.1f%%\n", 100.0 * clear / total);
+    cr_expect_lt(clear, total / 2, "the map covers less than half the frame");
+    stbi_image_free(im.px);
+    keel_test_run_free(&s);
+    keel_test_run_free(&r);
+    keel_test_dir_remove(dir);
+    stop_display();
+}
+
 // ---- bad cases ---------------------------------------------------------------------
 
 Test(play, no_display)

@@ -162,7 +162,8 @@ kp_camera kp_watch_camera(watch *w)
             d = &w->draws[0];
         if (d) {
             float c[3] = {d->centre[0], d->centre[1] + d->half[1] * 0.5f, d->centre[2]};
-            return kp_camera_chase(c, w->orbit_yaw, w->orbit_pitch, w->orbit_dist);
+            float dist = kp_camera_chase_distance(w->a->world, c, w->orbit_yaw, w->orbit_pitch, w->orbit_dist);
+            return kp_camera_chase(c, w->orbit_yaw, w->orbit_pitch, dist);
         }
     }
     return w->cam;

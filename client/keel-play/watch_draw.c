@@ -181,6 +181,13 @@ void kp_watch_draw(watch *w)
     kp_render_end(w->rend);
     uint32_t calls = kp_render_draw_calls(w->rend);
     kp_overlay_begin(w->ov, w->app->width, w->app->height);
+    // labels of characters the level hides are left out
+    for (uint32_t i = 0; i < w->draw_count; i++) {
+        kp_char_draw *d = &w->draws[i];
+        float top[3] = {d->centre[0], d->centre[1] + d->half[1], d->centre[2]};
+        if (d->label && kp_world_blocks(w->a->world, cam.eye, top))
+            d->label = false;
+    }
     kp_render_labels(w->rend, w->ov, w->draws, w->draw_count);
     draw_timeline(w);
     draw_hud(w);

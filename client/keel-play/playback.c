@@ -15,6 +15,8 @@ void kp_run_add_marker(kp_run *r, uint32_t tick, uint32_t id, kp_marker_kind kin
 {
     if (r->marker_count < KP_MAX_MARKERS)
         r->markers[r->marker_count++] = (kp_marker){tick, id, kind};
+    else
+        r->markers_dropped++;
 }
 
 // One pass over the ticks (decoding only) for the markers.

@@ -69,6 +69,7 @@ typedef struct kp_run {
     uint32_t first, last; ///< the ticks that can be shown
     kp_marker *markers;
     uint32_t marker_count;
+    uint64_t markers_dropped; ///< events past KP_MAX_MARKERS: counted, not drawn
     uint64_t substitutes, joins, leaves; ///< counted over the whole recording
 } kp_run;
 

@@ -302,13 +302,14 @@ static void events(watch *w)
 static void summary(const watch *w)
 {
     printf("{\"mode\":\"%s\",\"frames\":%llu,\"tick\":%u,\"first_tick\":%u,\"last_tick\":%u,\"paused\":%s,"
-           "\"speed\":%g,\"pause_toggles\":%llu,\"seeks\":%llu,\"steps\":%llu,\"screenshots\":%u,\"markers\":%u,\"joins\":%llu,"
+           "\"speed\":%g,\"pause_toggles\":%llu,\"seeks\":%llu,\"steps\":%llu,\"screenshots\":%u,\"markers\":%u,"
+           "\"markers_dropped\":%llu,\"joins\":%llu,"
            "\"leaves\":%llu,\"substitutes\":%llu,\"follow\":%u,\"free_camera\":%s,\"width\":%d,\"height\":%d,"
            "\"resizes\":%u,\"minimises\":%u,\"draw_calls\":%u",
            w->diff ? "diff" : "replay", (unsigned long long)w->drawn, (unsigned)kp_run_tick(w->a),
            (unsigned)w->a->first, (unsigned)w->a->last, w->paused ? "true" : "false", (double)w->speed,
            (unsigned long long)w->pause_toggles, (unsigned long long)w->seeks, (unsigned long long)w->steps, (unsigned)w->app->screenshots,
-           (unsigned)w->a->marker_count, (unsigned long long)w->a->joins, (unsigned long long)w->a->leaves,
+           (unsigned)w->a->marker_count, (unsigned long long)w->a->markers_dropped, (unsigned long long)w->a->joins, (unsigned long long)w->a->leaves,
            (unsigned long long)w->a->substitutes, (unsigned)(w->free_cam ? 0 : w->follow_id),
            w->free_cam ? "true" : "false", w->app->width, w->app->height, (unsigned)w->app->resizes,
            (unsigned)w->app->minimises, (unsigned)w->last_draw_calls);

@@ -34,8 +34,10 @@
 
 // Characters 1, 2, 3 standing at x = -3, 0, 3 on the floor (z = 0, the
 // built-in level's clear lane), facing -z. join_tick: character 4 joins at
-// (0, 0, -6) then. nudge_tick: character 2 runs forward for that one tick
-// (a recording that diverges from the plain one there).
+// (0, 0, -6) then, and 10 ticks later character 3's command is a
+// substitute (the previous tick's, as a server records one). nudge_tick:
+// character 2 runs forward for that one tick (a recording that diverges
+// from the plain one there).
 static void write_recording(const char *path, uint32_t ticks, uint32_t join_tick, uint32_t nudge_tick)
 {
     sim_level level;
@@ -76,6 +78,8 @@ static void write_recording(const char *path, uint32_t ticks, uint32_t join_tick
             cmds[i].input.tick = rt.tick;
             if (nudge_tick && rt.tick == nudge_tick && cs[i].id == 2)
                 cmds[i].input.forward = 127;
+            if (join_tick && rt.tick == join_tick + 10u && cs[i].id == 3)
+                cmds[i].input.tick = rt.tick - 1u;
             cr_assert(sim_scene_set_input(scene, cmds[i].id, &cmds[i].input));
         }
         rt.command_count = n;
@@ -533,12 +537,16 @@ Test(play, pause_step_and_seek_by_clicking_the_timeline, .timeout = 120)
     window w;
     open_window(&w, "play_controls", 200, 50, "100");
     const char *wid = w.wid;
-    // Play and pause (wherever that leaves it), then click the timeline a
-    // quarter from its right end: the bar runs from x = 16 to width - 16,
-    // ticks 0..200, so x = 16 + 0.75 * 768 = 592 is tick 150. Then three
-    // ticks forward and one back: 152, paused.
+    // Play and pause (wherever that leaves it). Click the substitute's
+    // marker (tick 60, just above the bar: the bar runs from x = 16 to
+    // width - 16 for ticks 0..200, so x = 16 + 0.3 * 768 = 246): the view
+    // goes to tick 60 and follows character 3. Then click the bar itself
+    // three quarters along (x = 592: tick 150), three ticks forward and one
+    // back: 152, paused.
     const char *pause[] = {"key", "--delay", "50", "space", "space", NULL};
     free(xdo(pause));
+    const char *marker[] = {"mousemove", "--window", wid, "--sync", "246", "557", "click", "1", NULL};
+    free(xdo(marker));
     const char *click[] = {"mousemove", "--window", wid, "--sync", "592", "580", "click", "1", NULL};
     free(xdo(click));
     const char *steps[] = {"key", "--delay", "50", "period", "period", "Right", "comma", "Escape", NULL};
@@ -547,7 +555,10 @@ Test(play, pause_step_and_seek_by_clicking_the_timeline, .timeout = 120)
     cr_log_info("%s", out);
     cr_expect_eq(keel_test_json_num(out, "tick"), 152, "%s", out);
     cr_expect(strstr(out, "\"paused\":true"), "%s", out);
-    cr_expect_eq(keel_test_json_num(out, "seeks"), 1, "%s", out);
+    cr_expect_eq(keel_test_json_num(out, "seeks"), 2, "%s", out);
+    cr_expect_eq(keel_test_json_num(out, "follow"), 3, "the marker's character: %s", out);
+    cr_expect_eq(keel_test_json_num(out, "substitutes"), 1, "%s", out);
+    cr_expect_eq(keel_test_json_num(out, "markers"), 2, "%s", out);
     cr_expect_eq(keel_test_json_num(out, "steps"), 4, "%s", out);
     cr_expect_eq(keel_test_json_num(out, "pause_toggles"), 2, "%s", out);
     cr_expect_eq(keel_test_json_num(out, "joins"), 1, "%s", out);

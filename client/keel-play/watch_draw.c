@@ -166,9 +166,9 @@ static void draw_hud(watch *w)
     if (w->help) { // on a darker box than the HUD's: it covers the view
         static const float shade[4] = {0, 0, 0, 0.5f};
         float hw = kp_overlay_text_width(help_text, 2.0f), hh = kp_overlay_text_height(help_text, 2.0f);
-        float x = ((float)w->app->width - hw) * 0.5f, y = ((float)w->app->height - hh) * 0.5f;
-        kp_overlay_rect(w->ov, x - 16.0f, y - 14.0f, hw + 32.0f, hh + 24.0f, shade);
-        kp_overlay_text_box(w->ov, x, y, 2.0f, help_text, white);
+        float hx = ((float)w->app->width - hw) * 0.5f, hy = ((float)w->app->height - hh) * 0.5f;
+        kp_overlay_rect(w->ov, hx - 16.0f, hy - 14.0f, hw + 32.0f, hh + 24.0f, shade);
+        kp_overlay_text_box(w->ov, hx, hy, 2.0f, help_text, white);
     }
 }
 

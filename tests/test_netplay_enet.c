@@ -110,7 +110,11 @@ static void run_session(const char *name, const char *const *relay_args, const c
 {
     keel_test_proc sv, relay, cl;
     char dur[16], tick_text[16], port_text[16], server_at[64];
-    snprintf(dur, sizeof dur, "%u", ticks / 64 + 15);
+    // The server and the relay outlive the client by far (they are stopped
+    // once it has finished): on a loaded machine the client may take much
+    // longer than its ticks to connect and play them, and a server that ended
+    // on its own would cost the bots their connection.
+    snprintf(dur, sizeof dur, "%u", ticks / 64 + 90);
     const char *sargs[] = {"--bind", "127.0.0.1", "--port", "0", "--duration", dur, "--max-per-address", "64",
                            "--quiet", NULL};
     keel_test_proc_start(&sv, "keel-server", sargs);
@@ -131,7 +135,7 @@ static void run_session(const char *name, const char *const *relay_args, const c
     const char *cargs[] = {"--port", port_text, "--bots", session_bots, "--bot", bot, "--ticks", tick_text, "--leash-mm",
                            leash_mm, NULL};
     keel_test_proc_start(&cl, "keel-client", cargs);
-    bool ended = keel_test_proc_wait(&cl, (long)(ticks / 64 + 30) * 1000);
+    bool ended = keel_test_proc_wait(&cl, (long)(ticks / 64 + 80) * 1000);
     char *json = keel_test_read_file(cl.out), *err = keel_test_read_file(cl.err);
     cr_assert(ended, "%s: keel-client did not finish", name);
     cr_log_info("%s: %s\n", name, json);

@@ -1,4 +1,5 @@
-// keel-replay: rebuilding the level a recording names. MIT licence, see LICENSE.
+// keel-replay: rebuilding the level a recording names, and printing a
+// reader error. keel-play builds this file too. MIT licence, see LICENSE.
 //
 // The digest decides: a path is only where to look first. A level whose
 // digest differs from the recorded one is refused, since re-simulating on it
@@ -149,4 +150,16 @@ void replay_level_free(replay_level *l)
         sim_world_destroy(l->world);
     sim_level_free(&l->level);
     memset(l, 0, sizeof *l);
+}
+
+void replay_print_error(const char *file, const rec_error *err)
+{
+    fprintf(stderr, "keel-replay: %s: ", file);
+    // The reader's messages name the chunk and offset themselves.
+    bool named = err->chunk[0] && strstr(err->message, err->chunk) && strstr(err->message, "offset");
+    if (!named && err->chunk[0])
+        fprintf(stderr, "offset %" PRIu64 " (chunk %s): ", err->offset, err->chunk);
+    else if (!named && err->offset > 0)
+        fprintf(stderr, "offset %" PRIu64 ": ", err->offset);
+    fprintf(stderr, "%s\n", err->message[0] ? err->message : "unreadable");
 }

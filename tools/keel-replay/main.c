@@ -74,18 +74,6 @@ static int usage_error(const char *fmt, ...)
     return REC_EXIT_USAGE;
 }
 
-void replay_print_error(const char *file, const rec_error *err)
-{
-    fprintf(stderr, "keel-replay: %s: ", file);
-    // The reader's messages name the chunk and offset themselves.
-    bool named = err->chunk[0] && strstr(err->message, err->chunk) && strstr(err->message, "offset");
-    if (!named && err->chunk[0])
-        fprintf(stderr, "offset %" PRIu64 " (chunk %s): ", err->offset, err->chunk);
-    else if (!named && err->offset > 0)
-        fprintf(stderr, "offset %" PRIu64 ": ", err->offset);
-    fprintf(stderr, "%s\n", err->message[0] ? err->message : "unreadable");
-}
-
 typedef struct args {
     const char *command;
     const char *files[2];

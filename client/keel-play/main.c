@@ -1,0 +1,358 @@
+// keel-play: watch recordings, compare two, play live. MIT licence, see LICENSE.
+//
+// Parses the options of every mode (kp.h), opens the window (app.h) and
+// hands it to the mode. Bad flags print the usage and exit 2; a window that
+// cannot be opened exits 1 with a message naming DISPLAY; a bad recording
+// exits 3 as keel-replay does.
+#define _POSIX_C_SOURCE 200809L
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "app.h"
+#include "kp.h"
+
+static void usage(FILE *f)
+{
+    fputs("usage: keel-play --replay FILE [options]\n"
+          "       keel-play --diff A B [options]\n"
+          "       keel-play --connect HOST:PORT [options]\n"
+          "Draws keel scenes with OpenGL: a recording played back (watch), two recordings of\n"
+          "one session over each other from their first divergent tick (diff), or a live\n"
+          "client playing on a keel-server (live). Prints a JSON summary line at exit.\n"
+          "\n"
+          "watch and diff:\n"
+          "  --replay FILE         a recording (keel-server, keel-sim or keel-client --record)\n"
+          "  --diff A B            two scene recordings: B drawn as ghosts over A\n"
+          "  --level PATH          the OBJ level to re-simulate on (otherwise the recorded path,\n"
+          "                        then $KEEL_LEVELS_DIR/<file name>; as keel-replay)\n"
+          "  --speed X             playback speed, 0.25 to 8 (default 1)\n"
+          "  --paused              start paused\n"
+          "  --follow ID           follow character ID (default: the first)\n"
+          "live (the level and world options must match the server's, as keel-client's):\n"
+          "  --connect HOST:PORT   the server (default 127.0.0.1:27900)\n"
+          "  --name N              the player's name (default player)\n"
+          "  --sensitivity X       degrees per mouse count (default 0.15)\n"
+          "  --platforms           the built-in level's elevator and shuttle (keel-server --platforms)\n"
+          "  --rate N              the server's tick rate (default 64)\n"
+          "  --level builtin|PATH  the server's level (default builtin)\n"
+          "  --scale S             OBJ metres per unit (default 0.12)\n"
+          "  --up y|z              OBJ up axis (default y)\n"
+          "  --connect-timeout S   give up when not playing after S seconds (default 10)\n"
+          "  --ticks-per-packet N  an input packet every N ticks, 1..8 (default 2)\n"
+          "  --record FILE         record the client (keel-replay verify replays it)\n"
+          "  --chase               a chase camera instead of first person\n"
+          "window and capture (all modes):\n"
+          "  --size WxH            window size in pixels (default 1280x720)\n"
+          "  --fullscreen          start fullscreen (F11 toggles)\n"
+          "  --no-vsync            do not wait for the display's refresh\n"
+          "  --screenshot FILE     write the last frame as a PNG, then quit (after --frames\n"
+          "                        frames, default 3)\n"
+          "  --frames N            quit after N frames\n"
+          "  --at-tick N           watch/diff: start paused at tick N; live: the screenshot\n"
+          "                        waits for the predicted tick N\n"
+          "  --camera X,Y,Z,YAW,PITCH  a fixed camera: eye in metres, yaw and pitch in degrees\n"
+          "                        (yaw 0 looks along -z, 90 along -x; pitch > 0 looks up)\n"
+          "  --help                this help\n"
+          "\n"
+          "exit codes: 0 done; 1 no window (is DISPLAY set?), a failed connection or screenshot;\n"
+          "2 bad usage; 3 a bad recording (as keel-replay).\n",
+          f);
+}
+
+// "keel-play: <what> <arg>" and the usage on stderr; the usage exit code.
+static int usage_error(const char *what, const char *arg)
+{
+    fprintf(stderr, "keel-play: %s%s%s\n", what, arg ? " " : "", arg ? arg : "");
+    usage(stderr);
+    return KP_EXIT_USAGE;
+}
+
+void kp_options_defaults(kp_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->width = KP_DEFAULT_WIDTH;
+    o->height = KP_DEFAULT_HEIGHT;
+    o->vsync = true;
+    o->speed = 1.0f;
+    snprintf(o->host, sizeof o->host, "127.0.0.1");
+    o->port = KP_DEFAULT_PORT;
+    o->name = "player";
+    o->sensitivity = 0.15f;
+    o->rate = 64;
+    o->live_level = "builtin";
+    o->scale = "0.12";
+    o->up = 'y';
+    o->connect_timeout_s = 10;
+    o->ticks_per_packet = 2;
+}
+
+uint32_t kp_frames_limit(const kp_options *opt)
+{
+    if (opt->frames)
+        return opt->frames;
+    return opt->screenshot ? 3u : 0u;
+}
+
+static bool parse_u32(const char *s, uint32_t lo, uint32_t hi, uint32_t *out)
+{
+    if (!s || !*s || *s == '-' || *s == '+')
+        return false;
+    char *end = NULL;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || *end || v < lo || v > hi)
+        return false;
+    *out = (uint32_t)v;
+    return true;
+}
+
+static bool parse_float(const char *s, float lo, float hi, float *out)
+{
+    if (!s || !*s)
+        return false;
+    char *end = NULL;
+    errno = 0;
+    float v = strtof(s, &end);
+    if (errno || *end || !(v >= lo && v <= hi))
+        return false;
+    *out = v;
+    return true;
+}
+
+static bool parse_size(const char *s, int *w, int *h)
+{
+    uint32_t a, b;
+    const char *x = s ? strchr(s, 'x') : NULL;
+    if (!x || x - s > 15)
+        return false;
+    char first[16];
+    memcpy(first, s, (size_t)(x - s));
+    first[x - s] = '\0';
+    if (!parse_u32(first, 64, 16384, &a) || !parse_u32(x + 1, 64, 16384, &b))
+        return false;
+    *w = (int)a;
+    *h = (int)b;
+    return true;
+}
+
+static bool parse_camera(const char *s, float out[5])
+{
+    char buf[256];
+    if (!s || strlen(s) >= sizeof buf)
+        return false;
+    snprintf(buf, sizeof buf, "%s", s);
+    int n = 0;
+    char *save = NULL;
+    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        if (n == 5)
+            return false;
+        float lim = n < 3 ? 4096.0f : 360.0f;
+        if (!parse_float(tok, -lim, lim, &out[n]))
+            return false;
+        n++;
+    }
+    return n == 5 && out[4] >= -90.0f && out[4] <= 90.0f;
+}
+
+static bool parse_connect(const char *s, kp_options *o)
+{
+    const char *colon = s ? strrchr(s, ':') : NULL;
+    if (!s || !*s)
+        return false;
+    size_t host_len = colon ? (size_t)(colon - s) : strlen(s);
+    if (host_len == 0 || host_len >= sizeof o->host)
+        return false;
+    if (colon && !parse_u32(colon + 1, 1, 65535, &o->port))
+        return false;
+    memcpy(o->host, s, host_len);
+    o->host[host_len] = '\0';
+    return true;
+}
+
+// Options that take a value; the rest are flags.
+static const char *const valued[] = {"--replay", "--level", "--speed", "--follow", "--connect", "--name",
+                                     "--sensitivity", "--rate", "--scale", "--up", "--connect-timeout",
+                                     "--ticks-per-packet", "--record", "--size", "--screenshot", "--frames",
+                                     "--at-tick", "--camera", NULL};
+
+static bool takes_value(const char *a)
+{
+    for (int i = 0; valued[i]; i++)
+        if (strcmp(a, valued[i]) == 0)
+            return true;
+    return false;
+}
+
+static int set_mode(kp_options *o, kp_mode m, const char *arg)
+{
+    if (o->mode != KP_MODE_NONE && o->mode != m)
+        return usage_error("only one of --replay, --diff and --connect may be given:", arg);
+    if (o->mode == m)
+        return usage_error("an option is given twice:", arg);
+    o->mode = m;
+    return 0;
+}
+
+static int parse_one(kp_options *o, const char *a, const char *v, bool *live_only, bool *file_only)
+{
+    bool ok = true;
+    if (strcmp(a, "--replay") == 0) {
+        int rc = set_mode(o, KP_MODE_REPLAY, a);
+        if (rc)
+            return rc;
+        o->files[0] = v;
+        ok = v[0] != '\0';
+    } else if (strcmp(a, "--connect") == 0) {
+        int rc = set_mode(o, KP_MODE_LIVE, a);
+        if (rc)
+            return rc;
+        ok = parse_connect(v, o);
+    } else if (strcmp(a, "--level") == 0) {
+        o->level = v;
+        o->live_level = v;
+        ok = v[0] != '\0';
+    } else if (strcmp(a, "--speed") == 0) {
+        ok = parse_float(v, 0.25f, 8.0f, &o->speed);
+        *file_only = true;
+    } else if (strcmp(a, "--follow") == 0) {
+        ok = parse_u32(v, 1, 0x7FFFFFFFu, &o->follow);
+        *file_only = true;
+    } else if (strcmp(a, "--name") == 0) {
+        o->name = v;
+        ok = v[0] != '\0' && strlen(v) < 64;
+        *live_only = true;
+    } else if (strcmp(a, "--sensitivity") == 0) {
+        ok = parse_float(v, 0.001f, 10.0f, &o->sensitivity);
+        *live_only = true;
+    } else if (strcmp(a, "--rate") == 0) {
+        ok = parse_u32(v, 2, 1000, &o->rate);
+        *live_only = true;
+    } else if (strcmp(a, "--scale") == 0) {
+        o->scale = v;
+        ok = v[0] != '\0';
+        *live_only = true;
+    } else if (strcmp(a, "--up") == 0) {
+        ok = strcmp(v, "y") == 0 || strcmp(v, "z") == 0;
+        o->up = v[0];
+        *live_only = true;
+    } else if (strcmp(a, "--connect-timeout") == 0) {
+        ok = parse_u32(v, 1, 3600, &o->connect_timeout_s);
+        *live_only = true;
+    } else if (strcmp(a, "--ticks-per-packet") == 0) {
+        ok = parse_u32(v, 1, 8, &o->ticks_per_packet);
+        *live_only = true;
+    } else if (strcmp(a, "--record") == 0) {
+        o->record = v;
+        ok = v[0] != '\0';
+        *live_only = true;
+    } else if (strcmp(a, "--size") == 0) {
+        ok = parse_size(v, &o->width, &o->height);
+    } else if (strcmp(a, "--screenshot") == 0) {
+        o->screenshot = v;
+        ok = v[0] != '\0';
+    } else if (strcmp(a, "--frames") == 0) {
+        ok = parse_u32(v, 1, 100000000u, &o->frames);
+    } else if (strcmp(a, "--at-tick") == 0) {
+        ok = parse_u32(v, 0, 0xFFFFFFFFu, &o->at_tick);
+        o->has_at_tick = true;
+    } else if (strcmp(a, "--camera") == 0) {
+        ok = parse_camera(v, o->camera);
+        o->has_camera = true;
+    }
+    if (!ok) {
+        fprintf(stderr, "keel-play: bad value '%s' for %s\n", v, a);
+        usage(stderr);
+        return KP_EXIT_USAGE;
+    }
+    return 0;
+}
+
+int kp_options_parse(int argc, char **argv, kp_options *o)
+{
+    kp_options_defaults(o);
+    const char *live_flag = NULL, *file_flag = NULL;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            usage(stdout);
+            return -1;
+        }
+        if (strcmp(a, "--fullscreen") == 0) {
+            o->fullscreen = true;
+        } else if (strcmp(a, "--no-vsync") == 0) {
+            o->vsync = false;
+        } else if (strcmp(a, "--paused") == 0) {
+            o->paused = true;
+            file_flag = a;
+        } else if (strcmp(a, "--platforms") == 0) {
+            o->platforms = true;
+            live_flag = a;
+        } else if (strcmp(a, "--chase") == 0) {
+            o->third_person = true;
+            live_flag = a;
+        } else if (strcmp(a, "--diff") == 0) {
+            int rc = set_mode(o, KP_MODE_DIFF, a);
+            if (rc)
+                return rc;
+            if (i + 2 >= argc || strncmp(argv[i + 1], "--", 2) == 0 || strncmp(argv[i + 2], "--", 2) == 0)
+                return usage_error("--diff needs two recordings: --diff A B", NULL);
+            o->files[0] = argv[++i];
+            o->files[1] = argv[++i];
+        } else if (takes_value(a)) {
+            if (i + 1 >= argc)
+                return usage_error("a value is needed after", a);
+            bool lo = false, fo = false;
+            int rc = parse_one(o, a, argv[++i], &lo, &fo);
+            if (rc)
+                return rc;
+            if (lo)
+                live_flag = a;
+            if (fo)
+                file_flag = a;
+        } else if (strncmp(a, "--", 2) == 0) {
+            return usage_error("unknown option", a);
+        } else {
+            return usage_error("unexpected argument", a);
+        }
+    }
+    if (o->mode == KP_MODE_NONE)
+        return usage_error("one of --replay FILE, --diff A B or --connect HOST:PORT is needed", NULL);
+    if (live_flag && o->mode != KP_MODE_LIVE)
+        return usage_error("an option of live mode (--connect) only:", live_flag);
+    if (file_flag && o->mode == KP_MODE_LIVE)
+        return usage_error("an option of --replay and --diff only:", file_flag);
+    if (o->mode != KP_MODE_LIVE)
+        o->live_level = "builtin";
+    else
+        o->level = NULL;
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    kp_options opt;
+    int rc = kp_options_parse(argc, argv, &opt);
+    if (rc == -1)
+        return KP_EXIT_OK;
+    if (rc != 0)
+        return rc;
+    kp_app app;
+    rc = kp_app_open(&app, &opt);
+    if (rc != 0)
+        return rc;
+    switch (opt.mode) {
+    case KP_MODE_REPLAY: rc = kp_replay_run(&app, &opt); break;
+    case KP_MODE_DIFF: rc = kp_diff_run(&app, &opt); break;
+    case KP_MODE_LIVE: rc = kp_live_run(&app, &opt); break;
+    default: rc = KP_EXIT_USAGE; break;
+    }
+    kp_app_close(&app);
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fputs("keel-play: error writing the output\n", stderr);
+        return rc == KP_EXIT_OK ? KP_EXIT_FAILURE : rc;
+    }
+    return rc;
+}

@@ -1,0 +1,20 @@
+// keel-play: watch mode (placeholder). MIT licence, see LICENSE.
+#include <stdio.h>
+
+#include "kp.h"
+
+int kp_replay_run(kp_app *app, const kp_options *opt)
+{
+    (void)app;
+    (void)opt;
+    fputs("keel-play: watch mode is not written yet\n", stderr);
+    return KP_EXIT_FAILURE;
+}
+
+int kp_diff_run(kp_app *app, const kp_options *opt)
+{
+    (void)app;
+    (void)opt;
+    fputs("keel-play: diff mode is not written yet\n", stderr);
+    return KP_EXIT_FAILURE;
+}

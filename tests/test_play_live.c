@@ -100,12 +100,17 @@ static bool wait_for_text(const char *file, const char *text, long ms)
     return false;
 }
 
-static unsigned start_server(keel_test_proc *sv, const char *record, bool platforms)
+// keel-server recording to `record_name` in the test's folder; its address
+// "127.0.0.1:PORT" in `at`, its port returned.
+static unsigned start_server(keel_test_proc *sv, const char *record_name, bool platforms, char at[64])
 {
+    const char *record = keel_test_dir_file(dir, record_name);
     const char *args[] = {"--bind", "127.0.0.1", "--port", "0", "--duration", "120", "--keyframe-interval", "4",
                           "--record", record, platforms ? "--platforms" : NULL, NULL};
     keel_test_proc_start(sv, "keel-server", args);
-    return keel_test_wait_port(sv->out);
+    unsigned port = keel_test_wait_port(sv->out);
+    snprintf(at, 64, "127.0.0.1:%u", port);
+    return port;
 }
 
 // keel-play's summary line (free it), failing the test when there is none.
@@ -156,10 +161,19 @@ static void walk_turn_jump_quit(keel_test_proc *play)
     cr_assert(keel_test_proc_wait(play, 60000), "keel-play did not end");
 }
 
-typedef struct kf_state {
-    uint32_t tick;
-    sim_char_state s;
-} kf_state;
+// keel-play connected to `at`: walk, turn, jump, quit; its summary (free it),
+// checked for a clean end with nothing that disagreed.
+static char *play_session(keel_test_proc *play, const char *at)
+{
+    const char *args[] = {"--connect", at, "--name", "tester", "--size", "640x360", "--quit-after", "40", NULL};
+    start_play(play, args);
+    cr_assert(wait_for_text(play->err, "keel-play: playing", 20000), "keel-play never started playing");
+    walk_turn_jump_quit(play);
+    char *sum = play_summary(play);
+    cr_expect_eq(play->status, 0, "keel-play exit %d", play->status);
+    expect_clean(sum);
+    return sum;
+}
 
 // From the server's recording: how far character `id` moved along its view
 // while W was held, and whether it left the ground after pressing jump.
@@ -173,7 +187,7 @@ static void check_recording(const char *path, uint32_t id, double *along, bool *
     rec_cursor *c = rec_cursor_create(f, info.first_tick, &err);
     cr_assert_not_null(c, "%s", err.message);
     uint32_t walk_first = UINT32_MAX, walk_last = 0, jump_tick = UINT32_MAX;
-    sim_angle yaw = 0;
+    sim_angle yaw = 0, jump_yaw = 0;
     rec_tick t;
     while (rec_cursor_next(c, &t, &err)) {
         for (uint32_t i = 0; i < t.command_count; i++) {
@@ -187,15 +201,17 @@ static void check_recording(const char *path, uint32_t id, double *along, bool *
                 }
                 walk_last = t.tick;
             }
-            if ((cmd->input.buttons & SIM_BUTTON_JUMP) && jump_tick == UINT32_MAX && walk_first != UINT32_MAX)
+            if ((cmd->input.buttons & SIM_BUTTON_JUMP) && jump_tick == UINT32_MAX && walk_first != UINT32_MAX) {
                 jump_tick = t.tick;
+                jump_yaw = cmd->input.yaw; // after the mouse moved
+            }
         }
     }
     cr_assert_str_empty(err.message, "%s", err.message);
     rec_cursor_destroy(c);
     cr_assert_neq(walk_first, UINT32_MAX, "character %u never walked forward in %u ticks", id, info.tick_count);
-    cr_log_info("character %u: forward held ticks %u..%u, yaw 0x%04x; jump at tick %u", id, walk_first, walk_last,
-                yaw, jump_tick);
+    cr_log_info("character %u: forward held ticks %u..%u, yaw 0x%04x; jump at tick %u, yaw 0x%04x", id, walk_first,
+                walk_last, yaw, jump_tick, jump_yaw);
     // The keyframes (every 4 ticks): the state before walking, after it, and
     // any airborne one after the jump.
     uint32_t n = rec_file_keyframe_count(f);
@@ -241,22 +257,15 @@ Test(play_live, walks_where_it_looks_and_jumps)
 {
     need_display();
     keel_test_proc sv, play;
-    const char *rec = keel_test_dir_file(dir, "live.krec");
     char connect[64];
-    snprintf(connect, sizeof connect, "127.0.0.1:%u", start_server(&sv, rec, false));
-    const char *args[] = {"--connect", connect, "--name", "tester", "--size", "640x360", "--quit-after", "40", NULL};
-    start_play(&play, args);
-    cr_assert(wait_for_text(play.err, "keel-play: playing", 20000), "keel-play never started playing");
-    walk_turn_jump_quit(&play);
-    char *sum = play_summary(&play);
-    cr_expect_eq(play.status, 0, "keel-play exit %d", play.status);
-    expect_clean(sum);
+    start_server(&sv, "live.krec", false, connect);
+    char *sum = play_session(&play, connect);
     uint32_t id = (uint32_t)keel_test_json_num(sum, "character");
     keel_test_proc_kill(&sv, SIGTERM);
     cr_assert_eq(sv.status, 0, "keel-server exit %d", sv.status);
     double along;
     bool jumped;
-    check_recording(rec, id, &along, &jumped);
+    check_recording(keel_test_dir_file(dir, "live.krec"), id, &along, &jumped);
     cr_log_info("walked %.2f m along the view; frames %.0f, distance drawn %.2f m; own mispredictions: "
                 "substituted %.0f, remote command %.0f, interaction %.0f, unexplained %.0f; largest pop %.4f m",
                 along, keel_test_json_num(sum, "frames"), keel_test_json_num(sum, "distance_m"),
@@ -266,6 +275,96 @@ Test(play_live, walks_where_it_looks_and_jumps)
     cr_expect_geq(along, 5.0, "walked %.2f m along the view", along);
     cr_expect(jumped, "character %u never left the ground after the jump", id);
     free(sum);
+    keel_test_proc_cleanup(&sv);
+    keel_test_proc_cleanup(&play);
+}
+
+// Through keel-relay at a 150 ms round trip with 5% loss each way, with two
+// bots on the server: the own character's drawn position never jumps by
+// more than cl_smooth's bound in a frame (its largest pop divided by the
+// bound of that frame's length is at most 1), and nothing disagrees.
+Test(play_live, through_loss_and_latency_the_drawing_stays_within_the_smoothing_bound)
+{
+    need_display();
+    keel_test_proc sv, relay, bots, play;
+    char server_at[64], relay_at[64], port[16];
+    snprintf(port, sizeof port, "%u", start_server(&sv, "relay.krec", false, server_at));
+    const char *bargs[] = {"--port", port, "--bots", "2", "--ticks", "0", "--seed", "5", NULL};
+    keel_test_proc_start(&bots, "keel-client", bargs);
+    const char *rargs[] = {"--server", server_at, "--latency", "75", "--loss", "5", "--duration", "120", NULL};
+    keel_test_proc_start(&relay, "keel-relay", rargs);
+    snprintf(relay_at, sizeof relay_at, "127.0.0.1:%u", keel_test_wait_port(relay.out));
+    char *sum = play_session(&play, relay_at);
+    double pop = keel_test_json_num(sum, "largest_pop_m"), ratio = keel_test_json_num(sum, "largest_pop_ratio");
+    cr_log_info("through the relay: frames %.0f, rtt %.0f ms, snapshot packets lost %.0f, rollbacks %.0f; own "
+                "mispredictions: substituted %.0f, remote command %.0f, interaction %.0f; largest pop %.4f m "
+                "(%.2f of its frame's bound %.4f m), snaps %.0f",
+                keel_test_json_num(sum, "frames"), keel_test_json_num(sum, "rtt_ms"),
+                keel_test_json_num(sum, "snapshot_packets_lost"), keel_test_json_num(sum, "rollbacks"),
+                json_in(sum, "own_mispredictions", "substituted"), json_in(sum, "own_mispredictions", "remote_command"),
+                json_in(sum, "own_mispredictions", "interaction"), pop, ratio,
+                keel_test_json_num(sum, "pop_bound_m"), keel_test_json_num(sum, "snaps"));
+    cr_expect_leq(ratio, 1.0, "a pop of %.4f m beyond the smoothing bound: %s", pop, sum);
+    cr_expect_gt(keel_test_json_num(sum, "pop_frames"), 0, "no frame measured: %s", sum);
+    free(sum);
+    keel_test_proc_kill(&bots, SIGTERM);
+    keel_test_proc_kill(&relay, SIGTERM);
+    keel_test_proc_kill(&sv, SIGTERM);
+    keel_test_proc_cleanup(&bots);
+    keel_test_proc_cleanup(&relay);
+    keel_test_proc_cleanup(&sv);
+    keel_test_proc_cleanup(&play);
+}
+
+// A closed loopback port: keel-play shows why on screen (the screenshot is
+// taken of that frame) and exits 1 within its own connect timeout.
+Test(play_live, an_unreachable_server_is_reported_and_keel_play_gives_up)
+{
+    need_display();
+    keel_test_proc play;
+    const char *png = keel_test_dir_file(dir, "unreachable.png");
+    // A free UDP port that nothing listens on: a relay that is stopped.
+    keel_test_proc relay;
+    const char *rargs[] = {"--server", "127.0.0.1:9", "--duration", "60", NULL};
+    keel_test_proc_start(&relay, "keel-relay", rargs);
+    char at[64];
+    snprintf(at, sizeof at, "127.0.0.1:%u", keel_test_wait_port(relay.out));
+    keel_test_proc_kill(&relay, SIGTERM);
+    keel_test_proc_cleanup(&relay);
+    const char *args[] = {"--connect", at, "--connect-timeout", "3", "--size", "640x360", "--screenshot", png, NULL};
+    start_play(&play, args);
+    cr_assert(keel_test_proc_wait(&play, 60000), "keel-play did not give up");
+    char *sum = play_summary(&play);
+    cr_expect_eq(play.status, 1, "keel-play exit %d", play.status);
+    cr_expect(strstr(sum, "\"end\":\"never_connected\"") || strstr(sum, "\"end\":\"unanswered\""), "%s", sum);
+    cr_expect(strstr(sum, "\"reason\":\"\"") == NULL, "no reason given: %s", sum);
+    cr_expect_eq(keel_test_json_num(sum, "screenshots"), 1, "%s", sum);
+    char *img = keel_test_read_file(png);
+    cr_expect_gt(strlen(img), 4, "the screenshot %s is empty", png);
+    cr_expect(memcmp(img, "\x89PNG", 4) == 0, "not a PNG");
+    free(img);
+    free(sum);
+    keel_test_proc_cleanup(&play);
+}
+
+// A server set up otherwise (its platforms): refused, the reason in the
+// summary, exit 1.
+Test(play_live, a_refusing_server_gives_its_reason)
+{
+    need_display();
+    keel_test_proc sv, play;
+    char at[64];
+    start_server(&sv, "refuse.krec", true, at);
+    const char *args[] = {"--connect", at, "--size", "640x360", "--screenshot", keel_test_dir_file(dir, "refused.png"),
+                          NULL};
+    start_play(&play, args);
+    cr_assert(keel_test_proc_wait(&play, 60000), "keel-play did not end");
+    char *sum = play_summary(&play);
+    cr_expect_eq(play.status, 1, "keel-play exit %d", play.status);
+    cr_expect(strstr(sum, "\"end\":\"refused\""), "%s", sum);
+    cr_expect(strstr(sum, "\"reason\":\"refused by the server: "), "%s", sum);
+    free(sum);
+    keel_test_proc_kill(&sv, SIGTERM);
     keel_test_proc_cleanup(&sv);
     keel_test_proc_cleanup(&play);
 }

@@ -100,9 +100,9 @@ static void live_summary(const kp_live *L, int status, uint64_t now)
            L->link.end ? L->link.end : "left");
     print_json_string(L->link.why);
     printf(",\"status\":%d,\"seconds\":%.2f,\"connected_seconds\":%.2f,\"frames\":%llu,\"ticks\":%llu,"
-           "\"rtt_ms\":%.1f,\"input_margin_ticks\":%.2f",
-           status, (double)(now - L->start_us) / 1e6, conn, (unsigned long long)L->fig->frames,
-           (unsigned long long)s.predicted_ticks, s.rtt_ms, s.input_margin_q8 / 256.0);
+           "\"predicted_ticks\":%llu,\"rtt_ms\":%.1f,\"input_margin_ticks\":%.2f",
+           status, (double)(now - L->start_us) / 1e6, conn, (unsigned long long)L->app->frames,
+           (unsigned long long)L->link.played, (unsigned long long)s.predicted_ticks, s.rtt_ms, s.input_margin_q8 / 256.0);
     print_causes("own_mispredictions", s.own_mispredictions);
     print_causes("remote_mispredictions", s.remote_mispredictions);
     printf(",\"rollbacks\":%llu,\"resimulated_ticks\":%llu,\"snapshots\":%llu,\"full_states\":%llu,"

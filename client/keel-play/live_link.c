@@ -136,8 +136,10 @@ static void predict_one(kp_link *l, kp_link_command_fn command, void *user, uint
         l->rollback_us += dt;
     else
         l->predict_us += dt;
-    if (ok)
+    if (ok) {
         l->predicted++;
+        l->played++;
+    }
 }
 
 kp_link_state kp_link_pump(kp_link *l, uint64_t now, kp_link_command_fn command, void *user)

@@ -50,6 +50,7 @@ typedef struct kp_link {
     /// Work in this pump (microseconds) and ticks predicted by it.
     uint64_t predict_us, rollback_us, handle_us;
     uint32_t predicted;
+    uint64_t played; ///< commands predicted (ticks played) in all
 } kp_link;
 
 /// Connect to server:port. False (with `why` filled) when the host cannot be

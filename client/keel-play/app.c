@@ -46,6 +46,9 @@ int kp_app_open(kp_app *app, const kp_options *opt)
         SDL_SetHint(SDL_HINT_VIDEODRIVER, x11 && x11[0] && wl && wl[0] ? "x11,wayland"
                                           : x11 && x11[0]             ? "x11"
                                                                       : "wayland");
+    // A click that focuses the window counts (a click on the timeline
+    // seeks at once; SDL's X11 backend drops it otherwise).
+    SDL_SetHint(SDL_HINT_MOUSE_FOCUS_CLICKTHROUGH, "1");
     if (SDL_Init(SDL_INIT_VIDEO | SDL_INIT_EVENTS) != 0) {
         fprintf(stderr, "keel-play: cannot open a window: %s (is DISPLAY set?)\n", SDL_GetError());
         return KP_EXIT_FAILURE;

@@ -1,20 +1,18 @@
-// keel-play: watch mode (placeholder). MIT licence, see LICENSE.
-#include <stdio.h>
-
+// keel-play: watch mode, `keel-play --replay FILE`. MIT licence, see LICENSE.
+//
+// Opens a scene recording (keel-server, keel-sim) as keel-replay does -- the
+// same reader, level rebuilding and exit codes -- and plays it in the
+// viewer loop (watch.c).
 #include "kp.h"
+#include "watch.h"
 
 int kp_replay_run(kp_app *app, const kp_options *opt)
 {
-    (void)app;
-    (void)opt;
-    fputs("keel-play: watch mode is not written yet\n", stderr);
-    return KP_EXIT_FAILURE;
-}
-
-int kp_diff_run(kp_app *app, const kp_options *opt)
-{
-    (void)app;
-    (void)opt;
-    fputs("keel-play: diff mode is not written yet\n", stderr);
-    return KP_EXIT_FAILURE;
+    kp_run run;
+    int rc = kp_run_open(&run, opt->files[0], opt->level, NULL, NULL);
+    if (rc != 0)
+        return rc;
+    rc = kp_watch_loop(app, opt, &run, NULL);
+    kp_run_close(&run);
+    return rc;
 }

@@ -1,0 +1,203 @@
+// keel-play: a recording re-simulated for viewing (see playback.h). MIT
+// licence, see LICENSE.
+//
+// Invariant: r->cur is positioned at the tick after the scene's, so
+// kp_run_step applies exactly the recorded tick the scene is at.
+#include "playback.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rec_resim.h"
+
+static void add_marker(kp_run *r, uint32_t tick, uint32_t id, kp_marker_kind kind)
+{
+    if (r->marker_count < KP_MAX_MARKERS)
+        r->markers[r->marker_count++] = (kp_marker){tick, id, kind};
+}
+
+// One pass over the ticks (decoding only) for the markers.
+static bool scan_markers(kp_run *r)
+{
+    rec_error err;
+    memset(&err, 0, sizeof err);
+    rec_cursor *c = rec_cursor_create(r->f, r->first, &err);
+    if (!c) {
+        replay_print_error(r->file, &err);
+        return false;
+    }
+    rec_tick t;
+    while (rec_cursor_next(c, &t, &err)) {
+        for (uint32_t i = 0; i < t.leave_count; i++, r->leaves++)
+            add_marker(r, t.tick, t.leaves[i], KP_MARK_LEAVE);
+        for (uint32_t i = 0; i < t.join_count; i++, r->joins++)
+            add_marker(r, t.tick + 1u, t.joins[i].id, KP_MARK_JOIN);
+        for (uint32_t i = 0; i < t.command_count; i++)
+            if (t.commands[i].input.tick != t.tick) {
+                r->substitutes++;
+                add_marker(r, t.tick, t.commands[i].id, KP_MARK_SUBSTITUTE);
+            }
+    }
+    rec_cursor_destroy(c);
+    if (err.message[0]) {
+        replay_print_error(r->file, &err);
+        return false;
+    }
+    return true;
+}
+
+int kp_run_open(kp_run *r, const char *file, const char *level_override, const sim_level *level,
+                const sim_world *world)
+{
+    memset(r, 0, sizeof *r);
+    r->file = file;
+    rec_error err;
+    memset(&err, 0, sizeof err);
+    r->f = rec_file_open(file, &err);
+    if (!r->f) {
+        replay_print_error(file, &err);
+        return REC_EXIT_BAD_FILE;
+    }
+    r->h = rec_file_header(r->f);
+    rec_file_info(r->f, &r->info);
+    if (r->h->kind != REC_KIND_SCENE) {
+        fprintf(stderr,
+                "keel-play: %s: a client recording: watch its server's recording (keel-replay verify checks "
+                "this one)\n",
+                file);
+        kp_run_close(r);
+        return REC_EXIT_BAD_FILE;
+    }
+    if (!world) {
+        int rc = replay_level_load(file, r->h, level_override, &r->lv, NULL);
+        if (rc != REC_EXIT_MATCH) {
+            kp_run_close(r);
+            return rc;
+        }
+        world = r->lv.world;
+        level = &r->lv.level;
+    }
+    r->world = world;
+    r->level = level;
+    r->markers = calloc(KP_MAX_MARKERS, sizeof *r->markers);
+    r->scene = r->markers ? rec_resim_scene_create(r->h, world, &err) : NULL;
+    if (!r->scene) {
+        if (r->markers)
+            replay_print_error(file, &err);
+        else
+            fputs("keel-play: out of memory\n", stderr);
+        kp_run_close(r);
+        return REC_EXIT_BAD_FILE;
+    }
+    uint32_t tick = 0;
+    const sim_char_state *states = NULL;
+    uint32_t count = 0;
+    if (!rec_file_initial(r->f, &tick, &states, &count)) {
+        fprintf(stderr, "keel-play: %s: no initial state\n", file);
+        kp_run_close(r);
+        return REC_EXIT_BAD_FILE;
+    }
+    r->first = tick;
+    r->last = tick + r->info.tick_count;
+    if (!scan_markers(r) || !kp_run_seek(r, r->first)) {
+        kp_run_close(r);
+        return REC_EXIT_BAD_FILE;
+    }
+    if (!r->info.complete)
+        fprintf(stderr, "keel-play: %s: truncated at offset %llu (no end chunk): showing the %u readable ticks\n",
+                file, (unsigned long long)r->info.truncated_at, (unsigned)r->info.tick_count);
+    return 0;
+}
+
+void kp_run_close(kp_run *r)
+{
+    if (r->cur)
+        rec_cursor_destroy(r->cur);
+    if (r->scene)
+        sim_scene_destroy(r->scene);
+    replay_level_free(&r->lv);
+    if (r->f)
+        rec_file_close(r->f);
+    free(r->markers);
+    memset(r, 0, sizeof *r);
+}
+
+uint32_t kp_run_tick(const kp_run *r)
+{
+    return sim_scene_tick(r->scene);
+}
+
+// The newest keyframe at or before `tick`: its index (and *at its tick),
+// or -1 for the initial state.
+static int64_t keyframe_before(const kp_run *r, uint32_t tick, uint32_t *at)
+{
+    uint32_t ki = r->h->keyframe_interval;
+    *at = r->first;
+    if (ki == 0 || rec_file_keyframe_count(r->f) == 0)
+        return -1;
+    for (uint32_t k = tick - tick % ki; k > r->first; k -= ki) {
+        int64_t i = rec_file_keyframe_at(r->f, k);
+        if (i >= 0) {
+            *at = k;
+            return i;
+        }
+        if (k < ki)
+            break;
+    }
+    return -1;
+}
+
+bool kp_run_seek(kp_run *r, uint32_t tick)
+{
+    if (tick < r->first)
+        tick = r->first;
+    if (tick > r->last)
+        tick = r->last;
+    rec_error err;
+    memset(&err, 0, sizeof err);
+    uint32_t at;
+    int64_t k = keyframe_before(r, tick, &at);
+    // Going forward with no keyframe in between: just keep stepping.
+    bool restart = !r->cur || kp_run_tick(r) > tick || at > kp_run_tick(r);
+    if (restart) {
+        uint32_t start = 0, count = 0;
+        const sim_char_state *states = NULL;
+        bool ok = k >= 0 ? rec_file_keyframe(r->f, (uint32_t)k, &start, &states, &count, &err)
+                         : rec_file_initial(r->f, &start, &states, &count);
+        if (!ok || !rec_resim_restore(r->scene, start, states, count, k >= 0 ? "a keyframe" : "the initial state",
+                                      &err)) {
+            replay_print_error(r->file, &err);
+            return false;
+        }
+        if (r->cur)
+            rec_cursor_destroy(r->cur);
+        r->cur = rec_cursor_create(r->f, start, &err);
+        if (!r->cur) {
+            replay_print_error(r->file, &err);
+            return false;
+        }
+    }
+    while (kp_run_tick(r) < tick)
+        if (!kp_run_step(r))
+            return false;
+    return true;
+}
+
+bool kp_run_step(kp_run *r)
+{
+    if (kp_run_tick(r) >= r->last)
+        return false;
+    rec_error err;
+    memset(&err, 0, sizeof err);
+    rec_tick t;
+    if (!rec_cursor_next(r->cur, &t, &err) || !rec_resim_apply(r->scene, &t, &err)) {
+        if (!err.message[0])
+            snprintf(err.message, sizeof err.message, "the recording ends before tick %u",
+                     (unsigned)kp_run_tick(r));
+        replay_print_error(r->file, &err);
+        return false;
+    }
+    sim_scene_step(r->scene);
+    return true;
+}

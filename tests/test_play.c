@@ -1,0 +1,453 @@
+// keel-play under a private X server (Xvfb): the pictures it draws, its bad
+// cases and its controls. MIT licence, see LICENSE.
+//
+// Each test starts its own Xvfb (tests/support/test_xvfb.h) and writes its
+// own recordings with rec_writer: three characters standing still on the
+// built-in level's open floor at places the test knows, so it can project
+// their centres with keel-play's own camera code (client/keel-play/camera.c)
+// and look at the pixels there. The controls are driven with xdotool and
+// judged by the JSON summary keel-play prints at exit (frames, tick, seeks,
+// steps), never by time. Without keel-play built (SDL2, libepoxy, cglm or
+// stb missing) the tests skip.
+#define _POSIX_C_SOURCE 200809L
+
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <keel/rec.h>
+#include <keel/rec_verify.h>
+
+#include "test_support.h"
+#include "test_xvfb.h"
+
+#if KEEL_PLAY_BUILT
+
+#include <stb_image.h>
+
+#include "render.h"
+
+// ---- recordings ------------------------------------------------------------------
+
+// Characters 1, 2, 3 standing at x = -3, 0, 3 on the floor (z = 0, the
+// built-in level's clear lane), facing -z. join_tick: character 4 joins at
+// (0, 0, -6) then. nudge_tick: character 2 runs forward for that one tick
+// (a recording that diverges from the plain one there).
+static void write_recording(const char *path, uint32_t ticks, uint32_t join_tick, uint32_t nudge_tick)
+{
+    sim_level level;
+    sim_world *world = keel_test_builtin_world(&level);
+    sim_move_settings s = sim_move_default_settings();
+    sim_scene *scene = sim_scene_create(world, &s, 8);
+    cr_assert_not_null(scene);
+    for (uint32_t id = 1; id <= 3; id++) {
+        sim_char_state c = sim_char_spawn(id, sim_v3(SIM_FX_INT(3 * ((int32_t)id - 2)), 0, 0), 0);
+        cr_assert_eq(sim_scene_add_character(scene, &c), 0);
+    }
+    rec_header h = rec_default_header();
+    rec_header_set_scene(&h, scene);
+    h.settings = s;
+    snprintf(h.source, sizeof h.source, "test_play");
+    rec_error err;
+    memset(&err, 0, sizeof err);
+    rec_writer_config wc = rec_default_writer_config();
+    wc.threaded = false;
+    rec_writer *w = rec_writer_open(path, &h, &wc, scene, &err);
+    cr_assert_not_null(w, "%s", err.message);
+    for (uint32_t t = 0; t < ticks; t++) {
+        sim_char_state joiner = sim_char_spawn(4, sim_v3(0, 0, SIM_FX_INT(-6)), 0);
+        rec_tick rt;
+        memset(&rt, 0, sizeof rt);
+        rt.tick = sim_scene_tick(scene);
+        if (join_tick && rt.tick == join_tick) {
+            cr_assert_eq(sim_scene_add_character(scene, &joiner), 0);
+            rt.join_count = 1;
+            rt.joins = &joiner;
+        }
+        rec_command cmds[8];
+        uint32_t n;
+        const sim_char_state *cs = sim_scene_characters(scene, &n);
+        for (uint32_t i = 0; i < n; i++) {
+            memset(&cmds[i], 0, sizeof cmds[i]);
+            cmds[i].id = cs[i].id;
+            cmds[i].input.tick = rt.tick;
+            if (nudge_tick && rt.tick == nudge_tick && cs[i].id == 2)
+                cmds[i].input.forward = 127;
+            cr_assert(sim_scene_set_input(scene, cmds[i].id, &cmds[i].input));
+        }
+        rt.command_count = n;
+        rt.commands = cmds;
+        sim_scene_step(scene);
+        cr_assert(rec_writer_tick(w, &rt, scene));
+    }
+    cr_assert(rec_writer_close(w, &err), "%s", err.message);
+    sim_scene_destroy(scene);
+    keel_test_builtin_free(&level, world);
+}
+
+// ---- running keel-play -------------------------------------------------------------
+
+static keel_test_xvfb xvfb;
+
+static void start_display(void)
+{
+    if (!keel_test_program_find("keel-play"))
+        cr_skip_test("keel-play is not built");
+    if (!keel_test_xvfb_start(&xvfb, 1600, 1000))
+        cr_skip_test("%s", xvfb.why);
+    setenv("DISPLAY", xvfb.display, 1);
+    unsetenv("WAYLAND_DISPLAY");
+    unsetenv("SDL_VIDEODRIVER");
+    // Mesa's llvmpipe keeps allocations of its own until exit, which the
+    // sanitizer tree's LeakSanitizer would report as keel-play's leaks:
+    // leak checks are off for the programs these tests start (and only here).
+    const char *old = getenv("ASAN_OPTIONS");
+    char opts[512];
+    snprintf(opts, sizeof opts, "%s%sdetect_leaks=0", old ? old : "", old && old[0] ? ":" : "");
+    setenv("ASAN_OPTIONS", opts, 1);
+}
+
+static void stop_display(void)
+{
+    keel_test_xvfb_stop(&xvfb);
+}
+
+static keel_test_run_result play(const char *const *args)
+{
+    keel_test_run_options o = keel_test_run_default_options();
+    o.timeout_s = 120; // a guard against a hang, not a speed check
+    keel_test_run_result r = keel_test_run(keel_test_program_path("keel-play"), args, &o);
+    cr_assert(!r.timed_out, "keel-play hung; stderr: %s", r.err);
+    return r;
+}
+
+// xdotool with the arguments given; its stdout (free it).
+static char *xdo(const char *const *args)
+{
+    const char *x = keel_test_which("xdotool");
+    if (!x)
+        cr_skip_test("xdotool is not installed (scripts/setup.sh)");
+    keel_test_run_options o = keel_test_run_default_options();
+    o.timeout_s = 30;
+    keel_test_run_result r = keel_test_run(x, args, &o);
+    cr_assert(!r.timed_out && r.exit_code == 0, "xdotool %s failed: %s", args[0], r.err);
+    free(r.err);
+    return r.out;
+}
+
+// ---- pictures ----------------------------------------------------------------------
+
+typedef struct image {
+    unsigned char *px;
+    int w, h;
+} image;
+
+static image load_png(const char *path)
+{
+    image im;
+    int n;
+    im.px = stbi_load(path, &im.w, &im.h, &n, 3);
+    cr_assert_not_null(im.px, "cannot read %s", path);
+    return im;
+}
+
+static const unsigned char *pixel(const image *im, int x, int y)
+{
+    cr_assert(x >= 0 && y >= 0 && x < im->w && y < im->h, "pixel %d,%d outside %dx%d", x, y, im->w, im->h);
+    return im->px + ((size_t)y * (size_t)im->w + (size_t)x) * 3u;
+}
+
+// Hue in degrees and saturation of an RGB colour (0..1 each).
+static void hue_sat(const float c[3], float *hue, float *sat)
+{
+    float mx = fmaxf(c[0], fmaxf(c[1], c[2])), mn = fminf(c[0], fminf(c[1], c[2])), d = mx - mn;
+    *sat = mx > 0 ? d / mx : 0;
+    float h = 0;
+    if (d > 0) {
+        if (mx == c[0])
+            h = fmodf((c[1] - c[2]) / d + 6.0f, 6.0f);
+        else if (mx == c[1])
+            h = (c[2] - c[0]) / d + 2.0f;
+        else
+            h = (c[0] - c[1]) / d + 4.0f;
+    }
+    *hue = h * 60.0f;
+}
+
+// The palette entry whose hue is nearest the pixel's (lighting scales a
+// colour's brightness, not its hue); -1 for an unsaturated pixel.
+static int nearest_palette(const unsigned char *p)
+{
+    float c[3] = {p[0] / 255.0f, p[1] / 255.0f, p[2] / 255.0f}, hue, sat;
+    hue_sat(c, &hue, &sat);
+    if (sat < 0.4f)
+        return -1;
+    int best = -1;
+    float bd = 360.0f;
+    for (uint32_t i = 0; i < kp_palette_size(); i++) {
+        float e[3], eh, es;
+        kp_palette_entry(i, e);
+        hue_sat(e, &eh, &es);
+        float d = fabsf(eh - hue);
+        d = d > 180.0f ? 360.0f - d : d;
+        if (d < bd)
+            bd = d, best = (int)i;
+    }
+    return best;
+}
+
+static int palette_index(uint32_t id)
+{
+    float want[3];
+    kp_character_color(id, want);
+    for (uint32_t i = 0; i < kp_palette_size(); i++) {
+        float e[3];
+        kp_palette_entry(i, e);
+        if (memcmp(e, want, sizeof e) == 0)
+            return (int)i;
+    }
+    return -1;
+}
+
+#define CAMERA "0,3,7,0,-20"
+
+Test(play, picture_characters_level_overlay, .timeout = 120)
+{
+    start_display();
+    char dir[256];
+    keel_test_dir_make(dir, sizeof dir, "play_picture");
+    const char *rec = keel_test_dir_file(dir, "still.rec"), *png = keel_test_dir_file(dir, "still.png");
+    write_recording(rec, 64, 0, 0);
+    const char *args[] = {"--replay", rec, "--at-tick", "32", "--camera", CAMERA, "--screenshot", png,
+                          "--size", "960x540", NULL};
+    keel_test_run_result r = play(args);
+    cr_assert_eq(r.exit_code, 0, "stderr: %s", r.err);
+    cr_assert_eq(keel_test_json_num(r.out, "tick"), 32);
+    cr_assert_eq(keel_test_json_num(r.out, "screenshots"), 1);
+    image im = load_png(png);
+    cr_assert_eq(im.w, 960);
+    cr_assert_eq(im.h, 540);
+
+    // Every character's centre shows its own palette colour.
+    kp_camera cam = kp_camera_make(0, 3, 7, 0, -20);
+    for (uint32_t id = 1; id <= 3; id++) {
+        float centre[3] = {3.0f * ((float)id - 2.0f), 0.9f, 0}, x, y;
+        cr_assert(kp_camera_project(&cam, im.w, im.h, centre, &x, &y));
+        const unsigned char *p = pixel(&im, (int)x, (int)y);
+        cr_log_info("character %u at (%.0f, %.0f): %u %u %u\n", (unsigned)id, (double)x, (double)y, p[0], p[1], p[2]);
+        cr_expect_eq(nearest_palette(p), palette_index(id), "character %u at (%.0f, %.0f) is %u,%u,%u",
+                     (unsigned)id, (double)x, (double)y, p[0], p[1], p[2]);
+    }
+    // The level covers most of the frame: not the clear colour (sky), not black.
+    uint32_t clear = 0, black = 0, total = 0;
+    for (int y = 0; y < im.h; y += 4)
+        for (int x = 0; x < im.w; x += 4, total++) {
+            const unsigned char *p = pixel(&im, x, y);
+            clear += abs(p[0] - 135) < 4 && abs(p[1] - 179) < 4 && abs(p[2] - 219) < 4;
+            black += p[0] < 8 && p[1] < 8 && p[2] < 8;
+        }
+    cr_log_info("clear colour %.1f%%, black %.1f%%\n", 100.0 * clear / total, 100.0 * black / total);
+    cr_expect_lt(clear, total / 2, "the level covers less than half the frame");
+    cr_expect_lt(black, total / 20, "the frame is mostly black");
+    // The timeline's played half is blue, the HUD's box darker than the sky.
+    const unsigned char *bar = pixel(&im, 40, im.h - 26), *hud = pixel(&im, 8, 10);
+    cr_expect(bar[2] > bar[0] + 60, "timeline at (40, %d) is %u,%u,%u", im.h - 26, bar[0], bar[1], bar[2]);
+    cr_expect(hud[0] + hud[1] + hud[2] < 135 + 179 + 219 - 150, "HUD box is %u,%u,%u", hud[0], hud[1], hud[2]);
+    stbi_image_free(im.px);
+    keel_test_run_free(&r);
+    keel_test_dir_remove(dir);
+    stop_display();
+}
+
+// ---- bad cases ---------------------------------------------------------------------
+
+Test(play, no_display)
+{
+    if (!keel_test_program_find("keel-play"))
+        cr_skip_test("keel-play is not built");
+    unsetenv("DISPLAY");
+    unsetenv("WAYLAND_DISPLAY");
+    unsetenv("SDL_VIDEODRIVER");
+    const char *args[] = {"--replay", "/nonexistent.rec", NULL};
+    keel_test_run_result r = play(args);
+    cr_expect_eq(r.exit_code, 1);
+    cr_expect(strstr(r.err, "keel-play: cannot open a window") && strstr(r.err, "is DISPLAY set?"), "stderr: %s",
+              r.err);
+    keel_test_run_free(&r);
+}
+
+Test(play, bad_flag_prints_usage)
+{
+    if (!keel_test_program_find("keel-play"))
+        cr_skip_test("keel-play is not built");
+    const char *args[] = {"--replay", "x.rec", "--frobnicate", NULL};
+    keel_test_run_result r = play(args);
+    cr_expect_eq(r.exit_code, 2);
+    cr_expect(strstr(r.err, "unknown option --frobnicate") && strstr(r.err, "usage: keel-play"), "%s", r.err);
+    keel_test_run_free(&r);
+    const char *live_only[] = {"--replay", "x.rec", "--sensitivity", "0.2", NULL};
+    r = play(live_only);
+    cr_expect_eq(r.exit_code, 2, "%s", r.err);
+    keel_test_run_free(&r);
+}
+
+Test(play, corrupt_recording_as_keel_replay, .timeout = 120)
+{
+    start_display();
+    char dir[256];
+    keel_test_dir_make(dir, sizeof dir, "play_corrupt");
+    const char *rec = keel_test_dir_file(dir, "bad.rec");
+    write_recording(rec, 200, 0, 0);
+    // one flipped byte in the middle of the file: a CRC fails there
+    FILE *f = fopen(rec, "r+b");
+    cr_assert_not_null(f);
+    fseek(f, 0, SEEK_END);
+    long size = ftell(f);
+    fseek(f, size / 2, SEEK_SET);
+    int c = fgetc(f);
+    fseek(f, size / 2, SEEK_SET);
+    fputc(c ^ 0x20, f);
+    fclose(f);
+    const char *verify[] = {"verify", rec, NULL};
+    keel_test_run_result want = keel_test_run(keel_test_program_path("keel-replay"), verify, NULL);
+    const char *args[] = {"--replay", rec, "--frames", "2", NULL};
+    keel_test_run_result r = play(args);
+    cr_expect_eq(want.exit_code, REC_EXIT_BAD_FILE, "keel-replay: %s", want.err);
+    cr_expect_eq(r.exit_code, want.exit_code, "keel-play: %s", r.err);
+    cr_expect(want.err_len > 0 && strstr(r.err, want.err), "keel-play said '%s', keel-replay '%s'", r.err, want.err);
+    keel_test_run_free(&want);
+    keel_test_run_free(&r);
+    keel_test_dir_remove(dir);
+    stop_display();
+}
+
+// ---- a running window, driven with xdotool --------------------------------------------
+
+// A display, a folder `what` with a recording of `ticks` ticks (a join at
+// join_tick when nonzero), and keel-play started in the background on it
+// (in that folder, where F12 writes its PNGs) at `at_tick`, 800x600, its
+// window mapped and focused; the window id in w->wid.
+typedef struct window {
+    char dir[256];
+    char wid[32];
+    keel_test_proc p;
+} window;
+
+static void open_window(window *w, const char *what, uint32_t ticks, uint32_t join_tick, const char *at_tick)
+{
+    start_display();
+    keel_test_dir_make(w->dir, sizeof w->dir, what);
+    const char *rec = keel_test_dir_file(w->dir, "play.rec");
+    write_recording(rec, ticks, join_tick, 0);
+    const char *args[] = {"--replay", rec, "--at-tick", at_tick, "--size", "800x600", NULL};
+    char cwd[4096];
+    cr_assert_not_null(getcwd(cwd, sizeof cwd));
+    cr_assert_eq(chdir(w->dir), 0);
+    keel_test_proc_start(&w->p, "keel-play", args);
+    cr_assert_eq(chdir(cwd), 0);
+    const char *search[] = {"search", "--sync", "--onlyvisible", "--name", "^keel-play$", NULL};
+    char *out = xdo(search);
+    snprintf(w->wid, sizeof w->wid, "%.*s", (int)strcspn(out, "\n"), out);
+    free(out);
+    cr_assert(w->wid[0], "no keel-play window");
+    // keyboard focus without a window manager
+    const char *focus[] = {"windowfocus", "--sync", w->wid, NULL};
+    free(xdo(focus));
+}
+
+static void close_window(window *w)
+{
+    keel_test_proc_cleanup(&w->p);
+    keel_test_dir_remove(w->dir);
+    stop_display();
+}
+
+static char *finish_window(keel_test_proc *p)
+{
+    cr_assert(keel_test_proc_wait(p, 60000), "keel-play did not quit after Escape"); // a guard, not a speed check
+    char *out = keel_test_read_file(p->out);
+    cr_expect_eq(p->status, 0, "stderr: %s", keel_test_read_file(p->err));
+    return out;
+}
+
+Test(play, resize_and_minimise_keep_working, .timeout = 120)
+{
+    window w;
+    open_window(&w, "play_resize", 64, 0, "10");
+    const char *wid = w.wid;
+    const char *resize[] = {"windowsize", "--sync", wid, "640", "400", NULL};
+    free(xdo(resize));
+    // Minimise (a request a window manager would act on), then hide and
+    // show the window as a minimise does: keel-play waits for events while
+    // hidden and draws again once shown.
+    const char *minimise[] = {"windowminimize", wid, NULL};
+    free(xdo(minimise));
+    const char *unmap[] = {"windowunmap", "--sync", wid, NULL};
+    free(xdo(unmap));
+    const char *map[] = {"windowmap", "--sync", wid, NULL};
+    free(xdo(map));
+    const char *focus[] = {"windowfocus", "--sync", wid, NULL};
+    free(xdo(focus));
+    const char *keys[] = {"key", "--delay", "50", "F12", "Escape", NULL};
+    free(xdo(keys));
+    char *out = finish_window(&w.p);
+    cr_log_info("%s", out);
+    cr_expect_eq(keel_test_json_num(out, "screenshots"), 1, "%s", out);
+    cr_expect_eq(keel_test_json_num(out, "width"), 640, "%s", out);
+    cr_expect_eq(keel_test_json_num(out, "height"), 400, "%s", out);
+    cr_expect_geq(keel_test_json_num(out, "resizes"), 1, "%s", out);
+    cr_expect_geq(keel_test_json_num(out, "minimises"), 1, "%s", out);
+    // the screenshot has the new size
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "ls %s/keel-play-*.png", w.dir);
+    FILE *ls = popen(cmd, "r");
+    char png[512] = "";
+    cr_assert(ls && fgets(png, sizeof png, ls), "no screenshot in %s", w.dir);
+    pclose(ls);
+    png[strcspn(png, "\n")] = '\0';
+    image im = load_png(png);
+    cr_expect_eq(im.w, 640);
+    cr_expect_eq(im.h, 400);
+    stbi_image_free(im.px);
+    free(out);
+    close_window(&w);
+}
+
+Test(play, pause_step_and_seek_by_clicking_the_timeline, .timeout = 120)
+{
+    window w;
+    open_window(&w, "play_controls", 200, 50, "100");
+    const char *wid = w.wid;
+    // Play and pause (wherever that leaves it), then click the timeline a
+    // quarter from its right end: the bar runs from x = 16 to width - 16,
+    // ticks 0..200, so x = 16 + 0.75 * 768 = 592 is tick 150. Then three
+    // ticks forward and one back: 152, paused.
+    const char *pause[] = {"key", "--delay", "50", "space", "space", NULL};
+    free(xdo(pause));
+    const char *click[] = {"mousemove", "--window", wid, "--sync", "592", "580", "click", "1", NULL};
+    free(xdo(click));
+    const char *steps[] = {"key", "--delay", "50", "period", "period", "Right", "comma", "Escape", NULL};
+    free(xdo(steps));
+    char *out = finish_window(&w.p);
+    cr_log_info("%s", out);
+    cr_expect_eq(keel_test_json_num(out, "tick"), 152, "%s", out);
+    cr_expect(strstr(out, "\"paused\":true"), "%s", out);
+    cr_expect_eq(keel_test_json_num(out, "seeks"), 1, "%s", out);
+    cr_expect_eq(keel_test_json_num(out, "steps"), 4, "%s", out);
+    cr_expect_eq(keel_test_json_num(out, "pause_toggles"), 2, "%s", out);
+    cr_expect_eq(keel_test_json_num(out, "joins"), 1, "%s", out);
+    free(out);
+    close_window(&w);
+}
+
+#else
+
+Test(play, skipped)
+{
+    cr_skip_test("keel-play is not built (SDL2, libepoxy, cglm or stb missing: scripts/setup.sh)");
+}
+
+#endif

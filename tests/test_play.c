@@ -262,6 +262,39 @@ Test(play, picture_characters_level_overlay, .timeout = 120)
     stop_display();
 }
 
+Test(play, diff_starts_at_the_first_divergence, .timeout = 120)
+{
+    start_display();
+    char dir[256];
+    keel_test_dir_make(dir, sizeof dir, "play_diff");
+    const char *a = keel_test_dir_file(dir, "a.rec"), *b = keel_test_dir_file(dir, "b.rec"),
+               *png = keel_test_dir_file(dir, "diff.png");
+    write_recording(a, 100, 0, 0);
+    write_recording(b, 100, 0, 40); // character 2 runs forward at tick 40 in B only
+    const char *diff[] = {"diff", a, b, "--json", NULL};
+    keel_test_run_result want = keel_test_run(keel_test_program_path("keel-replay"), diff, NULL);
+    cr_assert_eq(want.exit_code, REC_EXIT_DIVERGED, "%s", want.err);
+    const char *args[] = {"--diff", a, b, "--screenshot", png, "--size", "960x540", NULL};
+    keel_test_run_result r = play(args);
+    cr_log_info("%s", r.out);
+    cr_assert_eq(r.exit_code, 0, "stderr: %s", r.err);
+    cr_expect(strstr(r.out, "\"diverged\":true"), "%s", r.out);
+    cr_expect_eq(keel_test_json_num(r.out, "divergent_tick"), keel_test_json_num(want.out, "tick"), "keel-replay: %s",
+                 want.out);
+    cr_expect_eq(keel_test_json_num(r.out, "divergent_tick"), 40);
+    cr_expect_eq(keel_test_json_num(r.out, "divergent_character"), 2);
+    cr_expect_eq(keel_test_json_num(r.out, "follow"), 2, "the camera follows the divergent character");
+    cr_expect_eq(keel_test_json_num(r.out, "tick"), 41, "the view starts at the state after the divergent tick");
+    cr_expect(strstr(r.err, "first divergence (inputs)"), "%s", r.err);
+    image im = load_png(png);
+    cr_expect_eq(im.w, 960);
+    stbi_image_free(im.px);
+    keel_test_run_free(&want);
+    keel_test_run_free(&r);
+    keel_test_dir_remove(dir);
+    stop_display();
+}
+
 // ---- bad cases ---------------------------------------------------------------------
 
 Test(play, no_display)

@@ -354,8 +354,18 @@ void kp_render_box(kp_render *r, const float centre[3], const float half[3], con
         translucent(false);
 }
 
-static void draw_character(kp_render *r, const kp_char_draw *c)
+static void draw_character(kp_render *r, const kp_char_draw *in)
 {
+    // A ghost is a shell 3% larger, so where it coincides with the solid
+    // character it is seen over it instead of fighting it for depth.
+    kp_char_draw g = *in;
+    const kp_char_draw *c = in;
+    if (in->ghost) {
+        g.radius *= 1.03f;
+        for (int k = 0; k < 3; k++)
+            g.half[k] *= 1.03f;
+        c = &g;
+    }
     glUniform4f(r->u_color, c->color[0], c->color[1], c->color[2], c->ghost ? 0.38f : c->color[3]);
     glUniform4fv(r->u_flash, 1, c->flash);
     if (c->shape == KP_SHAPE_BOX) {

@@ -144,15 +144,20 @@ static int live_loop(kp_live *L)
     kp_app *app = L->app;
     const kp_options *o = L->opt;
     uint64_t last = keel_app_now_us();
-    bool user_quit = false, limit_quit = false, screenshot_failed = false;
+    bool screenshot_failed = false;
+    uint64_t quit_at = 0;
     uint64_t reason_until = 0;
     for (;;) {
         SDL_Event ev;
         while (kp_app_poll(app, &ev))
             kp_controls_event(&L->ctl, &ev);
         if (app->quit || L->ctl.quit) {
-            user_quit = true;
-            break;
+            // A Space pressed just before quitting is still played (one
+            // more tick), within 0.5 s.
+            if (!quit_at)
+                quit_at = keel_app_now_us();
+            if (!L->ctl.jump_latched || L->link.state != KP_LINK_PLAYING || keel_app_now_us() - quit_at > 500000u)
+                break;
         }
         if (L->ctl.captured != app->mouse_captured)
             kp_app_capture_mouse(app, L->ctl.captured);
@@ -199,14 +204,11 @@ static int live_loop(kp_live *L)
                               L->pose_snapped ? 1u : 0u);
             kp_figures_frame(L->fig, frame_ms, work_ms, draw_calls);
         }
-        if (due) {
-            limit_quit = true;
+        if (due)
             break;
-        }
-        if (o->quit_after_s && st == KP_LINK_PLAYING && now - L->link.playing_us >= (uint64_t)o->quit_after_s * 1000000u) {
-            limit_quit = true;
+        if (o->quit_after_s && st == KP_LINK_PLAYING &&
+            now - L->link.playing_us >= (uint64_t)o->quit_after_s * 1000000u)
             break;
-        }
         if (st == KP_LINK_ENDED && now >= reason_until)
             break;
         // Pace frames that the swap did not (no vsync).
@@ -214,8 +216,6 @@ static int live_loop(kp_live *L)
         if (keel_app_now_us() < next)
             keel_app_sleep_until_us(next);
     }
-    (void)user_quit;
-    (void)limit_quit;
     bool failed = L->link.state == KP_LINK_ENDED || screenshot_failed;
     kp_link_leave(&L->link);
     return failed ? KP_EXIT_FAILURE : KP_EXIT_OK;

@@ -219,6 +219,11 @@ void kp_link_leave(kp_link *l)
     uint64_t now = keel_app_now_us();
     if (l->state == KP_LINK_ENDED)
         return;
+    if (!l->connected_us) { // nothing to leave: the connection never came up
+        snprintf(l->why, sizeof l->why, "quit before %s:%u answered", l->server, (unsigned)l->port);
+        end_with(l, now, "never_connected");
+        return;
+    }
     net_leave_state st;
     while ((st = net_host_leave(l->host, 0)) == NET_LEAVE_PENDING)
         keel_app_sleep_until_us(keel_app_now_us() + 1000u);

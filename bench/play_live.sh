@@ -100,7 +100,7 @@ rc=$?
 num() { grep -o "\"$1\":[-0-9.e]*" "$OUT/play.json" | head -n 1 | cut -d: -f2; }
 sub() { grep -o "\"$1\":{[^}]*}" "$OUT/play.json" | grep -o "\"$2\":[-0-9.e]*" | cut -d: -f2; }
 met() { awk -v v="$1" -v t="$2" 'BEGIN {print (v <= t) ? "met" : "MISSED"}'; }
-chars=$(grep -o 'characters [0-9]*' "$OUT/server.out" | tail -n 1)
+chars=$(grep -o 'clients [0-9]*' "$OUT/server.out" | tail -n 1)
 row() { printf '%-44s %14s  %-10s %s\n' "$1" "$2" "$3" "$4"; }
 printf '\nkeel play_live: keel-play + %d light bots (64 characters with keel-play at --light 63), zdm2, 1280x720,\n' "$LIGHT"
 printf 'Xvfb + Mesa llvmpipe, %d s of play; %s frames, %s ticks played\n' "$SECONDS_RUN" "$(num frames)" "$(num ticks)"
@@ -114,4 +114,4 @@ row "round trip (ms)" "$(num rtt_ms)" "" ""
 row "rollbacks / re-simulated ticks" "$(num rollbacks) / $(num resimulated_ticks)" "" ""
 row "hash mismatches" "$(num hash_mismatches)" "0" "$(met "$(num hash_mismatches)" 0)"
 row "unexplained mispredictions (own, remote)" "$(sub own_mispredictions unexplained), $(sub remote_mispredictions unexplained)" "0" ""
-echo "files: $OUT${chars:+ (server: $chars)}"
+echo "files: $OUT${chars:+ (the server's last stats line: $chars)}"

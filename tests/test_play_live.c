@@ -167,7 +167,7 @@ static char *play_session(keel_test_proc *play, const char *at)
 {
     const char *args[] = {"--connect", at, "--name", "tester", "--size", "640x360", "--quit-after", "40", NULL};
     start_play(play, args);
-    cr_assert(wait_for_text(play->err, "keel-play: playing", 20000), "keel-play never started playing");
+    cr_assert(wait_for_text(play->err, "keel-play: playing", 60000), "keel-play never started playing");
     walk_turn_jump_quit(play);
     char *sum = play_summary(play);
     cr_expect_eq(play->status, 0, "keel-play exit %d", play->status);

@@ -53,7 +53,10 @@ static sim_input command_cb(void *user, uint32_t tick)
         }
         L->yaw_set = true;
     }
-    return kp_controls_command(&L->ctl, tick);
+    sim_input in = kp_controls_command(&L->ctl, tick);
+    if (in.buttons & SIM_BUTTON_JUMP)
+        L->last_jump_us = keel_app_now_us();
+    return in;
 }
 
 static void print_causes(const char *name, const uint64_t *v)
@@ -152,11 +155,14 @@ static int live_loop(kp_live *L)
         while (kp_app_poll(app, &ev))
             kp_controls_event(&L->ctl, &ev);
         if (app->quit || L->ctl.quit) {
-            // A Space pressed just before quitting is still played (one
-            // more tick), within 0.5 s.
+            // A jump pressed just before quitting is still played out: its
+            // command sent and run by the server (which is the lead behind)
+            // before the leave -- 0.5 s after its tick, 1.5 s at most.
+            uint64_t t = keel_app_now_us();
             if (!quit_at)
-                quit_at = keel_app_now_us();
-            if (!L->ctl.jump_latched || L->link.state != KP_LINK_PLAYING || keel_app_now_us() - quit_at > 500000u)
+                quit_at = t;
+            bool jump_pending = L->ctl.jump_latched || (L->last_jump_us && t - L->last_jump_us < 500000u);
+            if (!jump_pending || L->link.state != KP_LINK_PLAYING || t - quit_at > 1500000u)
                 break;
         }
         if (L->ctl.captured != app->mouse_captured)

@@ -41,6 +41,7 @@ typedef struct kp_live {
     uint64_t start_us;
     uint32_t capture_frames;
     bool yaw_set;
+    uint64_t last_jump_us; ///< when the newest command with the jump button was made
     bool have_pose, pose_snapped;
     cl_pose pose; ///< the own character's this frame
 } kp_live;

@@ -121,7 +121,8 @@ static void player_list(kp_live *L, kp_overlay *ov, float x, float y)
                                  sim_move_type_name(c[i].move_type), sqrt(vx * vx + vz * vz),
                                  c[i].position.y / 65536.0, c[i].id == own ? L->opt->name : "");
     }
-    kp_overlay_text_box(ov, x, y, 2.0f, text, text_white);
+    float w = kp_overlay_text_width(text, 2.0f);
+    kp_overlay_text_box(ov, x > 0 ? x : (float)L->app->width - w - 40, y, 2.0f, text, text_white);
 }
 
 static void overlays(kp_live *L, uint64_t now)
@@ -144,8 +145,8 @@ static void overlays(kp_live *L, uint64_t now)
                               cl_client_target_lead(L->link.cl), (uint32_t)L->settings.tick_rate};
             kp_netgraph_draw(&L->graph, ov, app->width, app->height, &c, now);
         }
-        if (L->ctl.players)
-            player_list(L, ov, 40, 60);
+        if (L->ctl.players) // on the right while the help is up
+            player_list(L, ov, L->ctl.help ? -1 : 40, 60);
     } else {
         kp_link_status_text(&L->link, status, sizeof status);
         bool ended = L->link.state == KP_LINK_ENDED;
@@ -157,7 +158,7 @@ static void overlays(kp_live *L, uint64_t now)
         kp_overlay_text_box(ov, (app->width - w) / 2, app->height / 2.0f - 20, scale, status,
                             ended ? text_red : text_white);
         if (ended)
-            kp_overlay_text_box(ov, 8, 8, 2.0f, "the game has ended: Esc quits", text_white);
+            kp_overlay_text_box(ov, 8, 8, 2.0f, "the connection has ended: Esc quits (keel-play exits in 4 s)", text_white);
     }
     if (L->ctl.help)
         help_box(ov, 40, 60);

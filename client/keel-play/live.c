@@ -178,11 +178,9 @@ static int live_loop(kp_live *L)
         }
         uint64_t t_smooth = keel_app_now_us();
         float alpha = (float)kp_link_alpha(&L->link, now);
-        if (st == KP_LINK_PLAYING) {
-            cl_smooth_update_client(L->smooth, L->link.cl);
+        if (st == KP_LINK_PLAYING)
             cl_smooth_frame(L->smooth, (float)dt, alpha);
-        }
-        double smooth_ms = (double)(keel_app_now_us() - t_smooth) / 1000.0;
+        double smooth_ms = (double)(keel_app_now_us() - t_smooth + L->link.smooth_us) / 1000.0;
         kp_live_own_pose(L, (float)dt, alpha);
         uint32_t draw_calls = kp_live_draw(L, now);
         bool due = capture_due(L);
@@ -268,6 +266,7 @@ int kp_live_run(kp_app *app, const kp_options *opt)
         if (kp_link_open(&L->link, opt->host, (uint16_t)opt->port, L->world, &L->level, &L->settings, &cc,
                          opt->connect_timeout_s * 1000u) &&
             (!opt->record || kp_link_record(&L->link, opt->record, opt->live_level, opt->scale, opt->up))) {
+            L->link.smooth = L->smooth;
             L->ctl.captured = true;
             rc = live_loop(L);
         } else {

@@ -7,6 +7,8 @@
 
 #include "keel_app.h"
 
+#include <keel/cl_smooth.h>
+
 bool kp_link_open(kp_link *l, const char *server, uint16_t port, const sim_world *world, const sim_level *level,
                   const sim_move_settings *settings, const cl_config *config, uint32_t connect_timeout_ms)
 {
@@ -142,9 +144,21 @@ static void predict_one(kp_link *l, kp_link_command_fn command, void *user, uint
     }
 }
 
+// Hand the prediction as it stands to the smoothing (when there is one):
+// after the events (a rollback then changes ticks it already holds, which it
+// absorbs at the last frame's alpha) and after each predicted tick.
+static void smooth_update(kp_link *l)
+{
+    if (!l->smooth)
+        return;
+    uint64_t t0 = keel_app_now_us();
+    cl_smooth_update_client(l->smooth, l->cl);
+    l->smooth_us += keel_app_now_us() - t0;
+}
+
 kp_link_state kp_link_pump(kp_link *l, uint64_t now, kp_link_command_fn command, void *user)
 {
-    l->predict_us = l->rollback_us = l->handle_us = 0;
+    l->predict_us = l->rollback_us = l->handle_us = l->smooth_us = 0;
     l->predicted = 0;
     if (l->state == KP_LINK_ENDED || l->left)
         return l->state;
@@ -201,12 +215,15 @@ kp_link_state kp_link_pump(kp_link *l, uint64_t now, kp_link_command_fn command,
     uint64_t dt = keel_app_now_us() - t0;
     if (resimulated(l->cl) != r0)
         l->rollback_us += dt;
+    smooth_update(l);
     while (now >= l->next_tick_us) {
         due++;
         l->next_tick_us += cl_client_tick_us(l->cl);
     }
-    for (uint32_t k = 0; k < due; k++)
+    for (uint32_t k = 0; k < due; k++) {
         predict_one(l, command, user, now_ms);
+        smooth_update(l);
+    }
     net_host_flush(l->host);
     return l->state;
 }

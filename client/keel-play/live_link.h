@@ -12,6 +12,9 @@
 //   on the monotonic clock; a call during which resimulated_ticks grew counts
 //   as rollback work, the rest of the predictions as prediction work. The
 //   figures are for display and the summary only.
+// - The smoothing (when given) sees every state the prediction shows: it is
+//   updated after the events are handled and after each predicted tick, so
+//   a rollback is absorbed as a change of the ticks it already holds.
 // - The link ends in exactly one way, named by kp_link_end_name: refused
 //   (cl_client_refusal says why), unreachable / timed out / closed by the
 //   server (the host's disconnect reason), not playing within the connect
@@ -36,6 +39,9 @@ typedef struct kp_link {
     net_host *host;
     cl_client *cl;
     cl_record *rec; ///< --record: every call into the client library (NULL: none)
+    /// The display smoothing, updated by kp_link_pump after the events and
+    /// after each predicted tick (NULL: none); it only reads the client.
+    struct cl_smooth *smooth;
     char server[64];
     uint16_t port;
     uint32_t connect_timeout_ms;
@@ -48,7 +54,7 @@ typedef struct kp_link {
     char why[512];      ///< the reason on screen
     bool left;          ///< kp_link_leave ran
     /// Work in this pump (microseconds) and ticks predicted by it.
-    uint64_t predict_us, rollback_us, handle_us;
+    uint64_t predict_us, rollback_us, handle_us, smooth_us;
     uint32_t predicted;
     uint64_t played; ///< commands predicted (ticks played) in all
 } kp_link;

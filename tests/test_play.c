@@ -34,8 +34,10 @@
 
 // Characters 1, 2, 3 standing at x = -3, 0, 3 on the floor (z = 0, the
 // built-in level's clear lane), facing -z. join_tick: character 4 joins at
-// (0, 0, -6) then. nudge_tick: character 2 runs forward for that one tick
-// (a recording that diverges from the plain one there).
+// (0, 0, -6) then, and 10 ticks later character 3's command is a
+// substitute (the previous tick's, as a server records one). nudge_tick:
+// character 2 runs forward for that one tick (a recording that diverges
+// from the plain one there).
 static void write_recording(const char *path, uint32_t ticks, uint32_t join_tick, uint32_t nudge_tick)
 {
     sim_level level;
@@ -76,6 +78,8 @@ static void write_recording(const char *path, uint32_t ticks, uint32_t join_tick
             cmds[i].input.tick = rt.tick;
             if (nudge_tick && rt.tick == nudge_tick && cs[i].id == 2)
                 cmds[i].input.forward = 127;
+            if (join_tick && rt.tick == join_tick + 10u && cs[i].id == 3)
+                cmds[i].input.tick = rt.tick - 1u;
             cr_assert(sim_scene_set_input(scene, cmds[i].id, &cmds[i].input));
         }
         rt.command_count = n;
@@ -295,6 +299,85 @@ Test(play, diff_starts_at_the_first_divergence, .timeout = 120)
     stop_display();
 }
 
+Test(play, client_recording_shows_the_prediction, .timeout = 120)
+{
+    start_display();
+    if (!keel_test_program_find("keel-server") || !keel_test_program_find("keel-client"))
+        cr_skip_test("keel-server or keel-client is not built");
+    char dir[256];
+    keel_test_dir_make(dir, sizeof dir, "play_client");
+    const char *file = keel_test_dir_file(dir, "client.rec");
+    keel_test_proc sv;
+    const char *sargs[] = {"--bind", "127.0.0.1", "--port", "0", "--duration", "60", "--quiet", NULL};
+    keel_test_proc_start(&sv, "keel-server", sargs);
+    char port[16];
+    snprintf(port, sizeof port, "%u", keel_test_wait_port(sv.out));
+    const char *cargs[] = {"--port", port, "--ticks", "192", "--record", file, NULL};
+    keel_test_run_result c = keel_test_run(keel_test_program_path("keel-client"), cargs, NULL);
+    keel_test_proc_cleanup(&sv);
+    cr_assert_eq(c.exit_code, 0, "%s", c.err);
+    // the last tick: where the client's prediction ended, past every confirmed one
+    const char *at = strstr(c.err, "confirmed tick ");
+    cr_assert_not_null(at, "%s", c.err);
+    double confirmed = strtod(at + strlen("confirmed tick "), NULL);
+    const char *args[] = {"--replay", file, "--at-tick", "4000000000", "--frames", "2", "--size", "640x360", NULL};
+    keel_test_run_result r = play(args);
+    cr_log_info("%s", r.out);
+    cr_assert_eq(r.exit_code, 0, "stderr: %s", r.err);
+    cr_expect(strstr(r.out, "\"client\":true"), "%s", r.out);
+    cr_expect_eq(keel_test_json_num(r.out, "follow"), 1, "the client's own character is followed: %s", r.out);
+    cr_expect_eq(keel_test_json_num(r.out, "tick"), keel_test_json_num(r.out, "last_tick"), "%s", r.out);
+    cr_expect_geq(keel_test_json_num(r.out, "last_tick"), confirmed, "%s", r.out);
+    cr_expect_lt(keel_test_json_num(r.out, "first_tick"), keel_test_json_num(r.out, "last_tick"), "%s", r.out);
+    keel_test_run_free(&c);
+    keel_test_run_free(&r);
+    keel_test_dir_remove(dir);
+    stop_display();
+}
+
+Test(play, real_map_follows_a_character, .timeout = 120)
+{
+    const char *map = keel_test_level_path("sauerbraten_zdm2.obj");
+    if (!map)
+        cr_skip_test("the shared maps are not there (KEEL_LEVELS_DIR)");
+    if (!keel_test_program_find("keel-sim"))
+        cr_skip_test("keel-sim is not built");
+    start_display();
+    char dir[256];
+    keel_test_dir_make(dir, sizeof dir, "play_map");
+    const char *rec = keel_test_dir_file(dir, "zdm2.rec"), *png = keel_test_dir_file(dir, "zdm2.png");
+    const char *sim[] = {"--level", map, "--scale", "0.12", "--characters", "16", "--ticks", "160", "--record", rec,
+                         "--quiet", NULL};
+    keel_test_run_result s = keel_test_run(keel_test_program_path("keel-sim"), sim, NULL);
+    cr_assert_eq(s.exit_code, 0, "%s", s.err);
+    // The chase camera looks at a point inside the followed character's
+    // shape, from a spot the level does not hide it from: the middle of
+    // the frame is that character.
+    const char *args[] = {"--replay", rec, "--at-tick", "120", "--screenshot", png, "--size", "800x450", NULL};
+    keel_test_run_result r = play(args);
+    cr_log_info("%s", r.out);
+    cr_assert_eq(r.exit_code, 0, "stderr: %s", r.err);
+    uint32_t id = (uint32_t)keel_test_json_num(r.out, "follow");
+    cr_assert_gt(id, 0u, "%s", r.out);
+    image im = load_png(png);
+    const unsigned char *p = pixel(&im, im.w / 2, im.h / 2);
+    cr_expect_eq(nearest_palette(p), palette_index(id), "the middle is %u,%u,%u, not character %u's colour", p[0],
+                 p[1], p[2], (unsigned)id);
+    uint32_t clear = 0, total = 0;
+    for (int y = 0; y < im.h; y += 4)
+        for (int x = 0; x < im.w; x += 4, total++) {
+            const unsigned char *q = pixel(&im, x, y);
+            clear += abs(q[0] - 135) < 4 && abs(q[1] - 179) < 4 && abs(q[2] - 219) < 4;
+        }
+    cr_log_info("clear colour %.1f%%\n", 100.0 * clear / total);
+    cr_expect_lt(clear, total / 2, "the map covers less than half the frame");
+    stbi_image_free(im.px);
+    keel_test_run_free(&s);
+    keel_test_run_free(&r);
+    keel_test_dir_remove(dir);
+    stop_display();
+}
+
 // ---- bad cases ---------------------------------------------------------------------
 
 Test(play, no_display)
@@ -454,12 +537,16 @@ Test(play, pause_step_and_seek_by_clicking_the_timeline, .timeout = 120)
     window w;
     open_window(&w, "play_controls", 200, 50, "100");
     const char *wid = w.wid;
-    // Play and pause (wherever that leaves it), then click the timeline a
-    // quarter from its right end: the bar runs from x = 16 to width - 16,
-    // ticks 0..200, so x = 16 + 0.75 * 768 = 592 is tick 150. Then three
-    // ticks forward and one back: 152, paused.
+    // Play and pause (wherever that leaves it). Click the substitute's
+    // marker (tick 60, just above the bar: the bar runs from x = 16 to
+    // width - 16 for ticks 0..200, so x = 16 + 0.3 * 768 = 246): the view
+    // goes to tick 60 and follows character 3. Then click the bar itself
+    // three quarters along (x = 592: tick 150), three ticks forward and one
+    // back: 152, paused.
     const char *pause[] = {"key", "--delay", "50", "space", "space", NULL};
     free(xdo(pause));
+    const char *marker[] = {"mousemove", "--window", wid, "--sync", "246", "557", "click", "1", NULL};
+    free(xdo(marker));
     const char *click[] = {"mousemove", "--window", wid, "--sync", "592", "580", "click", "1", NULL};
     free(xdo(click));
     const char *steps[] = {"key", "--delay", "50", "period", "period", "Right", "comma", "Escape", NULL};
@@ -468,7 +555,10 @@ Test(play, pause_step_and_seek_by_clicking_the_timeline, .timeout = 120)
     cr_log_info("%s", out);
     cr_expect_eq(keel_test_json_num(out, "tick"), 152, "%s", out);
     cr_expect(strstr(out, "\"paused\":true"), "%s", out);
-    cr_expect_eq(keel_test_json_num(out, "seeks"), 1, "%s", out);
+    cr_expect_eq(keel_test_json_num(out, "seeks"), 2, "%s", out);
+    cr_expect_eq(keel_test_json_num(out, "follow"), 3, "the marker's character: %s", out);
+    cr_expect_eq(keel_test_json_num(out, "substitutes"), 1, "%s", out);
+    cr_expect_eq(keel_test_json_num(out, "markers"), 2, "%s", out);
     cr_expect_eq(keel_test_json_num(out, "steps"), 4, "%s", out);
     cr_expect_eq(keel_test_json_num(out, "pause_toggles"), 2, "%s", out);
     cr_expect_eq(keel_test_json_num(out, "joins"), 1, "%s", out);

@@ -8,6 +8,8 @@
 #include <math.h>
 #include <string.h>
 
+#include <keel/sim_query.h>
+
 #include "render.h"
 
 #define KP_PI 3.14159265358979f
@@ -46,6 +48,40 @@ kp_camera kp_camera_chase(const float centre[3], float yaw_deg, float pitch_deg,
     kp_camera_forward(yaw_deg, pitch_deg, f);
     return kp_camera_make(centre[0] - f[0] * distance, centre[1] - f[1] * distance, centre[2] - f[2] * distance,
                           yaw_deg, pitch_deg);
+}
+
+static sim_fx to_fx(float v)
+{
+    float lim = 4000.0f; // inside the world's range (SIM_WORLD_LIMIT)
+    v = v > lim ? lim : v < -lim ? -lim : v;
+    return (sim_fx)lroundf(v * 65536.0f);
+}
+
+float kp_camera_chase_distance(const struct sim_world *world, const float centre[3], float yaw_deg, float pitch_deg,
+                               float distance)
+{
+    float f[3];
+    kp_camera_forward(yaw_deg, pitch_deg, f);
+    sim_ray_input in;
+    in.origin = sim_v3(to_fx(centre[0]), to_fx(centre[1]), to_fx(centre[2]));
+    in.displacement = sim_v3(to_fx(-f[0] * distance), to_fx(-f[1] * distance), to_fx(-f[2] * distance));
+    sim_ray_result res;
+    memset(&res, 0, sizeof res);
+    if (world && sim_world_raycast(world, &in, &res) && res.hit) {
+        // a little short of the wall, so the near plane does not cut it
+        distance = (float)res.fraction / 65536.0f * distance - 0.25f;
+    }
+    return distance < 0.3f ? 0.3f : distance;
+}
+
+bool kp_world_blocks(const struct sim_world *world, const float from[3], const float to[3])
+{
+    sim_ray_input in;
+    in.origin = sim_v3(to_fx(from[0]), to_fx(from[1]), to_fx(from[2]));
+    in.displacement = sim_v3(to_fx(to[0] - from[0]), to_fx(to[1] - from[1]), to_fx(to[2] - from[2]));
+    sim_ray_result res;
+    memset(&res, 0, sizeof res);
+    return world && sim_world_raycast(world, &in, &res) && res.hit;
 }
 
 // The camera's basis: forward f, right r, up u (right-handed, u = r x f).

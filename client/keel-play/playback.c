@@ -11,10 +11,12 @@
 
 #include "rec_resim.h"
 
-static void add_marker(kp_run *r, uint32_t tick, uint32_t id, kp_marker_kind kind)
+void kp_run_add_marker(kp_run *r, uint32_t tick, uint32_t id, kp_marker_kind kind)
 {
     if (r->marker_count < KP_MAX_MARKERS)
         r->markers[r->marker_count++] = (kp_marker){tick, id, kind};
+    else
+        r->markers_dropped++;
 }
 
 // One pass over the ticks (decoding only) for the markers.
@@ -30,13 +32,13 @@ static bool scan_markers(kp_run *r)
     rec_tick t;
     while (rec_cursor_next(c, &t, &err)) {
         for (uint32_t i = 0; i < t.leave_count; i++, r->leaves++)
-            add_marker(r, t.tick, t.leaves[i], KP_MARK_LEAVE);
+            kp_run_add_marker(r, t.tick, t.leaves[i], KP_MARK_LEAVE);
         for (uint32_t i = 0; i < t.join_count; i++, r->joins++)
-            add_marker(r, t.tick + 1u, t.joins[i].id, KP_MARK_JOIN);
+            kp_run_add_marker(r, t.tick + 1u, t.joins[i].id, KP_MARK_JOIN);
         for (uint32_t i = 0; i < t.command_count; i++)
             if (t.commands[i].input.tick != t.tick) {
                 r->substitutes++;
-                add_marker(r, t.tick, t.commands[i].id, KP_MARK_SUBSTITUTE);
+                kp_run_add_marker(r, t.tick, t.commands[i].id, KP_MARK_SUBSTITUTE);
             }
     }
     rec_cursor_destroy(c);
@@ -61,11 +63,9 @@ int kp_run_open(kp_run *r, const char *file, const char *level_override, const s
     }
     r->h = rec_file_header(r->f);
     rec_file_info(r->f, &r->info);
-    if (r->h->kind != REC_KIND_SCENE) {
-        fprintf(stderr,
-                "keel-play: %s: a client recording: watch its server's recording (keel-replay verify checks "
-                "this one)\n",
-                file);
+    r->client = r->h->kind == REC_KIND_CLIENT;
+    if (r->client && world) {
+        fprintf(stderr, "keel-play: %s: a client recording: diff compares scene recordings\n", file);
         kp_run_close(r);
         return REC_EXIT_BAD_FILE;
     }
@@ -81,6 +81,12 @@ int kp_run_open(kp_run *r, const char *file, const char *level_override, const s
     r->world = world;
     r->level = level;
     r->markers = calloc(KP_MAX_MARKERS, sizeof *r->markers);
+    if (r->client) {
+        int rc = r->markers ? kp_run_client_open(r) : REC_EXIT_BAD_FILE;
+        if (rc != 0)
+            kp_run_close(r);
+        return rc;
+    }
     r->scene = r->markers ? rec_resim_scene_create(r->h, world, &err) : NULL;
     if (!r->scene) {
         if (r->markers)
@@ -90,6 +96,7 @@ int kp_run_open(kp_run *r, const char *file, const char *level_override, const s
         kp_run_close(r);
         return REC_EXIT_BAD_FILE;
     }
+    r->view = r->scene;
     uint32_t tick = 0;
     const sim_char_state *states = NULL;
     uint32_t count = 0;
@@ -112,6 +119,7 @@ int kp_run_open(kp_run *r, const char *file, const char *level_override, const s
 
 void kp_run_close(kp_run *r)
 {
+    kp_run_client_close(r);
     if (r->cur)
         rec_cursor_destroy(r->cur);
     if (r->scene)
@@ -125,7 +133,7 @@ void kp_run_close(kp_run *r)
 
 uint32_t kp_run_tick(const kp_run *r)
 {
-    return sim_scene_tick(r->scene);
+    return sim_scene_tick(r->view);
 }
 
 // The newest keyframe at or before `tick`: its index (and *at its tick),
@@ -150,6 +158,8 @@ static int64_t keyframe_before(const kp_run *r, uint32_t tick, uint32_t *at)
 
 bool kp_run_seek(kp_run *r, uint32_t tick)
 {
+    if (r->client)
+        return kp_run_client_seek(r, tick);
     if (tick < r->first)
         tick = r->first;
     if (tick > r->last)
@@ -186,6 +196,8 @@ bool kp_run_seek(kp_run *r, uint32_t tick)
 
 bool kp_run_step(kp_run *r)
 {
+    if (r->client)
+        return kp_run_client_step(r);
     if (kp_run_tick(r) >= r->last)
         return false;
     rec_error err;

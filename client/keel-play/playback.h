@@ -12,6 +12,13 @@
 // Markers list the recording's events by tick: joins, leaves and substituted
 // commands (a command whose input.tick is not the tick it ran in: the server
 // ran the previous one again).
+//
+// A client recording (keel-client --record) holds the calls made into the
+// client library, not scene ticks: a kp_run of one re-runs the client library
+// on them (cl_replay_apply, what keel-replay verify does) and shows the
+// client's predicted scene; its tick is the predicted tick. Markers are the
+// client's own mispredictions by cause. There are no keyframes: seeking back
+// starts again from the first call.
 #ifndef KEEL_PLAY_PLAYBACK_H
 #define KEEL_PLAY_PLAYBACK_H
 
@@ -27,6 +34,10 @@ typedef enum kp_marker_kind {
     KP_MARK_LEAVE = 1,
     KP_MARK_SUBSTITUTE = 2,
     KP_MARK_DIVERGENCE = 3,
+    KP_MARK_MISS_SUBSTITUTED = 4, ///< own misprediction: the server substituted our command
+    KP_MARK_MISS_REMOTE = 5,      ///< own misprediction: a remote command changed
+    KP_MARK_MISS_INTERACTION = 6, ///< own misprediction: near a mispredicted character
+    KP_MARK_MISS_UNEXPLAINED = 7, ///< own misprediction with no cause: a determinism bug
     KP_MARK_KIND_COUNT
 } kp_marker_kind;
 
@@ -46,11 +57,19 @@ typedef struct kp_run {
     replay_level lv;   ///< the level and world (when this run owns them)
     const sim_world *world;
     const sim_level *level;
-    sim_scene *scene;
+    sim_scene *scene;  ///< scene recordings: the re-simulated scene
+    const sim_scene *view; ///< what is drawn: the scene, or the client's predicted scene
     rec_cursor *cur;
+    // client recordings
+    bool client;
+    struct net_host *host;
+    struct cl_client *cl;
+    uint64_t records;        ///< calls applied since the start
+    uint64_t own_mispredictions[4]; ///< by cl_cause, over the whole recording
     uint32_t first, last; ///< the ticks that can be shown
     kp_marker *markers;
     uint32_t marker_count;
+    uint64_t markers_dropped; ///< events past KP_MAX_MARKERS: counted, not drawn
     uint64_t substitutes, joins, leaves; ///< counted over the whole recording
 } kp_run;
 
@@ -68,5 +87,12 @@ uint32_t kp_run_tick(const kp_run *r);
 bool kp_run_seek(kp_run *r, uint32_t tick);
 /// One tick forward; false at the end (or on a fault, with a message).
 bool kp_run_step(kp_run *r);
+
+// client recordings (playback_client.c), called by the functions above
+int kp_run_client_open(kp_run *r);
+void kp_run_client_close(kp_run *r);
+bool kp_run_client_seek(kp_run *r, uint32_t tick);
+bool kp_run_client_step(kp_run *r);
+void kp_run_add_marker(kp_run *r, uint32_t tick, uint32_t id, kp_marker_kind kind);
 
 #endif

@@ -36,6 +36,14 @@ kp_camera kp_camera_first_person(const float feet[3], float height, float yaw_de
 /// Chase: behind and above `centre` by `distance` m along the view, looking
 /// at it with the given yaw and pitch.
 kp_camera kp_camera_chase(const float centre[3], float yaw_deg, float pitch_deg, float distance);
+/// How far a chase camera can stand behind `centre` (looking along yaw and
+/// pitch) without a wall of `world` between them: `distance`, or less when
+/// the level is in the way (never under 0.3 m).
+float kp_camera_chase_distance(const struct sim_world *world, const float centre[3], float yaw_deg, float pitch_deg,
+                               float distance);
+/// Whether the segment from `from` to `to` crosses the level of `world`
+/// (labels of characters behind walls are not drawn).
+bool kp_world_blocks(const struct sim_world *world, const float from[3], const float to[3]);
 /// The view direction (unit) of yaw/pitch in degrees.
 void kp_camera_forward(float yaw_deg, float pitch_deg, float out[3]);
 

@@ -13,51 +13,20 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <keel/cl_client.h>
 #include <keel/rec_verify.h>
 
-#include "overlay.h"
-#include "render.h"
-
-typedef struct watch {
-    kp_app *app;
-    const kp_options *opt;
-    kp_run *a;
-    const kp_watch_diff *diff;
-    kp_render *rend;
-    kp_overlay *ov;
-    bool paused, help, free_cam;
-    float speed;
-    double acc;
-    kp_camera cam;       ///< the free camera
-    uint32_t follow_id;  ///< followed character (when !free_cam)
-    float orbit_yaw, orbit_pitch, orbit_dist;
-    uint64_t seeks, steps, drawn, pause_toggles;
-    int rc;
-    kp_char_draw *draws;
-    uint32_t draw_cap, draw_count;
-    uint32_t last_draw_calls;
-    bool shot_requested;
-    char status[256];
-    double status_until;
-} watch;
-
-static const float white[4] = {1, 1, 1, 1}, red[4] = {1.0f, 0.35f, 0.3f, 1};
-static const float marker_colors[KP_MARK_KIND_COUNT][4] = {
-    {0.3f, 0.95f, 0.4f, 1}, {0.85f, 0.85f, 0.85f, 1}, {1.0f, 0.6f, 0.1f, 1}, {1.0f, 0.15f, 0.15f, 1}};
+#include "watch_internal.h"
 
 // ---- the timeline ---------------------------------------------------------------
 
-typedef struct bar {
-    float x, y, w, h; ///< the bar; markers sit in the 14 pixels above it
-} bar;
-
-static bar timeline(const watch *w)
+bar kp_watch_timeline(const watch *w)
 {
     bar b = {16.0f, (float)w->app->height - 36.0f, (float)w->app->width - 32.0f, 20.0f};
     return b;
 }
 
-static float tick_x(const watch *w, const bar *b, uint32_t tick)
+float kp_watch_tick_x(const watch *w, const bar *b, uint32_t tick)
 {
     uint32_t span = w->a->last - w->a->first;
     return b->x + (span ? (float)(tick - w->a->first) / (float)span * b->w : 0.0f);
@@ -82,6 +51,7 @@ static void sync_b(watch *w)
 
 static void seek(watch *w, uint32_t tick)
 {
+    w->prev_tick = UINT32_MAX;
     if (!kp_run_seek(w->a, tick))
         w->rc = KP_EXIT_FAILURE;
     w->acc = 0;
@@ -91,6 +61,7 @@ static void seek(watch *w, uint32_t tick)
 
 static void step(watch *w, int dir)
 {
+    w->prev_tick = UINT32_MAX;
     w->paused = true;
     w->steps++;
     uint32_t t = kp_run_tick(w->a);
@@ -118,6 +89,10 @@ static void advance(watch *w)
             w->paused = true; // the end: stay there
             w->acc = 0;
             break;
+        }
+        if (w->prev && (w->acc < 1.0 || n == 1024)) { // this frame's last step: keep where it starts
+            w->prev_count = kp_render_records_from_scene(w->a->view, &w->a->h->settings, w->prev, w->draw_cap);
+            w->prev_tick = kp_run_tick(w->a);
         }
         if (!kp_run_step(w->a)) {
             w->rc = KP_EXIT_FAILURE;
@@ -152,14 +127,14 @@ static void follow(watch *w, uint32_t id)
 static uint32_t nth_id(const watch *w, uint32_t n)
 {
     uint32_t count;
-    const sim_char_state *c = sim_scene_characters(w->a->scene, &count);
+    const sim_char_state *c = sim_scene_characters(w->a->view, &count);
     return n < count ? c[n].id : 0;
 }
 
 static void next_follow(watch *w)
 {
     uint32_t count;
-    const sim_char_state *c = sim_scene_characters(w->a->scene, &count);
+    const sim_char_state *c = sim_scene_characters(w->a->view, &count);
     if (!count)
         return;
     uint32_t i = 0;
@@ -179,7 +154,7 @@ static kp_camera overview(const sim_level *level)
     return kp_camera_make(c[0], c[1] + ext * 0.7f, c[2] + ext * 1.1f, 0.0f, -35.0f);
 }
 
-static kp_camera current_camera(watch *w)
+kp_camera kp_watch_camera(watch *w)
 {
     if (!w->free_cam) {
         const kp_char_draw *d = find_draw(w, w->follow_id);
@@ -187,7 +162,8 @@ static kp_camera current_camera(watch *w)
             d = &w->draws[0];
         if (d) {
             float c[3] = {d->centre[0], d->centre[1] + d->half[1] * 0.5f, d->centre[2]};
-            return kp_camera_chase(c, w->orbit_yaw, w->orbit_pitch, w->orbit_dist);
+            float dist = kp_camera_chase_distance(w->a->world, c, w->orbit_yaw, w->orbit_pitch, w->orbit_dist);
+            return kp_camera_chase(c, w->orbit_yaw, w->orbit_pitch, dist);
         }
     }
     return w->cam;
@@ -220,17 +196,17 @@ static void set_status(watch *w, const char *text)
 
 static void click(watch *w, float mx, float my)
 {
-    bar b = timeline(w);
+    bar b = kp_watch_timeline(w);
     if (my >= b.y - 14.0f && my < b.y) { // the marker row: the nearest marker within 4 px
         const kp_marker *best = NULL;
         float bd = 5.0f;
         const kp_marker *ms = w->a->markers;
         for (uint32_t i = 0; i < w->a->marker_count; i++) {
-            float d = fabsf(tick_x(w, &b, ms[i].tick) - mx);
+            float d = fabsf(kp_watch_tick_x(w, &b, ms[i].tick) - mx);
             if (d < bd)
                 bd = d, best = &ms[i];
         }
-        if (w->diff && w->diff->found && fabsf(tick_x(w, &b, w->diff->show_tick) - mx) < bd) {
+        if (w->diff && w->diff->found && fabsf(kp_watch_tick_x(w, &b, w->diff->show_tick) - mx) < bd) {
             seek(w, w->diff->show_tick);
             if (w->diff->character)
                 follow(w, w->diff->character);
@@ -275,7 +251,7 @@ static void key(watch *w, SDL_Keycode k)
     case SDLK_0:
     case SDLK_f:
         if (!w->free_cam)
-            w->cam = current_camera(w);
+            w->cam = kp_watch_camera(w);
         w->free_cam = true;
         break;
     case SDLK_F1: w->help = !w->help; break;
@@ -311,7 +287,7 @@ static void events(watch *w)
             *pitch -= dy;
             *pitch = *pitch > 89.0f ? 89.0f : *pitch < -89.0f ? -89.0f : *pitch;
         } else if (ev.type == SDL_MOUSEMOTION && (ev.motion.state & SDL_BUTTON_LMASK)) {
-            bar b = timeline(w); // dragging along the timeline keeps seeking
+            bar b = kp_watch_timeline(w); // dragging along the timeline keeps seeking
             if (ev.motion.y >= b.y - 14.0f && ev.motion.y <= b.y + b.h + 6.0f)
                 seek(w, x_tick(w, &b, (float)ev.motion.x));
         } else if (ev.type == SDL_MOUSEWHEEL && !w->free_cam) {
@@ -321,151 +297,26 @@ static void events(watch *w)
     }
 }
 
-// ---- drawing --------------------------------------------------------------------
-
-static bool states_differ(const sim_char_state *x, const sim_char_state *y)
-{
-    uint32_t n;
-    rec_state_fields(&n);
-    for (uint32_t i = 0; i < n; i++)
-        if (rec_state_field_value(x, i) != rec_state_field_value(y, i))
-            return true;
-    return false;
-}
-
-// Records of A, then B's as ghosts; A's characters that B has otherwise
-// (or not at all) flash red.
-static void fill_draws(watch *w)
-{
-    const sim_move_settings *s = &w->a->h->settings;
-    w->draw_count = kp_render_records_from_scene(w->a->scene, s, w->draws, w->draw_cap);
-    if (!w->diff || !w->diff->b)
-        return;
-    const kp_run *b = w->diff->b;
-    uint32_t na, nb;
-    const sim_char_state *ca = sim_scene_characters(w->a->scene, &na), *cb = sim_scene_characters(b->scene, &nb);
-    for (uint32_t i = 0, j = 0; i < na && i < w->draw_count; i++) {
-        while (j < nb && cb[j].id < ca[i].id)
-            j++;
-        if (j >= nb || cb[j].id != ca[i].id || states_differ(&ca[i], &cb[j])) {
-            static const float flash[4] = {1.0f, 0.1f, 0.1f, 0.45f};
-            memcpy(w->draws[i].flash, flash, sizeof flash);
-        }
-    }
-    uint32_t start = w->draw_count;
-    w->draw_count += kp_render_records_from_scene(b->scene, &b->h->settings, w->draws + start, w->draw_cap - start);
-    for (uint32_t i = start; i < w->draw_count; i++) {
-        w->draws[i].ghost = true;
-        w->draws[i].label = false;
-    }
-}
-
-static void draw_timeline(watch *w)
-{
-    static const float back[4] = {0, 0, 0, 0.55f}, played[4] = {0.25f, 0.55f, 0.95f, 0.9f},
-                       knob[4] = {1, 1, 1, 1};
-    bar b = timeline(w);
-    kp_overlay_rect(w->ov, b.x - 4.0f, b.y - 18.0f, b.w + 8.0f, b.h + 22.0f, back);
-    float now = tick_x(w, &b, kp_run_tick(w->a));
-    kp_overlay_rect(w->ov, b.x, b.y + 4.0f, now - b.x, b.h - 8.0f, played);
-    for (uint32_t i = 0; i < w->a->marker_count; i++) {
-        const kp_marker *m = &w->a->markers[i];
-        float x = tick_x(w, &b, m->tick);
-        kp_overlay_rect(w->ov, x - 1.0f, b.y - 13.0f + 3.0f * (float)m->kind, 2.0f, 8.0f, marker_colors[m->kind]);
-    }
-    if (w->diff && w->diff->found) {
-        float x = tick_x(w, &b, w->diff->show_tick);
-        kp_overlay_rect(w->ov, x - 2.0f, b.y - 14.0f, 4.0f, b.h + 14.0f, marker_colors[KP_MARK_DIVERGENCE]);
-    }
-    kp_overlay_rect(w->ov, now - 2.0f, b.y, 4.0f, b.h, knob);
-}
-
-static const char *help_text =
-    "Space        play / pause\n"
-    "[ ] or - +   slower / faster (1/4x to 8x)\n"
-    ". , or arrows  one tick forward / back (pauses)\n"
-    "Home End     first / last tick\n"
-    "click or drag the timeline: seek; click a marker: jump there and follow its character\n"
-    "  markers: green join, white leave, orange substituted command, red divergence\n"
-    "1..9         follow the n-th character     Tab  the next one\n"
-    "0 or F       free camera: WASD, Q/E down/up, Shift faster\n"
-    "click the view: capture the mouse to look around (Esc releases)\n"
-    "mouse wheel  chase distance\n"
-    "F1 this help   F11 fullscreen   F12 screenshot   Esc quit";
-
-static void draw_hud(watch *w)
-{
-    char text[1024];
-    uint32_t tick = kp_run_tick(w->a), count;
-    sim_scene_characters(w->a->scene, &count);
-    int n = snprintf(text, sizeof text, "%s  tick %u (%u..%u)  x%g  %s  %u characters", w->a->file, (unsigned)tick,
-                     (unsigned)w->a->first, (unsigned)w->a->last, (double)w->speed,
-                     w->paused ? "paused" : "playing", (unsigned)count);
-    const sim_char_state *c = w->free_cam ? NULL : sim_scene_find(w->a->scene, w->follow_id);
-    if (c && n > 0 && (size_t)n < sizeof text)
-        n += snprintf(text + n, sizeof text - (size_t)n, "\nfollowing %u: %s%s%s  (%.2f, %.2f, %.2f)",
-                      (unsigned)c->id, sim_move_type_name(c->move_type), c->flags & SIM_CHAR_GROUNDED ? ", grounded" : "",
-                      c->flags & SIM_CHAR_CROUCHED ? ", crouched" : "", c->position.x / 65536.0,
-                      c->position.y / 65536.0, c->position.z / 65536.0);
-    else if (n > 0 && (size_t)n < sizeof text)
-        n += snprintf(text + n, sizeof text - (size_t)n, "\nfree camera (%.1f, %.1f, %.1f) yaw %.0f pitch %.0f",
-                      (double)w->cam.eye[0], (double)w->cam.eye[1], (double)w->cam.eye[2], (double)w->cam.yaw,
-                      (double)w->cam.pitch);
-    if (n > 0 && (size_t)n < sizeof text)
-        snprintf(text + n, sizeof text - (size_t)n, "\nF1 help");
-    kp_overlay_text_box(w->ov, 12.0f, 12.0f, 2.0f, text, white);
-    float y = 12.0f + kp_overlay_text_height(text, 2.0f) + 12.0f;
-    if (w->diff) {
-        char line[700];
-        if (w->diff->found)
-            snprintf(line, sizeof line, "first divergence (%s): %s", w->diff->kind, w->diff->line);
-        else
-            snprintf(line, sizeof line, "no divergence: %s", w->diff->line);
-        kp_overlay_text_box(w->ov, 12.0f, y, 2.0f, line, w->diff->found ? red : white);
-        y += kp_overlay_text_height(line, 2.0f) + 12.0f;
-    }
-    if (w->status[0] && w->app->time < w->status_until)
-        kp_overlay_text_box(w->ov, 12.0f, y, 2.0f, w->status, white);
-    if (w->help) {
-        float hw = kp_overlay_text_width(help_text, 2.0f), hh = kp_overlay_text_height(help_text, 2.0f);
-        kp_overlay_text_box(w->ov, ((float)w->app->width - hw) * 0.5f, ((float)w->app->height - hh) * 0.5f, 2.0f,
-                            help_text, white);
-    }
-}
-
-static void draw(watch *w)
-{
-    fill_draws(w);
-    kp_camera cam = current_camera(w);
-    kp_render_begin(w->rend, &cam, w->app->width, w->app->height);
-    kp_render_level(w->rend);
-    kp_render_scene_objects(w->rend, w->a->scene);
-    kp_render_characters(w->rend, w->draws, w->draw_count);
-    kp_render_end(w->rend);
-    uint32_t calls = kp_render_draw_calls(w->rend);
-    kp_overlay_begin(w->ov, w->app->width, w->app->height);
-    kp_render_labels(w->rend, w->ov, w->draws, w->draw_count);
-    draw_timeline(w);
-    draw_hud(w);
-    kp_overlay_end(w->ov, &calls);
-    w->last_draw_calls = calls;
-}
-
 // ---- the loop ---------------------------------------------------------------------
 
 static void summary(const watch *w)
 {
     printf("{\"mode\":\"%s\",\"frames\":%llu,\"tick\":%u,\"first_tick\":%u,\"last_tick\":%u,\"paused\":%s,"
-           "\"speed\":%g,\"pause_toggles\":%llu,\"seeks\":%llu,\"steps\":%llu,\"screenshots\":%u,\"markers\":%u,\"joins\":%llu,"
+           "\"speed\":%g,\"pause_toggles\":%llu,\"seeks\":%llu,\"steps\":%llu,\"screenshots\":%u,\"markers\":%u,"
+           "\"markers_dropped\":%llu,\"joins\":%llu,"
            "\"leaves\":%llu,\"substitutes\":%llu,\"follow\":%u,\"free_camera\":%s,\"width\":%d,\"height\":%d,"
            "\"resizes\":%u,\"minimises\":%u,\"draw_calls\":%u",
            w->diff ? "diff" : "replay", (unsigned long long)w->drawn, (unsigned)kp_run_tick(w->a),
            (unsigned)w->a->first, (unsigned)w->a->last, w->paused ? "true" : "false", (double)w->speed,
            (unsigned long long)w->pause_toggles, (unsigned long long)w->seeks, (unsigned long long)w->steps, (unsigned)w->app->screenshots,
-           (unsigned)w->a->marker_count, (unsigned long long)w->a->joins, (unsigned long long)w->a->leaves,
+           (unsigned)w->a->marker_count, (unsigned long long)w->a->markers_dropped, (unsigned long long)w->a->joins, (unsigned long long)w->a->leaves,
            (unsigned long long)w->a->substitutes, (unsigned)(w->free_cam ? 0 : w->follow_id),
            w->free_cam ? "true" : "false", w->app->width, w->app->height, (unsigned)w->app->resizes,
            (unsigned)w->app->minimises, (unsigned)w->last_draw_calls);
+    if (w->a->client)
+        printf(",\"client\":true,\"own_mispredictions\":%llu",
+               (unsigned long long)(w->a->own_mispredictions[0] + w->a->own_mispredictions[1] +
+                                    w->a->own_mispredictions[2] + w->a->own_mispredictions[3]));
     if (w->diff)
         printf(",\"diverged\":%s,\"divergent_tick\":%u,\"divergent_character\":%u", w->diff->found ? "true" : "false",
                (unsigned)w->diff->tick, (unsigned)w->diff->character);
@@ -491,8 +342,11 @@ static void start(watch *w)
     if (at != kp_run_tick(w->a) && !kp_run_seek(w->a, at))
         w->rc = KP_EXIT_FAILURE;
     sync_b(w);
-    fill_draws(w);
-    uint32_t id = opt->follow ? opt->follow : (w->diff && w->diff->character) ? w->diff->character : nth_id(w, 0);
+    kp_watch_fill(w);
+    uint32_t id = opt->follow                          ? opt->follow
+                  : (w->diff && w->diff->character) ? w->diff->character
+                  : w->a->client                    ? cl_client_character(w->a->cl)
+                                                    : nth_id(w, 0);
     follow(w, id);
     if (opt->has_camera) {
         w->cam = kp_camera_make(opt->camera[0], opt->camera[1], opt->camera[2], opt->camera[3], opt->camera[4]);
@@ -512,6 +366,8 @@ int kp_watch_loop(kp_app *app, const kp_options *opt, kp_run *a, const kp_watch_
     w.diff = diff;
     w.draw_cap = a->h->max_characters + (diff && diff->b ? diff->b->h->max_characters : 0u);
     w.draws = calloc(w.draw_cap ? w.draw_cap : 1u, sizeof *w.draws);
+    w.prev = diff ? NULL : calloc(w.draw_cap ? w.draw_cap : 1u, sizeof *w.prev);
+    w.prev_tick = UINT32_MAX;
     w.rend = w.draws ? kp_render_create() : NULL;
     w.ov = w.rend ? kp_overlay_create() : NULL;
     if (!w.ov || !kp_render_upload_level(w.rend, a->level)) {
@@ -519,6 +375,7 @@ int kp_watch_loop(kp_app *app, const kp_options *opt, kp_run *a, const kp_watch_
         kp_overlay_destroy(w.ov);
         kp_render_destroy(w.rend);
         free(w.draws);
+        free(w.prev);
         return KP_EXIT_FAILURE;
     }
     start(&w);
@@ -528,7 +385,7 @@ int kp_watch_loop(kp_app *app, const kp_options *opt, kp_run *a, const kp_watch_
         if (kp_app_frame_begin(app)) {
             fly(&w);
             advance(&w);
-            draw(&w);
+            kp_watch_draw(&w);
             w.drawn++;
             bool last = limit && w.drawn >= limit;
             if (last && opt->screenshot && !kp_app_screenshot(app, opt->screenshot))
@@ -552,5 +409,6 @@ int kp_watch_loop(kp_app *app, const kp_options *opt, kp_run *a, const kp_watch_
     kp_overlay_destroy(w.ov);
     kp_render_destroy(w.rend);
     free(w.draws);
+    free(w.prev);
     return w.rc;
 }

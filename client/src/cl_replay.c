@@ -72,10 +72,8 @@ static bool same_platform(const sim_platform_def *a, const sim_platform_def *b)
     return true;
 }
 
-// A client as the header describes it; NULL with *err when the header asks
-// for one this library cannot make (or the level is another one).
-static cl_client *client_for(const rec_header *h, const sim_world *world, const sim_level *level, net_host *host,
-                             rec_error *err)
+cl_client *cl_replay_client_create(const rec_header *h, const sim_world *world, const sim_level *level,
+                                   net_host *host, rec_error *err)
 {
     if (h->kind != REC_KIND_CLIENT) {
         bad_file(err, "not a client recording (kind %s)", h->kind == REC_KIND_SCENE ? "scene" : "unknown");
@@ -135,6 +133,45 @@ static int diverged(replay *r, uint32_t tick, const char *fmt, ...)
     return REC_EXIT_DIVERGED;
 }
 
+bool cl_replay_apply(cl_client *cl, const rec_client_record *rec, uint32_t *returned, rec_error *err)
+{
+    uint32_t value = 0;
+    switch (rec->op) {
+    case REC_CLIENT_HELLO:
+        cl_client_hello(cl, rec->now_ms);
+        break;
+    case REC_CLIENT_EVENT: {
+        if (rec->event_type < NET_EVENT_CONNECT || rec->event_type > NET_EVENT_RECEIVE) {
+            bad_file(err, "a client event record of unknown type");
+            return false;
+        }
+        net_event ev;
+        memset(&ev, 0, sizeof ev);
+        ev.type = (net_event_type)rec->event_type;
+        ev.peer = 0;
+        ev.channel = rec->channel;
+        ev.data = rec->data;
+        ev.length = rec->length;
+        cl_client_handle(cl, &ev, rec->now_ms);
+        break;
+    }
+    case REC_CLIENT_PREDICT:
+        value = cl_client_predict(cl, &rec->input, rec->now_ms);
+        break;
+    case REC_CLIENT_CATCH_UP:
+        value = cl_client_take_catch_up(cl);
+        break;
+    case REC_CLIENT_CONFIRMED:
+        break;
+    default:
+        bad_file(err, "a client record of unknown kind");
+        return false;
+    }
+    if (returned)
+        *returned = value;
+    return true;
+}
+
 int cl_replay_verify_stats(rec_file *f, const sim_world *world, const sim_level *level, rec_divergence *div,
                            cl_replay_stats *stats, rec_error *err)
 {
@@ -147,7 +184,7 @@ int cl_replay_verify_stats(rec_file *f, const sim_world *world, const sim_level 
     net_host *host = net_host_null();
     if (!host)
         return bad_file(err, "out of memory");
-    cl_client *cl = client_for(h, world, level, host, err);
+    cl_client *cl = cl_replay_client_create(h, world, level, host, err);
     if (!cl) {
         net_host_destroy(host);
         return REC_EXIT_BAD_FILE;
@@ -195,48 +232,23 @@ int cl_replay_verify_stats(rec_file *f, const sim_world *world, const sim_level 
             break;
         }
         st.records++;
-        switch (rec.op) {
-        case REC_CLIENT_HELLO:
-            cl_client_hello(cl, rec.now_ms);
-            break;
-        case REC_CLIENT_EVENT: {
-            if (rec.event_type < NET_EVENT_CONNECT || rec.event_type > NET_EVENT_RECEIVE) {
-                result = bad_file(err, "a client event record of unknown type");
-                break;
-            }
-            net_event ev;
-            memset(&ev, 0, sizeof ev);
-            ev.type = (net_event_type)rec.event_type;
-            ev.peer = 0;
-            ev.channel = rec.channel;
-            ev.data = rec.data;
-            ev.length = rec.length;
-            cl_client_handle(cl, &ev, rec.now_ms);
+        uint32_t p = cl_client_predicted_tick(cl), returned = 0;
+        if (!cl_replay_apply(cl, &rec, &returned, err)) {
+            result = REC_EXIT_BAD_FILE;
             break;
         }
-        case REC_CLIENT_PREDICT: {
-            uint32_t p = cl_client_predicted_tick(cl);
-            bool ok = cl_client_predict(cl, &rec.input, rec.now_ms);
-            st.predicted += ok;
-            if ((uint32_t)ok != rec.result)
+        if (rec.op == REC_CLIENT_PREDICT) {
+            st.predicted += returned;
+            if (returned != rec.result)
                 result = diverged(&r, p,
                                   "record %" PRIu64 ": predict of tick %u at %u ms returned %u in the recording, "
                                   "%u in the replay (confirmed tick %u)",
-                                  r.index, p, rec.now_ms, rec.result, (unsigned)ok, cl_client_confirmed_tick(cl));
-            break;
-        }
-        case REC_CLIENT_CATCH_UP: {
-            uint32_t n = cl_client_take_catch_up(cl);
-            if (n != rec.result)
-                result = diverged(&r, cl_client_predicted_tick(cl),
-                                  "record %" PRIu64 ": take_catch_up returned %u in the recording, %u in the replay "
-                                  "(predicted tick %u)",
-                                  r.index, rec.result, n, cl_client_predicted_tick(cl));
-            break;
-        }
-        default:
-            result = bad_file(err, "a client record of unknown kind");
-            break;
+                                  r.index, p, rec.now_ms, rec.result, returned, cl_client_confirmed_tick(cl));
+        } else if (rec.op == REC_CLIENT_CATCH_UP && returned != rec.result) {
+            result = diverged(&r, cl_client_predicted_tick(cl),
+                              "record %" PRIu64 ": take_catch_up returned %u in the recording, %u in the replay "
+                              "(predicted tick %u)",
+                              r.index, rec.result, returned, cl_client_predicted_tick(cl));
         }
         uint32_t now = cl_client_confirmed_tick(cl);
         if (now != confirmed) {

@@ -15,6 +15,7 @@
 #ifndef KEEL_CL_REPLAY_H
 #define KEEL_CL_REPLAY_H
 
+#include <keel/cl_client.h>
 #include <keel/rec_verify.h>
 #include <keel/sim_level.h>
 #include <keel/sim_world.h>
@@ -37,6 +38,20 @@ int cl_replay_verify(rec_file *f, const sim_world *world, const sim_level *level
                      rec_error *err);
 int cl_replay_verify_stats(rec_file *f, const sim_world *world, const sim_level *level, rec_divergence *div,
                            cl_replay_stats *stats, rec_error *err);
+
+/// The client a client recording's header describes (settings, prediction
+/// cap, platforms) on `host` (net_host_null() for a replay), for `world`
+/// built from `level` (its digest is checked). NULL with *err when the
+/// header asks for a client this library cannot make.
+cl_client *cl_replay_client_create(const rec_header *h, const sim_world *world, const sim_level *level,
+                                   net_host *host, rec_error *err);
+
+/// Make one recorded call on the client (hello, an event with its packet, a
+/// predict, a catch-up; a CONFIRMED record is an expected output and does
+/// nothing). *returned (when given) is what the call returned: predict 0 or
+/// 1, catch-up its ticks, 0 otherwise. False with *err for a record of an
+/// unknown kind or event type. verify is this call in a loop, with checks.
+bool cl_replay_apply(cl_client *cl, const rec_client_record *rec, uint32_t *returned, rec_error *err);
 
 /// Every confirmed hash in `client` (a client recording) against the world
 /// hash `server` (a scene recording of the same simulation) holds for that

@@ -1,0 +1,197 @@
+// keel-play: what a frame of the viewer loop draws (see watch_internal.h).
+// MIT licence, see LICENSE.
+//
+// Invariant: the 3D pass comes first, then one overlay batch (labels,
+// timeline, HUD, help) drawn over it; nothing here changes the playback.
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <keel/cl_client.h>
+#include <keel/rec_verify.h>
+
+#include "watch_internal.h"
+
+static const float white[4] = {1, 1, 1, 1}, red[4] = {1.0f, 0.35f, 0.3f, 1};
+static const float marker_colors[KP_MARK_KIND_COUNT][4] = {
+    {0.3f, 0.95f, 0.4f, 1},  {0.85f, 0.85f, 0.85f, 1}, {1.0f, 0.6f, 0.1f, 1}, {1.0f, 0.15f, 0.15f, 1},
+    {1.0f, 0.6f, 0.1f, 1},   {0.3f, 0.8f, 1.0f, 1},    {1.0f, 0.9f, 0.2f, 1}, {1.0f, 0.1f, 0.9f, 1}};
+
+// ---- drawing --------------------------------------------------------------------
+
+static bool states_differ(const sim_char_state *x, const sim_char_state *y)
+{
+    uint32_t n;
+    rec_state_fields(&n);
+    for (uint32_t i = 0; i < n; i++)
+        if (rec_state_field_value(x, i) != rec_state_field_value(y, i))
+            return true;
+    return false;
+}
+
+static float lerp_angle(float a, float b, float t)
+{
+    float d = fmodf(b - a + 540.0f, 360.0f) - 180.0f;
+    return a + d * t;
+}
+
+// While playing, A's characters between the previous tick and this one.
+static void interpolate(watch *w)
+{
+    if (w->paused || w->prev_tick == UINT32_MAX || w->prev_tick + 1u != kp_run_tick(w->a))
+        return;
+    float t = (float)w->acc;
+    for (uint32_t i = 0, j = 0; i < w->draw_count; i++) {
+        kp_char_draw *d = &w->draws[i];
+        while (j < w->prev_count && w->prev[j].id < d->id)
+            j++;
+        if (j >= w->prev_count || w->prev[j].id != d->id)
+            continue;
+        const kp_char_draw *p = &w->prev[j];
+        for (int k = 0; k < 3; k++) {
+            d->feet[k] = p->feet[k] + (d->feet[k] - p->feet[k]) * t;
+            d->centre[k] = p->centre[k] + (d->centre[k] - p->centre[k]) * t;
+        }
+        d->yaw = lerp_angle(p->yaw, d->yaw, t);
+        d->pitch = p->pitch + (d->pitch - p->pitch) * t;
+    }
+}
+
+// Records of A, then B's as ghosts; A's characters that B has otherwise
+// (or not at all) flash red.
+void kp_watch_fill(watch *w)
+{
+    const sim_move_settings *s = &w->a->h->settings;
+    w->draw_count = kp_render_records_from_scene(w->a->view, s, w->draws, w->draw_cap);
+    if (!w->diff || !w->diff->b) {
+        interpolate(w);
+        return;
+    }
+    const kp_run *b = w->diff->b;
+    uint32_t na, nb;
+    const sim_char_state *ca = sim_scene_characters(w->a->view, &na), *cb = sim_scene_characters(b->view, &nb);
+    for (uint32_t i = 0, j = 0; i < na && i < w->draw_count; i++) {
+        while (j < nb && cb[j].id < ca[i].id)
+            j++;
+        if (j >= nb || cb[j].id != ca[i].id || states_differ(&ca[i], &cb[j])) {
+            static const float flash[4] = {1.0f, 0.1f, 0.1f, 0.45f};
+            memcpy(w->draws[i].flash, flash, sizeof flash);
+        }
+    }
+    uint32_t start = w->draw_count;
+    w->draw_count += kp_render_records_from_scene(b->view, &b->h->settings, w->draws + start, w->draw_cap - start);
+    for (uint32_t i = start; i < w->draw_count; i++) {
+        w->draws[i].ghost = true;
+        w->draws[i].label = false;
+    }
+}
+
+static void draw_timeline(watch *w)
+{
+    static const float back[4] = {0, 0, 0, 0.55f}, played[4] = {0.25f, 0.55f, 0.95f, 0.9f},
+                       knob[4] = {1, 1, 1, 1};
+    bar b = kp_watch_timeline(w);
+    kp_overlay_rect(w->ov, b.x - 4.0f, b.y - 18.0f, b.w + 8.0f, b.h + 22.0f, back);
+    float now = kp_watch_tick_x(w, &b, kp_run_tick(w->a));
+    kp_overlay_rect(w->ov, b.x, b.y + 4.0f, now - b.x, b.h - 8.0f, played);
+    for (uint32_t i = 0; i < w->a->marker_count; i++) {
+        const kp_marker *m = &w->a->markers[i];
+        float x = kp_watch_tick_x(w, &b, m->tick);
+        kp_overlay_rect(w->ov, x - 1.0f, b.y - 13.0f, 2.0f, 11.0f, marker_colors[m->kind]);
+    }
+    if (w->diff && w->diff->found) {
+        float x = kp_watch_tick_x(w, &b, w->diff->show_tick);
+        kp_overlay_rect(w->ov, x - 2.0f, b.y - 14.0f, 4.0f, b.h + 14.0f, marker_colors[KP_MARK_DIVERGENCE]);
+    }
+    kp_overlay_rect(w->ov, now - 2.0f, b.y, 4.0f, b.h, knob);
+}
+
+static const char *help_text =
+    "Space        play / pause\n"
+    "[ ] or - +   slower / faster (1/4x to 8x)\n"
+    ". , or arrows  one tick forward / back (pauses)\n"
+    "Home End     first / last tick\n"
+    "click or drag the timeline: seek; click a marker: jump there and follow its character\n"
+    "  markers: green join, white leave, orange substituted command, red divergence;\n"
+    "  client recordings, own mispredictions: orange substituted, blue remote command,\n"
+    "  yellow interaction, magenta unexplained\n"
+    "1..9         follow the n-th character     Tab  the next one\n"
+    "0 or F       free camera: WASD, Q/E down/up, Shift faster\n"
+    "click the view: capture the mouse to look around (Esc releases)\n"
+    "mouse wheel  chase distance\n"
+    "F1 this help   F11 fullscreen   F12 screenshot   Esc quit";
+
+static void draw_hud(watch *w)
+{
+    char text[1024];
+    uint32_t tick = kp_run_tick(w->a), count;
+    sim_scene_characters(w->a->view, &count);
+    int n = snprintf(text, sizeof text, "%s  tick %u (%u..%u)  x%g  %s  %u characters", w->a->file, (unsigned)tick,
+                     (unsigned)w->a->first, (unsigned)w->a->last, (double)w->speed,
+                     w->paused ? "paused" : "playing", (unsigned)count);
+    const sim_char_state *c = w->free_cam ? NULL : sim_scene_find(w->a->view, w->follow_id);
+    if (c && n > 0 && (size_t)n < sizeof text)
+        n += snprintf(text + n, sizeof text - (size_t)n, "\nfollowing %u: %s%s%s  (%.2f, %.2f, %.2f)",
+                      (unsigned)c->id, sim_move_type_name(c->move_type), c->flags & SIM_CHAR_GROUNDED ? ", grounded" : "",
+                      c->flags & SIM_CHAR_CROUCHED ? ", crouched" : "", c->position.x / 65536.0,
+                      c->position.y / 65536.0, c->position.z / 65536.0);
+    else if (n > 0 && (size_t)n < sizeof text)
+        n += snprintf(text + n, sizeof text - (size_t)n, "\nfree camera (%.1f, %.1f, %.1f) yaw %.0f pitch %.0f",
+                      (double)w->cam.eye[0], (double)w->cam.eye[1], (double)w->cam.eye[2], (double)w->cam.yaw,
+                      (double)w->cam.pitch);
+    if (w->a->client && n > 0 && (size_t)n < sizeof text) {
+        const uint64_t *m = w->a->own_mispredictions;
+        n += snprintf(text + n, sizeof text - (size_t)n,
+                      "\nclient recording: character %u, confirmed tick %u; own mispredictions: %llu substituted, "
+                      "%llu remote, %llu interaction, %llu unexplained",
+                      (unsigned)cl_client_character(w->a->cl), (unsigned)cl_client_confirmed_tick(w->a->cl),
+                      (unsigned long long)m[0], (unsigned long long)m[1], (unsigned long long)m[2],
+                      (unsigned long long)m[3]);
+    }
+    if (n > 0 && (size_t)n < sizeof text)
+        snprintf(text + n, sizeof text - (size_t)n, "\nF1 help");
+    kp_overlay_text_box(w->ov, 12.0f, 12.0f, 2.0f, text, white);
+    float y = 12.0f + kp_overlay_text_height(text, 2.0f) + 12.0f;
+    if (w->diff) {
+        char line[700];
+        if (w->diff->found)
+            snprintf(line, sizeof line, "first divergence (%s): %s", w->diff->kind, w->diff->line);
+        else
+            snprintf(line, sizeof line, "no divergence: %s", w->diff->line);
+        kp_overlay_text_box(w->ov, 12.0f, y, 2.0f, line, w->diff->found ? red : white);
+        y += kp_overlay_text_height(line, 2.0f) + 12.0f;
+    }
+    if (w->status[0] && w->app->time < w->status_until)
+        kp_overlay_text_box(w->ov, 12.0f, y, 2.0f, w->status, white);
+    if (w->help) {
+        float hw = kp_overlay_text_width(help_text, 2.0f), hh = kp_overlay_text_height(help_text, 2.0f);
+        kp_overlay_text_box(w->ov, ((float)w->app->width - hw) * 0.5f, ((float)w->app->height - hh) * 0.5f, 2.0f,
+                            help_text, white);
+    }
+}
+
+void kp_watch_draw(watch *w)
+{
+    kp_watch_fill(w);
+    kp_camera cam = kp_watch_camera(w);
+    kp_render_begin(w->rend, &cam, w->app->width, w->app->height);
+    kp_render_level(w->rend);
+    kp_render_scene_objects(w->rend, w->a->view);
+    kp_render_characters(w->rend, w->draws, w->draw_count);
+    kp_render_end(w->rend);
+    uint32_t calls = kp_render_draw_calls(w->rend);
+    kp_overlay_begin(w->ov, w->app->width, w->app->height);
+    // labels of characters the level hides are left out
+    for (uint32_t i = 0; i < w->draw_count; i++) {
+        kp_char_draw *d = &w->draws[i];
+        float top[3] = {d->centre[0], d->centre[1] + d->half[1], d->centre[2]};
+        if (d->label && kp_world_blocks(w->a->world, cam.eye, top))
+            d->label = false;
+    }
+    kp_render_labels(w->rend, w->ov, w->draws, w->draw_count);
+    draw_timeline(w);
+    draw_hud(w);
+    kp_overlay_end(w->ov, &calls);
+    w->last_draw_calls = calls;
+}
+

@@ -34,6 +34,14 @@ static float dist3(const float a[3], const float b[3])
 
 static float len3(const float v[3]) { return sqrtf(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]); }
 
+/// A state's feet position in metres, as floats.
+static void feet(const sim_char_state *c, float out[3])
+{
+    out[0] = (float)c->position.x / 65536.0f;
+    out[1] = (float)c->position.y / 65536.0f;
+    out[2] = (float)c->position.z / 65536.0f;
+}
+
 // ---- the synthetic game --------------------------------------------------------------
 
 /// A character walking along +x at 5 m/s whose predicted track is shifted by
@@ -283,6 +291,37 @@ Test(smooth, angles_go_the_short_way_and_corrections_are_smoothed)
     cl_smooth_destroy(sm);
 }
 
+Test(smooth, corrections_are_found_across_several_ticks_and_one_tick_back)
+{
+    cl_smooth_settings st = cl_smooth_default_settings();
+    cl_smooth *sm = cl_smooth_create(&st, 4);
+    const walk w = {0.0, 0.25, 0};
+    walk_update(sm, &w, 10, false);
+    cl_smooth_frame(sm, 0, 1.0f);
+    // four ticks predicted at once after a rollback that moved tick 10 too:
+    // cl_smooth_correct with the new states of the tick held, then the newest
+    sim_char_state t10 = walk_state(&w, 10, true);
+    cr_expect(cl_smooth_correct(sm, 10, &t10, 1));
+    walk_update(sm, &w, 14, true);
+    cl_smooth_frame(sm, 0, 1.0f);
+    cl_pose p;
+    cr_assert(cl_smooth_pose(sm, 1, &p));
+    cr_expect_float_eq(p.offset[2], -0.25f, 1e-6f, "offset %f", (double)p.offset[2]);
+    cr_expect_float_eq(p.position[2], 0.0f, 1e-6f, "drawn where it was");
+    // one tick back (a client that restarted its prediction from an older
+    // confirmed tick), moved by another 0.1 m: old prev against new cur
+    sim_char_state t13 = at(1, 13 * VX_RAW, 0, raw(0.35), 0);
+    cr_assert(cl_smooth_update(sm, 13, &t13, 1, NULL, 0));
+    cl_smooth_frame(sm, 0, 1.0f);
+    cr_assert(cl_smooth_pose(sm, 1, &p));
+    cr_expect_float_eq(p.offset[2], -0.35f, 1e-4f, "offset %f", (double)p.offset[2]); // (0.35 m is not exact in Q16.16)
+    cr_expect_float_eq(p.position[2], 0.0f, 1e-6f);
+    cl_smooth_stats s;
+    cl_smooth_stats_get(sm, &s);
+    cr_expect_eq(s.corrections, 2);
+    cl_smooth_destroy(sm);
+}
+
 Test(smooth, the_drawn_position_never_lags_more_than_a_tick_plus_the_offset)
 {
     cl_smooth_settings st = cl_smooth_default_settings();
@@ -326,10 +365,10 @@ Test(smooth, the_drawn_position_never_lags_more_than_a_tick_plus_the_offset)
             for (int i = 0; i < N; i++) {
                 cl_pose p;
                 cr_assert(cl_smooth_pose(sm, (uint32_t)i + 1, &p));
-                float c[3] = {(float)cur[i].position.x / 65536.0f, (float)cur[i].position.y / 65536.0f,
-                              (float)cur[i].position.z / 65536.0f};
-                float q[3] = {(float)prev[i].position.x / 65536.0f, (float)prev[i].position.y / 65536.0f,
-                              (float)prev[i].position.z / 65536.0f};
+                float c[3];
+                feet(&cur[i], c);
+                float q[3];
+                feet(&prev[i], q);
                 float undrawn[3] = {p.position[0] - p.offset[0], p.position[1] - p.offset[1],
                                     p.position[2] - p.offset[2]};
                 float lag = dist3(undrawn, c), tick_motion = dist3(c, q);
@@ -438,14 +477,14 @@ Test(smooth, a_real_client_on_a_lossy_link_keeps_offsets_bounded_and_finite, .ti
             cr_assert_leq(off, st.snap_distance + 1e-5f);
             if (off > largest_offset)
                 largest_offset = off;
-            float c[3] = {(float)cur[i].position.x / 65536.0f, (float)cur[i].position.y / 65536.0f,
-                          (float)cur[i].position.z / 65536.0f};
+            float c[3];
+            feet(&cur[i], c);
             float motion = 0;
             if (prev) {
                 for (uint32_t j = 0; j < pn; j++)
                     if (prev[j].id == cur[i].id) {
-                        float q[3] = {(float)prev[j].position.x / 65536.0f, (float)prev[j].position.y / 65536.0f,
-                                      (float)prev[j].position.z / 65536.0f};
+                        float q[3];
+                        feet(&prev[j], q);
                         motion = dist3(c, q);
                     }
             }

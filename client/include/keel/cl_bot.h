@@ -10,6 +10,10 @@
 #include <keel/sim_level.h>
 #include <keel/sim_scene.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef enum cl_bot_mode {
     CL_BOT_RANDOM = 0,  ///< seeded random walk, leashed to where it started
     CL_BOT_CIRCUIT = 1, ///< a loop over the built-in level's stairs and ramps
@@ -41,5 +45,9 @@ void cl_bot_init(cl_bot *bot, cl_bot_mode mode, uint64_t seed);
 /// The command for tick `tick` of the character `self` in `scene` (the
 /// predicted one); `level` gives the circuit's markers.
 sim_input cl_bot_command(cl_bot *bot, const sim_scene *scene, uint32_t self, const sim_level *level, uint32_t tick);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -33,6 +33,10 @@
 #include <keel/sim_level.h>
 #include <keel/sim_scene.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef enum cl_cause {
     CL_CAUSE_SUBSTITUTED = 0,
     CL_CAUSE_REMOTE_COMMAND = 1,
@@ -161,5 +165,9 @@ const sim_scene *cl_client_predicted(const cl_client *cl);
 const sim_char_state *cl_client_predicted_at(const cl_client *cl, uint32_t tick, uint32_t *count);
 const sim_scene *cl_client_confirmed(const cl_client *cl);
 void cl_client_stats(const cl_client *cl, cl_stats *stats);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

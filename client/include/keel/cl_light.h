@@ -36,6 +36,10 @@
 #include <keel/net_host.h>
 #include <keel/net_proto.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define CL_LIGHT_RING 64u
 #define CL_LIGHT_HELD 32u
 
@@ -103,5 +107,9 @@ void cl_light_command(cl_light *l, const sim_input *command);
 /// Send an input packet when ticks_per_packet new commands are waiting (or
 /// none was sent yet): the newest commands, as many as `repeat`.
 void cl_light_send(cl_light *l, net_host *host, uint32_t now_ms);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

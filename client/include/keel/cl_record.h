@@ -26,6 +26,10 @@
 #include <keel/cl_client.h>
 #include <keel/rec.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef struct cl_record cl_record;
 
 /// A header for recording `cl`: kind REC_KIND_CLIENT, its settings and their
@@ -55,5 +59,9 @@ uint64_t cl_record_count(const cl_record *rec);
 /// Finish the file (ENDR) and free the recorder. False with *err when
 /// anything failed on the way.
 bool cl_record_close(cl_record *rec, rec_error *err);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -20,6 +20,10 @@
 #include <keel/sim_level.h>
 #include <keel/sim_world.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef struct cl_replay_stats {
     uint64_t records;   ///< calls replayed (CONFIRMED records not counted)
     uint64_t confirmed; ///< confirmed ticks checked
@@ -62,5 +66,9 @@ bool cl_replay_apply(cl_client *cl, const rec_client_record *rec, uint32_t *retu
 /// settings or level, a malformed file).
 int cl_replay_compare_server(rec_file *client, rec_file *server, uint64_t *compared, rec_divergence *div,
                              rec_error *err);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -35,7 +35,8 @@
 // metres moves the drawn position by at most 0.109 * c in a frame beyond its
 // own motion (32.7 mm for 0.3 m; at most 218 mm for the largest absorbed
 // correction, 2 m). An offset of c decays below 1 mm after
-// 0.1 * log2(c / 1 mm) seconds: 0.82 s for 0.3 m (50 frames at 60 Hz).
+// 0.1 * log2(c / 1 mm) seconds: 0.823 s for 0.3 m, 50 frames (0.833 s) at
+// 60 Hz.
 //
 // Use with a cl_client (after handling the network events and after each
 // cl_client_predict; both are cheap when nothing changed):

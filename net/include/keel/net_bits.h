@@ -30,6 +30,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef struct net_bit_writer {
     uint8_t *data;
     size_t capacity_bits;
@@ -94,5 +98,9 @@ static inline size_t net_br_left(const net_bit_reader *r) { return r->length_bit
 /// True when nothing failed and all that is left is the zero padding of the
 /// last byte: no further byte, no nonzero bit after the last field.
 bool net_br_finish(const net_bit_reader *r);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -33,6 +33,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef enum net_channel {
     NET_CHANNEL_CONTROL = 0,  ///< reliable, ordered
     NET_CHANNEL_INPUT = 1,    ///< unreliable
@@ -195,5 +199,9 @@ net_host *net_memory_listen(net_memory *mem, const char *name, const net_host_co
 /// two directions (client to server, server to client).
 net_host *net_memory_connect(net_memory *mem, const char *name, const net_memory_link *up,
                              const net_memory_link *down, const net_host_config *config);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

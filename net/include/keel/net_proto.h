@@ -34,6 +34,10 @@
 
 #include <keel/sim_move.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /// 2: the hello carries the scene digest (platforms and water).
 /// 3: inputs may carry no command (a ping and acknowledgement) and say which
 /// ticks past the acknowledged one the client holds (held_mask); the server
@@ -252,5 +256,9 @@ net_sim_identity net_identity_make(const sim_move_settings *s, const struct sim_
                                    const struct sim_scene *scene);
 /// Whether two identities simulate the same; on false, *reason names what differs.
 bool net_identity_equal(const net_sim_identity *a, const net_sim_identity *b, const char **reason);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

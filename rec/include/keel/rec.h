@@ -35,6 +35,10 @@
 #include <keel/sim_move.h>
 #include <keel/sim_scene.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define REC_MAGIC_SIZE 8
 /// "KEELREC" and 0x1A: stops `type` on some systems, and a text-mode transfer
 /// that changes line ends breaks the magic at once.
@@ -304,5 +308,9 @@ typedef struct rec_field {
 const rec_field *rec_state_fields(uint32_t *count);
 /// The value of field `index` of a state, widened to 64 bits (for diff).
 int64_t rec_state_field_value(const sim_char_state *s, uint32_t index);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -19,6 +19,10 @@
 #include <keel/rec.h>
 #include <keel/sim_world.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /// Where two runs part.
 typedef struct rec_divergence {
     bool found;
@@ -140,5 +144,9 @@ void rec_diff_print_json(FILE *out, const rec_diff_report *r, const char *name_a
 /// A value as diff prints it: Q16.16 as "3.250000 (0x00034000)", integers as
 /// "7 (0x00000007)". Integer arithmetic only.
 void rec_format_value(char *buf, size_t size, rec_field_type type, int64_t v);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

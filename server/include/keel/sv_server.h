@@ -25,6 +25,10 @@
 #include <keel/sim_level.h>
 #include <keel/sim_scene.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef struct sv_config {
     uint32_t max_clients;        ///< 1..NET_MAX_CHARACTERS (default 64)
     uint32_t ticks_per_snapshot; ///< 1..16 (default 2: 32 snapshots/s at 64 Hz)
@@ -119,5 +123,9 @@ void sv_server_set_observer(sv_server *sv, sv_tick_observer fn, void *ctx);
 /// are: start from rec_default_header(). False when the scene has more
 /// platforms or water boxes than a header holds.
 bool sv_server_fill_header(const sv_server *sv, rec_header *header);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

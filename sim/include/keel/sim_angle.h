@@ -28,6 +28,10 @@
 
 #include <keel/sim_math.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef uint16_t sim_angle;
 
 #define SIM_ANGLE_QUARTER ((sim_angle)0x4000) ///< 90 degrees
@@ -70,5 +74,9 @@ sim_vec3 sim_angle_dir(sim_angle yaw, sim_angle pitch);
 /// 2^-17 of the true value, and the two are exactly perpendicular in integer
 /// arithmetic. Either pointer may be NULL.
 void sim_angle_forward_right(sim_angle yaw, sim_vec3 *forward, sim_vec3 *right);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -19,6 +19,10 @@
 
 #include <libfixmath/fix16.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef fix16_t sim_fx;
 
 #define SIM_FX_ONE ((sim_fx)0x10000)
@@ -206,5 +210,9 @@ sim_fx sim_fx_atan2(sim_fx y, sim_fx x);
 sim_fx sim_fx_asin(sim_fx a);
 /// acos(a) in [0, pi]; a is clamped to [-1, 1] first, exact at the ends.
 sim_fx sim_fx_acos(sim_fx a);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -21,6 +21,10 @@
 
 #include <keel/sim_query.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /// The starting value of every state hash: the ASCII bytes "keelhash" read as
 /// a big-endian number. Changing it changes every pinned hash.
 #define SIM_HASH_SEED UINT64_C(0x6B65656C68617368)
@@ -51,5 +55,9 @@ uint64_t sim_hash_sweep_result(uint64_t h, const sim_sweep_result *r);
 uint64_t sim_hash_contact(uint64_t h, const sim_contact *c);
 /// hit (1), fraction (4), point (12), normal (12), feature (6).
 uint64_t sim_hash_ray_result(uint64_t h, const sim_ray_result *r);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

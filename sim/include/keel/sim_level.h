@@ -13,6 +13,10 @@
 
 #include <keel/sim_math.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /// An oriented box: centre, half extents along its own axes, and the three
 /// unit axes (rows of the rotation; the identity gives an axis-aligned box).
 typedef struct sim_box_def {
@@ -119,5 +123,9 @@ void sim_level_builder_marker(sim_level_builder *b, const char *name, sim_vec3 p
 /// Moves the result into *out (arrays trimmed to size) and returns 0; after a
 /// failure frees everything, leaves *out empty and returns -1.
 int sim_level_builder_finish(sim_level_builder *b, sim_level *out);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -12,6 +12,10 @@
 
 #include <keel/sim_fx.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /// Largest coordinate magnitude anywhere in a world, in metres (4096 m).
 #define SIM_WORLD_LIMIT SIM_FX_INT(4096)
 
@@ -180,5 +184,9 @@ static inline bool sim_aabb_overlaps(sim_aabb a, sim_aabb b)
     return a.min.x <= b.max.x && a.max.x >= b.min.x && a.min.y <= b.max.y &&
            a.max.y >= b.min.y && a.min.z <= b.max.z && a.max.z >= b.min.z;
 }
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -19,6 +19,10 @@
 #include <keel/sim_angle.h>
 #include <keel/sim_query.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /// Largest speed along any axis, m/s; velocities are clamped to it.
 #define SIM_MOVE_MAX_SPEED SIM_FX_INT(100)
 /// Feet positions are clamped to +-this on each axis (and the velocity along a
@@ -179,5 +183,9 @@ const char *sim_move_type_name(int32_t id);
 
 /// Hash every field of the state (see sim_hash.h).
 uint64_t sim_hash_char(uint64_t h, const sim_char_state *c);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -19,6 +19,10 @@
 
 #include <keel/sim_shape.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /// Inflation of every shape inside queries: 1/4096 m (about 0.24 mm).
 #define SIM_QUERY_TOLERANCE ((sim_fx)16)
 
@@ -114,5 +118,9 @@ typedef struct sim_ray_result {
 
 bool sim_world_raycast(const sim_world *world, const sim_ray_input *input,
                        sim_ray_result *result);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

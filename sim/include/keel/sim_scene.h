@@ -40,6 +40,10 @@
 #include <keel/sim_move.h>
 #include <keel/sim_world.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define SIM_PLATFORM_MAX_POINTS 8
 
 /// A kinematic box moving along a closed path of waypoints: it travels from
@@ -224,5 +228,9 @@ bool sim_scene_restore(sim_scene *scene, const void *buffer, size_t size, sim_sc
 /// into `states`, offset 0).
 bool sim_scene_restore_states(sim_scene *scene, uint32_t tick, const sim_char_state *states, uint32_t count,
                               sim_scene_error *error);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

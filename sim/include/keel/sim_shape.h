@@ -10,6 +10,10 @@
 
 #include <keel/sim_math.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef enum sim_shape_type {
     SIM_SHAPE_CAPSULE = 0,
     SIM_SHAPE_BOX = 1,
@@ -61,5 +65,9 @@ static inline sim_aabb sim_shape_bounds(sim_shape s, sim_vec3 position)
     sim_aabb b = {sim_v3_sub(position, s.half), sim_v3_add(position, s.half)};
     return b;
 }
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

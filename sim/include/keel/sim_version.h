@@ -14,6 +14,10 @@
 
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define KEEL_VERSION_MAJOR 0
 #define KEEL_VERSION_MINOR 9
 #define KEEL_VERSION_PATCH 0
@@ -35,5 +39,9 @@
 uint32_t sim_version(void);
 /// The library's KEEL_VERSION_STRING.
 const char *sim_version_string(void);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -9,6 +9,10 @@
 #include <keel/sim_level.h>
 #include <keel/sim_query.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef struct sim_world_def {
     /// Triangles whose doubled area is below this (m^2, Q16.16) are dropped as
     /// degenerate. Default 1e-6 m^2 (raw 0 rounds up to 1).
@@ -45,5 +49,9 @@ typedef struct sim_world_stats {
 sim_world *sim_world_create(const sim_level *level, const sim_world_def *def, sim_error *err);
 void sim_world_destroy(sim_world *world);
 sim_world_stats sim_world_get_stats(const sim_world *world);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

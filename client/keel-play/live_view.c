@@ -86,7 +86,7 @@ static kp_camera live_camera(kp_live *L)
     float height = (float)sh.half.y / 65536.0f * 2.0f;
     if (L->ctl.chase) {
         float centre[3] = {L->pose.position[0], L->pose.position[1] + height * 0.75f, L->pose.position[2]};
-        return kp_camera_chase(centre, yaw, pitch, 4.0f);
+        return kp_camera_chase(centre, yaw, pitch, kp_camera_chase_distance(L->world, centre, yaw, pitch, 4.0f));
     }
     return kp_camera_first_person(L->pose.position, height, yaw, pitch);
 }

@@ -368,3 +368,29 @@ Test(play_live, a_refusing_server_gives_its_reason)
     keel_test_proc_cleanup(&sv);
     keel_test_proc_cleanup(&play);
 }
+
+// --screenshot with --at-tick: written once the predicted tick reaches N,
+// then keel-play leaves and exits 0.
+Test(play_live, a_screenshot_at_a_predicted_tick)
+{
+    need_display();
+    keel_test_proc sv, play;
+    char at[64];
+    start_server(&sv, "shot.krec", false, at);
+    const char *png = keel_test_dir_file(dir, "tick.png");
+    const char *args[] = {"--connect", at, "--size", "640x360", "--screenshot", png, "--at-tick", "200",
+                          "--quit-after", "40", NULL};
+    start_play(&play, args);
+    cr_assert(keel_test_proc_wait(&play, 60000), "keel-play did not end");
+    char *sum = play_summary(&play);
+    cr_expect_eq(play.status, 0, "keel-play exit %d", play.status);
+    cr_expect_eq(keel_test_json_num(sum, "screenshots"), 1, "%s", sum);
+    cr_expect(strstr(sum, "\"end\":\"left\""), "%s", sum);
+    char *img = keel_test_read_file(png);
+    cr_expect(strlen(img) > 4 && memcmp(img, "\x89PNG", 4) == 0, "no PNG at %s", png);
+    free(img);
+    free(sum);
+    keel_test_proc_kill(&sv, SIGTERM);
+    keel_test_proc_cleanup(&sv);
+    keel_test_proc_cleanup(&play);
+}

@@ -158,8 +158,9 @@ float kp_overlay_text_height(const char *text, float scale)
 static void text_line(kp_overlay *o, float x, float y, float scale, const char *line, const float rgba[4])
 {
     // stb_easy_font writes quads of 4 vertices (x, y, z, colour: 16 bytes
-    // each), at most about 270 bytes per character.
-    static float buf[15000];
+    // each), a handful per glyph: 1 KiB per character is ample for a line
+    // of at most 200 (it stops at the buffer's end rather than overrun it).
+    static float buf[200 * 1024 / sizeof(float)];
     unsigned char col[4] = {255, 255, 255, 255};
     int quads = stb_easy_font_print(0.0f, 0.0f, (char *)line, col, buf, (int)sizeof buf);
     for (int q = 0; q < quads; q++) {

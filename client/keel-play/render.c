@@ -4,9 +4,12 @@
 // colour, directional plus ambient light, and (for the level) a world-space
 // grid of 1 m lines. Meshes are made once: a unit cube, a unit cylinder, a
 // unit sphere (capsules are a cylinder and two spheres, so the round ends
-// stay round whatever the proportions). Invariant: every glDraw* call goes
-// through draw(), which counts it; translucent things (water, ghosts) are
-// drawn after the opaque ones with depth writes off.
+// stay round whatever the proportions). Characters are batched: each mesh
+// is drawn once per pass for all of them, instanced (model matrix, colour
+// and flash per instance), so a crowd costs a few draw calls, not a few per
+// character. Invariant: every glDraw* call is counted in draw_calls;
+// translucent things (water, ghosts) are drawn after the opaque ones with
+// depth writes off.
 #include "render.h"
 
 #include <cglm/cglm.h>
@@ -23,10 +26,22 @@ typedef struct kp_mesh {
     GLsizei count; ///< vertices (triangles x 3)
 } kp_mesh;
 
+// Instances of one mesh waiting to be drawn: the mesh's vertices and an
+// instance buffer of INSTANCE_FLOATS each (model matrix columns, colour, flash).
+#define INSTANCE_FLOATS 24
+typedef struct kp_batch {
+    GLuint vao, vbo;
+    float *data;
+    uint32_t count, capacity;
+} kp_batch;
+
+enum { BATCH_CUBE, BATCH_CYLINDER, BATCH_SPHERE, BATCH_COUNT };
+
 struct kp_render {
     GLuint program;
-    GLint u_vp, u_model, u_color, u_flash, u_grid, u_eye;
+    GLint u_vp, u_model, u_color, u_flash, u_grid, u_eye, u_instanced;
     kp_mesh level, cube, cylinder, sphere;
+    kp_batch batch[BATCH_COUNT];
     kp_camera cam;
     int width, height;
     uint32_t draw_calls;
@@ -36,14 +51,29 @@ struct kp_render {
 static const char *vs_src = "#version 330 core\n"
                             "layout(location = 0) in vec3 a_pos;\n"
                             "layout(location = 1) in vec3 a_normal;\n"
+                            "layout(location = 2) in vec4 i_m0;\n"
+                            "layout(location = 3) in vec4 i_m1;\n"
+                            "layout(location = 4) in vec4 i_m2;\n"
+                            "layout(location = 5) in vec4 i_m3;\n"
+                            "layout(location = 6) in vec4 i_color;\n"
+                            "layout(location = 7) in vec4 i_flash;\n"
                             "uniform mat4 u_vp;\n"
                             "uniform mat4 u_model;\n"
+                            "uniform vec4 u_color;\n"
+                            "uniform vec4 u_flash;\n"
+                            "uniform float u_instanced;\n"
                             "out vec3 v_world;\n"
                             "out vec3 v_normal;\n"
+                            "out vec4 v_color;\n"
+                            "out vec4 v_flash;\n"
                             "void main() {\n"
-                            "  vec4 w = u_model * vec4(a_pos, 1.0);\n"
+                            "  bool inst = u_instanced > 0.5;\n"
+                            "  mat4 model = inst ? mat4(i_m0, i_m1, i_m2, i_m3) : u_model;\n"
+                            "  vec4 w = model * vec4(a_pos, 1.0);\n"
                             "  v_world = w.xyz;\n"
-                            "  v_normal = mat3(u_model) * a_normal;\n"
+                            "  v_normal = mat3(model) * a_normal;\n"
+                            "  v_color = inst ? i_color : u_color;\n"
+                            "  v_flash = inst ? i_flash : u_flash;\n"
                             "  gl_Position = u_vp * w;\n"
                             "}\n";
 // The level's triangles may face either way: its normal is turned towards
@@ -52,8 +82,8 @@ static const char *fs_src =
     "#version 330 core\n"
     "in vec3 v_world;\n"
     "in vec3 v_normal;\n"
-    "uniform vec4 u_color;\n"
-    "uniform vec4 u_flash;\n"
+    "in vec4 v_color;\n"
+    "in vec4 v_flash;\n"
     "uniform float u_grid;\n"
     "uniform vec3 u_eye;\n"
     "out vec4 o_color;\n"
@@ -63,7 +93,7 @@ static const char *fs_src =
     "}\n"
     "void main() {\n"
     "  vec3 n = normalize(v_normal);\n"
-    "  vec3 base = u_color.rgb;\n"
+    "  vec3 base = v_color.rgb;\n"
     "  if (u_grid > 0.0) {\n"
     "    if (dot(n, u_eye - v_world) < 0.0) n = -n;\n"
     "    vec3 a = abs(n);\n"
@@ -73,8 +103,8 @@ static const char *fs_src =
     "  }\n"
     "  vec3 l = normalize(vec3(0.35, 0.85, 0.40));\n"
     "  float light = 0.50 + 0.50 * max(dot(n, l), 0.0);\n"
-    "  vec3 c = mix(base * light, u_flash.rgb, u_flash.a);\n"
-    "  o_color = vec4(c, u_color.a);\n"
+    "  vec3 c = mix(base * light, v_flash.rgb, v_flash.a);\n"
+    "  o_color = vec4(c, v_color.a);\n"
     "}\n";
 
 static void draw(kp_render *r, const kp_mesh *m)
@@ -207,6 +237,26 @@ static bool make_meshes(kp_render *r)
         }
     ok = ok && !b.failed && mesh_upload(&r->sphere, b.v, b.n);
     free(b.v);
+    const kp_mesh *meshes[BATCH_COUNT] = {&r->cube, &r->cylinder, &r->sphere};
+    for (int i = 0; ok && i < BATCH_COUNT; i++) {
+        kp_batch *k = &r->batch[i];
+        glGenVertexArrays(1, &k->vao);
+        glGenBuffers(1, &k->vbo);
+        glBindVertexArray(k->vao);
+        glBindBuffer(GL_ARRAY_BUFFER, meshes[i]->vbo);
+        glVertexAttribPointer(0, 3, GL_FLOAT, GL_FALSE, 6 * sizeof(float), (void *)0);
+        glVertexAttribPointer(1, 3, GL_FLOAT, GL_FALSE, 6 * sizeof(float), (void *)(3 * sizeof(float)));
+        glEnableVertexAttribArray(0);
+        glEnableVertexAttribArray(1);
+        glBindBuffer(GL_ARRAY_BUFFER, k->vbo);
+        for (GLuint a = 0; a < 6; a++) {
+            glVertexAttribPointer(2 + a, 4, GL_FLOAT, GL_FALSE, INSTANCE_FLOATS * sizeof(float),
+                                  (void *)(a * 4 * sizeof(float)));
+            glVertexAttribDivisor(2 + a, 1);
+            glEnableVertexAttribArray(2 + a);
+        }
+        glBindVertexArray(0);
+    }
     return ok;
 }
 
@@ -228,6 +278,7 @@ kp_render *kp_render_create(void)
     r->u_flash = glGetUniformLocation(r->program, "u_flash");
     r->u_grid = glGetUniformLocation(r->program, "u_grid");
     r->u_eye = glGetUniformLocation(r->program, "u_eye");
+    r->u_instanced = glGetUniformLocation(r->program, "u_instanced");
     return r;
 }
 
@@ -239,6 +290,13 @@ void kp_render_destroy(kp_render *r)
     mesh_free(&r->cube);
     mesh_free(&r->cylinder);
     mesh_free(&r->sphere);
+    for (int i = 0; i < BATCH_COUNT; i++) {
+        if (r->batch[i].vao) {
+            glDeleteBuffers(1, &r->batch[i].vbo);
+            glDeleteVertexArrays(1, &r->batch[i].vao);
+        }
+        free(r->batch[i].data);
+    }
     if (r->program)
         glDeleteProgram(r->program);
     free(r);
@@ -307,6 +365,7 @@ void kp_render_begin(kp_render *r, const kp_camera *cam, int width, int height)
     glUniform3f(r->u_eye, eye[0], eye[1], eye[2]);
     glUniform4f(r->u_flash, 0, 0, 0, 0);
     glUniform1f(r->u_grid, 0.0f);
+    glUniform1f(r->u_instanced, 0.0f);
 }
 
 static void set_model(kp_render *r, const float t[3], const float s[3])
@@ -354,7 +413,53 @@ void kp_render_box(kp_render *r, const float centre[3], const float half[3], con
         translucent(false);
 }
 
-static void draw_character(kp_render *r, const kp_char_draw *in)
+// Queue one instance of a batch's mesh at t scaled by sc.
+static void instance(kp_render *r, int which, const float t[3], const float sc[3], const float color[4],
+                     const float flash[4])
+{
+    kp_batch *k = &r->batch[which];
+    if (k->count == k->capacity) {
+        uint32_t cap = k->capacity ? k->capacity * 2u : 256u;
+        float *d = realloc(k->data, (size_t)cap * INSTANCE_FLOATS * sizeof(float));
+        if (!d)
+            return; // out of memory: this one is not drawn
+        k->data = d;
+        k->capacity = cap;
+    }
+    float *d = k->data + (size_t)k->count++ * INSTANCE_FLOATS;
+    memset(d, 0, 16 * sizeof(float)); // model matrix, column-major: scale, then translate
+    d[0] = sc[0];
+    d[5] = sc[1];
+    d[10] = sc[2];
+    d[12] = t[0];
+    d[13] = t[1];
+    d[14] = t[2];
+    d[15] = 1.0f;
+    memcpy(d + 16, color, 4 * sizeof(float));
+    memcpy(d + 20, flash, 4 * sizeof(float));
+}
+
+// Draw every queued instance, one call per mesh.
+static void flush(kp_render *r)
+{
+    const kp_mesh *meshes[BATCH_COUNT] = {&r->cube, &r->cylinder, &r->sphere};
+    glUniform1f(r->u_instanced, 1.0f);
+    for (int i = 0; i < BATCH_COUNT; i++) {
+        kp_batch *k = &r->batch[i];
+        if (!k->count)
+            continue;
+        glBindBuffer(GL_ARRAY_BUFFER, k->vbo);
+        glBufferData(GL_ARRAY_BUFFER, (GLsizeiptr)((size_t)k->count * INSTANCE_FLOATS * sizeof(float)), k->data,
+                     GL_STREAM_DRAW);
+        glBindVertexArray(k->vao);
+        glDrawArraysInstanced(GL_TRIANGLES, 0, meshes[i]->count, (GLsizei)k->count);
+        r->draw_calls++;
+        k->count = 0;
+    }
+    glUniform1f(r->u_instanced, 0.0f);
+}
+
+static void queue_character(kp_render *r, const kp_char_draw *in)
 {
     // A ghost is a shell 3% larger, so where it coincides with the solid
     // character it is seen over it instead of fighting it for depth.
@@ -366,41 +471,33 @@ static void draw_character(kp_render *r, const kp_char_draw *in)
             g.half[k] *= 1.03f;
         c = &g;
     }
-    glUniform4f(r->u_color, c->color[0], c->color[1], c->color[2], c->ghost ? 0.38f : c->color[3]);
-    glUniform4fv(r->u_flash, 1, c->flash);
+    float color[4] = {c->color[0], c->color[1], c->color[2], c->ghost ? 0.38f : c->color[3]};
     if (c->shape == KP_SHAPE_BOX) {
-        set_model(r, c->centre, c->half);
-        draw(r, &r->cube);
+        instance(r, BATCH_CUBE, c->centre, c->half, color, c->flash);
     } else if (c->shape == KP_SHAPE_CYLINDER) {
         float s[3] = {c->radius, c->half[1], c->radius};
-        set_model(r, c->centre, s);
-        draw(r, &r->cylinder);
+        instance(r, BATCH_CYLINDER, c->centre, s, color, c->flash);
     } else {
         float seg = c->half[1] - c->radius;
         if (seg < 0.0f)
             seg = 0.0f;
         float s[3] = {c->radius, seg, c->radius}, rs[3] = {c->radius, c->radius, c->radius};
-        if (seg > 0.0f) {
-            set_model(r, c->centre, s);
-            draw(r, &r->cylinder);
-        }
+        if (seg > 0.0f)
+            instance(r, BATCH_CYLINDER, c->centre, s, color, c->flash);
         for (int end = -1; end <= 1; end += 2) {
             float p[3] = {c->centre[0], c->centre[1] + (float)end * seg, c->centre[2]};
-            set_model(r, p, rs);
-            draw(r, &r->sphere);
+            instance(r, BATCH_SPHERE, p, rs, color, c->flash);
         }
     }
     // a visor: where it looks, at eye height, a darker block sticking out
+    static const float no_flash[4] = {0, 0, 0, 0};
     float f[3];
     kp_camera_forward(c->yaw, c->pitch, f);
     float eye_y = c->centre[1] + c->half[1] * 0.7f, reach = c->radius * 0.85f;
     float p[3] = {c->centre[0] + f[0] * reach, eye_y + f[1] * reach, c->centre[2] + f[2] * reach};
     float s[3] = {c->radius * 0.35f, c->radius * 0.15f, c->radius * 0.35f};
-    glUniform4f(r->u_color, c->color[0] * 0.35f, c->color[1] * 0.35f, c->color[2] * 0.35f,
-                c->ghost ? 0.38f : 1.0f);
-    set_model(r, p, s);
-    draw(r, &r->cube);
-    glUniform4f(r->u_flash, 0, 0, 0, 0);
+    float dark[4] = {c->color[0] * 0.35f, c->color[1] * 0.35f, c->color[2] * 0.35f, color[3]};
+    instance(r, BATCH_CUBE, p, s, dark, no_flash);
 }
 
 void kp_render_characters(kp_render *r, const kp_char_draw *chars, uint32_t count)
@@ -410,7 +507,8 @@ void kp_render_characters(kp_render *r, const kp_char_draw *chars, uint32_t coun
         translucent(pass == 1);
         for (uint32_t i = 0; i < count; i++)
             if (chars[i].ghost == (pass == 1))
-                draw_character(r, &chars[i]);
+                queue_character(r, &chars[i]);
+        flush(r);
     }
     translucent(false);
 }

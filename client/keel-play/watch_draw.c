@@ -163,10 +163,12 @@ static void draw_hud(watch *w)
     }
     if (w->status[0] && w->app->time < w->status_until)
         kp_overlay_text_box(w->ov, 12.0f, y, 2.0f, w->status, white);
-    if (w->help) {
+    if (w->help) { // on a darker box than the HUD's: it covers the view
+        static const float shade[4] = {0, 0, 0, 0.5f};
         float hw = kp_overlay_text_width(help_text, 2.0f), hh = kp_overlay_text_height(help_text, 2.0f);
-        kp_overlay_text_box(w->ov, ((float)w->app->width - hw) * 0.5f, ((float)w->app->height - hh) * 0.5f, 2.0f,
-                            help_text, white);
+        float hx = ((float)w->app->width - hw) * 0.5f, hy = ((float)w->app->height - hh) * 0.5f;
+        kp_overlay_rect(w->ov, hx - 16.0f, hy - 14.0f, hw + 32.0f, hh + 24.0f, shade);
+        kp_overlay_text_box(w->ov, hx, hy, 2.0f, help_text, white);
     }
 }
 

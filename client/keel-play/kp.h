@@ -72,6 +72,7 @@ typedef struct kp_options {
     uint32_t ticks_per_packet;  ///< --ticks-per-packet N (default 2)
     const char *record;      ///< --record FILE: record the client (cl_record)
     bool third_person;       ///< --chase: a chase camera instead of first person
+    uint32_t quit_after_s;   ///< --quit-after S: leave S seconds after play began (0: never)
 } kp_options;
 
 /// Defaults of every field (the values above).

@@ -44,6 +44,7 @@ static void usage(FILE *f)
           "  --ticks-per-packet N  an input packet every N ticks, 1..8 (default 2)\n"
           "  --record FILE         record the client (keel-replay verify replays it)\n"
           "  --chase               a chase camera instead of first person\n"
+          "  --quit-after S        leave the server S seconds after play began (scripts, tests)\n"
           "window and capture (all modes):\n"
           "  --size WxH            window size in pixels (default 1280x720)\n"
           "  --fullscreen          start fullscreen (F11 toggles)\n"
@@ -176,7 +177,7 @@ static bool parse_connect(const char *s, kp_options *o)
 static const char *const valued[] = {"--replay", "--level", "--speed", "--follow", "--connect", "--name",
                                      "--sensitivity", "--rate", "--scale", "--up", "--connect-timeout",
                                      "--ticks-per-packet", "--record", "--size", "--screenshot", "--frames",
-                                     "--at-tick", "--camera", NULL};
+                                     "--at-tick", "--camera", "--quit-after", NULL};
 
 static bool takes_value(const char *a)
 {
@@ -240,6 +241,9 @@ static int parse_one(kp_options *o, const char *a, const char *v, bool *live_onl
         *live_only = true;
     } else if (strcmp(a, "--connect-timeout") == 0) {
         ok = parse_u32(v, 1, 3600, &o->connect_timeout_s);
+        *live_only = true;
+    } else if (strcmp(a, "--quit-after") == 0) {
+        ok = parse_u32(v, 1, 1000000u, &o->quit_after_s);
         *live_only = true;
     } else if (strcmp(a, "--ticks-per-packet") == 0) {
         ok = parse_u32(v, 1, 8, &o->ticks_per_packet);

@@ -1,0 +1,396 @@
+// keel tests: keel-play's live mode as a player meets it -- a real
+// keel-server on loopback, keel-play in a window on a virtual display
+// (Xvfb, Mesa's software OpenGL), keys and mouse from xdotool -- judged by
+// the server's recording and keel-play's own summary. MIT licence, see
+// LICENSE.
+//
+// Nothing here asserts a time: xdotool holds W for about two seconds, far
+// more than the 5 m walked that is checked; every wait is a bound against a
+// hang, not a measurement. keel-play leaves on Esc Esc, with --quit-after
+// as its own bound. Skipped when keel-play was not built (no SDL2 or GL
+// packages) or Xvfb or xdotool is missing.
+//
+// Mesa's llvmpipe keeps some allocations to the end of the process, which
+// LeakSanitizer reports in the sanitizer build; keel-play runs here with
+// detect_leaks=0 added to ASAN_OPTIONS (only keel-play: the server and the
+// relay keep the leak check).
+#define _POSIX_C_SOURCE 200809L
+
+#include <criterion/criterion.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <keel/rec.h>
+
+#include "test_support.h"
+#include "test_xvfb.h"
+
+static char dir[256];
+static keel_test_xvfb xvfb;
+
+static void setup(void) { keel_test_dir_make(dir, sizeof dir, "play_live"); }
+
+static void teardown(void)
+{
+    if (xvfb.pid > 0)
+        keel_test_xvfb_stop(&xvfb);
+    keel_test_dir_remove(dir);
+}
+
+TestSuite(play_live, .init = setup, .fini = teardown, .timeout = 180);
+
+// keel-play built and a display to run it on, or the test is skipped.
+static void need_display(void)
+{
+    if (!keel_test_program_find("keel-play"))
+        cr_skip_test("keel-play is not built (scripts/setup.sh installs its packages)");
+    if (!keel_test_which("xdotool"))
+        cr_skip_test("xdotool is not installed (scripts/setup.sh installs it)");
+    if (!keel_test_xvfb_start(&xvfb, 1024, 600))
+        cr_skip_test("%s", xvfb.why);
+}
+
+// Starts keel-play on the virtual display (the environment set only for it).
+static void start_play(keel_test_proc *p, const char *const *args)
+{
+    const char *old = getenv("ASAN_OPTIONS");
+    char *saved = old ? strdup(old) : NULL;
+    char asan[512];
+    snprintf(asan, sizeof asan, "%s%sdetect_leaks=0", old ? old : "", old && *old ? ":" : "");
+    setenv("ASAN_OPTIONS", asan, 1);
+    setenv("DISPLAY", xvfb.display, 1);
+    setenv("LIBGL_ALWAYS_SOFTWARE", "1", 1);
+    keel_test_proc_start(p, "keel-play", args);
+    if (saved)
+        setenv("ASAN_OPTIONS", saved, 1);
+    else
+        unsetenv("ASAN_OPTIONS");
+    free(saved);
+}
+
+// xdotool on the virtual display; its output (free it), NULL when it failed.
+static char *xdotool(const char *const *args)
+{
+    setenv("DISPLAY", xvfb.display, 1);
+    keel_test_run_options o = keel_test_run_default_options();
+    o.timeout_s = 30; // a hang guard
+    keel_test_run_result r = keel_test_run(keel_test_which("xdotool"), args, &o);
+    char *out = r.exit_code == 0 ? strdup(r.out) : NULL;
+    if (!out)
+        cr_log_warn("xdotool %s: exit %d: %s", args[0], r.exit_code, r.err);
+    keel_test_run_free(&r);
+    return out;
+}
+
+// Waits (bounded: a hang guard) until `text` appears in a file.
+static bool wait_for_text(const char *file, const char *text, long ms)
+{
+    for (long waited = 0; waited < ms; waited += 50) {
+        char *s = keel_test_read_file(file);
+        bool found = strstr(s, text) != NULL;
+        free(s);
+        if (found)
+            return true;
+        keel_test_sleep_ms(50);
+    }
+    return false;
+}
+
+// keel-server recording to `record_name` in the test's folder; its address
+// "127.0.0.1:PORT" in `at`, its port returned.
+static unsigned start_server(keel_test_proc *sv, const char *record_name, bool platforms, char at[64])
+{
+    const char *record = keel_test_dir_file(dir, record_name);
+    const char *args[] = {"--bind", "127.0.0.1", "--port", "0", "--duration", "120", "--keyframe-interval", "4",
+                          "--record", record, platforms ? "--platforms" : NULL, NULL};
+    keel_test_proc_start(sv, "keel-server", args);
+    unsigned port = keel_test_wait_port(sv->out);
+    snprintf(at, 64, "127.0.0.1:%u", port);
+    return port;
+}
+
+// keel-play's summary line (free it), failing the test when there is none.
+static char *play_summary(const keel_test_proc *p)
+{
+    char *out = keel_test_read_file(p->out);
+    char *err = keel_test_read_file(p->err);
+    cr_log_info("keel-play: %s%s", out, err);
+    free(err);
+    const char *at = strstr(out, "{\"mode\":\"live\"");
+    cr_assert_not_null(at, "no summary from keel-play: %s", out);
+    char *line = strdup(at);
+    free(out);
+    return line;
+}
+
+// The number after "key": inside the object that follows "\"object\":{".
+static double json_in(const char *json, const char *object, const char *key)
+{
+    char pat[96];
+    snprintf(pat, sizeof pat, "\"%s\":{", object);
+    const char *at = strstr(json, pat);
+    cr_assert_not_null(at, "no %s in %s", object, json);
+    return keel_test_json_num(at, key);
+}
+
+static void expect_clean(const char *sum)
+{
+    cr_expect_eq(keel_test_json_num(sum, "hash_mismatches"), 0, "%s", sum);
+    cr_expect_eq(json_in(sum, "own_mispredictions", "unexplained"), 0, "%s", sum);
+    cr_expect_eq(json_in(sum, "remote_mispredictions", "unexplained"), 0, "%s", sum);
+}
+
+// Holds W about 2 s, turns, jumps, and quits with Esc Esc.
+static void walk_turn_jump_quit(keel_test_proc *play)
+{
+    const char *search[] = {"search", "--sync", "--name", "keel-play", NULL};
+    char *wid = xdotool(search);
+    cr_assert_not_null(wid, "no keel-play window");
+    wid[strcspn(wid, "\n")] = 0;
+    const char *focus[] = {"windowfocus", wid, NULL};
+    free(xdotool(focus));
+    const char *play_keys[] = {"keydown", "w", "sleep", "2", "keyup", "w", "mousemove_relative", "--", "150", "0",
+                               "sleep", "0.3", "key", "space", "sleep", "1", "key", "Escape", "sleep", "0.2",
+                               "key", "Escape", NULL};
+    free(xdotool(play_keys));
+    free(wid);
+    cr_assert(keel_test_proc_wait(play, 60000), "keel-play did not end");
+}
+
+// keel-play connected to `at`: walk, turn, jump, quit; its summary (free it),
+// checked for a clean end with nothing that disagreed.
+static char *play_session(keel_test_proc *play, const char *at)
+{
+    const char *args[] = {"--connect", at, "--name", "tester", "--size", "640x360", "--quit-after", "40", NULL};
+    start_play(play, args);
+    cr_assert(wait_for_text(play->err, "keel-play: playing", 60000), "keel-play never started playing");
+    walk_turn_jump_quit(play);
+    char *sum = play_summary(play);
+    cr_expect_eq(play->status, 0, "keel-play exit %d", play->status);
+    expect_clean(sum);
+    return sum;
+}
+
+// From the server's recording: how far character `id` moved along its view
+// while W was held, and whether it left the ground after pressing jump.
+static void check_recording(const char *path, uint32_t id, double *along, bool *jumped)
+{
+    rec_error err;
+    rec_file *f = rec_file_open(path, &err);
+    cr_assert_not_null(f, "%s: %s", path, err.message);
+    rec_info info;
+    rec_file_info(f, &info);
+    rec_cursor *c = rec_cursor_create(f, info.first_tick, &err);
+    cr_assert_not_null(c, "%s", err.message);
+    uint32_t walk_first = UINT32_MAX, walk_last = 0, jump_tick = UINT32_MAX;
+    sim_angle yaw = 0, jump_yaw = 0;
+    rec_tick t;
+    while (rec_cursor_next(c, &t, &err)) {
+        for (uint32_t i = 0; i < t.command_count; i++) {
+            const rec_command *cmd = &t.commands[i];
+            if (cmd->id != id)
+                continue;
+            if (cmd->input.forward > 0) {
+                if (walk_first == UINT32_MAX) {
+                    walk_first = t.tick;
+                    yaw = cmd->input.yaw;
+                }
+                walk_last = t.tick;
+            }
+            if ((cmd->input.buttons & SIM_BUTTON_JUMP) && jump_tick == UINT32_MAX && walk_first != UINT32_MAX) {
+                jump_tick = t.tick;
+                jump_yaw = cmd->input.yaw; // after the mouse moved
+            }
+        }
+    }
+    cr_assert_str_empty(err.message, "%s", err.message);
+    rec_cursor_destroy(c);
+    cr_assert_neq(walk_first, UINT32_MAX, "character %u never walked forward in %u ticks", id, info.tick_count);
+    cr_log_info("character %u: forward held ticks %u..%u, yaw 0x%04x; jump at tick %u, yaw 0x%04x", id, walk_first,
+                walk_last, yaw, jump_tick, jump_yaw);
+    // The keyframes (every 4 ticks): the state before walking, after it, and
+    // any airborne one after the jump.
+    uint32_t n = rec_file_keyframe_count(f);
+    bool have_before = false, have_after = false;
+    sim_char_state before = {0}, after = {0}, at_jump = {0};
+    bool have_jump_base = false;
+    *jumped = false;
+    for (uint32_t k = 0; k < n; k++) {
+        uint32_t tick, count;
+        const sim_char_state *states;
+        cr_assert(rec_file_keyframe(f, k, &tick, &states, &count, &err), "%s", err.message);
+        const sim_char_state *me = NULL;
+        for (uint32_t i = 0; i < count; i++)
+            if (states[i].id == id)
+                me = &states[i];
+        if (!me)
+            continue;
+        if (tick <= walk_first) {
+            before = *me;
+            have_before = true;
+        }
+        if (tick > walk_last && !have_after) {
+            after = *me;
+            have_after = true;
+        }
+        if (jump_tick != UINT32_MAX && tick <= jump_tick) {
+            at_jump = *me;
+            have_jump_base = true;
+        }
+        if (jump_tick != UINT32_MAX && tick > jump_tick && have_jump_base && !(me->flags & SIM_CHAR_GROUNDED) &&
+            me->position.y > at_jump.position.y + SIM_FX_MM(100))
+            *jumped = true;
+    }
+    cr_assert(have_before && have_after, "no keyframes around the walk");
+    double dx = keel_fx_to_d(after.position.x - before.position.x);
+    double dz = keel_fx_to_d(after.position.z - before.position.z);
+    double a = yaw * (2.0 * 3.14159265358979323846 / 65536.0);
+    *along = dx * -sin(a) + dz * -cos(a);
+    rec_file_close(f);
+}
+
+Test(play_live, walks_where_it_looks_and_jumps)
+{
+    need_display();
+    keel_test_proc sv, play;
+    char connect[64];
+    start_server(&sv, "live.krec", false, connect);
+    char *sum = play_session(&play, connect);
+    uint32_t id = (uint32_t)keel_test_json_num(sum, "character");
+    keel_test_proc_kill(&sv, SIGTERM);
+    cr_assert_eq(sv.status, 0, "keel-server exit %d", sv.status);
+    double along;
+    bool jumped;
+    check_recording(keel_test_dir_file(dir, "live.krec"), id, &along, &jumped);
+    cr_log_info("walked %.2f m along the view; frames %.0f, distance drawn %.2f m; own mispredictions: "
+                "substituted %.0f, remote command %.0f, interaction %.0f, unexplained %.0f; largest pop %.4f m",
+                along, keel_test_json_num(sum, "frames"), keel_test_json_num(sum, "distance_m"),
+                json_in(sum, "own_mispredictions", "substituted"), json_in(sum, "own_mispredictions", "remote_command"),
+                json_in(sum, "own_mispredictions", "interaction"), json_in(sum, "own_mispredictions", "unexplained"),
+                keel_test_json_num(sum, "largest_pop_m"));
+    cr_expect_geq(along, 5.0, "walked %.2f m along the view", along);
+    cr_expect(jumped, "character %u never left the ground after the jump", id);
+    free(sum);
+    keel_test_proc_cleanup(&sv);
+    keel_test_proc_cleanup(&play);
+}
+
+// Through keel-relay at a 150 ms round trip with 5% loss each way, with two
+// bots on the server: the own character's drawn position never jumps by
+// more than cl_smooth's bound in a frame (its largest pop divided by the
+// bound of that frame's length is at most 1), and nothing disagrees.
+Test(play_live, through_loss_and_latency_the_drawing_stays_within_the_smoothing_bound)
+{
+    need_display();
+    keel_test_proc sv, relay, bots, play;
+    char server_at[64], relay_at[64], port[16];
+    snprintf(port, sizeof port, "%u", start_server(&sv, "relay.krec", false, server_at));
+    const char *bargs[] = {"--port", port, "--bots", "2", "--ticks", "0", "--seed", "5", NULL};
+    keel_test_proc_start(&bots, "keel-client", bargs);
+    const char *rargs[] = {"--server", server_at, "--latency", "75", "--loss", "5", "--duration", "120", NULL};
+    keel_test_proc_start(&relay, "keel-relay", rargs);
+    snprintf(relay_at, sizeof relay_at, "127.0.0.1:%u", keel_test_wait_port(relay.out));
+    char *sum = play_session(&play, relay_at);
+    double pop = keel_test_json_num(sum, "largest_pop_m"), ratio = keel_test_json_num(sum, "largest_pop_ratio");
+    cr_log_info("through the relay: frames %.0f, rtt %.0f ms, snapshot packets lost %.0f, rollbacks %.0f; own "
+                "mispredictions: substituted %.0f, remote command %.0f, interaction %.0f; largest pop %.4f m "
+                "(%.2f of its frame's bound %.4f m), snaps %.0f",
+                keel_test_json_num(sum, "frames"), keel_test_json_num(sum, "rtt_ms"),
+                keel_test_json_num(sum, "snapshot_packets_lost"), keel_test_json_num(sum, "rollbacks"),
+                json_in(sum, "own_mispredictions", "substituted"), json_in(sum, "own_mispredictions", "remote_command"),
+                json_in(sum, "own_mispredictions", "interaction"), pop, ratio,
+                keel_test_json_num(sum, "pop_bound_m"), keel_test_json_num(sum, "snaps"));
+    cr_expect_leq(ratio, 1.0, "a pop of %.4f m beyond the smoothing bound: %s", pop, sum);
+    cr_expect_gt(keel_test_json_num(sum, "pop_frames"), 0, "no frame measured: %s", sum);
+    free(sum);
+    keel_test_proc_kill(&bots, SIGTERM);
+    keel_test_proc_kill(&relay, SIGTERM);
+    keel_test_proc_kill(&sv, SIGTERM);
+    keel_test_proc_cleanup(&bots);
+    keel_test_proc_cleanup(&relay);
+    keel_test_proc_cleanup(&sv);
+    keel_test_proc_cleanup(&play);
+}
+
+// A closed loopback port: keel-play shows why on screen (the screenshot is
+// taken of that frame) and exits 1 within its own connect timeout.
+Test(play_live, an_unreachable_server_is_reported_and_keel_play_gives_up)
+{
+    need_display();
+    keel_test_proc play;
+    const char *png = keel_test_dir_file(dir, "unreachable.png");
+    // A free UDP port that nothing listens on: a relay that is stopped.
+    keel_test_proc relay;
+    const char *rargs[] = {"--server", "127.0.0.1:9", "--duration", "60", NULL};
+    keel_test_proc_start(&relay, "keel-relay", rargs);
+    char at[64];
+    snprintf(at, sizeof at, "127.0.0.1:%u", keel_test_wait_port(relay.out));
+    keel_test_proc_kill(&relay, SIGTERM);
+    keel_test_proc_cleanup(&relay);
+    const char *args[] = {"--connect", at, "--connect-timeout", "3", "--size", "640x360", "--screenshot", png, NULL};
+    start_play(&play, args);
+    cr_assert(keel_test_proc_wait(&play, 60000), "keel-play did not give up");
+    char *sum = play_summary(&play);
+    cr_expect_eq(play.status, 1, "keel-play exit %d", play.status);
+    cr_expect(strstr(sum, "\"end\":\"never_connected\"") || strstr(sum, "\"end\":\"unanswered\""), "%s", sum);
+    cr_expect(strstr(sum, "\"reason\":\"\"") == NULL, "no reason given: %s", sum);
+    cr_expect_eq(keel_test_json_num(sum, "screenshots"), 1, "%s", sum);
+    char *img = keel_test_read_file(png);
+    cr_expect_gt(strlen(img), 4, "the screenshot %s is empty", png);
+    cr_expect(memcmp(img, "\x89PNG", 4) == 0, "not a PNG");
+    free(img);
+    free(sum);
+    keel_test_proc_cleanup(&play);
+}
+
+// A server set up otherwise (its platforms): refused, the reason in the
+// summary, exit 1.
+Test(play_live, a_refusing_server_gives_its_reason)
+{
+    need_display();
+    keel_test_proc sv, play;
+    char at[64];
+    start_server(&sv, "refuse.krec", true, at);
+    const char *args[] = {"--connect", at, "--size", "640x360", "--screenshot", keel_test_dir_file(dir, "refused.png"),
+                          NULL};
+    start_play(&play, args);
+    cr_assert(keel_test_proc_wait(&play, 60000), "keel-play did not end");
+    char *sum = play_summary(&play);
+    cr_expect_eq(play.status, 1, "keel-play exit %d", play.status);
+    cr_expect(strstr(sum, "\"end\":\"refused\""), "%s", sum);
+    cr_expect(strstr(sum, "\"reason\":\"refused by the server: "), "%s", sum);
+    free(sum);
+    keel_test_proc_kill(&sv, SIGTERM);
+    keel_test_proc_cleanup(&sv);
+    keel_test_proc_cleanup(&play);
+}
+
+// --screenshot with --at-tick: written once the predicted tick reaches N,
+// then keel-play leaves and exits 0.
+Test(play_live, a_screenshot_at_a_predicted_tick)
+{
+    need_display();
+    keel_test_proc sv, play;
+    char at[64];
+    start_server(&sv, "shot.krec", false, at);
+    const char *png = keel_test_dir_file(dir, "tick.png");
+    const char *args[] = {"--connect", at, "--size", "640x360", "--screenshot", png, "--at-tick", "200",
+                          "--quit-after", "40", NULL};
+    start_play(&play, args);
+    cr_assert(keel_test_proc_wait(&play, 60000), "keel-play did not end");
+    char *sum = play_summary(&play);
+    cr_expect_eq(play.status, 0, "keel-play exit %d", play.status);
+    cr_expect_eq(keel_test_json_num(sum, "screenshots"), 1, "%s", sum);
+    cr_expect(strstr(sum, "\"end\":\"left\""), "%s", sum);
+    char *img = keel_test_read_file(png);
+    cr_expect(strlen(img) > 4 && memcmp(img, "\x89PNG", 4) == 0, "no PNG at %s", png);
+    free(img);
+    free(sum);
+    keel_test_proc_kill(&sv, SIGTERM);
+    keel_test_proc_cleanup(&sv);
+    keel_test_proc_cleanup(&play);
+}

@@ -132,8 +132,11 @@ static void run_session(const char *name, const char *const *relay_args, const c
     }
     snprintf(tick_text, sizeof tick_text, "%u", ticks);
     snprintf(port_text, sizeof port_text, "%u", client_port);
+    // --connect-timeout 60: a bot that is not playing after 10 s (the
+    // default) is given up; a loaded machine may be that slow to connect
+    // eight bots, while one that never gets to play still fails here.
     const char *cargs[] = {"--port", port_text, "--bots", session_bots, "--bot", bot, "--ticks", tick_text, "--leash-mm",
-                           leash_mm, NULL};
+                           leash_mm, "--connect-timeout", "60", NULL};
     keel_test_proc_start(&cl, "keel-client", cargs);
     bool ended = keel_test_proc_wait(&cl, (long)(ticks / 64 + 80) * 1000);
     char *json = keel_test_read_file(cl.out), *err = keel_test_read_file(cl.err);

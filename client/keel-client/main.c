@@ -355,7 +355,14 @@ int main(int argc, char **argv)
             }
             if (st != CL_STATUS_PLAYING) {
                 if (now - start > (uint64_t)o.connect_timeout_s * 1000000u) {
-                    fprintf(stderr, "keel-client: bot %u not playing after %u s\n", i + 1, o.connect_timeout_s);
+                    cl_stats cs;
+                    cl_client_stats(b->cl, &cs);
+                    fprintf(stderr,
+                            "keel-client: bot %u not playing after %u s (%s; full states %llu, messages "
+                            "malformed %llu)\n",
+                            i + 1, o.connect_timeout_s,
+                            st == CL_STATUS_CONNECTING ? "no welcome yet" : "welcomed, no full state yet",
+                            (unsigned long long)cs.full_states, (unsigned long long)cs.messages_malformed);
                     status = 1;
                     b->done = true;
                 } else {

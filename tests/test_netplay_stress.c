@@ -183,6 +183,37 @@ Test(netplay_stress, a_lost_hello_or_welcome_costs_only_its_retransmission, .tim
     cr_expect_eq(m0 + m1 + m2, 0, "own mispredictions after the join");
 }
 
+// A client's first two full states are lost (a burst of loss downstream
+// for the first 400 ms) on a short round trip. Until it has a state the
+// client sends nothing after the ping on the welcome, so the server must go
+// on sending full states without hearing from it. (It once stopped once the
+// client had been quiet for two timeouts, and such a client never played.)
+Test(netplay_stress, lost_first_full_states_are_sent_again_to_a_client_that_is_not_playing_yet, .timeout = 600)
+{
+    net_memory_link link = {15, 0, 0, 0};
+    play p;
+    play_init(&p, 1, CL_BOT_RANDOM, &link, &link, 41);
+    net_memory_lose_unreliable_for(p.server_host, 400);
+    uint32_t playing_ms = 0;
+    for (uint32_t ms = 1; ms <= 4000; ms++) {
+        play_ms(&p, true);
+        if (!playing_ms && cl_client_status(p.cls[0]) == CL_STATUS_PLAYING)
+            playing_ms = ms;
+    }
+    sv_stats ss;
+    sv_server_stats(p.sv, &ss);
+    cl_stats t;
+    play_totals(&p, &t);
+    cr_log_info("full states lost for 400 ms: playing after %u ms (virtual), full states sent %llu\n", playing_ms,
+                (unsigned long long)ss.full_states);
+    cr_assert_neq(playing_ms, 0, "the client never played");
+    cr_expect_leq(playing_ms, 1500, "playing after %u ms", playing_ms);
+    cr_expect_geq(ss.full_states, 3, "two lost and one more");
+    cr_expect_eq(t.hash_mismatches, 0);
+    cr_expect_eq(p.confirmed_differ, 0);
+    play_free(&p);
+}
+
 // A client whose machine runs a frame only every 250 ms (4 frames a second
 // for a 64 Hz simulation) among 11 ordinary ones: each frame it handles a
 // backlog of about 8 snapshots and predicts 16 ticks. The confirmation work

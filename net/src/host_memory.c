@@ -87,6 +87,9 @@ struct mem_host {
     uint32_t lose_retransmit_ms;
     const mem_conn *lost_conn;
     uint64_t lost_at;
+    // net_memory_lose_unreliable_until: unreliable messages sent before
+    // this virtual time are lost
+    uint64_t lose_unreliable_until;
     bool leaving;          ///< a client that called net_host_leave
     uint8_t leave_state;   ///< a net_leave_state
     uint64_t leave_deadline;
@@ -369,6 +372,8 @@ static bool memory_send(net_host *host, uint32_t peer, net_channel channel, cons
     }
     if (h->lost_conn == c && h->lost_at == h->mem->now)
         return true; // in the datagram that was lost
+    if (h->mem->now < h->lose_unreliable_until)
+        return true; // sent, and lost on the way (the link's draws are not taken)
     // Always the same draws per message, whatever the link's figures.
     uint64_t lost = splitmix64(&d->rng) % 1000;
     uint64_t dup = splitmix64(&d->rng) % 1000;
@@ -520,6 +525,14 @@ void net_memory_lose_next_control(net_host *host, uint32_t retransmit_ms)
     mem_host *h = impl(host);
     h->lose_control = true;
     h->lose_retransmit_ms = retransmit_ms;
+}
+
+void net_memory_lose_unreliable_for(net_host *host, uint32_t ms)
+{
+    if (!host || host->ops != &memory_ops)
+        return;
+    mem_host *h = impl(host);
+    h->lose_unreliable_until = h->mem ? h->mem->now + ms : 0;
 }
 
 void net_memory_advance(net_memory *mem, uint32_t ms)

@@ -385,7 +385,11 @@ void sv_send_snapshot(sv_server *sv, sv_client *c, uint64_t hash)
     // gives a round trip that no retransmission of the hello has stretched
     // (a second at the most).
     bool heard = c->has_sequence || sv->now_us - c->join_us >= FIRST_FULL_WAIT_US;
-    if (full_due && !silent && heard) {
+    // A client without any state yet is never silent here: until its first
+    // full state it sends nothing after the ping on the welcome, so a first
+    // full state that was lost must be sent again without hearing from it
+    // (at the backed-off interval: at most one every 2 s).
+    if (full_due && (!silent || C == NET_TICK_NONE) && heard) {
         send_full(sv, c, now, hash);
         return;
     }

@@ -193,6 +193,11 @@ void net_memory_advance(net_memory *mem, uint32_t ms);
 /// sends to the same peer in the same virtual millisecond are lost with it.
 /// For tests of a lost hello or welcome. Other hosts: nothing happens.
 void net_memory_lose_next_control(net_host *host, uint32_t retransmit_ms);
+/// Every unreliable message `host` (a memory host) sends, to any peer, in
+/// the next `ms` virtual milliseconds is lost (a burst of loss in one
+/// direction; the link's own loss applies again afterwards). Other hosts:
+/// nothing happens.
+void net_memory_lose_unreliable_for(net_host *host, uint32_t ms);
 /// A listening host at a name (any string; one per name).
 net_host *net_memory_listen(net_memory *mem, const char *name, const net_host_config *config);
 /// A host connected to the listening host `name`; `up` and `down` shape the

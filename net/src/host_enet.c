@@ -33,13 +33,21 @@
 //   reliable command, a ping included, is unacknowledged) or NET_LEAVE_MAX_MS
 //   passed, then the peer is reset. The DISCONNECT's 32-bit value tells the
 //   other side a leave from a close (NET_DISCONNECT_DATA_CLOSE) and from a
-//   timeout (ENet reports 0).
+//   timeout (ENet reports 0);
+// - secure mode (net_handshake.h): the intercept keeps handshake datagrams
+//   (0x7F 0xFF 'k' 'h') from ENet and hands them to handshake.c; a secure
+//   server drops every CONNECT from an address it has not admitted, before
+//   ENet allocates a peer; a secure client runs the exchange from
+//   enet_service and calls enet_host_connect once admitted.
+#include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 #include <string.h>
 
 #include <enet/enet.h>
 #include <enet/time.h>
 
+#include "handshake.h"
 #include "host_impl.h"
 
 enum { SLOT_FREE = 0, SLOT_CONNECTING, SLOT_CONNECTED, SLOT_CLOSING };
@@ -51,6 +59,8 @@ typedef struct enet_slot {
     /// finishes (a half-open connection): when that was first seen, + 1 (0:
     /// not seen). Such a peer holds a slot and its address's quota.
     enet_uint32 half_open_since;
+    bool has_client_id; ///< secure server: client_id is the peer's token's
+    uint64_t client_id;
 } enet_slot;
 
 typedef struct refused_key {
@@ -76,6 +86,9 @@ typedef struct enet_net_host {
     bool leaving;         ///< client: net_host_leave was called
     uint8_t leave_state;  ///< a net_leave_state
     enet_uint32 leave_start;
+    hs_server *hs;        ///< secure server
+    hs_client *hsc;       ///< secure client
+    ENetAddress server;   ///< client: the server's address
 } enet_net_host;
 
 static const net_host_ops enet_ops;
@@ -132,6 +145,15 @@ static void configure_peer(enet_net_host *h, ENetPeer *peer)
         peer->mtu = NET_HOST_ENET_MTU;
 }
 
+static void send_raw(enet_net_host *h, const ENetAddress *to, const uint8_t *d, size_t n)
+{
+    ENetBuffer b;
+    b.data = (void *)d;
+    b.dataLength = n;
+    if (enet_socket_send(h->enet->socket, to, &b, 1) > 0)
+        h->wire_sent += n + NET_WIRE_UDP_IP;
+}
+
 static bool refused_seen(enet_net_host *h, refused_key k)
 {
     unsigned n = h->refused_count < REFUSED_RING ? h->refused_count : REFUSED_RING;
@@ -156,11 +178,7 @@ static void send_refusal(enet_net_host *h, const ENetAddress *to, const enet_uin
         d[2 + i] = (enet_uint8)(REFUSAL_MAGIC >> (24 - 8 * i));
     d[6] = reason;
     memcpy(d + 7, connect_id, 4);
-    ENetBuffer b;
-    b.data = d;
-    b.dataLength = sizeof d;
-    if (enet_socket_send(h->enet->socket, to, &b, 1) > 0)
-        h->wire_sent += REFUSAL_LENGTH + NET_WIRE_UDP_IP;
+    send_raw(h, to, d, sizeof d);
 }
 
 // The client's side: a refusal of the connect under way (from the server's
@@ -183,7 +201,31 @@ static int take_refusal_datagram(enet_net_host *h, ENetHost *e)
     return 1;
 }
 
-// Sees every datagram before ENet. On a client: take_refusal_datagram. On a
+// A handshake datagram: a secure server answers it, a secure client moves
+// its exchange on; other hosts drop it.
+static void handshake_datagram(enet_net_host *h, ENetHost *e)
+{
+    if (h->hsc) {
+        if (e->receivedAddress.host == h->server.host && e->receivedAddress.port == h->server.port)
+            hs_client_take(h->hsc, e->receivedData, e->receivedDataLength);
+        return;
+    }
+    if (!h->hs)
+        return;
+    uint8_t reply[HS_MAX_DATAGRAM];
+    hs_outcome o;
+    hs_addr from = {e->receivedAddress.host, e->receivedAddress.port};
+    size_t n = hs_server_receive(h->hs, e->receivedData, e->receivedDataLength, from, (uint64_t)time(NULL),
+                                 hs_clock_ms(), reply, &o);
+    h->base.stats.handshake_refused[o.refusal] += o.refusal != NET_HS_OK;
+    h->base.stats.handshake_challenges += o.challenged;
+    h->base.stats.handshake_admitted += o.admitted;
+    if (n > 0)
+        send_raw(h, &e->receivedAddress, reply, n);
+}
+
+// Sees every datagram before ENet. Handshake datagrams: handshake_datagram.
+// On a client: take_refusal_datagram. On a
 // server, for a CONNECT (a datagram from no peer):
 // clamps the proposed MTU in place, and counts the connection as refused when
 // ENet is about to drop it (the same test as enet_protocol_handle_connect:
@@ -197,6 +239,10 @@ static int ENET_CALLBACK intercept(ENetHost *e, ENetEvent *event)
     enet_net_host *h = (enet_net_host *)e->peers[0].data;
     if (!h || e->receivedDataLength < 2)
         return 0;
+    if (hs_is_handshake(e->receivedData, e->receivedDataLength)) {
+        handshake_datagram(h, e);
+        return 1; // never ENet's
+    }
     if (!h->base.server)
         return take_refusal_datagram(h, e);
     enet_uint8 *d = e->receivedData;
@@ -234,6 +280,11 @@ static int ENET_CALLBACK intercept(ENetHost *e, ENetEvent *event)
                 return 0; // a retransmission of an accepted CONNECT
             same_address++;
         }
+    }
+    uint64_t client_id;
+    if (h->hs && !hs_server_admits(h->hs, (hs_addr){k.address, k.port}, k.connect_id, hs_clock_ms(), &client_id)) {
+        h->base.stats.handshake_refused[NET_HS_UNADMITTED]++;
+        return 1; // dropped before ENet allocates a peer
     }
     if (free_peer && same_address < e->duplicatePeers)
         return 0;
@@ -314,6 +365,8 @@ static bool translate(enet_net_host *h, ENetEvent *e, net_event *ev)
         }
         s->state = SLOT_CONNECTED;
         s->since = enet_time_get();
+        s->has_client_id = h->hs && hs_server_client_id(h->hs, (hs_addr){e->peer->address.host, e->peer->address.port},
+                                                         e->peer->connectID, &s->client_id);
         configure_peer(h, e->peer);
         ev->type = NET_EVENT_CONNECT;
         ev->peer = i;
@@ -353,6 +406,26 @@ static bool translate(enet_net_host *h, ENetEvent *e, net_event *ev)
     return false;
 }
 
+static bool start_connect(enet_net_host *h);
+
+// A secure client's exchange: sends what is due, starts ENet's connect once
+// admitted, turns a denial into a refusal. True while it is under way.
+static bool handshake_step(enet_net_host *h)
+{
+    hs_client *c = h->hsc;
+    if (!c || h->slots[0].state != SLOT_CONNECTING)
+        return false;
+    size_t n;
+    const uint8_t *d = hs_client_due(c, hs_clock_ms(), &n);
+    if (d)
+        send_raw(h, &h->server, d, n);
+    if (c->phase == HS_PHASE_ADMITTED && start_connect(h))
+        c->phase = HS_PHASE_CONNECT;
+    if (c->phase == HS_PHASE_DENIED && !h->refusal)
+        h->refusal = NET_DISCONNECT_REFUSED_TOKEN;
+    return c->phase == HS_PHASE_REQUEST || c->phase == HS_PHASE_RESPONSE;
+}
+
 static net_event_type enet_service(net_host *host, net_event *ev, uint32_t timeout_ms)
 {
     enet_net_host *h = impl(host);
@@ -363,6 +436,8 @@ static net_event_type enet_service(net_host *host, net_event *ev, uint32_t timeo
         enet_uint32 wait = elapsed >= timeout_ms ? 0 : timeout_ms - elapsed;
         if (wait > 50)
             wait = 50; // the watchdog runs at least every 50 ms
+        if (handshake_step(h) && wait > 10)
+            wait = 10; // resends and the next step on time
         ENetEvent e;
         int r = enet_host_service(h->enet, &e, wait);
         fold_counters(h);
@@ -371,6 +446,7 @@ static net_event_type enet_service(net_host *host, net_event *ev, uint32_t timeo
                 return ev->type;
             continue;
         }
+        handshake_step(h);
         if (h->refusal && h->slots[0].state == SLOT_CONNECTING) {
             enet_peer_reset(&h->enet->peers[0]);
             h->slots[0].state = SLOT_FREE;
@@ -514,6 +590,10 @@ static void enet_destroy(net_host *host)
     enet_net_host *h = impl(host);
     release_held(h);
     enet_host_destroy(h->enet); // resets every peer without notice
+    hs_server_destroy(h->hs);
+    if (h->hsc)
+        hs_client_wipe(h->hsc); // the token's sent part
+    free(h->hsc);
     free(h->slots);
     free(h);
 }
@@ -570,6 +650,36 @@ static bool parse_address(const char *address, uint16_t port, ENetAddress *out, 
     return true;
 }
 
+// Secure mode on a new server host: its address as clients reach it, the
+// handshake's state.
+static bool secure_server(enet_net_host *h, const net_host_config *c, const char *address, const char **error)
+{
+    char text[64];
+    if (!c->public_address) {
+        if (strcmp(address, "0.0.0.0") == 0) {
+            if (error)
+                *error = "secure mode on 0.0.0.0 needs public_address (how clients reach the server)";
+            return false;
+        }
+        snprintf(text, sizeof text, "%s:%u", address, (unsigned)h->enet->address.port);
+    }
+    net_token_address self;
+    if (!net_token_address_parse(c->public_address ? c->public_address : text, &self)) {
+        if (error)
+            *error = "public_address is not A.B.C.D:PORT or [IPv6]:PORT";
+        return false;
+    }
+    h->hs = hs_server_create(c->token_key, c->protocol_id, &self, c->max_peers);
+    if (!h->hs) {
+        if (error)
+            *error = "cannot set up the handshake (out of memory, or libsodium failed)";
+        return false;
+    }
+    h->base.config.token_key = NULL; // copied: the caller's may go
+    h->base.config.public_address = NULL;
+    return true;
+}
+
 net_host *net_host_enet_listen(const char *address, uint16_t port, const net_host_config *config,
                                const char **error)
 {
@@ -584,7 +694,21 @@ net_host *net_host_enet_listen(const char *address, uint16_t port, const net_hos
     if (!enet_ready(error) || !parse_address(address, port, &a, error))
         return NULL;
     enet_net_host *h = create(&c, true, &a, c.max_peers, NET_HOST_ENET_MTU, error);
+    if (h && c.token_key && !secure_server(h, &c, address, error)) {
+        enet_destroy(&h->base);
+        return NULL;
+    }
     return h ? &h->base : NULL;
+}
+
+// ENet's connect to the server (at once, or once the handshake admitted us).
+static bool start_connect(enet_net_host *h)
+{
+    ENetPeer *p = enet_host_connect(h->enet, &h->server, NET_CHANNEL_COUNT, 0);
+    if (!p)
+        return false;
+    enet_peer_timeout(p, 0, h->base.config.timeout_ms, 2u * h->base.config.timeout_ms);
+    return true;
 }
 
 net_host *net_host_enet_connect(const char *address, uint16_t port, const net_host_config *config,
@@ -613,16 +737,22 @@ net_host *net_host_enet_connect(const char *address, uint16_t port, const net_ho
     enet_net_host *h = create(&c, false, NULL, 1, propose_mtu, error);
     if (!h)
         return NULL;
-    ENetPeer *p = enet_host_connect(h->enet, &a, NET_CHANNEL_COUNT, 0);
-    if (!p) {
-        enet_host_destroy(h->enet);
-        free(h->slots);
-        free(h);
+    h->server = a;
+    if (c.connect_token) {
+        h->hsc = malloc(sizeof *h->hsc);
+        if (!h->hsc || !hs_client_start(h->hsc, c.connect_token)) {
+            enet_destroy(&h->base);
+            if (error)
+                *error = "cannot start the handshake (out of memory, or libsodium failed)";
+            return NULL;
+        }
+        h->base.config.connect_token = NULL; // copied
+    } else if (!start_connect(h)) {
+        enet_destroy(&h->base);
         if (error)
             *error = "enet_host_connect failed";
         return NULL;
     }
-    enet_peer_timeout(p, 0, c.timeout_ms, 2u * c.timeout_ms);
     h->slots[0].state = SLOT_CONNECTING;
     h->slots[0].since = enet_time_get();
     return &h->base;
@@ -636,4 +766,34 @@ uint32_t net_host_enet_peer_mtu(const net_host *host, uint32_t peer)
     if (peer >= h->enet->peerCount || h->slots[peer].state == SLOT_FREE)
         return 0;
     return h->enet->peers[peer].mtu;
+}
+
+uint32_t net_host_enet_peers_in_use(const net_host *host)
+{
+    if (!host || host->ops != &enet_ops)
+        return 0;
+    const enet_net_host *h = cimpl(host);
+    uint32_t n = 0;
+    for (size_t i = 0; i < h->enet->peerCount; i++)
+        n += h->enet->peers[i].state != ENET_PEER_STATE_DISCONNECTED;
+    return n;
+}
+
+net_hs_refusal net_host_handshake_refusal(const net_host *host)
+{
+    if (!host || host->ops != &enet_ops || !cimpl(host)->hsc || cimpl(host)->hsc->phase != HS_PHASE_DENIED)
+        return NET_HS_OK;
+    return (net_hs_refusal)cimpl(host)->hsc->refusal;
+}
+
+bool net_host_peer_client_id(const net_host *host, uint32_t peer, uint64_t *client_id)
+{
+    if (!host || host->ops != &enet_ops)
+        return false;
+    const enet_net_host *h = cimpl(host);
+    if (!h->hs || peer >= h->enet->peerCount || h->slots[peer].state == SLOT_FREE || !h->slots[peer].has_client_id)
+        return false;
+    if (client_id)
+        *client_id = h->slots[peer].client_id;
+    return true;
 }

@@ -1,4 +1,5 @@
-// keel: the ENet host (UDP). The only file in keel that includes enet.h.
+// keel: the ENet host (UDP). With host_enet_gate.c (what it does with a
+// datagram before ENet reads it), the only code in keel that includes enet.h.
 // MIT licence, see LICENSE.
 //
 // docs/transport.md explains the settings; in short (ENet 1.3.17):
@@ -39,57 +40,14 @@
 //   server drops every CONNECT from an address it has not admitted, before
 //   ENet allocates a peer; a secure client runs the exchange from
 //   enet_service and calls enet_host_connect once admitted.
-#include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 #include <string.h>
 
 #include <enet/enet.h>
 #include <enet/time.h>
 
-#include "handshake.h"
-#include "host_impl.h"
+#include "host_enet_impl.h"
 
-enum { SLOT_FREE = 0, SLOT_CONNECTING, SLOT_CONNECTED, SLOT_CLOSING };
-
-typedef struct enet_slot {
-    uint8_t state;
-    enet_uint32 since; ///< enet_time_get() when the state began
-    /// For a free slot whose ENet peer is inside a handshake it never
-    /// finishes (a half-open connection): when that was first seen, + 1 (0:
-    /// not seen). Such a peer holds a slot and its address's quota.
-    enet_uint32 half_open_since;
-    bool has_client_id; ///< secure server: client_id is the peer's token's
-    uint64_t client_id;
-} enet_slot;
-
-typedef struct refused_key {
-    enet_uint32 address;
-    enet_uint16 port;
-    enet_uint32 connect_id;
-} refused_key;
-
-#define REFUSED_RING 32u
-#define REFUSAL_MAGIC 0x6b726566u // "kref"
-#define REFUSAL_LENGTH 11u       // header 2, magic 4, reason 1, connect id 4
-
-typedef struct enet_net_host {
-    net_host base;
-    ENetHost *enet;
-    enet_slot *slots; ///< one per ENet peer (server: max_peers; client: 1)
-    ENetPacket *held; ///< the packet of the last RECEIVE event
-    uint64_t wire_sent, wire_received;
-    enet_uint32 last_sent_data, last_sent_packets, last_received_data, last_received_packets;
-    refused_key refused[REFUSED_RING];
-    unsigned refused_next, refused_count;
-    uint8_t refusal;      ///< client: the reason of a refusal datagram received, not yet reported
-    bool leaving;         ///< client: net_host_leave was called
-    uint8_t leave_state;  ///< a net_leave_state
-    enet_uint32 leave_start;
-    hs_server *hs;        ///< secure server
-    hs_client *hsc;       ///< secure client
-    ENetAddress server;   ///< client: the server's address
-} enet_net_host;
 
 static const net_host_ops enet_ops;
 
@@ -143,156 +101,6 @@ static void configure_peer(enet_net_host *h, ENetPeer *peer)
     enet_peer_timeout(peer, 0, h->base.config.timeout_ms, 2u * h->base.config.timeout_ms);
     if (peer->mtu > NET_HOST_ENET_MTU)
         peer->mtu = NET_HOST_ENET_MTU;
-}
-
-static void send_raw(enet_net_host *h, const ENetAddress *to, const uint8_t *d, size_t n)
-{
-    ENetBuffer b;
-    b.data = (void *)d;
-    b.dataLength = n;
-    if (enet_socket_send(h->enet->socket, to, &b, 1) > 0)
-        h->wire_sent += n + NET_WIRE_UDP_IP;
-}
-
-static bool refused_seen(enet_net_host *h, refused_key k)
-{
-    unsigned n = h->refused_count < REFUSED_RING ? h->refused_count : REFUSED_RING;
-    for (unsigned i = 0; i < n; i++) {
-        const refused_key *r = &h->refused[i];
-        if (r->address == k.address && r->port == k.port && r->connect_id == k.connect_id)
-            return true;
-    }
-    h->refused[h->refused_next] = k;
-    h->refused_next = (h->refused_next + 1) % REFUSED_RING;
-    h->refused_count++;
-    return false;
-}
-
-// The server's answer to a CONNECT ENet is about to drop.
-static void send_refusal(enet_net_host *h, const ENetAddress *to, const enet_uint8 *connect_id, uint8_t reason)
-{
-    enet_uint8 d[REFUSAL_LENGTH];
-    d[0] = (enet_uint8)(ENET_PROTOCOL_MAXIMUM_PEER_ID >> 8);
-    d[1] = (enet_uint8)(ENET_PROTOCOL_MAXIMUM_PEER_ID & 0xFF);
-    for (int i = 0; i < 4; i++)
-        d[2 + i] = (enet_uint8)(REFUSAL_MAGIC >> (24 - 8 * i));
-    d[6] = reason;
-    memcpy(d + 7, connect_id, 4);
-    send_raw(h, to, d, sizeof d);
-}
-
-// The client's side: a refusal of the connect under way (from the server's
-// address, with this attempt's connect id) is kept for enet_service to
-// report. Returns 1 when the datagram was a refusal (ENet skips it).
-static int take_refusal_datagram(enet_net_host *h, ENetHost *e)
-{
-    const enet_uint8 *d = e->receivedData;
-    if (e->receivedDataLength != REFUSAL_LENGTH || d[0] != (ENET_PROTOCOL_MAXIMUM_PEER_ID >> 8) ||
-        d[1] != (ENET_PROTOCOL_MAXIMUM_PEER_ID & 0xFF))
-        return 0;
-    enet_uint32 magic = ((enet_uint32)d[2] << 24) | ((enet_uint32)d[3] << 16) | ((enet_uint32)d[4] << 8) | d[5];
-    if (magic != REFUSAL_MAGIC)
-        return 0;
-    const ENetPeer *p = &e->peers[0];
-    if (h->slots[0].state == SLOT_CONNECTING && e->receivedAddress.host == p->address.host &&
-        e->receivedAddress.port == p->address.port && memcmp(d + 7, &p->connectID, 4) == 0 &&
-        (d[6] == NET_DISCONNECT_REFUSED_FULL || d[6] == NET_DISCONNECT_REFUSED_ADDRESS))
-        h->refusal = d[6];
-    return 1;
-}
-
-// A handshake datagram: a secure server answers it, a secure client moves
-// its exchange on; other hosts drop it.
-static void handshake_datagram(enet_net_host *h, ENetHost *e)
-{
-    if (h->hsc) {
-        if (e->receivedAddress.host == h->server.host && e->receivedAddress.port == h->server.port)
-            hs_client_take(h->hsc, e->receivedData, e->receivedDataLength);
-        return;
-    }
-    if (!h->hs)
-        return;
-    uint8_t reply[HS_MAX_DATAGRAM];
-    hs_outcome o;
-    hs_addr from = {e->receivedAddress.host, e->receivedAddress.port};
-    size_t n = hs_server_receive(h->hs, e->receivedData, e->receivedDataLength, from, (uint64_t)time(NULL),
-                                 hs_clock_ms(), reply, &o);
-    h->base.stats.handshake_refused[o.refusal] += o.refusal != NET_HS_OK;
-    h->base.stats.handshake_challenges += o.challenged;
-    h->base.stats.handshake_admitted += o.admitted;
-    if (n > 0)
-        send_raw(h, &e->receivedAddress, reply, n);
-}
-
-// Sees every datagram before ENet. Handshake datagrams: handshake_datagram.
-// On a client: take_refusal_datagram. On a
-// server, for a CONNECT (a datagram from no peer):
-// clamps the proposed MTU in place, and counts the connection as refused when
-// ENet is about to drop it (the same test as enet_protocol_handle_connect:
-// no free peer, or duplicatePeers peers already from that address), once per
-// connection attempt (the client retransmits its CONNECT), and answers every
-// such CONNECT with a refusal datagram. Returns 0: ENet processes the
-// datagram as usual.
-static int ENET_CALLBACK intercept(ENetHost *e, ENetEvent *event)
-{
-    (void)event;
-    enet_net_host *h = (enet_net_host *)e->peers[0].data;
-    if (!h || e->receivedDataLength < 2)
-        return 0;
-    if (hs_is_handshake(e->receivedData, e->receivedDataLength)) {
-        handshake_datagram(h, e);
-        return 1; // never ENet's
-    }
-    if (!h->base.server)
-        return take_refusal_datagram(h, e);
-    enet_uint8 *d = e->receivedData;
-    enet_uint16 peer_id = (enet_uint16)((d[0] << 8) | d[1]);
-    if ((peer_id & 0x0FFF) != ENET_PROTOCOL_MAXIMUM_PEER_ID || (peer_id & ENET_PROTOCOL_HEADER_FLAG_COMPRESSED))
-        return 0;
-    size_t header = (peer_id & ENET_PROTOCOL_HEADER_FLAG_SENT_TIME) ? sizeof(ENetProtocolHeader)
-                                                                     : offsetof(ENetProtocolHeader, sentTime);
-    if (e->receivedDataLength < header + sizeof(ENetProtocolConnect))
-        return 0;
-    enet_uint8 *cmd = d + header;
-    if ((cmd[0] & ENET_PROTOCOL_COMMAND_MASK) != ENET_PROTOCOL_COMMAND_CONNECT)
-        return 0;
-
-    enet_uint32 mtu;
-    memcpy(&mtu, cmd + offsetof(ENetProtocolConnect, mtu), sizeof mtu);
-    if (ENET_NET_TO_HOST_32(mtu) > NET_HOST_ENET_MTU) {
-        mtu = ENET_HOST_TO_NET_32(NET_HOST_ENET_MTU);
-        memcpy(cmd + offsetof(ENetProtocolConnect, mtu), &mtu, sizeof mtu);
-    }
-
-    refused_key k;
-    memset(&k, 0, sizeof k);
-    k.address = e->receivedAddress.host;
-    k.port = e->receivedAddress.port;
-    memcpy(&k.connect_id, cmd + offsetof(ENetProtocolConnect, connectID), sizeof k.connect_id);
-    bool free_peer = false;
-    size_t same_address = 0;
-    for (size_t i = 0; i < e->peerCount; i++) {
-        const ENetPeer *p = &e->peers[i];
-        if (p->state == ENET_PEER_STATE_DISCONNECTED) {
-            free_peer = true;
-        } else if (p->state != ENET_PEER_STATE_CONNECTING && p->address.host == k.address) {
-            if (p->address.port == k.port && p->connectID == k.connect_id)
-                return 0; // a retransmission of an accepted CONNECT
-            same_address++;
-        }
-    }
-    uint64_t client_id;
-    if (h->hs && !hs_server_admits(h->hs, (hs_addr){k.address, k.port}, k.connect_id, hs_clock_ms(), &client_id)) {
-        h->base.stats.handshake_refused[NET_HS_UNADMITTED]++;
-        return 1; // dropped before ENet allocates a peer
-    }
-    if (free_peer && same_address < e->duplicatePeers)
-        return 0;
-    if (!refused_seen(h, k))
-        h->base.stats.peers_refused++;
-    send_refusal(h, &e->receivedAddress, cmd + offsetof(ENetProtocolConnect, connectID),
-                 same_address >= e->duplicatePeers ? NET_DISCONNECT_REFUSED_ADDRESS : NET_DISCONNECT_REFUSED_FULL);
-    return 0;
 }
 
 static uint32_t peer_index(const enet_net_host *h, const ENetPeer *peer)
@@ -406,26 +214,6 @@ static bool translate(enet_net_host *h, ENetEvent *e, net_event *ev)
     return false;
 }
 
-static bool start_connect(enet_net_host *h);
-
-// A secure client's exchange: sends what is due, starts ENet's connect once
-// admitted, turns a denial into a refusal. True while it is under way.
-static bool handshake_step(enet_net_host *h)
-{
-    hs_client *c = h->hsc;
-    if (!c || h->slots[0].state != SLOT_CONNECTING)
-        return false;
-    size_t n;
-    const uint8_t *d = hs_client_due(c, hs_clock_ms(), &n);
-    if (d)
-        send_raw(h, &h->server, d, n);
-    if (c->phase == HS_PHASE_ADMITTED && start_connect(h))
-        c->phase = HS_PHASE_CONNECT;
-    if (c->phase == HS_PHASE_DENIED && !h->refusal)
-        h->refusal = NET_DISCONNECT_REFUSED_TOKEN;
-    return c->phase == HS_PHASE_REQUEST || c->phase == HS_PHASE_RESPONSE;
-}
-
 static net_event_type enet_service(net_host *host, net_event *ev, uint32_t timeout_ms)
 {
     enet_net_host *h = impl(host);
@@ -436,7 +224,7 @@ static net_event_type enet_service(net_host *host, net_event *ev, uint32_t timeo
         enet_uint32 wait = elapsed >= timeout_ms ? 0 : timeout_ms - elapsed;
         if (wait > 50)
             wait = 50; // the watchdog runs at least every 50 ms
-        if (handshake_step(h) && wait > 10)
+        if (enet_gate_handshake_step(h) && wait > 10)
             wait = 10; // resends and the next step on time
         ENetEvent e;
         int r = enet_host_service(h->enet, &e, wait);
@@ -446,7 +234,7 @@ static net_event_type enet_service(net_host *host, net_event *ev, uint32_t timeo
                 return ev->type;
             continue;
         }
-        handshake_step(h);
+        enet_gate_handshake_step(h);
         if (h->refusal && h->slots[0].state == SLOT_CONNECTING) {
             enet_peer_reset(&h->enet->peers[0]);
             h->slots[0].state = SLOT_FREE;
@@ -634,7 +422,7 @@ static enet_net_host *create(const net_host_config *config, bool server, const E
     }
     if (server)
         e->duplicatePeers = config->max_peers_per_address;
-    e->intercept = intercept;
+    e->intercept = enet_gate_intercept;
     return h;
 }
 
@@ -647,36 +435,6 @@ static bool parse_address(const char *address, uint16_t port, ENetAddress *out, 
         return false;
     }
     out->port = port;
-    return true;
-}
-
-// Secure mode on a new server host: its address as clients reach it, the
-// handshake's state.
-static bool secure_server(enet_net_host *h, const net_host_config *c, const char *address, const char **error)
-{
-    char text[64];
-    if (!c->public_address) {
-        if (strcmp(address, "0.0.0.0") == 0) {
-            if (error)
-                *error = "secure mode on 0.0.0.0 needs public_address (how clients reach the server)";
-            return false;
-        }
-        snprintf(text, sizeof text, "%s:%u", address, (unsigned)h->enet->address.port);
-    }
-    net_token_address self;
-    if (!net_token_address_parse(c->public_address ? c->public_address : text, &self)) {
-        if (error)
-            *error = "public_address is not A.B.C.D:PORT or [IPv6]:PORT";
-        return false;
-    }
-    h->hs = hs_server_create(c->token_key, c->protocol_id, &self, c->max_peers);
-    if (!h->hs) {
-        if (error)
-            *error = "cannot set up the handshake (out of memory, or libsodium failed)";
-        return false;
-    }
-    h->base.config.token_key = NULL; // copied: the caller's may go
-    h->base.config.public_address = NULL;
     return true;
 }
 
@@ -694,15 +452,14 @@ net_host *net_host_enet_listen(const char *address, uint16_t port, const net_hos
     if (!enet_ready(error) || !parse_address(address, port, &a, error))
         return NULL;
     enet_net_host *h = create(&c, true, &a, c.max_peers, NET_HOST_ENET_MTU, error);
-    if (h && c.token_key && !secure_server(h, &c, address, error)) {
+    if (h && c.token_key && !enet_gate_secure_server(h, &c, address, error)) {
         enet_destroy(&h->base);
         return NULL;
     }
     return h ? &h->base : NULL;
 }
 
-// ENet's connect to the server (at once, or once the handshake admitted us).
-static bool start_connect(enet_net_host *h)
+bool enet_start_connect(enet_net_host *h)
 {
     ENetPeer *p = enet_host_connect(h->enet, &h->server, NET_CHANNEL_COUNT, 0);
     if (!p)
@@ -747,7 +504,7 @@ net_host *net_host_enet_connect(const char *address, uint16_t port, const net_ho
             return NULL;
         }
         h->base.config.connect_token = NULL; // copied
-    } else if (!start_connect(h)) {
+    } else if (!enet_start_connect(h)) {
         enet_destroy(&h->base);
         if (error)
             *error = "enet_host_connect failed";

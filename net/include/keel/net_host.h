@@ -3,10 +3,10 @@
 // MIT licence, see LICENSE.
 //
 // The server and the client talk to the network only through this header;
-// net/src/host_enet.c is the only file that includes enet.h. Both kinds of
-// host give the same events in the same shape, so the server and client
-// logic is tested bit-exactly in memory and for real over ENet sockets on
-// loopback.
+// net/src/host_enet.c and host_enet_gate.c are the only files that include
+// enet.h. Both kinds of host give the same events in the same shape, so the
+// server and client logic is tested bit-exactly in memory and for real over
+// ENet sockets on loopback.
 //
 // Channels are traffic classes (docs/protocol.md): control is reliable and
 // ordered; inputs and snapshots are unreliable and unsequenced, each on its

@@ -270,6 +270,11 @@ Test(handshake, configuration_errors_are_clear)
     err = NULL;
     cr_assert_null(net_host_listen("127.0.0.1", 0, &c, &err));
     cr_assert_not_null(strstr(err, "public_address"), "%s", err);
+    net_host_config cc = net_host_default_config();
+    cc.connect_token = token; // all zero: not a token
+    err = NULL;
+    cr_assert_null(net_host_connect("127.0.0.1", 9, &cc, &err));
+    cr_assert_not_null(strstr(err, "connect_token"), "%s", err);
     net_memory *mem = net_memory_create(1);
     c.public_address = NULL;
     cr_assert_null(net_memory_listen(mem, "s", &c), "secure mode is the ENet host's");

@@ -491,6 +491,12 @@ net_host *net_host_enet_connect(const char *address, uint16_t port, const net_ho
             *error = "MTU out of ENet's range";
         return NULL;
     }
+    net_token_public pub;
+    if (c.connect_token && net_token_read_public(c.connect_token, NET_TOKEN_BYTES, &pub, NULL) != NET_TOKEN_OK) {
+        if (error)
+            *error = "connect_token is not a connect token (keel-token inspect tells why)";
+        return NULL;
+    }
     enet_net_host *h = create(&c, false, NULL, 1, propose_mtu, error);
     if (!h)
         return NULL;

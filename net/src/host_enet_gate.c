@@ -91,14 +91,16 @@ static void handshake_datagram(enet_net_host *h, ENetHost *e)
 }
 
 // Sees every datagram before ENet. Handshake datagrams: handshake_datagram.
-// On a client: take_refusal_datagram. On a
-// server, for a CONNECT (a datagram from no peer):
-// clamps the proposed MTU in place, and counts the connection as refused when
-// ENet is about to drop it (the same test as enet_protocol_handle_connect:
-// no free peer, or duplicatePeers peers already from that address), once per
-// connection attempt (the client retransmits its CONNECT), and answers every
-// such CONNECT with a refusal datagram. Returns 0: ENet processes the
-// datagram as usual.
+// On a client: take_refusal_datagram. On a server, for a CONNECT (a datagram
+// from no peer): clamps the proposed MTU in place; in secure mode drops it
+// when the handshake has not admitted its address and connect id (a
+// retransmission of an accepted CONNECT passes); counts the connection as
+// refused when ENet is about to drop it (the same test as
+// enet_protocol_handle_connect: no free peer, or duplicatePeers peers
+// already from that address), once per connection attempt (the client
+// retransmits its CONNECT), and answers every such CONNECT with a refusal
+// datagram. Returns 1 for what ENet must skip (handshake and refusal
+// datagrams, an unadmitted CONNECT), else 0: ENet processes the datagram.
 int ENET_CALLBACK enet_gate_intercept(ENetHost *e, ENetEvent *event)
 {
     (void)event;

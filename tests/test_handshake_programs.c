@@ -55,7 +55,7 @@ Test(handshake_programs, bots_with_tokens_play_and_others_are_refused)
     char port[16];
     snprintf(port, sizeof port, "%u", keel_test_wait_port(sv.err));
 
-    const char *good[] = {"--port", port, "--token-key", key1, "--bots", "2", "--ticks", "64", NULL};
+    const char *good[] = {"--port", port, "--token-key", key1, "--bots", "2", "--light", "1", "--ticks", "64", NULL};
     keel_test_run_result r = run("keel-client", good);
     cr_expect_eq(r.exit_code, 0, "%s", r.err);
     cr_expect_eq(keel_test_json_num(r.out, "hash_mismatches"), 0);
@@ -78,9 +78,9 @@ Test(handshake_programs, bots_with_tokens_play_and_others_are_refused)
     const char *sum = strstr(out, "{\"summary\":1");
     cr_assert_not_null(sum, "no summary: %s %s", out, err);
     cr_log_info("server: %s\n%s", sum, err);
-    cr_expect_eq(keel_test_json_num(sum, "joined"), 2);
+    cr_expect_eq(keel_test_json_num(sum, "joined"), 3, "two bots and a light client");
     // at least: a response sent again before the admission arrived renews it
-    cr_expect_geq(keel_test_json_num(sum, "handshake_admitted"), 2);
+    cr_expect_geq(keel_test_json_num(sum, "handshake_admitted"), 3);
     cr_expect_geq(keel_test_json_num(sum, "handshake_refused"), 2, "a damaged token, unadmitted CONNECTs");
     cr_expect_not_null(strstr(err, "damaged token "), "%s", err);
     cr_expect_not_null(strstr(err, "connect not admitted"), "%s", err);

@@ -71,7 +71,8 @@ static void usage(FILE *f)
           "  --token FILE          secure mode: join with this connect token (keel-token issue; one\n"
           "                        token joins from one address, so --bots 1)\n"
           "  --token-key FILE      secure mode: each bot issues its own token with this backend key\n"
-          "                        (client id = bot number, valid 300 s; for test rigs)\n"
+          "                        (client id = bot number, then the light clients'; valid 300 s;\n"
+          "                        for test rigs)\n"
           "  --protocol-id N       with --token-key: the tokens' protocol id (default 0)\n"
           "  --help                this help\n"
           "When the process itself stops (SIGSTOP, a starved CPU) for more than 0.2 s, each playing bot\n"
@@ -159,8 +160,6 @@ static int parse(int argc, char **argv, options *o)
         return bad("combination", "--token with --token-key");
     if (o->token_file && (o->bots != 1 || o->light))
         return bad("--token", "(one token joins from one address: --bots 1, no --light)");
-    if (o->token_key_file && o->light)
-        return bad("--token-key", "(light clients have no tokens yet)");
     if (o->protocol_id && !o->token_key_file)
         return bad("--protocol-id", "(without --token-key)");
     return 0;
@@ -332,12 +331,14 @@ int main(int argc, char **argv)
             }
         }
     }
-    tokens_wipe(&tokens); // every host keeps its own copy
     light_set *lights = NULL;
-    if (o.light) {
+    if (o.light) { // light client i has client id bots + i + 1
         net_sim_identity id = cl_client_identity_for(world, &level, &settings, &cc);
         lights = light_create(o.light, o.server, (uint16_t)o.port, &id, cc.ticks_per_packet, cc.redundancy_packets,
-                              o.ticks, o.seed + o.bots, o.connect_timeout_s);
+                              o.ticks, o.seed + o.bots, o.connect_timeout_s, &tokens, o.bots + 1);
+    }
+    tokens_wipe(&tokens); // every host, and the light set, keeps its own copy
+    if (o.light) {
         if (!lights) {
             fputs("keel-client: out of memory for the light clients\n", stderr);
             return give_up(bots, o.bots, rec, world, &level, NULL);

@@ -429,3 +429,56 @@ Test(handshake, malformed_datagrams_are_dropped_and_counted)
     close(a);
     net_host_destroy(server);
 }
+
+// A bounded CONNECT flood (20 plain ENet clients, each its own port) at a
+// secure server with 4 peer slots: none of them gets a peer, and a client
+// with a token still connects in the middle of it.
+Test(handshake, a_connect_flood_leaves_the_slots_to_token_holders)
+{
+    net_host_config sc = net_host_default_config();
+    sc.token_key = &key;
+    sc.protocol_id = KEEL_TEST_PROTOCOL;
+    sc.max_peers = 4;
+    net_host *server = net_host_listen("127.0.0.1", 0, &sc, NULL);
+    cr_assert_not_null(server);
+    enum { FLOOD = 20 };
+    net_host *flood[FLOOD];
+    net_host_config fc = net_host_default_config();
+    fc.timeout_ms = 1000;
+    for (int i = 0; i < FLOOD; i++) {
+        flood[i] = net_host_connect("127.0.0.1", net_host_port(server), &fc, NULL);
+        cr_assert_not_null(flood[i]);
+        net_host_service(flood[i], NULL, 0); // its CONNECT goes out
+    }
+    uint8_t token[NET_TOKEN_BYTES];
+    issue(token, net_host_port(server), false, KEEL_TEST_PROTOCOL);
+    net_host *client = secure_client(net_host_port(server), token, 5000);
+    bool server_connected = false;
+    net_event ev;
+    memset(&ev, 0, sizeof ev);
+    for (int i = 0; i < STEPS && ev.type == NET_EVENT_NONE; i++) {
+        for (int f = 0; f < FLOOD; f++)
+            net_host_service(flood[f], NULL, 0); // retransmissions
+        net_event se;
+        while (net_host_service(server, &se, 0) != NET_EVENT_NONE)
+            server_connected |= se.type == NET_EVENT_CONNECT;
+        cr_assert_leq(net_host_enet_peers_in_use(server), 1, "only the token holder's peer");
+        net_host_service(client, &ev, 10);
+    }
+    cr_assert_eq(ev.type, NET_EVENT_CONNECT, "got %s", net_disconnect_reason_name(ev.reason));
+    for (int i = 0; i < STEPS && !server_connected; i++) { // the client's acknowledgement goes out
+        net_event se;
+        net_host_service(client, NULL, 0);
+        while (net_host_service(server, &se, 10) != NET_EVENT_NONE)
+            server_connected |= se.type == NET_EVENT_CONNECT;
+    }
+    cr_assert(server_connected);
+    net_host_stats s;
+    net_host_stats_get(server, &s);
+    cr_assert_geq(s.handshake_refused[NET_HS_UNADMITTED], FLOOD, "every flood CONNECT dropped");
+    cr_assert_eq(s.peers_refused, 0);
+    for (int i = 0; i < FLOOD; i++)
+        net_host_destroy(flood[i]);
+    net_host_destroy(client);
+    net_host_destroy(server);
+}

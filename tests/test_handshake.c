@@ -275,6 +275,12 @@ Test(handshake, configuration_errors_are_clear)
     err = NULL;
     cr_assert_null(net_host_connect("127.0.0.1", 9, &cc, &err));
     cr_assert_not_null(strstr(err, "connect_token"), "%s", err);
+    cr_assert_null(net_host_listen("127.0.0.1", 0, &cc, &err), "a client's setting on a server");
+    cr_assert_not_null(strstr(err, "connecting host's"), "%s", err);
+    cc.connect_token = NULL;
+    cc.token_key = &key;
+    cr_assert_null(net_host_connect("127.0.0.1", 9, &cc, &err), "a server's setting on a client");
+    cr_assert_not_null(strstr(err, "listening host's"), "%s", err);
     net_memory *mem = net_memory_create(1);
     c.public_address = NULL;
     cr_assert_null(net_memory_listen(mem, "s", &c), "secure mode is the ENet host's");

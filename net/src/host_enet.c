@@ -443,6 +443,8 @@ net_host *net_host_enet_listen(const char *address, uint16_t port, const net_hos
 {
     net_host_config c;
     const char *why = net_host_config_check(config, &c);
+    if (!why && c.connect_token)
+        why = "connect_token is a connecting host's (a server takes token_key)";
     if (why) {
         if (error)
             *error = why;
@@ -473,6 +475,8 @@ net_host *net_host_enet_connect(const char *address, uint16_t port, const net_ho
 {
     net_host_config c;
     const char *why = net_host_config_check(config, &c);
+    if (!why && (c.token_key || c.public_address))
+        why = "token_key and public_address are a listening host's (a client takes connect_token)";
     if (why) {
         if (error)
             *error = why;

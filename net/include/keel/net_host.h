@@ -26,6 +26,11 @@
 // never answered, or refused by the server's host (no free connection, too
 // many from one address) -- the server's host answers a connect it turns
 // away with a small refusal datagram, so the client knows at once and why.
+//
+// Secure mode (net_handshake.h, opt-in through net_host_config): a server
+// with a backend key lets an ENet connection start only from an address
+// that showed a valid connect token and echoed a challenge; a client with a
+// token runs that exchange before ENet's connect.
 #ifndef KEEL_NET_HOST_H
 #define KEEL_NET_HOST_H
 

@@ -32,11 +32,13 @@ struct light_set {
     uint64_t start_us;
     int status;
     light_client *clients;
+    token_source tokens; ///< secure mode: the key the clients issue tokens with
+    uint32_t first_id;   ///< client i's token names client id first_id + i
 };
 
 light_set *light_create(uint32_t count, const char *server, uint16_t port, const net_sim_identity *identity,
                         uint32_t ticks_per_packet, uint32_t redundancy_packets, uint32_t ticks, uint64_t seed,
-                        uint32_t connect_timeout_s)
+                        uint32_t connect_timeout_s, const token_source *tokens, uint32_t first_client_id)
 {
     light_set *ls = calloc(1, sizeof *ls);
     light_client *c = calloc(count, sizeof *c);
@@ -45,7 +47,9 @@ light_set *light_create(uint32_t count, const char *server, uint16_t port, const
         free(c);
         return NULL;
     }
-    *ls = (light_set){count, ticks, connect_timeout_s, server, port, keel_app_now_us(), 0, c};
+    *ls = (light_set){count, ticks, connect_timeout_s, server, port, keel_app_now_us(), 0, c, {0}, first_client_id};
+    if (tokens)
+        ls->tokens = *tokens;
     for (uint32_t i = 0; i < count; i++) {
         cl_light_init(&c[i].cl, identity, ticks_per_packet, redundancy_packets);
         uint64_t r = (seed + i + 1u) * 0x9E3779B97F4A7C15ull;
@@ -130,6 +134,12 @@ bool light_step(light_set *ls, uint64_t now_us)
                 continue;
             const char *why = NULL;
             net_host_config hc = net_host_default_config();
+            char err[256];
+            hc.connect_token = tokens_for(&ls->tokens, ls->first_id + i, ls->server, ls->port, err, sizeof err);
+            if (!hc.connect_token && ls->tokens.from_key) {
+                fail(ls, c, i, "cannot issue a token", err);
+                continue;
+            }
             c->host = net_host_connect(ls->server, ls->port, &hc, &why);
             if (!c->host) {
                 fail(ls, c, i, "cannot connect", why);
@@ -204,6 +214,7 @@ void light_destroy(light_set *ls)
     }
     for (uint32_t i = 0; i < ls->count; i++)
         net_host_destroy(ls->clients[i].host);
+    tokens_wipe(&ls->tokens);
     free(ls->clients);
     free(ls);
 }

@@ -6,15 +6,19 @@
 
 #include <keel/cl_light.h>
 
+#include "tokens.h"
+
 typedef struct light_set light_set;
 
 /// `count` light clients (cl_light.h) of `server`:`port` with `identity`:
 /// they connect 20 ms apart, each plays `ticks` ticks (0: until the process
 /// is stopped) with commands from a seeded walk (seed + index), then leaves.
-/// NULL when out of memory.
+/// In secure mode (`tokens` from a key) client i joins with a token it
+/// issues for client id first_client_id + i; the set keeps a copy of the
+/// key and wipes it in light_destroy. NULL when out of memory.
 light_set *light_create(uint32_t count, const char *server, uint16_t port, const net_sim_identity *identity,
                         uint32_t ticks_per_packet, uint32_t redundancy_packets, uint32_t ticks, uint64_t seed,
-                        uint32_t connect_timeout_s);
+                        uint32_t connect_timeout_s, const token_source *tokens, uint32_t first_client_id);
 /// One pass at `now_us` (the process clock): each client's events, its
 /// commands up to its target tick and its input packets. True while any
 /// client still plays or connects.

@@ -16,6 +16,7 @@
 #include "keel_app.h"
 #include "light.h"
 #include "stall.h"
+#include "tokens.h"
 
 static volatile sig_atomic_t stop_requested;
 static void on_signal(int sig)
@@ -31,6 +32,8 @@ typedef struct options {
     int mode;
     bool trace, platforms;
     const char *record;
+    const char *token_file, *token_key_file; ///< secure mode (tokens.h)
+    uint64_t protocol_id;
 } options;
 
 static void usage(FILE *f)
@@ -65,6 +68,12 @@ static void usage(FILE *f)
           "  --record FILE         record the first bot's client: every call into the client\n"
           "                        library and its confirmed hashes (cl_replay_verify replays it\n"
           "                        offline; client/README.md)\n"
+          "  --token FILE          secure mode: join with this connect token (keel-token issue; one\n"
+          "                        token joins from one address, so --bots 1)\n"
+          "  --token-key FILE      secure mode: each bot issues its own token with this backend key\n"
+          "                        (client id = bot number, then the light clients'; valid 300 s;\n"
+          "                        for test rigs)\n"
+          "  --protocol-id N       with --token-key: the tokens' protocol id (default 0)\n"
           "  --help                this help\n"
           "When the process itself stops (SIGSTOP, a starved CPU) for more than 0.2 s, each playing bot\n"
           "reports its recovery 2 s after waking as a JSON line on stderr: {\"stall\":1, \"bot\", \"stopped_s\",\n"
@@ -85,7 +94,7 @@ static int bad(const char *what, const char *value)
 static int parse(int argc, char **argv, options *o)
 {
     *o = (options){"127.0.0.1", "builtin", "0.12", 'y', 27900, 1, 0, 640, 1, 64, 10, 1000, 2, 0, CL_BOT_RANDOM, false,
-                   false, NULL};
+                   false, NULL, NULL, NULL, 0};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(a, "--help") == 0) {
@@ -107,7 +116,8 @@ static int parse(int argc, char **argv, options *o)
                  strcmp(a, "--rate") == 0 || strcmp(a, "--level") == 0 || strcmp(a, "--scale") == 0 ||
                  strcmp(a, "--up") == 0 || strcmp(a, "--connect-timeout") == 0 || strcmp(a, "--leash-mm") == 0 ||
                  strcmp(a, "--ticks-per-packet") == 0 || strcmp(a, "--record") == 0 ||
-                 strcmp(a, "--stagger-ticks") == 0))
+                 strcmp(a, "--stagger-ticks") == 0 || strcmp(a, "--token") == 0 ||
+                 strcmp(a, "--token-key") == 0 || strcmp(a, "--protocol-id") == 0))
                 return bad("value for", a);
             fprintf(stderr, "keel-client: unknown option '%s'\n", a);
             usage(stderr);
@@ -116,6 +126,9 @@ static int parse(int argc, char **argv, options *o)
         bool ok = true;
         if (strcmp(a, "--server") == 0) o->server = v;
         else if (strcmp(a, "--record") == 0) { o->record = v; ok = v[0] != 0; }
+        else if (strcmp(a, "--token") == 0) { o->token_file = v; ok = v[0] != 0; }
+        else if (strcmp(a, "--token-key") == 0) { o->token_key_file = v; ok = v[0] != 0; }
+        else if (strcmp(a, "--protocol-id") == 0) ok = keel_app_parse_u64(v, 0, UINT64_MAX, &o->protocol_id);
         else if (strcmp(a, "--level") == 0) o->level = v;
         else if (strcmp(a, "--scale") == 0) o->scale = v;
         else if (strcmp(a, "--up") == 0) { ok = (strcmp(v, "y") == 0 || strcmp(v, "z") == 0); o->up = v[0]; }
@@ -143,6 +156,12 @@ static int parse(int argc, char **argv, options *o)
         return bad("--bots", "0 (without --light)");
     if (o->bots == 0 && o->record)
         return bad("--record", "(no bot to record with --bots 0)");
+    if (o->token_file && o->token_key_file)
+        return bad("combination", "--token with --token-key");
+    if (o->token_file && (o->bots != 1 || o->light))
+        return bad("--token", "(one token joins from one address: --bots 1, no --light)");
+    if (o->protocol_id && !o->token_key_file)
+        return bad("--protocol-id", "(without --token-key)");
     return 0;
 }
 
@@ -185,6 +204,7 @@ static const char *end_name(const bot_run *b)
     case NET_DISCONNECT_REFUSED_FULL: return "refused_full";
     case NET_DISCONNECT_REFUSED_ADDRESS: return "refused_address";
     case NET_DISCONNECT_UNANSWERED: return "unanswered";
+    case NET_DISCONNECT_REFUSED_TOKEN: return "refused_token";
     case NET_DISCONNECT_TIMEOUT: return "timed_out";
     case NET_DISCONNECT_CLOSED: return cl_client_status(b->cl) == CL_STATUS_REFUSED ? "refused" : "closed_by_server";
     default: break;
@@ -212,6 +232,10 @@ static void report_lost(const bot_run *b, uint32_t bot, const options *o, uint32
     case NET_DISCONNECT_UNANSWERED:
         fprintf(stderr, "keel-client: bot %u: no answer from %s:%u within %u s (no server there, or every packet "
                         "lost)\n", bot, o->server, o->port, timeout_s);
+        break;
+    case NET_DISCONNECT_REFUSED_TOKEN:
+        fprintf(stderr, "keel-client: bot %u refused by the server's handshake: %s\n", bot,
+                net_hs_refusal_name(net_host_handshake_refusal(b->host)));
         break;
     case NET_DISCONNECT_CLOSED:
         fprintf(stderr, "keel-client: bot %u: the server closed the connection\n", bot);
@@ -262,11 +286,24 @@ int main(int argc, char **argv)
     cc.platforms = o.platforms;
     cl_record *rec = NULL;
     bool rec_failed_reported = false;
+    token_source tokens;
+    char token_err[256];
+    if (!tokens_load(&tokens, o.token_file, o.token_key_file, o.protocol_id, token_err, sizeof token_err)) {
+        fprintf(stderr, "keel-client: %s\n", token_err);
+        return give_up(bots, 0, rec, world, &level, NULL);
+    }
     for (uint32_t i = 0; i < o.bots; i++) {
         const char *why = NULL;
+        hc.connect_token = tokens_for(&tokens, i + 1, o.server, o.port, token_err, sizeof token_err);
+        if (!hc.connect_token && (o.token_file || o.token_key_file)) {
+            fprintf(stderr, "keel-client: %s\n", token_err);
+            tokens_wipe(&tokens);
+            return give_up(bots, i, rec, world, &level, NULL);
+        }
         bots[i].host = net_host_connect(o.server, (uint16_t)o.port, &hc, &why);
         if (!bots[i].host) {
             fprintf(stderr, "keel-client: cannot connect to %s:%u: %s\n", o.server, o.port, why ? why : "?");
+            tokens_wipe(&tokens);
             return give_up(bots, i, rec, world, &level, NULL);
         }
         bots[i].cl = cl_client_create(world, &level, &settings, &cc, bots[i].host);
@@ -295,10 +332,13 @@ int main(int argc, char **argv)
         }
     }
     light_set *lights = NULL;
-    if (o.light) {
+    if (o.light) { // light client i has client id bots + i + 1
         net_sim_identity id = cl_client_identity_for(world, &level, &settings, &cc);
         lights = light_create(o.light, o.server, (uint16_t)o.port, &id, cc.ticks_per_packet, cc.redundancy_packets,
-                              o.ticks, o.seed + o.bots, o.connect_timeout_s);
+                              o.ticks, o.seed + o.bots, o.connect_timeout_s, &tokens, o.bots + 1);
+    }
+    tokens_wipe(&tokens); // every host, and the light set, keeps its own copy
+    if (o.light) {
         if (!lights) {
             fputs("keel-client: out of memory for the light clients\n", stderr);
             return give_up(bots, o.bots, rec, world, &level, NULL);

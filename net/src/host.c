@@ -10,6 +10,7 @@
 net_host_config net_host_default_config(void)
 {
     net_host_config c;
+    memset(&c, 0, sizeof c); // secure mode off
     c.max_peers = 64;
     c.max_peers_per_address = 4;
     c.timeout_ms = 5000;
@@ -28,6 +29,8 @@ const char *net_host_config_check(const net_host_config *config, net_host_config
         return "max_peers_per_address must be at least 1";
     if (c.timeout_ms < 1 || c.timeout_ms > 5000)
         return "timeout_ms must be 1 to 5000";
+    if (c.token_key && c.connect_token)
+        return "token_key (a server's) and connect_token (a client's) together";
     *out = c;
     return NULL;
 }
@@ -137,6 +140,8 @@ const char *net_disconnect_reason_name(net_disconnect_reason reason)
         return "refused: the server has no free connection";
     case NET_DISCONNECT_REFUSED_ADDRESS:
         return "refused: the server has too many connections from this address";
+    case NET_DISCONNECT_REFUSED_TOKEN:
+        return "refused: the server's handshake turned the token down";
     }
     return "unknown";
 }

@@ -1,4 +1,5 @@
-// keel: the ENet host (UDP). The only file in keel that includes enet.h.
+// keel: the ENet host (UDP). With host_enet_gate.c (what it does with a
+// datagram before ENet reads it), the only code in keel that includes enet.h.
 // MIT licence, see LICENSE.
 //
 // docs/transport.md explains the settings; in short (ENet 1.3.17):
@@ -33,50 +34,20 @@
 //   reliable command, a ping included, is unacknowledged) or NET_LEAVE_MAX_MS
 //   passed, then the peer is reset. The DISCONNECT's 32-bit value tells the
 //   other side a leave from a close (NET_DISCONNECT_DATA_CLOSE) and from a
-//   timeout (ENet reports 0).
+//   timeout (ENet reports 0);
+// - secure mode (net_handshake.h): the intercept keeps handshake datagrams
+//   (0x7F 0xFF 'k' 'h') from ENet and hands them to handshake.c; a secure
+//   server drops every CONNECT from an address it has not admitted, before
+//   ENet allocates a peer; a secure client runs the exchange from
+//   enet_service and calls enet_host_connect once admitted.
 #include <stdlib.h>
 #include <string.h>
 
 #include <enet/enet.h>
 #include <enet/time.h>
 
-#include "host_impl.h"
+#include "host_enet_impl.h"
 
-enum { SLOT_FREE = 0, SLOT_CONNECTING, SLOT_CONNECTED, SLOT_CLOSING };
-
-typedef struct enet_slot {
-    uint8_t state;
-    enet_uint32 since; ///< enet_time_get() when the state began
-    /// For a free slot whose ENet peer is inside a handshake it never
-    /// finishes (a half-open connection): when that was first seen, + 1 (0:
-    /// not seen). Such a peer holds a slot and its address's quota.
-    enet_uint32 half_open_since;
-} enet_slot;
-
-typedef struct refused_key {
-    enet_uint32 address;
-    enet_uint16 port;
-    enet_uint32 connect_id;
-} refused_key;
-
-#define REFUSED_RING 32u
-#define REFUSAL_MAGIC 0x6b726566u // "kref"
-#define REFUSAL_LENGTH 11u       // header 2, magic 4, reason 1, connect id 4
-
-typedef struct enet_net_host {
-    net_host base;
-    ENetHost *enet;
-    enet_slot *slots; ///< one per ENet peer (server: max_peers; client: 1)
-    ENetPacket *held; ///< the packet of the last RECEIVE event
-    uint64_t wire_sent, wire_received;
-    enet_uint32 last_sent_data, last_sent_packets, last_received_data, last_received_packets;
-    refused_key refused[REFUSED_RING];
-    unsigned refused_next, refused_count;
-    uint8_t refusal;      ///< client: the reason of a refusal datagram received, not yet reported
-    bool leaving;         ///< client: net_host_leave was called
-    uint8_t leave_state;  ///< a net_leave_state
-    enet_uint32 leave_start;
-} enet_net_host;
 
 static const net_host_ops enet_ops;
 
@@ -130,118 +101,6 @@ static void configure_peer(enet_net_host *h, ENetPeer *peer)
     enet_peer_timeout(peer, 0, h->base.config.timeout_ms, 2u * h->base.config.timeout_ms);
     if (peer->mtu > NET_HOST_ENET_MTU)
         peer->mtu = NET_HOST_ENET_MTU;
-}
-
-static bool refused_seen(enet_net_host *h, refused_key k)
-{
-    unsigned n = h->refused_count < REFUSED_RING ? h->refused_count : REFUSED_RING;
-    for (unsigned i = 0; i < n; i++) {
-        const refused_key *r = &h->refused[i];
-        if (r->address == k.address && r->port == k.port && r->connect_id == k.connect_id)
-            return true;
-    }
-    h->refused[h->refused_next] = k;
-    h->refused_next = (h->refused_next + 1) % REFUSED_RING;
-    h->refused_count++;
-    return false;
-}
-
-// The server's answer to a CONNECT ENet is about to drop.
-static void send_refusal(enet_net_host *h, const ENetAddress *to, const enet_uint8 *connect_id, uint8_t reason)
-{
-    enet_uint8 d[REFUSAL_LENGTH];
-    d[0] = (enet_uint8)(ENET_PROTOCOL_MAXIMUM_PEER_ID >> 8);
-    d[1] = (enet_uint8)(ENET_PROTOCOL_MAXIMUM_PEER_ID & 0xFF);
-    for (int i = 0; i < 4; i++)
-        d[2 + i] = (enet_uint8)(REFUSAL_MAGIC >> (24 - 8 * i));
-    d[6] = reason;
-    memcpy(d + 7, connect_id, 4);
-    ENetBuffer b;
-    b.data = d;
-    b.dataLength = sizeof d;
-    if (enet_socket_send(h->enet->socket, to, &b, 1) > 0)
-        h->wire_sent += REFUSAL_LENGTH + NET_WIRE_UDP_IP;
-}
-
-// The client's side: a refusal of the connect under way (from the server's
-// address, with this attempt's connect id) is kept for enet_service to
-// report. Returns 1 when the datagram was a refusal (ENet skips it).
-static int take_refusal_datagram(enet_net_host *h, ENetHost *e)
-{
-    const enet_uint8 *d = e->receivedData;
-    if (e->receivedDataLength != REFUSAL_LENGTH || d[0] != (ENET_PROTOCOL_MAXIMUM_PEER_ID >> 8) ||
-        d[1] != (ENET_PROTOCOL_MAXIMUM_PEER_ID & 0xFF))
-        return 0;
-    enet_uint32 magic = ((enet_uint32)d[2] << 24) | ((enet_uint32)d[3] << 16) | ((enet_uint32)d[4] << 8) | d[5];
-    if (magic != REFUSAL_MAGIC)
-        return 0;
-    const ENetPeer *p = &e->peers[0];
-    if (h->slots[0].state == SLOT_CONNECTING && e->receivedAddress.host == p->address.host &&
-        e->receivedAddress.port == p->address.port && memcmp(d + 7, &p->connectID, 4) == 0 &&
-        (d[6] == NET_DISCONNECT_REFUSED_FULL || d[6] == NET_DISCONNECT_REFUSED_ADDRESS))
-        h->refusal = d[6];
-    return 1;
-}
-
-// Sees every datagram before ENet. On a client: take_refusal_datagram. On a
-// server, for a CONNECT (a datagram from no peer):
-// clamps the proposed MTU in place, and counts the connection as refused when
-// ENet is about to drop it (the same test as enet_protocol_handle_connect:
-// no free peer, or duplicatePeers peers already from that address), once per
-// connection attempt (the client retransmits its CONNECT), and answers every
-// such CONNECT with a refusal datagram. Returns 0: ENet processes the
-// datagram as usual.
-static int ENET_CALLBACK intercept(ENetHost *e, ENetEvent *event)
-{
-    (void)event;
-    enet_net_host *h = (enet_net_host *)e->peers[0].data;
-    if (!h || e->receivedDataLength < 2)
-        return 0;
-    if (!h->base.server)
-        return take_refusal_datagram(h, e);
-    enet_uint8 *d = e->receivedData;
-    enet_uint16 peer_id = (enet_uint16)((d[0] << 8) | d[1]);
-    if ((peer_id & 0x0FFF) != ENET_PROTOCOL_MAXIMUM_PEER_ID || (peer_id & ENET_PROTOCOL_HEADER_FLAG_COMPRESSED))
-        return 0;
-    size_t header = (peer_id & ENET_PROTOCOL_HEADER_FLAG_SENT_TIME) ? sizeof(ENetProtocolHeader)
-                                                                     : offsetof(ENetProtocolHeader, sentTime);
-    if (e->receivedDataLength < header + sizeof(ENetProtocolConnect))
-        return 0;
-    enet_uint8 *cmd = d + header;
-    if ((cmd[0] & ENET_PROTOCOL_COMMAND_MASK) != ENET_PROTOCOL_COMMAND_CONNECT)
-        return 0;
-
-    enet_uint32 mtu;
-    memcpy(&mtu, cmd + offsetof(ENetProtocolConnect, mtu), sizeof mtu);
-    if (ENET_NET_TO_HOST_32(mtu) > NET_HOST_ENET_MTU) {
-        mtu = ENET_HOST_TO_NET_32(NET_HOST_ENET_MTU);
-        memcpy(cmd + offsetof(ENetProtocolConnect, mtu), &mtu, sizeof mtu);
-    }
-
-    refused_key k;
-    memset(&k, 0, sizeof k);
-    k.address = e->receivedAddress.host;
-    k.port = e->receivedAddress.port;
-    memcpy(&k.connect_id, cmd + offsetof(ENetProtocolConnect, connectID), sizeof k.connect_id);
-    bool free_peer = false;
-    size_t same_address = 0;
-    for (size_t i = 0; i < e->peerCount; i++) {
-        const ENetPeer *p = &e->peers[i];
-        if (p->state == ENET_PEER_STATE_DISCONNECTED) {
-            free_peer = true;
-        } else if (p->state != ENET_PEER_STATE_CONNECTING && p->address.host == k.address) {
-            if (p->address.port == k.port && p->connectID == k.connect_id)
-                return 0; // a retransmission of an accepted CONNECT
-            same_address++;
-        }
-    }
-    if (free_peer && same_address < e->duplicatePeers)
-        return 0;
-    if (!refused_seen(h, k))
-        h->base.stats.peers_refused++;
-    send_refusal(h, &e->receivedAddress, cmd + offsetof(ENetProtocolConnect, connectID),
-                 same_address >= e->duplicatePeers ? NET_DISCONNECT_REFUSED_ADDRESS : NET_DISCONNECT_REFUSED_FULL);
-    return 0;
 }
 
 static uint32_t peer_index(const enet_net_host *h, const ENetPeer *peer)
@@ -314,6 +173,8 @@ static bool translate(enet_net_host *h, ENetEvent *e, net_event *ev)
         }
         s->state = SLOT_CONNECTED;
         s->since = enet_time_get();
+        s->has_client_id = h->hs && hs_server_client_id(h->hs, (hs_addr){e->peer->address.host, e->peer->address.port},
+                                                         e->peer->connectID, &s->client_id);
         configure_peer(h, e->peer);
         ev->type = NET_EVENT_CONNECT;
         ev->peer = i;
@@ -363,6 +224,8 @@ static net_event_type enet_service(net_host *host, net_event *ev, uint32_t timeo
         enet_uint32 wait = elapsed >= timeout_ms ? 0 : timeout_ms - elapsed;
         if (wait > 50)
             wait = 50; // the watchdog runs at least every 50 ms
+        if (enet_gate_handshake_step(h) && wait > 10)
+            wait = 10; // resends and the next step on time
         ENetEvent e;
         int r = enet_host_service(h->enet, &e, wait);
         fold_counters(h);
@@ -371,6 +234,7 @@ static net_event_type enet_service(net_host *host, net_event *ev, uint32_t timeo
                 return ev->type;
             continue;
         }
+        enet_gate_handshake_step(h);
         if (h->refusal && h->slots[0].state == SLOT_CONNECTING) {
             enet_peer_reset(&h->enet->peers[0]);
             h->slots[0].state = SLOT_FREE;
@@ -514,6 +378,10 @@ static void enet_destroy(net_host *host)
     enet_net_host *h = impl(host);
     release_held(h);
     enet_host_destroy(h->enet); // resets every peer without notice
+    hs_server_destroy(h->hs);
+    if (h->hsc)
+        hs_client_wipe(h->hsc); // the token's sent part
+    free(h->hsc);
     free(h->slots);
     free(h);
 }
@@ -554,7 +422,7 @@ static enet_net_host *create(const net_host_config *config, bool server, const E
     }
     if (server)
         e->duplicatePeers = config->max_peers_per_address;
-    e->intercept = intercept;
+    e->intercept = enet_gate_intercept;
     return h;
 }
 
@@ -575,6 +443,8 @@ net_host *net_host_enet_listen(const char *address, uint16_t port, const net_hos
 {
     net_host_config c;
     const char *why = net_host_config_check(config, &c);
+    if (!why && c.connect_token)
+        why = "connect_token is a connecting host's (a server takes token_key)";
     if (why) {
         if (error)
             *error = why;
@@ -584,7 +454,20 @@ net_host *net_host_enet_listen(const char *address, uint16_t port, const net_hos
     if (!enet_ready(error) || !parse_address(address, port, &a, error))
         return NULL;
     enet_net_host *h = create(&c, true, &a, c.max_peers, NET_HOST_ENET_MTU, error);
+    if (h && c.token_key && !enet_gate_secure_server(h, &c, address, error)) {
+        enet_destroy(&h->base);
+        return NULL;
+    }
     return h ? &h->base : NULL;
+}
+
+bool enet_start_connect(enet_net_host *h)
+{
+    ENetPeer *p = enet_host_connect(h->enet, &h->server, NET_CHANNEL_COUNT, 0);
+    if (!p)
+        return false;
+    enet_peer_timeout(p, 0, h->base.config.timeout_ms, 2u * h->base.config.timeout_ms);
+    return true;
 }
 
 net_host *net_host_enet_connect(const char *address, uint16_t port, const net_host_config *config,
@@ -592,6 +475,8 @@ net_host *net_host_enet_connect(const char *address, uint16_t port, const net_ho
 {
     net_host_config c;
     const char *why = net_host_config_check(config, &c);
+    if (!why && (c.token_key || c.public_address))
+        why = "token_key and public_address are a listening host's (a client takes connect_token)";
     if (why) {
         if (error)
             *error = why;
@@ -610,19 +495,31 @@ net_host *net_host_enet_connect(const char *address, uint16_t port, const net_ho
             *error = "MTU out of ENet's range";
         return NULL;
     }
+    net_token_public pub;
+    if (c.connect_token && net_token_read_public(c.connect_token, NET_TOKEN_BYTES, &pub, NULL) != NET_TOKEN_OK) {
+        if (error)
+            *error = "connect_token is not a connect token (keel-token inspect tells why)";
+        return NULL;
+    }
     enet_net_host *h = create(&c, false, NULL, 1, propose_mtu, error);
     if (!h)
         return NULL;
-    ENetPeer *p = enet_host_connect(h->enet, &a, NET_CHANNEL_COUNT, 0);
-    if (!p) {
-        enet_host_destroy(h->enet);
-        free(h->slots);
-        free(h);
+    h->server = a;
+    if (c.connect_token) {
+        h->hsc = malloc(sizeof *h->hsc);
+        if (!h->hsc || !hs_client_start(h->hsc, c.connect_token)) {
+            enet_destroy(&h->base);
+            if (error)
+                *error = "cannot start the handshake (out of memory, or libsodium failed)";
+            return NULL;
+        }
+        h->base.config.connect_token = NULL; // copied
+    } else if (!enet_start_connect(h)) {
+        enet_destroy(&h->base);
         if (error)
             *error = "enet_host_connect failed";
         return NULL;
     }
-    enet_peer_timeout(p, 0, c.timeout_ms, 2u * c.timeout_ms);
     h->slots[0].state = SLOT_CONNECTING;
     h->slots[0].since = enet_time_get();
     return &h->base;
@@ -636,4 +533,34 @@ uint32_t net_host_enet_peer_mtu(const net_host *host, uint32_t peer)
     if (peer >= h->enet->peerCount || h->slots[peer].state == SLOT_FREE)
         return 0;
     return h->enet->peers[peer].mtu;
+}
+
+uint32_t net_host_enet_peers_in_use(const net_host *host)
+{
+    if (!host || host->ops != &enet_ops)
+        return 0;
+    const enet_net_host *h = cimpl(host);
+    uint32_t n = 0;
+    for (size_t i = 0; i < h->enet->peerCount; i++)
+        n += h->enet->peers[i].state != ENET_PEER_STATE_DISCONNECTED;
+    return n;
+}
+
+net_hs_refusal net_host_handshake_refusal(const net_host *host)
+{
+    if (!host || host->ops != &enet_ops || !cimpl(host)->hsc || cimpl(host)->hsc->phase != HS_PHASE_DENIED)
+        return NET_HS_OK;
+    return (net_hs_refusal)cimpl(host)->hsc->refusal;
+}
+
+bool net_host_peer_client_id(const net_host *host, uint32_t peer, uint64_t *client_id)
+{
+    if (!host || host->ops != &enet_ops)
+        return false;
+    const enet_net_host *h = cimpl(host);
+    if (!h->hs || peer >= h->enet->peerCount || h->slots[peer].state == SLOT_FREE || !h->slots[peer].has_client_id)
+        return false;
+    if (client_id)
+        *client_id = h->slots[peer].client_id;
+    return true;
 }

@@ -74,5 +74,8 @@ net_host *net_host_enet_connect(const char *address, uint16_t port, const net_ho
 // ---- test hooks ----------------------------------------------------------------
 /// The MTU ENet uses towards `peer` (0 when unknown or not an ENet host).
 uint32_t net_host_enet_peer_mtu(const net_host *host, uint32_t peer);
+/// How many of an ENet host's peers are not DISCONNECTED (slots ENet spent,
+/// half-open handshakes included); 0 for other hosts.
+uint32_t net_host_enet_peers_in_use(const net_host *host);
 
 #endif

@@ -544,8 +544,8 @@ void net_memory_advance(net_memory *mem, uint32_t ms)
 static mem_host *new_host(net_memory *mem, const net_host_config *config, bool server)
 {
     net_host_config c;
-    if (!mem || net_host_config_check(config, &c))
-        return NULL;
+    if (!mem || net_host_config_check(config, &c) || c.token_key || c.connect_token)
+        return NULL; // secure mode is the ENet host's
     if (!grow((void **)&mem->hosts, &mem->host_cap, mem->host_count + 1, sizeof *mem->hosts))
         return NULL;
     mem_host *h = calloc(1, sizeof *h);

@@ -23,6 +23,11 @@ typedef struct options {
     uint32_t full_clients; ///< of the virtual bots, how many run the client library
     uint32_t seed;
     bool churn;
+    // secure mode (docs/security.md, "The handshake")
+    const char *key_file;       ///< --key: the backend key; NULL: insecure
+    const char *public_address; ///< --public: how clients reach this server
+    uint64_t protocol_id;       ///< --protocol-id
+    bool insecure;              ///< --insecure (the default for now, said explicitly)
 } options;
 
 /// The recording of a server through its tick observer.

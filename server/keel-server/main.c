@@ -46,6 +46,13 @@ static void usage(FILE *f)
           "                        (median, p99, max) and counts\n"
           "  --quiet               no stats lines, only the summary\n"
           "  --help                this help\n"
+          "Security (docs/security.md, \"The handshake\"):\n"
+          "  --key FILE            secure mode: only clients with a connect token sealed with this\n"
+          "                        backend key (keel-token keygen) and a challenge get a connection\n"
+          "  --public ADDR:PORT    this server's address as tokens list it (default: --bind and\n"
+          "                        --port; needed with --key when binding 0.0.0.0)\n"
+          "  --protocol-id N       the protocol id tokens must carry, 0..2^64-1 (default 0)\n"
+          "  --insecure            no handshake: any client may connect (the default for now)\n"
           "Recording (docs/replay.md; check one with keel-replay verify FILE):\n"
           "  --record FILE         record every tick (what it applied and the hashes it reached)\n"
           "  --keyframe-interval N a full-state keyframe every N ticks (default 64; 0: none)\n"
@@ -74,7 +81,7 @@ static int parse(int argc, char **argv, options *o)
 {
     memset(o, 0, sizeof *o);
     *o = (options){"0.0.0.0", "builtin", "0.12", 'y', 27900, 64, 2, 64, 0, 5, 4, false, false, false, 0, NULL,
-                   REC_DEFAULT_KEYFRAME_INTERVAL, false, false, 0, 1, 1, false};
+                   REC_DEFAULT_KEYFRAME_INTERVAL, false, false, 0, 1, 1, false, NULL, NULL, 0, false};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -93,6 +100,17 @@ static int parse(int argc, char **argv, options *o)
             o->no_compress = true;
         } else if (strcmp(a, "--churn") == 0) {
             o->churn = true;
+        } else if (strcmp(a, "--insecure") == 0) {
+            o->insecure = true;
+        } else if (strcmp(a, "--key") == 0 || strcmp(a, "--public") == 0) {
+            if (!v || !v[0])
+                return bad("value for", a);
+            *(strcmp(a, "--key") == 0 ? &o->key_file : &o->public_address) = v;
+            i++;
+        } else if (strcmp(a, "--protocol-id") == 0) {
+            if (!v || !keel_app_parse_u64(v, 0, UINT64_MAX, &o->protocol_id))
+                return bad("--protocol-id", v);
+            i++;
         } else if (strcmp(a, "--record") == 0) {
             if (!v || !v[0])
                 return bad("value for", a);
@@ -142,6 +160,14 @@ static int parse(int argc, char **argv, options *o)
             return 2;
         }
     }
+    if (o->key_file && o->insecure)
+        return bad("combination", "--key with --insecure");
+    if (!o->key_file && (o->public_address || o->protocol_id))
+        return bad("combination", "--public or --protocol-id without --key");
+    if (o->key_file && !o->public_address && strcmp(o->bind, "0.0.0.0") == 0)
+        return bad("combination", "--key on --bind 0.0.0.0 without --public ADDR:PORT");
+    if (o->key_file && o->virtual_bots)
+        return bad("combination", "--key with --virtual-bots (no sockets)");
     return 0;
 }
 
@@ -181,6 +207,31 @@ static double hist_ms(const tick_hist *h, uint64_t ticks, uint32_t permille)
     return 0;
 }
 
+static uint64_t handshake_refused(const net_host_stats *ns)
+{
+    uint64_t n = 0;
+    for (int r = 0; r < NET_HS_REFUSAL_COUNT; r++)
+        n += ns->handshake_refused[r];
+    return n;
+}
+
+// Secure mode: the handshake's counts, each refusal reason that occurred.
+static void print_handshake(FILE *f, const net_host_stats *ns)
+{
+    fprintf(f, "keel-server: handshake: challenges %llu, admitted %llu, refused %llu",
+            (unsigned long long)ns->handshake_challenges, (unsigned long long)ns->handshake_admitted,
+            (unsigned long long)handshake_refused(ns));
+    const char *sep = " (";
+    for (int r = 1; r < NET_HS_REFUSAL_COUNT; r++) {
+        if (ns->handshake_refused[r]) {
+            fprintf(f, "%s%s %llu", sep, net_hs_refusal_name((net_hs_refusal)r),
+                    (unsigned long long)ns->handshake_refused[r]);
+            sep = ", ";
+        }
+    }
+    fputs(*sep == ',' ? ")\n" : "\n", f);
+}
+
 // With --stats-json, the last line: the whole run's counts and tick times.
 static void summary_json(const sv_server *sv, const net_host_stats *ns, double secs)
 {
@@ -192,7 +243,8 @@ static void summary_json(const sv_server *sv, const net_host_stats *ns, double s
            "\"dropped_clients\":%llu,\"refused\":%llu,\"peers_refused\":%llu,\"commands\":%llu,\"late\":%llu,"
            "\"substituted\":%llu,\"snapshots\":%llu,\"repairs\":%llu,\"full_states\":%llu,\"full_state_parts\":%llu,"
            "\"snapshot_bytes\":%llu,"
-           "\"in_payload_bytes\":%llu,\"out_payload_bytes\":%llu,\"in_wire_bytes\":%llu,\"out_wire_bytes\":%llu}\n",
+           "\"in_payload_bytes\":%llu,\"out_payload_bytes\":%llu,\"in_wire_bytes\":%llu,\"out_wire_bytes\":%llu,"
+           "\"handshake_challenges\":%llu,\"handshake_admitted\":%llu,\"handshake_refused\":%llu}\n",
            sv_server_scene_tick(sv), (unsigned long long)ss.ticks, secs, hist_ms(&tick_wall, ss.ticks, 500),
            hist_ms(&tick_wall, ss.ticks, 990), (double)tick_wall.max_us / 1000.0, hist_ms(&tick_cpu, ss.ticks, 500),
            hist_ms(&tick_cpu, ss.ticks, 990), (double)tick_cpu.max_us / 1000.0, (unsigned long long)ss.clients_joined,
@@ -204,7 +256,9 @@ static void summary_json(const sv_server *sv, const net_host_stats *ns, double s
            (unsigned long long)ss.full_states, (unsigned long long)ss.snapshots_full_parts,
            (unsigned long long)ss.snapshot_bytes, (unsigned long long)ns->payload_received,
            (unsigned long long)ns->payload_sent, (unsigned long long)ns->wire_received,
-           (unsigned long long)ns->wire_sent);
+           (unsigned long long)ns->wire_sent,
+           (unsigned long long)ns->handshake_challenges, (unsigned long long)ns->handshake_admitted,
+           (unsigned long long)handshake_refused(ns));
     fflush(stdout);
 }
 
@@ -232,7 +286,22 @@ int main(int argc, char **argv)
     hc.max_peers = o.max_clients + 8; // room to refuse politely
     hc.max_peers_per_address = o.per_address;
     const char *why = NULL;
+    net_token_key key;
+    if (o.key_file) {
+        char err[256];
+        if (!net_token_key_read(o.key_file, &key, err, sizeof err)) {
+            fprintf(stderr, "keel-server: --key: %s\n", err);
+            sim_world_destroy(world);
+            sim_level_free(&level);
+            return 1;
+        }
+        hc.token_key = &key;
+        hc.protocol_id = o.protocol_id;
+        hc.public_address = o.public_address;
+    }
     net_host *host = net_host_listen(o.bind, (uint16_t)o.port, &hc, &why);
+    if (o.key_file)
+        net_token_key_wipe(&key); // the host keeps its own copy
     if (!host) {
         fprintf(stderr, "keel-server: cannot listen on %s:%u: %s\n", o.bind, o.port, why ? why : "?");
         sim_world_destroy(world);
@@ -366,6 +435,8 @@ int main(int argc, char **argv)
             (unsigned long long)ss.input_packets_lost, (unsigned long long)ss.input_packets_reordered,
             (unsigned long long)ss.messages_malformed, (unsigned long long)ss.messages_unexpected,
             (unsigned long long)end_net.peers_refused, (unsigned long long)ss.clients_timed_out);
+    if (o.key_file)
+        print_handshake(text, &end_net);
     if (o.stats_json) // the same totals, for programs, and the tick times
         summary_json(sv, &end_net, (double)(keel_app_now_us() - start) / 1e6);
     rc = recorder_finish(&rec, sv, text) ? 0 : 1;

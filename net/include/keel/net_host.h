@@ -3,10 +3,10 @@
 // MIT licence, see LICENSE.
 //
 // The server and the client talk to the network only through this header;
-// net/src/host_enet.c is the only file that includes enet.h. Both kinds of
-// host give the same events in the same shape, so the server and client
-// logic is tested bit-exactly in memory and for real over ENet sockets on
-// loopback.
+// net/src/host_enet.c and host_enet_gate.c are the only files that include
+// enet.h. Both kinds of host give the same events in the same shape, so the
+// server and client logic is tested bit-exactly in memory and for real over
+// ENet sockets on loopback.
 //
 // Channels are traffic classes (docs/protocol.md): control is reliable and
 // ordered; inputs and snapshots are unreliable and unsequenced, each on its
@@ -26,12 +26,20 @@
 // never answered, or refused by the server's host (no free connection, too
 // many from one address) -- the server's host answers a connect it turns
 // away with a small refusal datagram, so the client knows at once and why.
+//
+// Secure mode (net_handshake.h, opt-in through net_host_config): a server
+// with a backend key lets an ENet connection start only from an address
+// that showed a valid connect token and echoed a challenge; a client with a
+// token runs that exchange before ENet's connect.
 #ifndef KEEL_NET_HOST_H
 #define KEEL_NET_HOST_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include <keel/net_handshake.h>
+#include <keel/net_token.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -73,6 +81,9 @@ typedef enum net_disconnect_reason {
     /// Client: the server's host turned the connect away: it already has
     /// max_peers_per_address connections from this client's IP address.
     NET_DISCONNECT_REFUSED_ADDRESS = 6,
+    /// Client in secure mode: the server's handshake turned the token or
+    /// the challenge down (net_host_handshake_refusal says why).
+    NET_DISCONNECT_REFUSED_TOKEN = 7,
 } net_disconnect_reason;
 
 /// A short English phrase for a reason ("left", "timed out", ...).
@@ -96,6 +107,10 @@ typedef struct net_host_stats {
     uint64_t messages_sent, messages_received;
     uint64_t refused_oversize; ///< unreliable sends above NET_MTU
     uint64_t peers_refused;    ///< connections refused (full, too many from one address)
+    /// Secure server: handshake datagrams and CONNECTs turned away, by
+    /// reason (net_handshake.h); challenges sent; addresses admitted.
+    uint64_t handshake_refused[NET_HS_REFUSAL_COUNT];
+    uint64_t handshake_challenges, handshake_admitted;
 } net_host_stats;
 
 typedef struct net_host_config {
@@ -103,6 +118,17 @@ typedef struct net_host_config {
     uint32_t max_peers_per_address; ///< default 4
     uint32_t timeout_ms;            ///< default 5000, at most 5000
     uint32_t cookie;                ///< set by net_host_default_config
+    /// Secure mode (net_handshake.h), ENet hosts only; off by default.
+    /// Server: the backend key (copied at creation) turns it on; tokens must
+    /// carry protocol_id and list public_address ("A.B.C.D:PORT", how
+    /// clients reach the server; NULL: the listening address and port,
+    /// which then must not be 0.0.0.0).
+    const net_token_key *token_key;
+    uint64_t protocol_id;
+    const char *public_address;
+    /// Client: a whole connect token (NET_TOKEN_BYTES, copied at creation)
+    /// turns it on; its sent part goes to the server before ENet connects.
+    const uint8_t *connect_token;
 } net_host_config;
 
 net_host_config net_host_default_config(void);
@@ -157,6 +183,12 @@ typedef enum net_leave_state {
 /// host returns NET_LEAVE_NOT_CONNECTED. On a server host: NOT_CONNECTED.
 net_leave_state net_host_leave(net_host *host, uint32_t wait_ms);
 void net_host_stats_get(const net_host *host, net_host_stats *stats);
+/// Client in secure mode: why the server's handshake refused it (NET_HS_OK
+/// when it did not, or for any other host).
+net_hs_refusal net_host_handshake_refusal(const net_host *host);
+/// Secure server: the client id of a connected peer's token. False for an
+/// unknown peer or a host not in secure mode.
+bool net_host_peer_client_id(const net_host *host, uint32_t peer, uint64_t *client_id);
 /// The port a listening host is bound to (useful with port 0).
 uint16_t net_host_port(const net_host *host);
 void net_host_destroy(net_host *host);

@@ -1,0 +1,106 @@
+// keel: the connection handshake of secure mode: a connect token and a
+// challenge before ENet spends a connection slot. MIT licence, see LICENSE.
+// docs/security.md ("The handshake") describes it for users.
+//
+// Secure mode is opt-in (net_host_config: token_key on a server,
+// connect_token on a client); without it the hosts behave as before. A
+// secure server's ENet host lets an ENet CONNECT through only from an
+// address that first went through this exchange:
+//
+//   client                                   server
+//   REQUEST   (token's sent part, nonce) -->  opens the token (net_token_open
+//                                             with its own address and clock)
+//             <-- CHALLENGE                   sealed with the server's random
+//                                             key: client address, client id,
+//                                             token tag and expiry, its own
+//                                             expiry (NET_HS_CHALLENGE_MS)
+//   RESPONSE  (the challenge, echoed)    -->  opens it, checks the address
+//             <-- ADMITTED                    admits the address for
+//                                             NET_HS_ADMIT_MS
+//   ENet CONNECT                         -->  let through (one connect id
+//                                             per admission); every other
+//                                             CONNECT is dropped, uncounted by
+//                                             ENet and before it allocates
+//                                             a peer
+// Any step may instead be answered with DENIED and a reason
+// (net_hs_refusal); the client's connect then fails at once with
+// NET_DISCONNECT_REFUSED_TOKEN. The client sends its REQUEST, then its
+// RESPONSE, again every NET_HS_RESEND_MS until answered, all within the
+// host's timeout_ms (then NET_DISCONNECT_UNANSWERED).
+//
+// Invariants:
+//   - every handshake datagram starts with 0x7F 0xFF: to ENet, a header from
+//     no peer (peer id 4095) with the "compressed" flag, which a keel host
+//     never sets and an ENet host without a compressor drops; so a handshake
+//     datagram cannot be taken for an ENet command, and the hosts' intercept
+//     tells them apart by their first two bytes. Then 'k' 'h', the version
+//     (NET_HS_VERSION) and the type;
+//   - every datagram has one fixed size per type; anything else is dropped
+//     and counted (NET_HS_MALFORMED), never read past its end;
+//   - no reply is larger than the datagram it answers (request 1046 bytes ->
+//     challenge 102 or denial 15; response 102 -> admitted 14 or denial 15):
+//     the server cannot be used to amplify a spoofed flood;
+//   - the server keeps no state per request: a challenge is sealed
+//     (XChaCha20-Poly1305 IETF) with a key drawn at random when the host is
+//     created, so it is only good with this host, for this address, until its
+//     expiry; replies to the client echo the client's random 8-byte nonce,
+//     so a denial or admission forged by someone who did not see the request
+//     is ignored;
+//   - state is bounded: the admitted addresses (max_peers + 16 entries, each
+//     for NET_HS_ADMIT_MS) and the tokens in use (2 x max_peers + 16, each
+//     until its token expires; when full, the entry that expires first is
+//     replaced). A token admitted from one address (IPv4 and port) is refused
+//     from any other while it is valid and remembered.
+#ifndef KEEL_NET_HANDSHAKE_H
+#define KEEL_NET_HANDSHAKE_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum {
+    NET_HS_VERSION = 1,
+    NET_HS_REQUEST_BYTES = 1046,  ///< header 6, client nonce 8, the token's sent part 1032
+    NET_HS_CHALLENGE_BYTES = 102, ///< header 6, client nonce 8, seal nonce 24, sealed 48 + tag 16
+    NET_HS_RESPONSE_BYTES = 102,  ///< the challenge, type changed
+    NET_HS_ADMITTED_BYTES = 14,   ///< header 6, client nonce 8
+    NET_HS_DENIED_BYTES = 15,     ///< header 6, client nonce 8, reason 1
+    NET_HS_CHALLENGE_MS = 5000,   ///< a challenge's lifetime
+    NET_HS_ADMIT_MS = 5000,       ///< how long an admitted address may CONNECT
+    NET_HS_RESEND_MS = 100,       ///< client: request / response sent again after this
+};
+
+/// Why a secure server turned a handshake datagram or a CONNECT away
+/// (net_host_stats.handshake_refused counts each; a client learns the reason
+/// of a DENIED from net_host_handshake_refusal).
+typedef enum net_hs_refusal {
+    NET_HS_OK = 0,
+    NET_HS_MALFORMED,         ///< not a handshake datagram of a known type and size (silent)
+    NET_HS_BAD_VERSION,       ///< another handshake version (silent)
+    NET_HS_TOKEN_INVALID,     ///< the token's bytes are not a token (magic, sealed fields out of range)
+    NET_HS_TOKEN_VERSION,     ///< a token layout this keel does not read
+    NET_HS_WRONG_PROTOCOL,    ///< a token for another game or protocol
+    NET_HS_EXPIRED,           ///< the token expired (the server's clock)
+    NET_HS_DAMAGED,           ///< the token does not authenticate (damaged, forged, another key)
+    NET_HS_WRONG_SERVER,      ///< the token does not list this server
+    NET_HS_IN_USE,            ///< the token is in use from another address
+    NET_HS_CHALLENGE_DAMAGED, ///< a response that does not authenticate (forged, another server)
+    NET_HS_CHALLENGE_EXPIRED, ///< a response after its challenge expired
+    NET_HS_CHALLENGE_ADDRESS, ///< a response from another address than the request's
+    NET_HS_ADMIT_FULL,        ///< too many addresses admitted at once
+    NET_HS_UNADMITTED,        ///< an ENet CONNECT from an address not admitted (silent)
+    NET_HS_NO_CRYPTO,         ///< libsodium could not be initialised
+    NET_HS_REFUSAL_COUNT
+} net_hs_refusal;
+
+/// A short name ("expired", "challenge from another address"; "unknown"
+/// outside the enum).
+const char *net_hs_refusal_name(net_hs_refusal r);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

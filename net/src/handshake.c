@@ -1,0 +1,465 @@
+// keel: the handshake's datagrams and a secure server's bounded state. The
+// protocol, its sizes and its invariants: <keel/net_handshake.h>; the
+// functions: handshake.h. MIT licence, see LICENSE.
+//
+// Layouts (integers little-endian; header = 0x7F 0xFF 'k' 'h' version type):
+//   REQUEST   header 6 | client nonce 8 | token's sent part 1032
+//   CHALLENGE header 6 | client nonce 8 | seal nonce 24 | sealed 48 | tag 16
+//   RESPONSE  the CHALLENGE's bytes with the type changed
+//   ADMITTED  header 6 | client nonce 8
+//   DENIED    header 6 | client nonce 8 | reason 1
+// The challenge's plaintext: client IPv4 4 (network order) | port 2 | zero 2
+// | client id 8 | token expiry 8 (s) | challenge expiry 8 (ms, the server's
+// monotonic clock) | token tag 16 (the token's last 16 sent bytes, unique
+// per token). Its associated data: 'k' 'h' version and the client nonce.
+#define _POSIX_C_SOURCE 200809L
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <sodium.h>
+
+#include "handshake.h"
+
+enum {
+    HEADER = 6,
+    NONCE_AT = HEADER,
+    BODY_AT = HEADER + HS_NONCE_BYTES, // 14
+    SEAL_NONCE = crypto_aead_xchacha20poly1305_ietf_NPUBBYTES,
+    PLAIN = 48,
+    TAG = crypto_aead_xchacha20poly1305_ietf_ABYTES,
+    TOKEN_TAG = 16,
+};
+
+_Static_assert(SEAL_NONCE == 24 && TAG == 16, "XChaCha20-Poly1305 sizes");
+_Static_assert(BODY_AT + NET_TOKEN_SEALED_BYTES == NET_HS_REQUEST_BYTES, "request size");
+_Static_assert(BODY_AT + SEAL_NONCE + PLAIN + TAG == NET_HS_CHALLENGE_BYTES, "challenge size");
+_Static_assert(NET_HS_CHALLENGE_BYTES <= NET_HS_REQUEST_BYTES && NET_HS_DENIED_BYTES <= NET_HS_REQUEST_BYTES,
+               "no reply to a request is larger than the request");
+_Static_assert(NET_HS_ADMITTED_BYTES <= NET_HS_RESPONSE_BYTES && NET_HS_DENIED_BYTES <= NET_HS_RESPONSE_BYTES,
+               "no reply to a response is larger than the response");
+
+static void put_le(uint8_t *p, uint64_t v, int n)
+{
+    for (int i = 0; i < n; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint64_t get_le(const uint8_t *p, int n)
+{
+    uint64_t v = 0;
+    for (int i = n - 1; i >= 0; i--)
+        v = (v << 8) | p[i];
+    return v;
+}
+
+static void put_header(uint8_t *out, uint8_t type, const uint8_t nonce[HS_NONCE_BYTES])
+{
+    out[0] = 0x7F;
+    out[1] = 0xFF;
+    out[2] = 'k';
+    out[3] = 'h';
+    out[4] = NET_HS_VERSION;
+    out[5] = type;
+    memcpy(out + NONCE_AT, nonce, HS_NONCE_BYTES);
+}
+
+bool hs_is_handshake(const uint8_t *d, size_t n)
+{
+    return n >= 4 && d[0] == 0x7F && d[1] == 0xFF && d[2] == 'k' && d[3] == 'h';
+}
+
+// The size a type has (0: no such type).
+static size_t type_size(uint8_t type)
+{
+    switch (type) {
+    case HS_REQUEST: return NET_HS_REQUEST_BYTES;
+    case HS_CHALLENGE: return NET_HS_CHALLENGE_BYTES;
+    case HS_RESPONSE: return NET_HS_RESPONSE_BYTES;
+    case HS_ADMITTED: return NET_HS_ADMITTED_BYTES;
+    case HS_DENIED: return NET_HS_DENIED_BYTES;
+    default: return 0;
+    }
+}
+
+// The type of a well-formed handshake datagram of this version, or 0 with
+// *why set.
+static uint8_t check(const uint8_t *d, size_t n, net_hs_refusal *why)
+{
+    *why = NET_HS_MALFORMED;
+    if (n < HEADER || !hs_is_handshake(d, n))
+        return 0;
+    if (d[4] != NET_HS_VERSION) {
+        *why = NET_HS_BAD_VERSION;
+        return 0;
+    }
+    size_t want = type_size(d[5]);
+    if (want == 0 || n != want)
+        return 0;
+    *why = NET_HS_OK;
+    return d[5];
+}
+
+size_t hs_request_write(const uint8_t token_sent[NET_TOKEN_SEALED_BYTES], const uint8_t nonce[HS_NONCE_BYTES],
+                        uint8_t *out)
+{
+    put_header(out, HS_REQUEST, nonce);
+    memcpy(out + BODY_AT, token_sent, NET_TOKEN_SEALED_BYTES);
+    return NET_HS_REQUEST_BYTES;
+}
+
+hs_reply hs_client_receive(const uint8_t *d, size_t n, const uint8_t nonce[HS_NONCE_BYTES], uint8_t *response,
+                           uint8_t *reason)
+{
+    net_hs_refusal why;
+    uint8_t type = check(d, n, &why);
+    if (type == 0 || sodium_memcmp(d + NONCE_AT, nonce, HS_NONCE_BYTES) != 0)
+        return HS_REPLY_IGNORED;
+    switch (type) {
+    case HS_CHALLENGE:
+        memcpy(response, d, NET_HS_CHALLENGE_BYTES);
+        response[5] = HS_RESPONSE;
+        return HS_REPLY_CHALLENGE;
+    case HS_ADMITTED:
+        return HS_REPLY_ADMITTED;
+    case HS_DENIED:
+        if (d[BODY_AT] == NET_HS_OK || d[BODY_AT] >= NET_HS_REFUSAL_COUNT)
+            return HS_REPLY_IGNORED;
+        *reason = d[BODY_AT];
+        return HS_REPLY_DENIED;
+    default:
+        return HS_REPLY_IGNORED; // a request or response: the server's datagrams only
+    }
+}
+
+bool hs_client_start(hs_client *c, const uint8_t *token)
+{
+    memset(c, 0, sizeof *c);
+    if (sodium_init() < 0)
+        return false;
+    randombytes_buf(c->nonce, sizeof c->nonce);
+    hs_request_write(token, c->nonce, c->request);
+    c->phase = HS_PHASE_REQUEST;
+    return true;
+}
+
+void hs_client_wipe(hs_client *c)
+{
+    sodium_memzero(c, sizeof *c);
+}
+
+const uint8_t *hs_client_due(hs_client *c, uint64_t now_ms, size_t *n)
+{
+    if ((c->phase != HS_PHASE_REQUEST && c->phase != HS_PHASE_RESPONSE) || now_ms < c->due_ms)
+        return NULL;
+    c->due_ms = now_ms + NET_HS_RESEND_MS;
+    *n = c->phase == HS_PHASE_REQUEST ? sizeof c->request : sizeof c->response;
+    return c->phase == HS_PHASE_REQUEST ? c->request : c->response;
+}
+
+hs_reply hs_client_take(hs_client *c, const uint8_t *d, size_t n)
+{
+    uint8_t response[NET_HS_RESPONSE_BYTES];
+    uint8_t reason = 0;
+    hs_reply r = hs_client_receive(d, n, c->nonce, response, &reason);
+    if (r == HS_REPLY_CHALLENGE && c->phase == HS_PHASE_REQUEST) {
+        memcpy(c->response, response, sizeof response);
+        c->phase = HS_PHASE_RESPONSE;
+        c->due_ms = 0;
+    } else if (r == HS_REPLY_ADMITTED && c->phase == HS_PHASE_RESPONSE) {
+        c->phase = HS_PHASE_ADMITTED;
+    } else if (r == HS_REPLY_DENIED && (c->phase == HS_PHASE_REQUEST || c->phase == HS_PHASE_RESPONSE)) {
+        c->phase = HS_PHASE_DENIED;
+        c->refusal = reason;
+    } else {
+        r = HS_REPLY_IGNORED; // late, repeated, or out of turn
+    }
+    return r;
+}
+
+uint64_t hs_clock_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+// ---- server ----------------------------------------------------------------------
+
+typedef struct admitted {
+    hs_addr addr;
+    bool used;            ///< the entry holds an admission
+    bool bound;           ///< a CONNECT bound connect_id
+    uint32_t connect_id;
+    uint64_t client_id;
+    uint64_t until_ms;
+} admitted;
+
+typedef struct in_use {
+    uint8_t tag[TOKEN_TAG];
+    hs_addr addr;
+    uint64_t expire_s; ///< the token's expiry; 0: a free entry
+} in_use;
+
+struct hs_server {
+    net_token_key key;
+    uint8_t challenge_key[crypto_aead_xchacha20poly1305_ietf_KEYBYTES];
+    uint64_t protocol_id;
+    net_token_address self;
+    admitted *admitted;
+    in_use *in_use;
+    uint32_t admitted_cap, in_use_cap;
+};
+
+hs_server *hs_server_create(const net_token_key *key, uint64_t protocol_id, const net_token_address *self,
+                            uint32_t max_peers)
+{
+    if (sodium_init() < 0)
+        return NULL;
+    hs_server *s = calloc(1, sizeof *s);
+    if (!s)
+        return NULL;
+    s->admitted_cap = max_peers + 16u;
+    s->in_use_cap = 2u * max_peers + 16u;
+    s->admitted = calloc(s->admitted_cap, sizeof *s->admitted);
+    s->in_use = calloc(s->in_use_cap, sizeof *s->in_use);
+    if (!s->admitted || !s->in_use) {
+        hs_server_destroy(s);
+        return NULL;
+    }
+    s->key = *key;
+    s->protocol_id = protocol_id;
+    s->self = *self;
+    crypto_aead_xchacha20poly1305_ietf_keygen(s->challenge_key);
+    return s;
+}
+
+void hs_server_destroy(hs_server *s)
+{
+    if (!s)
+        return;
+    net_token_key_wipe(&s->key);
+    sodium_memzero(s->challenge_key, sizeof s->challenge_key);
+    free(s->admitted);
+    free(s->in_use);
+    free(s);
+}
+
+static bool addr_eq(hs_addr a, hs_addr b) { return a.host == b.host && a.port == b.port; }
+
+static net_hs_refusal token_refusal(net_token_result r)
+{
+    switch (r) {
+    case NET_TOKEN_OK: return NET_HS_OK;
+    case NET_TOKEN_NO_CRYPTO: return NET_HS_NO_CRYPTO;
+    case NET_TOKEN_BAD_VERSION: return NET_HS_TOKEN_VERSION;
+    case NET_TOKEN_WRONG_PROTOCOL: return NET_HS_WRONG_PROTOCOL;
+    case NET_TOKEN_EXPIRED: return NET_HS_EXPIRED;
+    case NET_TOKEN_TAG: return NET_HS_DAMAGED;
+    case NET_TOKEN_WRONG_SERVER: return NET_HS_WRONG_SERVER;
+    default: return NET_HS_TOKEN_INVALID;
+    }
+}
+
+// True when the token (by its tag) is remembered as in use from another
+// address while it is valid.
+static bool used_elsewhere(const hs_server *s, const uint8_t *tag, hs_addr from, uint64_t now_s)
+{
+    for (uint32_t i = 0; i < s->in_use_cap; i++) {
+        const in_use *u = &s->in_use[i];
+        if (u->expire_s > now_s && memcmp(u->tag, tag, TOKEN_TAG) == 0)
+            return !addr_eq(u->addr, from);
+    }
+    return false;
+}
+
+// Remembers the token as in use from `from`: its own entry, else a free or
+// expired one, else the one that expires first.
+static void remember_in_use(hs_server *s, const uint8_t *tag, hs_addr from, uint64_t expire_s, uint64_t now_s)
+{
+    in_use *pick = NULL;
+    for (uint32_t i = 0; i < s->in_use_cap; i++) {
+        in_use *u = &s->in_use[i];
+        if (u->expire_s > now_s && memcmp(u->tag, tag, TOKEN_TAG) == 0) {
+            pick = u;
+            break;
+        }
+        if (!pick || u->expire_s < pick->expire_s)
+            pick = u; // free (0) and expired entries first
+    }
+    memcpy(pick->tag, tag, TOKEN_TAG);
+    pick->addr = from;
+    pick->expire_s = expire_s;
+}
+
+// Admits `from` for NET_HS_ADMIT_MS: its own unbound entry renewed, else a
+// free or expired one. False when every entry is live.
+static bool admit(hs_server *s, hs_addr from, uint64_t client_id, uint64_t now_ms)
+{
+    admitted *pick = NULL;
+    for (uint32_t i = 0; i < s->admitted_cap; i++) {
+        admitted *a = &s->admitted[i];
+        if (a->used && !a->bound && addr_eq(a->addr, from)) {
+            pick = a;
+            break;
+        }
+        if (!pick && (!a->used || a->until_ms <= now_ms))
+            pick = a;
+    }
+    if (!pick)
+        return false;
+    memset(pick, 0, sizeof *pick);
+    pick->used = true;
+    pick->addr = from;
+    pick->client_id = client_id;
+    pick->until_ms = now_ms + NET_HS_ADMIT_MS;
+    return true;
+}
+
+static size_t write_denied(uint8_t *out, const uint8_t *nonce, net_hs_refusal why)
+{
+    put_header(out, HS_DENIED, nonce);
+    out[BODY_AT] = (uint8_t)why;
+    return NET_HS_DENIED_BYTES;
+}
+
+static size_t on_request(hs_server *s, const uint8_t *d, hs_addr from, uint64_t now_s, uint64_t now_ms, uint8_t *out,
+                         hs_outcome *o)
+{
+    const uint8_t *token = d + BODY_AT;
+    const uint8_t *tag = token + NET_TOKEN_SEALED_BYTES - TOKEN_TAG;
+    net_token_private p;
+    o->refusal = token_refusal(net_token_open(token, NET_TOKEN_SEALED_BYTES, &s->key, s->protocol_id, now_s,
+                                              &s->self, &p));
+    if (o->refusal == NET_HS_OK && used_elsewhere(s, tag, from, now_s))
+        o->refusal = NET_HS_IN_USE;
+    if (o->refusal != NET_HS_OK) {
+        net_token_private_wipe(&p);
+        return write_denied(out, d + NONCE_AT, o->refusal);
+    }
+    uint8_t plain[PLAIN];
+    memset(plain, 0, sizeof plain);
+    memcpy(plain, &from.host, 4);
+    put_le(plain + 4, from.port, 2);
+    put_le(plain + 8, p.client_id, 8);
+    put_le(plain + 16, p.expire_time, 8);
+    put_le(plain + 24, now_ms + NET_HS_CHALLENGE_MS, 8);
+    memcpy(plain + 32, tag, TOKEN_TAG);
+    net_token_private_wipe(&p);
+
+    put_header(out, HS_CHALLENGE, d + NONCE_AT);
+    uint8_t *seal_nonce = out + BODY_AT;
+    randombytes_buf(seal_nonce, SEAL_NONCE);
+    uint8_t ad[3 + HS_NONCE_BYTES] = {'k', 'h', NET_HS_VERSION};
+    memcpy(ad + 3, d + NONCE_AT, HS_NONCE_BYTES);
+    crypto_aead_xchacha20poly1305_ietf_encrypt(seal_nonce + SEAL_NONCE, NULL, plain, PLAIN, ad, sizeof ad, NULL,
+                                               seal_nonce, s->challenge_key);
+    sodium_memzero(plain, sizeof plain);
+    o->challenged = true;
+    return NET_HS_CHALLENGE_BYTES;
+}
+
+static size_t on_response(hs_server *s, const uint8_t *d, hs_addr from, uint64_t now_s, uint64_t now_ms,
+                          uint8_t *out, hs_outcome *o)
+{
+    const uint8_t *seal_nonce = d + BODY_AT;
+    uint8_t ad[3 + HS_NONCE_BYTES] = {'k', 'h', NET_HS_VERSION};
+    memcpy(ad + 3, d + NONCE_AT, HS_NONCE_BYTES);
+    uint8_t plain[PLAIN];
+    if (crypto_aead_xchacha20poly1305_ietf_decrypt(plain, NULL, NULL, seal_nonce + SEAL_NONCE, PLAIN + TAG, ad,
+                                                   sizeof ad, seal_nonce, s->challenge_key) != 0) {
+        o->refusal = NET_HS_CHALLENGE_DAMAGED;
+    } else {
+        hs_addr was;
+        memcpy(&was.host, plain, 4);
+        was.port = (uint16_t)get_le(plain + 4, 2);
+        uint64_t client_id = get_le(plain + 8, 8);
+        uint64_t token_expire = get_le(plain + 16, 8);
+        const uint8_t *tag = plain + 32;
+        if (now_ms >= get_le(plain + 24, 8))
+            o->refusal = NET_HS_CHALLENGE_EXPIRED;
+        else if (!addr_eq(was, from))
+            o->refusal = NET_HS_CHALLENGE_ADDRESS;
+        else if (now_s >= token_expire)
+            o->refusal = NET_HS_EXPIRED;
+        else if (used_elsewhere(s, tag, from, now_s))
+            o->refusal = NET_HS_IN_USE;
+        else if (!admit(s, from, client_id, now_ms))
+            o->refusal = NET_HS_ADMIT_FULL;
+        else
+            remember_in_use(s, tag, from, token_expire, now_s);
+    }
+    sodium_memzero(plain, sizeof plain);
+    if (o->refusal != NET_HS_OK)
+        return write_denied(out, d + NONCE_AT, o->refusal);
+    put_header(out, HS_ADMITTED, d + NONCE_AT);
+    o->admitted = true;
+    return NET_HS_ADMITTED_BYTES;
+}
+
+size_t hs_server_receive(hs_server *s, const uint8_t *d, size_t n, hs_addr from, uint64_t now_s, uint64_t now_ms,
+                         uint8_t *out, hs_outcome *outcome)
+{
+    memset(outcome, 0, sizeof *outcome);
+    uint8_t type = check(d, n, &outcome->refusal);
+    if (type == HS_REQUEST)
+        return on_request(s, d, from, now_s, now_ms, out, outcome);
+    if (type == HS_RESPONSE)
+        return on_response(s, d, from, now_s, now_ms, out, outcome);
+    if (type != 0)
+        outcome->refusal = NET_HS_MALFORMED; // a server's datagram sent to a server
+    return 0;
+}
+
+bool hs_server_admits(hs_server *s, hs_addr from, uint32_t connect_id, uint64_t now_ms, uint64_t *client_id)
+{
+    for (uint32_t i = 0; i < s->admitted_cap; i++) {
+        admitted *a = &s->admitted[i];
+        if (!a->used || a->until_ms <= now_ms || !addr_eq(a->addr, from))
+            continue;
+        if (a->bound && a->connect_id != connect_id)
+            continue;
+        a->bound = true;
+        a->connect_id = connect_id;
+        *client_id = a->client_id;
+        return true;
+    }
+    return false;
+}
+
+bool hs_server_client_id(const hs_server *s, hs_addr from, uint32_t connect_id, uint64_t *client_id)
+{
+    for (uint32_t i = 0; i < s->admitted_cap; i++) {
+        const admitted *a = &s->admitted[i];
+        if (a->used && a->bound && a->connect_id == connect_id && addr_eq(a->addr, from)) {
+            *client_id = a->client_id;
+            return true;
+        }
+    }
+    return false;
+}
+
+const char *net_hs_refusal_name(net_hs_refusal r)
+{
+    static const char *const names[NET_HS_REFUSAL_COUNT] = {
+        [NET_HS_OK] = "ok",
+        [NET_HS_MALFORMED] = "malformed",
+        [NET_HS_BAD_VERSION] = "bad handshake version",
+        [NET_HS_TOKEN_INVALID] = "invalid token",
+        [NET_HS_TOKEN_VERSION] = "bad token version",
+        [NET_HS_WRONG_PROTOCOL] = "wrong protocol",
+        [NET_HS_EXPIRED] = "expired",
+        [NET_HS_DAMAGED] = "damaged token",
+        [NET_HS_WRONG_SERVER] = "wrong server",
+        [NET_HS_IN_USE] = "token in use from another address",
+        [NET_HS_CHALLENGE_DAMAGED] = "damaged challenge",
+        [NET_HS_CHALLENGE_EXPIRED] = "challenge expired",
+        [NET_HS_CHALLENGE_ADDRESS] = "challenge from another address",
+        [NET_HS_ADMIT_FULL] = "too many admissions",
+        [NET_HS_UNADMITTED] = "connect not admitted",
+        [NET_HS_NO_CRYPTO] = "no crypto",
+    };
+    if ((unsigned)r >= NET_HS_REFUSAL_COUNT)
+        return "unknown";
+    return names[r];
+}

@@ -1,0 +1,208 @@
+// keel: what the ENet host does with a datagram before ENet reads it
+// (host->intercept): a server clamps a CONNECT's MTU, answers a CONNECT ENet
+// is about to drop with a refusal datagram, and in secure mode answers the
+// handshake and drops every CONNECT from an address not admitted; a client
+// takes refusals and runs its side of the handshake. host_enet.c's opening
+// comment explains the refusal datagram, net_handshake.h the handshake.
+// MIT licence, see LICENSE.
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "host_enet_impl.h"
+
+static void send_raw(enet_net_host *h, const ENetAddress *to, const uint8_t *d, size_t n)
+{
+    ENetBuffer b;
+    b.data = (void *)d;
+    b.dataLength = n;
+    if (enet_socket_send(h->enet->socket, to, &b, 1) > 0)
+        h->wire_sent += n + NET_WIRE_UDP_IP;
+}
+
+static bool refused_seen(enet_net_host *h, refused_key k)
+{
+    unsigned n = h->refused_count < REFUSED_RING ? h->refused_count : REFUSED_RING;
+    for (unsigned i = 0; i < n; i++) {
+        const refused_key *r = &h->refused[i];
+        if (r->address == k.address && r->port == k.port && r->connect_id == k.connect_id)
+            return true;
+    }
+    h->refused[h->refused_next] = k;
+    h->refused_next = (h->refused_next + 1) % REFUSED_RING;
+    h->refused_count++;
+    return false;
+}
+
+// The server's answer to a CONNECT ENet is about to drop.
+static void send_refusal(enet_net_host *h, const ENetAddress *to, const enet_uint8 *connect_id, uint8_t reason)
+{
+    enet_uint8 d[REFUSAL_LENGTH];
+    d[0] = (enet_uint8)(ENET_PROTOCOL_MAXIMUM_PEER_ID >> 8);
+    d[1] = (enet_uint8)(ENET_PROTOCOL_MAXIMUM_PEER_ID & 0xFF);
+    for (int i = 0; i < 4; i++)
+        d[2 + i] = (enet_uint8)(REFUSAL_MAGIC >> (24 - 8 * i));
+    d[6] = reason;
+    memcpy(d + 7, connect_id, 4);
+    send_raw(h, to, d, sizeof d);
+}
+
+// The client's side: a refusal of the connect under way (from the server's
+// address, with this attempt's connect id) is kept for enet_service to
+// report. Returns 1 when the datagram was a refusal (ENet skips it).
+static int take_refusal_datagram(enet_net_host *h, ENetHost *e)
+{
+    const enet_uint8 *d = e->receivedData;
+    if (e->receivedDataLength != REFUSAL_LENGTH || d[0] != (ENET_PROTOCOL_MAXIMUM_PEER_ID >> 8) ||
+        d[1] != (ENET_PROTOCOL_MAXIMUM_PEER_ID & 0xFF))
+        return 0;
+    enet_uint32 magic = ((enet_uint32)d[2] << 24) | ((enet_uint32)d[3] << 16) | ((enet_uint32)d[4] << 8) | d[5];
+    if (magic != REFUSAL_MAGIC)
+        return 0;
+    const ENetPeer *p = &e->peers[0];
+    if (h->slots[0].state == SLOT_CONNECTING && e->receivedAddress.host == p->address.host &&
+        e->receivedAddress.port == p->address.port && memcmp(d + 7, &p->connectID, 4) == 0 &&
+        (d[6] == NET_DISCONNECT_REFUSED_FULL || d[6] == NET_DISCONNECT_REFUSED_ADDRESS))
+        h->refusal = d[6];
+    return 1;
+}
+
+// A handshake datagram: a secure server answers it, a secure client moves
+// its exchange on; other hosts drop it.
+static void handshake_datagram(enet_net_host *h, ENetHost *e)
+{
+    if (h->hsc) {
+        if (e->receivedAddress.host == h->server.host && e->receivedAddress.port == h->server.port)
+            hs_client_take(h->hsc, e->receivedData, e->receivedDataLength);
+        return;
+    }
+    if (!h->hs)
+        return;
+    uint8_t reply[HS_MAX_DATAGRAM];
+    hs_outcome o;
+    hs_addr from = {e->receivedAddress.host, e->receivedAddress.port};
+    size_t n = hs_server_receive(h->hs, e->receivedData, e->receivedDataLength, from, (uint64_t)time(NULL),
+                                 hs_clock_ms(), reply, &o);
+    h->base.stats.handshake_refused[o.refusal] += o.refusal != NET_HS_OK;
+    h->base.stats.handshake_challenges += o.challenged;
+    h->base.stats.handshake_admitted += o.admitted;
+    if (n > 0)
+        send_raw(h, &e->receivedAddress, reply, n);
+}
+
+// Sees every datagram before ENet. Handshake datagrams: handshake_datagram.
+// On a client: take_refusal_datagram. On a server, for a CONNECT (a datagram
+// from no peer): clamps the proposed MTU in place; in secure mode drops it
+// when the handshake has not admitted its address and connect id (a
+// retransmission of an accepted CONNECT passes); counts the connection as
+// refused when ENet is about to drop it (the same test as
+// enet_protocol_handle_connect: no free peer, or duplicatePeers peers
+// already from that address), once per connection attempt (the client
+// retransmits its CONNECT), and answers every such CONNECT with a refusal
+// datagram. Returns 1 for what ENet must skip (handshake and refusal
+// datagrams, an unadmitted CONNECT), else 0: ENet processes the datagram.
+int ENET_CALLBACK enet_gate_intercept(ENetHost *e, ENetEvent *event)
+{
+    (void)event;
+    enet_net_host *h = (enet_net_host *)e->peers[0].data;
+    if (!h || e->receivedDataLength < 2)
+        return 0;
+    if (hs_is_handshake(e->receivedData, e->receivedDataLength)) {
+        handshake_datagram(h, e);
+        return 1; // never ENet's
+    }
+    if (!h->base.server)
+        return take_refusal_datagram(h, e);
+    enet_uint8 *d = e->receivedData;
+    enet_uint16 peer_id = (enet_uint16)((d[0] << 8) | d[1]);
+    if ((peer_id & 0x0FFF) != ENET_PROTOCOL_MAXIMUM_PEER_ID || (peer_id & ENET_PROTOCOL_HEADER_FLAG_COMPRESSED))
+        return 0;
+    size_t header = (peer_id & ENET_PROTOCOL_HEADER_FLAG_SENT_TIME) ? sizeof(ENetProtocolHeader)
+                                                                     : offsetof(ENetProtocolHeader, sentTime);
+    if (e->receivedDataLength < header + sizeof(ENetProtocolConnect))
+        return 0;
+    enet_uint8 *cmd = d + header;
+    if ((cmd[0] & ENET_PROTOCOL_COMMAND_MASK) != ENET_PROTOCOL_COMMAND_CONNECT)
+        return 0;
+
+    enet_uint32 mtu;
+    memcpy(&mtu, cmd + offsetof(ENetProtocolConnect, mtu), sizeof mtu);
+    if (ENET_NET_TO_HOST_32(mtu) > NET_HOST_ENET_MTU) {
+        mtu = ENET_HOST_TO_NET_32(NET_HOST_ENET_MTU);
+        memcpy(cmd + offsetof(ENetProtocolConnect, mtu), &mtu, sizeof mtu);
+    }
+
+    refused_key k;
+    memset(&k, 0, sizeof k);
+    k.address = e->receivedAddress.host;
+    k.port = e->receivedAddress.port;
+    memcpy(&k.connect_id, cmd + offsetof(ENetProtocolConnect, connectID), sizeof k.connect_id);
+    bool free_peer = false;
+    size_t same_address = 0;
+    for (size_t i = 0; i < e->peerCount; i++) {
+        const ENetPeer *p = &e->peers[i];
+        if (p->state == ENET_PEER_STATE_DISCONNECTED) {
+            free_peer = true;
+        } else if (p->state != ENET_PEER_STATE_CONNECTING && p->address.host == k.address) {
+            if (p->address.port == k.port && p->connectID == k.connect_id)
+                return 0; // a retransmission of an accepted CONNECT
+            same_address++;
+        }
+    }
+    uint64_t client_id;
+    if (h->hs && !hs_server_admits(h->hs, (hs_addr){k.address, k.port}, k.connect_id, hs_clock_ms(), &client_id)) {
+        h->base.stats.handshake_refused[NET_HS_UNADMITTED]++;
+        return 1; // dropped before ENet allocates a peer
+    }
+    if (free_peer && same_address < e->duplicatePeers)
+        return 0;
+    if (!refused_seen(h, k))
+        h->base.stats.peers_refused++;
+    send_refusal(h, &e->receivedAddress, cmd + offsetof(ENetProtocolConnect, connectID),
+                 same_address >= e->duplicatePeers ? NET_DISCONNECT_REFUSED_ADDRESS : NET_DISCONNECT_REFUSED_FULL);
+    return 0;
+}
+
+bool enet_gate_handshake_step(enet_net_host *h)
+{
+    hs_client *c = h->hsc;
+    if (!c || h->slots[0].state != SLOT_CONNECTING)
+        return false;
+    size_t n;
+    const uint8_t *d = hs_client_due(c, hs_clock_ms(), &n);
+    if (d)
+        send_raw(h, &h->server, d, n);
+    if (c->phase == HS_PHASE_ADMITTED && enet_start_connect(h))
+        c->phase = HS_PHASE_CONNECT;
+    if (c->phase == HS_PHASE_DENIED && !h->refusal)
+        h->refusal = NET_DISCONNECT_REFUSED_TOKEN;
+    return c->phase == HS_PHASE_REQUEST || c->phase == HS_PHASE_RESPONSE;
+}
+
+bool enet_gate_secure_server(enet_net_host *h, const net_host_config *c, const char *address, const char **error)
+{
+    char text[64];
+    if (!c->public_address) {
+        if (strcmp(address, "0.0.0.0") == 0) {
+            if (error)
+                *error = "secure mode on 0.0.0.0 needs public_address (how clients reach the server)";
+            return false;
+        }
+        snprintf(text, sizeof text, "%s:%u", address, (unsigned)h->enet->address.port);
+    }
+    net_token_address self;
+    if (!net_token_address_parse(c->public_address ? c->public_address : text, &self)) {
+        if (error)
+            *error = "public_address is not A.B.C.D:PORT or [IPv6]:PORT";
+        return false;
+    }
+    h->hs = hs_server_create(c->token_key, c->protocol_id, &self, c->max_peers);
+    if (!h->hs) {
+        if (error)
+            *error = "cannot set up the handshake (out of memory, or libsodium failed)";
+        return false;
+    }
+    h->base.config.token_key = NULL; // copied: the caller's may go
+    h->base.config.public_address = NULL;
+    return true;
+}

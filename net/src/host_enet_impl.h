@@ -1,0 +1,71 @@
+// keel: the ENet host's private parts, shared by host_enet.c (the host) and
+// host_enet_gate.c (what it does with datagrams before ENet reads them:
+// refusals and secure mode's handshake). Private to net/src; these two are
+// the only files in keel that include enet.h. MIT licence, see LICENSE.
+#ifndef KEEL_NET_HOST_ENET_IMPL_H
+#define KEEL_NET_HOST_ENET_IMPL_H
+
+#include <enet/enet.h>
+
+#include "handshake.h"
+#include "host_impl.h"
+
+enum { SLOT_FREE = 0, SLOT_CONNECTING, SLOT_CONNECTED, SLOT_CLOSING };
+
+typedef struct enet_slot {
+    uint8_t state;
+    enet_uint32 since; ///< enet_time_get() when the state began
+    /// For a free slot whose ENet peer is inside a handshake it never
+    /// finishes (a half-open connection): when that was first seen, + 1 (0:
+    /// not seen). Such a peer holds a slot and its address's quota.
+    enet_uint32 half_open_since;
+    bool has_client_id; ///< secure server: client_id is the peer's token's
+    uint64_t client_id;
+} enet_slot;
+
+typedef struct refused_key {
+    enet_uint32 address;
+    enet_uint16 port;
+    enet_uint32 connect_id;
+} refused_key;
+
+#define REFUSED_RING 32u
+#define REFUSAL_MAGIC 0x6b726566u // "kref"
+#define REFUSAL_LENGTH 11u       // header 2, magic 4, reason 1, connect id 4
+
+typedef struct enet_net_host {
+    net_host base;
+    ENetHost *enet;
+    enet_slot *slots; ///< one per ENet peer (server: max_peers; client: 1)
+    ENetPacket *held; ///< the packet of the last RECEIVE event
+    uint64_t wire_sent, wire_received;
+    enet_uint32 last_sent_data, last_sent_packets, last_received_data, last_received_packets;
+    refused_key refused[REFUSED_RING];
+    unsigned refused_next, refused_count;
+    uint8_t refusal;      ///< client: the reason of a refusal datagram received, not yet reported
+    bool leaving;         ///< client: net_host_leave was called
+    uint8_t leave_state;  ///< a net_leave_state
+    enet_uint32 leave_start;
+    hs_server *hs;        ///< secure server
+    hs_client *hsc;       ///< secure client
+    ENetAddress server;   ///< client: the server's address
+} enet_net_host;
+
+// host_enet.c
+/// ENet's connect to the server (at once, or once the handshake admitted
+/// the client). False when ENet has no free peer.
+bool enet_start_connect(enet_net_host *h);
+
+// host_enet_gate.c
+/// ENet's host->intercept: sees every datagram before ENet.
+int ENET_CALLBACK enet_gate_intercept(ENetHost *e, ENetEvent *event);
+/// A secure client's exchange: sends what is due, starts ENet's connect once
+/// admitted, turns a denial into a refusal. True while it is under way.
+bool enet_gate_handshake_step(enet_net_host *h);
+/// Secure mode on a new server host (config->token_key set): its address as
+/// clients reach it (public_address, or `address` and the bound port), the
+/// handshake's state. False with *error set.
+bool enet_gate_secure_server(enet_net_host *h, const net_host_config *config, const char *address,
+                             const char **error);
+
+#endif

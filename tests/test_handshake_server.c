@@ -1,0 +1,201 @@
+// keel tests: a secure server's handshake state (handshake.c) on virtual
+// clocks: challenge expiry, the admission window and its connect id, the
+// bounded tables, the client's side. No sockets; every time is an argument.
+// MIT licence, see LICENSE.
+#include <string.h>
+
+#include <criterion/criterion.h>
+
+#include "../net/src/handshake.h"
+#include "test_support.h"
+#include "token_fixture.h"
+
+enum { NOW_S = KEEL_TEST_CREATE + 10, T0 = 1000000, PEERS = 4 };
+
+static net_token_key key;
+static hs_server *server;
+static const uint8_t NONCE[HS_NONCE_BYTES] = {1, 1, 2, 3, 5, 8, 13, 21};
+
+static void setup(void)
+{
+    cr_assert(net_token_key_generate(&key));
+    net_token_address self = keel_test_token_server();
+    server = hs_server_create(&key, KEEL_TEST_PROTOCOL, &self, PEERS);
+    cr_assert_not_null(server);
+}
+
+static void teardown(void)
+{
+    hs_server_destroy(server);
+    net_token_key_wipe(&key);
+}
+
+TestSuite(handshake_server, .init = setup, .fini = teardown, .timeout = 60);
+
+static void issue(uint8_t *token, uint64_t client_id)
+{
+    net_token_params p;
+    keel_test_token_params(&p);
+    p.client_id = client_id;
+    cr_assert(net_token_issue(&p, &key, token, NULL));
+}
+
+static hs_addr addr(uint16_t port) { return (hs_addr){0x0100007f, port}; }
+
+// Request from `from` at T0; the response it would echo.
+static void challenge(const uint8_t *token, hs_addr from, uint64_t now_ms, uint8_t *response)
+{
+    uint8_t request[NET_HS_REQUEST_BYTES], reply[HS_MAX_DATAGRAM], reason = 0;
+    hs_request_write(token, NONCE, request);
+    hs_outcome o;
+    size_t n = hs_server_receive(server, request, sizeof request, from, NOW_S, now_ms, reply, &o);
+    cr_assert_eq(n, NET_HS_CHALLENGE_BYTES, "%s", net_hs_refusal_name(o.refusal));
+    cr_assert_eq(hs_client_receive(reply, n, NONCE, response, &reason), HS_REPLY_CHALLENGE);
+}
+
+static net_hs_refusal respond(const uint8_t *response, hs_addr from, uint64_t now_s, uint64_t now_ms)
+{
+    uint8_t reply[HS_MAX_DATAGRAM];
+    hs_outcome o;
+    size_t n = hs_server_receive(server, response, NET_HS_RESPONSE_BYTES, from, now_s, now_ms, reply, &o);
+    cr_assert_eq(n, o.refusal == NET_HS_OK ? NET_HS_ADMITTED_BYTES : NET_HS_DENIED_BYTES);
+    cr_assert_eq(o.admitted, o.refusal == NET_HS_OK);
+    return o.refusal;
+}
+
+Test(handshake_server, a_challenge_expires_after_five_seconds)
+{
+    uint8_t token[NET_TOKEN_BYTES], response[NET_HS_RESPONSE_BYTES];
+    issue(token, 1);
+    challenge(token, addr(100), T0, response);
+    cr_assert_eq(respond(response, addr(100), NOW_S, T0 + NET_HS_CHALLENGE_MS), NET_HS_CHALLENGE_EXPIRED);
+    cr_assert_eq(respond(response, addr(100), NOW_S, T0 + NET_HS_CHALLENGE_MS - 1), NET_HS_OK);
+}
+
+Test(handshake_server, a_token_expiring_between_request_and_response_is_refused)
+{
+    uint8_t token[NET_TOKEN_BYTES], response[NET_HS_RESPONSE_BYTES];
+    issue(token, 1);
+    challenge(token, addr(100), T0, response);
+    cr_assert_eq(respond(response, addr(100), KEEL_TEST_EXPIRE, T0 + 1), NET_HS_EXPIRED);
+}
+
+Test(handshake_server, another_servers_challenge_does_not_authenticate)
+{
+    uint8_t token[NET_TOKEN_BYTES], response[NET_HS_RESPONSE_BYTES];
+    issue(token, 1);
+    challenge(token, addr(100), T0, response);
+    net_token_address self = keel_test_token_server();
+    hs_server *other = hs_server_create(&key, KEEL_TEST_PROTOCOL, &self, PEERS); // another random challenge key
+    cr_assert_not_null(other);
+    uint8_t reply[HS_MAX_DATAGRAM];
+    hs_outcome o;
+    hs_server_receive(other, response, NET_HS_RESPONSE_BYTES, addr(100), NOW_S, T0 + 1, reply, &o);
+    cr_assert_eq(o.refusal, NET_HS_CHALLENGE_DAMAGED);
+    hs_server_destroy(other);
+}
+
+Test(handshake_server, an_admission_binds_one_connect_id_for_five_seconds)
+{
+    uint8_t token[NET_TOKEN_BYTES], response[NET_HS_RESPONSE_BYTES];
+    issue(token, 77);
+    uint64_t id = 0;
+    cr_assert(!hs_server_admits(server, addr(100), 0xabcd, T0, &id), "nothing admitted yet");
+    challenge(token, addr(100), T0, response);
+    cr_assert_eq(respond(response, addr(100), NOW_S, T0 + 10), NET_HS_OK);
+    cr_assert(!hs_server_admits(server, addr(101), 0xabcd, T0 + 20, &id), "another port");
+    cr_assert(hs_server_admits(server, addr(100), 0xabcd, T0 + 20, &id));
+    cr_assert_eq(id, 77);
+    cr_assert(hs_server_admits(server, addr(100), 0xabcd, T0 + 30, &id), "a retransmission");
+    cr_assert(!hs_server_admits(server, addr(100), 0x1234, T0 + 30, &id), "another connect attempt");
+    cr_assert(!hs_server_admits(server, addr(100), 0xabcd, T0 + 10 + NET_HS_ADMIT_MS, &id), "the window closed");
+    id = 0;
+    cr_assert(hs_server_client_id(server, addr(100), 0xabcd, &id), "the connect event's look-up ignores expiry");
+    cr_assert_eq(id, 77);
+}
+
+Test(handshake_server, the_admission_table_is_bounded)
+{
+    // PEERS + 16 live admissions fit; one more is refused until one expires
+    uint8_t token[NET_TOKEN_BYTES], response[NET_HS_RESPONSE_BYTES];
+    for (uint16_t i = 0; i < PEERS + 16; i++) {
+        issue(token, i);
+        challenge(token, addr((uint16_t)(1000 + i)), T0, response);
+        cr_assert_eq(respond(response, addr((uint16_t)(1000 + i)), NOW_S, T0), NET_HS_OK, "admission %u", i);
+    }
+    issue(token, 999);
+    challenge(token, addr(2000), T0 + 1, response);
+    cr_assert_eq(respond(response, addr(2000), NOW_S, T0 + 1), NET_HS_ADMIT_FULL);
+    cr_assert_eq(respond(response, addr(2000), NOW_S, T0 + NET_HS_ADMIT_MS), NET_HS_OK, "expired entries reused");
+}
+
+Test(handshake_server, the_tokens_in_use_table_is_bounded_and_forgets_expired_tokens)
+{
+    uint8_t first[NET_TOKEN_BYTES], token[NET_TOKEN_BYTES], response[NET_HS_RESPONSE_BYTES];
+    issue(first, 1);
+    challenge(first, addr(100), T0, response);
+    cr_assert_eq(respond(response, addr(100), NOW_S, T0), NET_HS_OK);
+    // from another address: in use, at the request and at the response
+    uint8_t request[NET_HS_REQUEST_BYTES], reply[HS_MAX_DATAGRAM];
+    hs_request_write(first, NONCE, request);
+    hs_outcome o;
+    hs_server_receive(server, request, sizeof request, addr(200), NOW_S, T0, reply, &o);
+    cr_assert_eq(o.refusal, NET_HS_IN_USE);
+    // 2 x PEERS + 16 other tokens admitted one after another (same expiry,
+    // each when the admissions before it closed): the table is full at the
+    // last, which replaces an entry
+    uint64_t t = T0;
+    for (uint16_t i = 0; i < 2 * PEERS + 16; i++) {
+        t += NET_HS_ADMIT_MS;
+        issue(token, 10u + i);
+        challenge(token, addr((uint16_t)(3000 + i)), t, response);
+        cr_assert_eq(respond(response, addr((uint16_t)(3000 + i)), NOW_S, t), NET_HS_OK, "token %u", i);
+    }
+    // the first token's entry was the one replaced (all expire alike; the
+    // first found goes): it is forgotten, so another address gets a challenge
+    hs_server_receive(server, request, sizeof request, addr(200), NOW_S, t, reply, &o);
+    cr_assert_eq(o.refusal, NET_HS_OK, "%s", net_hs_refusal_name(o.refusal));
+    cr_assert(o.challenged);
+    // after the tokens' expiry nothing is in use: a new token (valid later
+    // with another expiry) goes through from anywhere
+    net_token_params p;
+    keel_test_token_params(&p);
+    p.expire_time = KEEL_TEST_EXPIRE + 1000;
+    cr_assert(net_token_issue(&p, &key, token, NULL));
+    t += NET_HS_ADMIT_MS;
+    challenge(token, addr(4000), t, response);
+    hs_server_receive(server, response, NET_HS_RESPONSE_BYTES, addr(4000), KEEL_TEST_EXPIRE + 1, t, reply, &o);
+    cr_assert_eq(o.refusal, NET_HS_OK, "%s", net_hs_refusal_name(o.refusal));
+}
+
+Test(handshake_server, the_client_side_moves_on_only_with_its_own_replies)
+{
+    uint8_t token[NET_TOKEN_BYTES];
+    issue(token, 5);
+    hs_client c;
+    cr_assert(hs_client_start(&c, token));
+    size_t n = 0;
+    const uint8_t *d = hs_client_due(&c, T0, &n);
+    cr_assert_not_null(d);
+    cr_assert_eq(n, NET_HS_REQUEST_BYTES);
+    cr_assert_null(hs_client_due(&c, T0 + NET_HS_RESEND_MS - 1, &n), "not again before the resend time");
+    cr_assert_not_null(hs_client_due(&c, T0 + NET_HS_RESEND_MS, &n));
+    uint8_t reply[HS_MAX_DATAGRAM], request[NET_HS_REQUEST_BYTES];
+    memcpy(request, d, sizeof request);
+    hs_outcome o;
+    size_t r = hs_server_receive(server, request, sizeof request, addr(100), NOW_S, T0, reply, &o);
+    reply[6] ^= 1; // another nonce: not ours
+    cr_assert_eq(hs_client_take(&c, reply, r), HS_REPLY_IGNORED);
+    reply[6] ^= 1;
+    cr_assert_eq(hs_client_take(&c, reply, r), HS_REPLY_CHALLENGE);
+    cr_assert_eq(hs_client_take(&c, reply, r), HS_REPLY_IGNORED, "a second challenge is late");
+    d = hs_client_due(&c, T0 + NET_HS_RESEND_MS + 1, &n);
+    cr_assert_not_null(d, "the response goes at once");
+    cr_assert_eq(n, NET_HS_RESPONSE_BYTES);
+    r = hs_server_receive(server, d, n, addr(100), NOW_S, T0 + 2, reply, &o);
+    cr_assert_eq(hs_client_take(&c, reply, r), HS_REPLY_ADMITTED);
+    cr_assert_eq(c.phase, HS_PHASE_ADMITTED);
+    cr_assert_null(hs_client_due(&c, T0 + 10 * NET_HS_RESEND_MS, &n), "nothing to send once admitted");
+    hs_client_wipe(&c);
+    cr_assert(keel_test_zeroed(&c, sizeof c));
+}

@@ -24,8 +24,11 @@
 //   goes with its hello and again with the welcome), so that its echo is a
 //   round trip no retransmission has stretched.
 // - A client that has sent nothing for a while (a stalled process) gets the
-//   chain only, no repair and no full state; when it speaks again it is
-//   repaired, or sent one full state if it fell too far behind.
+//   chain only, no repair and no full state -- unless it has no state at all:
+//   a client waiting for its first full state sends nothing after the ping
+//   on its welcome, so a lost first full state is sent again without hearing
+//   from it. When a silent client speaks again it is repaired, or sent one
+//   full state if it fell too far behind.
 // Every snapshot tick's hash is kept in the history (sv_tick_record.hash_after),
 // so a repair can end at any earlier snapshot's tick.
 #include <string.h>

@@ -115,14 +115,15 @@ common=(-std=c11 -Iserver/include -Isim/include -Isim/src -Inet/include -Inet/sr
         -Iclient/include -Itools/common -DKEEL_CHECKS=1 -DKEEL_CROSS_BUILD=1)
 # Everything keel-replay and keel-sim need besides their own folders: the core,
 # the recordings, the protocol's encoders (not the ENet host) and the client
-# library (keel-replay replays client recordings). The connect tokens
-# (net/src/token*.c, libsodium) are left out: nothing these programs run
-# reads a token, and the tokens' bytes do not depend on the simulation.
+# library (keel-replay replays client recordings). The connect tokens and
+# the secure handshake (net/src/token*.c, handshake.c, host_enet_gate.c:
+# libsodium and ENet) are left out: nothing these programs run reads a
+# token, and their bytes do not depend on the simulation.
 lib_sources() {
     echo "$out/enet_stub.c"
     ls sim/src/*.c
     [ -d rec/src ] && ls rec/src/*.c
-    ls net/src/*.c | grep -v -e host_enet.c -e '/token[^/]*\.c$'
+    ls net/src/*.c | grep -v -e '/host_enet[^/]*\.c$' -e '/token[^/]*\.c$' -e '/handshake\.c$'
     ls client/src/*.c
     ls server/src/*.c
     ls tools/common/*.c
@@ -178,9 +179,11 @@ build() { # one line of the table
             echo "$cc ${common[*]} $flags -c $f -o $dir/keel-replay/$(basename "$f" .c).o"
         done >>"$dir/compile.txt"
     fi
-    # The reference build also makes the server session's recording.
+    # The reference build also makes the server session's recording; its
+    # keel-server reads key files and names handshake refusals, so it also
+    # gets the token and handshake sources (and the machine's libsodium).
     if [ "$name" = "$reference" ]; then
-        for f in server/keel-server/*.c; do
+        for f in server/keel-server/*.c net/src/token*.c net/src/handshake.c; do
             echo "$cc ${common[*]} -Iserver/include -Iserver/src $flags -c $f -o $dir/keel-server/$(basename "$f" .c).o"
         done >>"$dir/compile.txt"
     fi
@@ -198,7 +201,9 @@ build() { # one line of the table
         [ "$prog" = keel-replay ] && [ "$have_replay" -eq 0 ] && continue
         [ "$prog" = keel-server ] && [ "$name" != "$reference" ] && continue
         # shellcheck disable=SC2086
-        if ! $cc $flags "$dir/$prog"/*.o "$dir"/lib/*.o -o "$out/$prog-$name" "${libs[@]}" "${ldflags[@]}" \
+        local extra_libs=()
+        [ "$prog" = keel-server ] && extra_libs=(-lsodium)
+        if ! $cc $flags "$dir/$prog"/*.o "$dir"/lib/*.o -o "$out/$prog-$name" "${libs[@]}" "${extra_libs[@]}" "${ldflags[@]}" \
             >>"$dir/build.log" 2>&1; then
             echo "cross-check: linking $prog for $name failed:" >&2
             tail -n 30 "$dir/build.log" >&2

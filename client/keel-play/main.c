@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "app.h"
+#include "keel_app.h"
 #include "kp.h"
 
 static void usage(FILE *f)
@@ -97,19 +98,6 @@ uint32_t kp_frames_limit(const kp_options *opt)
     return opt->screenshot ? 3u : 0u;
 }
 
-static bool parse_u32(const char *s, uint32_t lo, uint32_t hi, uint32_t *out)
-{
-    if (!s || !*s || *s == '-' || *s == '+')
-        return false;
-    char *end = NULL;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno || *end || v < lo || v > hi)
-        return false;
-    *out = (uint32_t)v;
-    return true;
-}
-
 static bool parse_float(const char *s, float lo, float hi, float *out)
 {
     if (!s || !*s)
@@ -132,7 +120,7 @@ static bool parse_size(const char *s, int *w, int *h)
     char first[16];
     memcpy(first, s, (size_t)(x - s));
     first[x - s] = '\0';
-    if (!parse_u32(first, 64, 16384, &a) || !parse_u32(x + 1, 64, 16384, &b))
+    if (!keel_app_parse_u32(first, 64, 16384, &a) || !keel_app_parse_u32(x + 1, 64, 16384, &b))
         return false;
     *w = (int)a;
     *h = (int)b;
@@ -166,7 +154,7 @@ static bool parse_connect(const char *s, kp_options *o)
     size_t host_len = colon ? (size_t)(colon - s) : strlen(s);
     if (host_len == 0 || host_len >= sizeof o->host)
         return false;
-    if (colon && !parse_u32(colon + 1, 1, 65535, &o->port))
+    if (colon && !keel_app_parse_u32(colon + 1, 1, 65535, &o->port))
         return false;
     memcpy(o->host, s, host_len);
     o->host[host_len] = '\0';
@@ -219,7 +207,7 @@ static int parse_one(kp_options *o, const char *a, const char *v, bool *live_onl
         ok = parse_float(v, 0.25f, 8.0f, &o->speed);
         *file_only = true;
     } else if (strcmp(a, "--follow") == 0) {
-        ok = parse_u32(v, 1, 0x7FFFFFFFu, &o->follow);
+        ok = keel_app_parse_u32(v, 1, 0x7FFFFFFFu, &o->follow);
         *file_only = true;
     } else if (strcmp(a, "--name") == 0) {
         o->name = v;
@@ -229,7 +217,7 @@ static int parse_one(kp_options *o, const char *a, const char *v, bool *live_onl
         ok = parse_float(v, 0.001f, 10.0f, &o->sensitivity);
         *live_only = true;
     } else if (strcmp(a, "--rate") == 0) {
-        ok = parse_u32(v, 2, 1000, &o->rate);
+        ok = keel_app_parse_u32(v, 2, 1000, &o->rate);
         *live_only = true;
     } else if (strcmp(a, "--scale") == 0) {
         o->scale = v;
@@ -240,13 +228,13 @@ static int parse_one(kp_options *o, const char *a, const char *v, bool *live_onl
         o->up = v[0];
         *live_only = true;
     } else if (strcmp(a, "--connect-timeout") == 0) {
-        ok = parse_u32(v, 1, 3600, &o->connect_timeout_s);
+        ok = keel_app_parse_u32(v, 1, 3600, &o->connect_timeout_s);
         *live_only = true;
     } else if (strcmp(a, "--quit-after") == 0) {
-        ok = parse_u32(v, 1, 1000000u, &o->quit_after_s);
+        ok = keel_app_parse_u32(v, 1, 1000000u, &o->quit_after_s);
         *live_only = true;
     } else if (strcmp(a, "--ticks-per-packet") == 0) {
-        ok = parse_u32(v, 1, 8, &o->ticks_per_packet);
+        ok = keel_app_parse_u32(v, 1, 8, &o->ticks_per_packet);
         *live_only = true;
     } else if (strcmp(a, "--record") == 0) {
         o->record = v;
@@ -258,9 +246,9 @@ static int parse_one(kp_options *o, const char *a, const char *v, bool *live_onl
         o->screenshot = v;
         ok = v[0] != '\0';
     } else if (strcmp(a, "--frames") == 0) {
-        ok = parse_u32(v, 1, 100000000u, &o->frames);
+        ok = keel_app_parse_u32(v, 1, 100000000u, &o->frames);
     } else if (strcmp(a, "--at-tick") == 0) {
-        ok = parse_u32(v, 0, 0xFFFFFFFFu, &o->at_tick);
+        ok = keel_app_parse_u32(v, 0, 0xFFFFFFFFu, &o->at_tick);
         o->has_at_tick = true;
     } else if (strcmp(a, "--camera") == 0) {
         ok = parse_camera(v, o->camera);

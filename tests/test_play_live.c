@@ -108,7 +108,7 @@ static bool wait_for_text(const char *file, const char *text, long ms)
 static unsigned start_server(keel_test_proc *sv, const char *record_name, bool platforms, char at[64])
 {
     const char *record = keel_test_dir_file(dir, record_name);
-    const char *args[] = {"--bind", "127.0.0.1", "--port", "0", "--duration", "120", "--keyframe-interval", "4",
+    const char *args[] = {"--bind", "127.0.0.1", "--port", "0", "--insecure", "--duration", "120", "--keyframe-interval", "4",
                           "--record", record, platforms ? "--platforms" : NULL, NULL};
     keel_test_proc_start(sv, "keel-server", args);
     unsigned port = keel_test_wait_port(sv->out);

@@ -4,7 +4,10 @@
 // seconds, computed from k, so the clock never drifts), the network serviced
 // in between, a stats line every few seconds; a recording of every tick with
 // --record (record.c). With --virtual-bots, no sockets: a session with bots on
-// a virtual clock (virtual.c).
+// a virtual clock (virtual.c). A server with sockets starts only in a mode
+// chosen on its command line: secure (--key: connect tokens and the
+// handshake) or --insecure; its first line, its stats lines and its closing
+// line say which.
 #define _POSIX_C_SOURCE 200809L
 #include <signal.h>
 #include <stdio.h>

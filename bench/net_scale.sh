@@ -61,7 +61,7 @@ rss_kb() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status" 2>/dev/null || echo 0; }
 
 # start_server DURATION_S: the server on a free port; sets SV_PID, SV_PORT.
 start_server() {
-    "$BUILD/keel-server" --bind 127.0.0.1 --port 0 --max-clients 256 --max-per-address 256 --stats-json \
+    "$BUILD/keel-server" --bind 127.0.0.1 --port 0 --insecure --max-clients 256 --max-per-address 256 --stats-json \
         --stats-interval 5 --duration "$1" >"$OUT/server.json" 2>"$OUT/server.err" &
     SV_PID=$!
     PIDS+=("$SV_PID")

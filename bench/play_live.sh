@@ -73,7 +73,7 @@ DISPLAY_NUM=$(head -n 1 "$OUT/display")
 [ -n "$DISPLAY_NUM" ] || { echo "play_live.sh: Xvfb did not start: $(cat "$OUT/xvfb.err")" >&2; exit 1; }
 
 LIMIT=$((SECONDS_RUN + 60))
-"$BUILD/keel-server" --bind 127.0.0.1 --port 0 --level "$LEVEL" --max-clients 256 --max-per-address 256 --duration "$LIMIT" \
+"$BUILD/keel-server" --bind 127.0.0.1 --port 0 --insecure --level "$LEVEL" --max-clients 256 --max-per-address 256 --duration "$LIMIT" \
     >"$OUT/server.out" 2>&1 &
 PIDS+=($!)
 SV_PORT=""

@@ -2,8 +2,10 @@
 //
 //   client [ADDRESS [PORT [SECONDS]]]   (defaults 127.0.0.1, 27900, 5)
 //
-// Connects to a keel-server, predicts its own character with a command per
-// tick (walk forward, turning slowly), and once a second prints where a game
+// Connects to a keel-server (one started with --insecure: this client has
+// no connect token; net_host_config.connect_token is how a game gives it
+// one), predicts its own character with a command per tick (walk forward,
+// turning slowly), and once a second prints where a game
 // would draw it: the smoothed pose from cl_smooth (the two newest predicted
 // ticks interpolated, rollback corrections eased out). After SECONDS (or on
 // Ctrl-C) it leaves the server cleanly and exits 0; 1 when it could not

@@ -2,9 +2,12 @@
 # keel: play. MIT licence, see LICENSE.
 #
 # One command: install the packages (scripts/setup.sh), build keel-server,
-# keel-client and keel-play, start a keel-server on loopback with a few
-# keel-client bots, open keel-play connected to it, and stop everything when
-# keel-play's window closes (Esc twice, or closing the window).
+# keel-client, keel-token and keel-play, start a keel-server on loopback with
+# a few keel-client bots, open keel-play connected to it, and stop everything
+# when keel-play's window closes (Esc twice, or closing the window). Secure
+# mode: a development key made with keel-token keygen in the temporary
+# folder; the server takes it with --key, the bots and keel-play issue their
+# connect tokens with it (--token-key; docs/security.md).
 #
 #   scripts/play.sh                         4 random-walk bots on the built-in level
 #   scripts/play.sh --bots 8 --bot pusher
@@ -60,9 +63,9 @@ fi
 
 scripts/setup.sh >&2
 
-echo "==== build: keel-server, keel-client, keel-play (build/, -j2) ====" >&2
+echo "==== build: keel-server, keel-client, keel-token, keel-play (build/, -j2) ====" >&2
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKEEL_WERROR=ON -DKEEL_SANITIZE=OFF -DKEEL_CHECKS=ON >&2
-cmake --build build -j 2 --target keel-server keel-client keel-play >&2
+cmake --build build -j 2 --target keel-server keel-client keel-token keel-play >&2
 
 tmp=$(mktemp -d)
 server_pid=""
@@ -76,8 +79,10 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
+build/keel-token keygen "$tmp/dev.key" >/dev/null
 echo "==== keel-server on 127.0.0.1 with $bots '$bot' bots (log: $tmp/server.out) ====" >&2
-build/keel-server --bind 127.0.0.1 --port 0 --max-per-address 65 --stats-interval 5 "${level_args[@]}" \
+echo "==== secure mode: a development key (keel-token keygen, deleted at the end); keel-server --key, the bots and keel-play --token-key ====" >&2
+build/keel-server --bind 127.0.0.1 --port 0 --key "$tmp/dev.key" --max-per-address 65 --stats-interval 5 "${level_args[@]}" \
     "${platforms[@]}" >"$tmp/server.out" 2>&1 &
 server_pid=$!
 port=""
@@ -94,12 +99,13 @@ if [ -z "$port" ]; then
 fi
 
 if [ "$bots" -gt 0 ]; then
-    build/keel-client --port "$port" --bots "$bots" --bot "$bot" --ticks 0 "${level_args[@]}" "${platforms[@]}" \
+    build/keel-client --port "$port" --token-key "$tmp/dev.key" --bots "$bots" --bot "$bot" --ticks 0 "${level_args[@]}" "${platforms[@]}" \
         >"$tmp/bots.json" 2>"$tmp/bots.err" &
     bots_pid=$!
 fi
 
-echo "==== keel-play --connect 127.0.0.1:$port (F1: help; Esc twice quits) ====" >&2
+echo "==== keel-play --connect 127.0.0.1:$port --token-key (F1: help; Esc twice quits) ====" >&2
 status=0
-build/keel-play --connect "127.0.0.1:$port" "${level_args[@]}" "${platforms[@]}" "$@" || status=$?
+# client id 100: the bots are 1..64
+build/keel-play --connect "127.0.0.1:$port" --token-key "$tmp/dev.key" --client-id 100 "${level_args[@]}" "${platforms[@]}" "$@" || status=$?
 exit "$status"

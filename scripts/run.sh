@@ -2,7 +2,10 @@
 # keel: set up, build and run the main job. MIT licence, see LICENSE.
 #
 # The main job is a networked game on this machine: keel-server on loopback
-# and keel-client bots connected to it over ENet. It shows the server's live
+# and keel-client bots connected to it over ENet, in secure mode (a
+# development key made with keel-token keygen in a temporary folder; the
+# server takes it with --key, the bots issue their connect tokens with it,
+# --token-key; docs/security.md). It shows the server's live
 # stats (a line every 5 seconds) for about 30 seconds, then the bots leave
 # and it ends with a summary: the server's closing line and the bots' JSON
 # summary (round trip, input margin, mispredictions by cause, re-simulated
@@ -42,10 +45,10 @@ case $seconds in '' | *[!0-9]*) usage ;; esac
 
 scripts/setup.sh >&2
 
-echo "==== build: keel-server, keel-client, keel-sim (build/, -j2) ====" >&2
+echo "==== build: keel-server, keel-client, keel-token, keel-sim (build/, -j2) ====" >&2
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKEEL_WERROR=ON -DKEEL_SANITIZE=OFF \
     -DKEEL_CHECKS=ON >&2
-cmake --build build -j 2 --target keel-server keel-client keel-sim >&2
+cmake --build build -j 2 --target keel-server keel-client keel-token keel-sim >&2
 
 tmp=$(mktemp -d)
 server_pid=""
@@ -66,8 +69,10 @@ if [ "$forever" -eq 1 ]; then
     ticks=0
 fi
 
+build/keel-token keygen "$tmp/dev.key" >/dev/null
 echo "==== run: keel-server on 127.0.0.1 and $bots '$bot' bots for $([ "$forever" -eq 1 ] && echo "ever (Ctrl-C stops)" || echo "$seconds s") ====" >&2
-build/keel-server --bind 127.0.0.1 --port 0 --max-per-address 64 --stats-interval 5 \
+echo "==== secure mode: a development key (keel-token keygen, deleted at the end); keel-server --key, the bots --token-key ====" >&2
+build/keel-server --bind 127.0.0.1 --port 0 --key "$tmp/dev.key" --max-per-address 64 --stats-interval 5 \
     --duration "$duration" >"$tmp/server.out" 2>&1 &
 server_pid=$!
 port=""
@@ -83,7 +88,8 @@ if [ -z "$port" ]; then
 fi
 tail -n +1 -f "$tmp/server.out" --pid "$server_pid" &
 
-build/keel-client --port "$port" --bots "$bots" --bot "$bot" --ticks "$ticks" >"$tmp/client.json" &
+build/keel-client --port "$port" --token-key "$tmp/dev.key" --bots "$bots" --bot "$bot" --ticks "$ticks" \
+    >"$tmp/client.json" &
 client_pid=$!
 status=0
 wait "$client_pid" || status=$?

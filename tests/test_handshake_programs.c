@@ -78,6 +78,9 @@ Test(handshake_programs, bots_with_tokens_play_and_others_are_refused)
     const char *sum = strstr(out, "{\"summary\":1");
     cr_assert_not_null(sum, "no summary: %s %s", out, err);
     cr_log_info("server: %s\n%s", sum, err);
+    cr_expect_eq(strncmp(err, "keel-server: secure (connect tokens required, key ", 50), 0, "first line: %s", err);
+    cr_expect_not_null(strstr(sum, "\"secure\":true"), "%s", sum);
+    cr_expect_not_null(strstr(err, "; secure\n"), "the closing line says the mode: %s", err);
     cr_expect_eq(keel_test_json_num(sum, "joined"), 3, "two bots and a light client");
     // at least: a response sent again before the admission arrived renews it
     cr_expect_geq(keel_test_json_num(sum, "handshake_admitted"), 3);
@@ -136,6 +139,16 @@ Test(handshake_programs, bad_combinations_are_usage_errors)
         cr_expect_eq(r.exit_code, 2, "keel-client case %d: %s", i, r.err);
         keel_test_run_free(&r);
     }
+    // neither --key nor --insecure: it says what to pass and does not start
+    const char *no_mode[] = {"--bind", "127.0.0.1", "--port", "0", "--duration", "1", NULL};
+    keel_test_run_result nm = run("keel-server", no_mode);
+    cr_expect_eq(nm.exit_code, 2, "%s", nm.err);
+    cr_expect_not_null(strstr(nm.err, "keel-server: no mode chosen: pass --key FILE"), "%s", nm.err);
+    cr_expect_not_null(strstr(nm.err, "keel-token keygen"), "%s", nm.err);
+    cr_expect_not_null(strstr(nm.err, "or --insecure"), "%s", nm.err);
+    cr_expect_not_null(strstr(nm.err, "usage:"), "%s", nm.err);
+    cr_expect_null(strstr(nm.out, "listening"), "it served: %s", nm.out);
+    keel_test_run_free(&nm);
     // files that are not what they should be: a clear error, exit 1
     const char *missing[] = {"--bind", "127.0.0.1", "--key", keel_test_dir_file(dir, "none"), NULL};
     keel_test_run_result r = run("keel-server", missing);

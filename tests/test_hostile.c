@@ -267,7 +267,7 @@ static void server_start(server_run *s)
     cr_assert(pipe(po) == 0 && pipe(pe) == 0, "pipe: %s", strerror(errno));
     char duration[16];
     snprintf(duration, sizeof duration, "%u", DURATION_S);
-    const char *argv[] = {keel_test_program_path("keel-server"), "--bind", "127.0.0.1", "--port", "0", "--rate", "64",
+    const char *argv[] = {keel_test_program_path("keel-server"), "--bind", "127.0.0.1", "--port", "0", "--insecure", "--rate", "64",
                           "--stats-json", "--stats-interval", "1", "--duration", duration, NULL};
     s->pid = spawn(argv, po[1], pe[1]);
     close(po[1]);

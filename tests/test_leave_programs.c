@@ -59,7 +59,7 @@ static void expect_end(const char *json, unsigned bot, const char *want)
 
 static unsigned start_server(keel_test_proc *sv, const char *per_address)
 {
-    const char *sargs[] = {"--bind", "127.0.0.1", "--port", "0", "--duration", "120", "--max-per-address",
+    const char *sargs[] = {"--bind", "127.0.0.1", "--port", "0", "--insecure", "--duration", "120", "--max-per-address",
                            per_address, "--stats-json", "--stats-interval", "1", NULL};
     keel_test_proc_start(sv, "keel-server", sargs);
     return keel_test_wait_port(sv->err);
@@ -137,6 +137,11 @@ Test(leave_programs, a_bot_over_the_per_address_limit_says_it_was_refused)
     cr_expect_gt(keel_test_json_num(out, "connected_seconds"), 0, "bot 1 played");
     keel_test_proc_kill(&sv, SIGTERM);
     char *sum = server_summary(&sv);
+    // --insecure: said first, and in the summary
+    char *first = keel_test_read_file(sv.err);
+    cr_expect_eq(strncmp(first, "keel-server: INSECURE: any client may connect (--insecure)\n", 59), 0, "%s", first);
+    free(first);
+    cr_expect_not_null(strstr(sum, "\"secure\":false"), "%s", sum);
     cr_expect_geq(keel_test_json_num(sum, "peers_refused"), 1);
     cr_expect_eq(keel_test_json_num(sum, "left"), 1);
     cr_expect_eq(keel_test_json_num(sum, "timed_out"), 0);

@@ -115,7 +115,7 @@ static void run_session(const char *name, const char *const *relay_args, const c
     // longer than its ticks to connect and play them, and a server that ended
     // on its own would cost the bots their connection.
     snprintf(dur, sizeof dur, "%u", ticks / 64 + 90);
-    const char *sargs[] = {"--bind", "127.0.0.1", "--port", "0", "--duration", dur, "--max-per-address", "64",
+    const char *sargs[] = {"--bind", "127.0.0.1", "--port", "0", "--insecure", "--duration", dur, "--max-per-address", "64",
                            "--quiet", NULL};
     keel_test_proc_start(&sv, "keel-server", sargs);
     unsigned port = keel_test_wait_port(sv.out);
@@ -210,7 +210,7 @@ Test(netplay_enet, burst_gaps_mispredict_only_by_substitution_and_recover)
 Test(netplay_enet, a_client_of_another_simulation_is_refused_with_the_reason)
 {
     keel_test_proc sv, cl;
-    const char *sargs[] = {"--bind", "127.0.0.1", "--port", "0", "--duration", "20", "--quiet", NULL};
+    const char *sargs[] = {"--bind", "127.0.0.1", "--port", "0", "--insecure", "--duration", "20", "--quiet", NULL};
     keel_test_proc_start(&sv, "keel-server", sargs);
     char port[16];
     snprintf(port, sizeof port, "%u", keel_test_wait_port(sv.out));
@@ -231,7 +231,7 @@ Test(netplay_enet, a_client_of_another_simulation_is_refused_with_the_reason)
 Test(netplay_enet, a_client_without_the_servers_platforms_is_refused_and_one_with_them_plays)
 {
     keel_test_proc sv, bad, good;
-    const char *sargs[] = {"--bind", "127.0.0.1", "--port", "0", "--platforms", "--duration", "20", "--quiet", NULL};
+    const char *sargs[] = {"--bind", "127.0.0.1", "--port", "0", "--insecure", "--platforms", "--duration", "20", "--quiet", NULL};
     keel_test_proc_start(&sv, "keel-server", sargs);
     char port[16];
     snprintf(port, sizeof port, "%u", keel_test_wait_port(sv.out));
@@ -261,7 +261,7 @@ Test(netplay_enet, a_client_without_the_servers_platforms_is_refused_and_one_wit
 Test(netplay_enet, a_killed_client_frees_its_slot_and_the_others_play_on)
 {
     keel_test_proc sv, a, b;
-    const char *sargs[] = {"--bind", "127.0.0.1", "--port", "0", "--duration", "40", "--max-per-address", "64",
+    const char *sargs[] = {"--bind", "127.0.0.1", "--port", "0", "--insecure", "--duration", "40", "--max-per-address", "64",
                            "--stats-json", "--stats-interval", "1", NULL};
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -318,7 +318,7 @@ Test(netplay_enet, a_killed_client_frees_its_slot_and_the_others_play_on)
 Test(netplay_enet, a_round_trip_step_from_50_to_150_ms_settles_within_2_s)
 {
     keel_test_proc sv, relay, cl;
-    const char *sargs[] = {"--bind", "127.0.0.1", "--port", "0", "--duration", "30", "--max-per-address", "64",
+    const char *sargs[] = {"--bind", "127.0.0.1", "--port", "0", "--insecure", "--duration", "30", "--max-per-address", "64",
                            "--quiet", NULL};
     keel_test_proc_start(&sv, "keel-server", sargs);
     char server_at[64], port[16];
@@ -407,7 +407,7 @@ Test(netplay_enet, a_recorded_session_verifies_on_the_server_and_replays_on_the_
     snprintf(server_file, sizeof server_file, "%s/server.krec", dir);
     snprintf(client_file, sizeof client_file, "%s/client.krec", dir);
     keel_test_proc sv, a, b, c, replay;
-    const char *sargs[] = {"--bind", "127.0.0.1", "--port", "0", "--duration", "60", "--max-per-address", "64",
+    const char *sargs[] = {"--bind", "127.0.0.1", "--port", "0", "--insecure", "--duration", "60", "--max-per-address", "64",
                            "--quiet", "--platforms", "--record", server_file, NULL};
     keel_test_proc_start(&sv, "keel-server", sargs);
     char port[16];

@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <keel/rec.h>
@@ -103,17 +104,34 @@ static bool wait_for_text(const char *file, const char *text, long ms)
     return false;
 }
 
-// keel-server recording to `record_name` in the test's folder; its address
+// keel-server recording to `record_name` in the test's folder, secure with
+// the backend key file `key` (NULL: --insecure); its address
 // "127.0.0.1:PORT" in `at`, its port returned.
-static unsigned start_server(keel_test_proc *sv, const char *record_name, bool platforms, char at[64])
+static unsigned start_secure_server(keel_test_proc *sv, const char *record_name, bool platforms, const char *key,
+                                    char at[64])
 {
     const char *record = keel_test_dir_file(dir, record_name);
-    const char *args[] = {"--bind", "127.0.0.1", "--port", "0", "--duration", "120", "--keyframe-interval", "4",
-                          "--record", record, platforms ? "--platforms" : NULL, NULL};
+    const char *args[14] = {"--bind", "127.0.0.1", "--port", "0", "--duration", "120", "--keyframe-interval", "4",
+                            "--record", record};
+    size_t n = 10;
+    if (key) {
+        args[n++] = "--key";
+        args[n++] = key;
+    } else {
+        args[n++] = "--insecure";
+    }
+    if (platforms)
+        args[n++] = "--platforms";
+    args[n] = NULL;
     keel_test_proc_start(sv, "keel-server", args);
     unsigned port = keel_test_wait_port(sv->out);
     snprintf(at, 64, "127.0.0.1:%u", port);
     return port;
+}
+
+static unsigned start_server(keel_test_proc *sv, const char *record_name, bool platforms, char at[64])
+{
+    return start_secure_server(sv, record_name, platforms, NULL, at);
 }
 
 // keel-play's summary line (free it), failing the test when there is none.
@@ -350,6 +368,23 @@ Test(play_live, an_unreachable_server_is_reported_and_keel_play_gives_up)
     keel_test_proc_cleanup(&play);
 }
 
+// keel-play with `args` (and a --screenshot) is refused: exit 1, `end` and a
+// reason that starts with `reason` in its summary, the reason drawn.
+static void expect_refused(keel_test_proc *play, const char *const *args, const char *end, const char *reason)
+{
+    start_play(play, args);
+    cr_assert(keel_test_proc_wait(play, 60000), "keel-play did not end");
+    char *sum = play_summary(play);
+    char want_end[64], want_reason[128];
+    snprintf(want_end, sizeof want_end, "\"end\":\"%s\"", end);
+    snprintf(want_reason, sizeof want_reason, "\"reason\":\"%s", reason);
+    cr_expect_eq(play->status, 1, "keel-play exit %d", play->status);
+    cr_expect(strstr(sum, want_end), "%s", sum);
+    cr_expect(strstr(sum, want_reason), "%s", sum);
+    cr_expect_eq(keel_test_json_num(sum, "screenshots"), 1, "the reason was drawn: %s", sum);
+    free(sum);
+}
+
 // A server set up otherwise (its platforms): refused, the reason in the
 // summary, exit 1.
 Test(play_live, a_refusing_server_gives_its_reason)
@@ -360,13 +395,7 @@ Test(play_live, a_refusing_server_gives_its_reason)
     start_server(&sv, "refuse.krec", true, at);
     const char *args[] = {"--connect", at, "--size", "640x360", "--screenshot", keel_test_dir_file(dir, "refused.png"),
                           NULL};
-    start_play(&play, args);
-    cr_assert(keel_test_proc_wait(&play, 60000), "keel-play did not end");
-    char *sum = play_summary(&play);
-    cr_expect_eq(play.status, 1, "keel-play exit %d", play.status);
-    cr_expect(strstr(sum, "\"end\":\"refused\""), "%s", sum);
-    cr_expect(strstr(sum, "\"reason\":\"refused by the server: "), "%s", sum);
-    free(sum);
+    expect_refused(&play, args, "refused", "refused by the server: ");
     keel_test_proc_kill(&sv, SIGTERM);
     keel_test_proc_cleanup(&sv);
     keel_test_proc_cleanup(&play);
@@ -425,6 +454,81 @@ Test(play_live, a_screenshot_at_a_predicted_tick)
     cr_expect_lt(dark, (long)w * h / 2, "a black frame");
 #endif
     free(sum);
+    keel_test_proc_kill(&sv, SIGTERM);
+    keel_test_proc_cleanup(&sv);
+    keel_test_proc_cleanup(&play);
+}
+
+// A new backend key in the test's folder (keel-token keygen); its path.
+static const char *keygen(void)
+{
+    static char key[512]; // not one of keel_test_dir_file's buffers, which later calls reuse
+    snprintf(key, sizeof key, "%s", keel_test_dir_file(dir, "backend.key"));
+    const char *args[] = {"keygen", key, NULL};
+    keel_test_run_result r = keel_test_run(keel_test_program_path("keel-token"), args, NULL);
+    cr_assert_eq(r.exit_code, 0, "%s", r.err);
+    keel_test_run_free(&r);
+    return key;
+}
+
+// Secure mode (docs/security.md): keel-play issues its own connect token
+// with the server's backend key (--token-key) and plays; the server says it
+// is secure and counts the admission.
+Test(play_live, with_token_key_it_joins_a_secure_server_and_plays)
+{
+    need_display();
+    const char *key = keygen();
+    keel_test_proc sv, play;
+    char at[64];
+    start_secure_server(&sv, "secure.krec", false, key, at);
+    const char *args[] = {"--connect", at, "--token-key", key, "--client-id", "5", "--size", "640x360",
+                          "--quit-after", "2", NULL};
+    start_play(&play, args);
+    cr_assert(keel_test_proc_wait(&play, 60000), "keel-play did not end");
+    char *sum = play_summary(&play);
+    cr_expect_eq(play.status, 0, "keel-play exit %d", play.status);
+    cr_expect(strstr(sum, "\"end\":\"left\""), "%s", sum);
+    expect_clean(sum);
+    cr_expect_gt(keel_test_json_num(sum, "ticks"), 0, "%s", sum);
+    free(sum);
+    keel_test_proc_kill(&sv, SIGTERM);
+    char *out = keel_test_read_file(sv.out);
+    cr_expect_eq(strncmp(out, "keel-server: secure (connect tokens required, key ", 50), 0, "%s", out);
+    // admitted at least once: a response sent again before the admission
+    // arrived is admitted again
+    const char *hs = strstr(out, "keel-server: handshake: ");
+    unsigned long long challenges = 0, admitted = 0, refused = 1;
+    cr_expect(hs && sscanf(hs, "keel-server: handshake: challenges %llu, admitted %llu, refused %llu", &challenges,
+                           &admitted, &refused) == 3, "%s", out);
+    cr_expect(challenges >= 1 && admitted >= 1 && refused == 0, "%s", out);
+    free(out);
+    keel_test_proc_cleanup(&sv);
+    keel_test_proc_cleanup(&play);
+}
+
+// An expired token (--token): refused by the server's handshake, the reason
+// on screen and in the summary, exit 1. --token with --token-key is a usage
+// error.
+Test(play_live, an_expired_token_is_refused_with_the_reason)
+{
+    need_display();
+    const char *key = keygen(), *token = keel_test_dir_file(dir, "old.token");
+    keel_test_proc sv, play;
+    char at[64], now[32];
+    start_secure_server(&sv, "expired.krec", false, key, at);
+    snprintf(now, sizeof now, "%lld", (long long)time(NULL) - 100); // valid for 1 s, 99 s ago
+    const char *iargs[] = {"issue", "--key", key, "--client-id", "3", "--server", at, "--expires", "1",
+                           "--now", now, "--out", token, NULL};
+    keel_test_run_result r = keel_test_run(keel_test_program_path("keel-token"), iargs, NULL);
+    cr_assert_eq(r.exit_code, 0, "%s", r.err);
+    keel_test_run_free(&r);
+    const char *both[] = {"--connect", at, "--token", token, "--token-key", key, NULL};
+    r = keel_test_run(keel_test_program_path("keel-play"), both, NULL);
+    cr_expect_eq(r.exit_code, 2, "%s", r.err);
+    keel_test_run_free(&r);
+    const char *args[] = {"--connect", at, "--token", token, "--size", "640x360", "--screenshot",
+                          keel_test_dir_file(dir, "expired.png"), NULL};
+    expect_refused(&play, args, "refused_token", "refused by the server's handshake: expired\"");
     keel_test_proc_kill(&sv, SIGTERM);
     keel_test_proc_cleanup(&sv);
     keel_test_proc_cleanup(&play);

@@ -120,7 +120,7 @@ Test(record_programs, a_recording_that_fails_midway_is_reported_and_the_server_r
 
 Test(record_programs, an_unwritable_recording_is_an_error_before_serving_and_bad_flags_are_usage)
 {
-    const char *args[] = {"--bind", "127.0.0.1", "--port", "0", "--record", "/nonexistent-dir/x.krec", NULL};
+    const char *args[] = {"--bind", "127.0.0.1", "--port", "0", "--insecure", "--record", "/nonexistent-dir/x.krec", NULL};
     run_result r = run("keel-server", args, 0);
     cr_expect_eq(r.exit_code, 1);
     cr_expect(strstr(r.err, "cannot record to /nonexistent-dir/x.krec") != NULL, "%s", r.err);
@@ -152,7 +152,7 @@ Test(record_programs, an_unwritable_recording_is_an_error_before_serving_and_bad
 Test(record_programs, info_on_a_client_recording_names_its_last_confirmed_hash)
 {
     keel_test_proc sv;
-    const char *sargs[] = {"--bind", "127.0.0.1", "--port", "0", "--duration", "60", "--quiet", NULL};
+    const char *sargs[] = {"--bind", "127.0.0.1", "--port", "0", "--insecure", "--duration", "60", "--quiet", NULL};
     keel_test_proc_start(&sv, "keel-server", sargs);
     char port[16];
     snprintf(port, sizeof port, "%u", keel_test_wait_port(sv.out));

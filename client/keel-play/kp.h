@@ -73,6 +73,12 @@ typedef struct kp_options {
     const char *record;      ///< --record FILE: record the client (cl_record)
     bool third_person;       ///< --chase: a chase camera instead of first person
     uint32_t quit_after_s;   ///< --quit-after S: leave S seconds after play began (0: never)
+    // ---- live, secure mode (as keel-client; docs/security.md) ----
+    const char *token_file;  ///< --token FILE: join with this connect token (keel-token issue)
+    const char *token_key;   ///< --token-key FILE: issue a token with this backend key
+    uint64_t protocol_id;    ///< --protocol-id N: with --token-key, the token's protocol id (default 0)
+    uint32_t client_id;      ///< --client-id N: with --token-key, the token's client id (default 1)
+    bool has_client_id, has_protocol_id;
 } kp_options;
 
 /// Defaults of every field (the values above).

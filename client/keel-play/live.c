@@ -35,6 +35,7 @@
 #include "netgraph.h"
 #include "overlay.h"
 #include "render.h"
+#include "tokens.h"
 
 #define KP_LIVE_REASON_MS 4000u
 /// Frames are paced to at most this rate when the swap does not wait for the
@@ -225,6 +226,23 @@ static int live_loop(kp_live *L)
     return failed ? KP_EXIT_FAILURE : KP_EXIT_OK;
 }
 
+// Secure mode: the token from --token, or one issued with --token-key for
+// --client-id and --connect's address. False with the reason in the link
+// (a file that is not a key or token, an address a token cannot name).
+static bool live_token(kp_live *L, token_source *t, const uint8_t **token)
+{
+    const kp_options *o = L->opt;
+    char err[256];
+    *token = NULL;
+    if (tokens_load(t, o->token_file, o->token_key, o->protocol_id, err, sizeof err) &&
+        (!(o->token_file || o->token_key) ||
+         (*token = tokens_for(t, o->client_id, o->host, o->port, err, sizeof err)) != NULL))
+        return true;
+    snprintf(L->link.why, sizeof L->link.why, "%s", err);
+    L->link.end = "bad_token";
+    return false;
+}
+
 int kp_live_run(kp_app *app, const kp_options *opt)
 {
     kp_live *L = calloc(1, sizeof *L);
@@ -263,8 +281,13 @@ int kp_live_run(kp_app *app, const kp_options *opt)
     L->render = kp_render_create();
     L->overlay = kp_overlay_create();
     if (L->smooth && L->render && L->overlay && kp_render_upload_level(L->render, &L->level)) {
-        if (kp_link_open(&L->link, opt->host, (uint16_t)opt->port, L->world, &L->level, &L->settings, &cc,
-                         opt->connect_timeout_s * 1000u) &&
+        token_source tokens;
+        const uint8_t *token = NULL;
+        bool token_ok = live_token(L, &tokens, &token);
+        bool open = token_ok && kp_link_open(&L->link, opt->host, (uint16_t)opt->port, token, L->world, &L->level,
+                                             &L->settings, &cc, opt->connect_timeout_s * 1000u);
+        tokens_wipe(&tokens); // the host keeps its own copy
+        if (open &&
             (!opt->record || kp_link_record(&L->link, opt->record, opt->live_level, opt->scale, opt->up))) {
             L->link.smooth = L->smooth;
             L->ctl.captured = true;

@@ -9,8 +9,9 @@
 
 #include <keel/cl_smooth.h>
 
-bool kp_link_open(kp_link *l, const char *server, uint16_t port, const sim_world *world, const sim_level *level,
-                  const sim_move_settings *settings, const cl_config *config, uint32_t connect_timeout_ms)
+bool kp_link_open(kp_link *l, const char *server, uint16_t port, const uint8_t *connect_token, const sim_world *world,
+                  const sim_level *level, const sim_move_settings *settings, const cl_config *config,
+                  uint32_t connect_timeout_ms)
 {
     memset(l, 0, sizeof *l);
     snprintf(l->server, sizeof l->server, "%s", server);
@@ -18,6 +19,7 @@ bool kp_link_open(kp_link *l, const char *server, uint16_t port, const sim_world
     l->connect_timeout_ms = connect_timeout_ms;
     l->start_us = keel_app_now_us();
     net_host_config hc = net_host_default_config();
+    hc.connect_token = connect_token;
     const char *err = NULL;
     l->host = net_host_connect(server, port, &hc, &err);
     if (!l->host) {
@@ -101,6 +103,11 @@ static void lost(kp_link *l, uint64_t now)
     case NET_DISCONNECT_REFUSED_FULL:
         snprintf(l->why, sizeof l->why, "refused by the server: every connection slot is taken");
         end_with(l, now, "refused_full");
+        return;
+    case NET_DISCONNECT_REFUSED_TOKEN:
+        snprintf(l->why, sizeof l->why, "refused by the server's handshake: %s",
+                 net_hs_refusal_name(net_host_handshake_refusal(l->host)));
+        end_with(l, now, "refused_token");
         return;
     case NET_DISCONNECT_UNANSWERED:
         snprintf(l->why, sizeof l->why, "no answer from %s:%u within %u s (no server there, or every packet lost)",

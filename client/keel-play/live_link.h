@@ -16,8 +16,9 @@
 //   updated after the events are handled and after each predicted tick, so
 //   a rollback is absorbed as a change of the ticks it already holds.
 // - The link ends in exactly one way, named by kp_link_end_name: refused
-//   (cl_client_refusal says why), unreachable / timed out / closed by the
-//   server (the host's disconnect reason), not playing within the connect
+//   (cl_client_refusal says why), refused by a secure server's handshake
+//   (net_host_handshake_refusal says why), unreachable / timed out / closed
+//   by the server (the host's disconnect reason), not playing within the connect
 //   timeout (give-up: the program never waits longer than that), or left.
 //   kp_link_why holds a sentence for the screen.
 #ifndef KP_LIVE_LINK_H
@@ -59,11 +60,14 @@ typedef struct kp_link {
     uint64_t played; ///< commands predicted (ticks played) in all
 } kp_link;
 
-/// Connect to server:port. False (with `why` filled) when the host cannot be
-/// made (a bad address); true otherwise -- an unreachable server shows up
-/// later as the host's disconnect or the give-up.
-bool kp_link_open(kp_link *l, const char *server, uint16_t port, const sim_world *world, const sim_level *level,
-                  const sim_move_settings *settings, const cl_config *config, uint32_t connect_timeout_ms);
+/// Connect to server:port, with `connect_token` (NET_TOKEN_BYTES; the host
+/// keeps its own copy) to a secure server, NULL to an insecure one. False
+/// (with `why` filled) when the host cannot be made (a bad address); true
+/// otherwise -- an unreachable server shows up later as the host's
+/// disconnect or the give-up.
+bool kp_link_open(kp_link *l, const char *server, uint16_t port, const uint8_t *connect_token, const sim_world *world,
+                  const sim_level *level, const sim_move_settings *settings, const cl_config *config,
+                  uint32_t connect_timeout_ms);
 /// Record the client's calls to `path` (as keel-client --record; the level
 /// as given to the program). False with `why` filled when the file cannot be
 /// created.

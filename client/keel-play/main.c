@@ -46,6 +46,12 @@ static void usage(FILE *f)
           "  --record FILE         record the client (keel-replay verify replays it)\n"
           "  --chase               a chase camera instead of first person\n"
           "  --quit-after S        leave the server S seconds after play began (scripts, tests)\n"
+          "live, secure mode (a keel-server --key; docs/security.md):\n"
+          "  --token FILE          join with this connect token (keel-token issue)\n"
+          "  --token-key FILE      issue a token with this backend key (development, test rigs):\n"
+          "                        for --connect's address, valid 300 s\n"
+          "  --client-id N         with --token-key: the token's client id, 1..2^32-1 (default 1)\n"
+          "  --protocol-id N       with --token-key: the token's protocol id (default 0)\n"
           "window and capture (all modes):\n"
           "  --size WxH            window size in pixels (default 1280x720)\n"
           "  --fullscreen          start fullscreen (F11 toggles)\n"
@@ -89,6 +95,7 @@ void kp_options_defaults(kp_options *o)
     o->up = 'y';
     o->connect_timeout_s = 10;
     o->ticks_per_packet = 2;
+    o->client_id = 1;
 }
 
 uint32_t kp_frames_limit(const kp_options *opt)
@@ -165,7 +172,8 @@ static bool parse_connect(const char *s, kp_options *o)
 static const char *const valued[] = {"--replay", "--level", "--speed", "--follow", "--connect", "--name",
                                      "--sensitivity", "--rate", "--scale", "--up", "--connect-timeout",
                                      "--ticks-per-packet", "--record", "--size", "--screenshot", "--frames",
-                                     "--at-tick", "--camera", "--quit-after", NULL};
+                                     "--at-tick", "--camera", "--quit-after", "--token", "--token-key",
+                                     "--client-id", "--protocol-id", NULL};
 
 static bool takes_value(const char *a)
 {
@@ -240,6 +248,16 @@ static int parse_one(kp_options *o, const char *a, const char *v, bool *live_onl
         o->record = v;
         ok = v[0] != '\0';
         *live_only = true;
+    } else if (strcmp(a, "--token") == 0 || strcmp(a, "--token-key") == 0) {
+        *(strcmp(a, "--token") == 0 ? &o->token_file : &o->token_key) = v;
+        ok = v[0] != '\0';
+        *live_only = true;
+    } else if (strcmp(a, "--client-id") == 0) {
+        ok = keel_app_parse_u32(v, 1, 0xFFFFFFFFu, &o->client_id);
+        o->has_client_id = *live_only = true;
+    } else if (strcmp(a, "--protocol-id") == 0) {
+        ok = keel_app_parse_u64(v, 0, UINT64_MAX, &o->protocol_id);
+        o->has_protocol_id = *live_only = true;
     } else if (strcmp(a, "--size") == 0) {
         ok = parse_size(v, &o->width, &o->height);
     } else if (strcmp(a, "--screenshot") == 0) {
@@ -316,6 +334,10 @@ int kp_options_parse(int argc, char **argv, kp_options *o)
         return usage_error("an option of live mode (--connect) only:", live_flag);
     if (file_flag && o->mode == KP_MODE_LIVE)
         return usage_error("an option of --replay and --diff only:", file_flag);
+    if (o->token_file && o->token_key)
+        return usage_error("one of --token and --token-key, not both", NULL);
+    if ((o->has_client_id || o->has_protocol_id) && !o->token_key)
+        return usage_error(o->has_client_id ? "--client-id" : "--protocol-id", "needs --token-key");
     if (o->mode != KP_MODE_LIVE)
         o->live_level = "builtin";
     else

@@ -4,7 +4,10 @@
 // seconds, computed from k, so the clock never drifts), the network serviced
 // in between, a stats line every few seconds; a recording of every tick with
 // --record (record.c). With --virtual-bots, no sockets: a session with bots on
-// a virtual clock (virtual.c).
+// a virtual clock (virtual.c). A server with sockets starts only in a mode
+// chosen on its command line: secure (--key: connect tokens and the
+// handshake) or --insecure; its first line, its stats lines and its closing
+// line say which.
 #define _POSIX_C_SOURCE 200809L
 #include <signal.h>
 #include <stdio.h>
@@ -26,7 +29,8 @@ static void on_signal(int sig)
 static void usage(FILE *f)
 {
     fputs("usage: keel-server [options]\n"
-          "Runs the authoritative simulation and serves it to keel clients over ENet (UDP).\n\n"
+          "Runs the authoritative simulation and serves it to keel clients over ENet (UDP).\n"
+          "It needs --key FILE (secure: connect tokens required) or --insecure (any client).\n\n"
           "  --port N              UDP port (default 27900; 0 picks a free one and prints it)\n"
           "  --bind ADDR           IPv4 address to listen on (default 0.0.0.0: every interface)\n"
           "  --rate N              ticks per second, 2..1000 (default 64)\n"
@@ -46,13 +50,13 @@ static void usage(FILE *f)
           "                        (median, p99, max) and counts\n"
           "  --quiet               no stats lines, only the summary\n"
           "  --help                this help\n"
-          "Security (docs/security.md, \"The handshake\"):\n"
+          "Security (docs/security.md, \"Modes\"; one of --key and --insecure is required):\n"
           "  --key FILE            secure mode: only clients with a connect token sealed with this\n"
           "                        backend key (keel-token keygen) and a challenge get a connection\n"
           "  --public ADDR:PORT    this server's address as tokens list it (default: --bind and\n"
           "                        --port; needed with --key when binding 0.0.0.0)\n"
           "  --protocol-id N       the protocol id tokens must carry, 0..2^64-1 (default 0)\n"
-          "  --insecure            no handshake: any client may connect (the default for now)\n"
+          "  --insecure            no handshake: any client may connect (a LAN, development)\n"
           "Recording (docs/replay.md; check one with keel-replay verify FILE):\n"
           "  --record FILE         record every tick (what it applied and the hashes it reached)\n"
           "  --keyframe-interval N a full-state keyframe every N ticks (default 64; 0: none)\n"
@@ -64,7 +68,8 @@ static void usage(FILE *f)
           "                        11520, 3 minutes at 64 Hz; platforms are on)\n"
           "  --full-clients K      how many of them run the client library, predicting and checking\n"
           "                        their confirmed states (default 1); the others are light bots\n"
-          "                        that steer by the server's scene (much cheaper)\n"
+          "                        that steer by the server's scene (much cheaper); no sockets, so\n"
+          "                        neither --key nor --insecure is needed\n"
           "  --seed S              the session's seed (default 1)\n"
           "  --churn               bots leave and rejoin (one in four without a word)\n",
           f);
@@ -168,6 +173,13 @@ static int parse(int argc, char **argv, options *o)
         return bad("combination", "--key on --bind 0.0.0.0 without --public ADDR:PORT");
     if (o->key_file && o->virtual_bots)
         return bad("combination", "--key with --virtual-bots (no sockets)");
+    if (!o->key_file && !o->insecure && !o->virtual_bots) {
+        fputs("keel-server: no mode chosen: pass --key FILE for secure mode (clients need connect tokens; make\n"
+              "a key with 'keel-token keygen FILE'), or --insecure to let any client connect (a LAN, development)\n",
+              stderr);
+        usage(stderr);
+        return 2;
+    }
     return 0;
 }
 
@@ -245,7 +257,7 @@ static void print_handshake(FILE *f, const net_host_stats *ns)
 }
 
 // With --stats-json, the last line: the whole run's counts and tick times.
-static void summary_json(const sv_server *sv, const net_host_stats *ns, double secs)
+static void summary_json(const sv_server *sv, const net_host_stats *ns, double secs, bool secure)
 {
     sv_stats ss;
     sv_server_stats(sv, &ss);
@@ -258,7 +270,7 @@ static void summary_json(const sv_server *sv, const net_host_stats *ns, double s
            "\"in_payload_bytes\":%llu,\"out_payload_bytes\":%llu,\"in_wire_bytes\":%llu,\"out_wire_bytes\":%llu,"
            "\"handshake_challenges\":%llu,\"handshake_admitted\":%llu,\"handshake_refused\":%llu,"
            "\"handshake_rate_limited\":%llu,\"handshake_datagrams\":%llu,\"handshake_us_per_datagram\":%.3f,"
-           "\"sealed_forged\":%llu,\"sealed_replayed\":%llu}\n",
+           "\"sealed_forged\":%llu,\"sealed_replayed\":%llu,\"secure\":%s}\n",
            sv_server_scene_tick(sv), (unsigned long long)ss.ticks, secs, hist_ms(&tick_wall, ss.ticks, 500),
            hist_ms(&tick_wall, ss.ticks, 990), (double)tick_wall.max_us / 1000.0, hist_ms(&tick_cpu, ss.ticks, 500),
            hist_ms(&tick_cpu, ss.ticks, 990), (double)tick_cpu.max_us / 1000.0, (unsigned long long)ss.clients_joined,
@@ -274,7 +286,7 @@ static void summary_json(const sv_server *sv, const net_host_stats *ns, double s
            (unsigned long long)ns->handshake_challenges, (unsigned long long)ns->handshake_admitted,
            (unsigned long long)handshake_refused(ns), (unsigned long long)ns->handshake_refused[NET_HS_RATE_LIMITED],
            (unsigned long long)ns->handshake_datagrams, handshake_us(ns), (unsigned long long)ns->sealed_forged,
-           (unsigned long long)ns->sealed_replayed);
+           (unsigned long long)ns->sealed_replayed, secure ? "true" : "false");
     fflush(stdout);
 }
 
@@ -342,6 +354,12 @@ int main(int argc, char **argv)
         return 1;
     }
     FILE *text = o.stats_json ? stderr : stdout;
+    // The mode is said first, and again on every stats line and at the end.
+    const char *mode = o.key_file ? "secure" : "INSECURE", *mode_json = o.key_file ? "true" : "false";
+    if (o.key_file)
+        fprintf(text, "keel-server: secure (connect tokens required, key %s)\n", o.key_file);
+    else
+        fputs("keel-server: INSECURE: any client may connect (--insecure)\n", text);
     fprintf(text, "keel-server: %s, %u triangles, %u Hz, snapshot every %u ticks, listening on %s:%u\n", o.level,
             level.triangle_count, o.rate, o.snapshot_ticks, o.bind, (unsigned)net_host_port(host));
     fflush(text);
@@ -409,7 +427,7 @@ int main(int argc, char **argv)
                        "\"rate_limited\":%llu,\"unexpected\":%llu,\"joined\":%llu,\"left\":%llu,\"timed_out\":%llu,"
                        "\"dropped_clients\":%llu,\"refused\":%llu,\"peers_refused\":%llu,"
                        "\"packets_rate_limited\":%llu,\"hello_timeouts\":%llu,\"input_packets_lost\":%llu,"
-                       "\"snapshots\":%llu,\"repairs\":%llu,\"full_states\":%llu}\n",
+                       "\"snapshots\":%llu,\"repairs\":%llu,\"full_states\":%llu,\"secure\":%s}\n",
                        (double)(t1 - start) / 1e6, sv_server_scene_tick(sv), ss.clients, med, p99, in_p, out_p, in_w,
                        out_w, (unsigned long long)subst, (unsigned long long)dropped,
                        (unsigned long long)malformed, KEEL_DELTA(commands_received), KEEL_DELTA(commands_duplicate),
@@ -419,13 +437,13 @@ int main(int argc, char **argv)
                        KEEL_DELTA(clients_dropped),
                        KEEL_DELTA(clients_refused), (unsigned long long)(ns.peers_refused - last_net.peers_refused),
                        KEEL_DELTA(packets_rate_limited), KEEL_DELTA(hello_timeouts), KEEL_DELTA(input_packets_lost),
-                       KEEL_DELTA(snapshots_delta), KEEL_DELTA(snapshots_repair), KEEL_DELTA(full_states));
+                       KEEL_DELTA(snapshots_delta), KEEL_DELTA(snapshots_repair), KEEL_DELTA(full_states), mode_json);
 #undef KEEL_DELTA
             else
                 printf("t %6.1f s  tick %u  clients %u  tick ms median %.3f p99 %.3f  in %.0f B/s (wire %.0f)  out %.0f "
-                       "B/s (wire %.0f)  substituted %llu  dropped %llu  malformed %llu\n",
+                       "B/s (wire %.0f)  substituted %llu  dropped %llu  malformed %llu  %s\n",
                        (double)(t1 - start) / 1e6, sv_server_scene_tick(sv), ss.clients, med, p99, in_p, in_w, out_p,
-                       out_w, (unsigned long long)subst, (unsigned long long)dropped, (unsigned long long)malformed);
+                       out_w, (unsigned long long)subst, (unsigned long long)dropped, (unsigned long long)malformed, mode);
             fflush(stdout);
             last_net = ns;
             last_sv = ss;
@@ -441,7 +459,7 @@ int main(int argc, char **argv)
             "keel-server: stopped at tick %u: %llu ticks, clients joined %llu, left %llu, dropped %llu, refused %llu; "
             "commands %llu (duplicates %llu, late %llu, out of window %llu, rate limited %llu, substituted %llu); "
             "input packets %llu (lost %llu, reordered %llu); malformed %llu, unexpected %llu; connection attempts "
-            "refused by the host %llu; clients timed out %llu\n",
+            "refused by the host %llu; clients timed out %llu; %s\n",
             sv_server_scene_tick(sv), (unsigned long long)ss.ticks, (unsigned long long)ss.clients_joined,
             (unsigned long long)ss.clients_left, (unsigned long long)ss.clients_dropped,
             (unsigned long long)ss.clients_refused, (unsigned long long)ss.commands_received,
@@ -450,11 +468,11 @@ int main(int argc, char **argv)
             (unsigned long long)ss.commands_substituted, (unsigned long long)ss.input_packets,
             (unsigned long long)ss.input_packets_lost, (unsigned long long)ss.input_packets_reordered,
             (unsigned long long)ss.messages_malformed, (unsigned long long)ss.messages_unexpected,
-            (unsigned long long)end_net.peers_refused, (unsigned long long)ss.clients_timed_out);
+            (unsigned long long)end_net.peers_refused, (unsigned long long)ss.clients_timed_out, mode);
     if (o.key_file)
         print_handshake(text, &end_net);
     if (o.stats_json) // the same totals, for programs, and the tick times
-        summary_json(sv, &end_net, (double)(keel_app_now_us() - start) / 1e6);
+        summary_json(sv, &end_net, (double)(keel_app_now_us() - start) / 1e6, o.key_file != NULL);
     rc = recorder_finish(&rec, sv, text) ? 0 : 1;
     sv_server_destroy(sv);
     net_host_destroy(host);

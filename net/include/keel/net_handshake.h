@@ -2,8 +2,10 @@
 // challenge before ENet spends a connection slot. MIT licence, see LICENSE.
 // docs/security.md ("The handshake") describes it for users.
 //
-// Secure mode is opt-in (net_host_config: token_key on a server,
-// connect_token on a client); without it the hosts behave as before. A
+// A host is in secure mode when its configuration asks for it
+// (net_host_config: token_key on a server, connect_token on a client;
+// keel-server asks unless started with --insecure); otherwise the hosts
+// neither run the handshake nor seal. A
 // secure server's ENet host lets an ENet CONNECT through only from an
 // address that first went through this exchange:
 //

@@ -1,4 +1,4 @@
-// keel-client: connect tokens for the bots; see tokens.h. MIT licence, see
+// keel's client programs: their connect tokens; see tokens.h. MIT licence, see
 // LICENSE.
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>

@@ -1,9 +1,11 @@
-// keel-client: connect tokens for the bots (secure mode, docs/security.md
-// "The handshake"). One token from a file (--token: it joins from one
-// address, so one bot), or a token per bot issued here with the backend key
-// (--token-key: a test rig's bots issue their own; client id = bot number,
-// the server --server:--port, valid TOKENS_LIFETIME_S from the clock).
-// MIT licence, see LICENSE.
+// keel's client programs (keel-client, keel-play): their connect tokens
+// (secure mode, docs/security.md "The handshake"). One token from a file
+// (--token: it joins from one address, so one connection), or a token per
+// connection issued here with the backend key (--token-key: a test rig's or
+// a developer's clients issue their own; the client id is the caller's --
+// keel-client's bot number, keel-play's --client-id --, the server the one
+// connected to, valid TOKENS_LIFETIME_S from the clock). The key stays in
+// memory only until tokens_wipe. MIT licence, see LICENSE.
 #ifndef KEEL_CLIENT_TOKENS_H
 #define KEEL_CLIENT_TOKENS_H
 
@@ -26,7 +28,7 @@ typedef struct token_source {
 /// insecure). False with a message naming the file in err.
 bool tokens_load(token_source *t, const char *token_file, const char *key_file, uint64_t protocol_id, char *err,
                  size_t err_size);
-/// The token for bot `bot` (1..), NULL in insecure mode or (err set) when
+/// The token for client id `bot` (keel-client: the bot, 1..), NULL in insecure mode or (err set) when
 /// issuing fails.
 const uint8_t *tokens_for(token_source *t, uint32_t bot, const char *server, uint32_t port, char *err,
                           size_t err_size);

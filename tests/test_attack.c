@@ -165,35 +165,76 @@ static void wait_clients(const server *s, long want)
 typedef struct row {
     const char *name;
     double sent, request_bytes, slots, replies, reply_max, larger;
-    char counter[96];
+    char kinds[96];       ///< the attacker's replies by type
+    const char *counters; ///< what the server counted: refusal reasons, or "#field" of its summary, '|' between
+    char counted[160];    ///< their values at the end
 } row;
 
 enum { MAX_ROWS = 16 };
 static row rows[MAX_ROWS];
 static int nrows;
 
-static row *add_row(const char *name, const char *attack_json, long slots)
+// The inside of a JSON object field ("reply_types":{...}) into buf.
+static void object_text(const char *json, const char *key_name, char *buf, size_t size)
+{
+    char pat[64];
+    snprintf(pat, sizeof pat, "\"%s\":{", key_name);
+    const char *at = strstr(json, pat);
+    buf[0] = '\0';
+    if (at) {
+        at += strlen(pat);
+        size_t n = 0;
+        for (; *at && *at != '}' && n + 1 < size; at++)
+            if (*at != '"')
+                buf[n++] = *at;
+        buf[n] = '\0';
+    }
+}
+
+static row *add_row(const char *name, const char *attack_json, long slots, const char *counters)
 {
     cr_assert_lt(nrows, MAX_ROWS);
     row *r = &rows[nrows++];
+    memset(r, 0, sizeof *r);
     r->name = name;
-    r->sent = keel_test_json_num(attack_json, "sent");
-    r->request_bytes = keel_test_json_num(attack_json, "sent_max");
+    r->counters = counters;
     r->slots = (double)slots;
-    r->replies = keel_test_json_num(attack_json, "replies");
-    r->reply_max = keel_test_json_num(attack_json, "reply_max");
-    r->larger = keel_test_json_num(attack_json, "replies_larger");
-    r->counter[0] = '\0';
+    if (attack_json) {
+        r->sent = keel_test_json_num(attack_json, "sent");
+        r->request_bytes = keel_test_json_num(attack_json, "sent_max");
+        r->replies = keel_test_json_num(attack_json, "replies");
+        r->reply_max = keel_test_json_num(attack_json, "reply_max");
+        r->larger = keel_test_json_num(attack_json, "replies_larger");
+        object_text(attack_json, "reply_types", r->kinds, sizeof r->kinds);
+    }
     return r;
 }
 
-static void print_table(void)
+// Fills every row's server counts from the server's summary and its
+// handshake line, and prints the table.
+static void print_table(const char *summary, const char *err)
 {
-    cr_log_info("%-34s %8s %6s %6s %8s %9s  %s", "case", "sent", "bytes", "slots", "replies", "reply max",
-                "server counted");
+    for (int i = 0; i < nrows; i++) {
+        row *r = &rows[i];
+        size_t used = 0;
+        for (const char *c = r->counters; c && *c;) {
+            const char *bar = strchr(c, '|');
+            char name[64];
+            snprintf(name, sizeof name, "%.*s", bar ? (int)(bar - c) : (int)strlen(c), c);
+            double v = name[0] == '#' ? opt_num(summary, name + 1) : (double)reason_count(err, name);
+            used += (size_t)snprintf(r->counted + used, sizeof r->counted - used, "%s%s %.0f", used ? ", " : "",
+                                     name[0] == '#' ? name + 1 : name, v);
+            if (used >= sizeof r->counted || !bar)
+                break;
+            c = bar + 1;
+        }
+    }
+    cr_log_info("%-36s %7s %5s %5s %7s %5s  %-28s %s", "case", "sent", "bytes", "slots", "replies", "max",
+                "replies by type", "the server counted (whole run)");
     for (int i = 0; i < nrows; i++)
-        cr_log_info("%-34s %8.0f %6.0f %6.0f %8.0f %9.0f  %s", rows[i].name, rows[i].sent, rows[i].request_bytes,
-                    rows[i].slots, rows[i].replies, rows[i].reply_max, rows[i].counter);
+        cr_log_info("%-36s %7.0f %5.0f %5.0f %7.0f %5.0f  %-28s %s", rows[i].name, rows[i].sent,
+                    rows[i].request_bytes, rows[i].slots, rows[i].replies, rows[i].reply_max, rows[i].kinds,
+                    rows[i].counted);
 }
 
 // ---- the cases ---------------------------------------------------------------------
@@ -222,8 +263,7 @@ static void refused_token(const server *s, const char *name, const char *token, 
     cr_expect_str_eq(str_field(out, "result", buf, sizeof buf), "denied", "%s: %s", name, out);
     cr_expect_str_eq(str_field(out, "reason", buf, sizeof buf), reason, "%s: %s", name, out);
     cr_expect_eq(keel_test_json_num(out, "replies_larger"), 0);
-    row *r = add_row(name, out, server_clients(s) - before);
-    snprintf(r->counter, sizeof r->counter, "refused: %s", reason);
+    add_row(name, out, server_clients(s) - before, reason);
     free(out);
 }
 
@@ -323,18 +363,17 @@ Test(attack, every_threat_against_a_playing_server)
     const char *replay_args[] = {"replay", "--server", s.addr, "--in", cap_path, "--wait", "1000", NULL};
     char *replayed = attack(replay_args);
     cr_expect_gt(keel_test_json_num(replayed, "records"), 0);
-    row *r = add_row("captured session, another port", replayed, server_clients(&s) - before);
-    snprintf(r->counter, sizeof r->counter, "refused (token in use, ...)");
+    add_row("captured session, another port", replayed, server_clients(&s) - before,
+            "token in use from another address|challenge from another address|challenge expired");
     free(replayed);
     cr_assert(keel_test_proc_wait(&cap, 90000), "the capture did not end");
     char *cap_out = keel_test_read_file(cap.out);
     cr_log_info("keel-attack capture: %s", cap_out);
     cr_expect_eq(cap.status, 0, "%s", cap_out);
     cr_expect_eq(opt_num(cap_out, "replayed"), 1, "%s", cap_out);
-    if (strstr(cap_out, "{\"attack\":")) {
-        r = add_row("captured session, same port, later", cap_out, server_clients(&s) - before);
-        snprintf(r->counter, sizeof r->counter, "refused / sealed_forged / sealed_replayed");
-    }
+    if (strstr(cap_out, "{\"attack\":"))
+        add_row("captured session, same port, later", cap_out, server_clients(&s) - before,
+                "connect not admitted|#sealed_forged|#sealed_replayed");
     free(cap_out);
     keel_test_proc_cleanup(&cap);
 
@@ -363,11 +402,10 @@ Test(attack, every_threat_against_a_playing_server)
                 client_forged);
     if (sealed)
         cr_expect_gt(client_forged, 0, "flipped tags on the way down: %s", flip_out);
-    rows[nrows] = (row){"bits flipped in sealed payloads", flips_up + flips_down, 0,
-                        (double)(server_clients(&s) - before), 0, 0, 0, ""};
-    snprintf(rows[nrows].counter, sizeof rows[nrows].counter, "sealed_forged (bot %.0f, server below)",
+    row *fr = add_row("bits flipped (datagrams)", NULL, server_clients(&s) - before, "#sealed_forged");
+    fr->sent = flips_up + flips_down;
+    snprintf(fr->kinds, sizeof fr->kinds, "up %.0f, down %.0f; bot forged %.0f", flips_up, flips_down,
              client_forged);
-    nrows++;
     free(flip_out);
     free(relay_out);
     keel_test_proc_cleanup(&relay);
@@ -388,8 +426,8 @@ Test(attack, every_threat_against_a_playing_server)
         cr_expect_gt(keel_test_json_num(out, "sent"), 0);
         long after = server_clients(&s);
         cr_expect_eq(after, before, "every bot still plays after the flood");
-        r = add_row(k ? "flood, real token, 10000/s" : "flood, random tokens, 10000/s", out, after - before);
-        snprintf(r->counter, sizeof r->counter, k ? "challenges / rate limited" : "refused: invalid token");
+        add_row(k ? "flood, real token, 10000/s" : "flood, random tokens, 10000/s", out, after - before,
+                k ? "#handshake_challenges|rate limited|#handshake_us_per_datagram" : "invalid token|rate limited");
         free(out);
     }
 
@@ -424,9 +462,7 @@ Test(attack, every_threat_against_a_playing_server)
         cr_expect_gt(hs_n, 0, "the server reports no handshake_datagrams: %s", sum);
         cr_expect_geq(us, 0, "the server reports no handshake_us_per_datagram: %s", sum);
     }
-    long rate_limited = reason_count(err, "rate limited");
-    cr_log_info("rate limited: %ld", rate_limited);
-    print_table();
+    print_table(sum, err);
     free(out);
     free(err);
     keel_test_proc_cleanup(&s.proc);
@@ -459,7 +495,8 @@ Test(attack, spoofed_sources_take_no_slot_and_get_nothing_larger)
     cr_expect_eq(keel_test_json_num(r.out, "connect_replies"), 0, "CONNECTs from unadmitted addresses: %s", r.out);
     cr_expect_leq(keel_test_json_num(r.out, "request_reply_max"), NET_HS_CHALLENGE_BYTES, "%s", r.out);
     cr_expect_eq(server_clients(&s), 2, "no slot taken");
-    row *row0 = add_row("spoofed sources (REQUEST + CONNECT)", r.out, server_clients(&s) - 2);
+    add_row("spoofed sources (REQUEST + CONNECT)", r.out, server_clients(&s) - 2,
+            "connect not admitted|#handshake_challenges");
     keel_test_run_free(&r);
     free(bot_finish(&bots, "the two bots", true));
     keel_test_proc_kill(&s.proc, SIGTERM);
@@ -467,11 +504,8 @@ Test(attack, spoofed_sources_take_no_slot_and_get_nothing_larger)
     const char *sum = strstr(out, "{\"summary\":1");
     cr_assert_not_null(sum, "no summary: %s %s", out, err);
     cr_expect_eq(keel_test_json_num(sum, "joined"), 2, "only the bots joined");
-    long unadmitted = reason_count(err, "connect not admitted");
-    cr_expect_geq(unadmitted, 1, "%s", err);
-    snprintf(row0->counter, sizeof row0->counter, "refused: connect not admitted %ld, challenges %.0f", unadmitted,
-             keel_test_json_num(sum, "handshake_challenges"));
-    print_table();
+    cr_expect_geq(reason_count(err, "connect not admitted"), 1, "%s", err);
+    print_table(sum, err);
     free(out);
     free(err);
     keel_test_proc_cleanup(&s.proc);

@@ -10,9 +10,10 @@
 // are kept (the rest is forwarded but not recorded, and counted).
 //
 // A replayed RESPONSE is stale (its challenge was sealed for the original
-// exchange and expires after 5 s); when the server has just sent a fresh
-// CHALLENGE to the replayed REQUEST, the replay answers that one instead, as
-// an attacker who sees the replies would ("responses_refreshed").
+// exchange and expires after 5 s); when the server sends a fresh CHALLENGE to
+// the replayed REQUEST (waited for up to 5 x NET_HS_RESEND_MS before a
+// RESPONSE is due), the replay answers that one instead, as an attacker who
+// sees the replies would ("responses_refreshed").
 #define _DEFAULT_SOURCE // htole64, le64toh
 #include <arpa/inet.h>
 #include <endian.h>
@@ -173,6 +174,14 @@ static void replay_all(const capture *c, int fd, uint32_t wait_ms, uint64_t end_
         if (at_now_us() >= end_us)
             break;
         read_replies(fd, t, fresh);
+        uint8_t reason;
+        if (at_hs_type(c->bytes + c->offset[i], c->size[i], &reason) == AT_HS_RESPONSE) {
+            // the replayed REQUEST's challenge may still be on its way
+            for (uint64_t until = at_now_us() + NET_HS_RESEND_MS * 1000u * 5; !fresh[0] && at_now_us() < until;) {
+                at_wait_readable(fd, 10000);
+                read_replies(fd, t, fresh);
+            }
+        }
         replay_one(c, i, fd, fresh, t, refreshed);
     }
     for (uint64_t until = at_now_us() + (uint64_t)wait_ms * 1000u; at_now_us() < until && at_now_us() < end_us;) {

@@ -59,19 +59,24 @@ static double opt_num(const char *s, const char *key_name)
     return at ? strtod(at + strlen(pat), NULL) : -1;
 }
 
-// A string field of a JSON text into buf ("" when absent).
-static const char *str_field(const char *s, const char *key_name, char *buf, size_t size)
+// The text of a JSON field that opens with `open` ('"' a string, '{' an
+// object) up to its `close`, without quotes, into buf ("" when absent).
+static const char *field_text(const char *json, const char *key_name, char open, char close, char *buf, size_t size)
 {
     char pat[96];
-    snprintf(pat, sizeof pat, "\"%s\":\"", key_name);
-    const char *at = strstr(s, pat);
-    buf[0] = '\0';
-    if (at) {
-        at += strlen(pat);
-        const char *end = strchr(at, '"');
-        snprintf(buf, size, "%.*s", end ? (int)(end - at) : 0, at);
-    }
+    snprintf(pat, sizeof pat, "\"%s\":%c", key_name, open);
+    const char *at = strstr(json, pat);
+    size_t n = 0;
+    for (at = at ? at + strlen(pat) : ""; *at && *at != close && n + 1 < size; at++)
+        if (*at != '"')
+            buf[n++] = *at;
+    buf[n] = '\0';
     return buf;
+}
+
+static const char *str_field(const char *json, const char *key_name, char *buf, size_t size)
+{
+    return field_text(json, key_name, '"', '"', buf, size);
 }
 
 // A refusal reason's count on keel-server's "keel-server: handshake: ...
@@ -174,23 +179,6 @@ enum { MAX_ROWS = 16 };
 static row rows[MAX_ROWS];
 static int nrows;
 
-// The inside of a JSON object field ("reply_types":{...}) into buf.
-static void object_text(const char *json, const char *key_name, char *buf, size_t size)
-{
-    char pat[64];
-    snprintf(pat, sizeof pat, "\"%s\":{", key_name);
-    const char *at = strstr(json, pat);
-    buf[0] = '\0';
-    if (at) {
-        at += strlen(pat);
-        size_t n = 0;
-        for (; *at && *at != '}' && n + 1 < size; at++)
-            if (*at != '"')
-                buf[n++] = *at;
-        buf[n] = '\0';
-    }
-}
-
 static row *add_row(const char *name, const char *attack_json, long slots, const char *counters)
 {
     cr_assert_lt(nrows, MAX_ROWS);
@@ -205,7 +193,7 @@ static row *add_row(const char *name, const char *attack_json, long slots, const
         r->replies = keel_test_json_num(attack_json, "replies");
         r->reply_max = keel_test_json_num(attack_json, "reply_max");
         r->larger = keel_test_json_num(attack_json, "replies_larger");
-        object_text(attack_json, "reply_types", r->kinds, sizeof r->kinds);
+        field_text(attack_json, "reply_types", '{', '}', r->kinds, sizeof r->kinds);
     }
     return r;
 }

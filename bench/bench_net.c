@@ -27,6 +27,11 @@
 //   is printed as a second estimate (with 64 bots nearly every snapshot
 //   rolls back, so it rests on a handful of calls).
 //
+// --secure runs ENet with the server in secure mode (docs/security.md): each
+// client holds a token issued here, and every message is sealed;
+// --secure-compare runs each bot count over ENet without and with it and
+// prints the two side by side, with what sealing one message costs.
+//
 // By default the network is the in-memory one (net_memory, a virtual clock:
 // the play costs only CPU time; the wire bytes are the estimate of
 // docs/transport.md), 25 ms each way, no loss. --enet runs real ENet on
@@ -57,7 +62,10 @@
 #include <keel/cl_bot.h>
 #include <keel/cl_client.h>
 #include <keel/net_bits.h>
+#include <keel/net_token.h>
 #include <keel/sv_server.h>
+
+#include "seal.h"
 
 #define MAX_RUNS 8
 #define MAX_ID 4096u
@@ -71,8 +79,17 @@ typedef struct options {
     uint32_t latency_ms, jitter_ms, loss_permille;
     uint64_t seed;
     bool enet;
+    bool secure;  // over ENet: the server needs tokens, every message is sealed
     bool compare; // the downstream at a 150 ms round trip with loss beside a 0 ms link
+    bool secure_compare; // ENet insecure, then secure, side by side
 } options;
+
+// What a run measured, for the side-by-side tables.
+typedef struct figures {
+    double up_wire, packets_up, down_payload, down_wire, per_char_s, tick_cpu_p99, tick_p99;
+    uint64_t sealed_dropped;
+    uint32_t playing, nbots;
+} figures;
 
 static uint64_t mono_ns(void)
 {
@@ -144,6 +161,7 @@ typedef struct rig {
     sim_world *world;
     sim_move_settings settings;
     net_memory *mem; // NULL over ENet
+    net_token_key key; // --secure: the backend key the tokens are issued with
     net_host *server_host;
     sv_server *sv;
     uint64_t tick_us, start_us, next_server_us;
@@ -175,6 +193,26 @@ static uint64_t rig_now_us(const rig *r)
     return (mono_ns() - r->real_start_ns) / 1000u;
 }
 
+// A token for client `id` at 127.0.0.1:port, valid for an hour.
+static bool issue_token(const net_token_key *key, uint16_t port, uint64_t id, uint8_t *token)
+{
+    net_token_params p;
+    memset(&p, 0, sizeof p);
+    p.create_time = (uint64_t)time(NULL);
+    p.expire_time = p.create_time + 3600u;
+    p.timeout_s = 10;
+    p.client_id = id;
+    p.server_count = 1;
+    char text[32];
+    snprintf(text, sizeof text, "127.0.0.1:%u", (unsigned)port);
+    const char *why = NULL;
+    if (!net_token_address_parse(text, &p.servers[0]) || !net_token_issue(&p, key, token, &why)) {
+        fprintf(stderr, "bench_net: cannot issue a token: %s\n", why ? why : "bad address");
+        return false;
+    }
+    return true;
+}
+
 static bool rig_init(rig *r, const options *o, uint32_t nbots)
 {
     memset(r, 0, sizeof *r);
@@ -192,6 +230,12 @@ static bool rig_init(rig *r, const options *o, uint32_t nbots)
     shc.max_peers_per_address = nbots + 4u; // every client is 127.0.0.1 over ENet
     net_host_config chc = net_host_default_config();
     const char *why = NULL;
+    if (o->secure && !net_token_key_generate(&r->key)) {
+        fprintf(stderr, "bench_net: libsodium failed\n");
+        return false;
+    }
+    if (o->secure)
+        shc.token_key = &r->key;
     if (o->enet) {
         r->server_host = net_host_listen("127.0.0.1", 0, &shc, &why);
     } else {
@@ -222,6 +266,12 @@ static bool rig_init(rig *r, const options *o, uint32_t nbots)
     uint16_t port = net_host_port(r->server_host);
     cl_config cc = cl_default_config();
     for (uint32_t i = 0; i < nbots; i++) {
+        uint8_t token[NET_TOKEN_BYTES];
+        if (o->secure) {
+            if (!issue_token(&r->key, port, i + 1u, token))
+                return false;
+            chc.connect_token = token;
+        }
         r->hosts[i] = o->enet ? net_host_connect("127.0.0.1", port, &chc, &why)
                               : net_memory_connect(r->mem, "server", &link, &link, &chc);
         if (!r->hosts[i]) {
@@ -240,6 +290,7 @@ static bool rig_init(rig *r, const options *o, uint32_t nbots)
 
 static void rig_free(rig *r)
 {
+    net_token_key_wipe(&r->key);
     for (uint32_t i = 0; r->cls && i < r->nbots; i++) {
         cl_client_destroy(r->cls[i]);
         if (r->hosts[i])
@@ -424,7 +475,8 @@ static uint32_t rig_playing(const rig *r)
 // ---- one run ------------------------------------------------------------------------------
 
 typedef struct totals {
-    net_host_stats host;
+    net_host_stats host;    // the clients' hosts, summed
+    net_host_stats sv_host; // the server's host
     cl_stats cl;
     sv_stats sv;
 } totals;
@@ -432,6 +484,7 @@ typedef struct totals {
 static void take_totals(const rig *r, totals *t)
 {
     memset(t, 0, sizeof *t);
+    net_host_stats_get(r->server_host, &t->sv_host);
     for (uint32_t i = 0; i < r->nbots; i++) {
         net_host_stats h;
         net_host_stats_get(r->hosts[i], &h);
@@ -441,6 +494,8 @@ static void take_totals(const rig *r, totals *t)
         t->host.wire_received += h.wire_received;
         t->host.messages_sent += h.messages_sent;
         t->host.messages_received += h.messages_received;
+        t->host.sealed_forged += h.sealed_forged;
+        t->host.sealed_replayed += h.sealed_replayed;
         cl_stats s;
         cl_client_stats(r->cls[i], &s);
         for (int c = 0; c < CL_CAUSE_COUNT; c++) {
@@ -469,7 +524,7 @@ static void take_totals(const rig *r, totals *t)
 
 static const char *verdict(bool met) { return met ? "met" : "missed"; }
 
-static int run(const options *o, uint32_t nbots, double *down_payload_out)
+static int run(const options *o, uint32_t nbots, double *down_payload_out, figures *fig)
 {
     rig r;
     if (!rig_init(&r, o, nbots)) {
@@ -612,11 +667,94 @@ static int run(const options *o, uint32_t nbots, double *down_payload_out)
     } else {
         printf("     (the downstream and tick targets are for 64 bots)\n");
     }
+    if (o->secure)
+        printf("   sealed messages dropped (forged or replayed), server and clients: %llu\n",
+               (unsigned long long)(b.host.sealed_forged + b.host.sealed_replayed + b.sv_host.sealed_forged +
+                                    b.sv_host.sealed_replayed));
     fflush(stdout);
+    if (fig) {
+        fig->up_wire = up_wire;
+        fig->packets_up = packets_up;
+        fig->down_payload = down_payload;
+        fig->down_wire = down_wire;
+        fig->per_char_s = per_char_s;
+        fig->tick_cpu_p99 = cpu_p99;
+        fig->tick_p99 = tick_p99;
+        fig->sealed_dropped =
+            b.host.sealed_forged + b.host.sealed_replayed + b.sv_host.sealed_forged + b.sv_host.sealed_replayed;
+        fig->playing = rig_playing(&r);
+        fig->nbots = nbots;
+    }
     rig_free(&r);
     if (down_payload_out)
         *down_payload_out = down_payload;
     return 0;
+}
+
+// What sealing costs one message of `size` bytes: seal and open, CPU time of
+// this thread per message, ns (median of 5 rounds of 20,000).
+static double seal_cost_ns(size_t size)
+{
+    static const uint8_t k1[SEAL_KEY_BYTES] = {1}, k2[SEAL_KEY_BYTES] = {2};
+    seal_peer tx, rx;
+    seal_start(&tx, k1, k2);
+    seal_start(&rx, k2, k1);
+    uint8_t msg[NET_MTU], sealed[NET_MTU + NET_SEAL_BYTES], out[NET_MTU];
+    memset(msg, 0x5a, sizeof msg);
+    double best[5];
+    for (int round = 0; round < 5; round++) {
+        uint64_t t0 = thread_cpu_ns();
+        for (int i = 0; i < 20000; i++) {
+            size_t n = seal_message(&tx, NET_CHANNEL_INPUT, msg, size, sealed), m = 0;
+            if (seal_open(&rx, NET_CHANNEL_INPUT, sealed, n, out, &m) != SEAL_OK || m != size)
+                return -1;
+        }
+        best[round] = (double)(thread_cpu_ns() - t0) / 20000.0;
+    }
+    qsort(best, 5, sizeof *best, cmp_double);
+    seal_stop(&tx);
+    seal_stop(&rx);
+    return best[2];
+}
+
+// ENet on loopback without and with secure mode, side by side: what sealing
+// adds on the wire and to the server's tick, and what it costs per message.
+static int compare_secure(const options *base)
+{
+    figures f[2][MAX_RUNS];
+    memset(f, 0, sizeof f);
+    int rc = 0;
+    for (int secure = 0; secure < 2; secure++) {
+        options o = *base;
+        o.enet = true;
+        o.secure = secure != 0;
+        o.compare = false;
+        for (uint32_t k = 0; k < o.runs; k++)
+            rc |= run(&o, o.bots[k], NULL, &f[secure][k]);
+    }
+    printf("== secure mode beside insecure, ENet on 127.0.0.1 (each %.0f s measured)\n", base->seconds);
+    printf("   %-44s %12s %12s\n", "", "insecure", "secure");
+    for (uint32_t k = 0; k < base->runs; k++) {
+        const figures *a = &f[0][k], *b = &f[1][k];
+        printf("   %u bots: clients playing at the end        %12u %12u\n", a->nbots, a->playing, b->playing);
+        printf("   up wire per client, B/s (target <= 2500)     %12.0f %12.0f  (%.1f / %.1f packets/s)\n",
+               a->up_wire, b->up_wire, a->packets_up, b->packets_up);
+        printf("   down payload per client, B/s                 %12.0f %12.0f\n", a->down_payload, b->down_payload);
+        printf("   down wire per client, B/s                    %12.0f %12.0f\n", a->down_wire, b->down_wire);
+        printf("   snapshot payload per moving character, B/s   %12.1f %12.1f  (target <= 200)\n", a->per_char_s,
+               b->per_char_s);
+        printf("   server tick p99, CPU ms / elapsed ms         %6.3f/%-5.3f %6.3f/%-5.3f\n", a->tick_cpu_p99,
+               a->tick_p99, b->tick_cpu_p99, b->tick_p99);
+        printf("   sealed messages dropped                      %12s %12llu\n", "-",
+               (unsigned long long)b->sealed_dropped);
+        printf("   targets in secure mode: upstream wire <= 2500 B/s: %s; downstream payload <= 200 B/s per "
+               "moving character: %s\n",
+               verdict(b->up_wire <= 2500.0), verdict(b->per_char_s <= 200.0));
+    }
+    printf("   each sealed message: +%u bytes (2 sequence, 16 tag); seal + open, CPU time per message: "
+           "%.0f ns at 27 B (an input), %.0f ns at 130 B (a snapshot), %.0f ns at 1200 B\n",
+           (unsigned)NET_SEAL_BYTES, seal_cost_ns(27), seal_cost_ns(130), seal_cost_ns(1200));
+    return rc;
 }
 
 // The downstream payload per client with 8 moving bots at 0 ms and at 75 ms
@@ -628,9 +766,9 @@ static int compare_latency(const options *base)
     o.enet = false;
     double near = 0, far = 0;
     o.latency_ms = 0, o.jitter_ms = 0, o.loss_permille = 0;
-    int rc = run(&o, 8, &near);
+    int rc = run(&o, 8, &near, NULL);
     o.latency_ms = 75, o.jitter_ms = 20, o.loss_permille = 50;
-    rc |= run(&o, 8, &far);
+    rc |= run(&o, 8, &far, NULL);
     double ratio = near > 0 ? far / near : 0;
     printf("== downstream payload per client, 8 moving bots: 0 ms link %.0f B/s; 150 ms round trip, 20 ms jitter, 5%% "
            "loss each way %.0f B/s: %.2fx\n",
@@ -642,12 +780,15 @@ static int compare_latency(const options *base)
 static void usage(void)
 {
     fprintf(stderr,
-            "usage: bench_net [--enet] [--bots N[,N...]] [--seconds S] [--warmup S] [--mode random|circuit]\n"
+            "usage: bench_net [--enet | --secure | --secure-compare] [--bots N[,N...]] [--seconds S] [--warmup S]\n"
+            "                 [--mode random|circuit]\n"
             "                 [--leash-mm MM] [--latency-ms MS] [--jitter-ms MS] [--loss-permille N] [--seed N]\n"
             "                 [--no-compare]\n"
             "defaults: in-memory network, --bots 8,64 --seconds 20 --warmup 3 --mode random --leash-mm 4000\n"
             "          --latency-ms 25 --jitter-ms 0 --loss-permille 0 --seed 1; then (in memory, unless\n"
-            "          --no-compare) 8 bots at 0 ms and at 75 ms each way with 20 ms jitter and 5%% loss, side by side\n");
+            "          --no-compare) 8 bots at 0 ms and at 75 ms each way with 20 ms jitter and 5%% loss, side by side\n"
+            "--secure: over ENet, the server in secure mode (tokens, sealed messages); --secure-compare: each\n"
+            "          bot count over ENet insecure then secure, and a side-by-side table with the sealing cost\n");
 }
 
 int main(int argc, char **argv)
@@ -669,6 +810,10 @@ int main(int argc, char **argv)
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(a, "--enet") == 0) {
             o.enet = true;
+        } else if (strcmp(a, "--secure") == 0) {
+            o.enet = o.secure = true;
+        } else if (strcmp(a, "--secure-compare") == 0) {
+            o.secure_compare = true;
         } else if (strcmp(a, "--bots") == 0 && v) {
             o.runs = 0;
             char *end = NULL;
@@ -728,9 +873,11 @@ int main(int argc, char **argv)
         usage();
         return 2;
     }
+    if (o.secure_compare)
+        return compare_secure(&o);
     int rc = 0;
     for (uint32_t k = 0; k < o.runs; k++)
-        rc |= run(&o, o.bots[k], NULL);
+        rc |= run(&o, o.bots[k], NULL, NULL);
     if (o.compare && !o.enet)
         rc |= compare_latency(&o);
     return rc;

@@ -116,14 +116,15 @@ common=(-std=c11 -Iserver/include -Isim/include -Isim/src -Inet/include -Inet/sr
 # Everything keel-replay and keel-sim need besides their own folders: the core,
 # the recordings, the protocol's encoders (not the ENet host) and the client
 # library (keel-replay replays client recordings). The connect tokens and
-# the secure handshake (net/src/token*.c, handshake.c, host_enet_gate.c:
-# libsodium and ENet) are left out: nothing these programs run reads a
+# the secure handshake and sealing (net/src/token*.c, handshake.c,
+# seal.c, host_seal.c, host_enet_gate.c: libsodium and ENet) are left out: nothing these programs run reads a
 # token, and their bytes do not depend on the simulation.
 lib_sources() {
     echo "$out/enet_stub.c"
     ls sim/src/*.c
     [ -d rec/src ] && ls rec/src/*.c
-    ls net/src/*.c | grep -v -e '/host_enet[^/]*\.c$' -e '/token[^/]*\.c$' -e '/handshake\.c$'
+    ls net/src/*.c | grep -v -e '/host_enet[^/]*\.c$' -e '/token[^/]*\.c$' -e '/handshake\.c$' \
+        -e '/seal\.c$' -e '/host_seal\.c$'
     ls client/src/*.c
     ls server/src/*.c
     ls tools/common/*.c
@@ -183,7 +184,7 @@ build() { # one line of the table
     # keel-server reads key files and names handshake refusals, so it also
     # gets the token and handshake sources (and the machine's libsodium).
     if [ "$name" = "$reference" ]; then
-        for f in server/keel-server/*.c net/src/token*.c net/src/handshake.c; do
+        for f in server/keel-server/*.c net/src/token*.c net/src/handshake.c net/src/seal.c; do
             echo "$cc ${common[*]} -Iserver/include -Iserver/src $flags -c $f -o $dir/keel-server/$(basename "$f" .c).o"
         done >>"$dir/compile.txt"
     fi

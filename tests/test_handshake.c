@@ -513,3 +513,111 @@ Test(handshake, token_of_another_layout_version_is_refused)
     close(fd);
     net_host_destroy(server);
 }
+
+// Services both hosts until each has received `want` messages (or the bound
+// ran out); checks each message's bytes (byte k of message i on channel c is
+// (i * 7 + k + c) & 0xFF) and counts them per channel.
+static void receive_checked(net_host *h, unsigned *got)
+{
+    net_event ev;
+    while (net_host_service(h, &ev, 1) == NET_EVENT_RECEIVE) {
+        cr_assert_lt(ev.channel, NET_CHANNEL_COUNT);
+        cr_assert_geq(ev.length, 2);
+        unsigned i = ev.data[0] | (unsigned)ev.data[1] << 8;
+        for (size_t k = 2; k < ev.length; k++)
+            cr_assert_eq(ev.data[k], (uint8_t)(i * 7u + k + ev.channel), "message %u byte %zu", i, k);
+        got[ev.channel]++;
+    }
+}
+
+Test(handshake, messages_are_sealed_both_ways_and_a_full_mtu_is_one_datagram)
+{
+    net_host *server = secure_server();
+    uint8_t token[NET_TOKEN_BYTES];
+    issue(token, net_host_port(server), false, KEEL_TEST_PROTOCOL);
+    net_host *client = secure_client(net_host_port(server), token, 5000);
+    net_event ev = client_outcome(server, client, false);
+    cr_assert_eq(ev.type, NET_EVENT_CONNECT, "%s", net_disconnect_reason_name(ev.reason));
+    uint32_t peer = UINT32_MAX;
+    for (int i = 0; i < STEPS && peer == UINT32_MAX; i++) {
+        net_host_flush(client); // its acknowledgement of the server's answer
+        if (net_host_service(server, &ev, 10) == NET_EVENT_CONNECT)
+            peer = ev.peer;
+    }
+    cr_assert_neq(peer, UINT32_MAX);
+    cr_assert_eq(net_host_enet_peer_timeout(server, peer), 5000, "the token's 10 s is longer than the host's");
+    cr_assert_eq(net_host_enet_peer_timeout(client, 0), 5000);
+
+    enum { N = 40 };
+    unsigned got_sv[NET_CHANNEL_COUNT] = {0}, got_cl[NET_CHANNEL_COUNT] = {0};
+    uint8_t m[NET_MTU];
+    for (unsigned i = 0; i < N; i++) {
+        for (int c = 0; c < NET_CHANNEL_COUNT; c++) {
+            size_t len = i == 0 ? NET_MTU : 2 + (i * 13u) % 300u; // the first is the largest unreliable message
+            m[0] = (uint8_t)i;
+            m[1] = (uint8_t)(i >> 8);
+            for (size_t k = 2; k < len; k++)
+                m[k] = (uint8_t)(i * 7u + k + (unsigned)c);
+            cr_assert(net_host_send(client, 0, (net_channel)c, m, len));
+            cr_assert(net_host_send(server, peer, (net_channel)c, m, len));
+        }
+        net_host_flush(client);
+        net_host_flush(server);
+        receive_checked(server, got_sv);
+        receive_checked(client, got_cl);
+    }
+    for (int i = 0; i < STEPS; i++) {
+        unsigned total = 0;
+        for (int c = 0; c < NET_CHANNEL_COUNT; c++)
+            total += got_sv[c] + got_cl[c];
+        if (total == 2u * N * NET_CHANNEL_COUNT)
+            break;
+        receive_checked(server, got_sv);
+        receive_checked(client, got_cl);
+    }
+    for (int c = 0; c < NET_CHANNEL_COUNT; c++) {
+        cr_assert_eq(got_sv[c], N, "server, channel %d", c); // loopback loses nothing here
+        cr_assert_eq(got_cl[c], N, "client, channel %d", c);
+    }
+    net_host_stats s, cs;
+    net_host_stats_get(server, &s);
+    net_host_stats_get(client, &cs);
+    cr_assert_eq(s.sealed_forged + s.sealed_replayed + cs.sealed_forged + cs.sealed_replayed, 0);
+    cr_assert_eq(s.refused_oversize + cs.refused_oversize, 0);
+    cr_assert_eq(s.payload_received, cs.payload_sent, "payload counts what keel handed over, not the seal");
+    cr_assert_geq(s.wire_received, s.payload_received + (uint64_t)N * NET_CHANNEL_COUNT * NET_SEAL_BYTES);
+    net_host_destroy(client);
+    net_host_destroy(server);
+}
+
+Test(handshake, a_tokens_shorter_timeout_applies_to_its_connection)
+{
+    net_host *server = secure_server();
+    uint8_t token[NET_TOKEN_BYTES];
+    net_token_params p;
+    keel_test_token_params(&p);
+    uint64_t now = (uint64_t)time(NULL);
+    p.create_time = now;
+    p.expire_time = now + 300;
+    p.timeout_s = 2; // the host's is 5 s
+    p.server_count = 1;
+    memset(p.servers, 0, sizeof p.servers);
+    char text[32];
+    snprintf(text, sizeof text, "127.0.0.1:%u", (unsigned)net_host_port(server));
+    cr_assert(net_token_address_parse(text, &p.servers[0]));
+    cr_assert(net_token_issue(&p, &key, token, NULL));
+    net_host *client = secure_client(net_host_port(server), token, 5000);
+    net_event ev = client_outcome(server, client, false);
+    cr_assert_eq(ev.type, NET_EVENT_CONNECT, "%s", net_disconnect_reason_name(ev.reason));
+    uint32_t peer = UINT32_MAX;
+    for (int i = 0; i < STEPS && peer == UINT32_MAX; i++) {
+        net_host_flush(client);
+        if (net_host_service(server, &ev, 10) == NET_EVENT_CONNECT)
+            peer = ev.peer;
+    }
+    cr_assert_neq(peer, UINT32_MAX);
+    cr_assert_eq(net_host_enet_peer_timeout(server, peer), 2000);
+    cr_assert_eq(net_host_enet_peer_timeout(client, 0), 2000);
+    net_host_destroy(client);
+    net_host_destroy(server);
+}

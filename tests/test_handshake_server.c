@@ -199,3 +199,96 @@ Test(handshake_server, the_client_side_moves_on_only_with_its_own_replies)
     hs_client_wipe(&c);
     cr_assert(keel_test_zeroed(&c, sizeof c));
 }
+
+Test(handshake_server, a_challenge_admits_once)
+{
+    uint8_t token[NET_TOKEN_BYTES], first[NET_HS_RESPONSE_BYTES], second[NET_HS_RESPONSE_BYTES];
+    issue(token, 5);
+    challenge(token, addr(100), T0, first);
+    challenge(token, addr(100), T0 + 10, second);
+    cr_assert_eq(respond(second, addr(100), NOW_S, T0 + 20), NET_HS_OK);
+    cr_assert_eq(respond(second, addr(100), NOW_S, T0 + 30), NET_HS_OK, "the ADMITTED was lost: answered again");
+    cr_assert_eq(respond(first, addr(100), NOW_S, T0 + 40), NET_HS_CHALLENGE_USED, "an older challenge");
+    uint64_t id = 0;
+    cr_assert(hs_server_admits(server, addr(100), 0xabcd, T0 + 50, &id), "the CONNECT binds the admission");
+    cr_assert_eq(respond(second, addr(100), NOW_S, T0 + 60), NET_HS_CHALLENGE_USED,
+                 "a captured response after the connection started");
+    // a new challenge of the same token from the same address admits again
+    uint8_t third[NET_HS_RESPONSE_BYTES];
+    challenge(token, addr(100), T0 + 70, third);
+    cr_assert_eq(respond(third, addr(100), NOW_S, T0 + 80), NET_HS_OK);
+}
+
+// The client's keys after the challenge (as hs_client derives them).
+static void client_keys(const uint8_t *token, hs_addr from, uint64_t now_ms, uint8_t c2s[32], uint8_t s2c[32],
+                        uint8_t *response)
+{
+    hs_client c;
+    cr_assert(hs_client_start(&c, token));
+    size_t n = 0;
+    const uint8_t *request = hs_client_due(&c, now_ms, &n);
+    cr_assert_not_null(request);
+    uint8_t reply[HS_MAX_DATAGRAM];
+    hs_outcome o;
+    size_t m = hs_server_receive(server, request, n, from, NOW_S, now_ms, reply, &o);
+    cr_assert_eq(hs_client_take(&c, reply, m), HS_REPLY_CHALLENGE);
+    memcpy(c2s, c.c2s, 32);
+    memcpy(s2c, c.s2c, 32);
+    memcpy(response, c.response, NET_HS_RESPONSE_BYTES);
+    hs_client_wipe(&c);
+}
+
+Test(handshake_server, both_sides_derive_the_same_keys_new_for_every_admission)
+{
+    uint8_t token[NET_TOKEN_BYTES], response[NET_HS_RESPONSE_BYTES];
+    issue(token, 9);
+    net_token_public pub;
+    cr_assert_eq(net_token_read_public(token, sizeof token, &pub, NULL), NET_TOKEN_OK);
+    uint8_t keys[2][4][32]; // per admission: client c2s, s2c; server c2s, s2c
+    for (int k = 0; k < 2; k++) {
+        uint64_t t = T0 + 1000u * (unsigned)k, id = 0;
+        client_keys(token, addr(100), t, keys[k][0], keys[k][1], response);
+        cr_assert_eq(respond(response, addr(100), NOW_S, t + 1), NET_HS_OK);
+        cr_assert(hs_server_admits(server, addr(100), 0x100u + (unsigned)k, t + 2, &id));
+        uint32_t timeout_s = 0;
+        cr_assert(hs_server_session(server, addr(100), 0x100u + (unsigned)k, &id, &timeout_s, keys[k][2],
+                                    keys[k][3]));
+        cr_assert_eq(id, 9);
+        cr_assert_eq(timeout_s, pub.timeout_s, "the token's timeout travels in the challenge");
+        cr_assert_arr_eq(keys[k][0], keys[k][2], 32, "client to server");
+        cr_assert_arr_eq(keys[k][1], keys[k][3], 32, "server to client");
+        cr_assert_arr_neq(keys[k][0], pub.client_to_server_key, 32, "not the token's key itself");
+        cr_assert_arr_neq(keys[k][0], keys[k][1], 32);
+    }
+    cr_assert_arr_neq(keys[0][0], keys[1][0], 32, "each admission has its own keys");
+    cr_assert_arr_neq(keys[0][1], keys[1][1], 32);
+}
+
+Test(handshake_server, requests_above_the_budget_are_dropped_unanswered)
+{
+    uint8_t token[NET_TOKEN_BYTES], request[NET_HS_REQUEST_BYTES], reply[HS_MAX_DATAGRAM];
+    issue(token, 3);
+    hs_request_write(token, NONCE, request);
+    request[6 + HS_NONCE_BYTES + 100] ^= 1; // damaged: opened, then refused (cheap to answer)
+    hs_outcome o;
+    unsigned opened = 0, limited = 0;
+    for (unsigned i = 0; i < NET_HS_REQUESTS_PER_S + 10u; i++) {
+        size_t n = hs_server_receive(server, request, sizeof request, addr(100), NOW_S, T0, reply, &o);
+        if (o.refusal == NET_HS_RATE_LIMITED) {
+            cr_assert_eq(n, 0, "no reply");
+            limited++;
+        } else {
+            cr_assert_eq(o.refusal, NET_HS_DAMAGED);
+            opened++;
+        }
+    }
+    cr_assert_eq(opened, NET_HS_REQUESTS_PER_S, "the bucket starts full");
+    cr_assert_eq(limited, 10);
+    // 10 ms later: NET_HS_REQUESTS_PER_S / 100 more
+    opened = 0;
+    for (unsigned i = 0; i < 200; i++) {
+        hs_server_receive(server, request, sizeof request, addr(100), NOW_S, T0 + 10, reply, &o);
+        opened += o.refusal != NET_HS_RATE_LIMITED;
+    }
+    cr_assert_eq(opened, NET_HS_REQUESTS_PER_S / 100u);
+}

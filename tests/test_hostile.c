@@ -414,7 +414,7 @@ static size_t input_bytes(uint8_t *out, size_t cap, uint32_t newest, uint32_t co
     net_input in;
     memset(&in, 0, sizeof in);
     in.sequence = seq;
-    in.client_time_ms = (uint32_t)now_ms();
+    in.client_time_ms = (uint16_t)now_ms();
     in.ack_tick = NET_TICK_NONE;
     in.newest_tick = newest;
     in.count = (uint8_t)count;
@@ -965,7 +965,7 @@ Test(hostile, a_real_server_keeps_ticking_and_its_clients_undisturbed_under_host
                 net_bw_init(&w, msg, sizeof msg);
                 net_bw_u(&w, NET_MSG_INPUT, NET_TYPE_BITS);
                 net_bw_u(&w, 7, 16);           // sequence
-                net_bw_u(&w, 0, 32);           // client_time_ms
+                net_bw_u(&w, 0, 16);           // client_time_ms
                 net_bw_u(&w, newest, 32);      // newest_tick
                 net_bw_u(&w, 1, NET_INPUT_COUNT_BITS); // count
                 net_bw_bool(&w, true);         // ack: none

@@ -197,7 +197,7 @@ static void gen_snapshot(snap_buf *b, keel_rng *r, uint32_t tick, uint32_t span,
     snap_init(b);
     net_snapshot *s = &b->s;
     s->sequence = (uint16_t)rnd_u32(r);
-    s->client_time_echo = rnd_u32(r);
+    s->client_time_echo = (uint16_t)rnd_u32(r);
     s->echo_delay_ms = (uint16_t)rnd_u32(r);
     s->tick = tick;
     s->baseline_tick = tick - span;
@@ -307,7 +307,7 @@ static net_input rnd_input(keel_rng *r)
     net_input m;
     memset(&m, 0, sizeof m);
     m.sequence = (uint16_t)rnd_u32(r);
-    m.client_time_ms = rnd_u32(r);
+    m.client_time_ms = (uint16_t)rnd_u32(r);
     m.count = (uint8_t)keel_rng_range(r, 0, NET_MAX_INPUT_COMMANDS); // 0: a ping
     m.newest_tick = (uint32_t)keel_rng_range(r, m.count ? m.count - 1 : 0, keel_rng_range(r, 0, 1) ? 100000 : 0xFFFFFFFE);
     switch (keel_rng_range(r, 0, 3)) {
@@ -328,7 +328,7 @@ static net_full_part rnd_full(keel_rng *r)
     net_full_part m;
     memset(&m, 0, sizeof m);
     m.sequence = (uint16_t)rnd_u32(r);
-    m.client_time_echo = rnd_u32(r);
+    m.client_time_echo = (uint16_t)rnd_u32(r);
     m.echo_delay_ms = (uint16_t)rnd_u32(r);
     m.tick = (uint32_t)keel_rng_range(r, 0, 0xFFFFFFFE);
     m.last_applied_tick = (m.tick == 0 || keel_rng_range(r, 0, 3) == 0)
@@ -1087,7 +1087,7 @@ Test(net_proto, input_validation_failures)
         net_bw_init(&bw, g_buf, BUF_MAX);
         net_bw_u(&bw, NET_MSG_INPUT, 4);
         net_bw_u(&bw, 1, 16);
-        net_bw_u(&bw, 2, 32);
+        net_bw_u(&bw, 2, 16);   // client time
         net_bw_u(&bw, 100, 32); // newest
         net_bw_u(&bw, 1, 6);    // one command
         net_bw_bool(&bw, false);
@@ -1108,7 +1108,7 @@ Test(net_proto, input_validation_failures)
         net_bw_init(&bw, g_buf, BUF_MAX);
         net_bw_u(&bw, NET_MSG_INPUT, 4);
         net_bw_u(&bw, 1, 16);
-        net_bw_u(&bw, 2, 32);
+        net_bw_u(&bw, 2, 16);
         net_bw_u(&bw, 100, 32);
         net_bw_u(&bw, 1, 6);
         net_bw_bool(&bw, false);
@@ -1238,7 +1238,7 @@ Test(net_proto, snapshot_validation_failures)
     net_bit_writer bw;
     net_bw_init(&bw, g_buf, BUF_MAX);
     net_bw_u(&bw, NET_MSG_SNAPSHOT, 4);
-    net_bw_u(&bw, 0, 16); net_bw_u(&bw, 0, 32); net_bw_u(&bw, 0, 16);
+    net_bw_u(&bw, 0, 16); net_bw_u(&bw, 0, 16); net_bw_u(&bw, 0, 16);
     net_bw_u(&bw, 10, 32); net_bw_u(&bw, 0, 5);
     net_bw_bool(&bw, true); net_bw_var(&bw, 0, 4); net_bw_svar(&bw, 0, 4); net_bw_u64(&bw, 0);
     net_bw_bool(&bw, false); // an explicit roster
@@ -1253,7 +1253,7 @@ Test(net_proto, snapshot_validation_failures)
     for (int c = 0; c < 6; c++) {
         net_bw_init(&bw, g_buf, BUF_MAX);
         net_bw_u(&bw, NET_MSG_SNAPSHOT, 4);
-        net_bw_u(&bw, 0, 16); net_bw_u(&bw, 0, 32); net_bw_u(&bw, 0, 16);
+        net_bw_u(&bw, 0, 16); net_bw_u(&bw, 0, 16); net_bw_u(&bw, 0, 16);
         net_bw_u(&bw, 10, 32); net_bw_u(&bw, 0, 5);
         net_bw_bool(&bw, true); net_bw_var(&bw, 0, 4); net_bw_svar(&bw, 0, 4); net_bw_u64(&bw, 0);
         net_bw_bool(&bw, false); // an explicit roster
@@ -1435,7 +1435,7 @@ Test(net_proto, message_sizes)
     keel_rng r = {63};
     net_input in;
     memset(&in, 0, sizeof in);
-    in.sequence = 777, in.client_time_ms = 123456, in.newest_tick = 5000, in.ack_tick = 4990, in.count = 8;
+    in.sequence = 777, in.client_time_ms = 12345, in.newest_tick = 5000, in.ack_tick = 4990, in.count = 8;
     in.commands[0] = rnd_command(&r, 4993);
     for (uint32_t i = 1; i < 8; i++) {
         in.commands[i] = in.commands[i - 1];
@@ -1571,7 +1571,7 @@ Test(net_identity, every_setting_and_vertex_changes_the_digest)
 
 Test(net_proto, hello_layout_of_version_2)
 {
-    cr_assert_eq(NET_PROTOCOL_VERSION, 3u); // the hello did not change in version 3
+    cr_assert_eq(NET_PROTOCOL_VERSION, 4u); // the hello did not change in versions 3 and 4
     keel_rng rng = {77};
     net_hello h = rnd_hello(&rng);
     h.protocol_version = NET_PROTOCOL_VERSION;

@@ -205,7 +205,7 @@ static uint32_t held_mask(const cl_client *cl)
 static void send_input(cl_client *cl, net_input *in, uint32_t now_ms)
 {
     in->sequence = cl->input_sequence++;
-    in->client_time_ms = now_ms;
+    in->client_time_ms = (uint16_t)now_ms;
     in->ack_tick = cl->confirmed;
     in->held_mask = held_mask(cl);
     size_t len = net_input_encode(in, cl->packet, sizeof cl->packet);

@@ -236,7 +236,7 @@ static void note_server(cl_client *cl, uint16_t sequence, uint32_t echo, uint16_
     if (echo) {
         // The echo of an unreliable input: the first one replaces the
         // welcome's sample, which a retransmitted hello or welcome stretches.
-        double rtt = (double)(uint32_t)(now_ms - echo) - (double)delay_ms;
+        double rtt = (double)(uint16_t)(now_ms - echo) - (double)delay_ms; // the echo is 16 bits
         if (rtt >= 0 && rtt < 10000) {
             bool first = !cl->rtt_from_echo;
             cl->rtt_ms = cl->has_rtt && !first ? cl->rtt_ms * 0.9 + rtt * 0.1 : rtt;

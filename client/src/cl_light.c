@@ -114,7 +114,7 @@ static uint32_t held_mask(const cl_light *l)
 // snapshot steer the clock (cl_light_target_tick).
 static void note_server(cl_light *l, uint32_t echo, uint16_t delay_ms, int32_t margin_q8, uint32_t now_ms)
 {
-    double rtt = (double)(uint32_t)(now_ms - echo) - (double)delay_ms;
+    double rtt = (double)(uint16_t)(now_ms - echo) - (double)delay_ms; // the echo is 16 bits
     if (echo && rtt >= 0 && rtt < 10000)
         l->rtt_ms = l->rtt_ms * 0.9 + rtt * 0.1;
     if (l->ack != NET_TICK_NONE && l->ack < l->hold_until)
@@ -251,7 +251,7 @@ void cl_light_send(cl_light *l, net_host *host, uint32_t now_ms)
     for (uint32_t k = 0; k < count; k++)
         in.commands[k] = l->ring[(newest - count + 1u + k) % CL_LIGHT_RING];
     in.sequence = l->sequence++;
-    in.client_time_ms = now_ms;
+    in.client_time_ms = (uint16_t)now_ms;
     in.ack_tick = l->ack;
     in.held_mask = held_mask(l);
     in.newest_tick = newest;

@@ -4,14 +4,16 @@
 //
 // Layouts (integers little-endian; header = 0x7F 0xFF 'k' 'h' version type):
 //   REQUEST   header 6 | client nonce 8 | token's sent part 1032
-//   CHALLENGE header 6 | client nonce 8 | seal nonce 24 | sealed 48 | tag 16
+//   CHALLENGE header 6 | client nonce 8 | seal nonce 24 | sealed 112 | tag 16
 //   RESPONSE  the CHALLENGE's bytes with the type changed
 //   ADMITTED  header 6 | client nonce 8
 //   DENIED    header 6 | client nonce 8 | reason 1
-// The challenge's plaintext: client IPv4 4 (network order) | port 2 | zero 2
-// | client id 8 | token expiry 8 (s) | challenge expiry 8 (ms, the server's
+// The challenge's plaintext: client IPv4 4 (network order) | port 2 | the
+// token's timeout 2 (s, 1..3600) | client id 8 | token expiry 8 (s) | challenge expiry 8 (ms, the server's
 // monotonic clock) | token tag 16 (the token's last 16 sent bytes, unique
-// per token). Its associated data: 'k' 'h' version and the client nonce.
+// per token) | client-to-server key 32 | server-to-client key 32 (the
+// token's). Its associated data: 'k' 'h' version and the client nonce. The
+// seal nonce is the salt of the session keys (seal_derive).
 #define _POSIX_C_SOURCE 200809L
 #include <stdlib.h>
 #include <string.h>
@@ -20,13 +22,14 @@
 #include <sodium.h>
 
 #include "handshake.h"
+#include "seal.h"
 
 enum {
     HEADER = 6,
     NONCE_AT = HEADER,
     BODY_AT = HEADER + HS_NONCE_BYTES, // 14
     SEAL_NONCE = crypto_aead_xchacha20poly1305_ietf_NPUBBYTES,
-    PLAIN = 48,
+    PLAIN = 112,
     TAG = crypto_aead_xchacha20poly1305_ietf_ABYTES,
     TOKEN_TAG = 16,
 };
@@ -137,6 +140,13 @@ bool hs_client_start(hs_client *c, const uint8_t *token)
     memset(c, 0, sizeof *c);
     if (sodium_init() < 0)
         return false;
+    net_token_public pub;
+    if (net_token_read_public(token, NET_TOKEN_BYTES, &pub, NULL) != NET_TOKEN_OK)
+        return false;
+    memcpy(c->c2s, pub.client_to_server_key, sizeof c->c2s);
+    memcpy(c->s2c, pub.server_to_client_key, sizeof c->s2c);
+    c->timeout_s = pub.timeout_s;
+    sodium_memzero(&pub, sizeof pub);
     randombytes_buf(c->nonce, sizeof c->nonce);
     hs_request_write(token, c->nonce, c->request);
     c->phase = HS_PHASE_REQUEST;
@@ -164,6 +174,9 @@ hs_reply hs_client_take(hs_client *c, const uint8_t *d, size_t n)
     hs_reply r = hs_client_receive(d, n, c->nonce, response, &reason);
     if (r == HS_REPLY_CHALLENGE && c->phase == HS_PHASE_REQUEST) {
         memcpy(c->response, response, sizeof response);
+        const uint8_t *salt = c->response + BODY_AT;
+        seal_derive(c->c2s, "keel c2s", salt, c->c2s); // the token's keys become this session's
+        seal_derive(c->s2c, "keel s2c", salt, c->s2c);
         c->phase = HS_PHASE_RESPONSE;
         c->due_ms = 0;
     } else if (r == HS_REPLY_ADMITTED && c->phase == HS_PHASE_RESPONSE) {
@@ -193,12 +206,16 @@ typedef struct admitted {
     uint32_t connect_id;
     uint64_t client_id;
     uint64_t until_ms;
+    uint64_t challenge_ms; ///< the admitting challenge's expiry
+    uint32_t timeout_s;    ///< the token's
+    uint8_t c2s[SEAL_KEY_BYTES], s2c[SEAL_KEY_BYTES]; ///< the session's keys
 } admitted;
 
 typedef struct in_use {
     uint8_t tag[TOKEN_TAG];
     hs_addr addr;
     uint64_t expire_s; ///< the token's expiry; 0: a free entry
+    uint64_t challenge_ms; ///< the expiry of the last challenge that admitted it
 } in_use;
 
 struct hs_server {
@@ -209,6 +226,9 @@ struct hs_server {
     admitted *admitted;
     in_use *in_use;
     uint32_t admitted_cap, in_use_cap;
+    uint64_t bucket;    ///< requests that may be opened now, x 1000
+    uint64_t bucket_ms; ///< when the bucket was last filled
+    bool bucket_set;
 };
 
 hs_server *hs_server_create(const net_token_key *key, uint64_t protocol_id, const net_token_address *self,
@@ -240,6 +260,8 @@ void hs_server_destroy(hs_server *s)
         return;
     net_token_key_wipe(&s->key);
     sodium_memzero(s->challenge_key, sizeof s->challenge_key);
+    if (s->admitted)
+        sodium_memzero(s->admitted, s->admitted_cap * sizeof *s->admitted);
     free(s->admitted);
     free(s->in_use);
     free(s);
@@ -261,58 +283,77 @@ static net_hs_refusal token_refusal(net_token_result r)
     }
 }
 
-// True when the token (by its tag) is remembered as in use from another
-// address while it is valid.
-static bool used_elsewhere(const hs_server *s, const uint8_t *tag, hs_addr from, uint64_t now_s)
+// The live entry of the token (by its tag), or NULL.
+static in_use *find_in_use(hs_server *s, const uint8_t *tag, uint64_t now_s)
 {
-    for (uint32_t i = 0; i < s->in_use_cap; i++) {
-        const in_use *u = &s->in_use[i];
-        if (u->expire_s > now_s && memcmp(u->tag, tag, TOKEN_TAG) == 0)
-            return !addr_eq(u->addr, from);
-    }
-    return false;
-}
-
-// Remembers the token as in use from `from`: its own entry, else a free or
-// expired one, else the one that expires first.
-static void remember_in_use(hs_server *s, const uint8_t *tag, hs_addr from, uint64_t expire_s, uint64_t now_s)
-{
-    in_use *pick = NULL;
     for (uint32_t i = 0; i < s->in_use_cap; i++) {
         in_use *u = &s->in_use[i];
-        if (u->expire_s > now_s && memcmp(u->tag, tag, TOKEN_TAG) == 0) {
-            pick = u;
-            break;
-        }
-        if (!pick || u->expire_s < pick->expire_s)
-            pick = u; // free (0) and expired entries first
+        if (u->expire_s > now_s && memcmp(u->tag, tag, TOKEN_TAG) == 0)
+            return u;
+    }
+    return NULL;
+}
+
+// True when the token is remembered as in use from another address while it
+// is valid.
+static bool used_elsewhere(hs_server *s, const uint8_t *tag, hs_addr from, uint64_t now_s)
+{
+    const in_use *u = find_in_use(s, tag, now_s);
+    return u && !addr_eq(u->addr, from);
+}
+
+// Remembers the token as in use from `from`, admitted by the challenge that
+// expires at challenge_ms: its own entry, else a free or expired one, else
+// the one that expires first.
+static void remember_in_use(hs_server *s, const uint8_t *tag, hs_addr from, uint64_t expire_s, uint64_t now_s,
+                            uint64_t challenge_ms)
+{
+    in_use *pick = find_in_use(s, tag, now_s);
+    if (!pick) {
+        pick = &s->in_use[0];
+        for (uint32_t i = 1; i < s->in_use_cap; i++)
+            if (s->in_use[i].expire_s < pick->expire_s)
+                pick = &s->in_use[i]; // free (0) and expired entries first
     }
     memcpy(pick->tag, tag, TOKEN_TAG);
     pick->addr = from;
     pick->expire_s = expire_s;
+    pick->challenge_ms = challenge_ms;
 }
 
-// Admits `from` for NET_HS_ADMIT_MS: its own unbound entry renewed, else a
-// free or expired one. False when every entry is live.
-static bool admit(hs_server *s, hs_addr from, uint64_t client_id, uint64_t now_ms)
+// The unbound admission of `from`, or NULL.
+static admitted *find_unbound(hs_server *s, hs_addr from)
 {
-    admitted *pick = NULL;
     for (uint32_t i = 0; i < s->admitted_cap; i++) {
         admitted *a = &s->admitted[i];
-        if (a->used && !a->bound && addr_eq(a->addr, from)) {
-            pick = a;
-            break;
-        }
-        if (!pick && (!a->used || a->until_ms <= now_ms))
+        if (a->used && !a->bound && addr_eq(a->addr, from))
+            return a;
+    }
+    return NULL;
+}
+
+// Admits `from` for NET_HS_ADMIT_MS with the session's keys: its own unbound
+// entry renewed, else a free or expired one. False when every entry is live.
+static bool admit(hs_server *s, hs_addr from, uint64_t client_id, uint32_t timeout_s, uint64_t now_ms,
+                  uint64_t challenge_ms, const uint8_t c2s[SEAL_KEY_BYTES], const uint8_t s2c[SEAL_KEY_BYTES])
+{
+    admitted *pick = find_unbound(s, from);
+    for (uint32_t i = 0; !pick && i < s->admitted_cap; i++) {
+        admitted *a = &s->admitted[i];
+        if (!a->used || a->until_ms <= now_ms)
             pick = a;
     }
     if (!pick)
         return false;
-    memset(pick, 0, sizeof *pick);
+    sodium_memzero(pick, sizeof *pick);
     pick->used = true;
     pick->addr = from;
     pick->client_id = client_id;
     pick->until_ms = now_ms + NET_HS_ADMIT_MS;
+    pick->challenge_ms = challenge_ms;
+    pick->timeout_s = timeout_s;
+    memcpy(pick->c2s, c2s, SEAL_KEY_BYTES);
+    memcpy(pick->s2c, s2c, SEAL_KEY_BYTES);
     return true;
 }
 
@@ -323,9 +364,33 @@ static size_t write_denied(uint8_t *out, const uint8_t *nonce, net_hs_refusal wh
     return NET_HS_DENIED_BYTES;
 }
 
+// The token bucket of requests: true when one may be opened at now_ms.
+static bool take_budget(hs_server *s, uint64_t now_ms)
+{
+    const uint64_t full = (uint64_t)NET_HS_REQUESTS_PER_S * 1000u;
+    if (!s->bucket_set) {
+        s->bucket = full;
+        s->bucket_ms = now_ms;
+        s->bucket_set = true;
+    } else if (now_ms > s->bucket_ms) {
+        uint64_t gap = now_ms - s->bucket_ms;
+        uint64_t add = gap >= 1000u ? full : gap * NET_HS_REQUESTS_PER_S;
+        s->bucket = s->bucket + add >= full ? full : s->bucket + add;
+        s->bucket_ms = now_ms;
+    }
+    if (s->bucket < 1000u)
+        return false;
+    s->bucket -= 1000u;
+    return true;
+}
+
 static size_t on_request(hs_server *s, const uint8_t *d, hs_addr from, uint64_t now_s, uint64_t now_ms, uint8_t *out,
                          hs_outcome *o)
 {
+    if (!take_budget(s, now_ms)) {
+        o->refusal = NET_HS_RATE_LIMITED;
+        return 0;
+    }
     const uint8_t *token = d + BODY_AT;
     const uint8_t *tag = token + NET_TOKEN_SEALED_BYTES - TOKEN_TAG;
     net_token_private p;
@@ -341,10 +406,13 @@ static size_t on_request(hs_server *s, const uint8_t *d, hs_addr from, uint64_t 
     memset(plain, 0, sizeof plain);
     memcpy(plain, &from.host, 4);
     put_le(plain + 4, from.port, 2);
+    put_le(plain + 6, p.timeout_s, 2);
     put_le(plain + 8, p.client_id, 8);
     put_le(plain + 16, p.expire_time, 8);
     put_le(plain + 24, now_ms + NET_HS_CHALLENGE_MS, 8);
     memcpy(plain + 32, tag, TOKEN_TAG);
+    memcpy(plain + 48, p.client_to_server_key, SEAL_KEY_BYTES);
+    memcpy(plain + 80, p.server_to_client_key, SEAL_KEY_BYTES);
     net_token_private_wipe(&p);
 
     put_header(out, HS_CHALLENGE, d + NONCE_AT);
@@ -359,6 +427,45 @@ static size_t on_request(hs_server *s, const uint8_t *d, hs_addr from, uint64_t 
     return NET_HS_CHALLENGE_BYTES;
 }
 
+// A response whose challenge opened: the checks, then the admission.
+static net_hs_refusal admit_response(hs_server *s, const uint8_t *plain, const uint8_t *salt, hs_addr from,
+                                     uint64_t now_s, uint64_t now_ms)
+{
+    hs_addr was;
+    memcpy(&was.host, plain, 4);
+    was.port = (uint16_t)get_le(plain + 4, 2);
+    uint64_t client_id = get_le(plain + 8, 8);
+    uint64_t token_expire = get_le(plain + 16, 8);
+    uint64_t challenge_ms = get_le(plain + 24, 8);
+    const uint8_t *tag = plain + 32;
+    if (now_ms >= challenge_ms)
+        return NET_HS_CHALLENGE_EXPIRED;
+    if (!addr_eq(was, from))
+        return NET_HS_CHALLENGE_ADDRESS;
+    if (now_s >= token_expire)
+        return NET_HS_EXPIRED;
+    const in_use *u = find_in_use(s, tag, now_s);
+    if (u && !addr_eq(u->addr, from))
+        return NET_HS_IN_USE;
+    if (u && u->challenge_ms >= challenge_ms) {
+        // This challenge (or a later one) admitted the token already: the
+        // same response again is answered again while its admission waits
+        // for a CONNECT (the ADMITTED was lost); anything else is a replay.
+        const admitted *a = find_unbound(s, from);
+        return a && a->challenge_ms == challenge_ms && a->until_ms > now_ms ? NET_HS_OK : NET_HS_CHALLENGE_USED;
+    }
+    uint8_t c2s[SEAL_KEY_BYTES], s2c[SEAL_KEY_BYTES];
+    seal_derive(plain + 48, "keel c2s", salt, c2s);
+    seal_derive(plain + 80, "keel s2c", salt, s2c);
+    bool ok = admit(s, from, client_id, (uint32_t)get_le(plain + 6, 2), now_ms, challenge_ms, c2s, s2c);
+    sodium_memzero(c2s, sizeof c2s);
+    sodium_memzero(s2c, sizeof s2c);
+    if (!ok)
+        return NET_HS_ADMIT_FULL;
+    remember_in_use(s, tag, from, token_expire, now_s, challenge_ms);
+    return NET_HS_OK;
+}
+
 static size_t on_response(hs_server *s, const uint8_t *d, hs_addr from, uint64_t now_s, uint64_t now_ms,
                           uint8_t *out, hs_outcome *o)
 {
@@ -367,28 +474,10 @@ static size_t on_response(hs_server *s, const uint8_t *d, hs_addr from, uint64_t
     memcpy(ad + 3, d + NONCE_AT, HS_NONCE_BYTES);
     uint8_t plain[PLAIN];
     if (crypto_aead_xchacha20poly1305_ietf_decrypt(plain, NULL, NULL, seal_nonce + SEAL_NONCE, PLAIN + TAG, ad,
-                                                   sizeof ad, seal_nonce, s->challenge_key) != 0) {
+                                                   sizeof ad, seal_nonce, s->challenge_key) != 0)
         o->refusal = NET_HS_CHALLENGE_DAMAGED;
-    } else {
-        hs_addr was;
-        memcpy(&was.host, plain, 4);
-        was.port = (uint16_t)get_le(plain + 4, 2);
-        uint64_t client_id = get_le(plain + 8, 8);
-        uint64_t token_expire = get_le(plain + 16, 8);
-        const uint8_t *tag = plain + 32;
-        if (now_ms >= get_le(plain + 24, 8))
-            o->refusal = NET_HS_CHALLENGE_EXPIRED;
-        else if (!addr_eq(was, from))
-            o->refusal = NET_HS_CHALLENGE_ADDRESS;
-        else if (now_s >= token_expire)
-            o->refusal = NET_HS_EXPIRED;
-        else if (used_elsewhere(s, tag, from, now_s))
-            o->refusal = NET_HS_IN_USE;
-        else if (!admit(s, from, client_id, now_ms))
-            o->refusal = NET_HS_ADMIT_FULL;
-        else
-            remember_in_use(s, tag, from, token_expire, now_s);
-    }
+    else
+        o->refusal = admit_response(s, plain, seal_nonce, from, now_s, now_ms);
     sodium_memzero(plain, sizeof plain);
     if (o->refusal != NET_HS_OK)
         return write_denied(out, d + NONCE_AT, o->refusal);
@@ -439,6 +528,22 @@ bool hs_server_client_id(const hs_server *s, hs_addr from, uint32_t connect_id, 
     return false;
 }
 
+bool hs_server_session(const hs_server *s, hs_addr from, uint32_t connect_id, uint64_t *client_id,
+                       uint32_t *timeout_s, uint8_t c2s[SEAL_KEY_BYTES], uint8_t s2c[SEAL_KEY_BYTES])
+{
+    for (uint32_t i = 0; i < s->admitted_cap; i++) {
+        const admitted *a = &s->admitted[i];
+        if (a->used && a->bound && a->connect_id == connect_id && addr_eq(a->addr, from)) {
+            *client_id = a->client_id;
+            *timeout_s = a->timeout_s;
+            memcpy(c2s, a->c2s, SEAL_KEY_BYTES);
+            memcpy(s2c, a->s2c, SEAL_KEY_BYTES);
+            return true;
+        }
+    }
+    return false;
+}
+
 const char *net_hs_refusal_name(net_hs_refusal r)
 {
     static const char *const names[NET_HS_REFUSAL_COUNT] = {
@@ -458,6 +563,8 @@ const char *net_hs_refusal_name(net_hs_refusal r)
         [NET_HS_ADMIT_FULL] = "too many admissions",
         [NET_HS_UNADMITTED] = "connect not admitted",
         [NET_HS_NO_CRYPTO] = "no crypto",
+        [NET_HS_RATE_LIMITED] = "rate limited",
+        [NET_HS_CHALLENGE_USED] = "challenge already used",
     };
     if ((unsigned)r >= NET_HS_REFUSAL_COUNT)
         return "unknown";

@@ -67,10 +67,15 @@ typedef struct hs_client {
     uint64_t due_ms; ///< when the next datagram goes (0: now)
     uint8_t request[NET_HS_REQUEST_BYTES];
     uint8_t response[NET_HS_RESPONSE_BYTES];
+    /// The token's session keys; from the challenge on, this session's
+    /// (seal_derive with the challenge's seal nonce).
+    uint8_t c2s[32], s2c[32];
+    uint32_t timeout_s; ///< the token's timeout
 } hs_client;
 
 /// Starts the exchange for a whole token (NET_TOKEN_BYTES; its sent part is
-/// what goes) with a fresh random nonce. False when libsodium fails.
+/// what goes, its public part gives the keys) with a fresh random nonce.
+/// False when libsodium fails or the token's public part does not read.
 bool hs_client_start(hs_client *c, const uint8_t *token);
 /// Zeroes it (sodium_memzero: it holds the token's sent part).
 void hs_client_wipe(hs_client *c);
@@ -117,5 +122,11 @@ bool hs_server_admits(hs_server *s, hs_addr from, uint32_t connect_id, uint64_t 
 /// The client id of the admission `from` used with `connect_id`, expired or
 /// not (for the connect event, which comes a round trip after the CONNECT).
 bool hs_server_client_id(const hs_server *s, hs_addr from, uint32_t connect_id, uint64_t *client_id);
+
+/// The session of the admission `from` used with `connect_id`: the token's
+/// client id and timeout, and the two session keys (client to server,
+/// server to client).
+bool hs_server_session(const hs_server *s, hs_addr from, uint32_t connect_id, uint64_t *client_id,
+                       uint32_t *timeout_s, uint8_t c2s[32], uint8_t s2c[32]);
 
 #endif

@@ -5,7 +5,8 @@
 // docs/transport.md explains the settings; in short (ENet 1.3.17):
 // - three channels, one per traffic class: control is reliable and ordered,
 //   input and snapshot are unsequenced (ENET_PACKET_FLAG_UNSEQUENCED);
-// - MTU NET_HOST_ENET_MTU (NET_MTU + 28) on our side, and a bigger MTU a
+// - MTU NET_HOST_ENET_MTU (NET_MTU + 28; in secure mode
+//   NET_HOST_ENET_SECURE_MTU, 18 more for the seal) on our side, and a bigger MTU a
 //   client proposes is rewritten in its CONNECT datagram before ENet reads it
 //   (ENet adopts the client's value, protocol.c enet_protocol_handle_connect),
 //   so both sides use it; clamped once more at the connect event;
@@ -45,6 +46,7 @@
 
 #include <enet/enet.h>
 #include <enet/time.h>
+#include <sodium.h>
 
 #include "host_enet_impl.h"
 
@@ -90,6 +92,16 @@ static void release_held(enet_net_host *h)
     }
 }
 
+static uint32_t peer_index(const enet_net_host *h, const ENetPeer *peer);
+
+// How long a peer may be silent: the host's timeout_ms, or its token's
+// timeout when that is shorter.
+static uint32_t peer_timeout(const enet_net_host *h, uint32_t i)
+{
+    uint32_t t = h->slots[i].timeout_ms;
+    return t && t < h->base.config.timeout_ms ? t : h->base.config.timeout_ms;
+}
+
 static void configure_peer(enet_net_host *h, ENetPeer *peer)
 {
     // Throttle (peer.c enet_peer_throttle, protocol.c check_outgoing_commands):
@@ -98,9 +110,10 @@ static void configure_peer(enet_net_host *h, ENetPeer *peer)
     // acceleration 32 only clamps it to the limit (32 without a bandwidth
     // limit), deceleration 0 never lowers it: nothing is ever dropped.
     enet_peer_throttle_configure(peer, 5000, ENET_PEER_PACKET_THROTTLE_SCALE, 0);
-    enet_peer_timeout(peer, 0, h->base.config.timeout_ms, 2u * h->base.config.timeout_ms);
-    if (peer->mtu > NET_HOST_ENET_MTU)
-        peer->mtu = NET_HOST_ENET_MTU;
+    uint32_t limit = peer_timeout(h, peer_index(h, peer));
+    enet_peer_timeout(peer, 0, limit, 2u * limit);
+    if (peer->mtu > h->mtu)
+        peer->mtu = h->mtu;
 }
 
 static uint32_t peer_index(const enet_net_host *h, const ENetPeer *peer)
@@ -143,7 +156,7 @@ static bool watchdog(enet_net_host *h, net_event *ev)
         enet_uint32 last = s->since;
         if (s->state == SLOT_CONNECTED && p->lastReceiveTime != 0 && ENET_TIME_LESS(last, p->lastReceiveTime))
             last = p->lastReceiveTime;
-        if (ENET_TIME_LESS(now, last) || ENET_TIME_DIFFERENCE(now, last) < h->base.config.timeout_ms)
+        if (ENET_TIME_LESS(now, last) || ENET_TIME_DIFFERENCE(now, last) < peer_timeout(h, i))
             continue;
         bool report = s->state != SLOT_CLOSING;
         ev->reason = s->state == SLOT_CONNECTING ? NET_DISCONNECT_UNANSWERED : NET_DISCONNECT_TIMEOUT;
@@ -157,6 +170,31 @@ static bool watchdog(enet_net_host *h, net_event *ev)
         }
     }
     return false;
+}
+
+// Secure mode, at a CONNECT: the session's keys (a server's from the
+// handshake's admission, with the token's client id; a client's from its
+// handshake) start sealing for the peer. Without them its messages are
+// dropped (net_host_service).
+static void start_seal(enet_net_host *h, ENetPeer *peer, uint32_t i)
+{
+    enet_slot *s = &h->slots[i];
+    if (h->hs) {
+        uint8_t c2s[32], s2c[32];
+        uint32_t timeout_s = 0;
+        s->has_client_id = hs_server_session(h->hs, (hs_addr){peer->address.host, peer->address.port},
+                                             peer->connectID, &s->client_id, &timeout_s, c2s, s2c);
+        if (s->has_client_id)
+            net_host_seal_start(&h->base, i, s2c, c2s);
+        s->timeout_ms = timeout_s * 1000u;
+        sodium_memzero(c2s, sizeof c2s);
+        sodium_memzero(s2c, sizeof s2c);
+    } else if (h->hsc) {
+        net_host_seal_start(&h->base, i, h->hsc->c2s, h->hsc->s2c);
+        s->timeout_ms = h->hsc->timeout_s * 1000u;
+        hs_client_wipe(h->hsc); // the keys are copied; the handshake is over
+        h->hsc->phase = HS_PHASE_CONNECT;
+    }
 }
 
 // An ENet event in keel's terms; false when it is not reported.
@@ -173,8 +211,7 @@ static bool translate(enet_net_host *h, ENetEvent *e, net_event *ev)
         }
         s->state = SLOT_CONNECTED;
         s->since = enet_time_get();
-        s->has_client_id = h->hs && hs_server_client_id(h->hs, (hs_addr){e->peer->address.host, e->peer->address.port},
-                                                         e->peer->connectID, &s->client_id);
+        start_seal(h, e->peer, i);
         configure_peer(h, e->peer);
         ev->type = NET_EVENT_CONNECT;
         ev->peer = i;
@@ -182,6 +219,10 @@ static bool translate(enet_net_host *h, ENetEvent *e, net_event *ev)
     case ENET_EVENT_TYPE_DISCONNECT: {
         uint8_t was = s->state;
         s->state = SLOT_FREE;
+        s->has_client_id = false;
+        s->timeout_ms = 0;
+        if (h->base.seals)
+            net_host_seal_stop(&h->base, i);
         if (was == SLOT_CLOSING && h->leaving && h->leave_state == NET_LEAVE_PENDING)
             h->leave_state = NET_LEAVE_DONE; // acknowledged (or the server closed it too)
         if (was != SLOT_CONNECTED && was != SLOT_CONNECTING)
@@ -379,6 +420,7 @@ static void enet_destroy(net_host *host)
     release_held(h);
     enet_host_destroy(h->enet); // resets every peer without notice
     hs_server_destroy(h->hs);
+    net_host_seal_free(&h->base);
     if (h->hsc)
         hs_client_wipe(h->hsc); // the token's sent part
     free(h->hsc);
@@ -415,7 +457,9 @@ static enet_net_host *create(const net_host_config *config, bool server, const E
     h->slots = slots;
     enet_host_bandwidth_limit(e, 0, 0);
     e->mtu = mtu;
-    e->maximumPacketSize = NET_HOST_MAX_MESSAGE;
+    // the largest MTU a peer may use (a client adopts the server's answer up to it)
+    h->mtu = server ? mtu : config->connect_token ? NET_HOST_ENET_SECURE_MTU : NET_HOST_ENET_MTU;
+    e->maximumPacketSize = NET_HOST_MAX_MESSAGE + NET_SEAL_BYTES;
     for (size_t i = 0; i < e->peerCount; i++) {
         e->peers[i].mtu = mtu; // peers were reset with the default MTU
         e->peers[i].data = h;
@@ -453,7 +497,8 @@ net_host *net_host_enet_listen(const char *address, uint16_t port, const net_hos
     ENetAddress a;
     if (!enet_ready(error) || !parse_address(address, port, &a, error))
         return NULL;
-    enet_net_host *h = create(&c, true, &a, c.max_peers, NET_HOST_ENET_MTU, error);
+    enet_net_host *h =
+        create(&c, true, &a, c.max_peers, c.token_key ? NET_HOST_ENET_SECURE_MTU : NET_HOST_ENET_MTU, error);
     if (h && c.token_key && !enet_gate_secure_server(h, &c, address, error)) {
         enet_destroy(&h->base);
         return NULL;
@@ -501,13 +546,15 @@ net_host *net_host_enet_connect(const char *address, uint16_t port, const net_ho
             *error = "connect_token is not a connect token (keel-token inspect tells why)";
         return NULL;
     }
+    if (c.connect_token && propose_mtu == NET_HOST_ENET_MTU)
+        propose_mtu = NET_HOST_ENET_SECURE_MTU; // room for the seal
     enet_net_host *h = create(&c, false, NULL, 1, propose_mtu, error);
     if (!h)
         return NULL;
     h->server = a;
     if (c.connect_token) {
         h->hsc = malloc(sizeof *h->hsc);
-        if (!h->hsc || !hs_client_start(h->hsc, c.connect_token)) {
+        if (!h->hsc || !hs_client_start(h->hsc, c.connect_token) || !net_host_seal_init(&h->base, 1)) {
             enet_destroy(&h->base);
             if (error)
                 *error = "cannot start the handshake (out of memory, or libsodium failed)";
@@ -533,6 +580,16 @@ uint32_t net_host_enet_peer_mtu(const net_host *host, uint32_t peer)
     if (peer >= h->enet->peerCount || h->slots[peer].state == SLOT_FREE)
         return 0;
     return h->enet->peers[peer].mtu;
+}
+
+uint32_t net_host_enet_peer_timeout(const net_host *host, uint32_t peer)
+{
+    if (!host || host->ops != &enet_ops)
+        return 0;
+    const enet_net_host *h = cimpl(host);
+    if (peer >= h->enet->peerCount || h->slots[peer].state != SLOT_CONNECTED)
+        return 0;
+    return peer_timeout(h, peer);
 }
 
 uint32_t net_host_enet_peers_in_use(const net_host *host)

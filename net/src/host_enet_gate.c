@@ -5,6 +5,7 @@
 // takes refusals and runs its side of the handshake. host_enet.c's opening
 // comment explains the refusal datagram, net_handshake.h the handshake.
 // MIT licence, see LICENSE.
+#define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -78,16 +79,22 @@ static void handshake_datagram(enet_net_host *h, ENetHost *e)
     }
     if (!h->hs)
         return;
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
     uint8_t reply[HS_MAX_DATAGRAM];
     hs_outcome o;
     hs_addr from = {e->receivedAddress.host, e->receivedAddress.port};
     size_t n = hs_server_receive(h->hs, e->receivedData, e->receivedDataLength, from, (uint64_t)time(NULL),
-                                 hs_clock_ms(), reply, &o);
+                                 (uint64_t)t0.tv_sec * 1000u + (uint64_t)t0.tv_nsec / 1000000u, reply, &o);
     h->base.stats.handshake_refused[o.refusal] += o.refusal != NET_HS_OK;
     h->base.stats.handshake_challenges += o.challenged;
     h->base.stats.handshake_admitted += o.admitted;
     if (n > 0)
         send_raw(h, &e->receivedAddress, reply, n);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    h->base.stats.handshake_datagrams++;
+    h->base.stats.handshake_ns +=
+        (uint64_t)((t1.tv_sec - t0.tv_sec) * 1000000000LL + (t1.tv_nsec - t0.tv_nsec));
 }
 
 // Sees every datagram before ENet. Handshake datagrams: handshake_datagram.
@@ -127,8 +134,8 @@ int ENET_CALLBACK enet_gate_intercept(ENetHost *e, ENetEvent *event)
 
     enet_uint32 mtu;
     memcpy(&mtu, cmd + offsetof(ENetProtocolConnect, mtu), sizeof mtu);
-    if (ENET_NET_TO_HOST_32(mtu) > NET_HOST_ENET_MTU) {
-        mtu = ENET_HOST_TO_NET_32(NET_HOST_ENET_MTU);
+    if (ENET_NET_TO_HOST_32(mtu) > h->mtu) {
+        mtu = ENET_HOST_TO_NET_32(h->mtu);
         memcpy(cmd + offsetof(ENetProtocolConnect, mtu), &mtu, sizeof mtu);
     }
 
@@ -197,7 +204,7 @@ bool enet_gate_secure_server(enet_net_host *h, const net_host_config *c, const c
         return false;
     }
     h->hs = hs_server_create(c->token_key, c->protocol_id, &self, c->max_peers);
-    if (!h->hs) {
+    if (!h->hs || !net_host_seal_init(&h->base, c->max_peers)) {
         if (error)
             *error = "cannot set up the handshake (out of memory, or libsodium failed)";
         return false;

@@ -21,6 +21,9 @@ typedef struct enet_slot {
     enet_uint32 half_open_since;
     bool has_client_id; ///< secure server: client_id is the peer's token's
     uint64_t client_id;
+    /// Secure mode: the token's timeout when shorter than the host's
+    /// timeout_ms (0: the host's).
+    uint32_t timeout_ms;
 } enet_slot;
 
 typedef struct refused_key {
@@ -49,6 +52,7 @@ typedef struct enet_net_host {
     hs_server *hs;        ///< secure server
     hs_client *hsc;       ///< secure client
     ENetAddress server;   ///< client: the server's address
+    uint32_t mtu;         ///< the largest MTU a peer gets (NET_HOST_ENET_MTU, or the secure one)
 } enet_net_host;
 
 // host_enet.c

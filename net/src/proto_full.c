@@ -1,6 +1,6 @@
 // keel: one part of a full snapshot (server -> client). MIT licence, see LICENSE.
 //
-// type, sequence (16), client_time_echo (32), echo_delay_ms (16), tick (32),
+// type, sequence (16), client_time_echo (16), echo_delay_ms (16), tick (32),
 // last_applied_tick, input_margin_q8, state_hash (64), part_count - 1 (5),
 // part (5), total_characters (9), count (4), then per character its exact
 // state (ids increasing within the part), the tick of its last command (32)
@@ -37,7 +37,7 @@ size_t net_full_part_write(const net_full_part *m, uint8_t *out, size_t capacity
         return 0;
     net_write_type(&w, NET_MSG_FULL);
     net_bw_u(&w, m->sequence, 16);
-    net_bw_u(&w, m->client_time_echo, 32);
+    net_bw_u(&w, m->client_time_echo, 16);
     net_bw_u(&w, m->echo_delay_ms, 16);
     net_bw_u(&w, m->tick, 32);
     net_write_last_applied(&w, m->tick, m->last_applied_tick);
@@ -69,7 +69,7 @@ bool net_full_part_decode(const uint8_t *data, size_t length, net_full_part *m)
     memset(m, 0, sizeof *m);
     net_expect_type(&r, NET_MSG_FULL);
     m->sequence = (uint16_t)net_br_u(&r, 16);
-    m->client_time_echo = net_br_u(&r, 32);
+    m->client_time_echo = (uint16_t)net_br_u(&r, 16);
     m->echo_delay_ms = (uint16_t)net_br_u(&r, 16);
     m->tick = net_br_u(&r, 32);
     m->last_applied_tick = net_read_last_applied(&r, m->tick);

@@ -1,6 +1,6 @@
 // keel: the input message (client -> server commands). MIT licence, see LICENSE.
 //
-// type, sequence (16), client_time_ms (32), newest_tick (32), count (6,
+// type, sequence (16), client_time_ms (16), newest_tick (32), count (6,
 // 0..32), ack_tick (1 bit "none", else newest_tick - ack_tick as a wrapping
 // signed svar), held_mask (1 bit "none", else 32 bits), then the commands
 // oldest first, each delta-coded against the one before it (the first
@@ -33,7 +33,7 @@ size_t net_input_write(const net_input *m, uint8_t *out, size_t capacity)
         return 0;
     net_write_type(&w, NET_MSG_INPUT);
     net_bw_u(&w, m->sequence, 16);
-    net_bw_u(&w, m->client_time_ms, 32);
+    net_bw_u(&w, m->client_time_ms, 16);
     net_bw_u(&w, m->newest_tick, 32);
     net_bw_u(&w, m->count, NET_INPUT_COUNT_BITS);
     net_bw_bool(&w, m->ack_tick == NET_TICK_NONE);
@@ -63,7 +63,7 @@ bool net_input_decode(const uint8_t *data, size_t length, net_input *m)
     memset(m, 0, sizeof *m);
     net_expect_type(&r, NET_MSG_INPUT);
     m->sequence = (uint16_t)net_br_u(&r, 16);
-    m->client_time_ms = net_br_u(&r, 32);
+    m->client_time_ms = (uint16_t)net_br_u(&r, 16);
     m->newest_tick = net_br_u(&r, 32);
     m->count = (uint8_t)net_br_u(&r, NET_INPUT_COUNT_BITS);
     if (net_br_bool(&r)) {

@@ -1,6 +1,6 @@
 // keel: the delta snapshot (server -> client). MIT licence, see LICENSE.
 //
-// Header: type, sequence (16), client_time_echo (32), echo_delay_ms (16),
+// Header: type, sequence (16), client_time_echo (16), echo_delay_ms (16),
 // tick T (32), T - B - 1 (5), last_applied_tick, substituted_mask (var),
 // input_margin_q8 (svar), state_hash (64).
 // Then one bit: 1 when the roster at B and each character's previous command
@@ -167,7 +167,7 @@ static void write_header(net_bit_writer *w, const net_snapshot *m)
 {
     net_write_type(w, NET_MSG_SNAPSHOT);
     net_bw_u(w, m->sequence, 16);
-    net_bw_u(w, m->client_time_echo, 32);
+    net_bw_u(w, m->client_time_echo, 16);
     net_bw_u(w, m->echo_delay_ms, 16);
     net_bw_u(w, m->tick, 32);
     uint32_t span = m->tick - m->baseline_tick;
@@ -201,7 +201,7 @@ static bool read_header(net_bit_reader *r, net_snapshot *m)
     m->join_count = m->leave_count = m->command_count = 0;
     net_expect_type(r, NET_MSG_SNAPSHOT);
     m->sequence = (uint16_t)net_br_u(r, 16);
-    m->client_time_echo = net_br_u(r, 32);
+    m->client_time_echo = (uint16_t)net_br_u(r, 16);
     m->echo_delay_ms = (uint16_t)net_br_u(r, 16);
     m->tick = net_br_u(r, 32);
     uint32_t span = net_br_u(r, NET_SPAN_BITS) + 1u;

@@ -215,7 +215,14 @@ static uint64_t handshake_refused(const net_host_stats *ns)
     return n;
 }
 
-// Secure mode: the handshake's counts, each refusal reason that occurred.
+// The mean time the host spent on one handshake datagram, us.
+static double handshake_us(const net_host_stats *ns)
+{
+    return ns->handshake_datagrams ? (double)ns->handshake_ns / (double)ns->handshake_datagrams / 1000.0 : 0.0;
+}
+
+// Secure mode: the handshake's counts, each refusal reason that occurred,
+// what it cost, and the sealed messages dropped.
 static void print_handshake(FILE *f, const net_host_stats *ns)
 {
     fprintf(f, "keel-server: handshake: challenges %llu, admitted %llu, refused %llu",
@@ -230,6 +237,11 @@ static void print_handshake(FILE *f, const net_host_stats *ns)
         }
     }
     fputs(*sep == ',' ? ")\n" : "\n", f);
+    fprintf(f,
+            "keel-server: handshake datagrams %llu, %.2f us each; sealed messages dropped: forged %llu, "
+            "replayed %llu\n",
+            (unsigned long long)ns->handshake_datagrams, handshake_us(ns), (unsigned long long)ns->sealed_forged,
+            (unsigned long long)ns->sealed_replayed);
 }
 
 // With --stats-json, the last line: the whole run's counts and tick times.
@@ -244,7 +256,9 @@ static void summary_json(const sv_server *sv, const net_host_stats *ns, double s
            "\"substituted\":%llu,\"snapshots\":%llu,\"repairs\":%llu,\"full_states\":%llu,\"full_state_parts\":%llu,"
            "\"snapshot_bytes\":%llu,"
            "\"in_payload_bytes\":%llu,\"out_payload_bytes\":%llu,\"in_wire_bytes\":%llu,\"out_wire_bytes\":%llu,"
-           "\"handshake_challenges\":%llu,\"handshake_admitted\":%llu,\"handshake_refused\":%llu}\n",
+           "\"handshake_challenges\":%llu,\"handshake_admitted\":%llu,\"handshake_refused\":%llu,"
+           "\"handshake_rate_limited\":%llu,\"handshake_datagrams\":%llu,\"handshake_us_per_datagram\":%.3f,"
+           "\"sealed_forged\":%llu,\"sealed_replayed\":%llu}\n",
            sv_server_scene_tick(sv), (unsigned long long)ss.ticks, secs, hist_ms(&tick_wall, ss.ticks, 500),
            hist_ms(&tick_wall, ss.ticks, 990), (double)tick_wall.max_us / 1000.0, hist_ms(&tick_cpu, ss.ticks, 500),
            hist_ms(&tick_cpu, ss.ticks, 990), (double)tick_cpu.max_us / 1000.0, (unsigned long long)ss.clients_joined,
@@ -258,7 +272,9 @@ static void summary_json(const sv_server *sv, const net_host_stats *ns, double s
            (unsigned long long)ns->payload_sent, (unsigned long long)ns->wire_received,
            (unsigned long long)ns->wire_sent,
            (unsigned long long)ns->handshake_challenges, (unsigned long long)ns->handshake_admitted,
-           (unsigned long long)handshake_refused(ns));
+           (unsigned long long)handshake_refused(ns), (unsigned long long)ns->handshake_refused[NET_HS_RATE_LIMITED],
+           (unsigned long long)ns->handshake_datagrams, handshake_us(ns), (unsigned long long)ns->sealed_forged,
+           (unsigned long long)ns->sealed_replayed);
     fflush(stdout);
 }
 

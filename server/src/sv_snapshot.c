@@ -138,7 +138,7 @@ static void send_full(sv_server *sv, sv_client *c, uint32_t now, uint64_t hash)
     const sv_tick_record *prev = sv_history_find(&sv->history, now - 1u);
     net_full_part part;
     memset(&part, 0, sizeof part);
-    part.client_time_echo = c->client_time;
+    part.client_time_echo = (uint16_t)c->client_time;
     part.echo_delay_ms = echo_delay_ms(sv, c);
     part.tick = now;
     part.last_applied_tick = c->last_applied_tick;
@@ -211,7 +211,7 @@ static bool send_delta(sv_server *sv, sv_client *c, uint32_t b, uint32_t t, uint
     net_snapshot s;
     memset(&s, 0, sizeof s);
     s.sequence = c->snapshot_sequence;
-    s.client_time_echo = c->client_time;
+    s.client_time_echo = (uint16_t)c->client_time;
     s.echo_delay_ms = echo_delay_ms(sv, c);
     s.tick = t;
     s.baseline_tick = b;

@@ -38,7 +38,7 @@
 //   - every datagram has one fixed size per type; anything else is dropped
 //     and counted (NET_HS_MALFORMED), never read past its end;
 //   - no reply is larger than the datagram it answers (request 1046 bytes ->
-//     challenge 102 or denial 15; response 102 -> admitted 14 or denial 15):
+//     challenge 166 or denial 15; response 166 -> admitted 14 or denial 15):
 //     the server cannot be used to amplify a spoofed flood;
 //   - the server keeps no state per request: a challenge is sealed
 //     (XChaCha20-Poly1305 IETF) with a key drawn at random when the host is
@@ -46,6 +46,17 @@
 //     expiry; replies to the client echo the client's random 8-byte nonce,
 //     so a denial or admission forged by someone who did not see the request
 //     is ignored;
+//   - the session keys: the challenge carries the token's two keys (sealed:
+//     only this server reads them back); at the response the server, and at
+//     the challenge the client, derive each direction's key from the token's
+//     key and the challenge's random seal nonce (seal.h), so every admission
+//     has keys of its own. A challenge admits once: a response to an older
+//     or the same challenge of a token, once that challenge led to a
+//     CONNECT, is refused (NET_HS_CHALLENGE_USED), so a captured handshake
+//     cannot start the captured session again;
+//   - opening a token costs the most (an AEAD open of 976 bytes): at most
+//     NET_HS_REQUESTS_PER_S a second are opened, the rest dropped unanswered;
+//     addresses are not limited one by one, since a spoofer picks any;
 //   - state is bounded: the admitted addresses (max_peers + 16 entries, each
 //     for NET_HS_ADMIT_MS) and the tokens in use (2 x max_peers + 16, each
 //     until its token expires; when full, the entry that expires first is
@@ -63,13 +74,17 @@ extern "C" {
 enum {
     NET_HS_VERSION = 1,
     NET_HS_REQUEST_BYTES = 1046,  ///< header 6, client nonce 8, the token's sent part 1032
-    NET_HS_CHALLENGE_BYTES = 102, ///< header 6, client nonce 8, seal nonce 24, sealed 48 + tag 16
-    NET_HS_RESPONSE_BYTES = 102,  ///< the challenge, type changed
+    NET_HS_CHALLENGE_BYTES = 166, ///< header 6, client nonce 8, seal nonce 24, sealed 112 + tag 16
+    NET_HS_RESPONSE_BYTES = 166,  ///< the challenge, type changed
     NET_HS_ADMITTED_BYTES = 14,   ///< header 6, client nonce 8
     NET_HS_DENIED_BYTES = 15,     ///< header 6, client nonce 8, reason 1
     NET_HS_CHALLENGE_MS = 5000,   ///< a challenge's lifetime
     NET_HS_ADMIT_MS = 5000,       ///< how long an admitted address may CONNECT
     NET_HS_RESEND_MS = 100,       ///< client: request / response sent again after this
+    /// A server opens at most this many requests a second (a token bucket
+    /// as deep); the rest are dropped unanswered (NET_HS_RATE_LIMITED) and
+    /// their clients send again NET_HS_RESEND_MS later.
+    NET_HS_REQUESTS_PER_S = 8192,
 };
 
 /// Why a secure server turned a handshake datagram or a CONNECT away
@@ -92,6 +107,8 @@ typedef enum net_hs_refusal {
     NET_HS_ADMIT_FULL,        ///< too many addresses admitted at once
     NET_HS_UNADMITTED,        ///< an ENet CONNECT from an address not admitted (silent)
     NET_HS_NO_CRYPTO,         ///< libsodium could not be initialised
+    NET_HS_RATE_LIMITED,      ///< a request above the server's budget of NET_HS_REQUESTS_PER_S (silent)
+    NET_HS_CHALLENGE_USED,    ///< a response to a challenge that already led to a connection
     NET_HS_REFUSAL_COUNT
 } net_hs_refusal;
 

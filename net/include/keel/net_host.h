@@ -45,6 +45,10 @@
 extern "C" {
 #endif
 
+/// What sealing adds to each message in secure mode: a 2-byte sequence and a
+/// 16-byte authentication tag.
+#define NET_SEAL_BYTES 18u
+
 typedef enum net_channel {
     NET_CHANNEL_CONTROL = 0,  ///< reliable, ordered
     NET_CHANNEL_INPUT = 1,    ///< unreliable
@@ -111,12 +115,21 @@ typedef struct net_host_stats {
     /// reason (net_handshake.h); challenges sent; addresses admitted.
     uint64_t handshake_refused[NET_HS_REFUSAL_COUNT];
     uint64_t handshake_challenges, handshake_admitted;
+    /// Secure server: handshake datagrams received, and the time spent on
+    /// them (CLOCK_MONOTONIC around each, ns): the cost of a flood.
+    uint64_t handshake_datagrams, handshake_ns;
+    /// Secure mode: received messages dropped because they did not
+    /// authenticate (damaged, forged, another session's), or because the
+    /// replay window had seen them or they were too old for it.
+    uint64_t sealed_forged, sealed_replayed;
 } net_host_stats;
 
 typedef struct net_host_config {
     uint32_t max_peers;             ///< default 64
     uint32_t max_peers_per_address; ///< default 4
-    uint32_t timeout_ms;            ///< default 5000, at most 5000
+    /// default 5000, at most 5000; in secure mode a connection whose token
+    /// has a shorter timeout uses that one, on both sides
+    uint32_t timeout_ms;
     uint32_t cookie;                ///< set by net_host_default_config
     /// Secure mode (net_handshake.h), ENet hosts only; off by default.
     /// Server: the backend key (copied at creation) turns it on; tokens must

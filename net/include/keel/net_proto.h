@@ -43,7 +43,9 @@ extern "C" {
 /// ticks past the acknowledged one the client holds (held_mask); the server
 /// chains snapshots from the last one it sent instead of from the
 /// acknowledged one.
-#define NET_PROTOCOL_VERSION 3u
+/// 4: an input's clock and the snapshots' and full parts' echo of it are 16
+/// bits (a round trip is far below 65 s), 2 bytes less each way.
+#define NET_PROTOCOL_VERSION 4u
 /// Largest datagram payload keel sends or accepts unfragmented (docs/protocol.md).
 #define NET_MTU 1200u
 /// A tick value meaning "none" (no baseline, nothing acknowledged yet).
@@ -112,7 +114,7 @@ typedef struct net_refuse {
 /// (a ping: its round trip never includes a retransmission).
 typedef struct net_input {
     uint16_t sequence;          ///< the client's packet counter (loss and reordering)
-    uint32_t client_time_ms;    ///< echoed in snapshots, for the round-trip time
+    uint16_t client_time_ms;    ///< the client's clock (ms, low 16 bits), echoed in snapshots for the round trip
     /// The client's confirmed tick C: it holds the exact state at C (and the
     /// commands every character ran in C - 1), or NET_TICK_NONE.
     uint32_t ack_tick;
@@ -153,7 +155,7 @@ typedef struct net_leave {
 /// fails when the message holds more.
 typedef struct net_snapshot {
     uint16_t sequence;          ///< the server's packet counter for this client
-    uint32_t client_time_echo;  ///< client_time_ms of the newest input received
+    uint16_t client_time_echo;  ///< client_time_ms of the newest input received (a round trip is (now - echo) mod 2^16)
     uint16_t echo_delay_ms;     ///< how long the server held that input before this send (0..65535)
     uint32_t tick;              ///< T: the state this snapshot describes
     uint32_t baseline_tick;     ///< B < T, with T - B <= NET_MAX_SNAPSHOT_TICKS
@@ -185,7 +187,7 @@ typedef struct net_snapshot {
 /// (remote characters are predicted from it).
 typedef struct net_full_part {
     uint16_t sequence;
-    uint32_t client_time_echo;
+    uint16_t client_time_echo;
     uint16_t echo_delay_ms;
     uint32_t tick;
     uint32_t last_applied_tick;

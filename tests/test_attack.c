@@ -286,6 +286,10 @@ static char *bot_finish(keel_test_proc *p, const char *name, bool interrupt)
     return out;
 }
 
+// Bots that play until the test interrupts them play at most this long (5
+// minutes at 64 Hz), so that none outlives a test that failed half-way.
+#define PLAY_TICKS "19200"
+
 static int flood_seconds(void)
 {
     const char *e = getenv("KEEL_ATTACK_FLOOD_SECONDS");
@@ -300,7 +304,7 @@ Test(attack, every_threat_against_a_playing_server)
     char port[16];
     snprintf(port, sizeof port, "%u", s.port);
     keel_test_proc bots, user;
-    bot_start(&bots, port, "--token-key", key, "4", "0"); // until interrupted
+    bot_start(&bots, port, "--token-key", key, "4", PLAY_TICKS); // interrupted at the end
     wait_clients(&s, 4);
 
     // tokens that must be refused
@@ -310,7 +314,7 @@ Test(attack, every_threat_against_a_playing_server)
     refused_token(&s, "token for another server", issue("wrong", 102, wrong, 0), NULL, "wrong server");
     refused_token(&s, "damaged token (byte 600 flipped)", issue("damaged", 103, s.addr, 0), "600", "damaged token");
     const char *in_use = issue("in_use", 104, s.addr, 0);
-    bot_start(&user, port, "--token", in_use, "1", "0");
+    bot_start(&user, port, "--token", in_use, "1", PLAY_TICKS);
     wait_clients(&s, 5);
     refused_token(&s, "token in use, from another address", in_use, NULL, "token in use from another address");
 
@@ -441,7 +445,7 @@ Test(attack, spoofed_sources_take_no_slot_and_get_nothing_larger)
     char port[16];
     snprintf(port, sizeof port, "%u", s.port);
     keel_test_proc bots;
-    bot_start(&bots, port, "--token-key", key, "2", "0");
+    bot_start(&bots, port, "--token-key", key, "2", PLAY_TICKS);
     wait_clients(&s, 2);
     const char *token = issue("spoof", 201, s.addr, 0);
     const char *args[] = {"spoof", "--server", s.addr, "--count", "4000", "--rate", "2000", "--token", token, NULL};

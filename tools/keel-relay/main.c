@@ -63,6 +63,13 @@ static void usage(FILE *f)
         "  --rate-burst BYTES     token bucket size (default 1500)\n"
         "  --queue BYTES          bytes that may wait for the cap; a packet that would\n"
         "                         wait longer than QUEUE/RATE is dropped (default 65536)\n"
+        "  --flip PCT             a datagram gets one random bit flipped (counted as\n"
+        "                         \"flipped\"), in its last --flip-tail bytes\n"
+        "  --flip-tail BYTES      where the bit may be: the last BYTES (default 0: anywhere;\n"
+        "                         keel's sealed messages end a datagram: 16 is the tag)\n"
+        "  --flip-min BYTES       only datagrams of at least BYTES (default 0)\n"
+        "  --flip-skip N          never the first N datagrams of a client's direction\n"
+        "                         (default 0; e.g. to let a handshake through)\n"
         "Options are applied in order; a later one overrides an earlier one.\n"
         "Exit status: 0 done, 1 a socket error, 2 bad command line.\n",
         f);
@@ -177,6 +184,10 @@ static const setting SETTINGS[] = {
     {"rate", U_BYTES64, offsetof(shape_params, rate_Bps)},
     {"rate-burst", U_BYTES32, offsetof(shape_params, rate_burst)},
     {"queue", U_BYTES32, offsetof(shape_params, queue_bytes)},
+    {"flip", U_PCT, offsetof(shape_params, flip_ppm)},
+    {"flip-tail", U_BYTES32, offsetof(shape_params, flip_tail)},
+    {"flip-min", U_BYTES32, offsetof(shape_params, flip_min)},
+    {"flip-skip", U_BYTES32, offsetof(shape_params, flip_skip)},
 };
 
 static const setting *find_setting(const char *key)

@@ -138,19 +138,20 @@ static void print_stats(relay *r, bool final)
                    ",\"in_bytes\":%" PRIu64 ",\"out\":%" PRIu64 ",\"out_bytes\":%" PRIu64
                    ",\"drop_random\":%" PRIu64 ",\"drop_burst\":%" PRIu64
                    ",\"drop_bandwidth\":%" PRIu64 ",\"drop_other\":%" PRIu64
-                   ",\"duplicated\":%" PRIu64 ",\"reordered\":%" PRIu64
+                   ",\"duplicated\":%" PRIu64 ",\"reordered\":%" PRIu64 ",\"flipped\":%" PRIu64
                    ",\"latency_ms\":%.3f,\"clients\":%" PRIu32 ",\"clients_seen\":%" PRIu64
                    ",\"clients_refused\":%" PRIu64 ",\"pending\":%" PRIu32 "}\n",
                    t, final ? "true" : "false", dir_name(d), s->in, s->in_bytes, s->out,
                    s->out_bytes, s->drop_random, s->drop_burst, s->drop_bandwidth, s->drop_other,
-                   s->duplicated, s->reordered, r->c->dir[d].latency_us / 1000.0, r->nclients,
+                   s->duplicated, s->reordered, s->flipped, r->c->dir[d].latency_us / 1000.0, r->nclients,
                    r->next_gen, r->clients_refused, r->nheap);
         } else {
             printf("keel-relay %-4s in %" PRIu64 " (%" PRIu64 " B) out %" PRIu64 " (%" PRIu64
                    " B) dropped random %" PRIu64 " burst %" PRIu64 " bandwidth %" PRIu64
-                   " other %" PRIu64 " duplicated %" PRIu64 " reordered %" PRIu64 "\n",
+                   " other %" PRIu64 " duplicated %" PRIu64 " reordered %" PRIu64 " flipped %" PRIu64 "\n",
                    dir_name(d), s->in, s->in_bytes, s->out, s->out_bytes, s->drop_random,
-                   s->drop_burst, s->drop_bandwidth, s->drop_other, s->duplicated, s->reordered);
+                   s->drop_burst, s->drop_bandwidth, s->drop_other, s->duplicated, s->reordered,
+                   s->flipped);
         }
     }
     if (!r->c->stats_json)
@@ -244,10 +245,15 @@ static int client_find(relay *r, const struct sockaddr_in *from, int64_t now)
 
 // ---- forwarding ---------------------------------------------------------------
 
-static void take(relay *r, uint32_t slot, int dir, const unsigned char *data, size_t len,
+static void take(relay *r, uint32_t slot, int dir, unsigned char *data, size_t len,
                  int64_t now)
 {
     client *cl = &r->clients[slot];
+    uint32_t bit;
+    if (shape_flip(&cl->shape[dir], &r->c->dir[dir], (uint32_t)len, &bit)) {
+        data[bit / 8] ^= (unsigned char)(1u << (bit % 8));
+        r->st[dir].flipped++;
+    }
     shape_verdict v;
     shape_decide(&cl->shape[dir], &r->c->dir[dir], now, (uint32_t)len, &v);
     shape_count(&r->st[dir], &v, (uint32_t)len);

@@ -32,6 +32,8 @@ const char *shape_params_check(const shape_params *p)
         return "--rate is above 10^10 bytes per second";
     if (p->rate_Bps != 0 && p->rate_burst == 0)
         return "--rate-burst must be at least 1 byte";
+    if (p->flip_ppm > SHAPE_PPM)
+        return "--flip is above 100%";
     return NULL;
 }
 
@@ -65,7 +67,9 @@ void shape_init(shape_state *s, uint64_t seed)
 {
     s->packets.state = shape_seed(seed, 1, 0);
     s->gaps.state = shape_seed(seed, 2, 0);
+    s->flips.state = shape_seed(seed, 3, 0);
     s->count = 0;
+    s->flip_seen = 0;
     s->gap_start = s->gap_end = 0;
     s->gap_valid = false;
     s->gap_every = s->gap_length = 0;
@@ -217,4 +221,17 @@ void shape_count(shape_stats *st, const shape_verdict *v, uint32_t size)
         st->reordered += v->reordered;
         break;
     }
+}
+
+bool shape_flip(shape_state *s, const shape_params *p, uint32_t size, uint32_t *bit)
+{
+    if (p->flip_ppm == 0)
+        return false;
+    uint64_t d_flip = shape_rng_next(&s->flips), d_bit = shape_rng_next(&s->flips);
+    uint64_t index = s->flip_seen++;
+    if (index < p->flip_skip || size == 0 || size < p->flip_min || !chance(d_flip, p->flip_ppm))
+        return false;
+    uint32_t tail = p->flip_tail == 0 || p->flip_tail > size ? size : p->flip_tail;
+    *bit = (size - tail) * 8u + (uint32_t)uniform_upto(d_bit, (uint64_t)tail * 8u - 1u);
+    return true;
 }

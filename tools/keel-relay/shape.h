@@ -15,6 +15,16 @@
 // packets. Burst gaps come from a second stream and depend only on the seed
 // and time. Loss, duplication, reordering and jitter do not look at time at
 // all; burst gaps and the bandwidth cap do.
+//
+// Bit flips (--flip) come from a third stream: while flipping is on, every
+// datagram of a direction draws exactly two numbers from it (whether it
+// flips, which bit), so turning flips on changes no other decision, and which
+// datagrams get a flipped bit depends only on the seed, the datagram's index
+// and its size. Only datagrams of at least flip_min bytes, after the first
+// flip_skip of the direction, are flipped, and only in their last flip_tail
+// bytes (0: anywhere): the tail of a datagram that carries a keel message is
+// that message's sealed part, so flips there damage sealed payloads and not
+// the transport's headers.
 #ifndef KEEL_RELAY_SHAPE_H
 #define KEEL_RELAY_SHAPE_H
 
@@ -36,6 +46,10 @@ typedef struct shape_params {
     uint64_t rate_Bps;         ///< bandwidth cap in bytes per second (0: none)
     uint32_t rate_burst;       ///< token bucket size in bytes
     uint32_t queue_bytes;      ///< bytes that may wait for the cap before drops
+    uint32_t flip_ppm;         ///< probability that a datagram gets one bit flipped
+    uint32_t flip_tail;        ///< the bit is in the datagram's last flip_tail bytes (0: anywhere)
+    uint32_t flip_min;         ///< only datagrams of at least this many bytes
+    uint32_t flip_skip;        ///< the first flip_skip datagrams of a direction are never flipped
 } shape_params;
 
 /// The defaults: no shaping at all, reorder delay 20 ms, bucket 1500 bytes,
@@ -71,7 +85,9 @@ uint64_t shape_rng_next(shape_rng *r);
 typedef struct shape_state {
     shape_rng packets;   ///< five draws per packet
     shape_rng gaps;      ///< the burst gap schedule
+    shape_rng flips;     ///< two draws per datagram while flipping is on
     uint64_t count;      ///< packets decided so far
+    uint64_t flip_seen;  ///< datagrams shape_flip was asked about
     // burst gaps: the current or next gap is [gap_start, gap_end)
     int64_t gap_start, gap_end;
     bool gap_valid;
@@ -92,6 +108,11 @@ void shape_init(shape_state *s, uint64_t seed);
 void shape_decide(shape_state *s, const shape_params *p, int64_t now_us, uint32_t size,
                   shape_verdict *v);
 
+/// Whether the datagram of `size` bytes gets one bit flipped (--flip); if so
+/// *bit is the bit's index from the datagram's start (bit b of byte b / 8 is
+/// (1 << b % 8)). Call it once per datagram, in arrival order.
+bool shape_flip(shape_state *s, const shape_params *p, uint32_t size, uint32_t *bit);
+
 /// Whether `t_us` is inside a burst gap (advances the schedule to t_us; for
 /// tests and for stats; does not consume packet draws).
 bool shape_in_gap(shape_state *s, const shape_params *p, int64_t t_us);
@@ -103,6 +124,7 @@ typedef struct shape_stats {
     uint64_t drop_random, drop_burst, drop_bandwidth;
     uint64_t drop_other;          ///< send errors, relay queue full, unsent at exit
     uint64_t duplicated, reordered;
+    uint64_t flipped;             ///< datagrams given a flipped bit (before the other shaping)
 } shape_stats;
 
 /// Adds a verdict to the counters (in, drops, duplicated, reordered; the

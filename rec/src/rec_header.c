@@ -461,7 +461,7 @@ static const char *store_entry(rec_header *h, const char *name, const entry_valu
     return NULL;
 }
 
-static bool head_fail(rec_error *err, uint64_t at, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static bool head_fail(rec_error *err, uint64_t at, const char *fmt, ...) REC_PRINTF(3, 4);
 static bool head_fail(rec_error *err, uint64_t at, const char *fmt, ...)
 {
     char msg[256];

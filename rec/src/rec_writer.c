@@ -85,7 +85,7 @@ rec_writer_config rec_default_writer_config(void)
     return c;
 }
 
-static void writer_fail(rec_writer *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void writer_fail(rec_writer *w, const char *fmt, ...) REC_PRINTF(2, 3);
 static void writer_fail(rec_writer *w, const char *fmt, ...)
 {
     if (w->failed)

@@ -12,9 +12,10 @@
 #      verify: every tick's world hash and every character's hash).
 #
 # Builds: x86-64 gcc -O2, gcc -O0, gcc -O3 -march=native, clang -O2,
-# clang -O3 -flto, gcc with UBSan (-fsanitize=undefined, no -fwrapv), i386
-# (a cross compiler, run natively or under qemu-i386), arm64 and big-endian
-# s390x (under qemu-user).
+# clang -O3 -flto, gcc with UBSan (-fsanitize=undefined, no -fwrapv), tcc
+# (a C11 compiler without gcc's builtins or <stdatomic.h>: the portable
+# paths), i386 (a cross compiler, run natively or under qemu-i386), arm64 and
+# big-endian s390x (under qemu-user).
 #
 # Installs the cross compilers, qemu and the foreign-architecture libraries it
 # needs when run as root; otherwise it says what is missing and skips: exit 77,
@@ -68,7 +69,7 @@ skip() {
 }
 
 # ---- packages ---------------------------------------------------------------------
-need=(gcc-i686-linux-gnu gcc-aarch64-linux-gnu gcc-s390x-linux-gnu qemu-user clang
+need=(gcc-i686-linux-gnu gcc-aarch64-linux-gnu gcc-s390x-linux-gnu qemu-user clang tcc
       libc6-dev-i386-cross libc6-dev-arm64-cross libc6-dev-s390x-cross
       linux-libc-dev-i386-cross linux-libc-dev-arm64-cross linux-libc-dev-s390x-cross
       libfixmath-dev:i386 libxxhash-dev:i386 libzstd-dev:i386
@@ -103,6 +104,7 @@ builds=(
     "x86_64-clang|clang|-O2|-mgeneral-regs-only|static|/usr/lib/x86_64-linux-gnu"
     "x86_64-clang-O3-lto|clang|-O3 -flto|-mgeneral-regs-only|static|/usr/lib/x86_64-linux-gnu"
     "x86_64-gcc-ubsan|gcc|-O1 -g -fsanitize=undefined -fno-sanitize-recover=all|-mgeneral-regs-only|dynamic|/usr/lib/x86_64-linux-gnu"
+    "x86_64-tcc|tcc|||dynamic|/usr/lib/x86_64-linux-gnu"
     "i386|i686-linux-gnu-gcc|-O2||static|/usr/lib/i386-linux-gnu"
     "arm64|aarch64-linux-gnu-gcc|-O2|-mgeneral-regs-only|static|/usr/lib/aarch64-linux-gnu"
     "s390x|s390x-linux-gnu-gcc|-O2||static|/usr/lib/s390x-linux-gnu"

@@ -731,6 +731,15 @@ Test(rec_format, every_header_field_survives_encoding)
     rec_header h = rec_default_header();
     cr_assert_str_eq(h.build_id, rec_build_id());
     cr_assert_gt(strlen(rec_build_id()), 4u);
+    // It names the architecture and the system (a Windows and a Linux x86-64
+    // build differ by them).
+    cr_assert(strstr(rec_build_id(), "unknown-arch") == NULL, "%s", rec_build_id());
+#if defined(__linux__)
+    cr_assert(strstr(rec_build_id(), " linux") != NULL, "%s", rec_build_id());
+#endif
+#if defined(__x86_64__) && defined(__linux__)
+    cr_assert(strstr(rec_build_id(), " x86_64 linux") != NULL, "%s", rec_build_id());
+#endif
     cr_assert_neq(h.level.digest, 0u);
     h.settings.gravity = SIM_FX_INT(15);
     h.settings.crouch_shape = sim_shape_box(SIM_FX_MM(300), SIM_FX_MM(450), SIM_FX_MM(350));

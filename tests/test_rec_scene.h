@@ -34,6 +34,7 @@ typedef struct trs_config {
     uint32_t capacity;
     uint32_t keyframe_interval;
     bool compress, threaded;
+    bool no_thread;  ///< the writer's test_no_thread: a threaded writer that cannot start its thread
     bool bot;        ///< bot-like input (heading changes every second) instead of random
     bool churn;      ///< joins and leaves
     bool platforms;
@@ -54,6 +55,26 @@ typedef struct trs_run {
     uint64_t writer_ns;        ///< wall time spent in rec_writer_tick (a figure, never asserted)
     uint64_t character_ticks;  ///< characters recorded, summed over ticks
 } trs_run;
+
+/// A recording suite's fixture: the built-in level, its world and a folder
+/// for the suite's files.
+typedef struct trs_fixture {
+    sim_level level;
+    sim_world *world;
+    char dir[256];
+} trs_fixture;
+
+static inline void trs_fixture_make(trs_fixture *fx, const char *what)
+{
+    fx->world = keel_test_builtin_world(&fx->level);
+    keel_test_dir_make(fx->dir, sizeof fx->dir, what);
+}
+
+static inline void trs_fixture_free(trs_fixture *fx)
+{
+    keel_test_dir_remove(fx->dir);
+    keel_test_builtin_free(&fx->level, fx->world);
+}
 
 static inline trs_config trs_default_config(void)
 {
@@ -136,6 +157,7 @@ static inline bool trs_record(const sim_level *level, const sim_world *world, co
         snprintf(h.build_id, sizeof h.build_id, "%s", cfg->build_id);
     rec_writer_config wc = rec_default_writer_config();
     wc.threaded = cfg->threaded;
+    wc.test_no_thread = cfg->no_thread;
     rec_writer *w = rec_writer_open(path, &h, &wc, scene, err);
     if (!w) {
         sim_scene_destroy(scene);

@@ -358,17 +358,24 @@ Test(replay, zdm2_verifies)
     unlink(path);
 }
 
+// A 40 m square floor as an OBJ file, and a short keel-sim recording on it.
+static const char box_obj[] = "v -20 0 -20\nv 20 0 -20\nv 20 0 20\nv -20 0 20\nf 1 3 2\nf 1 4 3\n";
+
+static void record_on_obj(const char *obj, const char *path)
+{
+    record("keel-sim", path,
+           (const char *const[]){"--level", obj, "--scale", "1", "--characters", "2", "--spawn", "0,0.1,0",
+                                 "--ticks", "50", NULL});
+}
+
 Test(replay, level_digest_mismatch_is_refused)
 {
     // An OBJ recording whose file changed since: refused with exit 3.
     char obj[4096], path[4096];
     temp_path(obj, sizeof obj, "level");
-    static const char box[] = "v -20 0 -20\nv 20 0 -20\nv 20 0 20\nv -20 0 20\nf 1 3 2\nf 1 4 3\n";
-    write_file(obj, box, sizeof box - 1);
+    write_file(obj, box_obj, sizeof box_obj - 1);
     temp_path(path, sizeof path, "objrec");
-    record("keel-sim", path,
-           (const char *const[]){"--level", obj, "--scale", "1", "--characters", "2", "--spawn", "0,0.1,0",
-                                 "--ticks", "50", NULL});
+    record_on_obj(obj, path);
     run_result ok = expect("keel-replay", (const char *const[]){"verify", path, NULL}, 0);
     run_free(&ok);
     static const char moved[] = "v -20 0.5 -20\nv 20 0 -20\nv 20 0 20\nv -20 0 20\nf 1 3 2\nf 1 4 3\n";
@@ -381,6 +388,35 @@ Test(replay, level_digest_mismatch_is_refused)
     cr_assert(strstr(gone.err, "not found") != NULL, "%s", gone.err);
     run_free(&gone);
     unlink(path);
+}
+
+Test(replay, windows_level_path_is_found_through_levels_dir)
+{
+    // A recording made on Windows names its level "Z:\\maps\\box.obj". On Linux a
+    // file may carry backslashes in its name: keel-sim records the level at
+    // DIR/Z:\maps\box.obj, which is then removed; keel-replay finds box.obj in
+    // KEEL_LEVELS_DIR by the name after the last backslash.
+    char dir[4096], path[4096], win[4200], levels[4200], obj[4400];
+    keel_test_dir_make(dir, sizeof dir, "winpath");
+    snprintf(win, sizeof win, "%s/Z:\\maps\\box.obj", dir);
+    snprintf(levels, sizeof levels, "%s/levels", dir);
+    snprintf(obj, sizeof obj, "%s/box.obj", levels);
+    cr_assert_eq(mkdir(levels, 0700), 0, "%s: %s", levels, strerror(errno));
+    write_file(win, box_obj, sizeof box_obj - 1);
+    temp_path(path, sizeof path, "winrec");
+    record_on_obj(win, path);
+    unlink(win);
+    write_file(obj, box_obj, sizeof box_obj - 1);
+    setenv("KEEL_LEVELS_DIR", levels, 1);
+    run_result r = expect("keel-replay", (const char *const[]){"verify", path, NULL}, 0);
+    run_free(&r);
+    unlink(obj);
+    run_result gone = expect("keel-replay", (const char *const[]){"verify", path, NULL}, 3);
+    cr_assert(strstr(gone.err, "not found") != NULL, "%s", gone.err);
+    run_free(&gone);
+    unsetenv("KEEL_LEVELS_DIR");
+    unlink(path);
+    keel_test_dir_remove(dir);
 }
 
 Test(replay, corrupted_byte_is_a_bad_file)

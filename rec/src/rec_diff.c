@@ -134,8 +134,7 @@ static void compare_headers(rec_diff_report *r, const rec_header *a, const rec_h
         note(r, "platforms differ");
     bool waters_same = a->water_count == b->water_count;
     for (uint32_t i = 0; waters_same && i < a->water_count && i < REC_MAX_WATERS; i++)
-        waters_same = memcmp(&a->waters[i].min, &b->waters[i].min, sizeof(sim_vec3)) == 0 &&
-                      memcmp(&a->waters[i].max, &b->waters[i].max, sizeof(sim_vec3)) == 0;
+        waters_same = sim_v3_eq(a->waters[i].min, b->waters[i].min) && sim_v3_eq(a->waters[i].max, b->waters[i].max);
     if (!waters_same)
         note(r, "water boxes differ");
     if (strcmp(a->build_id, b->build_id) != 0)

@@ -112,6 +112,10 @@ static const char *const axis_names[3] = {"x", "y", "z"};
 #define BUILD_COMPILER "clang " KEEL_STR(__clang_major__) "." KEEL_STR(__clang_minor__) "." KEEL_STR(__clang_patchlevel__)
 #elif defined(__GNUC__)
 #define BUILD_COMPILER "gcc " KEEL_STR(__GNUC__) "." KEEL_STR(__GNUC_MINOR__) "." KEEL_STR(__GNUC_PATCHLEVEL__)
+#elif defined(__TINYC__)
+#define BUILD_COMPILER "tcc " KEEL_STR(__TINYC__)
+#elif defined(_MSC_VER)
+#define BUILD_COMPILER "msvc " KEEL_STR(_MSC_VER)
 #else
 #define BUILD_COMPILER "cc"
 #endif
@@ -124,18 +128,42 @@ static const char *const axis_names[3] = {"x", "y", "z"};
 #define BUILD_OPT " -O0"
 #endif
 
-#if defined(__x86_64__)
+#if defined(__x86_64__) || defined(_M_X64)
 #define BUILD_ARCH " x86_64"
-#elif defined(__aarch64__)
+#elif defined(__aarch64__) || defined(_M_ARM64)
 #define BUILD_ARCH " aarch64"
-#elif defined(__i386__)
+#elif defined(__i386__) || defined(_M_IX86)
 #define BUILD_ARCH " i386"
-#elif defined(__arm__)
+#elif defined(__arm__) || defined(_M_ARM)
 #define BUILD_ARCH " arm"
+#elif defined(__s390x__)
+#define BUILD_ARCH " s390x"
+#elif defined(__wasm64__)
+#define BUILD_ARCH " wasm64"
+#elif defined(__wasm32__)
+#define BUILD_ARCH " wasm32"
+#elif defined(__riscv) && defined(__riscv_xlen) && __riscv_xlen == 64
+#define BUILD_ARCH " riscv64"
 #elif defined(__riscv)
 #define BUILD_ARCH " riscv"
+#elif defined(__powerpc64__) && defined(__LITTLE_ENDIAN__)
+#define BUILD_ARCH " ppc64le"
+#elif defined(__powerpc64__)
+#define BUILD_ARCH " ppc64"
 #else
 #define BUILD_ARCH " unknown-arch"
+#endif
+
+// The system the build is for: recordings made on Windows and on Linux by
+// the same compiler on the same CPU are told apart by it.
+#if defined(__EMSCRIPTEN__)
+#define BUILD_OS " emscripten"
+#elif defined(_WIN32)
+#define BUILD_OS " windows"
+#elif defined(__linux__)
+#define BUILD_OS " linux"
+#else
+#define BUILD_OS " other-os"
 #endif
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -171,7 +199,7 @@ static const char *const axis_names[3] = {"x", "y", "z"};
 
 const char *rec_build_id(void)
 {
-    return BUILD_COMPILER BUILD_OPT BUILD_ARCH BUILD_ISA BUILD_SAN BUILD_NDEBUG BUILD_COMMIT;
+    return BUILD_COMPILER BUILD_OPT BUILD_ARCH BUILD_OS BUILD_ISA BUILD_SAN BUILD_NDEBUG BUILD_COMMIT;
 }
 
 // ---- defaults ----------------------------------------------------------------
@@ -461,7 +489,7 @@ static const char *store_entry(rec_header *h, const char *name, const entry_valu
     return NULL;
 }
 
-static bool head_fail(rec_error *err, uint64_t at, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static bool head_fail(rec_error *err, uint64_t at, const char *fmt, ...) REC_PRINTF(3, 4);
 static bool head_fail(rec_error *err, uint64_t at, const char *fmt, ...)
 {
     char msg[256];

@@ -8,6 +8,19 @@
 
 #include "rec_bytes.h"
 
+/// printf-style checking of a function's format (argument f) and its first
+/// variadic argument (a). MinGW-w64's gcc checks "printf" against the rules
+/// of msvcrt (no %zu); __MINGW_PRINTF_FORMAT names the rules of the printf
+/// that the build calls (gnu_printf under -std=c11, which selects MinGW's own
+/// C99 printf). Compilers without gcc's attributes check nothing.
+#if defined(__MINGW32__) && defined(__MINGW_PRINTF_FORMAT)
+#define REC_PRINTF(f, a) __attribute__((format(__MINGW_PRINTF_FORMAT, f, a)))
+#elif defined(__GNUC__) || defined(__clang__)
+#define REC_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define REC_PRINTF(f, a)
+#endif
+
 /// A chunk: type (4) | length (u32 LE) | payload | CRC-32 (u32 LE).
 #define REC_CHUNK_OVERHEAD 12u
 /// No chunk is larger: a length above it is corruption, not a big block.
@@ -38,8 +51,7 @@ uint32_t rec_crc32_update(uint32_t crc, const void *data, size_t n);
 uint32_t rec_crc32(const void *data, size_t n);
 
 // ---- errors ----
-void rec_error_set(rec_error *err, uint64_t offset, const char *chunk, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
+void rec_error_set(rec_error *err, uint64_t offset, const char *chunk, const char *fmt, ...) REC_PRINTF(4, 5);
 void rec_error_clear(rec_error *err);
 
 // ---- schema ----

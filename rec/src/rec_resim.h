@@ -7,11 +7,7 @@
 
 #include <keel/rec_verify.h>
 
-#if defined(__GNUC__)
-#define REC_PRINTF(f, a) __attribute__((format(printf, f, a)))
-#else
-#define REC_PRINTF(f, a)
-#endif
+#include "rec_internal.h"
 
 /// Fill *err (message formatted, offset, chunk). Returns REC_EXIT_BAD_FILE.
 int rec_fail(rec_error *err, uint64_t offset, const char *chunk, const char *fmt, ...) REC_PRINTF(4, 5);

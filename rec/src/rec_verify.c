@@ -17,12 +17,28 @@
 #define _POSIX_C_SOURCE 200809L // clock_gettime, nanosleep
 
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "rec_resim.h"
+
+#ifndef __STDC_NO_ATOMICS__
+#include <stdatomic.h>
+#define VERIFY_MAX_THREADS 256u
+#else
+// A compiler without <stdatomic.h> (tcc): verify runs on the calling thread
+// only, where plain variables do what the atomics do.
+typedef unsigned atomic_uint;
+typedef uint_fast64_t atomic_uint_fast64_t;
+#define atomic_init(p, v) (*(p) = (v))
+#define atomic_load(p) (*(p))
+#define atomic_load_explicit(p, order) (*(p))
+#define atomic_fetch_add(p, v) ((*(p) += (v)) - (v))
+#define atomic_compare_exchange_weak(p, expected, v) \
+    (*(p) == *(expected) ? (*(p) = (v), true) : (*(expected) = *(p), false))
+#define VERIFY_MAX_THREADS 1u
+#endif
 
 rec_verify_config rec_default_verify_config(void)
 {
@@ -394,7 +410,7 @@ int rec_diff_resim(rec_file *f, const sim_world *world, const rec_verify_config 
         return rec_fail(err, 0, "INIT", "ticks run past 2^32 - 1");
     uint32_t end = (uint32_t)end64;
 
-    uint32_t threads = cfg.threads < 1 ? 1 : (cfg.threads > 256 ? 256 : cfg.threads);
+    uint32_t threads = cfg.threads < 1 ? 1 : (cfg.threads > VERIFY_MAX_THREADS ? VERIFY_MAX_THREADS : cfg.threads);
     uint32_t capacity = threads > 1 ? threads * 4u + 2u : 1u;
     uint64_t target = threads > 1 ? (info.tick_count + threads * 4u - 1u) / (threads * 4u) : 0;
     vspan *spans = calloc(capacity, sizeof *spans);

@@ -8,6 +8,12 @@
 // a crash leaves every finished chunk readable. The queue is bounded by
 // bytes: a writer that falls behind fails the recording instead of
 // stalling the game.
+//
+// Where no thread can be started (a system or build without threads, or
+// none left), a threaded writer writes on the caller's thread instead: the
+// same chunk_emit on the same chunks in the same order, so the same bytes.
+// An open that fails removes the file it created: a failed start never
+// leaves a partial recording behind.
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +38,7 @@ typedef struct rec_item {
 
 struct rec_writer {
     FILE *f;
+    char *path; ///< removed again if the open fails
     rec_header h;
     rec_writer_config cfg;
 
@@ -85,7 +92,7 @@ rec_writer_config rec_default_writer_config(void)
     return c;
 }
 
-static void writer_fail(rec_writer *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void writer_fail(rec_writer *w, const char *fmt, ...) REC_PRINTF(2, 3);
 static void writer_fail(rec_writer *w, const char *fmt, ...)
 {
     if (w->failed)
@@ -291,6 +298,7 @@ static void writer_free(rec_writer *w)
     }
     if (w->f)
         fclose(w->f);
+    free(w->path);
     ZSTD_freeCCtx(w->zc);
     rec_buf_free(&w->zbuf);
     pthread_mutex_destroy(&w->mu);
@@ -325,6 +333,32 @@ static bool seen_add(rec_writer *w, uint32_t id)
     w->seen[lo] = id;
     w->seen_count++;
     return true;
+}
+
+// Let the thread write what is queued, and join it.
+static void thread_stop(rec_writer *w)
+{
+    if (w->thread_started) {
+        pthread_mutex_lock(&w->mu);
+        w->stop = true;
+        pthread_cond_signal(&w->work);
+        pthread_mutex_unlock(&w->mu);
+        pthread_join(w->thread, NULL);
+        w->thread_started = false;
+    }
+}
+
+// A failed open: stop the thread, and remove the file (nothing of it is a
+// recording yet).
+static void writer_abort(rec_writer *w)
+{
+    thread_stop(w);
+    if (w->f) {
+        fclose(w->f);
+        w->f = NULL;
+        remove(w->path);
+    }
+    writer_free(w);
 }
 
 static rec_writer *writer_begin(const char *path, const rec_header *header, const rec_writer_config *config,
@@ -366,6 +400,14 @@ static rec_writer *writer_begin(const char *path, const rec_header *header, cons
         writer_free(w);
         return NULL;
     }
+    size_t path_len = strlen(path);
+    w->path = malloc(path_len + 1);
+    if (!w->path) {
+        rec_error_set(err, 0, NULL, "out of memory");
+        writer_free(w);
+        return NULL;
+    }
+    memcpy(w->path, path, path_len + 1);
     w->f = fopen(path, "wb");
     if (!w->f) {
         rec_error_set(err, 0, NULL, "cannot create %s", path);
@@ -374,16 +416,14 @@ static rec_writer *writer_begin(const char *path, const rec_header *header, cons
     }
     if (!io_write(w, rec_magic, REC_MAGIC_SIZE) || fflush(w->f) != 0) {
         rec_error_set(err, 0, NULL, "cannot write %s", path);
-        writer_free(w);
+        writer_abort(w);
         return NULL;
     }
     if (w->cfg.threaded) {
-        if (pthread_create(&w->thread, NULL, writer_thread, w) != 0) {
-            rec_error_set(err, 0, NULL, "cannot start the writer thread");
-            writer_free(w);
-            return NULL;
-        }
-        w->thread_started = true;
+        if (!w->cfg.test_no_thread && pthread_create(&w->thread, NULL, writer_thread, w) == 0)
+            w->thread_started = true;
+        else
+            w->cfg.threaded = false; // no thread to be had: write on the caller's
     }
     rec_item *it = item_take(w, REC_T_HEAD, 4096);
     if (it) {
@@ -396,19 +436,6 @@ static rec_writer *writer_begin(const char *path, const rec_header *header, cons
         item_submit(w, it);
     }
     return w;
-}
-
-static void writer_abort(rec_writer *w)
-{
-    if (w->thread_started) {
-        pthread_mutex_lock(&w->mu);
-        w->stop = true;
-        pthread_cond_signal(&w->work);
-        pthread_mutex_unlock(&w->mu);
-        pthread_join(w->thread, NULL);
-        w->thread_started = false;
-    }
-    writer_free(w);
 }
 
 // Capacity to keep for a block of n characters (bytes a tick usually needs,
@@ -534,6 +561,8 @@ rec_writer *rec_writer_open_client(const char *path, const rec_header *header, c
     }
     return w;
 }
+
+bool rec_writer_threaded(const rec_writer *w) { return w && w->thread_started; }
 
 // ---- scene ticks -----------------------------------------------------------
 
@@ -836,14 +865,7 @@ bool rec_writer_close(rec_writer *w, rec_error *err)
             item_submit(w, it);
         }
     }
-    if (w->thread_started) {
-        pthread_mutex_lock(&w->mu);
-        w->stop = true;
-        pthread_cond_signal(&w->work);
-        pthread_mutex_unlock(&w->mu);
-        pthread_join(w->thread, NULL);
-        w->thread_started = false;
-    }
+    thread_stop(w);
     if (w->io_failed && !w->failed) {
         w->failed = true;
         w->err = w->io_err;

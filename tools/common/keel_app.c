@@ -1,4 +1,20 @@
 // keel programs: shared helpers. MIT licence, see LICENSE.
+//
+// The clock is CLOCK_MONOTONIC everywhere (MinGW-w64's winpthreads and
+// Emscripten have it too). Sleeping until a deadline differs by system:
+//   Linux: clock_nanosleep on the absolute deadline, so a wake-up is never
+//     early and a preemption between reading the clock and sleeping costs
+//     nothing;
+//   elsewhere: relative sleeps in a loop that reads the clock again after
+//     each one, until the deadline has passed (MinGW-w64's clock_nanosleep
+//     fails at once on CLOCK_MONOTONIC, and Emscripten ignores
+//     TIMER_ABSTIME, so neither can take the absolute deadline);
+//   Windows: the first sleep raises the process's timer resolution to 1 ms
+//     (timeBeginPeriod, taken from winmm.dll at run time: no link library),
+//     which also makes ENet's waits 1 ms grained instead of 15.6 ms, and each
+//     sleep waits on a high-resolution waitable timer (Windows 10 1803 and
+//     later; else Sleep in whole milliseconds, rounded up). A 64 Hz loop then
+//     wakes within about a millisecond of its deadlines, as on Linux.
 #define _POSIX_C_SOURCE 200809L
 #include "keel_app.h"
 
@@ -9,6 +25,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#if defined(_WIN32)
+#include <windows.h>
+#ifndef CREATE_WAITABLE_TIMER_HIGH_RESOLUTION
+#define CREATE_WAITABLE_TIMER_HIGH_RESOLUTION 0x00000002
+#endif
+#endif
 
 int keel_app_load_level(const char *name, const char *scale, char up, sim_level *out, char *err, size_t err_size)
 {
@@ -56,17 +79,74 @@ uint64_t keel_app_now_us(void)
 uint64_t keel_app_thread_cpu_us(void)
 {
     struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+        return 0; // no per-thread CPU clock on this system
     return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+#if defined(_WIN32)
+static void sleep_for_us(uint64_t us)
+{
+    static int period_set; // the programs sleep on one thread
+    if (!period_set) {
+        period_set = 1;
+        HMODULE winmm = LoadLibraryA("winmm.dll");
+        FARPROC f = winmm ? GetProcAddress(winmm, "timeBeginPeriod") : NULL;
+        if (f)
+            ((UINT(WINAPI *)(UINT))(void (*)(void))f)(1);
+    }
+    HANDLE timer = CreateWaitableTimerExW(NULL, NULL, CREATE_WAITABLE_TIMER_HIGH_RESOLUTION, TIMER_ALL_ACCESS);
+    if (timer) {
+        LARGE_INTEGER due;
+        due.QuadPart = -(LONGLONG)(us * 10u); // relative, in 100 ns units
+        if (SetWaitableTimer(timer, &due, 0, NULL, NULL, FALSE))
+            WaitForSingleObject(timer, INFINITE);
+        CloseHandle(timer);
+        return;
+    }
+    Sleep((DWORD)((us + 999u) / 1000u));
+}
+#else
+static void sleep_for_us(uint64_t us)
+{
+    struct timespec ts;
+    ts.tv_sec = (time_t)(us / 1000000u);
+    ts.tv_nsec = (long)(us % 1000000u) * 1000L;
+    nanosleep(&ts, NULL); // interrupted or not, the caller reads the clock again
+}
+#endif
+
+void keel_app_sleep_until_us_portable(uint64_t deadline_us)
+{
+    for (;;) {
+        uint64_t now = keel_app_now_us();
+        if (now >= deadline_us)
+            return;
+        uint64_t left = deadline_us - now;
+        sleep_for_us(left < 1000000u ? left : 1000000u);
+    }
 }
 
 void keel_app_sleep_until_us(uint64_t deadline_us)
 {
+#if defined(__linux__) && !defined(__EMSCRIPTEN__)
     struct timespec ts;
     ts.tv_sec = (time_t)(deadline_us / 1000000u);
     ts.tv_nsec = (long)(deadline_us % 1000000u) * 1000L;
     while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR) {
     }
+#else
+    keel_app_sleep_until_us_portable(deadline_us);
+#endif
+}
+
+const char *keel_app_path_base(const char *path)
+{
+    const char *base = path;
+    for (const char *p = path; *p; p++)
+        if (*p == '/' || *p == '\\')
+            base = p + 1;
+    return base;
 }
 
 int keel_app_parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)

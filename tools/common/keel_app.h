@@ -20,10 +20,21 @@ struct sim_world *keel_app_load_world(const char *program, const char *name, con
 /// Monotonic clock, microseconds.
 uint64_t keel_app_now_us(void);
 /// CPU time the calling thread has used, microseconds (what a measurement
-/// costs without the time the thread waited for a core).
+/// costs without the time the thread waited for a core); 0 on a system
+/// without a per-thread CPU clock.
 uint64_t keel_app_thread_cpu_us(void);
-/// Sleep until the monotonic clock reaches `deadline_us` (returns at once if past).
+/// Sleep until the monotonic clock reaches `deadline_us` (returns at once if
+/// past; never before the deadline). keel_app.c's opening comment says how on
+/// each system.
 void keel_app_sleep_until_us(uint64_t deadline_us);
+/// The same with relative sleeps in a loop that reads the clock after each:
+/// what every system but Linux uses (here so that Linux tests run it too).
+void keel_app_sleep_until_us_portable(uint64_t deadline_us);
+
+/// The file name in `path`: what follows its last '/' or '\\' (either
+/// system's separator, so a path recorded on Windows works on Linux and the
+/// other way round); `path` itself when it has neither.
+const char *keel_app_path_base(const char *path);
 
 /// Parse an unsigned decimal in [lo, hi]; false on anything else.
 int keel_app_parse_u32(const char *s, uint32_t lo, uint32_t hi, uint32_t *out);

@@ -15,14 +15,45 @@
 // inside: it never waits for a worker that has not woken, and no worker can
 // touch a loop's shares after the caller returned. The mutex orders the
 // caller's writes before the items and the items' writes before the return.
+//
+// A compiler without <stdatomic.h> (tcc) gets a pool of one thread, the
+// caller's: keel_jobs_create(n) returns NULL for n > 1.
 #define _POSIX_C_SOURCE 200809L
 
 #include "keel_jobs.h"
 
+#include <stdlib.h>
+
+#ifdef __STDC_NO_ATOMICS__
+struct keel_jobs {
+    uint32_t threads;
+};
+
+keel_jobs *keel_jobs_create(uint32_t threads)
+{
+    if (threads != 1)
+        return NULL;
+    keel_jobs *j = calloc(1, sizeof *j);
+    if (j)
+        j->threads = 1;
+    return j;
+}
+
+void keel_jobs_destroy(keel_jobs *j) { free(j); }
+
+uint32_t keel_jobs_threads(const keel_jobs *j) { return j->threads; }
+
+void keel_jobs_parallel_for(void *jobs, uint32_t count, keel_jobs_task_fn fn, void *task)
+{
+    (void)jobs;
+    if (count > 0)
+        fn(task, 0, count);
+}
+#else
+
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
-#include <stdlib.h>
 
 // One thread's share: front in the low 32 bits, back (exclusive) in the high.
 // Padded to a cache line so that claims on different shares do not collide.
@@ -240,3 +271,4 @@ void keel_jobs_parallel_for(void *jobs, uint32_t count, keel_jobs_task_fn fn, vo
     j->finished = g;
     pthread_mutex_unlock(&j->lock);
 }
+#endif // __STDC_NO_ATOMICS__

@@ -28,7 +28,8 @@ typedef void (*keel_jobs_task_fn)(void *task, uint32_t begin, uint32_t end);
 
 /// A pool in which `threads` threads (1..KEEL_JOBS_MAX_THREADS) run each
 /// loop: the caller and threads - 1 workers. NULL when `threads` is out of
-/// range or a thread or memory cannot be had.
+/// range or a thread or memory cannot be had (always for threads > 1 with a
+/// compiler that has no <stdatomic.h>, such as tcc).
 keel_jobs *keel_jobs_create(uint32_t threads);
 /// Stops and joins the workers (between loops). NULL is ignored.
 void keel_jobs_destroy(keel_jobs *jobs);

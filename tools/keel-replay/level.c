@@ -86,9 +86,7 @@ int replay_level_load(const char *file, const rec_header *h, const char *overrid
         snprintf(candidates[n++], sizeof candidates[0], "%s", ref->path);
     const char *dir = getenv("KEEL_LEVELS_DIR");
     if (dir && dir[0] && ref->path[0]) {
-        const char *base = strrchr(ref->path, '/');
-        base = base ? base + 1 : ref->path;
-        snprintf(candidates[n++], sizeof candidates[0], "%s/%s", dir, base);
+        snprintf(candidates[n++], sizeof candidates[0], "%s/%s", dir, keel_app_path_base(ref->path));
     }
     const char *scale = ref->scale[0] ? ref->scale : "1";
     char up = ref->up_axis == 'z' ? 'z' : 'y';

@@ -11,10 +11,10 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <keel/sim_scene.h>
 
+#include "keel_app.h"
 #include "keel_jobs.h"
 
 /// Platform ids: above every character id (the scene keeps the two apart).
@@ -55,12 +55,7 @@ typedef struct characters {
     keel_jobs *jobs;  ///< --threads N > 1: the scene's executor, NULL without
 } characters;
 
-static double now_s(void)
-{
-    struct timespec ts;
-    timespec_get(&ts, TIME_UTC);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
+static double now_s(void) { return (double)keel_app_now_us() * 1e-6; }
 
 static void chars_destroy(void *state)
 {

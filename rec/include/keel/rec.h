@@ -157,20 +157,28 @@ typedef struct rec_writer rec_writer;
 
 typedef struct rec_writer_config {
     /// Encode on the caller's thread (cheap), compress and write on a
-    /// background thread, so the caller never waits on the disk.
+    /// background thread, so the caller never waits on the disk. Where no
+    /// thread can be started, the writer writes on the caller's thread
+    /// instead (the same bytes; rec_writer_threaded says which).
     bool threaded;
     /// Bytes waiting for the disk before the writer gives up (the recording
     /// then ends with an error rather than stalling the caller; default 64 MiB).
     size_t max_pending_bytes;
+    /// Testing: act as if no thread could be started (a threaded writer
+    /// then falls back to the caller's thread). Off by default.
+    bool test_no_thread;
 } rec_writer_config;
 
 rec_writer_config rec_default_writer_config(void);
 
 /// Create `path` and write HEAD, SCHM and INIT (the scene's current state,
 /// which must match the header: its platforms, waters, settings). NULL with
-/// *err filled on failure.
+/// *err filled on failure; a file it had created is removed again.
 rec_writer *rec_writer_open(const char *path, const rec_header *header, const rec_writer_config *config,
                             const sim_scene *initial, rec_error *err);
+
+/// True when a background thread writes (threaded asked for and started).
+bool rec_writer_threaded(const rec_writer *w);
 
 /// Record one tick of a scene recording. `t` carries the applied events and
 /// commands; the hashes are computed here from `after`, the scene after the

@@ -37,7 +37,9 @@ typedef struct rec_divergence {
 } rec_divergence;
 
 typedef struct rec_verify_config {
-    uint32_t threads; ///< 1 or more; > 1 verifies keyframe-to-keyframe spans in parallel
+    /// 1 or more; > 1 verifies keyframe-to-keyframe spans in parallel (at most
+    /// 256; 1 with a compiler that has no <stdatomic.h>)
+    uint32_t threads;
     /// Called from the calling thread now and then (may be NULL).
     void (*progress)(void *ctx, uint64_t ticks_done, uint64_t ticks_total);
     void *progress_ctx;

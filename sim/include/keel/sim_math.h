@@ -16,11 +16,24 @@
 extern "C" {
 #endif
 
+/// On the structs of 12 bytes that keel returns by value (sim_vec3, sim_dir,
+/// sim_input, sim_scene_separation). tcc 0.9.27 for x86-64 stores such a
+/// struct, returned in two registers, as 16 bytes into a 12-byte temporary,
+/// overwriting 4 bytes of the caller's next local variable; under that
+/// compiler their first member is aligned to 8 bytes (C11 _Alignas), which
+/// makes them 16 bytes long. Their fields, and so every hash and every
+/// encoding (all field by field), stay the same.
+#if defined(__TINYC__) && defined(__x86_64__)
+#define SIM_RETURNED_STRUCT _Alignas(8)
+#else
+#define SIM_RETURNED_STRUCT
+#endif
+
 /// Largest coordinate magnitude anywhere in a world, in metres (4096 m).
 #define SIM_WORLD_LIMIT SIM_FX_INT(4096)
 
 typedef struct sim_vec3 {
-    sim_fx x, y, z;
+    SIM_RETURNED_STRUCT sim_fx x, y, z;
 } sim_vec3;
 
 typedef struct sim_aabb {
@@ -120,7 +133,7 @@ static inline bool sim_v3_in_world(sim_vec3 a)
 // 100 m triangle edge is a millimetre; Q2.30 keeps that below a micrometre.
 
 typedef struct sim_dir {
-    int32_t x, y, z; ///< Q2.30; unit length within 2^-29
+    SIM_RETURNED_STRUCT int32_t x, y, z; ///< Q2.30; unit length within 2^-29
 } sim_dir;
 
 #define SIM_DIR_ONE ((int32_t)1 << 30)

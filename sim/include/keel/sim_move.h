@@ -48,7 +48,7 @@ enum {
 
 /// One command: what a player does during one tick (Quake's usercmd).
 typedef struct sim_input {
-    uint32_t tick;
+    SIM_RETURNED_STRUCT uint32_t tick;
     int8_t forward; ///< -127..127: back..forward along the view yaw
     int8_t right;   ///< -127..127: left..right
     int8_t up;      ///< -127..127: down..up (fly and swim)

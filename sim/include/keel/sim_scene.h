@@ -127,7 +127,7 @@ void sim_scene_step(sim_scene *scene);
 /// and left overlapping because no free spot was found in reach or in the
 /// pass's budget (they are tried again next tick).
 typedef struct sim_scene_separation {
-    uint32_t pushed;
+    SIM_RETURNED_STRUCT uint32_t pushed;
     uint32_t relocated;
     uint32_t unresolved;
 } sim_scene_separation;

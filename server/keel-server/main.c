@@ -19,11 +19,37 @@
 #include "keel_app.h"
 #include "keel_server.h"
 
-static volatile sig_atomic_t stop_requested;
+static volatile sig_atomic_t stop_requested; // the signal that asked, or 0
 static void on_signal(int sig)
 {
-    (void)sig;
-    stop_requested = 1;
+    stop_requested = sig;
+}
+
+// The longest a drain waits for the clients to acknowledge the close after
+// being told (docs/operations.md): well inside Kubernetes' 30 s grace period.
+#define DRAIN_MAX_MS 2000u
+
+// Shut down with a word to every client (sv_server_drain), then keep
+// servicing the host, without ticking, until each connection's close is
+// acknowledged or DRAIN_MAX_MS passed.
+static void drain(sv_server *sv, net_host *host, FILE *text)
+{
+    const char *why = stop_requested == SIGTERM  ? "server shutting down (SIGTERM)"
+                      : stop_requested == SIGINT ? "server shutting down (SIGINT)"
+                                                 : "server shutting down (its run is over)";
+    uint32_t open = net_host_open_connections(host);
+    sv_server_drain(sv, why);
+    const uint64_t t0 = keel_app_now_us();
+    uint64_t now = t0;
+    while (net_host_open_connections(host) && now - t0 < DRAIN_MAX_MS * 1000u) {
+        net_event ev;
+        if (net_host_service(host, &ev, 10) != NET_EVENT_NONE)
+            sv_server_handle(sv, &ev, keel_app_now_us(), keel_app_now_us());
+        now = keel_app_now_us();
+    }
+    uint32_t left = net_host_open_connections(host);
+    fprintf(text, "keel-server: drained: told %u connections \"%s\"; %s after %.0f ms (bound %u ms)\n", open, why,
+            left ? "some not closed" : "all closed", (double)(now - t0) / 1000.0, DRAIN_MAX_MS);
 }
 
 static void usage(FILE *f)
@@ -50,6 +76,11 @@ static void usage(FILE *f)
           "                        (median, p99, max) and counts\n"
           "  --quiet               no stats lines, only the summary\n"
           "  --help                this help\n"
+          "Stopping (docs/operations.md): on SIGTERM or SIGINT, and at the end of --duration or\n"
+          "--ticks, it drains: the ticks stop, every client is told \"server shutting down\" (a\n"
+          "refuse with code 5) and its connection closed, hellos meanwhile are refused the same\n"
+          "way; it waits at most 2 s for the closes to be acknowledged, finishes the recording\n"
+          "and exits 0.\n"
           "Security (docs/security.md, \"Modes\"; one of --key and --insecure is required):\n"
           "  --key FILE            secure mode: only clients with a connect token sealed with this\n"
           "                        backend key (keel-token keygen) and a challenge get a connection\n"
@@ -264,7 +295,8 @@ static void summary_json(const sv_server *sv, const net_host_stats *ns, double s
     printf("{\"summary\":1,\"tick\":%u,\"ticks\":%llu,\"seconds\":%.2f,\"tick_ms_median\":%.3f,"
            "\"tick_ms_p99\":%.3f,\"tick_ms_max\":%.3f,\"tick_cpu_ms_median\":%.3f,\"tick_cpu_ms_p99\":%.3f,"
            "\"tick_cpu_ms_max\":%.3f,\"joined\":%llu,\"left\":%llu,\"timed_out\":%llu,"
-           "\"dropped_clients\":%llu,\"refused\":%llu,\"peers_refused\":%llu,\"commands\":%llu,\"late\":%llu,"
+           "\"dropped_clients\":%llu,\"drained\":%llu,\"refused\":%llu,\"peers_refused\":%llu,\"commands\":%llu,"
+           "\"late\":%llu,"
            "\"substituted\":%llu,\"snapshots\":%llu,\"repairs\":%llu,\"full_states\":%llu,\"full_state_parts\":%llu,"
            "\"snapshot_bytes\":%llu,"
            "\"in_payload_bytes\":%llu,\"out_payload_bytes\":%llu,\"in_wire_bytes\":%llu,\"out_wire_bytes\":%llu,"
@@ -275,8 +307,8 @@ static void summary_json(const sv_server *sv, const net_host_stats *ns, double s
            hist_ms(&tick_wall, ss.ticks, 990), (double)tick_wall.max_us / 1000.0, hist_ms(&tick_cpu, ss.ticks, 500),
            hist_ms(&tick_cpu, ss.ticks, 990), (double)tick_cpu.max_us / 1000.0, (unsigned long long)ss.clients_joined,
            (unsigned long long)ss.clients_left, (unsigned long long)ss.clients_timed_out,
-           (unsigned long long)ss.clients_dropped, (unsigned long long)ss.clients_refused,
-           (unsigned long long)ns->peers_refused, (unsigned long long)ss.commands_received,
+           (unsigned long long)ss.clients_dropped, (unsigned long long)ss.clients_drained,
+           (unsigned long long)ss.clients_refused, (unsigned long long)ns->peers_refused, (unsigned long long)ss.commands_received,
            (unsigned long long)ss.commands_late, (unsigned long long)ss.commands_substituted,
            (unsigned long long)ss.snapshots_delta, (unsigned long long)ss.snapshots_repair,
            (unsigned long long)ss.full_states, (unsigned long long)ss.snapshots_full_parts,
@@ -451,18 +483,20 @@ int main(int argc, char **argv)
             nsamples = 0;
         }
     }
+    drain(sv, host, text);
     sv_stats ss;
     sv_server_stats(sv, &ss);
     net_host_stats end_net;
     net_host_stats_get(host, &end_net);
     fprintf(text,
-            "keel-server: stopped at tick %u: %llu ticks, clients joined %llu, left %llu, dropped %llu, refused %llu; "
+            "keel-server: stopped at tick %u: %llu ticks, clients joined %llu, left %llu, dropped %llu, drained %llu, refused %llu; "
             "commands %llu (duplicates %llu, late %llu, out of window %llu, rate limited %llu, substituted %llu); "
             "input packets %llu (lost %llu, reordered %llu); malformed %llu, unexpected %llu; connection attempts "
             "refused by the host %llu; clients timed out %llu; %s\n",
             sv_server_scene_tick(sv), (unsigned long long)ss.ticks, (unsigned long long)ss.clients_joined,
             (unsigned long long)ss.clients_left, (unsigned long long)ss.clients_dropped,
-            (unsigned long long)ss.clients_refused, (unsigned long long)ss.commands_received,
+            (unsigned long long)ss.clients_drained, (unsigned long long)ss.clients_refused,
+            (unsigned long long)ss.commands_received,
             (unsigned long long)ss.commands_duplicate, (unsigned long long)ss.commands_late,
             (unsigned long long)ss.commands_out_of_window, (unsigned long long)ss.commands_rate_limited,
             (unsigned long long)ss.commands_substituted, (unsigned long long)ss.input_packets,

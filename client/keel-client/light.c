@@ -194,7 +194,8 @@ void light_summary(const light_set *ls, double secs, FILE *out)
             "\"snapshots\":%llu,\"full_states\":%llu,\"input_packets\":%llu,\"commands_sent\":%llu,"
             "\"malformed\":%llu,\"up_payload_Bps\":%.0f,\"up_wire_Bps\":%.0f,\"down_payload_Bps\":%.0f,"
             "\"down_wire_Bps\":%.0f},",
-            ls->count, played, finished, failed, ls->shut_down, ls->count ? min_ticks : 0, (unsigned long long)sum.snapshots,
+            ls->count, played, finished, failed, ls->shut_down, ls->count ? min_ticks : 0,
+            (unsigned long long)sum.snapshots,
             (unsigned long long)sum.full_states, (unsigned long long)sum.input_packets,
             (unsigned long long)sum.commands_sent, (unsigned long long)sum.messages_malformed,
             (double)tot.payload_sent * per, (double)tot.wire_sent * per, (double)tot.payload_received * per,

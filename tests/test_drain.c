@@ -5,7 +5,10 @@
 // must tell every client why (each bot says "the server shut down" with the
 // reason, its summary's "end" is "server_shutdown", and keel-client exits 0),
 // finish its recording (keel-replay info: complete; verify: a match up to the
-// hash the server printed) and exit 0. Judged by what the programs report,
+// hash the server printed) and exit 0. The same core on the in-memory network
+// (sv_server_drain): joined clients, a connection that has not said hello
+// and a hello that comes after the drain are all refused with
+// NET_REFUSE_SHUTDOWN and the reason, at exact virtual times. Judged by what the programs report,
 // never by how long anything took; every wait is bounded (a guard against
 // hangs) and every process is killed at the end.
 #define _POSIX_C_SOURCE 200809L
@@ -15,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "play.h"
 #include "test_support.h"
 
 static char dir[256];
@@ -128,3 +132,47 @@ static void drain_with(int sig, const char *name)
 Test(drain, sigterm_tells_every_client_finishes_the_recording_and_exits_0) { drain_with(SIGTERM, "SIGTERM"); }
 
 Test(drain, sigint_does_the_same) { drain_with(SIGINT, "SIGINT"); }
+
+// sv_server_drain on the in-memory network: three bots play; a fourth is
+// connected but stopped (no hello yet) when the drain begins; a fifth
+// connects after it. Every one is told the reason with NET_REFUSE_SHUTDOWN.
+Test(drain, the_server_core_tells_joined_waiting_and_late_clients_why)
+{
+    net_memory_link link = {20, 0, 0, 0};
+    play p;
+    play_init(&p, 4, CL_BOT_RANDOM, &link, &link, 5);
+    p.stall_until_ms[3] = 4000; // its hello waits until after the drain
+    for (int ms = 0; ms < 3000; ms++)
+        play_ms(&p, true);
+    for (uint32_t i = 0; i < 3; i++)
+        cr_assert_eq(cl_client_status(p.cls[i]), CL_STATUS_PLAYING, "bot %u", i);
+    sv_server_drain(p.sv, "maintenance\tat 3 s"); // the tab is not printable: sent as '?'
+    cr_assert(sv_server_draining(p.sv));
+    sv_stats ss;
+    sv_server_stats(p.sv, &ss);
+    cr_expect_eq(ss.clients, 0);
+    cr_expect_eq(ss.clients_drained, 3);
+    // a late client
+    net_host_config hc = net_host_default_config();
+    p.hosts[4] = net_memory_connect(p.mem, "server", &link, &link, &hc);
+    cr_assert_not_null(p.hosts[4]);
+    cl_config cc = cl_default_config();
+    p.cls[4] = cl_client_create(p.world, &p.level, &p.settings, &cc, p.hosts[4]);
+    cr_assert_not_null(p.cls[4]);
+    cl_bot_init(&p.bots[4], CL_BOT_RANDOM, 504);
+    p.last_checked[4] = NET_TICK_NONE;
+    p.nbots = 5;
+    for (int ms = 0; ms < 2000; ms++)
+        play_ms(&p, true);
+    for (uint32_t i = 0; i < 5; i++) {
+        cr_expect_eq(cl_client_status(p.cls[i]), CL_STATUS_REFUSED, "client %u", i);
+        cr_expect_eq(cl_client_refusal_code(p.cls[i]), NET_REFUSE_SHUTDOWN, "client %u", i);
+        cr_expect_str_eq(cl_client_refusal(p.cls[i]), "maintenance?at 3 s", "client %u", i);
+    }
+    sv_server_stats(p.sv, &ss);
+    cr_expect_eq(ss.clients_joined, 3);
+    cr_expect_eq(ss.clients_drained, 3);
+    cr_expect_eq(ss.clients_refused, 1, "the late hello"); // the stopped one had not said hello: not counted
+    cr_expect_eq(ss.clients_left + ss.clients_timed_out + ss.clients_dropped, 0);
+    play_free(&p);
+}

@@ -554,21 +554,20 @@ int main(int argc, char **argv)
     net_host_stats end_net;
     net_host_stats_get(host, &end_net);
     fprintf(text,
-            "keel-server: stopped at tick %u: %llu ticks, clients joined %llu, left %llu, dropped %llu, drained %llu, "
-            "refused %llu; "
+            "keel-server: stopped at tick %u: %llu ticks, clients joined %llu, left %llu, dropped %llu, refused %llu; "
             "commands %llu (duplicates %llu, late %llu, out of window %llu, rate limited %llu, substituted %llu); "
             "input packets %llu (lost %llu, reordered %llu); malformed %llu, unexpected %llu; connection attempts "
-            "refused by the host %llu; clients timed out %llu; %s\n",
+            "refused by the host %llu; clients timed out %llu, drained by the shutdown %llu; %s\n",
             sv_server_scene_tick(sv), (unsigned long long)ss.ticks, (unsigned long long)ss.clients_joined,
             (unsigned long long)ss.clients_left, (unsigned long long)ss.clients_dropped,
-            (unsigned long long)ss.clients_drained, (unsigned long long)ss.clients_refused,
-            (unsigned long long)ss.commands_received,
+            (unsigned long long)ss.clients_refused, (unsigned long long)ss.commands_received,
             (unsigned long long)ss.commands_duplicate, (unsigned long long)ss.commands_late,
             (unsigned long long)ss.commands_out_of_window, (unsigned long long)ss.commands_rate_limited,
             (unsigned long long)ss.commands_substituted, (unsigned long long)ss.input_packets,
             (unsigned long long)ss.input_packets_lost, (unsigned long long)ss.input_packets_reordered,
             (unsigned long long)ss.messages_malformed, (unsigned long long)ss.messages_unexpected,
-            (unsigned long long)end_net.peers_refused, (unsigned long long)ss.clients_timed_out, mode);
+            (unsigned long long)end_net.peers_refused, (unsigned long long)ss.clients_timed_out,
+            (unsigned long long)ss.clients_drained, mode);
     if (o.key_file)
         print_handshake(text, &end_net);
     if (o.stats_json) // the same totals, for programs, and the tick times

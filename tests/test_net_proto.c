@@ -295,7 +295,7 @@ static net_refuse rnd_refuse(keel_rng *r)
 {
     net_refuse m;
     memset(&m, 0, sizeof m);
-    m.code = (uint8_t)keel_rng_range(r, NET_REFUSE_PROTOCOL, NET_REFUSE_BAD_HELLO);
+    m.code = (uint8_t)keel_rng_range(r, NET_REFUSE_PROTOCOL, NET_REFUSE_SHUTDOWN);
     int64_t len = keel_rng_range(r, 0, NET_REASON_MAX);
     for (int64_t i = 0; i < len; i++)
         m.reason[i] = (char)keel_rng_range(r, 0x20, 0x7E);
@@ -1001,7 +1001,7 @@ Test(net_proto, control_validation_failures)
     net_refuse f = rnd_refuse(&rng), fd;
     f.code = 0;
     cr_assert_eq(net_refuse_encode(&f, g_buf, BUF_MAX), 0);
-    f.code = 5;
+    f.code = NET_REFUSE_SHUTDOWN + 1;
     cr_assert_eq(net_refuse_encode(&f, g_buf, BUF_MAX), 0);
     f = rnd_refuse(&rng);
     strcpy(f.reason, "tab\there");
@@ -1011,7 +1011,7 @@ Test(net_proto, control_validation_failures)
     memset(f.reason, 'x', sizeof f.reason); // no terminating NUL
     cr_assert_eq(net_refuse_encode(&f, g_buf, BUF_MAX), 0);
     static const struct { unsigned code, len, ch; } bad[] = {
-        {0, 1, 'a'}, {5, 1, 'a'}, {15, 1, 'a'}, {1, 1, 0x1F}, {1, 1, 0x7F}, {1, 1, 0}, {1, 121, 'a'}, {1, 127, 'a'},
+        {0, 1, 'a'}, {6, 1, 'a'}, {15, 1, 'a'}, {1, 1, 0x1F}, {1, 1, 0x7F}, {1, 1, 0}, {1, 121, 'a'}, {1, 127, 'a'},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         net_bit_writer bw;

@@ -31,6 +31,7 @@ struct light_set {
     uint16_t port;
     uint64_t start_us;
     int status;
+    uint32_t shut_down; // clients the server's shutdown ended
     light_client *clients;
     token_source tokens; ///< secure mode: the key the clients issue tokens with
     uint32_t first_id;   ///< client i's token names client id first_id + i
@@ -47,7 +48,7 @@ light_set *light_create(uint32_t count, const char *server, uint16_t port, const
         free(c);
         return NULL;
     }
-    *ls = (light_set){count, ticks, connect_timeout_s, server, port, keel_app_now_us(), 0, c, {0}, first_client_id};
+    *ls = (light_set){count, ticks, connect_timeout_s, server, port, keel_app_now_us(), 0, 0, c, {0}, first_client_id};
     if (tokens)
         ls->tokens = *tokens;
     for (uint32_t i = 0; i < count; i++) {
@@ -101,12 +102,17 @@ static void step_one(light_set *ls, uint32_t i, uint64_t now_us)
     if (c->done)
         return;
     if (c->cl.status != CL_LIGHT_PLAYING) {
-        if (c->cl.status == CL_LIGHT_REFUSED)
+        if (c->cl.status == CL_LIGHT_REFUSED && c->cl.refusal_code == NET_REFUSE_SHUTDOWN) {
+            if (ls->shut_down++ == 0) // said once for all of them
+                fprintf(stderr, "keel-client: light clients: the server shut down: %s\n", c->cl.refusal);
+            c->done = true;
+        } else if (c->cl.status == CL_LIGHT_REFUSED) {
             fail(ls, c, i, "refused by the server", c->cl.refusal);
-        else if (c->cl.status == CL_LIGHT_DISCONNECTED)
+        } else if (c->cl.status == CL_LIGHT_DISCONNECTED) {
             fail(ls, c, i, "lost the connection", NULL);
-        else if (now_us - ls->start_us > (uint64_t)ls->connect_timeout_s * 1000000u)
+        } else if (now_us - ls->start_us > (uint64_t)ls->connect_timeout_s * 1000000u) {
             fail(ls, c, i, "not playing after the connect timeout", NULL);
+        }
         return;
     }
     uint32_t target = cl_light_target_tick(&c->cl, now_ms);
@@ -183,11 +189,13 @@ void light_summary(const light_set *ls, double secs, FILE *out)
     }
     double per = ls->count && secs > 0 ? 1.0 / ((double)ls->count * secs) : 0;
     fprintf(out,
-            "\"light\":{\"clients\":%u,\"played\":%u,\"finished\":%u,\"failed\":%u,\"ticks_min\":%u,"
+            "\"light\":{\"clients\":%u,\"played\":%u,\"finished\":%u,\"failed\":%u,\"server_shutdown\":%u,"
+            "\"ticks_min\":%u,"
             "\"snapshots\":%llu,\"full_states\":%llu,\"input_packets\":%llu,\"commands_sent\":%llu,"
             "\"malformed\":%llu,\"up_payload_Bps\":%.0f,\"up_wire_Bps\":%.0f,\"down_payload_Bps\":%.0f,"
             "\"down_wire_Bps\":%.0f},",
-            ls->count, played, finished, failed, ls->count ? min_ticks : 0, (unsigned long long)sum.snapshots,
+            ls->count, played, finished, failed, ls->shut_down, ls->count ? min_ticks : 0,
+            (unsigned long long)sum.snapshots,
             (unsigned long long)sum.full_states, (unsigned long long)sum.input_packets,
             (unsigned long long)sum.commands_sent, (unsigned long long)sum.messages_malformed,
             (double)tot.payload_sent * per, (double)tot.wire_sent * per, (double)tot.payload_received * per,

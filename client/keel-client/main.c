@@ -79,8 +79,11 @@ static void usage(FILE *f)
           "reports its recovery 2 s after waking as a JSON line on stderr: {\"stall\":1, \"bot\", \"stopped_s\",\n"
           "\"confirmed_after_s\", \"predicting_after_s\", \"full_states\", \"recovery_payload_bytes\",\n"
           "\"hash_mismatches\"} (times as this process measured them).\n"
-          "Exit status: 0 played; 1 refused by the server (the reason is printed), could not\n"
-          "connect, lost the connection, or the recording failed; 2 bad usage.\n",
+          "A server that shuts down (keel-server on SIGTERM) tells its clients why: each bot prints\n"
+          "\"the server shut down: REASON\", its summary's \"end\" is \"server_shutdown\", and that is no\n"
+          "failure.\n"
+          "Exit status: 0 played (or the server shut down); 1 refused by the server (the reason is\n"
+          "printed), could not connect, lost the connection, or the recording failed; 2 bad usage.\n",
           f);
 }
 
@@ -206,11 +209,12 @@ static const char *end_name(const bot_run *b)
     case NET_DISCONNECT_UNANSWERED: return "unanswered";
     case NET_DISCONNECT_REFUSED_TOKEN: return "refused_token";
     case NET_DISCONNECT_TIMEOUT: return "timed_out";
-    case NET_DISCONNECT_CLOSED: return cl_client_status(b->cl) == CL_STATUS_REFUSED ? "refused" : "closed_by_server";
     default: break;
     }
     if (cl_client_status(b->cl) == CL_STATUS_REFUSED)
-        return "refused";
+        return cl_client_refusal_code(b->cl) == NET_REFUSE_SHUTDOWN ? "server_shutdown" : "refused";
+    if (b->end_reason == NET_DISCONNECT_CLOSED)
+        return "closed_by_server";
     if (b->leave == NET_LEAVE_DONE)
         return "left";
     if (b->leave == NET_LEAVE_GAVE_UP)
@@ -381,6 +385,12 @@ int main(int argc, char **argv)
                 fprintf(stderr, "keel-client: the recording to %s failed; playing on without it\n", o.record);
             }
             cl_status st = cl_client_status(b->cl);
+            if (st == CL_STATUS_REFUSED && cl_client_refusal_code(b->cl) == NET_REFUSE_SHUTDOWN) {
+                // The session is over: not a failure of the bot's.
+                fprintf(stderr, "keel-client: bot %u: the server shut down: %s\n", i + 1, cl_client_refusal(b->cl));
+                b->done = true;
+                continue;
+            }
             if (st == CL_STATUS_REFUSED) {
                 fprintf(stderr, "keel-client: refused by the server: %s\n", cl_client_refusal(b->cl));
                 status = 1;

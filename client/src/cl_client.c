@@ -129,6 +129,7 @@ void cl_client_destroy(cl_client *cl)
 
 cl_status cl_client_status(const cl_client *cl) { return cl->status; }
 const char *cl_client_refusal(const cl_client *cl) { return cl->refusal; }
+net_refuse_code cl_client_refusal_code(const cl_client *cl) { return (net_refuse_code)cl->refusal_code; }
 uint32_t cl_client_character(const cl_client *cl) { return cl->character; }
 uint32_t cl_client_predicted_tick(const cl_client *cl) { return sim_scene_tick(cl->pred); }
 uint32_t cl_client_confirmed_tick(const cl_client *cl) { return cl->confirmed; }

@@ -595,6 +595,7 @@ void cl_client_handle(cl_client *cl, const net_event *ev, uint32_t now_ms)
             return;
         }
         memcpy(cl->refusal, r.reason, sizeof cl->refusal);
+        cl->refusal_code = r.code;
         cl->status = CL_STATUS_REFUSED;
     } else if (ev->channel == NET_CHANNEL_SNAPSHOT && type == NET_MSG_SNAPSHOT) {
         handle_snapshot(cl, ev->data, ev->length, now_ms);

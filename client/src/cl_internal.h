@@ -65,6 +65,7 @@ struct cl_client {
     net_sim_identity identity;
     cl_status status;
     char refusal[NET_REASON_MAX + 1];
+    uint8_t refusal_code; // net_refuse_code, 0 before a refusal
     uint32_t character;
     uint32_t ticks_per_snapshot;
     uint32_t confirmed; // C, NET_TICK_NONE before the first full state

@@ -197,6 +197,7 @@ void cl_light_handle(cl_light *l, const net_event *ev, uint32_t now_ms)
     } else if (ev->channel == NET_CHANNEL_CONTROL && type == NET_MSG_REFUSE &&
                net_refuse_decode(ev->data, ev->length, &r)) {
         memcpy(l->refusal, r.reason, sizeof l->refusal);
+        l->refusal_code = r.code;
         l->status = CL_LIGHT_REFUSED;
     } else {
         l->stats.messages_malformed++;

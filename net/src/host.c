@@ -169,6 +169,11 @@ void net_host_stats_get(const net_host *host, net_host_stats *stats)
     host->ops->wire(host, &stats->wire_sent, &stats->wire_received);
 }
 
+uint32_t net_host_open_connections(const net_host *host)
+{
+    return net_host_enet_peers_in_use(host);
+}
+
 uint16_t net_host_port(const net_host *host)
 {
     return host ? host->ops->port(host) : 0;

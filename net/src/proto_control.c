@@ -104,7 +104,7 @@ static bool printable(char c) { return c >= 0x20 && c <= 0x7E; }
 
 bool net_refuse_valid(const net_refuse *m)
 {
-    if (m->code < NET_REFUSE_PROTOCOL || m->code > NET_REFUSE_BAD_HELLO)
+    if (m->code < NET_REFUSE_PROTOCOL || m->code > NET_REFUSE_SHUTDOWN)
         return false;
     const char *end = memchr(m->reason, '\0', sizeof m->reason);
     if (!end)

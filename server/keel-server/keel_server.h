@@ -28,6 +28,9 @@ typedef struct options {
     const char *public_address; ///< --public: how clients reach this server
     uint64_t protocol_id;       ///< --protocol-id
     bool insecure;              ///< --insecure (the default for now, said explicitly)
+    // --metrics HOST:PORT (metrics.c)
+    const char *metrics_host; ///< NULL: no metrics
+    uint32_t metrics_port;
 } options;
 
 /// The recording of a server through its tick observer.
@@ -44,6 +47,40 @@ bool recorder_start(recorder *r, const options *o, sv_server *sv);
 /// Detach, finish the file (ENDR) and print where it went, the ticks and the
 /// final hash. False when the recording failed at any point.
 bool recorder_finish(recorder *r, sv_server *sv, FILE *text);
+
+// ---- --metrics (metrics.c; docs/operations.md) ---------------------------------
+
+#define METRICS_TICK_BUCKETS 8u
+/// /healthz fails when the tick loop has not published for this long.
+#define METRICS_ALIVE_US 1000000u
+
+/// What the tick thread publishes after each tick: counters since the start.
+typedef struct metrics_snapshot {
+    uint64_t alive_us;  ///< keel_app_now_us() when published
+    uint64_t ticks, overruns, tick_us_sum;
+    uint64_t tick_buckets[METRICS_TICK_BUCKETS]; ///< ticks per bucket (not cumulative); above the last: none
+    uint32_t tick_rate;
+    bool draining, secure;
+    sv_stats sv;
+    net_host_stats net;
+    bool recording, recording_failed;
+    uint64_t recording_ticks;
+    const char *recording_path; ///< lives as long as the program
+} metrics_snapshot;
+
+typedef struct metrics metrics;
+
+/// Whether this keel-server was built with libmicrohttpd.
+bool metrics_available(void);
+/// Serve /metrics, /healthz and /readyz on address:*port (*port 0: a free
+/// one, written back) from libmicrohttpd's own thread. NULL (the reason
+/// printed) when it cannot.
+metrics *metrics_start(const char *address, uint32_t *port);
+/// The tick thread's publication: never waits (skipped while a scrape copies).
+void metrics_publish(metrics *m, const metrics_snapshot *s);
+void metrics_stop(metrics *m);
+/// The histogram bucket of a tick time (METRICS_TICK_BUCKETS: above the last bound).
+uint32_t metrics_tick_bucket(uint64_t tick_us);
 
 /// keel-server --virtual-bots: the session on a virtual clock (virtual.c).
 int run_virtual(const options *o, const struct sim_world *world, const sim_level *level,

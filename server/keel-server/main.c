@@ -19,11 +19,54 @@
 #include "keel_app.h"
 #include "keel_server.h"
 
-static volatile sig_atomic_t stop_requested;
+static volatile sig_atomic_t stop_requested; // the signal that asked, or 0
 static void on_signal(int sig)
 {
-    (void)sig;
-    stop_requested = 1;
+    stop_requested = sig;
+}
+
+// The longest a drain waits for the clients to acknowledge the close after
+// being told (docs/operations.md): well inside Kubernetes' 30 s grace period.
+#define DRAIN_MAX_MS 2000u
+
+// With --metrics: the counters for the HTTP thread (metrics.c), after each
+// tick and while draining. Never waits.
+static void publish(metrics *m, metrics_snapshot *s, const sv_server *sv, const net_host *host, const recorder *rec)
+{
+    if (!m)
+        return;
+    s->alive_us = keel_app_now_us();
+    s->draining = sv_server_draining(sv);
+    sv_server_stats(sv, &s->sv);
+    net_host_stats_get(host, &s->net);
+    s->recording_ticks = rec->ticks;
+    s->recording_failed = rec->failed;
+    metrics_publish(m, s);
+}
+
+// Shut down with a word to every client (sv_server_drain), then keep
+// servicing the host, without ticking, until each connection's close is
+// acknowledged or DRAIN_MAX_MS passed.
+static void drain(sv_server *sv, net_host *host, FILE *text, metrics *m, metrics_snapshot *ms, const recorder *rec)
+{
+    const char *why = stop_requested == SIGTERM  ? "server shutting down (SIGTERM)"
+                      : stop_requested == SIGINT ? "server shutting down (SIGINT)"
+                                                 : "server shutting down (its run is over)";
+    uint32_t open = net_host_open_connections(host);
+    sv_server_drain(sv, why);
+    publish(m, ms, sv, host, rec); // /readyz: 503 from now on
+    const uint64_t t0 = keel_app_now_us();
+    uint64_t now = t0;
+    while (net_host_open_connections(host) && now - t0 < DRAIN_MAX_MS * 1000u) {
+        net_event ev;
+        if (net_host_service(host, &ev, 10) != NET_EVENT_NONE)
+            sv_server_handle(sv, &ev, keel_app_now_us(), keel_app_now_us());
+        now = keel_app_now_us();
+        publish(m, ms, sv, host, rec);
+    }
+    uint32_t left = net_host_open_connections(host);
+    fprintf(text, "keel-server: drained: told %u connections \"%s\"; %s after %.0f ms (bound %u ms)\n", open, why,
+            left ? "some not closed" : "all closed", (double)(now - t0) / 1000.0, DRAIN_MAX_MS);
 }
 
 static void usage(FILE *f)
@@ -50,6 +93,15 @@ static void usage(FILE *f)
           "                        (median, p99, max) and counts\n"
           "  --quiet               no stats lines, only the summary\n"
           "  --help                this help\n"
+          "  --metrics HOST:PORT   serve Prometheus metrics (GET /metrics), /healthz (200 while the\n"
+          "                        tick loop runs) and /readyz (200 while accepting players, 503\n"
+          "                        while draining) over HTTP on this IPv4 address (PORT 0: a free\n"
+          "                        one, printed); docs/operations.md lists the metrics\n"
+          "Stopping (docs/operations.md): on SIGTERM or SIGINT, and at the end of --duration or\n"
+          "--ticks, it drains: the ticks stop, every client is told \"server shutting down\" (a\n"
+          "refuse with code 5) and its connection closed, hellos meanwhile are refused the same\n"
+          "way; it waits at most 2 s for the closes to be acknowledged, finishes the recording\n"
+          "and exits 0.\n"
           "Security (docs/security.md, \"Modes\"; one of --key and --insecure is required):\n"
           "  --key FILE            secure mode: only clients with a connect token sealed with this\n"
           "                        backend key (keel-token keygen) and a challenge get a connection\n"
@@ -73,6 +125,8 @@ static void usage(FILE *f)
           "  --seed S              the session's seed (default 1)\n"
           "  --churn               bots leave and rejoin (one in four without a word)\n",
           f);
+    if (!metrics_available())
+        fputs("This keel-server was built without libmicrohttpd: --metrics is not available.\n", f);
 }
 
 static int bad(const char *what, const char *value)
@@ -86,7 +140,7 @@ static int parse(int argc, char **argv, options *o)
 {
     memset(o, 0, sizeof *o);
     *o = (options){"0.0.0.0", "builtin", "0.12", 'y', 27900, 64, 2, 64, 0, 5, 4, false, false, false, 0, NULL,
-                   REC_DEFAULT_KEYFRAME_INTERVAL, false, false, 0, 1, 1, false, NULL, NULL, 0, false};
+                   REC_DEFAULT_KEYFRAME_INTERVAL, false, false, 0, 1, 1, false, NULL, NULL, 0, false, NULL, 0};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -115,6 +169,16 @@ static int parse(int argc, char **argv, options *o)
         } else if (strcmp(a, "--protocol-id") == 0) {
             if (!v || !keel_app_parse_u64(v, 0, UINT64_MAX, &o->protocol_id))
                 return bad("--protocol-id", v);
+            i++;
+        } else if (strcmp(a, "--metrics") == 0) {
+            static char host[64];
+            const char *colon = v ? strrchr(v, ':') : NULL;
+            if (!colon || colon == v || (size_t)(colon - v) >= sizeof host ||
+                !keel_app_parse_u32(colon + 1, 0, 65535, &o->metrics_port))
+                return bad("--metrics (HOST:PORT)", v);
+            memcpy(host, v, (size_t)(colon - v));
+            host[colon - v] = '\0';
+            o->metrics_host = host;
             i++;
         } else if (strcmp(a, "--record") == 0) {
             if (!v || !v[0])
@@ -264,7 +328,8 @@ static void summary_json(const sv_server *sv, const net_host_stats *ns, double s
     printf("{\"summary\":1,\"tick\":%u,\"ticks\":%llu,\"seconds\":%.2f,\"tick_ms_median\":%.3f,"
            "\"tick_ms_p99\":%.3f,\"tick_ms_max\":%.3f,\"tick_cpu_ms_median\":%.3f,\"tick_cpu_ms_p99\":%.3f,"
            "\"tick_cpu_ms_max\":%.3f,\"joined\":%llu,\"left\":%llu,\"timed_out\":%llu,"
-           "\"dropped_clients\":%llu,\"refused\":%llu,\"peers_refused\":%llu,\"commands\":%llu,\"late\":%llu,"
+           "\"dropped_clients\":%llu,\"drained\":%llu,\"refused\":%llu,\"peers_refused\":%llu,\"commands\":%llu,"
+           "\"late\":%llu,"
            "\"substituted\":%llu,\"snapshots\":%llu,\"repairs\":%llu,\"full_states\":%llu,\"full_state_parts\":%llu,"
            "\"snapshot_bytes\":%llu,"
            "\"in_payload_bytes\":%llu,\"out_payload_bytes\":%llu,\"in_wire_bytes\":%llu,\"out_wire_bytes\":%llu,"
@@ -275,8 +340,9 @@ static void summary_json(const sv_server *sv, const net_host_stats *ns, double s
            hist_ms(&tick_wall, ss.ticks, 990), (double)tick_wall.max_us / 1000.0, hist_ms(&tick_cpu, ss.ticks, 500),
            hist_ms(&tick_cpu, ss.ticks, 990), (double)tick_cpu.max_us / 1000.0, (unsigned long long)ss.clients_joined,
            (unsigned long long)ss.clients_left, (unsigned long long)ss.clients_timed_out,
-           (unsigned long long)ss.clients_dropped, (unsigned long long)ss.clients_refused,
-           (unsigned long long)ns->peers_refused, (unsigned long long)ss.commands_received,
+           (unsigned long long)ss.clients_dropped, (unsigned long long)ss.clients_drained,
+           (unsigned long long)ss.clients_refused, (unsigned long long)ns->peers_refused,
+           (unsigned long long)ss.commands_received,
            (unsigned long long)ss.commands_late, (unsigned long long)ss.commands_substituted,
            (unsigned long long)ss.snapshots_delta, (unsigned long long)ss.snapshots_repair,
            (unsigned long long)ss.full_states, (unsigned long long)ss.snapshots_full_parts,
@@ -354,6 +420,23 @@ int main(int argc, char **argv)
         return 1;
     }
     FILE *text = o.stats_json ? stderr : stdout;
+    metrics *m = NULL;
+    static metrics_snapshot ms; // the tick thread's copy, published after each tick
+    if (o.metrics_host) {
+        m = metrics_start(o.metrics_host, &o.metrics_port);
+        if (!m) {
+            recorder_finish(&rec, sv, text);
+            sv_server_destroy(sv);
+            net_host_destroy(host);
+            sim_world_destroy(world);
+            sim_level_free(&level);
+            return 1;
+        }
+        ms.tick_rate = o.rate;
+        ms.secure = o.key_file != NULL;
+        ms.recording = o.record != NULL;
+        ms.recording_path = o.record;
+    }
     // The mode is said first, and again on every stats line and at the end.
     const char *mode = o.key_file ? "secure" : "INSECURE", *mode_json = o.key_file ? "true" : "false";
     if (o.key_file)
@@ -362,7 +445,11 @@ int main(int argc, char **argv)
         fputs("keel-server: INSECURE: any client may connect (--insecure)\n", text);
     fprintf(text, "keel-server: %s, %u triangles, %u Hz, snapshot every %u ticks, listening on %s:%u\n", o.level,
             level.triangle_count, o.rate, o.snapshot_ticks, o.bind, (unsigned)net_host_port(host));
+    if (m)
+        fprintf(text, "keel-server: metrics on http://%s:%u/metrics (and /healthz, /readyz)\n", o.metrics_host,
+                o.metrics_port);
     fflush(text);
+    publish(m, &ms, sv, host, &rec);
     static uint64_t samples[TICK_SAMPLES];
     uint32_t nsamples = 0;
     const uint64_t start = keel_app_now_us();
@@ -394,6 +481,15 @@ int main(int argc, char **argv)
         hist_add(&tick_wall, t1 - t0);
         hist_add(&tick_cpu, c1 - c0);
         k++;
+        if (m) {
+            ms.ticks++;
+            ms.tick_us_sum += t1 - t0;
+            uint32_t b = metrics_tick_bucket(t1 - t0);
+            if (b < METRICS_TICK_BUCKETS)
+                ms.tick_buckets[b]++;
+            ms.overruns += t1 > start + k * 1000000u / o.rate; // ended after the next tick's deadline
+            publish(m, &ms, sv, host, &rec);
+        }
         if (o.stats_s && !o.quiet && t1 - last_stats >= (uint64_t)o.stats_s * 1000000u) {
             double secs = (double)(t1 - last_stats) / 1e6;
             qsort(samples, nsamples, sizeof samples[0], cmp_u64);
@@ -451,6 +547,8 @@ int main(int argc, char **argv)
             nsamples = 0;
         }
     }
+    drain(sv, host, text, m, &ms, &rec);
+    metrics_stop(m);
     sv_stats ss;
     sv_server_stats(sv, &ss);
     net_host_stats end_net;
@@ -459,7 +557,7 @@ int main(int argc, char **argv)
             "keel-server: stopped at tick %u: %llu ticks, clients joined %llu, left %llu, dropped %llu, refused %llu; "
             "commands %llu (duplicates %llu, late %llu, out of window %llu, rate limited %llu, substituted %llu); "
             "input packets %llu (lost %llu, reordered %llu); malformed %llu, unexpected %llu; connection attempts "
-            "refused by the host %llu; clients timed out %llu; %s\n",
+            "refused by the host %llu; clients timed out %llu, drained by the shutdown %llu; %s\n",
             sv_server_scene_tick(sv), (unsigned long long)ss.ticks, (unsigned long long)ss.clients_joined,
             (unsigned long long)ss.clients_left, (unsigned long long)ss.clients_dropped,
             (unsigned long long)ss.clients_refused, (unsigned long long)ss.commands_received,
@@ -468,7 +566,8 @@ int main(int argc, char **argv)
             (unsigned long long)ss.commands_substituted, (unsigned long long)ss.input_packets,
             (unsigned long long)ss.input_packets_lost, (unsigned long long)ss.input_packets_reordered,
             (unsigned long long)ss.messages_malformed, (unsigned long long)ss.messages_unexpected,
-            (unsigned long long)end_net.peers_refused, (unsigned long long)ss.clients_timed_out, mode);
+            (unsigned long long)end_net.peers_refused, (unsigned long long)ss.clients_timed_out,
+            (unsigned long long)ss.clients_drained, mode);
     if (o.key_file)
         print_handshake(text, &end_net);
     if (o.stats_json) // the same totals, for programs, and the tick times

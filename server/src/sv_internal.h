@@ -103,6 +103,9 @@ struct sv_server {
     uint32_t *obs_leaves;
     sim_char_state *obs_joins;
     rec_command *obs_commands;
+    // draining (sv_drain.c)
+    bool draining;
+    char drain_reason[NET_REASON_MAX + 1];
 };
 
 
@@ -111,5 +114,11 @@ void sv_send_reset(sv_send_state *s);
 void sv_send_acked(sv_server *sv, sv_client *c, uint32_t from, uint32_t to);
 /// Snapshots due to client c after a tick: `hash` is the scene's at its tick.
 void sv_send_snapshot(sv_server *sv, sv_client *c, uint64_t hash);
+
+/// Send a refuse (code, reason cut to NET_REASON_MAX) and close the peer's
+/// connection; not counted (the caller counts).
+void sv_send_refusal(sv_server *sv, uint32_t peer, net_refuse_code code, const char *reason);
+/// A hello while draining: refused with the drain's reason (sv_drain.c).
+void sv_drain_refuse(sv_server *sv, uint32_t peer);
 
 #endif

@@ -153,7 +153,7 @@ static sv_client *client_of_peer(sv_server *sv, uint32_t peer)
     return NULL;
 }
 
-static void send_refuse(sv_server *sv, uint32_t peer, net_refuse_code code, const char *reason)
+void sv_send_refusal(sv_server *sv, uint32_t peer, net_refuse_code code, const char *reason)
 {
     net_refuse r;
     memset(&r, 0, sizeof r);
@@ -167,6 +167,11 @@ static void send_refuse(sv_server *sv, uint32_t peer, net_refuse_code code, cons
         net_host_send(sv->host, peer, NET_CHANNEL_CONTROL, sv->packet, len);
     net_host_flush(sv->host);
     net_host_disconnect(sv->host, peer);
+}
+
+static void send_refuse(sv_server *sv, uint32_t peer, net_refuse_code code, const char *reason)
+{
+    sv_send_refusal(sv, peer, code, reason);
     sv->stats.clients_refused++;
 }
 
@@ -243,6 +248,10 @@ static void handle_hello(sv_server *sv, uint32_t peer, const uint8_t *data, size
 {
     waiting_remove(sv, peer);
     sv_client *c = client_of_peer(sv, peer);
+    if (sv->draining && !c) {
+        sv_drain_refuse(sv, peer);
+        return;
+    }
     net_hello h;
     if (!net_hello_decode(data, len, &h)) {
         uint16_t version;

@@ -123,6 +123,10 @@ void cl_client_handle(cl_client *cl, const net_event *event, uint32_t now_ms);
 
 cl_status cl_client_status(const cl_client *cl);
 const char *cl_client_refusal(const cl_client *cl);
+/// Why the server refused (0 before a refusal). NET_REFUSE_SHUTDOWN comes at
+/// any time, to a playing client too: the server shut down, with the reason
+/// in cl_client_refusal; the session is over, through no fault of this client.
+net_refuse_code cl_client_refusal_code(const cl_client *cl);
 uint32_t cl_client_character(const cl_client *cl);
 /// The next tick to predict (P) and the newest confirmed one (C).
 uint32_t cl_client_predicted_tick(const cl_client *cl);

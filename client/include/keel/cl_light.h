@@ -63,6 +63,7 @@ typedef struct cl_light {
     uint32_t repeat;           ///< commands per packet at most: ticks_per_packet x redundancy_packets
     cl_light_status status;
     char refusal[NET_REASON_MAX + 1];
+    uint8_t refusal_code; ///< net_refuse_code (NET_REFUSE_SHUTDOWN: the server shut down)
     uint32_t character;
     uint32_t first_tick, next_tick; ///< see the invariants
     uint32_t sent_newest;           ///< newest tick sent, NET_TICK_NONE before any

@@ -196,6 +196,11 @@ typedef enum net_leave_state {
 /// host returns NET_LEAVE_NOT_CONNECTED. On a server host: NOT_CONNECTED.
 net_leave_state net_host_leave(net_host *host, uint32_t wait_ms);
 void net_host_stats_get(const net_host *host, net_host_stats *stats);
+/// ENet host: the connections not fully closed yet, those it closed itself
+/// (net_host_disconnect) until their close is acknowledged or they time out
+/// included; a server that closed every connection services the host until
+/// this is 0. 0 for the other hosts.
+uint32_t net_host_open_connections(const net_host *host);
 /// Client in secure mode: why the server's handshake refused it (NET_HS_OK
 /// when it did not, or for any other host).
 net_hs_refusal net_host_handshake_refusal(const net_host *host);

@@ -101,6 +101,10 @@ typedef enum net_refuse_code {
     NET_REFUSE_IDENTITY = 2,  ///< behaviour, settings, level, scene or tick rate differ
     NET_REFUSE_FULL = 3,      ///< no free slot
     NET_REFUSE_BAD_HELLO = 4, ///< malformed or repeated hello
+    /// The server is shutting down (it drains: every client, joined or not,
+    /// gets this and its connection closed; hellos meanwhile get it too).
+    /// Not a fault of the client's.
+    NET_REFUSE_SHUTDOWN = 5,
 } net_refuse_code;
 
 typedef struct net_refuse {

@@ -73,6 +73,9 @@ typedef struct sv_stats {
     /// timeout: killed, crashed, or the link failed), dropped (the server
     /// closed it: misbehaviour). Each client counts in exactly one.
     uint64_t clients_left, clients_timed_out, clients_dropped;
+    /// Joined clients the server closed because it shut down
+    /// (sv_server_drain); counted apart from left, timed out and dropped.
+    uint64_t clients_drained;
     uint64_t snapshots_delta, snapshots_full_parts;
     uint64_t snapshots_repair;      ///< delta snapshots re-sending ticks a client lacked (among snapshots_delta)
     uint64_t full_states;           ///< full states sent (each snapshots_full_parts / ceil(characters / 12) parts)
@@ -100,6 +103,17 @@ void sv_server_stats(const sv_server *sv, sv_stats *stats);
 /// The identity clients must match.
 net_sim_identity sv_server_identity(const sv_server *sv);
 const sim_move_settings *sv_server_settings(const sv_server *sv);
+
+// ---- shutting down (draining) --------------------------------------------------------
+
+/// Begin shutting down: every client, joined or not, gets a refuse with
+/// NET_REFUSE_SHUTDOWN and `reason` (cut to NET_REASON_MAX printable
+/// characters) and its connection closed; a hello from then on is refused
+/// the same way. The caller stops calling sv_server_tick and keeps handling
+/// the host's events until net_host_open_connections is 0 (every close
+/// acknowledged) or its own time bound passes. A second call does nothing.
+void sv_server_drain(sv_server *sv, const char *reason);
+bool sv_server_draining(const sv_server *sv);
 
 // ---- observing the ticks (recordings) -------------------------------------------------
 

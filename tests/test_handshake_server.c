@@ -110,7 +110,10 @@ Test(handshake_server, an_admission_binds_one_connect_id_for_five_seconds)
     cr_assert(!hs_server_admits(server, addr(100), 0x1234, T0 + 30, &id), "another connect attempt");
     cr_assert(!hs_server_admits(server, addr(100), 0xabcd, T0 + 10 + NET_HS_ADMIT_MS, &id), "the window closed");
     id = 0;
-    cr_assert(hs_server_client_id(server, addr(100), 0xabcd, &id), "the connect event's look-up ignores expiry");
+    uint32_t timeout_s = 0;
+    uint8_t c2s[32], s2c[32];
+    cr_assert(hs_server_session(server, addr(100), 0xabcd, &id, &timeout_s, c2s, s2c),
+              "the connect event's look-up ignores expiry");
     cr_assert_eq(id, 77);
 }
 

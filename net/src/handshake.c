@@ -516,18 +516,6 @@ bool hs_server_admits(hs_server *s, hs_addr from, uint32_t connect_id, uint64_t 
     return false;
 }
 
-bool hs_server_client_id(const hs_server *s, hs_addr from, uint32_t connect_id, uint64_t *client_id)
-{
-    for (uint32_t i = 0; i < s->admitted_cap; i++) {
-        const admitted *a = &s->admitted[i];
-        if (a->used && a->bound && a->connect_id == connect_id && addr_eq(a->addr, from)) {
-            *client_id = a->client_id;
-            return true;
-        }
-    }
-    return false;
-}
-
 bool hs_server_session(const hs_server *s, hs_addr from, uint32_t connect_id, uint64_t *client_id,
                        uint32_t *timeout_s, uint8_t c2s[SEAL_KEY_BYTES], uint8_t s2c[SEAL_KEY_BYTES])
 {

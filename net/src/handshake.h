@@ -119,13 +119,10 @@ size_t hs_server_receive(hs_server *s, const uint8_t *d, size_t n, hs_addr from,
 /// other connect ids do not. *client_id receives the token's client id.
 bool hs_server_admits(hs_server *s, hs_addr from, uint32_t connect_id, uint64_t now_ms, uint64_t *client_id);
 
-/// The client id of the admission `from` used with `connect_id`, expired or
-/// not (for the connect event, which comes a round trip after the CONNECT).
-bool hs_server_client_id(const hs_server *s, hs_addr from, uint32_t connect_id, uint64_t *client_id);
-
-/// The session of the admission `from` used with `connect_id`: the token's
-/// client id and timeout, and the two session keys (client to server,
-/// server to client).
+/// The session of the admission `from` used with `connect_id`, expired or
+/// not (for the connect event, which comes a round trip after the CONNECT):
+/// the token's client id and timeout, and the two session keys (client to
+/// server, server to client).
 bool hs_server_session(const hs_server *s, hs_addr from, uint32_t connect_id, uint64_t *client_id,
                        uint32_t *timeout_s, uint8_t c2s[32], uint8_t s2c[32]);
 

@@ -12,6 +12,7 @@ set -euo pipefail
 packages=(build-essential cmake pkg-config libfixmath-dev libenet-dev libcriterion-dev libxxhash-dev libzstd-dev
     libsodium-dev # connect tokens (net/src/token*.c)
     libmicrohttpd-dev prometheus # keel-server --metrics; promtool checks its text in tests/test_metrics.c
+    libcurl4-openssl-dev python3-yaml # keel-server --agones; tests/test_deploy.c reads deploy/agones/*.yaml
     # keel-play (the windowed client) and its tests: a window, OpenGL 3.3
     # through Mesa's software renderer, an X server without a screen, input
     libsdl2-dev libepoxy-dev libcglm-dev libstb-dev libgl1-mesa-dri xvfb xdotool)

@@ -2,11 +2,15 @@
 #ifndef KEEL_SERVER_PROGRAM_H
 #define KEEL_SERVER_PROGRAM_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include <keel/rec.h>
 #include <keel/sv_server.h>
+
+#include "agones.h"
 
 typedef struct options {
     const char *bind, *level, *scale;
@@ -31,6 +35,12 @@ typedef struct options {
     // --metrics HOST:PORT (metrics.c)
     const char *metrics_host; ///< NULL: no metrics
     uint32_t metrics_port;
+    // the match lifecycle (match.c, agones.c)
+    bool agones;            ///< --agones: the Agones SDK sidecar's lifecycle
+    uint32_t match_s;       ///< --match-seconds: end the match this long after it started (0: never)
+    uint32_t empty_s;       ///< --empty-seconds: end when the players all left this long ago (0: never)
+    uint32_t stall_after;   ///< --test-stall-after-ticks (a test hook; 0: none)
+    uint32_t stall_s;       ///< --test-stall-seconds
 } options;
 
 /// The recording of a server through its tick observer.
@@ -81,6 +91,28 @@ void metrics_publish(metrics *m, const metrics_snapshot *s);
 void metrics_stop(metrics *m);
 /// The histogram bucket of a tick time (METRICS_TICK_BUCKETS: above the last bound).
 uint32_t metrics_tick_bucket(uint64_t tick_us);
+
+// ---- the match lifecycle (match.c) -------------------------------------------
+
+typedef struct match {
+    const options *o;
+    agones *sdk; ///< with --agones
+    FILE *text;
+    bool started, had_players;
+    uint64_t start_tick, empty_ticks;
+} match;
+
+/// Before the tick loop: with --agones, start the SDK thread and wait until
+/// Ready is accepted (or *stop is set). False (the reason printed) when it
+/// cannot: exit 1.
+bool match_begin(match *m, const options *o, sv_server *sv, FILE *text, volatile sig_atomic_t *stop);
+/// After each tick (k ticks run): NULL to go on, or why the run is over.
+/// Never waits (except in the test stall it was asked for).
+const char *match_after_tick(match *m, uint64_t k, const sv_server *sv);
+/// The run ends: unless a signal ended it, ask Agones to shut down.
+void match_end(match *m, bool by_signal);
+/// After the drain: stop the SDK thread (a requested shutdown sent first) and print its counts.
+void match_finish(match *m);
 
 /// keel-server --virtual-bots: the session on a virtual clock (virtual.c).
 int run_virtual(const options *o, const struct sim_world *world, const sim_level *level,

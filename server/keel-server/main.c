@@ -47,11 +47,14 @@ static void publish(metrics *m, metrics_snapshot *s, const sv_server *sv, const 
 // Shut down with a word to every client (sv_server_drain), then keep
 // servicing the host, without ticking, until each connection's close is
 // acknowledged or DRAIN_MAX_MS passed.
-static void drain(sv_server *sv, net_host *host, FILE *text, metrics *m, metrics_snapshot *ms, const recorder *rec)
+static void drain(sv_server *sv, net_host *host, FILE *text, metrics *m, metrics_snapshot *ms, const recorder *rec,
+                  const char *over)
 {
+    char over_why[80];
+    snprintf(over_why, sizeof over_why, "server shutting down (%s)", over ? over : "its run is over");
     const char *why = stop_requested == SIGTERM  ? "server shutting down (SIGTERM)"
                       : stop_requested == SIGINT ? "server shutting down (SIGINT)"
-                                                 : "server shutting down (its run is over)";
+                                                 : over_why;
     uint32_t open = net_host_open_connections(host);
     sv_server_drain(sv, why);
     publish(m, ms, sv, host, rec); // /readyz: 503 from now on
@@ -97,6 +100,16 @@ static void usage(FILE *f)
           "                        tick loop runs) and /readyz (200 while accepting players, 503\n"
           "                        while draining) over HTTP on this IPv4 address (PORT 0: a free\n"
           "                        one, printed); docs/operations.md lists the metrics\n"
+          "Fleets (docs/operations.md, \"Agones\"):\n"
+          "  --agones              run under Agones: POST /ready to the SDK sidecar (REST, port\n"
+          "                        $AGONES_SDK_HTTP_PORT, default 9358) before serving, health pings\n"
+          "                        every 2 s while the tick loop runs, labels keel-players and\n"
+          "                        keel-sim, and POST /shutdown when the match ends\n"
+          "  --match-seconds S     end the match S seconds after it started: with --agones when the\n"
+          "                        GameServer is Allocated, else at the first tick (default 0: never)\n"
+          "  --empty-seconds S     end S seconds after the last player left (once there were players)\n"
+          "  --test-stall-after-ticks N, --test-stall-seconds S\n"
+          "                        (tests) stop the tick loop once, after tick N, for S seconds\n"
           "Stopping (docs/operations.md): on SIGTERM or SIGINT, and at the end of --duration or\n"
           "--ticks, it drains: the ticks stop, every client is told \"server shutting down\" (a\n"
           "refuse with code 5) and its connection closed, hellos meanwhile are refused the same\n"
@@ -140,7 +153,8 @@ static int parse(int argc, char **argv, options *o)
 {
     memset(o, 0, sizeof *o);
     *o = (options){"0.0.0.0", "builtin", "0.12", 'y', 27900, 64, 2, 64, 0, 5, 4, false, false, false, 0, NULL,
-                   REC_DEFAULT_KEYFRAME_INTERVAL, false, false, 0, 1, 1, false, NULL, NULL, 0, false, NULL, 0};
+                   REC_DEFAULT_KEYFRAME_INTERVAL, false, false, 0, 1, 1, false, NULL, NULL, 0, false, NULL, 0,
+                   false, 0, 0, 0, 0};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -161,6 +175,8 @@ static int parse(int argc, char **argv, options *o)
             o->churn = true;
         } else if (strcmp(a, "--insecure") == 0) {
             o->insecure = true;
+        } else if (strcmp(a, "--agones") == 0) {
+            o->agones = true;
         } else if (strcmp(a, "--key") == 0 || strcmp(a, "--public") == 0) {
             if (!v || !v[0])
                 return bad("value for", a);
@@ -190,7 +206,9 @@ static int parse(int argc, char **argv, options *o)
                    strcmp(a, "--stats-interval") == 0 || strcmp(a, "--max-per-address") == 0 ||
                    strcmp(a, "--ticks") == 0 || strcmp(a, "--keyframe-interval") == 0 ||
                    strcmp(a, "--virtual-bots") == 0 || strcmp(a, "--seed") == 0 ||
-                   strcmp(a, "--full-clients") == 0) {
+                   strcmp(a, "--full-clients") == 0 || strcmp(a, "--match-seconds") == 0 ||
+                   strcmp(a, "--empty-seconds") == 0 || strcmp(a, "--test-stall-after-ticks") == 0 ||
+                   strcmp(a, "--test-stall-seconds") == 0) {
             if (!v)
                 return bad("value for", a);
             uint32_t lo = 0, hi = 86400u * 365u, *dst = &o->duration_s;
@@ -205,6 +223,10 @@ static int parse(int argc, char **argv, options *o)
             else if (strcmp(a, "--virtual-bots") == 0) { lo = 1; hi = 64; dst = &o->virtual_bots; }
             else if (strcmp(a, "--seed") == 0) { hi = 0xFFFFFFFFu; dst = &o->seed; }
             else if (strcmp(a, "--full-clients") == 0) { hi = 64; dst = &o->full_clients; }
+            else if (strcmp(a, "--match-seconds") == 0) { dst = &o->match_s; }
+            else if (strcmp(a, "--empty-seconds") == 0) { dst = &o->empty_s; }
+            else if (strcmp(a, "--test-stall-after-ticks") == 0) { lo = 1; hi = 0xFFFFFFFFu; dst = &o->stall_after; }
+            else if (strcmp(a, "--test-stall-seconds") == 0) { lo = 1; hi = 60; dst = &o->stall_s; }
             if (!keel_app_parse_u32(v, lo, hi, dst))
                 return bad(a, v);
             i++;
@@ -237,6 +259,10 @@ static int parse(int argc, char **argv, options *o)
         return bad("combination", "--key on --bind 0.0.0.0 without --public ADDR:PORT");
     if (o->key_file && o->virtual_bots)
         return bad("combination", "--key with --virtual-bots (no sockets)");
+    if (o->virtual_bots && (o->agones || o->match_s || o->empty_s || o->stall_after))
+        return bad("combination", "--virtual-bots with --agones, --match-seconds, --empty-seconds or a test stall");
+    if (!o->stall_after != !o->stall_s)
+        return bad("combination", "--test-stall-after-ticks without --test-stall-seconds (or the reverse)");
     if (!o->key_file && !o->insecure && !o->virtual_bots) {
         fputs("keel-server: no mode chosen: pass --key FILE for secure mode (clients need connect tokens; make\n"
               "a key with 'keel-token keygen FILE'), or --insecure to let any client connect (a LAN, development)\n",
@@ -356,6 +382,20 @@ static void summary_json(const sv_server *sv, const net_host_stats *ns, double s
     fflush(stdout);
 }
 
+// A start that failed once the server was made: everything freed (the
+// sanitizer build reports no leak for it either), exit code 1.
+static int give_up(metrics *m, recorder *rec, sv_server *sv, net_host *host, sim_world *world, sim_level *level,
+                   FILE *text)
+{
+    metrics_stop(m);
+    recorder_finish(rec, sv, text);
+    sv_server_destroy(sv);
+    net_host_destroy(host);
+    sim_world_destroy(world);
+    sim_level_free(level);
+    return 1;
+}
+
 int main(int argc, char **argv)
 {
     options o;
@@ -424,14 +464,8 @@ int main(int argc, char **argv)
     static metrics_snapshot ms; // the tick thread's copy, published after each tick
     if (o.metrics_host) {
         m = metrics_start(o.metrics_host, &o.metrics_port);
-        if (!m) {
-            recorder_finish(&rec, sv, text);
-            sv_server_destroy(sv);
-            net_host_destroy(host);
-            sim_world_destroy(world);
-            sim_level_free(&level);
-            return 1;
-        }
+        if (!m)
+            return give_up(NULL, &rec, sv, host, world, &level, text);
         ms.tick_rate = o.rate;
         ms.secure = o.key_file != NULL;
         ms.recording = o.record != NULL;
@@ -448,14 +482,21 @@ int main(int argc, char **argv)
     if (m)
         fprintf(text, "keel-server: metrics on http://%s:%u/metrics (and /healthz, /readyz)\n", o.metrics_host,
                 o.metrics_port);
-    fflush(text);
+    if (o.stats_json) // the ports, for programs (--port 0 and --metrics HOST:0 pick free ones)
+        printf("{\"listening\":\"%s\",\"port\":%u,\"metrics_port\":%u,\"secure\":%s}\n", o.bind,
+               (unsigned)net_host_port(host), m ? o.metrics_port : 0u, mode_json);
+    fflush(NULL);
     publish(m, &ms, sv, host, &rec);
+    match mt;
+    if (!match_begin(&mt, &o, sv, text, &stop_requested))
+        return give_up(m, &rec, sv, host, world, &level, text);
     static uint64_t samples[TICK_SAMPLES];
     uint32_t nsamples = 0;
     const uint64_t start = keel_app_now_us();
     uint64_t k = 0, last_stats = start;
     net_host_stats last_net = {0};
     sv_stats last_sv = {0};
+    const char *over = NULL; // why the run ended on its own (the match lifecycle)
     for (;;) {
         uint64_t deadline = start + k * 1000000u / o.rate;
         // Service the network until this tick's deadline.
@@ -470,7 +511,7 @@ int main(int argc, char **argv)
             else if (wait_ms <= 1)
                 keel_app_sleep_until_us(deadline);
         }
-        if (stop_requested || (o.duration_s && keel_app_now_us() - start >= (uint64_t)o.duration_s * 1000000u) ||
+        if (stop_requested || over || (o.duration_s && keel_app_now_us() - start >= (uint64_t)o.duration_s * 1000000u) ||
             (o.ticks && k >= o.ticks))
             break;
         uint64_t t0 = keel_app_now_us(), c0 = keel_app_thread_cpu_us();
@@ -481,6 +522,7 @@ int main(int argc, char **argv)
         hist_add(&tick_wall, t1 - t0);
         hist_add(&tick_cpu, c1 - c0);
         k++;
+        over = match_after_tick(&mt, k, sv);
         if (m) {
             ms.ticks++;
             ms.tick_us_sum += t1 - t0;
@@ -547,7 +589,9 @@ int main(int argc, char **argv)
             nsamples = 0;
         }
     }
-    drain(sv, host, text, m, &ms, &rec);
+    match_end(&mt, stop_requested != 0);
+    drain(sv, host, text, m, &ms, &rec, over);
+    match_finish(&mt);
     metrics_stop(m);
     sv_stats ss;
     sv_server_stats(sv, &ss);

@@ -1,0 +1,163 @@
+// keel-server: the match lifecycle around the tick loop (--agones,
+// --match-seconds, --empty-seconds; docs/operations.md, "Agones"). MIT
+// licence, see LICENSE.
+//
+// Before the tick loop, with --agones, match_begin starts the SDK thread
+// (agones.c) and waits for the sidecar to accept Ready: the socket already
+// listens but is not serviced, so no player joins before Agones knows the
+// server is Ready (their connection attempts wait in the socket's queue).
+// After each tick, match_after_tick decides whether the run is over; it only
+// reads atomics and counts ticks, so it never waits. The match clock of
+// --match-seconds starts when the GameServer is Allocated (with --agones) or
+// at the first tick (without); --empty-seconds ends a run that had players
+// once they have all been gone that long. Both count ticks, so a stalled
+// loop does not shorten a match. match_end asks Agones to shut the
+// GameServer down when the server ended on its own (not on a signal: then
+// Kubernetes is stopping it already) and prints what the SDK thread did.
+//
+// The test hook --test-stall-after-ticks N --test-stall-seconds S stops the
+// tick loop once, after tick N, for S seconds (health pings and /healthz
+// must notice); it prints the wall-clock (CLOCK_REALTIME) edges of the stall
+// so a test can compare them with the sidecar's log.
+#define _POSIX_C_SOURCE 200809L
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "keel_app.h"
+#include "keel_server.h"
+
+static uint64_t realtime_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+static uint32_t players(const sv_server *sv)
+{
+    sv_stats s;
+    sv_server_stats(sv, &s);
+    return s.clients;
+}
+
+bool match_begin(match *m, const options *o, sv_server *sv, FILE *text, volatile sig_atomic_t *stop)
+{
+    memset(m, 0, sizeof *m);
+    m->o = o;
+    m->text = text;
+    if (!o->agones)
+        return true;
+    // The simulation's identity as a label value: protocol, behaviour, tick
+    // rate and one digest of the settings, level and scene.
+    net_sim_identity id = sv_server_identity(sv);
+    uint64_t digest = id.settings_digest ^ (id.level_digest * 31u) ^ (id.scene_digest * 961u);
+    char label[64];
+    snprintf(label, sizeof label, "p%u-b%u-%uhz-%016" PRIx64, (unsigned)NET_PROTOCOL_VERSION,
+             (unsigned)id.behaviour_version, (unsigned)id.tick_rate, digest);
+    m->sdk = agones_start(label);
+    if (!m->sdk)
+        return false;
+    fprintf(text, "keel-server: agones: waiting for the SDK sidecar to accept Ready (keel-sim=%s)\n", label);
+    fflush(text);
+    while (!agones_ready(m->sdk) && !*stop) {
+        if (agones_ready_failed(m->sdk)) {
+            fprintf(stderr, "keel-server: agones: the SDK sidecar did not accept Ready within %u s "
+                            "(AGONES_SDK_HTTP_PORT=%s)\n",
+                    AGONES_READY_TIMEOUT_MS / 1000u, getenv("AGONES_SDK_HTTP_PORT") ? getenv("AGONES_SDK_HTTP_PORT") : "");
+            agones_stop(m->sdk, NULL);
+            m->sdk = NULL;
+            return false;
+        }
+        keel_app_sleep_until_us(keel_app_now_us() + 20000u);
+    }
+    if (*stop)
+        return true; // signalled while waiting: the loop ends at once and drains
+    agones_counts c;
+    agones_get_counts(m->sdk, &c);
+    fprintf(text, "keel-server: agones: Ready accepted after %" PRIu64 " tries; players may join; the match %s\n",
+            c.ready_tries,
+            o->match_s ? "clock starts when the GameServer is Allocated" : "has no time limit (--match-seconds)");
+    if (o->stats_json)
+        printf("{\"event\":\"agones_ready\",\"tries\":%" PRIu64 ",\"clients\":%u}\n", c.ready_tries, players(sv));
+    fflush(NULL);
+    return true;
+}
+
+const char *match_after_tick(match *m, uint64_t k, const sv_server *sv)
+{
+    const options *o = m->o;
+    uint32_t n = 0;
+    if (m->sdk || o->empty_s) {
+        n = players(sv);
+        agones_tick(m->sdk, keel_app_now_us(), n);
+    }
+    if (!m->started && agones_allocated(m->sdk)) {
+        m->started = true;
+        m->start_tick = k;
+        if (m->sdk) {
+            fprintf(m->text, "keel-server: agones: Allocated at tick %" PRIu64 ": the match starts\n", k);
+            if (o->stats_json)
+                printf("{\"event\":\"agones_allocated\",\"tick\":%" PRIu64 ",\"clients\":%u}\n", k, n);
+            fflush(NULL);
+        }
+    }
+    if (o->stall_after && k == o->stall_after) {
+        agones_counts c;
+        agones_get_counts(m->sdk, &c);
+        fprintf(m->text, "keel-server: test stall: the tick loop stops for %u s after tick %" PRIu64 "\n",
+                o->stall_s, k);
+        if (o->stats_json)
+            printf("{\"event\":\"stall_begin\",\"tick\":%" PRIu64 ",\"wall_ms\":%" PRIu64 ",\"health_sent\":%" PRIu64
+                   ",\"health_skipped\":%" PRIu64 "}\n",
+                   k, realtime_ms(), c.health_sent, c.health_skipped);
+        fflush(NULL);
+        keel_app_sleep_until_us(keel_app_now_us() + (uint64_t)o->stall_s * 1000000u);
+        agones_get_counts(m->sdk, &c);
+        fprintf(m->text, "keel-server: test stall over\n");
+        if (o->stats_json)
+            printf("{\"event\":\"stall_end\",\"tick\":%" PRIu64 ",\"wall_ms\":%" PRIu64 ",\"health_sent\":%" PRIu64
+                   ",\"health_skipped\":%" PRIu64 "}\n",
+                   k, realtime_ms(), c.health_sent, c.health_skipped);
+        fflush(NULL);
+    }
+    if (o->match_s && m->started && k - m->start_tick >= (uint64_t)o->match_s * o->rate)
+        return "its match is over";
+    if (o->empty_s) {
+        m->had_players |= n > 0;
+        m->empty_ticks = m->had_players && n == 0 ? m->empty_ticks + 1 : 0;
+        if (m->empty_ticks >= (uint64_t)o->empty_s * o->rate)
+            return "every player left";
+    }
+    return NULL;
+}
+
+void match_end(match *m, bool by_signal)
+{
+    if (m->sdk && !by_signal)
+        agones_request_shutdown(m->sdk);
+}
+
+void match_finish(match *m)
+{
+    if (!m->sdk)
+        return;
+    agones_counts c;
+    agones_stop(m->sdk, &c); // sends a requested shutdown first
+    m->sdk = NULL;
+    fprintf(m->text,
+            "keel-server: agones: Ready after %" PRIu64 " tries; health pings %" PRIu64 " (skipped while the tick "
+            "loop stalled %" PRIu64 "); labels set %" PRIu64 "; GameServer reads %" PRIu64 "; failed calls %" PRIu64
+            "; shutdown %s\n",
+            c.ready_tries, c.health_sent, c.health_skipped, c.labels_set, c.polls, c.errors,
+            c.shutdown_sent ? "sent" : "not sent");
+    if (m->o->stats_json)
+        printf("{\"agones\":1,\"ready_tries\":%" PRIu64 ",\"health_sent\":%" PRIu64 ",\"health_skipped\":%" PRIu64
+               ",\"labels_set\":%" PRIu64 ",\"polls\":%" PRIu64 ",\"errors\":%" PRIu64 ",\"allocated\":%s,"
+               "\"shutdown_sent\":%s}\n",
+               c.ready_tries, c.health_sent, c.health_skipped, c.labels_set, c.polls, c.errors,
+               m->started ? "true" : "false", c.shutdown_sent ? "true" : "false");
+    fflush(NULL);
+}

@@ -140,6 +140,8 @@ static void usage(FILE *f)
           f);
     if (!metrics_available())
         fputs("This keel-server was built without libmicrohttpd: --metrics is not available.\n", f);
+    if (!agones_available())
+        fputs("This keel-server was built without libcurl: --agones is not available.\n", f);
 }
 
 static int bad(const char *what, const char *value)

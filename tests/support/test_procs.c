@@ -21,10 +21,14 @@ static int tmp_counter;
 
 void keel_test_proc_start(keel_test_proc *p, const char *program, const char *const *args)
 {
+    keel_test_proc_start_path(p, keel_test_program_path(program), args);
+}
+
+void keel_test_proc_start_path(keel_test_proc *p, const char *path, const char *const *args)
+{
     memset(p, 0, sizeof *p);
     snprintf(p->out, sizeof p->out, "/tmp/keel-proc-%d-%d.out", (int)getpid(), tmp_counter);
     snprintf(p->err, sizeof p->err, "/tmp/keel-proc-%d-%d.err", (int)getpid(), tmp_counter++);
-    const char *path = keel_test_program_path(program);
     char *argv[MAX_PROC_ARGS];
     int n = 0;
     argv[n++] = (char *)path; // execv takes char *const[]; not modified
@@ -97,6 +101,20 @@ unsigned keel_test_wait_port(const char *file)
     }
     cr_assert_fail("no port in %s", file);
     return 0;
+}
+
+bool keel_test_wait_text(const char *file, const char *needle, long ms)
+{
+    for (long waited = 0;; waited += 20) {
+        char *s = keel_test_read_file(file);
+        bool found = strstr(s, needle) != NULL;
+        free(s);
+        if (found)
+            return true;
+        if (waited >= ms)
+            return false;
+        keel_test_sleep_ms(20);
+    }
 }
 
 double keel_test_json_num(const char *s, const char *key)

@@ -96,6 +96,8 @@ typedef struct keel_test_proc {
 
 /// Starts build/<program> (keel_test_program_path) with the NULL-terminated args.
 void keel_test_proc_start(keel_test_proc *p, const char *program, const char *const *args);
+/// The same for any program given by its path (not necessarily built here).
+void keel_test_proc_start_path(keel_test_proc *p, const char *path, const char *const *args);
 /// Waits up to `ms` for the process to end; false when it is still running
 /// (a guard against hangs, not a speed check).
 bool keel_test_proc_wait(keel_test_proc *p, long ms);
@@ -107,6 +109,9 @@ void keel_test_sleep_ms(long ms);
 /// The port in the first "... listening on 127.0.0.1:PORT" of a file, waiting
 /// up to 10 s for it to appear.
 unsigned keel_test_wait_port(const char *file);
+/// Waits up to `ms` for the file to hold `needle` (a guard against hangs);
+/// false when it never did.
+bool keel_test_wait_text(const char *file, const char *needle, long ms);
 /// The number after the first "key": in a JSON text.
 double keel_test_json_num(const char *s, const char *key);
 

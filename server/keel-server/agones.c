@@ -76,6 +76,13 @@ void agones_stop(agones *a, agones_counts *counts)
     if (counts)
         memset(counts, 0, sizeof *counts);
 }
+bool agones_public_address(char *out, size_t size, volatile sig_atomic_t *stop)
+{
+    (void)out;
+    (void)size;
+    (void)stop;
+    return agones_start("") != NULL; // prints why not
+}
 
 #else
 
@@ -247,16 +254,13 @@ static void *sdk_thread(void *arg)
     return NULL;
 }
 
-agones *agones_start(const char *sim_label)
+// The SDK's client, without its thread (NULL: the reason printed).
+static agones *agones_new(void)
 {
     const char *env = getenv("AGONES_SDK_HTTP_PORT");
     uint32_t port = 9358;
     if (env && env[0] && !keel_app_parse_u32(env, 1, 65535, &port)) {
         fprintf(stderr, "keel-server: --agones: AGONES_SDK_HTTP_PORT '%s' is not a port\n", env);
-        return NULL;
-    }
-    if (!agones_label_value_valid(sim_label)) {
-        fprintf(stderr, "keel-server: --agones: '%s' is not a valid label value\n", sim_label);
         return NULL;
     }
     if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
@@ -273,11 +277,6 @@ agones *agones_start(const char *sim_label)
     a->curl = c;
     a->answer = answer;
     snprintf(a->base, sizeof a->base, "http://localhost:%u", port);
-    snprintf(a->sim_label, sizeof a->sim_label, "%s", sim_label);
-    if (pthread_create(&a->thread, NULL, sdk_thread, a) != 0) {
-        fputs("keel-server: --agones: cannot start its thread\n", stderr);
-        goto fail;
-    }
     return a;
 fail:
     if (c)
@@ -286,6 +285,70 @@ fail:
     free(a);
     curl_global_cleanup();
     return NULL;
+}
+
+static void agones_free(agones *a)
+{
+    curl_easy_cleanup(a->curl);
+    free(a->answer);
+    free(a);
+    curl_global_cleanup();
+}
+
+agones *agones_start(const char *sim_label)
+{
+    if (!agones_label_value_valid(sim_label)) {
+        fprintf(stderr, "keel-server: --agones: '%s' is not a valid label value\n", sim_label);
+        return NULL;
+    }
+    agones *a = agones_new();
+    if (!a)
+        return NULL;
+    snprintf(a->sim_label, sizeof a->sim_label, "%s", sim_label);
+    if (pthread_create(&a->thread, NULL, sdk_thread, a) != 0) {
+        fputs("keel-server: --agones: cannot start its thread\n", stderr);
+        agones_free(a);
+        return NULL;
+    }
+    return a;
+}
+
+// status.address and status.ports[0].port of the GameServer in a->answer.
+static bool address_of(const agones *a, char *out, size_t size)
+{
+    const char *st = strstr(a->answer, "\"status\":");
+    const char *ad = st ? strstr(st, "\"address\":\"") : NULL;
+    const char *ports = st ? strstr(st, "\"ports\":[") : NULL;
+    const char *pt = ports ? strstr(ports, "\"port\":") : NULL;
+    if (!ad || !pt)
+        return false;
+    ad += strlen("\"address\":\"");
+    size_t n = strcspn(ad, "\"");
+    unsigned long port = strtoul(pt + strlen("\"port\":"), NULL, 10);
+    if (n == 0 || port == 0 || port > 65535 || n + 8 > size)
+        return false;
+    snprintf(out, size, "%.*s:%lu", (int)n, ad, port);
+    return true;
+}
+
+bool agones_public_address(char *out, size_t size, volatile sig_atomic_t *stop)
+{
+    agones *a = agones_new();
+    if (!a)
+        return false;
+    uint64_t t0 = keel_app_now_us();
+    bool ok = false;
+    while (!ok && !*stop && keel_app_now_us() - t0 < (uint64_t)AGONES_READY_TIMEOUT_MS * 1000u) {
+        ok = call(a, "GET", "/gameserver", NULL) && address_of(a, out, size);
+        if (!ok)
+            nap_ms(200);
+    }
+    if (!ok && !*stop)
+        fprintf(stderr, "keel-server: --public agones: the SDK sidecar gave no GameServer address and port within "
+                        "%u s\n",
+                AGONES_READY_TIMEOUT_MS / 1000u);
+    agones_free(a);
+    return ok;
 }
 
 void agones_tick(agones *a, uint64_t now_us, uint32_t players)
@@ -329,10 +392,7 @@ void agones_stop(agones *a, agones_counts *counts)
     pthread_join(a->thread, NULL);
     if (counts)
         agones_get_counts(a, counts);
-    curl_easy_cleanup(a->curl);
-    free(a->answer);
-    free(a);
-    curl_global_cleanup();
+    agones_free(a);
 }
 
 #endif

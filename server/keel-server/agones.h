@@ -3,6 +3,7 @@
 #ifndef KEEL_SERVER_AGONES_H
 #define KEEL_SERVER_AGONES_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -48,6 +49,13 @@ bool agones_label_value_valid(const char *v);
 /// label value) is written as the label keel-sim once Ready. NULL (the reason
 /// printed) when it cannot start.
 agones *agones_start(const char *sim_label);
+
+/// --public agones, before the socket opens: the GameServer's address and
+/// first port as "ADDR:PORT" (what clients reach, which connect tokens list),
+/// from GET /gameserver, retried every 200 ms for up to
+/// AGONES_READY_TIMEOUT_MS or until *stop. False (the reason printed) when
+/// there is none.
+bool agones_public_address(char *out, size_t size, volatile sig_atomic_t *stop);
 
 // The tick thread's side: atomics only, never waits.
 /// After each tick: the loop is alive at `now_us` (keel_app_now_us) with `players` joined.

@@ -119,7 +119,8 @@ static void usage(FILE *f)
           "  --key FILE            secure mode: only clients with a connect token sealed with this\n"
           "                        backend key (keel-token keygen) and a challenge get a connection\n"
           "  --public ADDR:PORT    this server's address as tokens list it (default: --bind and\n"
-          "                        --port; needed with --key when binding 0.0.0.0)\n"
+          "                        --port; needed with --key when binding 0.0.0.0); 'agones': the\n"
+          "                        GameServer's address and first port, asked of the SDK sidecar\n"
           "  --protocol-id N       the protocol id tokens must carry, 0..2^64-1 (default 0)\n"
           "  --insecure            no handshake: any client may connect (a LAN, development)\n"
           "Recording (docs/replay.md; check one with keel-replay verify FILE):\n"
@@ -263,6 +264,8 @@ static int parse(int argc, char **argv, options *o)
         return bad("combination", "--key with --virtual-bots (no sockets)");
     if (o->virtual_bots && (o->agones || o->match_s || o->empty_s || o->stall_after))
         return bad("combination", "--virtual-bots with --agones, --match-seconds, --empty-seconds or a test stall");
+    if (o->public_address && strcmp(o->public_address, "agones") == 0 && !o->agones)
+        return bad("combination", "--public agones without --agones");
     if (!o->stall_after != !o->stall_s)
         return bad("combination", "--test-stall-after-ticks without --test-stall-seconds (or the reverse)");
     if (!o->key_file && !o->insecure && !o->virtual_bots) {
@@ -434,6 +437,16 @@ int main(int argc, char **argv)
         hc.token_key = &key;
         hc.protocol_id = o.protocol_id;
         hc.public_address = o.public_address;
+        static char from_agones[96];
+        if (o.public_address && strcmp(o.public_address, "agones") == 0) {
+            if (!agones_public_address(from_agones, sizeof from_agones, &stop_requested)) {
+                net_token_key_wipe(&key);
+                sim_world_destroy(world);
+                sim_level_free(&level);
+                return 1;
+            }
+            hc.public_address = o.public_address = from_agones;
+        }
     }
     net_host *host = net_host_listen(o.bind, (uint16_t)o.port, &hc, &why);
     if (o.key_file)
@@ -476,7 +489,8 @@ int main(int argc, char **argv)
     // The mode is said first, and again on every stats line and at the end.
     const char *mode = o.key_file ? "secure" : "INSECURE", *mode_json = o.key_file ? "true" : "false";
     if (o.key_file)
-        fprintf(text, "keel-server: secure (connect tokens required, key %s)\n", o.key_file);
+        fprintf(text, "keel-server: secure (connect tokens required, key %s%s%s)\n", o.key_file,
+                o.public_address ? ", public address " : "", o.public_address ? o.public_address : "");
     else
         fputs("keel-server: INSECURE: any client may connect (--insecure)\n", text);
     fprintf(text, "keel-server: %s, %u triangles, %u Hz, snapshot every %u ticks, listening on %s:%u\n", o.level,

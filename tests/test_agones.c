@@ -390,3 +390,77 @@ Test(agones, the_match_starts_at_allocation_and_ends_with_a_shutdown)
     keel_test_proc_cleanup(&sv);
     keel_test_proc_cleanup(&sd.p);
 }
+
+// The image's command line (Dockerfile: ENTRYPOINT and CMD, read by
+// tests/deploy_facts.py), its paths and ports made local: the key file, the
+// recording, --metrics on loopback, --port 0.
+Test(agones, the_images_command_line_runs_against_the_local_sdk_server)
+{
+    sidecar sd;
+    begin(&sd, true);
+    if (system("python3 -c 'import yaml' >/dev/null 2>&1") != 0)
+        cr_skip_test("python3 with yaml (Debian python3-yaml) is not installed: the Dockerfile is not read");
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "python3 '%s/tests/deploy_facts.py' command '%s'", KEEL_SOURCE_DIR, KEEL_SOURCE_DIR);
+    FILE *p = popen(cmd, "r");
+    cr_assert_not_null(p);
+    static char lines[64][256];
+    const char *args[64];
+    int n = 0;
+    while (n < 63 && fgets(lines[n], sizeof lines[n], p)) {
+        lines[n][strcspn(lines[n], "\n")] = 0;
+        args[n] = lines[n];
+        n++;
+    }
+    cr_assert_eq(pclose(p), 0, "deploy_facts.py command failed");
+    cr_assert_gt(n, 1);
+    cr_assert_str_eq(args[0], "keel-server");
+    args[n] = NULL;
+    const char *key = keel_test_dir_file(dir, "backend.key");
+    const char *kargs[] = {"keygen", key, NULL};
+    keel_test_run_result kr = keel_test_run(keel_test_program_path("keel-token"), kargs, NULL);
+    cr_assert_eq(kr.exit_code, 0, "keel-token keygen: %s", kr.err);
+    keel_test_run_free(&kr);
+    static char record[256];
+    snprintf(record, sizeof record, "%s", keel_test_dir_file(dir, "match.krec"));
+    for (int i = 1; i + 1 < n; i++) {
+        const char *f = args[i];
+        if (strcmp(f, "--key") == 0)
+            args[++i] = key;
+        else if (strcmp(f, "--record") == 0)
+            args[++i] = record;
+        else if (strcmp(f, "--metrics") == 0)
+            args[++i] = "127.0.0.1:0";
+        else if (strcmp(f, "--port") == 0)
+            args[++i] = "0";
+    }
+    cr_log_info("the image's command line, made local:");
+    for (int i = 0; i < n; i++)
+        cr_log_info("  %s", args[i]);
+    keel_test_proc sv;
+    keel_test_proc_start(&sv, "keel-server", args + 1);
+    cr_assert(keel_test_wait_text(sv.out, "{\"event\":\"agones_ready\"", 60000), "never Ready");
+    char *o = keel_test_read_file(sv.out);
+    unsigned mport = (unsigned)keel_test_json_num(o, "metrics_port");
+    free(o);
+    cr_expect_eq(http("GET", mport, "/readyz", NULL), 200);
+    kill(sv.pid, SIGTERM); // as Kubernetes stops a pod (STOPSIGNAL SIGTERM)
+    char *out = server_end(&sv);
+    char *log = sidecar_stop(&sd);
+    char *err = keel_test_read_file(sv.err);
+    // secure, its public address from the GameServer (sdk-server's local
+    // one: 127.0.0.1, port 7777), drained, the recording finished
+    cr_expect(strstr(err, "keel-server: secure (connect tokens required, key ") != NULL, "%s", err);
+    cr_expect(strstr(err, "public address 127.0.0.1:7777") != NULL, "%s", err);
+    cr_expect(strstr(err, "server shutting down (SIGTERM)") != NULL, "%s", err);
+    cr_expect(strstr(err, "keel-server: recorded ") != NULL, "%s", err);
+    const char *ag = strstr(out, "{\"agones\":1");
+    cr_assert_not_null(ag, "%s", out);
+    cr_expect(strstr(ag, "\"shutdown_sent\":false") != NULL, "a signal needs no shutdown call: %s", ag);
+    cr_expect(strstr(log, "Ready request has been received!") != NULL, "%s", log);
+    free(err);
+    free(out);
+    free(log);
+    keel_test_proc_cleanup(&sv);
+    keel_test_proc_cleanup(&sd.p);
+}

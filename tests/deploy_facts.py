@@ -1,0 +1,120 @@
+#!/usr/bin/env python3
+# keel tests: what Dockerfile and deploy/agones/*.yaml say, checked against
+# each other and against keel-server (tests/test_deploy.c, tests/test_agones.c).
+# MIT licence, see LICENSE.
+#
+#   deploy_facts.py command SRC          the image's command line (ENTRYPOINT
+#                                        then CMD), one argument per line
+#   deploy_facts.py check SRC HEALTH_MS  the checks below; prints one line per
+#                                        check ("ok ..." or "FAIL ..."), exit 1
+#                                        when one failed
+import json
+import os
+import re
+import sys
+
+import yaml
+
+
+def dockerfile(src):
+    """The runtime stage's instructions: a list of (INSTRUCTION, argument text)."""
+    lines, cur = [], ""
+    with open(os.path.join(src, "Dockerfile")) as f:
+        for raw in f:
+            line = raw.rstrip("\n")
+            if not cur and (not line.strip() or line.lstrip().startswith("#")):
+                continue
+            cur += line[:-1] + " " if line.endswith("\\") else line
+            if not line.endswith("\\"):
+                word, _, rest = cur.strip().partition(" ")
+                lines.append((word.upper(), rest.strip()))
+                cur = ""
+    last_from = max(i for i, (w, _) in enumerate(lines) if w == "FROM")
+    return lines[last_from:]
+
+
+def command(src):
+    ins = dockerfile(src)
+    entry = [json.loads(a) for w, a in ins if w == "ENTRYPOINT"][-1]
+    cmd = [json.loads(a) for w, a in ins if w == "CMD"][-1]
+    return entry + cmd
+
+
+def flag(cmd, name):
+    return cmd[cmd.index(name) + 1] if name in cmd else None
+
+
+def check(src, health_ms):
+    results = []
+
+    def expect(ok, what):
+        results.append(("ok " if ok else "FAIL ") + what)
+
+    ins = dockerfile(src)
+    cmd = command(src)
+    port = int(flag(cmd, "--port"))
+    metrics_port = int(flag(cmd, "--metrics").rsplit(":", 1)[1])
+    key_dir = os.path.dirname(flag(cmd, "--key"))
+    record_dir = os.path.dirname(flag(cmd, "--record"))
+    exposed = " ".join(a for w, a in ins if w == "EXPOSE").split()
+    volumes = " ".join(a for w, a in ins if w == "VOLUME").split()
+    user = [a for w, a in ins if w == "USER"]
+    expect(cmd[0] == "keel-server" and "--agones" in cmd, "the image runs keel-server --agones: %s" % cmd)
+    expect("%d/udp" % port in exposed, "EXPOSE %d/udp (--port)" % port)
+    expect("%d/tcp" % metrics_port in exposed, "EXPOSE %d/tcp (--metrics)" % metrics_port)
+    expect(record_dir in volumes, "VOLUME %s (--record's folder)" % record_dir)
+    expect(("STOPSIGNAL", "SIGTERM") in ins, "STOPSIGNAL SIGTERM")
+    expect(bool(user) and user[-1] not in ("0", "root"), "a non-root USER: %s" % user)
+
+    docs = {}
+    for name in sorted(os.listdir(os.path.join(src, "deploy", "agones"))):
+        if name.endswith(".yaml"):
+            with open(os.path.join(src, "deploy", "agones", name)) as f:
+                doc = yaml.safe_load(f)
+            expect(isinstance(doc, dict) and "kind" in doc, "%s parses as YAML with a kind" % name)
+            docs[doc["kind"]] = doc
+    for kind in ("GameServer", "Fleet", "FleetAutoscaler", "GameServerAllocation"):
+        expect(kind in docs, "deploy/agones has a %s" % kind)
+    gs = docs["GameServer"]["spec"]
+    fleet = docs["Fleet"]["spec"]["template"]["spec"]
+    expect(gs == fleet, "the Fleet's template is the GameServer's spec")
+    container = next(c for c in gs["template"]["spec"]["containers"] if c["name"] == gs["container"])
+    expect(gs["container"] == "keel-server", "the container is keel-server")
+    expect("args" not in container and "command" not in container, "the container runs the image's own command")
+    game = gs["ports"][0]
+    expect(game["containerPort"] == port and game["protocol"] == "UDP", "the game port is %d/UDP" % port)
+    expect(any(p["containerPort"] == metrics_port and p.get("protocol", "TCP") == "TCP" for p in container["ports"]),
+           "the metrics port is %d/TCP" % metrics_port)
+    ann = gs["template"]["metadata"].get("annotations", {})
+    expect(ann.get("prometheus.io/port") == str(metrics_port), "prometheus.io/port is %d" % metrics_port)
+    h = gs["health"]
+    # At least two pings in every period, and more than one period to fail.
+    expect(h["periodSeconds"] * 1000 >= 2 * health_ms,
+           "health periodSeconds %d >= 2 x keel-server's ping period %d ms" % (h["periodSeconds"], health_ms))
+    expect(h["failureThreshold"] >= 2, "health failureThreshold %d >= 2" % h["failureThreshold"])
+    expect(not h.get("disabled", False), "health checking is on")
+    mounts = {m["mountPath"]: m["name"] for m in container["volumeMounts"]}
+    volumes = {v["name"]: v for v in gs["template"]["spec"]["volumes"]}
+    expect(key_dir in mounts and "secret" in volumes[mounts[key_dir]],
+           "a Secret is mounted at %s (--key %s)" % (key_dir, flag(cmd, "--key")))
+    expect(key_dir in mounts and os.path.basename(flag(cmd, "--key")) in
+           [i["path"] for i in volumes[mounts[key_dir]]["secret"].get("items", [])],
+           "the Secret holds %s" % os.path.basename(flag(cmd, "--key")))
+    expect(record_dir in mounts, "a volume is mounted at %s (--record)" % record_dir)
+    expect(docs["FleetAutoscaler"]["spec"]["fleetName"] == docs["Fleet"]["metadata"]["name"],
+           "the FleetAutoscaler scales the Fleet")
+    grace = gs["template"]["spec"].get("terminationGracePeriodSeconds", 30)
+    expect(grace >= 3, "terminationGracePeriodSeconds %d covers the 2 s drain" % grace)
+    for r in results:
+        print(r)
+    return 0 if all(r.startswith("ok") for r in results) else 1
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 3 and sys.argv[1] == "command":
+        print("\n".join(command(sys.argv[2])))
+        sys.exit(0)
+    if len(sys.argv) == 4 and sys.argv[1] == "check":
+        sys.exit(check(sys.argv[2], int(sys.argv[3])))
+    print(__doc__ or "usage: deploy_facts.py command SRC | check SRC HEALTH_MS", file=sys.stderr)
+    sys.exit(2)

@@ -107,6 +107,9 @@ Test(rec_writer, a_writer_without_its_thread_says_so)
     rec_writer *w = rec_writer_open(keel_test_dir_file(fx.dir, "one.rec"), &h, &wc, scene, &err);
     cr_assert_not_null(w, "%s", err.message);
     cr_assert_not(rec_writer_threaded(w));
+    size_t queued = 1;
+    cr_assert(rec_writer_pending(w, &queued)); // nobody else holds its lock
+    cr_expect_eq(queued, 0, "a writer without its thread queues nothing");
     cr_assert(rec_writer_close(w, &err), "%s", err.message);
     sim_scene_destroy(scene);
 }

@@ -564,6 +564,15 @@ rec_writer *rec_writer_open_client(const char *path, const rec_header *header, c
 
 bool rec_writer_threaded(const rec_writer *w) { return w && w->thread_started; }
 
+bool rec_writer_pending(rec_writer *w, size_t *bytes)
+{
+    if (!w || pthread_mutex_trylock(&w->mu) != 0)
+        return false;
+    *bytes = w->pending;
+    pthread_mutex_unlock(&w->mu);
+    return true;
+}
+
 // ---- scene ticks -----------------------------------------------------------
 
 static void block_finish(rec_writer *w)

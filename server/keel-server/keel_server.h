@@ -75,6 +75,7 @@ typedef struct metrics_snapshot {
     net_host_stats net;
     bool recording, recording_failed;
     uint64_t recording_ticks;
+    uint64_t recording_queue_bytes; ///< the writer's queue at the last look (rec_writer_pending)
     const char *recording_path; ///< lives as long as the program
 } metrics_snapshot;
 

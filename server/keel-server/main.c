@@ -41,6 +41,9 @@ static void publish(metrics *m, metrics_snapshot *s, const sv_server *sv, const 
     net_host_stats_get(host, &s->net);
     s->recording_ticks = rec->ticks;
     s->recording_failed = rec->failed;
+    size_t queued;
+    if (rec->w && rec_writer_pending(rec->w, &queued)) // else the last look stands
+        s->recording_queue_bytes = queued;
     metrics_publish(m, s);
 }
 

@@ -195,6 +195,9 @@ static void format_metrics(text *t, const metrics_snapshot *s)
         struct stat st;
         gauge(t, "recording_file_bytes", "Size of the recording file on disk.",
               stat(s->recording_path, &st) == 0 ? (double)st.st_size : 0);
+        gauge(t, "recording_queue_bytes", "Bytes of the recording queued for the disk (compressed and written by "
+                                          "its own thread).",
+              (double)s->recording_queue_bytes);
     }
 }
 

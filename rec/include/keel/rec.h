@@ -180,6 +180,11 @@ rec_writer *rec_writer_open(const char *path, const rec_header *header, const re
 /// True when a background thread writes (threaded asked for and started).
 bool rec_writer_threaded(const rec_writer *w);
 
+/// Bytes of finished chunks queued for the disk now (0 when not threaded).
+/// Never waits: false, *bytes unchanged, while the writer's thread holds the
+/// queue's lock (ask again later).
+bool rec_writer_pending(rec_writer *w, size_t *bytes);
+
 /// Record one tick of a scene recording. `t` carries the applied events and
 /// commands; the hashes are computed here from `after`, the scene after the
 /// tick (t->world_hash and the per-character arrays are ignored). Writes a

@@ -93,6 +93,15 @@ void metrics_stop(metrics *m);
 /// The histogram bucket of a tick time (METRICS_TICK_BUCKETS: above the last bound).
 uint32_t metrics_tick_bucket(uint64_t tick_us);
 
+// ---- the run's report (report.c) ---------------------------------------------
+
+/// Count one tick's wall time and the CPU time its thread used, us.
+void report_tick(uint64_t wall_us, uint64_t cpu_us);
+/// Secure mode: the handshake's counts and refusals, two text lines.
+void report_handshake(FILE *f, const net_host_stats *ns);
+/// With --stats-json, the last line: the whole run's counts and tick times.
+void report_summary_json(const sv_server *sv, const net_host_stats *ns, double secs, bool secure);
+
 // ---- the match lifecycle (match.c) -------------------------------------------
 
 typedef struct match {

@@ -464,3 +464,23 @@ Test(agones, the_images_command_line_runs_against_the_local_sdk_server)
     keel_test_proc_cleanup(&sv);
     keel_test_proc_cleanup(&sd.p);
 }
+
+// Needs neither sdk-server nor libcurl: the flags are checked first.
+Test(agones, bad_fleet_flags_are_usage_errors)
+{
+    static const char *const bad[][6] = {
+        {"--insecure", "--match-seconds", "x", NULL},
+        {"--insecure", "--empty-seconds", NULL},
+        {"--insecure", "--test-stall-seconds", "3", NULL},
+        {"--insecure", "--test-stall-after-ticks", "10", NULL},
+        {"--insecure", "--test-stall-after-ticks", "10", "--test-stall-seconds", "61", NULL},
+        {"--key", "k", "--public", "agones", NULL},
+        {"--virtual-bots", "2", "--agones", NULL},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        keel_test_run_result r = keel_test_run(keel_test_program_path("keel-server"), bad[i], NULL);
+        cr_expect_eq(r.exit_code, 2, "case %zu: exit %d: %s", i, r.exit_code, r.err);
+        cr_expect(strstr(r.err, "usage:") != NULL, "case %zu: %s", i, r.err);
+        keel_test_run_free(&r);
+    }
+}

@@ -29,6 +29,9 @@
 
 #include "test_support.h"
 
+// keel-server under Agones on loopback, any port (the first arguments of every run here)
+#define KEEL_SERVER_ON_LOOPBACK "--agones", "--insecure", "--bind", "127.0.0.1", "--port", "0"
+
 static char dir[256];
 static void setup(void) { keel_test_dir_make(dir, sizeof dir, "agones"); }
 static void teardown(void) { keel_test_dir_remove(dir); }
@@ -103,8 +106,8 @@ static void sidecar_ports(sidecar *s)
 static void sidecar_start(sidecar *s, const char *tests)
 {
     const char *local[] = {"--local", "--http-port", s->http_s, "--grpc-port", s->grpc_s, "--timeout", "180", NULL};
-    const char *conf[] = {"--test", tests, "--http-port", s->http_s, "--grpc-port", s->grpc_s, "--timeout", "180",
-                          NULL};
+    const char *conf[] = {"--test",  tests,       "--http-port", s->http_s, "--grpc-port",
+                          s->grpc_s, "--timeout", "180",         NULL};
     keel_test_proc_start_path(&s->p, sdk_server(), tests ? conf : local);
 }
 
@@ -209,8 +212,7 @@ Test(agones, conformance_the_sidecar_gets_exactly_the_calls_keel_makes)
     // simulation, so they are checked in the log below instead.
     sidecar_start(&sd, "ready,health,gameserver,shutdown");
     keel_test_proc sv;
-    const char *args[] = {"--agones", "--insecure", "--bind", "127.0.0.1", "--port", "0", "--ticks", "192",
-                          "--stats-json", "--stats-interval", "0", NULL};
+    const char *args[] = {KEEL_SERVER_ON_LOOPBACK, "--ticks", "192", "--stats-json", "--stats-interval", "0", NULL};
     keel_test_proc_start(&sv, "keel-server", args);
     char *out = server_end(&sv);
     char *log = sidecar_stop(&sd);
@@ -240,9 +242,9 @@ Test(agones, ready_comes_before_any_player_joins_and_an_empty_server_shuts_down)
     sidecar sd;
     begin(&sd, false);
     keel_test_proc sv, cl;
-    const char *args[] = {"--agones", "--insecure", "--bind", "127.0.0.1", "--port", "0", "--duration", "120",
-                          "--empty-seconds", "1", "--max-per-address", "16", "--stats-json", "--stats-interval", "1",
-                          NULL};
+    const char *args[] = {
+        KEEL_SERVER_ON_LOOPBACK, "--duration", "120", "--empty-seconds", "1", "--max-per-address", "16", "--stats-json",
+        "--stats-interval",      "1",          NULL};
     keel_test_proc_start(&sv, "keel-server", args);
     char port[16];
     snprintf(port, sizeof port, "%u", keel_test_wait_port(sv.err));
@@ -310,9 +312,19 @@ Test(agones, health_pings_and_healthz_stop_while_the_tick_loop_is_stalled)
     begin(&sd, true);
     keel_test_proc sv;
     // 2 s of ticks, a 5 s stall, then the rest (the missed deadlines run at once, then 3 s)
-    const char *args[] = {"--agones", "--insecure", "--bind", "127.0.0.1", "--port", "0", "--metrics", "127.0.0.1:0",
-                          "--ticks", "640", "--test-stall-after-ticks", "128", "--test-stall-seconds", "5",
-                          "--stats-json", "--stats-interval", "0", NULL};
+    const char *args[] = {KEEL_SERVER_ON_LOOPBACK,
+                          "--metrics",
+                          "127.0.0.1:0",
+                          "--ticks",
+                          "640",
+                          "--test-stall-after-ticks",
+                          "128",
+                          "--test-stall-seconds",
+                          "5",
+                          "--stats-json",
+                          "--stats-interval",
+                          "0",
+                          NULL};
     keel_test_proc_start(&sv, "keel-server", args);
     cr_assert(keel_test_wait_text(sv.out, "\"metrics_port\":", 20000));
     char *o = keel_test_read_file(sv.out);
@@ -369,8 +381,8 @@ Test(agones, the_match_starts_at_allocation_and_ends_with_a_shutdown)
     sidecar sd;
     begin(&sd, true);
     keel_test_proc sv;
-    const char *args[] = {"--agones", "--insecure", "--bind", "127.0.0.1", "--port", "0", "--duration", "120",
-                          "--match-seconds", "2", "--stats-json", "--stats-interval", "0", NULL};
+    const char *args[] = {KEEL_SERVER_ON_LOOPBACK, "--duration", "120", "--match-seconds", "2", "--stats-json",
+                          "--stats-interval",      "0",          NULL};
     keel_test_proc_start(&sv, "keel-server", args);
     cr_assert(keel_test_wait_text(sv.out, "{\"event\":\"agones_ready\"", 60000), "never Ready");
     keel_test_sleep_ms(500); // some ticks before the allocation (only to show the clock starts there)

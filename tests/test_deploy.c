@@ -23,8 +23,8 @@ Test(deploy, the_manifests_and_the_dockerfile_agree_with_keel_server)
     if (system("python3 -c 'import yaml' >/dev/null 2>&1") != 0)
         cr_skip_test("python3 with yaml (Debian python3-yaml) is not installed");
     char cmd[1024];
-    snprintf(cmd, sizeof cmd, "python3 '%s/tests/deploy_facts.py' check '%s' %u 2>&1", KEEL_SOURCE_DIR,
-             KEEL_SOURCE_DIR, AGONES_HEALTH_PERIOD_MS);
+    snprintf(cmd, sizeof cmd, "python3 '%s/tests/deploy_facts.py' check '%s' %u 2>&1", KEEL_SOURCE_DIR, KEEL_SOURCE_DIR,
+             AGONES_HEALTH_PERIOD_MS);
     FILE *p = popen(cmd, "r");
     cr_assert_not_null(p);
     static char out[16384];

@@ -344,8 +344,9 @@ bool agones_public_address(char *out, size_t size, volatile sig_atomic_t *stop)
             nap_ms(200);
     }
     if (!ok && !*stop)
-        fprintf(stderr, "keel-server: --public agones: the SDK sidecar gave no GameServer address and port within "
-                        "%u s\n",
+        fprintf(stderr,
+                "keel-server: --public agones: the SDK sidecar gave no GameServer address and port within "
+                "%u s\n",
                 AGONES_READY_TIMEOUT_MS / 1000u);
     agones_free(a);
     return ok;

@@ -64,9 +64,11 @@ bool match_begin(match *m, const options *o, sv_server *sv, FILE *text, volatile
     fflush(text);
     while (!agones_ready(m->sdk) && !*stop) {
         if (agones_ready_failed(m->sdk)) {
-            fprintf(stderr, "keel-server: agones: the SDK sidecar did not accept Ready within %u s "
-                            "(AGONES_SDK_HTTP_PORT=%s)\n",
-                    AGONES_READY_TIMEOUT_MS / 1000u, getenv("AGONES_SDK_HTTP_PORT") ? getenv("AGONES_SDK_HTTP_PORT") : "");
+            fprintf(stderr,
+                    "keel-server: agones: the SDK sidecar did not accept Ready within %u s "
+                    "(AGONES_SDK_HTTP_PORT=%s)\n",
+                    AGONES_READY_TIMEOUT_MS / 1000u,
+                    getenv("AGONES_SDK_HTTP_PORT") ? getenv("AGONES_SDK_HTTP_PORT") : "");
             agones_stop(m->sdk, NULL);
             m->sdk = NULL;
             return false;
@@ -107,8 +109,8 @@ const char *match_after_tick(match *m, uint64_t k, const sv_server *sv)
     if (o->stall_after && k == o->stall_after) {
         agones_counts c;
         agones_get_counts(m->sdk, &c);
-        fprintf(m->text, "keel-server: test stall: the tick loop stops for %u s after tick %" PRIu64 "\n",
-                o->stall_s, k);
+        fprintf(m->text, "keel-server: test stall: the tick loop stops for %u s after tick %" PRIu64 "\n", o->stall_s,
+                k);
         if (o->stats_json)
             printf("{\"event\":\"stall_begin\",\"tick\":%" PRIu64 ",\"wall_ms\":%" PRIu64 ",\"health_sent\":%" PRIu64
                    ",\"health_skipped\":%" PRIu64 "}\n",

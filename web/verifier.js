@@ -7,7 +7,8 @@
 // and renders what it prints. The verdict's element (#verdict) carries
 // data-result = idle | running | match | diverged | level-needed | error
 // and, on a divergence, data-tick, data-character and data-field: the same
-// values `keel-replay verify --json` names natively.
+// values `keel-replay verify --json` names natively. #module's data-state is
+// loading, ready or failed.
 //
 // Files come from a drop, the file input, or ?rec=URL (and ?level=URL)
 // fetched from the page's own server. A recording made on an OBJ level
@@ -22,9 +23,12 @@
     print: (line) => out.push(line),
     printErr: (line) => err.push(line),
   });
-  keel.then(
-    () => { $('module').textContent = 'keel-replay (WebAssembly) is ready; everything runs in this page.'; },
-    (e) => { $('module').textContent = 'keel-replay (WebAssembly) failed to load: ' + e; });
+  function moduleState(state, text) {
+    $('module').dataset.state = state;
+    $('module').textContent = text;
+  }
+  keel.then(() => moduleState('ready', 'keel-replay (WebAssembly) is ready; everything runs in this page.'),
+            (e) => moduleState('failed', 'keel-replay (WebAssembly) failed to load: ' + e));
 
   // One call of keel-replay's main(): its exit code and what it printed.
   function replay(mod, args) {
@@ -184,8 +188,7 @@
     const r = jsonLine(v.out);
     // keel-replay names its files by path: show the names the user knows.
     const named = (s) => s.split(file).join(recording.name);
-    const speed = seconds > 0 ? ' Re-simulated in ' + seconds.toFixed(2) + ' s here (' +
-      Math.round(i.character_ticks / seconds) + ' character-ticks/s).' : '';
+    const speed = seconds > 0 ? ' Re-simulated in ' + seconds.toFixed(2) + ' s in this browser.' : '';
     if (v.rc === 0 && r && r.result === 'match') {
       setVerdict('match', [{ bold: 'match' }, ': all ' + r.ticks_compared + ' ticks reproduced, ' +
         i.character_ticks + ' character-ticks; last world hash ' + r.hash + '.' + speed]);

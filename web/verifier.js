@@ -133,6 +133,13 @@
     return lines.join('\n');
   }
 
+  // A client recording's result names its count by what it counts:
+  // {"result":"match","kind":"client","confirmed ticks reproduced by the client library":N}
+  function clientCount(r) {
+    const key = Object.keys(r).find((k) => typeof r[k] === 'number' && k !== 'tick');
+    return key ? r[key] + ' ' + key : 'reproduced by the client library';
+  }
+
   // ---- one verification -----------------------------------------------------------------
   let recording = null; // {name, bytes}
   let level = null;     // {name, bytes}
@@ -189,10 +196,16 @@
     // keel-replay names its files by path: show the names the user knows.
     const named = (s) => s.split(file).join(recording.name);
     const speed = seconds > 0 ? ' Re-simulated in ' + seconds.toFixed(2) + ' s in this browser.' : '';
+    const client = r && r.kind === 'client'; // replayed call by call: hashes of confirmed ticks
     if (v.rc === 0 && r && r.result === 'match') {
-      setVerdict('match', [{ bold: 'match' }, ': all ' + r.ticks_compared + ' ticks reproduced, ' +
-        i.character_ticks + ' character-ticks; last world hash ' + r.hash + '.' + speed]);
+      setVerdict('match', [{ bold: 'match' }, client
+        ? ': ' + clientCount(r) + '.' + speed
+        : ': all ' + r.ticks_compared + ' ticks reproduced, ' + i.character_ticks +
+          ' character-ticks; last world hash ' + r.hash + '.' + speed]);
       setDetails(named(v.err));
+    } else if (v.rc === 1 && r && r.result === 'diverged' && client) {
+      setVerdict('diverged', [{ bold: 'diverged' }, ' at tick ' + r.tick + '.' + speed], { tick: String(r.tick) });
+      setDetails('keel-replay: ' + recording.name + ': diverged at tick ' + r.tick + ': ' + r.detail);
     } else if (v.rc === 1 && r && r.result === 'diverged') {
       const field = r.field === null ? 'field not named (no full-state keyframe right after it: record with --record-full)'
                                      : 'field ' + r.field;

@@ -20,7 +20,9 @@
 #    --json` says for the same file, the divergence to be tick 200,
 #    character 3, velocity.x, the recording's ticks and last hash shown to be
 #    what `keel-replay info --json` says, the map recording without its map
-#    to ask for sauerbraten_zdm2.obj, and the page to load its module from
+#    to ask for sauerbraten_zdm2.obj, the same verdicts when the files are
+#    chosen in the page's file input (the diverged recording; the map
+#    recording and its map together), and the page to load its module from
 #    file:// too;
 # 5. takes a screenshot of the diverged recording's page
 #    (build-web/web-verifier.png; --update-screenshot copies it to
@@ -127,6 +129,11 @@ for r in "${recordings[@]}"; do
     loads+=("/index.html?$query" "$check/$name.html")
 done
 [ -f "$check/zdm2.krec" ] && loads+=("/index.html?rec=check/zdm2.krec" "$check/zdm2-alone.html")
+# Chosen in the page's file input, as a user would: one recording, and a
+# recording with its map together.
+loads+=(--pick "$check/diverged.krec" /index.html "$check/diverged-picked.html")
+[ -f "$check/zdm2.krec" ] &&
+    loads+=(--pick "$check/zdm2.krec,$check/sauerbraten_zdm2.obj" /index.html "$check/zdm2-picked.html")
 # From file:// (no server): the module is inlined, so it loads there too.
 loads+=("file://$(pwd)/build-web/index.html" "$check/file.html")
 loads+=("/index.html?rec=check/diverged.krec" "$check/screenshot.html")
@@ -156,7 +163,7 @@ for r in "${recordings[@]}"; do
     build/keel-replay verify "$f" --json >"$check/$name.verify.json" 2>/dev/null || want_rc=$?
     want_result=$(json_field result <"$check/$name.verify.json")
     got=$(verdict_attr result <"$page")
-    line="web-check: $name.krec: native $want_result (exit $want_rc), browser $got"
+    line="$name.krec: native $want_result (exit $want_rc), browser $got"
     [ -n "$want_result" ] && [ "$got" = "$want_result" ] || fail "$line; the page says: $(verdict_text "$page")"
     # What info says is on the page: the length and the last hash.
     ticks=$(json_field ticks <"$check/$name.info.json")
@@ -172,7 +179,7 @@ for r in "${recordings[@]}"; do
         done
         line+=" (native: the same)"
     fi
-    echo "$line"
+    echo "web-check: $line"
 done
 
 # The injected divergence is where keel-sim-diverge puts it.
@@ -189,6 +196,19 @@ if [ -f "$check/zdm2.krec" ]; then
     echo "web-check: zdm2.krec without its map: the page asks for sauerbraten_zdm2.obj"
 fi
 
+# The file input gives the same verdicts as ?rec=.
+for a in result tick character field; do
+    [ "$(verdict_attr "$a" <"$check/diverged-picked.html")" = "$(verdict_attr "$a" <"$check/diverged.html")" ] ||
+        fail "diverged.krec chosen in the file input: $(verdict_text "$check/diverged-picked.html")"
+done
+picked="diverged.krec"
+if [ -f "$check/zdm2.krec" ]; then
+    [ "$(verdict_attr result <"$check/zdm2-picked.html")" = match ] ||
+        fail "zdm2.krec and its map chosen together: $(verdict_text "$check/zdm2-picked.html")"
+    picked+="; zdm2.krec with its map"
+fi
+echo "web-check: the file input: the same verdicts ($picked)"
+
 grep -q '<p id="module" data-state="ready"' "$check/file.html" || fail "from file://, the module did not load"
 echo "web-check: from file://: the module loads"
 
@@ -198,5 +218,5 @@ if [ "$update_screenshot" -eq 1 ]; then
     cp build-web/web-verifier.png docs/web-verifier.png
     echo "web-check: docs/web-verifier.png updated"
 fi
-echo "web-check: passed: $((${#loads[@]} / 2)) page loads agree with native keel-replay" \
+echo "web-check: passed: $(find "$check" -name '*.html' | wc -l) page loads agree with native keel-replay" \
     "(page build ${build_s} s, chromium ${chromium_s} s)"

@@ -2,13 +2,15 @@
 # keel: load the browser verifier's page in headless Chromium and keep what it
 # shows once it has settled. MIT licence, see LICENSE.
 #
-# Usage: scripts/web-page.py [--serve DIR] [--screenshot PNG] URL DOM.html [URL DOM.html ...]
+# Usage: scripts/web-page.py [--serve DIR] [--screenshot PNG] [--pick FILE[,FILE]] URL DOM.html
+#                            [[--pick FILE[,FILE]] URL DOM.html ...]
 #
 # Loads each URL in turn in one headless Chromium (one start for them all)
 # and writes its DOM to the file after it; --screenshot: the last page, whole,
 # 1000 pixels wide. --serve DIR: a static server for DIR on 127.0.0.1 (a free
 # port, in this process, Python's http.server) answers the URLs that begin
-# with "/".
+# with "/". --pick: once the next URL has settled, choose these files in the
+# page's file input (#pick), as a user would, and wait for that verdict.
 # Drives Chromium over the DevTools protocol on a pipe (--remote-debugging-
 # pipe: JSON messages ending in a NUL byte, Chromium reading fd 3 and writing
 # fd 4), so no port is opened and nothing but the Python standard library is
@@ -28,10 +30,13 @@ import sys
 import tempfile
 import threading
 
+# Resolves once the page has settled; with picked files also "idle" counts as
+# not yet (the change event's handler reads the files before it runs).
 SETTLED = """new Promise((resolve) => {
+  const busy = %s;
   const settled = () => {
     const m = document.getElementById('module'), v = document.getElementById('verdict');
-    return m && v && m.dataset.state !== 'loading' && v.dataset.result !== 'running';
+    return m && v && m.dataset.state !== 'loading' && !busy.includes(v.dataset.result);
   };
   if (settled())
     return resolve(true);
@@ -130,14 +135,21 @@ def main():
     args = sys.argv[1:]
     shot_path = None
     base = ""
-    while len(args) >= 2 and args[0] in ("--screenshot", "--serve"):
+    loads = []  # (url, dom_path, files to pick)
+    pick = []
+    while len(args) >= 2:
         if args[0] == "--serve":
             base = serve(args[1])
-        else:
+        elif args[0] == "--screenshot":
             shot_path = args[1]
+        elif args[0] == "--pick":
+            pick = [os.path.abspath(f) for f in args[1].split(",")]
+        else:
+            loads.append((args[0], args[1], pick))
+            pick = []
         args = args[2:]
-    if not args or len(args) % 2:
-        print("usage: scripts/web-page.py [--serve DIR] [--screenshot PNG] URL DOM.html [URL DOM.html ...]",
+    if args or not loads:
+        print("usage: scripts/web-page.py [--serve DIR] [--screenshot PNG] [--pick FILE[,FILE]] URL DOM.html ...",
               file=sys.stderr)
         return 2
     profile = tempfile.mkdtemp(prefix="keel-web-")
@@ -147,12 +159,17 @@ def main():
         target = browser.call("Target.createTarget", {"url": url})["targetId"]
         session = browser.call("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
         browser.call("Page.enable", session=session)
-        for url, dom_path in zip(args[0::2], args[1::2]):
+        for url, dom_path, files in loads:
             if base and url.startswith("/"):
                 url = base + url
             browser.call("Page.navigate", {"url": url}, session)
             browser.wait_event("Page.loadEventFired", session)
-            browser.evaluate(SETTLED, session)
+            browser.evaluate(SETTLED % '["running"]', session)
+            if files:
+                root = browser.call("DOM.getDocument", session=session)["root"]["nodeId"]
+                node = browser.call("DOM.querySelector", {"nodeId": root, "selector": "#pick"}, session)["nodeId"]
+                browser.call("DOM.setFileInputFiles", {"files": files, "nodeId": node}, session)
+                browser.evaluate(SETTLED % '["running", "idle"]', session)
             with open(dom_path, "w", encoding="utf-8") as f:
                 f.write(browser.evaluate("document.documentElement.outerHTML", session) + "\n")
         if shot_path:

@@ -22,8 +22,9 @@
 #    what `keel-replay info --json` says, the map recording without its map
 #    to ask for sauerbraten_zdm2.obj, the same verdicts when the files are
 #    chosen in the page's file input (the diverged recording; the map
-#    recording and its map together), and the page to load its module from
-#    file:// too;
+#    recording and its map together), a corrupt copy to be refused with
+#    native keel-replay's message (the chunk and offset), and the page to
+#    load its module from file:// too;
 # 5. takes a screenshot of the diverged recording's page
 #    (build-web/web-verifier.png; --update-screenshot copies it to
 #    docs/web-verifier.png).
@@ -116,6 +117,11 @@ for r in "${recordings[@]}"; do
         fail "recording $name ($cmd): $(tail -n 3 "$check/$name.log")"
 done
 
+# A corrupt copy: one byte of the built-in recording changed (inside a tick
+# block: a CRC mismatch, which keel-replay names with the chunk and offset).
+cp "$check/builtin.krec" "$check/corrupt.krec"
+printf '\377' | dd of="$check/corrupt.krec" bs=1 seek=6000 conv=notrunc 2>/dev/null
+
 # ---- the pages in headless Chromium -----------------------------------------------------
 # One Chromium for every page: scripts/web-page.py serves build-web/ on
 # 127.0.0.1 (a free port), loads each URL and writes its DOM once the page has
@@ -134,6 +140,7 @@ done
 loads+=(--pick "$check/diverged.krec" /index.html "$check/diverged-picked.html")
 [ -f "$check/zdm2.krec" ] &&
     loads+=(--pick "$check/zdm2.krec,$check/sauerbraten_zdm2.obj" /index.html "$check/zdm2-picked.html")
+loads+=("/index.html?rec=check/corrupt.krec" "$check/corrupt.html")
 # From file:// (no server): the module is inlined, so it loads there too.
 loads+=("file://$(pwd)/build-web/index.html" "$check/file.html")
 loads+=("/index.html?rec=check/diverged.krec" "$check/screenshot.html")
@@ -195,6 +202,15 @@ if [ -f "$check/zdm2.krec" ]; then
         fail "zdm2.krec without its map: $(verdict_text "$page")"
     echo "web-check: zdm2.krec without its map: the page asks for sauerbraten_zdm2.obj"
 fi
+
+# The corrupt file: an error on both sides, with native keel-replay's words.
+want_rc=0
+build/keel-replay verify "$check/corrupt.krec" >/dev/null 2>"$check/corrupt.err" || want_rc=$?
+message=$(head -n 1 "$check/corrupt.err" | sed "s|^keel-replay: $check/corrupt.krec: ||")
+[ "$want_rc" -eq 3 ] && [ -n "$message" ] || fail "corrupt.krec: native keel-replay exits $want_rc: $message"
+[ "$(verdict_attr result <"$check/corrupt.html")" = error ] && grep -qF "$message" "$check/corrupt.html" ||
+    fail "corrupt.krec: the page does not say '$message': $(verdict_text "$check/corrupt.html")"
+echo "web-check: corrupt.krec: native and browser: $message"
 
 # The file input gives the same verdicts as ?rec=.
 for a in result tick character field; do

@@ -230,10 +230,17 @@
         recording = entry;
       }
     }
-    if (recording)
-      await verify();
-    else
+    if (!recording) {
       setVerdict('idle', ['A map on its own: now drop the recording made on it.']);
+      return;
+    }
+    try {
+      await verify();
+    } catch (e) {
+      // A trap in the module (it aborts and cannot run again) or a file
+      // that could not be read.
+      setVerdict('error', [{ bold: 'error' }, ': ' + e + '. Reload the page to verify another recording.']);
+    }
   }
 
   const drop = $('drop');

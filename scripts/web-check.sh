@@ -22,7 +22,7 @@
 #    what `keel-replay info --json` says, the map recording without its map
 #    to ask for sauerbraten_zdm2.obj, the same verdicts when the files are
 #    chosen in the page's file input (the diverged recording; the map
-#    recording and its map together), a corrupt copy to be refused with
+#    recording and its map together, and one after the other), a corrupt copy to be refused with
 #    native keel-replay's message (the chunk and offset), and the page to
 #    load its module from file:// too;
 # 5. takes a screenshot of the diverged recording's page
@@ -138,8 +138,12 @@ done
 # Chosen in the page's file input, as a user would: one recording, and a
 # recording with its map together.
 loads+=(--pick "$check/diverged.krec" /index.html "$check/diverged-picked.html")
-[ -f "$check/zdm2.krec" ] &&
+# Then, on one page, the map recording alone (the page asks for the map)
+# and the map after it.
+if [ -f "$check/zdm2.krec" ]; then
     loads+=(--pick "$check/zdm2.krec,$check/sauerbraten_zdm2.obj" /index.html "$check/zdm2-picked.html")
+    loads+=(--pick "$check/zdm2.krec" --pick "$check/sauerbraten_zdm2.obj" /index.html "$check/zdm2-after.html")
+fi
 loads+=("/index.html?rec=check/corrupt.krec" "$check/corrupt.html")
 # From file:// (no server): the module is inlined, so it loads there too.
 loads+=("file://$(pwd)/build-web/index.html" "$check/file.html")
@@ -221,7 +225,9 @@ picked="diverged.krec"
 if [ -f "$check/zdm2.krec" ]; then
     [ "$(verdict_attr result <"$check/zdm2-picked.html")" = match ] ||
         fail "zdm2.krec and its map chosen together: $(verdict_text "$check/zdm2-picked.html")"
-    picked+="; zdm2.krec with its map"
+    [ "$(verdict_attr result <"$check/zdm2-after.html")" = match ] ||
+        fail "zdm2.krec, then its map: $(verdict_text "$check/zdm2-after.html")"
+    picked+="; zdm2.krec with its map, and the map after it"
 fi
 echo "web-check: the file input: the same verdicts ($picked)"
 

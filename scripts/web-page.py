@@ -10,7 +10,8 @@
 # 1000 pixels wide. --serve DIR: a static server for DIR on 127.0.0.1 (a free
 # port, in this process, Python's http.server) answers the URLs that begin
 # with "/". --pick: once the next URL has settled, choose these files in the
-# page's file input (#pick), as a user would, and wait for that verdict.
+# page's file input (#pick), as a user would, and wait for that verdict;
+# several --pick before a URL are chosen one after the other on that page.
 # Drives Chromium over the DevTools protocol on a pipe (--remote-debugging-
 # pipe: JSON messages ending in a NUL byte, Chromium reading fd 3 and writing
 # fd 4), so no port is opened and nothing but the Python standard library is
@@ -30,8 +31,7 @@ import sys
 import tempfile
 import threading
 
-# Resolves once the page has settled; with picked files also "idle" counts as
-# not yet (the change event's handler reads the files before it runs).
+# Resolves once the page has settled (the busy states: a list, %s).
 SETTLED = """new Promise((resolve) => {
   const busy = %s;
   const settled = () => {
@@ -143,7 +143,7 @@ def main():
         elif args[0] == "--screenshot":
             shot_path = args[1]
         elif args[0] == "--pick":
-            pick = [os.path.abspath(f) for f in args[1].split(",")]
+            pick.append([os.path.abspath(f) for f in args[1].split(",")])
         else:
             loads.append((args[0], args[1], pick))
             pick = []
@@ -159,13 +159,15 @@ def main():
         target = browser.call("Target.createTarget", {"url": url})["targetId"]
         session = browser.call("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
         browser.call("Page.enable", session=session)
-        for url, dom_path, files in loads:
+        for url, dom_path, picks in loads:
             if base and url.startswith("/"):
                 url = base + url
             browser.call("Page.navigate", {"url": url}, session)
             browser.wait_event("Page.loadEventFired", session)
             browser.evaluate(SETTLED % '["running"]', session)
-            if files:
+            for files in picks:
+                # "idle" until the change event's handler has read the files
+                browser.evaluate("document.getElementById('verdict').dataset.result = 'idle'", session)
                 root = browser.call("DOM.getDocument", session=session)["root"]["nodeId"]
                 node = browser.call("DOM.querySelector", {"nodeId": root, "selector": "#pick"}, session)["nodeId"]
                 browser.call("DOM.setFileInputFiles", {"files": files, "nodeId": node}, session)

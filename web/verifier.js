@@ -157,6 +157,15 @@
       setVerdict('error', [{ bold: 'error' }, ': keel-replay (WebAssembly) did not load: ' + e]);
       return;
     }
+    // Each run has its own folder; the last run's files are removed so
+    // that dropping one recording after another does not fill memory.
+    if (runs > 0) {
+      const last = '/run' + runs;
+      for (const name of mod.FS.readdir(last))
+        if (name !== '.' && name !== '..')
+          mod.FS.unlink(last + '/' + name);
+      mod.FS.rmdir(last);
+    }
     const dir = '/run' + (++runs);
     mod.FS.mkdir(dir);
     const file = dir + '/' + recording.name;

@@ -135,11 +135,10 @@ for r in "${recordings[@]}"; do
     loads+=("/index.html?$query" "$check/$name.html")
 done
 [ -f "$check/zdm2.krec" ] && loads+=("/index.html?rec=check/zdm2.krec" "$check/zdm2-alone.html")
-# Chosen in the page's file input, as a user would: one recording, and a
-# recording with its map together.
+# Chosen in the page's file input, as a user would: one recording; a map
+# recording with its map together; and on one page the map recording alone
+# (the page asks for the map), then the map.
 loads+=(--pick "$check/diverged.krec" /index.html "$check/diverged-picked.html")
-# Then, on one page, the map recording alone (the page asks for the map)
-# and the map after it.
 if [ -f "$check/zdm2.krec" ]; then
     loads+=(--pick "$check/zdm2.krec,$check/sauerbraten_zdm2.obj" /index.html "$check/zdm2-picked.html")
     loads+=(--pick "$check/zdm2.krec" --pick "$check/sauerbraten_zdm2.obj" /index.html "$check/zdm2-after.html")

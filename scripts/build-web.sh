@@ -13,7 +13,8 @@
 # on files it writes into Emscripten's in-memory file system.
 #
 # OUT holds afterwards:
-#   index.html, verifier.js, keel.css   the page (sources in web/)
+#   index.html, verifier.js,            the page (sources in web/)
+#   replay-call.js, keel.css
 #   keel-replay.js                      the module, its wasm inlined
 #                                       (SINGLE_FILE), so the page works
 #                                       from file:// as well as from any

@@ -22,9 +22,10 @@
 #    what `keel-replay info --json` says, the map recording without its map
 #    to ask for sauerbraten_zdm2.obj, the same verdicts when the files are
 #    chosen in the page's file input (the diverged recording; the map
-#    recording and its map together, and one after the other), a corrupt copy to be refused with
-#    native keel-replay's message (the chunk and offset), and the page to
-#    load its module from file:// too;
+#    recording and its map together, and one after the other), a corrupt
+#    copy to be refused with native keel-replay's message (the chunk and
+#    offset), keel-replay to run in a worker when the page is served, and
+#    the page to work from file:// too (on its own thread, same verdict);
 # 5. takes a screenshot of the diverged recording's page
 #    (build-web/web-verifier.png; --update-screenshot copies it to
 #    docs/web-verifier.png).
@@ -144,8 +145,9 @@ if [ -f "$check/zdm2.krec" ]; then
     loads+=(--pick "$check/zdm2.krec" --pick "$check/sauerbraten_zdm2.obj" /index.html "$check/zdm2-after.html")
 fi
 loads+=("/index.html?rec=check/corrupt.krec" "$check/corrupt.html")
-# From file:// (no server): the module is inlined, so it loads there too.
-loads+=("file://$(pwd)/build-web/index.html" "$check/file.html")
+# From file:// (no server): the module is inlined, so it loads there too,
+# and runs on the page's thread (no workers from file://).
+loads+=(--pick "$check/diverged.krec" "file://$(pwd)/build-web/index.html" "$check/file.html")
 loads+=("/index.html?rec=check/diverged.krec" "$check/screenshot.html")
 rm -f build-web/web-verifier.png
 started=$(date +%s)
@@ -230,8 +232,17 @@ if [ -f "$check/zdm2.krec" ]; then
 fi
 echo "web-check: the file input: the same verdicts ($picked)"
 
-grep -q '<p id="module" data-state="ready"' "$check/file.html" || fail "from file://, the module did not load"
-echo "web-check: from file://: the module loads"
+# Served, keel-replay runs in a worker; from file://, on the page's thread,
+# with the same verdict.
+grep -q '<p id="module" data-state="ready">[^<]* in a worker' "$check/builtin.html" ||
+    fail "served, keel-replay does not run in a worker: $(grep -o '<p id="module".*</p>' "$check/builtin.html")"
+grep -q '<p id="module" data-state="ready">[^<]* on this page.s thread' "$check/file.html" ||
+    fail "from file://: $(grep -o '<p id="module".*</p>' "$check/file.html")"
+for a in result tick character field; do
+    [ "$(verdict_attr "$a" <"$check/file.html")" = "$(verdict_attr "$a" <"$check/diverged.html")" ] ||
+        fail "diverged.krec chosen from file://: $(verdict_text "$check/file.html")"
+done
+echo "web-check: served, keel-replay runs in a worker; from file://, on the page's thread, with the same verdict"
 
 [ "$(verdict_attr result <"$check/screenshot.html")" = diverged ] && [ -s build-web/web-verifier.png ] ||
     fail "no screenshot of the diverged recording's page"

@@ -25,22 +25,24 @@ SOURCES := $(wildcard sim/src/*.c rec/src/*.c client/src/*.c tools/keel-replay/*
 	$(filter-out $(NET_LEFT_OUT),$(wildcard net/src/*.c)) tools/common/keel_app.c web/no_sockets.c
 OBJECTS := $(patsubst %.c,$(OUT)/obj/%.o,$(SOURCES))
 
-# MODULARIZE: the page makes the module with KeelReplay({print, printErr}).
+# MODULARIZE: web/replay-call.js makes the module with KeelReplay({print,
+# printErr}), in a Worker or on the page's thread (ENVIRONMENT web,worker).
 # INVOKE_RUN=0: main() runs only through callMain, once per command; the
 # runtime stays up between calls (EXIT_RUNTIME is off). SINGLE_FILE: the
 # wasm is inlined into the script, so the page works from file:// too.
 # No -pthread: the verifier runs its spans on the calling thread.
-LDFLAGS := -O2 -sMODULARIZE=1 -sEXPORT_NAME=KeelReplay -sINVOKE_RUN=0 -sENVIRONMENT=web \
+LDFLAGS := -O2 -sMODULARIZE=1 -sEXPORT_NAME=KeelReplay -sINVOKE_RUN=0 -sENVIRONMENT=web,worker \
 	-sALLOW_MEMORY_GROWTH=1 -sSINGLE_FILE=1 "-sEXPORTED_RUNTIME_METHODS=['callMain','FS']"
 
-PAGE := $(addprefix $(OUT)/,index.html verifier.js keel.css)
+PAGE := $(addprefix $(OUT)/,index.html verifier.js replay-call.js keel.css)
 
 all: $(OUT)/keel-replay.js $(PAGE)
 
-$(OUT)/keel-replay.js: $(OBJECTS) $(DEPS)/lib/libzstd.a $(DEPS)/lib/libxxhash.a
-	emcc $^ $(LDFLAGS) -o $@
+# This file is a prerequisite too: changed flags rebuild.
+$(OUT)/keel-replay.js: $(OBJECTS) $(DEPS)/lib/libzstd.a $(DEPS)/lib/libxxhash.a web/build.mk
+	emcc $(filter-out web/build.mk,$^) $(LDFLAGS) -o $@
 
-$(OUT)/obj/%.o: %.c
+$(OUT)/obj/%.o: %.c web/build.mk
 	@mkdir -p $(@D)
 	$(WASM_CC) $(WASM_CFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
 

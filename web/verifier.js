@@ -1,10 +1,11 @@
 // keel: the browser verifier's page logic. MIT licence, see LICENSE.
 //
 // keel-replay.js (scripts/build-web.sh) is keel-replay compiled to
-// WebAssembly with its main() kept. This file writes the dropped files into
-// the module's in-memory file system and calls main() the way a shell would:
-// `info FILE --json` for the header, then `verify FILE --json [--level OBJ]`,
-// and renders what it prints. The verdict's element (#verdict) carries
+// WebAssembly with its main() kept. This file has the dropped files written
+// into the module's in-memory file system and main() called the way a shell
+// would (replay-call.js, in a Worker when it can): `info FILE --json` for the
+// header, then `verify FILE --json [--level OBJ]`, and renders what they
+// print. The verdict's element (#verdict) carries
 // data-result = idle | running | match | diverged | level-needed | error
 // and, on a divergence, data-tick, data-character and data-field: the same
 // values `keel-replay verify --json` names natively. #module's data-state is
@@ -17,26 +18,65 @@
 
 (function () {
   const $ = (id) => document.getElementById(id);
-  let out = [];
-  let err = [];
-  const keel = KeelReplay({
-    print: (line) => out.push(line),
-    printErr: (line) => err.push(line),
-  });
+
   function moduleState(state, text) {
     $('module').dataset.state = state;
     $('module').textContent = text;
   }
-  keel.then(() => moduleState('ready', 'keel-replay (WebAssembly) is ready; everything runs in this page.'),
-            (e) => moduleState('failed', 'keel-replay (WebAssembly) failed to load: ' + e));
 
-  // One call of keel-replay's main(): its exit code and what it printed.
-  function replay(mod, args) {
-    out = [];
-    err = [];
-    const rc = mod.callMain(args);
-    return { rc: rc, out: out.join('\n'), err: err.join('\n') };
+  // Where keel-replay runs: a Worker (replay-call.js) when the page comes
+  // from a server, so the page stays responsive while it verifies; on the
+  // page's own thread from file:// (browsers start no workers there) or
+  // when the worker does not start. call(request) resolves to
+  // {rc, out, err} (replay-call.js describes the request) and throws on a
+  // trap.
+  function onThisThread() {
+    const runner = keelReplayRunner();
+    return {
+      where: "on this page's thread (the page is busy while it verifies)",
+      ready: runner,
+      call: (request) => runner.then((run) => run(request)),
+    };
   }
+  function inWorker() {
+    const worker = new Worker('replay-call.js');
+    const pending = new Map();
+    let next = 0;
+    const ready = new Promise((resolve, reject) => {
+      worker.onmessage = (e) => {
+        const m = e.data;
+        if (m.ready)
+          resolve();
+        else if (m.failed)
+          reject(new Error(m.failed));
+        else {
+          pending.get(m.id)(m);
+          pending.delete(m.id);
+        }
+      };
+      worker.onerror = (e) => reject(new Error(e.message || 'the worker did not start'));
+    });
+    return {
+      where: 'in a worker of this page',
+      ready: ready,
+      call: (request) => new Promise((resolve, reject) => {
+        pending.set(++next, (m) => (m.trap ? reject(new Error(m.trap)) : resolve(m.result)));
+        worker.postMessage({ id: next, request: request });
+      }),
+    };
+  }
+  let engine;
+  try {
+    engine = location.protocol === 'file:' ? onThisThread() : inWorker();
+  } catch (e) {
+    engine = onThisThread();
+  }
+  const ready = engine.ready.catch(() => {
+    engine = onThisThread();
+    return engine.ready;
+  });
+  ready.then(() => moduleState('ready', 'keel-replay (WebAssembly) is ready; it runs ' + engine.where + '.'),
+             (e) => moduleState('failed', 'keel-replay (WebAssembly) failed to load: ' + e));
 
   function jsonLine(text) {
     const line = text.split('\n').find((l) => l.startsWith('{'));
@@ -62,7 +102,9 @@
     Object.assign(v.dataset, attrs || {});
     v.replaceChildren();
     for (const p of parts) {
-      if (typeof p === 'object') {
+      if (p instanceof Node) {
+        v.append(p);
+      } else if (typeof p === 'object') {
         const b = document.createElement('b');
         b.textContent = p.bold;
         v.append(b);
@@ -143,35 +185,20 @@
   // ---- one verification -----------------------------------------------------------------
   let recording = null; // {name, bytes}
   let level = null;     // {name, bytes}
-  let runs = 0;
 
   const paint = () => new Promise((resolve) => setTimeout(resolve, 30));
 
   async function verify() {
     if (!recording)
       return;
-    let mod;
     try {
-      mod = await keel;
+      await ready;
     } catch (e) {
       setVerdict('error', [{ bold: 'error' }, ': keel-replay (WebAssembly) did not load: ' + e]);
       return;
     }
-    // Each run has its own folder; the last run's files are removed so
-    // that dropping one recording after another does not fill memory.
-    if (runs > 0) {
-      const last = '/run' + runs;
-      for (const name of mod.FS.readdir(last))
-        if (name !== '.' && name !== '..')
-          mod.FS.unlink(last + '/' + name);
-      mod.FS.rmdir(last);
-    }
-    const dir = '/run' + (++runs);
-    mod.FS.mkdir(dir);
-    const file = dir + '/' + recording.name;
-    mod.FS.writeFile(file, recording.bytes);
-
-    const info = replay(mod, ['info', file, '--json']);
+    const file = '/in/' + recording.name;
+    const info = await engine.call({ files: [recording], args: ['info', file, '--json'] });
     const i = jsonLine(info.out);
     if (info.rc !== 0 || !i) {
       $('recording').hidden = true;
@@ -190,16 +217,17 @@
         setDetails('');
         return;
       }
-      const obj = dir + '/' + level.name;
-      mod.FS.writeFile(obj, level.bytes);
-      args.push('--level', obj);
+      args.push('--level', '/in/' + level.name);
     }
 
-    setVerdict('running', ['Re-simulating ' + i.ticks + ' ticks, ' + i.character_ticks + ' character-ticks…']);
+    // keel-replay --json reports only at the end: an indeterminate bar
+    // (it moves while a worker verifies).
+    setVerdict('running', ['Re-simulating ' + i.ticks + ' ticks, ' + i.character_ticks + ' character-ticks… ',
+      document.createElement('progress')]);
     setDetails('');
     await paint();
     const t0 = performance.now();
-    const v = replay(mod, args);
+    const v = await engine.call({ add: i.level.kind === 'obj' ? [level] : [], args: args });
     const seconds = (performance.now() - t0) / 1000;
     const r = jsonLine(v.out);
     // keel-replay names its files by path: show the names the user knows.

@@ -11,6 +11,7 @@ set -euo pipefail
 
 packages=(build-essential cmake pkg-config libfixmath-dev libenet-dev libcriterion-dev libxxhash-dev libzstd-dev
     libsodium-dev # connect tokens (net/src/token*.c)
+    clang-format # scripts/format.sh (.clang-format)
     libmicrohttpd-dev prometheus # keel-server --metrics; promtool checks its text in tests/test_metrics.c
     # keel-play (the windowed client) and its tests: a window, OpenGL 3.3
     # through Mesa's software renderer, an X server without a screen, input

@@ -74,6 +74,8 @@ build_and_test() {
 total_passed=0
 total_failed=0
 
+# The flags of both trees are those of CMakePresets.json's presets default
+# and asan (cmake --preset default builds the same build/).
 build_and_test build "normal" \
     -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKEEL_WERROR=ON -DKEEL_SANITIZE=OFF -DKEEL_CHECKS=ON
 
@@ -116,10 +118,19 @@ case $web in
     ;;
 esac
 
+# The C sources must follow .clang-format (scripts/format.sh formats them).
+section "format (scripts/format.sh --check)"
+if scripts/format.sh --check; then
+    total_passed=$((total_passed + 1))
+else
+    failures+=("format: scripts/format.sh --check")
+    total_failed=$((total_failed + 1))
+fi
+
 section "summary"
 for f in "${failures[@]}"; do
     echo "FAILED: $f"
 done
-# ctest executables in both trees plus the cross-architecture and browser checks
+# ctest executables in both trees plus the cross-architecture, browser and format checks
 echo "$total_passed passed, $total_failed failed, $total_skipped skipped"
 [ "${#failures[@]}" -eq 0 ]

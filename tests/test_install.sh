@@ -53,20 +53,9 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# step <name> <command...>: runs quietly; on failure prints the command and its output
-step() {
-    local name=$1
-    shift
-    if ! "$@" >"$tmp/$name.log" 2>&1; then
-        echo "test_install: FAILED: $name: $*" >&2
-        cat "$tmp/$name.log" >&2
-        exit 1
-    fi
-}
-fail() {
-    echo "test_install: FAILED: $*" >&2
-    exit 1
-}
+test_name=test_install
+# shellcheck source=tests/support/steps.sh
+. "$(dirname "${BASH_SOURCE[0]}")/support/steps.sh" # step, fail
 
 san=""
 case $sanitize in

@@ -401,6 +401,33 @@ Test(play_live, a_refusing_server_gives_its_reason)
     keel_test_proc_cleanup(&play);
 }
 
+// A server that drains (SIGTERM) while keel-play plays: keel-play shows
+// the shutdown with the server's reason, ends "server_shutdown" and exits 0.
+Test(play_live, a_server_shutting_down_is_shown_and_ends_the_match_cleanly)
+{
+    need_display();
+    keel_test_proc sv, play;
+    char at[64];
+    start_server(&sv, "shutdown.krec", false, at);
+    const char *args[] = {"--connect", at, "--name", "tester", "--size", "640x360", "--quit-after", "60", NULL};
+    start_play(&play, args);
+    cr_assert(wait_for_text(play.err, "keel-play: playing", 60000), "keel-play never started playing");
+    keel_test_proc_kill(&sv, SIGTERM);
+    cr_assert(keel_test_proc_wait(&play, 60000), "keel-play did not end");
+    char *sum = play_summary(&play);
+    char *err = keel_test_read_file(play.err);
+    cr_expect_eq(play.status, 0, "keel-play exit %d", play.status);
+    cr_expect(strstr(sum, "\"end\":\"server_shutdown\""), "%s", sum);
+    cr_expect(strstr(sum, "\"reason\":\"match over: server shutting down"), "%s", sum);
+    cr_expect(strstr(err, "keel-play: match over: server shutting down"), "%s", err);
+    cr_expect_eq(sv.status, 0, "keel-server exit %d", sv.status);
+    expect_clean(sum);
+    free(err);
+    free(sum);
+    keel_test_proc_cleanup(&play);
+    keel_test_proc_cleanup(&sv);
+}
+
 // --screenshot with --at-tick: written once the predicted tick reaches N,
 // then keel-play leaves and exits 0.
 Test(play_live, a_screenshot_at_a_predicted_tick)

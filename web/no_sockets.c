@@ -15,8 +15,7 @@ static net_host *refuse(const char **error)
     return NULL;
 }
 
-net_host *net_host_enet_listen(const char *address, uint16_t port, const net_host_config *config,
-                               const char **error)
+net_host *net_host_enet_listen(const char *address, uint16_t port, const net_host_config *config, const char **error)
 {
     (void)address, (void)port, (void)config;
     return refuse(error);

@@ -14,8 +14,9 @@
 // - The run always ends, and says why: the player quits (Esc twice, closing
 //   the window), --frames / --screenshot / --quit-after are reached, or the
 //   link ends (refused, unreachable, lost, not playing within
-//   --connect-timeout): then the reason stays on screen for
-//   KP_LIVE_REASON_MS (or until Esc) and the exit status is 1.
+//   --connect-timeout), or the server shuts down: then the reason stays on
+//   screen for KP_LIVE_REASON_MS (or until Esc) and the exit status is 1
+//   (0 for a shutdown, which is no fault of the player's or the link's).
 // - One JSON summary line on stdout at exit (live_summary in this file).
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
@@ -221,7 +222,10 @@ static int live_loop(kp_live *L)
         if (keel_app_now_us() < next)
             keel_app_sleep_until_us(next);
     }
-    bool failed = L->link.state == KP_LINK_ENDED || screenshot_failed;
+    // A server that shut down ended the match as keel-client counts it: not
+    // a failure (exit 0), though its reason was shown like any other end.
+    bool shut_down = L->link.end && strcmp(L->link.end, "server_shutdown") == 0;
+    bool failed = (L->link.state == KP_LINK_ENDED && !shut_down) || screenshot_failed;
     kp_link_leave(&L->link);
     return failed ? KP_EXIT_FAILURE : KP_EXIT_OK;
 }

@@ -193,8 +193,15 @@ kp_link_state kp_link_pump(kp_link *l, uint64_t now, kp_link_command_fn command,
     }
     cl_status st = cl_client_status(l->cl);
     if (st == CL_STATUS_REFUSED) {
-        snprintf(l->why, sizeof l->why, "refused by the server: %s", cl_client_refusal(l->cl));
-        end_with(l, now, "refused");
+        // A draining server (SIGTERM) refuses everyone with
+        // NET_REFUSE_SHUTDOWN: an end, not a fault of the player's.
+        if (cl_client_refusal_code(l->cl) == NET_REFUSE_SHUTDOWN) {
+            snprintf(l->why, sizeof l->why, "match over: %s", cl_client_refusal(l->cl));
+            end_with(l, now, "server_shutdown");
+        } else {
+            snprintf(l->why, sizeof l->why, "refused by the server: %s", cl_client_refusal(l->cl));
+            end_with(l, now, "refused");
+        }
         return l->state;
     }
     if (st == CL_STATUS_DISCONNECTED) {

@@ -65,8 +65,8 @@ static void usage(FILE *f)
           "                        (yaw 0 looks along -z, 90 along -x; pitch > 0 looks up)\n"
           "  --help                this help\n"
           "\n"
-          "exit codes: 0 done; 1 no window (is DISPLAY set?), a failed connection or screenshot;\n"
-          "2 bad usage; 3 a bad recording (as keel-replay).\n",
+          "exit codes: 0 done (the player left, or the server shut down); 1 no window (is DISPLAY set?),\n"
+          "a failed connection or screenshot; 2 bad usage; 3 a bad recording (as keel-replay).\n",
           f);
 }
 

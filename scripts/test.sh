@@ -103,6 +103,21 @@ case $cross in
     ;;
 esac
 
+# keel-replay built for WebAssembly, in a static page in headless Chromium,
+# must give native keel-replay's verdicts (installs emscripten and chromium
+# as root; skips with a message otherwise).
+section "browser verifier (WebAssembly in headless Chromium)"
+web=0
+scripts/web-check.sh || web=$?
+case $web in
+0) total_passed=$((total_passed + 1)) ;;
+77) total_skipped=$((total_skipped + 1)) ;;
+*)
+    failures+=("browser verifier")
+    total_failed=$((total_failed + 1))
+    ;;
+esac
+
 # The C sources must follow .clang-format (scripts/format.sh formats them).
 section "format (scripts/format.sh --check)"
 if scripts/format.sh --check; then
@@ -116,6 +131,6 @@ section "summary"
 for f in "${failures[@]}"; do
     echo "FAILED: $f"
 done
-# ctest executables in both trees plus the cross-architecture and format checks
+# ctest executables in both trees plus the cross-architecture, browser and format checks
 echo "$total_passed passed, $total_failed failed, $total_skipped skipped"
 [ "${#failures[@]}" -eq 0 ]

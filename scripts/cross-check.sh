@@ -282,13 +282,23 @@ trap '"$wineserver" -k 2>/dev/null || true' EXIT
 export NODE_PATH=${NODE_PATH:-/usr/share/nodejs}
 
 started=$(date +%s)
-for t in win64 wasm; do
+# The win64 and wasm libraries (scripts/cross-deps.sh; the first time about a
+# minute each, part of it fetching and unpacking Debian's zstd source) are
+# made while the native builds compile; the first build that needs them
+# waits for them.
+(for t in win64 wasm; do
     t0=$(date +%s)
-    scripts/cross-deps.sh "$t" || skip "scripts/cross-deps.sh $t could not build the $t libraries"
-    echo "cross-check: $t libraries ready in $(($(date +%s) - t0)) s"
-done
+    scripts/cross-deps.sh "$t" || exit 1
+    echo "cross-check: $t libraries ready in $(($(date +%s) - t0)) s (beside the builds)"
+done) >"$out/deps.log" 2>&1 &
+deps_pid=$!
 took=()
 for b in "${builds[@]}"; do
+    if [ -n "$deps_pid" ] && [[ $b == *"|$out/deps-"* ]]; then
+        wait "$deps_pid" || { cat "$out/deps.log" >&2; skip "scripts/cross-deps.sh could not build the win64 and wasm libraries"; }
+        grep '^cross-check:' "$out/deps.log"
+        deps_pid=""
+    fi
     t0=$(date +%s)
     build "$b" || exit 1
     took+=("${b%%|*}($(($(date +%s) - t0))s)")

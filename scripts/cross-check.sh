@@ -9,23 +9,33 @@
 #      session with bots (joins, leaves, pushing, platforms) and keel-sim
 #      scenarios on the built-in level, a generated level and both real maps;
 #      every build then verifies every recording tick by tick (keel-replay
-#      verify: every tick's world hash and every character's hash).
+#      verify: every tick's world hash and every character's hash);
+#   3. the other way round: the win64 and wasm builds each record the
+#      built-in crowd with platforms, and the reference build verifies that
+#      recording and diffs it with its own (keel-replay diff: a match over
+#      the same number of ticks).
 #
 # Builds: x86-64 gcc -O2, gcc -O0, gcc -O3 -march=native, clang -O2,
 # clang -O3 -flto, gcc with UBSan (-fsanitize=undefined, no -fwrapv), tcc
 # (a C11 compiler without gcc's builtins or <stdatomic.h>: the portable
 # paths), i386 (a cross compiler, run natively or under qemu-i386), arm64 and
-# big-endian s390x (under qemu-user).
+# big-endian s390x (under qemu-user), win64 (MinGW-w64 gcc -O2, static, run
+# under Wine in a prefix of its own, build-cross/wine) and wasm (Emscripten
+# emcc -O2 without threads, run under Node with the host's files). win64's
+# and wasm's libraries come from scripts/cross-deps.sh (built once, then
+# kept in build-cross/deps-TARGET).
 #
-# Installs the cross compilers, qemu and the foreign-architecture libraries it
-# needs when run as root; otherwise it says what is missing and skips: exit 77,
-# or 1 with KEEL_CROSS_REQUIRED=1. Exit 0: all agree; 1: a build disagrees, a
-# verify fails or times out, or a build failed.
+# Installs the cross compilers, qemu, Wine, Emscripten, Node and the
+# foreign-architecture libraries it needs when run as root; otherwise it says
+# what is missing and skips: exit 77, or 1 with KEEL_CROSS_REQUIRED=1. Exit 0:
+# all agree; 1: a build disagrees, a verify fails or times out, or a build
+# failed.
 #
 # Usage: scripts/cross-check.sh [--full] [--ticks N]
 #   (default)  the CI size: 320-tick scenarios, a 3-minute session with 8 bots;
-#              each run under qemu is capped at $KEEL_CROSS_TIMEOUT seconds
-#              (default 600), and a run that hits the cap fails
+#              each run under qemu, Wine or Node is capped at
+#              $KEEL_CROSS_TIMEOUT seconds (default 600), and a run that hits
+#              the cap fails
 #   --full     the whole matrix at full length: 20-minute session with 16
 #              bots, 3,840-tick scenarios on the real maps, no time cap
 set -euo pipefail
@@ -70,6 +80,7 @@ skip() {
 
 # ---- packages ---------------------------------------------------------------------
 need=(gcc-i686-linux-gnu gcc-aarch64-linux-gnu gcc-s390x-linux-gnu qemu-user clang tcc
+      gcc-mingw-w64-x86-64 wine64 emscripten nodejs
       libc6-dev-i386-cross libc6-dev-arm64-cross libc6-dev-s390x-cross
       linux-libc-dev-i386-cross linux-libc-dev-arm64-cross linux-libc-dev-s390x-cross
       libfixmath-dev:i386 libxxhash-dev:i386 libzstd-dev:i386
@@ -108,6 +119,8 @@ builds=(
     "i386|i686-linux-gnu-gcc|-O2||static|/usr/lib/i386-linux-gnu"
     "arm64|aarch64-linux-gnu-gcc|-O2|-mgeneral-regs-only|static|/usr/lib/aarch64-linux-gnu"
     "s390x|s390x-linux-gnu-gcc|-O2||static|/usr/lib/s390x-linux-gnu"
+    "win64|x86_64-w64-mingw32-gcc|-O2|-mgeneral-regs-only|static|$out/deps-win64/lib"
+    "wasm|emcc|-O2||static|$out/deps-wasm/lib"
 )
 names=()
 for b in "${builds[@]}"; do names+=("${b%%|*}"); done
@@ -125,6 +138,7 @@ lib_sources() {
     echo "$out/enet_stub.c"
     ls sim/src/*.c
     [ -d rec/src ] && ls rec/src/*.c
+    # shellcheck disable=SC2010 # the tree's own file names
     ls net/src/*.c | grep -v -e '/host_enet[^/]*\.c$' -e '/token[^/]*\.c$' -e '/handshake\.c$' \
         -e '/seal\.c$' -e '/host_seal\.c$'
     ls client/src/*.c
@@ -166,25 +180,44 @@ EOF2
 have_replay=0
 [ -d tools/keel-replay ] && ls tools/keel-replay/*.c >/dev/null 2>&1 && have_replay=1
 
+# What a build's programs are called after keel-sim-NAME etc.: win64's are
+# .exe, wasm's are the .js loader beside its .wasm module.
+suffix() {
+    case $1 in
+    win64) echo .exe ;;
+    wasm) echo .js ;;
+    esac
+}
+
 build() { # one line of the table
     local name cc flags simflags link libdir
     IFS='|' read -r name cc flags simflags link libdir <<<"$1"
     local dir="$out/obj-$name"
     rm -rf "$dir"
-    mkdir -p "$dir/lib" "$dir/keel-sim" "$dir/keel-replay" "$dir/keel-server"
+    mkdir -p "$dir/lib" "$dir/keel-sim" "$dir/keel-replay" "$dir/keel-server" "$dir/bench_tick"
     local f extra
+    # Windows and WebAssembly have no Debian library packages: their headers
+    # and libraries are scripts/cross-deps.sh's, beside the lib folder.
+    if [ "$libdir" = "$out/deps-$name/lib" ]; then
+        flags+=" -I$out/deps-$name/include"
+    fi
+    # The compiler for the objects: emcc's own clang with the flags emcc
+    # gives it (the same object files, without emcc's Python start-up, a
+    # second or more per file).
+    local ccc=$cc
+    [ "$name" = wasm ] && ccc="clang $(emcc --cflags)"
     # shellcheck disable=SC2086
     for f in $(lib_sources); do
         extra=""
         case $f in sim/*) extra=$simflags ;; esac
-        echo "$cc ${common[*]} $flags $extra -c $f -o $dir/lib/$(echo "$f" | tr / _ | sed 's/\.c$/.o/')"
+        echo "$ccc ${common[*]} $flags $extra -c $f -o $dir/lib/$(echo "$f" | tr / _ | sed 's/\.c$/.o/')"
     done >"$dir/compile.txt"
     for f in tools/keel-sim/*.c; do
-        echo "$cc ${common[*]} $flags -c $f -o $dir/keel-sim/$(basename "$f" .c).o"
+        echo "$ccc ${common[*]} $flags -c $f -o $dir/keel-sim/$(basename "$f" .c).o"
     done >>"$dir/compile.txt"
     if [ "$have_replay" -eq 1 ]; then
         for f in tools/keel-replay/*.c; do
-            echo "$cc ${common[*]} $flags -c $f -o $dir/keel-replay/$(basename "$f" .c).o"
+            echo "$ccc ${common[*]} $flags -c $f -o $dir/keel-replay/$(basename "$f" .c).o"
         done >>"$dir/compile.txt"
     fi
     # The reference build also makes the server session's recording; its
@@ -192,26 +225,37 @@ build() { # one line of the table
     # gets the token and handshake sources (and the machine's libsodium).
     if [ "$name" = "$reference" ]; then
         for f in server/keel-server/*.c net/src/token*.c net/src/handshake.c net/src/seal.c; do
-            echo "$cc ${common[*]} -Iserver/include -Iserver/src $flags -c $f -o $dir/keel-server/$(basename "$f" .c).o"
+            echo "$ccc ${common[*]} -Iserver/include -Iserver/src $flags -c $f -o $dir/keel-server/$(basename "$f" .c).o"
         done >>"$dir/compile.txt"
+    fi
+    # The tick-timing figure (section 4) is taken on Linux and on Windows.
+    if [ "$name" = "$reference" ] || [ "$name" = win64 ]; then
+        echo "$ccc ${common[*]} $flags -c bench/bench_tick.c -o $dir/bench_tick/bench_tick.o" >>"$dir/compile.txt"
     fi
     if ! xargs -P 2 -I{} sh -c '{}' <"$dir/compile.txt" >"$dir/build.log" 2>&1; then
         echo "cross-check: build $name failed:" >&2
         tail -n 30 "$dir/build.log" >&2
         return 1
     fi
-    local libs=("$libdir/liblibfixmath.a" "$libdir/libxxhash.a")
+    local libs=("$libdir/libxxhash.a")
+    [ -f "$libdir/liblibfixmath.a" ] && libs=("$libdir/liblibfixmath.a" "${libs[@]}")
     [ -f "$libdir/libzstd.a" ] && libs+=("$libdir/libzstd.a")
     local ldflags=(-pthread -lm)
-    [ "$link" = static ] && ldflags+=(-static)
+    # WebAssembly: no threads (the recording writer and verify run on the
+    # calling thread), the host's files through Node (NODERAWFS), its
+    # environment (keel_node_env.js), the exit code passed on to Node's.
+    [ "$name" = wasm ] && ldflags=(-lm -sNODERAWFS=1 -sALLOW_MEMORY_GROWTH=1 -sEXIT_RUNTIME=1
+                                   --pre-js tools/common/keel_node_env.js)
+    [ "$link" = static ] && [ "$name" != wasm ] && ldflags+=(-static)
     local prog
-    for prog in keel-sim keel-replay keel-server; do
+    for prog in keel-sim keel-replay keel-server bench_tick; do
         [ "$prog" = keel-replay ] && [ "$have_replay" -eq 0 ] && continue
         [ "$prog" = keel-server ] && [ "$name" != "$reference" ] && continue
-        # shellcheck disable=SC2086
+        [ -f "$dir/$prog/$prog.o" ] || [ "$prog" != bench_tick ] || continue
         local extra_libs=()
         [ "$prog" = keel-server ] && extra_libs=(-lsodium)
-        if ! $cc $flags "$dir/$prog"/*.o "$dir"/lib/*.o -o "$out/$prog-$name" "${libs[@]}" "${extra_libs[@]}" "${ldflags[@]}" \
+        # shellcheck disable=SC2086
+        if ! $cc $flags "$dir/$prog"/*.o "$dir"/lib/*.o -o "$out/$prog-$name$(suffix "$name")" "${libs[@]}" "${extra_libs[@]}" "${ldflags[@]}" \
             >>"$dir/build.log" 2>&1; then
             echo "cross-check: linking $prog for $name failed:" >&2
             tail -n 30 "$dir/build.log" >&2
@@ -220,11 +264,52 @@ build() { # one line of the table
     done
 }
 
+# Windows runs under Wine in a prefix of its own. Making it (wineboot, about
+# 25 s, mostly waiting) goes on while the builds compile; one wineserver
+# then stays up for every run (-p: persistent), so a run starts in a fifth
+# of a second instead of three, and goes when this script exits.
+wine=$(command -v wine64 || echo /usr/lib/wine/wine64)
+wineserver=$(command -v wineserver || echo /usr/lib/wine/wineserver)
+export WINEPREFIX="$root/$out/wine" WINEDEBUG=-all
+unset DISPLAY
+wineboot_pid=""
+if [ ! -f "$WINEPREFIX/system.reg" ]; then
+    "$wine" wineboot --init >"$out/wineboot.log" 2>&1 &
+    wineboot_pid=$!
+fi
+trap '"$wineserver" -k 2>/dev/null || true' EXIT
+# Debian's emcc finds its node modules only through NODE_PATH.
+export NODE_PATH=${NODE_PATH:-/usr/share/nodejs}
+
 started=$(date +%s)
+# The win64 and wasm libraries (scripts/cross-deps.sh; the first time about a
+# minute each, part of it fetching and unpacking Debian's zstd source) are
+# made while the native builds compile; the first build that needs them
+# waits for them.
+(for t in win64 wasm; do
+    t0=$(date +%s)
+    scripts/cross-deps.sh "$t" || exit 1
+    echo "cross-check: $t libraries ready in $(($(date +%s) - t0)) s (beside the builds)"
+done) >"$out/deps.log" 2>&1 &
+deps_pid=$!
+took=()
 for b in "${builds[@]}"; do
+    if [ -n "$deps_pid" ] && [[ $b == *"|$out/deps-"* ]]; then
+        wait "$deps_pid" || { cat "$out/deps.log" >&2; skip "scripts/cross-deps.sh could not build the win64 and wasm libraries"; }
+        grep '^cross-check:' "$out/deps.log"
+        deps_pid=""
+    fi
+    t0=$(date +%s)
     build "$b" || exit 1
+    took+=("${b%%|*}($(($(date +%s) - t0))s)")
 done
-echo "cross-check: built ${names[*]} in $(($(date +%s) - started)) s"
+if [ -n "$wineboot_pid" ] && ! wait "$wineboot_pid"; then
+    echo "cross-check: wineboot failed:" >&2
+    tail -n 5 "$out/wineboot.log" >&2
+    exit 1
+fi
+"$wineserver" -p 2>/dev/null || true # already up (a run by hand) is as good
+echo "cross-check: built ${took[*]} in $(($(date +%s) - started)) s"
 
 # Some x86-64 kernels are built without 32-bit support: run the i386 build
 # under qemu-i386 there.
@@ -239,12 +324,16 @@ run() { # build-name program args...
     shift 2
     local cap=()
     case $name in
-    arm64 | s390x | i386) [ "$timeout_s" -gt 0 ] && cap=(timeout "$timeout_s") ;;
+    arm64 | s390x | i386 | win64 | wasm) [ "$timeout_s" -gt 0 ] && cap=(timeout "$timeout_s") ;;
     esac
     case $name in
     arm64) "${cap[@]}" qemu-aarch64 "$out/$prog-$name" "$@" ;;
     s390x) "${cap[@]}" qemu-s390x "$out/$prog-$name" "$@" ;;
     i386) "${cap[@]}" "${i386_runner[@]}" "$out/$prog-$name" "$@" ;;
+    # Windows writes stdout in text mode (\r\n); the lines are compared
+    # as text, so the \r goes.
+    win64) "${cap[@]}" "$wine" "$out/$prog-$name.exe" "$@" | tr -d '\r' ;;
+    wasm) "${cap[@]}" node --no-experimental-fetch "$out/$prog-$name.js" "$@" ;;
     *) "$out/$prog-$name" "$@" ;;
     esac
 }
@@ -264,13 +353,29 @@ else
     echo "cross-check: note: $maps is absent; the real-map scenarios are skipped" >&2
 fi
 
+# Two runs at a time (each is one thread), every final hash in
+# $out/hashes/SCENARIO-INDEX.BUILD; a run that fails leaves it empty (and
+# fails its line).
+rm -rf "$out/hashes"
+mkdir -p "$out/hashes"
+i=0
+for sc in "${scenarios[@]}"; do
+    for name in "${names[@]}"; do
+        [ "$(jobs -rp | wc -l)" -lt 2 ] || wait -n
+        # shellcheck disable=SC2086
+        (run "$name" keel-sim $sc --ticks "$ticks" --quiet 2>/dev/null | sed -n 's/^final_hash //p' \
+            >"$out/hashes/$i.$name" || true) &
+    done
+    i=$((i + 1))
+done
+wait
 fail=0
+i=0
 for sc in "${scenarios[@]}"; do
     ref=""
     line="cross-check: ${sc}:"
     for name in "${names[@]}"; do
-        # shellcheck disable=SC2086
-        h=$(run "$name" keel-sim $sc --ticks "$ticks" --quiet 2>/dev/null | sed -n 's/^final_hash //p')
+        h=$(cat "$out/hashes/$i.$name")
         [ -n "$ref" ] || ref=$h
         line+=" $name=$h"
         if [ -z "$h" ] || [ "$h" != "$ref" ]; then
@@ -278,6 +383,7 @@ for sc in "${scenarios[@]}"; do
         fi
     done
     echo "$line"
+    i=$((i + 1))
 done
 if [ "$fail" -ne 0 ]; then
     echo "cross-check: FAILED: the builds disagree on a final hash" >&2
@@ -320,20 +426,40 @@ for r in "${recordings[@]}"; do
     fi
 done
 
+# A number or hex string from keel-replay info --json: json_field JSON KEY
+json_field() {
+    echo "$1" | grep -o "\"$2\":\"\{0,1\}[0-9a-f]*" | head -n 1 | sed 's/.*://; s/"//g'
+}
+
+# One verify: its output in RECS/NAME.BUILD.out, "exit-code seconds" in
+# RECS/NAME.BUILD.rc. verify_one recording-name build-name
+verify_one() {
+    local t0 rc=0
+    t0=$(date +%s)
+    run "$2" keel-replay verify "$recs/$1.krec" --quiet >"$recs/$1.$2.out" 2>&1 || rc=$?
+    echo "$rc $(($(date +%s) - t0))" >"$recs/$1.$2.rc"
+}
+
+# Every verify runs on one thread: two at a time keep both cores busy (the
+# time each line shows is its own run's, beside the other one).
 started=$(date +%s)
+for r in "${recordings[@]}"; do
+    for name in "${names[@]}"; do
+        [ "$(jobs -rp | wc -l)" -lt 2 ] || wait -n
+        verify_one "${r%%|*}" "$name" &
+    done
+done
+wait
 for r in "${recordings[@]}"; do
     rname=${r%%|*}
     f="$recs/$rname.krec"
     info=$(run "$reference" keel-replay info "$f" --json)
-    ticks_in=$(echo "$info" | grep -o '"ticks":[0-9]*' | head -n 1 | cut -d: -f2)
-    players=$(echo "$info" | grep -o '"players":[0-9]*' | head -n 1 | cut -d: -f2)
-    last=$(echo "$info" | grep -o '"last_hash":"[0-9a-f]*"' | head -n 1 | cut -d'"' -f4)
+    ticks_in=$(json_field "$info" ticks)
+    players=$(json_field "$info" players)
+    last=$(json_field "$info" last_hash)
     line="cross-check: recording $rname ($ticks_in ticks, $players players, last hash $last):"
     for name in "${names[@]}"; do
-        t0=$(date +%s)
-        rc=0
-        run "$name" keel-replay verify "$f" --quiet >"$recs/$rname.$name.out" 2>&1 || rc=$?
-        dt=$(($(date +%s) - t0))
+        read -r rc dt <"$recs/$rname.$name.rc"
         if [ "$rc" -eq 0 ]; then
             line+=" $name=ok(${dt}s)"
         else
@@ -353,3 +479,60 @@ if [ "$fail" -ne 0 ]; then
     exit 1
 fi
 echo "cross-check: every build reproduces every recording tick by tick (${#recordings[@]} recordings, $(($(date +%s) - started)) s)"
+
+# ---- 3. recordings made on Windows and in WebAssembly, checked by the reference ---------
+# The other way round: the win64 and wasm builds each record the built-in
+# crowd with platforms; the reference build verifies that recording and
+# diffs it with its own of the same scenario (tick by tick: world hashes,
+# character hashes, keyframes), which must match over the same length.
+started=$(date +%s)
+r=${recordings[1]}
+rname=${r%%|*}
+cmd=${r#*|}
+ref_info=$(run "$reference" keel-replay info "$recs/$rname.krec" --json)
+for name in win64 wasm; do
+    f="$recs/$rname.by-$name.krec"
+    # shellcheck disable=SC2086
+    if ! run "$name" ${cmd%% *} ${cmd#* } --record "$f" >"$f.log" 2>&1; then
+        echo "cross-check: FAILED: $name could not record $rname ($cmd):" >&2
+        tail -n 5 "$f.log" >&2
+        exit 1
+    fi
+    info=$(run "$reference" keel-replay info "$f" --json)
+    line="cross-check: recording $rname made by $name ($(json_field "$info" ticks) ticks, last hash $(json_field "$info" last_hash)):"
+    t0=$(date +%s)
+    rc=0
+    run "$reference" keel-replay verify "$f" --quiet >"$f.verify.out" 2>&1 || rc=$?
+    line+=" verify on $reference=$([ "$rc" -eq 0 ] && echo "ok($(($(date +%s) - t0))s)" || echo "FAILED($rc)")"
+    [ "$rc" -eq 0 ] || fail=1
+    rc=0
+    run "$reference" keel-replay diff "$f" "$recs/$rname.krec" >"$f.diff.out" 2>&1 || rc=$?
+    if [ "$rc" -eq 0 ] && [ "$(json_field "$info" ticks)" = "$(json_field "$ref_info" ticks)" ]; then
+        line+=" diff with $reference's=match"
+    else
+        line+=" diff with $reference's=DIFFERS($rc)"
+        fail=1
+    fi
+    [ "$fail" -eq 0 ] || cat "$f.verify.out" "$f.diff.out" >&2
+    echo "$line"
+done
+if [ "$fail" -ne 0 ]; then
+    echo "cross-check: FAILED: a recording made on win64 or wasm does not match the reference build's" >&2
+    exit 1
+fi
+echo "cross-check: the reference build reproduces the win64 and wasm recordings and they match its own ($(($(date +%s) - started)) s)"
+
+# ---- 4. tick timing on Linux and on Windows (figures, not a test) -----------------------
+# keel-server's 64 Hz pacing (absolute deadlines, keel_app_sleep_until_us)
+# without network or simulation, 640 ticks (10 s) on each: the periods it
+# achieved. Wine's timers go through its server, so the Windows figures are
+# Wine's, not a Windows machine's. To take them by hand:
+#   WINEPREFIX=$PWD/build-cross/wine wine64 build-cross/bench_tick-win64.exe --ticks 3840
+# Both at once: they sleep nearly all the time.
+for name in "$reference" win64; do
+    run "$name" bench_tick --ticks 640 >"$out/bench_tick.$name.out" 2>&1 || echo "bench_tick failed" >>"$out/bench_tick.$name.out" &
+done
+wait
+for name in "$reference" win64; do
+    echo "cross-check: tick timing on $name: $(cat "$out/bench_tick.$name.out")"
+done

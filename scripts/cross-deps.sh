@@ -31,10 +31,10 @@ win64)
     ar=(x86_64-w64-mingw32-ar)
     ;;
 wasm)
-    cc=(emcc)
-    ar=(emar)
     # Debian's emcc finds its node modules only through NODE_PATH.
     export NODE_PATH=${NODE_PATH:-/usr/share/nodejs}
+    cc=(emcc)
+    ar=(emar)
     ;;
 *)
     echo "usage: scripts/cross-deps.sh win64|wasm [OUT]" >&2
@@ -46,6 +46,9 @@ if [ -f "$out/stamp" ] && [ "$(cat "$out/stamp")" = "$stamp" ]; then
     exit 0
 fi
 command -v "${cc[0]}" >/dev/null || { echo "cross-deps: ${cc[0]} is not installed" >&2; exit 77; }
+# For wasm, emcc's own clang with the flags emcc gives it: the same objects
+# without emcc's Python start-up (a second or more) for every file.
+[ "$target" = wasm ] && read -r -a cc <<<"clang $(emcc --cflags)"
 
 rm -rf "$out"
 mkdir -p "$out/include" "$out/lib" "$out/src" "$out/obj"

@@ -445,6 +445,7 @@ int rec_diff_resim(rec_file *f, const sim_world *world, const rec_verify_config 
     }
 
     uint64_t t0 = now_ns();
+    uint32_t ran_on = 1;
     if (rc == REC_EXIT_MATCH) {
         if (workers == 1) {
             sh.progress = cfg.progress;
@@ -461,6 +462,7 @@ int rec_diff_resim(rec_file *f, const sim_world *world, const rec_verify_config 
             if (started == 0) {
                 worker_main(&w[0]); // no threads to be had: this one does it all
             } else {
+                ran_on = started;
                 progress_wait(&sh, started, &cfg);
                 for (uint32_t i = 0; i < workers; i++)
                     if (w[i].started)
@@ -501,6 +503,7 @@ int rec_diff_resim(rec_file *f, const sim_world *world, const rec_verify_config 
         stats->ticks = ticks;
         stats->character_ticks = char_ticks;
         stats->elapsed_ns = elapsed;
+        stats->threads = ran_on;
     }
     for (uint32_t i = 0; i < workers; i++)
         if (w[i].scene)

@@ -411,6 +411,7 @@ int main(int argc, char **argv)
         return give_up(m, &rec, sv, host, world, &level, text);
     static uint64_t samples[TICK_SAMPLES];
     uint32_t nsamples = 0;
+    keel_app_sleep_until_us(0); // the timer's set-up (Windows) before the first deadline
     const uint64_t start = keel_app_now_us();
     uint64_t k = 0, last_stats = start;
     net_host_stats last_net = {0};

@@ -9,12 +9,15 @@
 //     each one, until the deadline has passed (MinGW-w64's clock_nanosleep
 //     fails at once on CLOCK_MONOTONIC, and Emscripten ignores
 //     TIMER_ABSTIME, so neither can take the absolute deadline);
-//   Windows: the first sleep raises the process's timer resolution to 1 ms
+//   Windows: the first call raises the process's timer resolution to 1 ms
 //     (timeBeginPeriod, taken from winmm.dll at run time: no link library),
 //     which also makes ENet's waits 1 ms grained instead of 15.6 ms, and each
 //     sleep waits on a high-resolution waitable timer (Windows 10 1803 and
 //     later; else Sleep in whole milliseconds, rounded up). A 64 Hz loop then
 //     wakes within about a millisecond of its deadlines, as on Linux.
+//     Loading winmm.dll takes time (about 130 ms under Wine), so a loop with
+//     absolute deadlines calls keel_app_sleep_until_us(0) before it takes its
+//     start time: its first tick is then not late, nor the next ones bunched.
 #define _POSIX_C_SOURCE 200809L
 #include "keel_app.h"
 
@@ -85,7 +88,7 @@ uint64_t keel_app_thread_cpu_us(void)
 }
 
 #if defined(_WIN32)
-static void sleep_for_us(uint64_t us)
+static void timer_resolution_1ms(void)
 {
     static int period_set; // the programs sleep on one thread
     if (!period_set) {
@@ -95,6 +98,11 @@ static void sleep_for_us(uint64_t us)
         if (f)
             ((UINT(WINAPI *)(UINT))(void (*)(void))f)(1);
     }
+}
+
+static void sleep_for_us(uint64_t us)
+{
+    timer_resolution_1ms();
     HANDLE timer = CreateWaitableTimerExW(NULL, NULL, CREATE_WAITABLE_TIMER_HIGH_RESOLUTION, TIMER_ALL_ACCESS);
     if (timer) {
         LARGE_INTEGER due;
@@ -129,6 +137,9 @@ void keel_app_sleep_until_us_portable(uint64_t deadline_us)
 
 void keel_app_sleep_until_us(uint64_t deadline_us)
 {
+#if defined(_WIN32)
+    timer_resolution_1ms(); // even when the deadline has passed: see the opening comment
+#endif
 #if defined(__linux__) && !defined(__EMSCRIPTEN__)
     struct timespec ts;
     ts.tv_sec = (time_t)(deadline_us / 1000000u);

@@ -51,6 +51,8 @@ typedef struct rec_verify_stats {
     uint64_t ticks;
     uint64_t character_ticks;
     uint64_t elapsed_ns; ///< wall time of the re-simulation (for benchmarks; never asserted)
+    uint32_t threads;    ///< threads it ran on: fewer than asked with fewer spans, or where no
+                         ///< thread can be started (WebAssembly without threads, tcc): then 1
 } rec_verify_stats;
 
 /// Verify a scene recording on `world` (built from the level the header

@@ -50,11 +50,11 @@
 #include "test_support.h"
 
 #define RATE 64u
-#define DURATION_S 22u                 // the server's --duration
+#define DURATION_S 22u // the server's --duration
 #define BOTS "2"
-#define CLIENT_TICKS (RATE * 16u)      // each bot plays 16 s
-#define MAX_MALFORMED 64u              // sv_default_config().max_malformed_per_second
-#define MAX_PER_ADDRESS 4u             // net_host_default_config().max_peers_per_address
+#define CLIENT_TICKS (RATE * 16u)             // each bot plays 16 s
+#define MAX_MALFORMED 64u                     // sv_default_config().max_malformed_per_second
+#define MAX_PER_ADDRESS 4u                    // net_host_default_config().max_peers_per_address
 #define ATTACKER_SLOTS (MAX_PER_ADDRESS - 2u) // the two bots hold the rest
 
 // ---- time and randomness -------------------------------------------------------------
@@ -161,13 +161,13 @@ typedef struct counters {
 
 typedef struct server_run {
     pid_t pid;
-    int out, err;            // read ends of its stdout and stderr (non-blocking)
+    int out, err; // read ends of its stdout and stderr (non-blocking)
     char *out_buf;
     size_t out_len, out_cap, out_pos;
     char err_buf[1 << 14];
     size_t err_len;
     uint16_t port;
-    counters sum;            // over every stats line taken
+    counters sum; // over every stats line taken
     double last_t;
     uint32_t lines, clients, tick;
     bool exited;
@@ -230,7 +230,8 @@ static uint32_t server_take_lines(server_run *s)
             break;
         *nl = '\0';
         cr_assert(start[0] == '{', "not a JSON stats line on the server's stdout: %s", start);
-        if (strncmp(start, "{\"summary\":", 11) == 0) { // the totals at exit, not an interval
+        // the totals at exit, and the ports at start: not intervals
+        if (strncmp(start, "{\"summary\":", 11) == 0 || strncmp(start, "{\"listening\":", 13) == 0) {
             s->out_pos = (size_t)(nl + 1 - s->out_buf);
             continue;
         }
@@ -267,8 +268,20 @@ static void server_start(server_run *s)
     cr_assert(pipe(po) == 0 && pipe(pe) == 0, "pipe: %s", strerror(errno));
     char duration[16];
     snprintf(duration, sizeof duration, "%u", DURATION_S);
-    const char *argv[] = {keel_test_program_path("keel-server"), "--bind", "127.0.0.1", "--port", "0", "--insecure", "--rate", "64",
-                          "--stats-json", "--stats-interval", "1", "--duration", duration, NULL};
+    const char *argv[] = {keel_test_program_path("keel-server"),
+                          "--bind",
+                          "127.0.0.1",
+                          "--port",
+                          "0",
+                          "--insecure",
+                          "--rate",
+                          "64",
+                          "--stats-json",
+                          "--stats-interval",
+                          "1",
+                          "--duration",
+                          duration,
+                          NULL};
     s->pid = spawn(argv, po[1], pe[1]);
     close(po[1]);
     close(pe[1]);
@@ -348,11 +361,11 @@ static void peer_send(peer *p, net_channel ch, const uint8_t *data, size_t n)
 }
 
 // Waits (bounded) until the condition holds.
-#define PEER_WAIT(p, cond, ms)                                                                                     \
-    do {                                                                                                           \
-        uint64_t t0_ = now_ms();                                                                                   \
-        while (!(cond) && now_ms() - t0_ < (ms))                                                                   \
-            peer_poll((p), 5);                                                                                     \
+#define PEER_WAIT(p, cond, ms)                   \
+    do {                                         \
+        uint64_t t0_ = now_ms();                 \
+        while (!(cond) && now_ms() - t0_ < (ms)) \
+            peer_poll((p), 5);                   \
     } while (0)
 
 // Leaves politely, so that the server frees the slot at once.
@@ -475,8 +488,7 @@ static counters phase_end(server_run *s, const counters *mark, const char *name,
     server_take_lines(s);
     t0 = now_ms();
     while (server_take_lines(s) == 0) {
-        cr_assert(now_ms() - t0 < 5000, "no stats line from keel-server for 5 s after case %s: %s", name,
-                  s->err_buf);
+        cr_assert(now_ms() - t0 < 5000, "no stats line from keel-server for 5 s after case %s: %s", name, s->err_buf);
         if (keep)
             peer_poll(keep, 5);
         else
@@ -489,17 +501,17 @@ static counters phase_end(server_run *s, const counters *mark, const char *name,
             "~%.0f wire bytes in over %.1f s\n",
             name, (unsigned long long)d.malformed, (unsigned long long)d.unexpected,
             (unsigned long long)d.out_of_window, (unsigned long long)d.rate_limited, (unsigned long long)d.refused,
-            (unsigned long long)d.dropped_clients, (unsigned long long)d.peers_refused,
-            (unsigned long long)d.commands, (unsigned long long)d.duplicates, (unsigned long long)d.late,
-            (unsigned long long)d.joined, (unsigned long long)d.left, d.in_wire_bytes, d.seconds);
+            (unsigned long long)d.dropped_clients, (unsigned long long)d.peers_refused, (unsigned long long)d.commands,
+            (unsigned long long)d.duplicates, (unsigned long long)d.late, (unsigned long long)d.joined,
+            (unsigned long long)d.left, d.in_wire_bytes, d.seconds);
     return d;
 }
 
 // Nothing a legitimate client causes, in one case.
 static void assert_no_hostile_counts(const counters *d, const char *name)
 {
-    cr_expect_eq(d->malformed + d->unexpected + d->out_of_window + d->rate_limited + d->refused +
-                     d->dropped_clients + d->peers_refused,
+    cr_expect_eq(d->malformed + d->unexpected + d->out_of_window + d->rate_limited + d->refused + d->dropped_clients +
+                     d->peers_refused,
                  0, "%s: counters moved", name);
 }
 
@@ -523,10 +535,17 @@ static void udp_send(int fd, uint16_t port, const uint8_t *data, size_t n)
     cr_assert(k == (ssize_t)n || errno == ENOBUFS || errno == EAGAIN, "sendto: %s", strerror(errno));
 }
 
-static void put16(uint8_t *p, uint32_t v) { p[0] = (uint8_t)(v >> 8); p[1] = (uint8_t)v; }
+static void put16(uint8_t *p, uint32_t v)
+{
+    p[0] = (uint8_t)(v >> 8);
+    p[1] = (uint8_t)v;
+}
 static void put32(uint8_t *p, uint32_t v)
 {
-    p[0] = (uint8_t)(v >> 24); p[1] = (uint8_t)(v >> 16); p[2] = (uint8_t)(v >> 8); p[3] = (uint8_t)v;
+    p[0] = (uint8_t)(v >> 24);
+    p[1] = (uint8_t)(v >> 16);
+    p[2] = (uint8_t)(v >> 8);
+    p[3] = (uint8_t)v;
 }
 
 // An ENet CONNECT datagram (ENet 1.3.17 protocol.h, big-endian, packed):
@@ -611,8 +630,22 @@ Test(hostile, a_real_server_keeps_ticking_and_its_clients_undisturbed_under_host
     char port_s[16], ticks_s[16];
     snprintf(port_s, sizeof port_s, "%u", sv.port);
     snprintf(ticks_s, sizeof ticks_s, "%u", CLIENT_TICKS);
-    const char *cl_argv[] = {keel_test_program_path("keel-client"), "--server", "127.0.0.1", "--port", port_s, "--bots", BOTS,
-                             "--bot", "random", "--ticks", ticks_s, "--rate", "64", "--connect-timeout", "20", NULL};
+    const char *cl_argv[] = {keel_test_program_path("keel-client"),
+                             "--server",
+                             "127.0.0.1",
+                             "--port",
+                             port_s,
+                             "--bots",
+                             BOTS,
+                             "--bot",
+                             "random",
+                             "--ticks",
+                             ticks_s,
+                             "--rate",
+                             "64",
+                             "--connect-timeout",
+                             "20",
+                             NULL};
     pid_t client = spawn(cl_argv, fileno(cl_out), fileno(cl_err));
 
     // Wait until both bots have joined (bounded).
@@ -759,8 +792,9 @@ Test(hostile, a_real_server_keeps_ticking_and_its_clients_undisturbed_under_host
             {"level digest", NET_REFUSE_IDENTITY, "level differs"},
             {"tick rate", NET_REFUSE_IDENTITY, "tick rate differs"},
             {"truncated hello", NET_REFUSE_BAD_HELLO, "malformed hello"},
-            {"scene digest", NET_REFUSE_IDENTITY, "platforms or water differ (server and client must both use "
-                                                  "--platforms or neither)"},
+            {"scene digest", NET_REFUSE_IDENTITY,
+             "platforms or water differ (server and client must both use "
+             "--platforms or neither)"},
             {"version 1 hello", NET_REFUSE_PROTOCOL, "protocol version differs"},
         };
         for (unsigned i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -964,18 +998,18 @@ Test(hostile, a_real_server_keeps_ticking_and_its_clients_undisturbed_under_host
                 net_bit_writer w;
                 net_bw_init(&w, msg, sizeof msg);
                 net_bw_u(&w, NET_MSG_INPUT, NET_TYPE_BITS);
-                net_bw_u(&w, 7, 16);           // sequence
-                net_bw_u(&w, 0, 16);           // client_time_ms
-                net_bw_u(&w, newest, 32);      // newest_tick
+                net_bw_u(&w, 7, 16);                   // sequence
+                net_bw_u(&w, 0, 16);                   // client_time_ms
+                net_bw_u(&w, newest, 32);              // newest_tick
                 net_bw_u(&w, 1, NET_INPUT_COUNT_BITS); // count
-                net_bw_bool(&w, true);         // ack: none
-                net_bw_bool(&w, false);        // nothing held
-                net_bw_bool(&w, true);         // changed
-                net_bw_bool(&w, true);         // axes
-                net_bw_u(&w, 1, 4);            // mask: forward
+                net_bw_bool(&w, true);                 // ack: none
+                net_bw_bool(&w, false);                // nothing held
+                net_bw_bool(&w, true);                 // changed
+                net_bw_bool(&w, true);                 // axes
+                net_bw_u(&w, 1, 4);                    // mask: forward
                 net_bw_s(&w, -128, 8);
-                net_bw_bool(&w, false);        // yaw
-                net_bw_bool(&w, false);        // pitch
+                net_bw_bool(&w, false); // yaw
+                net_bw_bool(&w, false); // pitch
                 n = net_bw_finish(&w);
             }
             cr_assert(n > 0);
@@ -1164,15 +1198,16 @@ Test(hostile, a_real_server_keeps_ticking_and_its_clients_undisturbed_under_host
     const char *sum = strstr(sv.err_buf, "keel-server: stopped at tick ");
     cr_assert(sum != NULL, "no summary line from keel-server: %s", sv.err_buf);
     unsigned tick = 0;
-    unsigned long long ticks, joined, left, dropped, refused, commands, dup, late, oow, rl, subst, in_packets,
-        in_lost, in_reordered, malformed, unexpected, peers_refused;
-    int got = sscanf(sum,
-                     "keel-server: stopped at tick %u: %llu ticks, clients joined %llu, left %llu, dropped %llu, "
-                     "refused %llu; commands %llu (duplicates %llu, late %llu, out of window %llu, rate limited %llu, "
-                     "substituted %llu); input packets %llu (lost %llu, reordered %llu); malformed %llu, unexpected %llu; "
-                     "connection attempts refused by the host %llu",
-                     &tick, &ticks, &joined, &left, &dropped, &refused, &commands, &dup, &late, &oow, &rl, &subst,
-                     &in_packets, &in_lost, &in_reordered, &malformed, &unexpected, &peers_refused);
+    unsigned long long ticks, joined, left, dropped, refused, commands, dup, late, oow, rl, subst, in_packets, in_lost,
+        in_reordered, malformed, unexpected, peers_refused;
+    int got =
+        sscanf(sum,
+               "keel-server: stopped at tick %u: %llu ticks, clients joined %llu, left %llu, dropped %llu, "
+               "refused %llu; commands %llu (duplicates %llu, late %llu, out of window %llu, rate limited %llu, "
+               "substituted %llu); input packets %llu (lost %llu, reordered %llu); malformed %llu, unexpected %llu; "
+               "connection attempts refused by the host %llu",
+               &tick, &ticks, &joined, &left, &dropped, &refused, &commands, &dup, &late, &oow, &rl, &subst,
+               &in_packets, &in_lost, &in_reordered, &malformed, &unexpected, &peers_refused);
     cr_assert_eq(got, 18, "cannot read the summary: %s", sum);
     fprintf(stderr, "hostile: %s", sum);
     // It kept ticking: at least 90% of rate x duration ticks. This checks

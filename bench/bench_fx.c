@@ -44,18 +44,18 @@ static double now_ns(void)
 // Keeps the checksum (and so every call) alive without a memory store per step.
 static void consume(uint32_t v) { __asm__ volatile("" : : "r"(v)); }
 
-#define BENCH(label, expr)                                                                         \
-    static double label(long n)                                                                    \
-    {                                                                                              \
-        uint32_t acc = 0;                                                                          \
-        double t0 = now_ns();                                                                      \
-        for (long k = 0; k < n; k++) {                                                             \
-            long i = k & (N_OPS - 1);                                                              \
-            acc += (uint32_t)(expr);                                                               \
-        }                                                                                          \
-        double t1 = now_ns();                                                                      \
-        consume(acc);                                                                              \
-        return (t1 - t0) / (double)n;                                                              \
+#define BENCH(label, expr)             \
+    static double label(long n)        \
+    {                                  \
+        uint32_t acc = 0;              \
+        double t0 = now_ns();          \
+        for (long k = 0; k < n; k++) { \
+            long i = k & (N_OPS - 1);  \
+            acc += (uint32_t)(expr);   \
+        }                              \
+        double t1 = now_ns();          \
+        consume(acc);                  \
+        return (t1 - t0) / (double)n;  \
     }
 
 BENCH(b_loop, op_a[i] ^ op_b[i])
@@ -103,8 +103,7 @@ int main(int argc, char **argv)
         {"sin", b_lib_sin, b_sim_sin, "fix16_sin", "sim_angle_sin"},
     };
     double loop = b_loop(n);
-    printf("bench_fx: %ld operations per measurement, best of 3; loop overhead %.2f ns (included)\n", n,
-           loop);
+    printf("bench_fx: %ld operations per measurement, best of 3; loop overhead %.2f ns (included)\n", n, loop);
     printf("%-5s %-12s %9s   %-14s %9s %8s\n", "op", "library", "ns/op", "keel", "ns/op", "speedup");
     for (unsigned r = 0; r < sizeof rows / sizeof rows[0]; r++) {
         double lib = 1e30, sim = 1e30;
@@ -113,8 +112,8 @@ int main(int argc, char **argv)
             lib = l < lib ? l : lib;
             sim = s < sim ? s : sim;
         }
-        printf("%-5s %-12s %9.2f   %-14s %9.2f %7.1fx\n", rows[r].name, rows[r].lib_name, lib,
-               rows[r].sim_name, sim, lib / sim);
+        printf("%-5s %-12s %9.2f   %-14s %9.2f %7.1fx\n", rows[r].name, rows[r].lib_name, lib, rows[r].sim_name, sim,
+               lib / sim);
     }
     return 0;
 }

@@ -60,8 +60,8 @@ static const uint32_t counts[] = {1, 64, 1000};
 
 static double min_seconds = 1.0;
 static bool independent = false;
-static bool table = false;  // --table, --independent, --shape: the older table
-static int rounds = 5;      // --rounds: of the summary
+static bool table = false;       // --table, --independent, --shape: the older table
+static int rounds = 5;           // --rounds: of the summary
 static uint32_t round_ticks = 0; // --ticks: ticks a round (0: by time)
 static int only_mode = -1;       // --collision: 0 world-only, 1 scene, -1 both
 static bool do_parallel = true, do_pile = true;
@@ -99,7 +99,7 @@ typedef struct figure {
     double tick_ms;     ///< mean wall time of one tick
     double max_tick_ms; ///< slowest tick
     uint64_t stuck;     ///< character-ticks with SIM_CHAR_STUCK
-    uint64_t hash; ///< state hash after WARMUP_TICKS + MIN_TICKS ticks
+    uint64_t hash;      ///< state hash after WARMUP_TICKS + MIN_TICKS ticks
 } figure;
 
 // The characters, stepped either in a scene or one by one.
@@ -108,11 +108,11 @@ typedef struct crowd {
     sim_aabb bounds;
     sim_move_settings s;
     uint32_t count;
-    sim_scene *scene;       // scene mode
-    sim_char_state *chars;  // independent mode, index id - 1
-    sim_collider col;       // independent mode
-    ks_walker *walkers;     // index id - 1
-    sim_input *inputs;      // independent mode, index id - 1
+    sim_scene *scene;      // scene mode
+    sim_char_state *chars; // independent mode, index id - 1
+    sim_collider col;      // independent mode
+    ks_walker *walkers;    // index id - 1
+    sim_input *inputs;     // independent mode, index id - 1
     uint32_t tick;
 } crowd;
 
@@ -170,8 +170,8 @@ static void crowd_free(crowd *c)
     memset(c, 0, sizeof *c);
 }
 
-static bool crowd_init(crowd *c, const sim_level *level, const sim_world *w, bool rooms, int shape,
-                       uint32_t count, bool in_scene, uint32_t *in_rooms)
+static bool crowd_init(crowd *c, const sim_level *level, const sim_world *w, bool rooms, int shape, uint32_t count,
+                       bool in_scene, uint32_t *in_rooms)
 {
     memset(c, 0, sizeof *c);
     c->world = w;
@@ -312,8 +312,7 @@ static void scase_round(scase *k, int round, double round_s)
         n++;
         if (k->c.tick == WARMUP_TICKS + MIN_TICKS)
             k->hash = crowd_hash(&k->c);
-    } while (round_ticks ? n < round_ticks
-                         : (total < round_s || n < 4 || k->c.tick < WARMUP_TICKS + MIN_TICKS));
+    } while (round_ticks ? n < round_ticks : (total < round_s || n < 4 || k->c.tick < WARMUP_TICKS + MIN_TICKS));
     k->ticks += n;
     k->us[round] = total * 1e6 / (double)(n * k->count);
 }
@@ -355,8 +354,8 @@ static void print_summary_table(scase *cases, int ncases, double round_s)
            "world (characters pass through each other); scene: sim_scene_step (they also collide);\n"
            "random walk at up to 8 m/s with jumps (seed %" PRIu64 "), edge guard on, %d warm-up ticks\n\n",
            rounds, round_s, SEED, WARMUP_TICKS);
-    printf("%-9s %9s %6s %16s %16s %8s   %-16s %-16s\n", "level", "triangles", "chars", "world-only",
-           "scene", "scene/w", "hash@48 world", "hash@48 scene");
+    printf("%-9s %9s %6s %16s %16s %8s   %-16s %-16s\n", "level", "triangles", "chars", "world-only", "scene",
+           "scene/w", "hash@48 world", "hash@48 scene");
     for (int i = 0; i < ncases; i++) {
         // One row per level and count: world-only and scene side by side.
         scase *w = NULL, *sc = NULL;
@@ -370,8 +369,8 @@ static void print_summary_table(scase *cases, int ncases, double round_s)
             min_median(w->us, rounds, &wmin, &wmed);
         if (sc)
             min_median(sc->us, rounds, &smin, &smed);
-        printf("%-9s %9" PRIu32 " %6" PRIu32 "    %5.2f / %5.2f    %5.2f / %5.2f %+7.0f%%   %016" PRIx64
-               " %016" PRIx64 "\n",
+        printf("%-9s %9" PRIu32 " %6" PRIu32 "    %5.2f / %5.2f    %5.2f / %5.2f %+7.0f%%   %016" PRIx64 " %016" PRIx64
+               "\n",
                cases[i].level, cases[i].triangles, cases[i].count, wmin, wmed, smin, smed,
                w && sc ? 100.0 * (smed / wmed - 1) : 0.0, w ? w->hash : 0, sc ? sc->hash : 0);
     }
@@ -418,13 +417,12 @@ static void summary_parallel(slevel *const *levels, int nlevels)
     printf("sim_scene_step on %u threads (keel_jobs, sim_scene_set_parallel) against one, %u characters,\n"
            ">= %.0f s of the one-thread scene; cores: what pure arithmetic got on the pool before/after\n",
            PAR_THREADS, PAR_CHARACTERS, min_seconds);
-    printf("%-9s %6s %6s %10s %10s %9s %8s %11s\n", "level", "chars", "ticks", "1 thr ms", "2 thr ms",
-           "speed-up", "moves", "cores");
+    printf("%-9s %6s %6s %10s %10s %9s %8s %11s\n", "level", "chars", "ticks", "1 thr ms", "2 thr ms", "speed-up",
+           "moves", "cores");
     for (int i = 0; i < nlevels; i++) {
         const slevel *l = levels[i];
         bench_speedup f;
-        if (!bench_scene_speedup("bench_move", &l->level, l->world, l->rooms, PAR_CHARACTERS, jobs, 0,
-                                 min_seconds, &f))
+        if (!bench_scene_speedup("bench_move", &l->level, l->world, l->rooms, PAR_CHARACTERS, jobs, 0, min_seconds, &f))
             continue;
         if (!f.same) {
             printf("MISMATCH %s: the hashes differ after tick %" PRIu64 "\n", l->name, f.mismatch_tick);
@@ -434,13 +432,13 @@ static void summary_parallel(slevel *const *levels, int nlevels)
             printf("%-9s: no executor call\n", l->name);
             continue;
         }
-        printf("%-9s %6u %6" PRIu64 " %10.3f %10.3f %8.2fx %7.2fx %5.2f/%.2f\n", l->name, PAR_CHARACTERS,
-               f.ticks, f.seconds1 * 1e3 / (double)f.ticks, f.secondsN * 1e3 / (double)f.ticks,
-               f.seconds1 / f.secondsN, f.moves1 / f.movesN, f.cores_before, f.cores_after);
+        printf("%-9s %6u %6" PRIu64 " %10.3f %10.3f %8.2fx %7.2fx %5.2f/%.2f\n", l->name, PAR_CHARACTERS, f.ticks,
+               f.seconds1 * 1e3 / (double)f.ticks, f.secondsN * 1e3 / (double)f.ticks, f.seconds1 / f.secondsN,
+               f.moves1 / f.movesN, f.cores_before, f.cores_after);
         printf("BENCH bench_move level=%s characters=%u threads=%u metric=scene_speedup value=%.3f moves=%.3f "
                "cores=%.2f/%.2f\n",
-               l->name, PAR_CHARACTERS, PAR_THREADS, f.seconds1 / f.secondsN, f.moves1 / f.movesN,
-               f.cores_before, f.cores_after);
+               l->name, PAR_CHARACTERS, PAR_THREADS, f.seconds1 / f.secondsN, f.moves1 / f.movesN, f.cores_before,
+               f.cores_after);
     }
     printf("\n");
     keel_jobs_destroy(jobs);
@@ -509,8 +507,7 @@ static void summary_pile(const slevel *l)
            worst * 1e3, total * 1e3 / PILE_TICKS, longest, stuck_end, sim_scene_hash(sc));
     printf("BENCH bench_move level=%s characters=%u metric=pile worst_tick_ms=%.3f mean_tick_ms=%.3f "
            "longest_stuck_ticks=%u stuck_end=%u hash=%016" PRIx64 "\n\n",
-           l->name, PILE_CHARACTERS, worst * 1e3, total * 1e3 / PILE_TICKS, longest, stuck_end,
-           sim_scene_hash(sc));
+           l->name, PILE_CHARACTERS, worst * 1e3, total * 1e3 / PILE_TICKS, longest, stuck_end, sim_scene_hash(sc));
     sim_scene_destroy(sc);
     free(run);
 }
@@ -552,8 +549,8 @@ static int run_summary(void)
                 k->count = sizes[ci];
                 k->scene = mode == 1;
                 uint32_t in_rooms;
-                ok = crowd_init(&k->c, &levels[li]->level, levels[li]->world, levels[li]->rooms,
-                                SIM_SHAPE_CAPSULE, k->count, k->scene, &in_rooms);
+                ok = crowd_init(&k->c, &levels[li]->level, levels[li]->world, levels[li]->rooms, SIM_SHAPE_CAPSULE,
+                                k->count, k->scene, &in_rooms);
                 if (!ok)
                     break;
                 ncases++;
@@ -741,20 +738,19 @@ int main(int argc, char **argv)
                          "through each other)"
                        : "sim_scene (characters also collide with each other)",
            SEED, min_seconds, MIN_TICKS, WARMUP_TICKS);
-    printf("%-15s %-8s %9s %6s %7s %14s %12s %10s %11s %7s  %s\n", "level", "shape", "triangles", "chars",
-           "ticks", "char-ticks/s", "us/char-tick", "ms/tick", "max ms/tick", "stuck", "hash@48");
+    printf("%-15s %-8s %9s %6s %7s %14s %12s %10s %11s %7s  %s\n", "level", "shape", "triangles", "chars", "ticks",
+           "char-ticks/s", "us/char-tick", "ms/tick", "max ms/tick", "stuck", "hash@48");
     for (int i = 0; i < count; i++) {
         const figure *f = &all[i];
-        printf("%-15s %-8s %9" PRIu32 " %6" PRIu32 " %7" PRIu64 " %14.0f %12.2f %10.3f %11.3f %7" PRIu64
-               "  %016" PRIx64 "\n",
+        printf("%-15s %-8s %9" PRIu32 " %6" PRIu32 " %7" PRIu64 " %14.0f %12.2f %10.3f %11.3f %7" PRIu64 "  %016" PRIx64
+               "\n",
                f->level, shape_names[f->shape], f->triangles, f->characters, f->ticks, f->per_s, 1e6 / f->per_s,
                f->tick_ms, f->max_tick_ms, f->stuck, f->hash);
     }
     // Side by side: microseconds per character-tick of each shape, and the
     // cylinder's cost relative to the capsule's.
     if (only_shape < 0) {
-        printf("\n%-15s %6s %12s %12s %12s %10s\n", "us/char-tick", "chars", "capsule", "box", "cylinder",
-               "cyl/caps");
+        printf("\n%-15s %6s %12s %12s %12s %10s\n", "us/char-tick", "chars", "capsule", "box", "cylinder", "cyl/caps");
         for (int i = 0; i < count; i++) {
             if (all[i].shape != SIM_SHAPE_CAPSULE)
                 continue;
@@ -772,8 +768,9 @@ int main(int argc, char **argv)
     for (int i = 0; i < count; i++) {
         if (strcmp(all[i].level, "zdm2") != 0 || all[i].shape != SIM_SHAPE_CAPSULE)
             continue;
-        printf("%s %" PRIu32 " of %" PRIu32, any_rooms ? "," : "\nzdm2 spawns inside rooms (under a ceiling):",
-               all[i].spawned_in_rooms, all[i].characters);
+        printf("%s %" PRIu32 " of %" PRIu32,
+               any_rooms ? "," : "\nzdm2 spawns inside rooms (under a ceiling):", all[i].spawned_in_rooms,
+               all[i].characters);
         any_rooms = true;
     }
     printf(any_rooms ? "; the rest on open floor\n\n" : "\n");

@@ -79,8 +79,8 @@ typedef struct options {
     uint32_t latency_ms, jitter_ms, loss_permille;
     uint64_t seed;
     bool enet;
-    bool secure;  // over ENet: the server needs tokens, every message is sealed
-    bool compare; // the downstream at a 150 ms round trip with loss beside a 0 ms link
+    bool secure;         // over ENet: the server needs tokens, every message is sealed
+    bool compare;        // the downstream at a 150 ms round trip with loss beside a 0 ms link
     bool secure_compare; // ENet insecure, then secure, side by side
 } options;
 
@@ -160,7 +160,7 @@ typedef struct rig {
     sim_level level;
     sim_world *world;
     sim_move_settings settings;
-    net_memory *mem; // NULL over ENet
+    net_memory *mem;   // NULL over ENet
     net_token_key key; // --secure: the backend key the tokens are issued with
     net_host *server_host;
     sv_server *sv;
@@ -178,7 +178,7 @@ typedef struct rig {
     samples handle_rollback_us, handle_plain_us;
     samples rollback_share_us; // per rollback call: its time x re-simulated / (verified + re-simulated) ticks
     uint64_t verified_ticks;   // T - B of the snapshots of rollback calls
-    uint64_t ticks_late; // server ticks run more than a tick after their deadline (ENet)
+    uint64_t ticks_late;       // server ticks run more than a tick after their deadline (ENet)
     // moving check, per character id
     sim_vec3 *last_pos;
     bool *seen;
@@ -385,9 +385,8 @@ static void handle_client_event(rig *r, uint32_t i, const net_event *ev, uint32_
         uint64_t resim = after.resimulated_ticks - before.resimulated_ticks;
         r->verified_ticks += verified;
         samples_add(&r->rollback_share_us, verified + resim ? us * (double)resim / (double)(verified + resim) : 0);
-    }
-    else if (after.snapshots > before.snapshots && after.snapshots_stale == before.snapshots_stale &&
-             after.snapshots_unusable == before.snapshots_unusable && after.hash_mismatches == before.hash_mismatches)
+    } else if (after.snapshots > before.snapshots && after.snapshots_stale == before.snapshots_stale &&
+               after.snapshots_unusable == before.snapshots_unusable && after.hash_mismatches == before.hash_mismatches)
         samples_add(&r->handle_plain_us, us); // confirmed, prediction was right
 }
 
@@ -435,8 +434,8 @@ static void rig_step(rig *r)
         }
         for (uint32_t k = 0; k < due; k++) {
             uint32_t tick = cl_client_predicted_tick(cl);
-            sim_input cmd = cl_bot_command(&r->bots[i], cl_client_predicted(cl), cl_client_character(cl), &r->level,
-                                           tick);
+            sim_input cmd =
+                cl_bot_command(&r->bots[i], cl_client_predicted(cl), cl_client_character(cl), &r->level, tick);
             cl_client_predict(cl, &cmd, now_ms);
         }
         net_host_flush(r->hosts[i]);
@@ -562,8 +561,8 @@ static int run(const options *o, uint32_t nbots, double *down_payload_out, figur
     double down_payload = (double)(b.host.payload_received - a.host.payload_received) * per;
     double down_wire = (double)(b.host.wire_received - a.host.wire_received) * per;
     double packets_up = (double)(b.cl.input_packets - a.cl.input_packets) * per;
-    uint64_t snap_msgs = (b.sv.snapshots_delta - a.sv.snapshots_delta) +
-                         (b.sv.snapshots_full_parts - a.sv.snapshots_full_parts);
+    uint64_t snap_msgs =
+        (b.sv.snapshots_delta - a.sv.snapshots_delta) + (b.sv.snapshots_full_parts - a.sv.snapshots_full_parts);
     uint64_t snap_bytes = b.sv.snapshot_bytes - a.sv.snapshot_bytes;
     double snaps_per_s = (double)snap_msgs * per;
     double per_char_snap = snap_msgs ? (double)snap_bytes / ((double)nchar * (double)snap_msgs) : 0;
@@ -602,8 +601,8 @@ static int run(const options *o, uint32_t nbots, double *down_payload_out, figur
         printf("   link %u ms each way, jitter up to %u ms, loss %.1f%%; wire bytes estimated as in "
                "docs/transport.md\n",
                o->latency_ms, o->jitter_ms, o->loss_permille / 10.0);
-    printf("   characters %u; moving: each moved in at least %.1f%% of ticks (mean horizontal speed %.2f m/s)\n",
-           nchar, 100.0 * min_share, speed);
+    printf("   characters %u; moving: each moved in at least %.1f%% of ticks (mean horizontal speed %.2f m/s)\n", nchar,
+           100.0 * min_share, speed);
     printf("   up   per client: payload %7.0f B/s  wire %7.0f B/s  (%.1f input packets/s, %.1f B payload each)\n",
            up_payload, up_wire, packets_up, packets_up > 0 ? up_payload / packets_up : 0.0);
     printf("   down per client: payload %7.0f B/s  wire %7.0f B/s  (%.1f snapshot messages/s)\n", down_payload,
@@ -626,9 +625,10 @@ static int run(const options *o, uint32_t nbots, double *down_payload_out, figur
                    nbots);
     }
     printf("   clients playing at the end: %u of %u\n", rig_playing(&r), nbots);
-    printf("   client, per snapshot handled (cl_client_handle timed from outside): with a rollback %zu calls, mean %.1f "
-           "us, median %.1f, p99 %.1f; without %zu calls, mean %.1f us\n",
-           r.handle_rollback_us.n, rb_mean, rb_med, rb_p99, r.handle_plain_us.n, plain_mean);
+    printf(
+        "   client, per snapshot handled (cl_client_handle timed from outside): with a rollback %zu calls, mean %.1f "
+        "us, median %.1f, p99 %.1f; without %zu calls, mean %.1f us\n",
+        r.handle_rollback_us.n, rb_mean, rb_med, rb_p99, r.handle_plain_us.n, plain_mean);
     printf("   re-simulation per rollback: %.2f ticks (beside %.2f ticks of hash check per call), about %.1f us "
            "(the call's time x its share of the ticks stepped; mean with - mean without: %.1f us%s); %llu "
            "rollbacks\n",
@@ -653,7 +653,8 @@ static int run(const options *o, uint32_t nbots, double *down_payload_out, figur
            (unsigned long long)(b.cl.snapshots_kept_applied - a.cl.snapshots_kept_applied),
            (unsigned long long)(b.cl.snapshots_dropped - a.cl.snapshots_dropped),
            (unsigned long long)(b.sv.snapshots_repair - a.sv.snapshots_repair),
-           (unsigned long long)(b.cl.held_ticks - a.cl.held_ticks), (unsigned long long)(b.cl.capped_ticks - a.cl.capped_ticks));
+           (unsigned long long)(b.cl.held_ticks - a.cl.held_ticks),
+           (unsigned long long)(b.cl.capped_ticks - a.cl.capped_ticks));
     printf("   targets (1 KB = 1000 B):\n");
     printf("     upstream wire <= 2500 B/s at 32 packets/s: %.0f B/s at %.1f/s: %s\n", up_wire, packets_up,
            verdict(up_wire <= 2500.0));
@@ -737,8 +738,8 @@ static int compare_secure(const options *base)
     for (uint32_t k = 0; k < base->runs; k++) {
         const figures *a = &f[0][k], *b = &f[1][k];
         printf("   %u bots: clients playing at the end        %12u %12u\n", a->nbots, a->playing, b->playing);
-        printf("   up wire per client, B/s (target <= 2500)     %12.0f %12.0f  (%.1f / %.1f packets/s)\n",
-               a->up_wire, b->up_wire, a->packets_up, b->packets_up);
+        printf("   up wire per client, B/s (target <= 2500)     %12.0f %12.0f  (%.1f / %.1f packets/s)\n", a->up_wire,
+               b->up_wire, a->packets_up, b->packets_up);
         printf("   down payload per client, B/s                 %12.0f %12.0f\n", a->down_payload, b->down_payload);
         printf("   down wire per client, B/s                    %12.0f %12.0f\n", a->down_wire, b->down_wire);
         printf("   snapshot payload per moving character, B/s   %12.1f %12.1f  (target <= 200)\n", a->per_char_s,
@@ -779,16 +780,17 @@ static int compare_latency(const options *base)
 
 static void usage(void)
 {
-    fprintf(stderr,
-            "usage: bench_net [--enet | --secure | --secure-compare] [--bots N[,N...]] [--seconds S] [--warmup S]\n"
-            "                 [--mode random|circuit]\n"
-            "                 [--leash-mm MM] [--latency-ms MS] [--jitter-ms MS] [--loss-permille N] [--seed N]\n"
-            "                 [--no-compare]\n"
-            "defaults: in-memory network, --bots 8,64 --seconds 20 --warmup 3 --mode random --leash-mm 4000\n"
-            "          --latency-ms 25 --jitter-ms 0 --loss-permille 0 --seed 1; then (in memory, unless\n"
-            "          --no-compare) 8 bots at 0 ms and at 75 ms each way with 20 ms jitter and 5%% loss, side by side\n"
-            "--secure: over ENet, the server in secure mode (tokens, sealed messages); --secure-compare: each\n"
-            "          bot count over ENet insecure then secure, and a side-by-side table with the sealing cost\n");
+    fprintf(
+        stderr,
+        "usage: bench_net [--enet | --secure | --secure-compare] [--bots N[,N...]] [--seconds S] [--warmup S]\n"
+        "                 [--mode random|circuit]\n"
+        "                 [--leash-mm MM] [--latency-ms MS] [--jitter-ms MS] [--loss-permille N] [--seed N]\n"
+        "                 [--no-compare]\n"
+        "defaults: in-memory network, --bots 8,64 --seconds 20 --warmup 3 --mode random --leash-mm 4000\n"
+        "          --latency-ms 25 --jitter-ms 0 --loss-permille 0 --seed 1; then (in memory, unless\n"
+        "          --no-compare) 8 bots at 0 ms and at 75 ms each way with 20 ms jitter and 5%% loss, side by side\n"
+        "--secure: over ENet, the server in secure mode (tokens, sealed messages); --secure-compare: each\n"
+        "          bot count over ENet insecure then secure, and a side-by-side table with the sealing cost\n");
 }
 
 int main(int argc, char **argv)

@@ -35,14 +35,14 @@ static const uint32_t counts[] = {64, 1000};
 #define COUNT_KINDS (sizeof counts / sizeof counts[0])
 
 static double min_seconds = 2.0;
-static uint32_t only_count = 0;      // --characters: 0 for both counts
+static uint32_t only_count = 0;       // --characters: 0 for both counts
 static const char *only_level = NULL; // --level: NULL for both levels
 static uint32_t threads = 2;
 static uint32_t batch = 0;
 
 // Returns false when the two scenes differed (or setting up failed).
-static bool bench_count(const char *name, const sim_level *level, const sim_world *w, bool rooms,
-                        uint32_t count, keel_jobs *jobs)
+static bool bench_count(const char *name, const sim_level *level, const sim_world *w, bool rooms, uint32_t count,
+                        keel_jobs *jobs)
 {
     bench_speedup f;
     if (!bench_scene_speedup("bench_parallel", level, w, rooms, count, jobs, batch, min_seconds, &f))
@@ -53,8 +53,8 @@ static bool bench_count(const char *name, const sim_level *level, const sim_worl
         return false;
     }
     if (f.no_executor) {
-        printf("%-8s %6" PRIu32 " %6" PRIu64 "  one work item a tick (batch >= characters): no executor call\n",
-               name, count, f.ticks);
+        printf("%-8s %6" PRIu32 " %6" PRIu64 "  one work item a tick (batch >= characters): no executor call\n", name,
+               count, f.ticks);
         return true;
     }
     double per1 = (double)(f.ticks * count) / f.seconds1;
@@ -64,12 +64,12 @@ static bool bench_count(const char *name, const sim_level *level, const sim_worl
     double idle = 1.0 - f.workN / (f.movesN * threads);
     printf("%-8s %6" PRIu32 " %6" PRIu64 " %12.0f %12.0f %8.2fx %7.2fx %7.3f %6.1f%% %6.2fx %6.3f %5.1f%% %5.2f/%.2f\n",
            name, count, f.ticks, per1, perN, f.seconds1 / f.secondsN, f.moves1 / f.movesN,
-           f.seconds1 * 1e3 / (double)f.ticks, 100.0 * serial1 / f.seconds1, bound, f.workN / f.work1,
-           100.0 * idle, f.cores_before, f.cores_after);
+           f.seconds1 * 1e3 / (double)f.ticks, 100.0 * serial1 / f.seconds1, bound, f.workN / f.work1, 100.0 * idle,
+           f.cores_before, f.cores_after);
     printf("BENCH bench_parallel level=%s characters=%" PRIu32 " threads=%" PRIu32
            " metric=speedup value=%.3f moves=%.3f serial_share=%.4f work=%.3f idle=%.4f cores=%.2f/%.2f\n",
-           name, count, threads, f.seconds1 / f.secondsN, f.moves1 / f.movesN, serial1 / f.seconds1,
-           f.workN / f.work1, idle, f.cores_before, f.cores_after);
+           name, count, threads, f.seconds1 / f.secondsN, f.moves1 / f.movesN, serial1 / f.seconds1, f.workN / f.work1,
+           idle, f.cores_before, f.cores_after);
     return true;
 }
 
@@ -86,7 +86,7 @@ static bool bench_level(const char *name, sim_level *level, bool rooms, keel_job
     } else {
         for (size_t k = 0; k < COUNT_KINDS; k++)
             if (!only_count || only_count == counts[k])
-            ok = bench_count(name, level, w, rooms, counts[k], jobs) && ok;
+                ok = bench_count(name, level, w, rooms, counts[k], jobs) && ok;
         sim_world_destroy(w);
     }
     sim_level_free(level);

@@ -131,8 +131,7 @@ static void make_inputs(const sim_world *w, uint64_t seed, inputs *in)
         // Contacts: from resting on the ground (or slightly in it) to 0.3 m
         // above, where a mover asks what it is about to touch.
         sim_fx h = sim_fx_add(shape.half.y, rng_fx(&r, -SIM_FX_MM(20), SIM_FX_MM(300)));
-        in->overlap[i] = (sim_overlap_input){shape, sim_v3(x, sim_fx_add(ground, h), z),
-                                             SIM_FX_MM(20)};
+        in->overlap[i] = (sim_overlap_input){shape, sim_v3(x, sim_fx_add(ground, h), z), SIM_FX_MM(20)};
         // Rays: eye height, 0.5 to 20 m in any direction (line of sight, aim).
         sim_vec3 eye = sim_v3(x, sim_fx_add(ground, SIM_FX_MM(1600)), z);
         in->ray[i] = (sim_ray_input){eye, rng_dir(&r, rng_fx(&r, SIM_FX_MM(500), SIM_FX_INT(20)))};
@@ -335,8 +334,7 @@ static int build_case_polygon(sim_level *out, bool fan, sim_error *err)
 }
 
 static const char *const build_case_names[] = {
-    "cube2cm_5k", "cube2cm_10k", "cube2cm_20k", "cube2cm_100k", "fan_10k", "polygon_10k",
-    "zdm2_scale0.001",
+    "cube2cm_5k", "cube2cm_10k", "cube2cm_20k", "cube2cm_100k", "fan_10k", "polygon_10k", "zdm2_scale0.001",
 };
 #define BUILD_CASE_COUNT (int)(sizeof build_case_names / sizeof build_case_names[0])
 
@@ -375,8 +373,8 @@ static int load_build_case(int k, sim_level *out)
 static bool bench_build_cases(const char *only)
 {
     bool ok = true, any = false;
-    printf("%-16s %10s %10s %9s %10s %12s %9s\n", "build case", "level tris", "triangles",
-           "build ms", "inactive", "tests/tri", "capped");
+    printf("%-16s %10s %10s %9s %10s %12s %9s\n", "build case", "level tris", "triangles", "build ms", "inactive",
+           "tests/tri", "capped");
     for (int k = 0; k < BUILD_CASE_COUNT; k++) {
         if (only && strcmp(only, build_case_names[k]) != 0)
             continue;
@@ -394,19 +392,16 @@ static bool bench_build_cases(const char *only)
         sim_world *w = sim_world_create(&level, &def, &err);
         double ms = (now_s() - t0) * 1000.0;
         if (!w) {
-            fprintf(stderr, "bench_query: %s: cannot build the world: %s\n", build_case_names[k],
-                    err.message);
+            fprintf(stderr, "bench_query: %s: cannot build the world: %s\n", build_case_names[k], err.message);
             sim_level_free(&level);
             ok = false;
             continue;
         }
         sim_world_stats st = sim_world_get_stats(w);
-        printf("%-16s %10" PRIu32 " %10" PRIu32 " %9.1f %10" PRIu32 " %12.1f %9" PRIu32 "\n",
-               build_case_names[k], level.triangle_count, st.triangle_count, ms, st.inactive_edges,
-               (double)st.classify_tests / (double)(st.triangle_count ? st.triangle_count : 1),
-               st.classify_capped);
-        printf("BENCH bench_query build_case=%s metric=build_ms value=%.3f\n", build_case_names[k],
-               ms);
+        printf("%-16s %10" PRIu32 " %10" PRIu32 " %9.1f %10" PRIu32 " %12.1f %9" PRIu32 "\n", build_case_names[k],
+               level.triangle_count, st.triangle_count, ms, st.inactive_edges,
+               (double)st.classify_tests / (double)(st.triangle_count ? st.triangle_count : 1), st.classify_capped);
+        printf("BENCH bench_query build_case=%s metric=build_ms value=%.3f\n", build_case_names[k], ms);
         fflush(stdout);
         sim_world_destroy(w);
         sim_level_free(&level);
@@ -531,14 +526,13 @@ int main(int argc, char **argv)
     printf("%s (r 0.4 or half width 0.4, h 1.8); sweeps 0.05-1.6 m; contacts margin 0.02 m; rays 0.5-20 m; "
            "%d seeded inputs per level, >= %.0f s per figure; build = best of %d\n\n",
            shape_name, QUERY_COUNT, min_seconds, BUILD_REPEATS);
-    printf("%-16s %10s %9s %9s %11s %11s %11s %7s %8s %9s %7s\n", "level", "triangles", "load ms",
-           "build ms", "sweeps/s", "contacts/s", "rays/s", "hit %", "overlap%", "contacts", "ray hit%");
+    printf("%-16s %10s %9s %9s %11s %11s %11s %7s %8s %9s %7s\n", "level", "triangles", "load ms", "build ms",
+           "sweeps/s", "contacts/s", "rays/s", "hit %", "overlap%", "contacts", "ray hit%");
     for (int i = 0; i < count; i++) {
         const figures *f = &all[i];
-        printf("%-16s %10" PRIu32 " %9.1f %9.1f %11.0f %11.0f %11.0f %7.1f %8.2f %9.2f %7.1f\n",
-               f->level, f->triangles, f->load_ms, f->build_ms, f->sweeps_per_s, f->contacts_per_s,
-               f->rays_per_s, f->sweep_hit_pct, f->sweep_overlap_pct, f->contacts_avg,
-               f->ray_hit_pct);
+        printf("%-16s %10" PRIu32 " %9.1f %9.1f %11.0f %11.0f %11.0f %7.1f %8.2f %9.2f %7.1f\n", f->level, f->triangles,
+               f->load_ms, f->build_ms, f->sweeps_per_s, f->contacts_per_s, f->rays_per_s, f->sweep_hit_pct,
+               f->sweep_overlap_pct, f->contacts_avg, f->ray_hit_pct);
     }
     printf("\n");
     for (int i = 0; i < count; i++) {
@@ -548,16 +542,18 @@ int main(int argc, char **argv)
         printf("BENCH bench_query shape=%s level=%s metric=load_ms value=%.3f\n", shape_name, l, f->load_ms);
         printf("BENCH bench_query shape=%s level=%s metric=build_ms value=%.3f\n", shape_name, l, f->build_ms);
         printf("BENCH bench_query shape=%s level=%s metric=sweeps_per_s value=%.0f\n", shape_name, l, f->sweeps_per_s);
-        printf("BENCH bench_query shape=%s level=%s metric=contacts_per_s value=%.0f\n", shape_name, l, f->contacts_per_s);
+        printf("BENCH bench_query shape=%s level=%s metric=contacts_per_s value=%.0f\n", shape_name, l,
+               f->contacts_per_s);
         printf("BENCH bench_query shape=%s level=%s metric=rays_per_s value=%.0f\n", shape_name, l, f->rays_per_s);
-        printf("BENCH bench_query shape=%s level=%s metric=sweep_hit_pct value=%.2f\n", shape_name, l, f->sweep_hit_pct);
+        printf("BENCH bench_query shape=%s level=%s metric=sweep_hit_pct value=%.2f\n", shape_name, l,
+               f->sweep_hit_pct);
         printf("BENCH bench_query shape=%s level=%s metric=sweep_start_overlap_pct value=%.2f\n", shape_name, l,
                f->sweep_overlap_pct);
         printf("BENCH bench_query shape=%s level=%s metric=contacts_per_query value=%.3f\n", shape_name, l,
                f->contacts_avg);
         printf("BENCH bench_query shape=%s level=%s metric=ray_hit_pct value=%.2f\n", shape_name, l, f->ray_hit_pct);
-        printf("BENCH bench_query shape=%s level=%s metric=result_hash sweeps=%016" PRIx64
-               " contacts=%016" PRIx64 " rays=%016" PRIx64 "\n",
+        printf("BENCH bench_query shape=%s level=%s metric=result_hash sweeps=%016" PRIx64 " contacts=%016" PRIx64
+               " rays=%016" PRIx64 "\n",
                shape_name, l, f->sweep_hash, f->contact_hash, f->ray_hash);
     }
     printf("\n");

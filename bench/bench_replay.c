@@ -149,10 +149,9 @@ static double record(const bench_level *bl, uint32_t count, uint32_t keyframes, 
 static void sizes(const bench_level *bl, const char *path)
 {
     static const uint32_t counts[] = {1, 8, 32};
-    printf("\n%s: recording size per player-hour at 64 Hz (%u-tick recordings)\n", bl->name,
-           (unsigned)record_ticks);
-    printf("  %-8s %-22s %-22s %-22s %s\n", "players", "no keyframes, zstd", "no keyframes, raw",
-           "keyframes/64, zstd", "encode ns/char-tick");
+    printf("\n%s: recording size per player-hour at 64 Hz (%u-tick recordings)\n", bl->name, (unsigned)record_ticks);
+    printf("  %-8s %-22s %-22s %-22s %s\n", "players", "no keyframes, zstd", "no keyframes, raw", "keyframes/64, zstd",
+           "encode ns/char-tick");
     for (size_t k = 0; k < sizeof counts / sizeof counts[0]; k++) {
         uint32_t n = counts[k];
         double scale = TICKS_PER_HOUR / ((double)record_ticks * (double)n) / 1e6;
@@ -179,8 +178,8 @@ static void speed(const bench_level *bl, const char *path)
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     if (cpus < 1)
         cpus = 1;
-    printf("\n%s: verify speed, %u characters, %u ticks, keyframes every %u\n", bl->name,
-           (unsigned)verify_characters, (unsigned)record_ticks, REC_DEFAULT_KEYFRAME_INTERVAL);
+    printf("\n%s: verify speed, %u characters, %u ticks, keyframes every %u\n", bl->name, (unsigned)verify_characters,
+           (unsigned)record_ticks, REC_DEFAULT_KEYFRAME_INTERVAL);
     double one = 0;
     for (long threads = 1; threads <= cpus; threads = threads == 1 ? cpus : threads + 1) {
         rec_verify_config vc = rec_default_verify_config();
@@ -200,9 +199,8 @@ static void speed(const bench_level *bl, const char *path)
         }
         if (threads == 1)
             one = best;
-        printf("  %ld thread%s: %.2f M character-ticks/s (%.2f M per thread)%s\n", threads,
-               threads == 1 ? " " : "s", best / 1e6, best / 1e6 / (double)threads,
-               threads == 1 ? "" : "");
+        printf("  %ld thread%s: %.2f M character-ticks/s (%.2f M per thread)%s\n", threads, threads == 1 ? " " : "s",
+               best / 1e6, best / 1e6 / (double)threads, threads == 1 ? "" : "");
         if (threads > 1)
             printf("  speed-up on %ld threads: %.2fx\n", threads, best / one);
         if (cpus == 1)

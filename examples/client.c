@@ -97,8 +97,7 @@ int main(int argc, char **argv)
     cl_smooth *smooth = cl_smooth_create(&smooth_settings, NET_MAX_CHARACTERS);
     int status = 1;
     if (!host || !cl || !smooth) {
-        fprintf(stderr, "client: cannot connect to %s:%" PRIu32 ": %s\n", address, port,
-                why ? why : "out of memory");
+        fprintf(stderr, "client: cannot connect to %s:%" PRIu32 ": %s\n", address, port, why ? why : "out of memory");
         goto done;
     }
 
@@ -150,7 +149,7 @@ int main(int argc, char **argv)
         for (uint32_t k = 0; k < due; k++) {
             sim_input cmd;
             memset(&cmd, 0, sizeof cmd);
-            cmd.forward = 127; // walk forward...
+            cmd.forward = 127;            // walk forward...
             yaw = (sim_angle)(yaw + 64u); // ...turning a full circle every 16 s at 64 Hz
             cmd.yaw = yaw;
             cl_client_predict(cl, &cmd, now_ms);

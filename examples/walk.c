@@ -28,8 +28,8 @@ static sim_input command_for(uint32_t id, uint32_t tick)
 {
     sim_input in = {.tick = tick};
     if (id == CLIMBER) {
-        in.forward = 127;              // full speed ahead...
-        in.yaw = SIM_ANGLE_HALF;       // ...facing +z, up the ramp
+        in.forward = 127;        // full speed ahead...
+        in.yaw = SIM_ANGLE_HALF; // ...facing +z, up the ramp
     } else {
         in.forward = 127;
         in.right = tick < 96 ? 0 : 64; // veer right after 1.5 s
@@ -54,8 +54,7 @@ int main(void)
     uint32_t lib = sim_version();
     printf("keel %s (headers %s)\n", sim_version_string(), KEEL_VERSION_STRING);
     if (lib >> 8 != KEEL_VERSION >> 8) { // major and minor must match before 1.0
-        fprintf(stderr, "walk: library %s does not match headers %s\n", sim_version_string(),
-                KEEL_VERSION_STRING);
+        fprintf(stderr, "walk: library %s does not match headers %s\n", sim_version_string(), KEEL_VERSION_STRING);
         return 1;
     }
 
@@ -77,8 +76,7 @@ int main(void)
     sim_move_settings settings = sim_move_default_settings();
     sim_scene *scene = sim_scene_create(world, &settings, 8);
     int status = 1;
-    if (!scene || spawn(scene, &level, RUNNER, "spawn") != 0 ||
-        spawn(scene, &level, CLIMBER, "ramp_20_start") != 0)
+    if (!scene || spawn(scene, &level, RUNNER, "spawn") != 0 || spawn(scene, &level, CLIMBER, "ramp_20_start") != 0)
         goto done;
 
     // The game loop: commands in, one step, states out.
@@ -95,10 +93,9 @@ int main(void)
             const sim_char_state *chars = sim_scene_characters(scene, &count);
             for (uint32_t k = 0; k < count; k++) {
                 const sim_char_state *c = &chars[k];
-                printf("tick %3" PRIu32 "  id %" PRIu32 "  %-5s  pos (%7.3f, %6.3f, %7.3f)%s\n",
-                       sim_scene_tick(scene), c->id, sim_move_type_name(c->move_type),
-                       metres(c->position.x), metres(c->position.y), metres(c->position.z),
-                       (c->flags & SIM_CHAR_GROUNDED) ? "  grounded" : "");
+                printf("tick %3" PRIu32 "  id %" PRIu32 "  %-5s  pos (%7.3f, %6.3f, %7.3f)%s\n", sim_scene_tick(scene),
+                       c->id, sim_move_type_name(c->move_type), metres(c->position.x), metres(c->position.y),
+                       metres(c->position.z), (c->flags & SIM_CHAR_GROUNDED) ? "  grounded" : "");
             }
         }
     }

@@ -51,7 +51,7 @@ Test(angle, degrees_macro)
     cr_assert_eq(SIM_ANGLE_DEG(180), SIM_ANGLE_HALF);
     cr_assert_eq(SIM_ANGLE_DEG(-45), 0xE000);
     cr_assert_eq(SIM_ANGLE_DEG(360), 0);
-    cr_assert_eq(SIM_ANGLE_DEG(1), 182);  // 182.04
+    cr_assert_eq(SIM_ANGLE_DEG(1), 182);    // 182.04
     cr_assert_eq(SIM_ANGLE_DEG(-1), 65354); // -182
     for (int d = -720; d <= 720; d++) {
         double want = fmod(round(d * 65536.0 / 360.0), 65536.0);

@@ -14,8 +14,7 @@ static void sleeps_reach_the_deadline(void (*sleep_until)(uint64_t))
         uint64_t deadline = keel_app_now_us() + wait_us;
         sleep_until(deadline);
         uint64_t now = keel_app_now_us();
-        cr_assert_geq(now, deadline, "woke %llu us before the deadline",
-                      (unsigned long long)(deadline - now));
+        cr_assert_geq(now, deadline, "woke %llu us before the deadline", (unsigned long long)(deadline - now));
     }
     // a deadline in the past, or long past, returns at once
     sleep_until(0);

@@ -105,8 +105,8 @@ static const char *issue(const char *name, unsigned client_id, const char *serve
     char id[16], now[32];
     snprintf(id, sizeof id, "%u", client_id);
     snprintf(now, sizeof now, "%lld", (long long)time(NULL) - age_s);
-    const char *args[] = {"issue", "--key", key, "--client-id", id, "--server", server, "--now", now, "--out", path,
-                          NULL};
+    const char *args[] = {"issue", "--key", key, "--client-id", id,   "--server",
+                          server,  "--now", now, "--out",       path, NULL};
     keel_test_run_result r = run("keel-token", args);
     cr_assert_eq(r.exit_code, 0, "%s", r.err);
     keel_test_run_free(&r);
@@ -123,8 +123,9 @@ typedef struct server {
 
 static void server_start(server *s)
 {
-    const char *args[] = {"--bind", "127.0.0.1", "--port", "0", "--key", key, "--max-per-address", "32",
-                          "--duration", "400", "--stats-json", "--stats-interval", "1", NULL};
+    const char *args[] = {
+        "--bind", "127.0.0.1",    "--port",           "0", "--key", key, "--max-per-address", "32", "--duration",
+        "400",    "--stats-json", "--stats-interval", "1", NULL};
     keel_test_proc_start(&s->proc, "keel-server", args);
     s->port = keel_test_wait_port(s->proc.err);
     cr_assert_gt(s->port, 0, "keel-server did not start");
@@ -220,9 +221,8 @@ static void print_table(const char *summary, const char *err)
     cr_log_info("%-36s %7s %5s %5s %7s %5s  %-28s %s", "case", "sent", "bytes", "slots", "replies", "max",
                 "replies by type", "the server counted (whole run)");
     for (int i = 0; i < nrows; i++)
-        cr_log_info("%-36s %7.0f %5.0f %5.0f %7.0f %5.0f  %-28s %s", rows[i].name, rows[i].sent,
-                    rows[i].request_bytes, rows[i].slots, rows[i].replies, rows[i].reply_max, rows[i].kinds,
-                    rows[i].counted);
+        cr_log_info("%-36s %7.0f %5.0f %5.0f %7.0f %5.0f  %-28s %s", rows[i].name, rows[i].sent, rows[i].request_bytes,
+                    rows[i].slots, rows[i].replies, rows[i].reply_max, rows[i].kinds, rows[i].counted);
 }
 
 // ---- the cases ---------------------------------------------------------------------
@@ -241,8 +241,7 @@ static char *attack(const char *const *args)
 }
 
 // A token refused for `reason`: the attacker's result and reason.
-static void refused_token(const server *s, const char *name, const char *token, const char *damage,
-                          const char *reason)
+static void refused_token(const server *s, const char *name, const char *token, const char *damage, const char *reason)
 {
     long before = server_clients(s);
     const char *args[] = {"request", "--server", s->addr, "--token", token, damage ? "--damage" : NULL, damage, NULL};
@@ -256,11 +255,11 @@ static void refused_token(const server *s, const char *name, const char *token, 
 }
 
 // A bot process (keel-client) in the background.
-static void bot_start(keel_test_proc *p, const char *port, const char *token_flag, const char *token,
-                      const char *bots, const char *ticks)
+static void bot_start(keel_test_proc *p, const char *port, const char *token_flag, const char *token, const char *bots,
+                      const char *ticks)
 {
-    const char *args[] = {"--port", port, token_flag, token, "--bots", bots, "--ticks", ticks,
-                          "--connect-timeout", "60", NULL};
+    const char *args[] = {"--port",  port,  token_flag,          token, "--bots", bots,
+                          "--ticks", ticks, "--connect-timeout", "60",  NULL};
     keel_test_proc_start(p, "keel-client", args);
 }
 
@@ -325,8 +324,8 @@ Test(attack, every_threat_against_a_playing_server)
     char cap_path[300];
     snprintf(cap_path, sizeof cap_path, "%s", cap_file);
     keel_test_proc cap;
-    const char *cap_args[] = {"capture", "--server", s.addr, "--listen", "0", "--seconds", "60", "--out", cap_path,
-                              "--replay-after", "8", "--wait", "1000", NULL};
+    const char *cap_args[] = {"capture", "--server", s.addr,           "--listen", "0",      "--seconds", "60",
+                              "--out",   cap_path,   "--replay-after", "8",        "--wait", "1000",      NULL};
     keel_test_proc_start(&cap, "keel-attack", cap_args);
     char cap_port[16];
     snprintf(cap_port, sizeof cap_port, "%u", keel_test_wait_port(cap.err));
@@ -354,8 +353,9 @@ Test(attack, every_threat_against_a_playing_server)
     // bits flipped in sealed payloads between one bot and the server
     before = server_clients(&s);
     keel_test_proc relay, flipped;
-    const char *relay_args[] = {"--server", s.addr, "--listen", "0", "--seed", "7", "--flip", "20", "--flip-tail", "16",
-                                "--flip-min", "40", "--flip-skip", "32", "--duration", "120", NULL};
+    const char *relay_args[] = {"--server",    s.addr, "--listen",    "0",   "--seed",     "7",
+                                "--flip",      "20",   "--flip-tail", "16",  "--flip-min", "40",
+                                "--flip-skip", "32",   "--duration",  "120", NULL};
     keel_test_proc_start(&relay, "keel-relay", relay_args);
     char relay_port[16];
     snprintf(relay_port, sizeof relay_port, "%u", keel_test_wait_port(relay.out));
@@ -376,8 +376,7 @@ Test(attack, every_threat_against_a_playing_server)
     cr_expect_gt(client_forged, 0, "flipped tags on the way down: %s", flip_out);
     row *fr = add_row("bits flipped (datagrams)", NULL, server_clients(&s) - before, "#sealed_forged");
     fr->sent = flips_up + flips_down;
-    snprintf(fr->kinds, sizeof fr->kinds, "up %.0f, down %.0f; bot forged %.0f", flips_up, flips_down,
-             client_forged);
+    snprintf(fr->kinds, sizeof fr->kinds, "up %.0f, down %.0f; bot forged %.0f", flips_up, flips_down, client_forged);
     free(flip_out);
     free(relay_out);
     keel_test_proc_cleanup(&relay);
@@ -390,8 +389,8 @@ Test(attack, every_threat_against_a_playing_server)
     for (int k = 0; k < 2; k++) {
         before = server_clients(&s);
         const char *random_args[] = {"flood", "--server", s.addr, "--rate", "10000", "--seconds", "1", NULL};
-        const char *real_args[] = {"flood", "--server", s.addr, "--rate", "10000", "--seconds", secs,
-                                   "--token", flood_token, NULL};
+        const char *real_args[] = {"flood",     "--server", s.addr,    "--rate",    "10000",
+                                   "--seconds", secs,       "--token", flood_token, NULL};
         char *out = attack(k ? real_args : random_args);
         cr_expect_eq(keel_test_json_num(out, "replies_larger"), 0, "%s", out);
         cr_expect_leq(keel_test_json_num(out, "reply_max"), NET_HS_REQUEST_BYTES, "%s", out);

@@ -27,7 +27,7 @@
 #include "ref_geom.h"
 #include "test_support.h"
 
-#define M(x) ((sim_fx)llround((x) * 65536.0))
+#define M(x) ((sim_fx)llround((x)*65536.0))
 #define D(v) ((v) / 65536.0)
 #define PI 3.14159265358979323846
 
@@ -41,10 +41,7 @@ static void setup(void)
     S = sim_move_default_settings();
 }
 
-static void teardown(void)
-{
-    keel_test_builtin_free(&level, world);
-}
+static void teardown(void) { keel_test_builtin_free(&level, world); }
 
 TestSuite(crowd, .init = setup, .fini = teardown, .timeout = 600);
 
@@ -241,8 +238,8 @@ Test(crowd, two_hundred_characters_under_the_platforms_stay_above_the_floor)
     cr_assert_eq(sim_scene_add_area_platforms(r.scene, &level, 100001, 100002), 0);
     for (int t = 0; t < TICKS; t++)
         crowd_tick(&r, NULL, false);
-    cr_log_info("platforms: %u characters x %d ticks: %llu crossings, lowest feet %.4f m, %u stuck\n", N,
-                TICKS, (unsigned long long)r.crossings, D(r.lowest_feet), stuck_count(&r));
+    cr_log_info("platforms: %u characters x %d ticks: %llu crossings, lowest feet %.4f m, %u stuck\n", N, TICKS,
+                (unsigned long long)r.crossings, D(r.lowest_feet), stuck_count(&r));
     cr_expect_eq(r.crossings, 0, "%s", r.first);
     cr_expect_geq(r.lowest_feet, -SIM_FX_MM(1), "a character's feet went to %.4f m", D(r.lowest_feet));
     crowd_end(&r);
@@ -397,8 +394,8 @@ static void pair_run(int ta, int tb, int axis, double gap, bool go1, bool go2, c
         if (met < 0 && d > -0.02)
             met = t;
         if (met >= 0 && t > met + 64)
-            cr_assert_leq(d, PAIR_SETTLED(&s), "%s %s %s (axis %d), tick %d: still %.4f m deep", na, what, nb, axis,
-                          t, d);
+            cr_assert_leq(d, PAIR_SETTLED(&s), "%s %s %s (axis %d), tick %d: still %.4f m deep", na, what, nb, axis, t,
+                          d);
         cr_assert(a->flags & b->flags & SIM_CHAR_GROUNDED, "%s %s %s (axis %d), tick %d: knocked off the floor", na,
                   what, nb, axis, t);
     }
@@ -527,11 +524,11 @@ Test(crowd, twenty_four_characters_of_two_shapes_pressing_into_the_corner)
             }
             cr_log_info("%s and %s in the corner: %u characters x %d ticks: %llu crossings, lowest feet %.4f m, "
                         "deepest overlap %.5f m (%.5f m in the second half), %u stuck\n",
-                        shape_names[ta], shape_names[tb], N, TICKS, (unsigned long long)r.crossings,
-                        D(r.lowest_feet), deepest, settled, stuck_count(&r));
+                        shape_names[ta], shape_names[tb], N, TICKS, (unsigned long long)r.crossings, D(r.lowest_feet),
+                        deepest, settled, stuck_count(&r));
             cr_expect_eq(r.crossings, 0, "%s and %s", shape_names[ta], shape_names[tb]);
-            cr_expect_geq(r.lowest_feet, -SIM_FX_MM(1), "%s and %s: a character's feet went to %.4f m",
-                          shape_names[ta], shape_names[tb], D(r.lowest_feet));
+            cr_expect_geq(r.lowest_feet, -SIM_FX_MM(1), "%s and %s: a character's feet went to %.4f m", shape_names[ta],
+                          shape_names[tb], D(r.lowest_feet));
             cr_expect_lt(deepest, PAIR_FIRST_CONTACT, "%s and %s: two overlapped by %.4f m", shape_names[ta],
                          shape_names[tb], deepest);
             cr_expect_leq(settled, PAIR_SETTLED(&S), "%s and %s: two overlapped by %.4f m in the second half",

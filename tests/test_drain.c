@@ -65,8 +65,20 @@ static void drain_with(int sig, const char *name)
     char reason[64];
     snprintf(reason, sizeof reason, "server shutting down (%s)", name);
     keel_test_proc sv, cl;
-    const char *sargs[] = {"--bind", "127.0.0.1", "--port", "0", "--insecure", "--duration", "120",
-                           "--max-per-address", "16", "--record", rec, "--stats-json", "--stats-interval", "1",
+    const char *sargs[] = {"--bind",
+                           "127.0.0.1",
+                           "--port",
+                           "0",
+                           "--insecure",
+                           "--duration",
+                           "120",
+                           "--max-per-address",
+                           "16",
+                           "--record",
+                           rec,
+                           "--stats-json",
+                           "--stats-interval",
+                           "1",
                            NULL};
     keel_test_proc_start(&sv, "keel-server", sargs);
     char port[16];

@@ -38,11 +38,12 @@ static int32_t rnd_pow2(keel_rng *r)
     return (u >> 16) & 1 ? -v : v;
 }
 
-static const int32_t EDGES[] = {
-    0, 1, -1, 2, -2, 3, -3, 0x7FFF, 0x8000, -0x8000, 0x8001, 0xFFFF, 0x10000, -0x10000, 0x10001,
-    -0x10001, 0x18000, -0x18000, 0x20000, 0xFFFFF, 0x100000, -0x100000, 0x100001, 0x1FFFFF,
-    0x3FFFFFFF, 0x40000000, -0x40000000, 0x40000001, 0x7FFF0000, 0x7FFFFFFE, 0x7FFFFFFF,
-    -0x7FFFFFFF, INT32_MIN, 0x00B504F3, 0x05A82799, 12345678, -87654321, 0x12345, 0x3243F};
+static const int32_t EDGES[] = {0,          1,          -1,         2,           -2,         3,           -3,
+                                0x7FFF,     0x8000,     -0x8000,    0x8001,      0xFFFF,     0x10000,     -0x10000,
+                                0x10001,    -0x10001,   0x18000,    -0x18000,    0x20000,    0xFFFFF,     0x100000,
+                                -0x100000,  0x100001,   0x1FFFFF,   0x3FFFFFFF,  0x40000000, -0x40000000, 0x40000001,
+                                0x7FFF0000, 0x7FFFFFFE, 0x7FFFFFFF, -0x7FFFFFFF, INT32_MIN,  0x00B504F3,  0x05A82799,
+                                12345678,   -87654321,  0x12345,    0x3243F};
 #define N_EDGES ((int)(sizeof EDGES / sizeof EDGES[0]))
 
 // ---- multiplication --------------------------------------------------------
@@ -271,8 +272,7 @@ Test(fx, div_exact_minus_32768_is_not_a_failure)
 static int32_t sqrt_input(keel_rng *r, long i)
 {
     switch (i % 6) {
-    case 0:
-        return (int32_t)(keel_rng_next(r) >> 33);
+    case 0: return (int32_t)(keel_rng_next(r) >> 33);
     case 1: {
         int32_t v = rnd_mixed(r);
         return v < 0 ? (v == INT32_MIN ? INT32_MAX : -v) : v;
@@ -350,14 +350,8 @@ Test(fx_traps, mul_negative_overflow_fails_check, .signal = SIGABRT)
     sink = sim_fx_mul(SIM_FX_INT(-200), SIM_FX_INT(200));
 }
 Test(fx_traps, div_by_zero_fails_check, .signal = SIGABRT) { sink = sim_fx_div(SIM_FX_ONE, 0); }
-Test(fx_traps, div_overflow_fails_check, .signal = SIGABRT)
-{
-    sink = sim_fx_div(SIM_FX_INT(20000), SIM_FX_HALF);
-}
-Test(fx_traps, div_positive_32768_fails_check, .signal = SIGABRT)
-{
-    sink = sim_fx_div(SIM_FX_MIN, -SIM_FX_ONE);
-}
+Test(fx_traps, div_overflow_fails_check, .signal = SIGABRT) { sink = sim_fx_div(SIM_FX_INT(20000), SIM_FX_HALF); }
+Test(fx_traps, div_positive_32768_fails_check, .signal = SIGABRT) { sink = sim_fx_div(SIM_FX_MIN, -SIM_FX_ONE); }
 Test(fx_traps, sqrt_negative_fails_check, .signal = SIGABRT) { sink = sim_fx_sqrt(-SIM_FX_ONE); }
 Test(fx_traps, abs_min_fails_check, .signal = SIGABRT) { sink = sim_fx_abs(SIM_FX_MIN); }
 #endif
@@ -387,7 +381,7 @@ Test(fx, atan2_accuracy_and_purity)
     cr_assert_eq(sim_fx_atan2(0, -SIM_FX_ONE), SIM_FX_PI);
     cr_assert_eq(sim_fx_atan2(SIM_FX_ONE, 0), SIM_FX_HALF_PI);
     cr_assert_eq(sim_fx_atan2(-SIM_FX_ONE, 0), -SIM_FX_HALF_PI);
-    cr_assert_eq(sim_fx_atan2(7, 7), 51472); // pi/4
+    cr_assert_eq(sim_fx_atan2(7, 7), 51472);                     // pi/4
     cr_assert_eq(sim_fx_atan2(SIM_FX_MIN, SIM_FX_MIN), -154416); // -3pi/4
 }
 
@@ -422,16 +416,32 @@ static void check_isqrt(uint64_t x)
 {
     uint64_t s = sim_isqrt_u64(x);
     // floor: s^2 <= x < (s + 1)^2, the second written so nothing overflows
-    cr_assert(s <= 0xFFFFFFFFu && s * s <= x && x - s * s <= 2 * s, "isqrt(%llu) = %llu",
-              (unsigned long long)x, (unsigned long long)s);
+    cr_assert(s <= 0xFFFFFFFFu && s * s <= x && x - s * s <= 2 * s, "isqrt(%llu) = %llu", (unsigned long long)x,
+              (unsigned long long)s);
 }
 
 Test(fx, isqrt_u64_is_floor)
 {
     keel_rng r = {7};
-    const uint64_t edges[] = {0, 1, 2, 3, 4, 5, 8, 9, 15, 16, 17, UINT64_MAX, UINT64_MAX - 1,
-                              0xFFFFFFFE00000001ull, 0xFFFFFFFE00000000ull, (uint64_t)1 << 62,
-                              ((uint64_t)1 << 62) - 1, (uint64_t)1 << 63, ((uint64_t)1 << 32) - 1};
+    const uint64_t edges[] = {0,
+                              1,
+                              2,
+                              3,
+                              4,
+                              5,
+                              8,
+                              9,
+                              15,
+                              16,
+                              17,
+                              UINT64_MAX,
+                              UINT64_MAX - 1,
+                              0xFFFFFFFE00000001ull,
+                              0xFFFFFFFE00000000ull,
+                              (uint64_t)1 << 62,
+                              ((uint64_t)1 << 62) - 1,
+                              (uint64_t)1 << 63,
+                              ((uint64_t)1 << 32) - 1};
     for (unsigned i = 0; i < sizeof edges / sizeof edges[0]; i++)
         check_isqrt(edges[i]);
     for (long i = 0; i < 3000000; i++) {
@@ -468,13 +478,12 @@ Test(fx, div_round_s64)
         uint64_t an = num < 0 ? 0 - (uint64_t)num : (uint64_t)num;
         uint64_t ad = den < 0 ? 0 - (uint64_t)den : (uint64_t)den;
         uint64_t aq = q < 0 ? 0 - (uint64_t)q : (uint64_t)q;
-        cr_assert(q == 0 || (q < 0) == ((num < 0) != (den < 0)), "sign of %lld / %lld", (long long)num,
-                  (long long)den);
+        cr_assert(q == 0 || (q < 0) == ((num < 0) != (den < 0)), "sign of %lld / %lld", (long long)num, (long long)den);
         // 2 * |num - q den| <= |den|, and at a tie the magnitude was rounded up
         int64_t rem = (int64_t)an - (int64_t)(aq * ad);
         uint64_t twice = rem < 0 ? 2 * (0 - (uint64_t)rem) : 2 * (uint64_t)rem;
-        cr_assert(twice < ad || (twice == ad && rem < 0), "%lld / %lld -> %lld", (long long)num,
-                  (long long)den, (long long)q);
+        cr_assert(twice < ad || (twice == ad && rem < 0), "%lld / %lld -> %lld", (long long)num, (long long)den,
+                  (long long)q);
     }
     cr_assert_eq(sim_div_round_s64(7, 2), 4);
     cr_assert_eq(sim_div_round_s64(-7, 2), -4);

@@ -21,15 +21,9 @@
 static sim_level level;
 static sim_world *world;
 
-static void setup(void)
-{
-    world = keel_test_builtin_world(&level);
-}
+static void setup(void) { world = keel_test_builtin_world(&level); }
 
-static void teardown(void)
-{
-    keel_test_builtin_free(&level, world);
-}
+static void teardown(void) { keel_test_builtin_free(&level, world); }
 
 TestSuite(golden, .init = setup, .fini = teardown);
 
@@ -141,8 +135,8 @@ static uint64_t movement_hash(const sim_move_settings *s)
                 in[k].right = (int8_t)keel_rng_range(&rng[k], -127, 127);
                 in[k].yaw = (sim_angle)keel_rng_range(&rng[k], 0, 65535);
                 uint64_t b = keel_rng_next(&rng[k]);
-                in[k].buttons = (uint8_t)(((b & 7) == 0 ? SIM_BUTTON_JUMP : 0) |
-                                          ((b & 24) == 0 ? SIM_BUTTON_CROUCH : 0));
+                in[k].buttons =
+                    (uint8_t)(((b & 7) == 0 ? SIM_BUTTON_JUMP : 0) | ((b & 24) == 0 ? SIM_BUTTON_CROUCH : 0));
             } else {
                 in[k].buttons &= (uint8_t)~SIM_BUTTON_JUMP;
             }

@@ -82,8 +82,8 @@ Test(golden_recording, a_fixed_run_records_to_the_pinned_bytes_and_hash)
     rec_file_close(f);
     remove(path);
 
-    cr_log_info("golden recording: %zu bytes, last hash %016" PRIx64 ", file hash %016" PRIx64 "\n", size,
-                in.last_hash, file_hash);
+    cr_log_info("golden recording: %zu bytes, last hash %016" PRIx64 ", file hash %016" PRIx64 "\n", size, in.last_hash,
+                file_hash);
     cr_expect_eq(in.last_hash, GOLDEN_RECORDING_LAST_HASH,
                  "the behaviour changed: last hash is now UINT64_C(0x%016" PRIx64 ") (docs/golden.md)", in.last_hash);
     cr_expect_eq(file_hash, GOLDEN_RECORDING_FILE_HASH,

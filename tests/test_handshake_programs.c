@@ -49,8 +49,8 @@ static keel_test_run_result run(const char *program, const char *const *args)
 Test(handshake_programs, bots_with_tokens_play_and_others_are_refused)
 {
     keel_test_proc sv;
-    const char *sargs[] = {"--bind", "127.0.0.1", "--port", "0", "--key", key1, "--duration", "120",
-                           "--stats-json", "--stats-interval", "0", NULL};
+    const char *sargs[] = {"--bind", "127.0.0.1",    "--port",           "0", "--key", key1, "--duration",
+                           "120",    "--stats-json", "--stats-interval", "0", NULL};
     keel_test_proc_start(&sv, "keel-server", sargs);
     char port[16];
     snprintf(port, sizeof port, "%u", keel_test_wait_port(sv.err));
@@ -95,8 +95,8 @@ Test(handshake_programs, bots_with_tokens_play_and_others_are_refused)
 Test(handshake_programs, a_token_file_joins_once_per_address)
 {
     keel_test_proc sv;
-    const char *sargs[] = {"--bind", "127.0.0.1", "--port", "0", "--key", key1, "--duration", "120",
-                           "--stats-json", "--stats-interval", "0", NULL}; // text on stderr
+    const char *sargs[] = {"--bind", "127.0.0.1",    "--port",           "0", "--key", key1, "--duration",
+                           "120",    "--stats-json", "--stats-interval", "0", NULL}; // text on stderr
     keel_test_proc_start(&sv, "keel-server", sargs);
     unsigned p = keel_test_wait_port(sv.err);
     char port[16], server[64];

@@ -254,8 +254,7 @@ Test(handshake_server, both_sides_derive_the_same_keys_new_for_every_admission)
         cr_assert_eq(respond(response, addr(100), NOW_S, t + 1), NET_HS_OK);
         cr_assert(hs_server_admits(server, addr(100), 0x100u + (unsigned)k, t + 2, &id));
         uint32_t timeout_s = 0;
-        cr_assert(hs_server_session(server, addr(100), 0x100u + (unsigned)k, &id, &timeout_s, keys[k][2],
-                                    keys[k][3]));
+        cr_assert(hs_server_session(server, addr(100), 0x100u + (unsigned)k, &id, &timeout_s, keys[k][2], keys[k][3]));
         cr_assert_eq(id, 9);
         cr_assert_eq(timeout_s, pub.timeout_s, "the token's timeout travels in the challenge");
         cr_assert_arr_eq(keys[k][0], keys[k][2], 32, "client to server");

@@ -49,11 +49,9 @@ Test(hash, pinned_scalars)
 {
     cr_assert_eq(sim_hash_u8(SIM_HASH_SEED, 0x5A), UINT64_C(0x240D4206AE50ECCD));
     cr_assert_eq(sim_hash_u32(SIM_HASH_SEED, 0x01020304u), UINT64_C(0x85C412FACDF42D3F));
-    cr_assert_eq(sim_hash_u64(SIM_HASH_SEED, UINT64_C(0x0102030405060708)),
-                 UINT64_C(0xAC8B92A793280F0C));
+    cr_assert_eq(sim_hash_u64(SIM_HASH_SEED, UINT64_C(0x0102030405060708)), UINT64_C(0xAC8B92A793280F0C));
     cr_assert_eq(sim_hash_fx(SIM_HASH_SEED, -SIM_FX_RATIO(5, 4)), UINT64_C(0xD9F6902679E2C091));
-    cr_assert_eq(sim_hash_vec3(SIM_HASH_SEED,
-                               sim_v3(SIM_FX_INT(1), SIM_FX_INT(-2), SIM_FX_RATIO(1, 4))),
+    cr_assert_eq(sim_hash_vec3(SIM_HASH_SEED, sim_v3(SIM_FX_INT(1), SIM_FX_INT(-2), SIM_FX_RATIO(1, 4))),
                  UINT64_C(0x39E14A1ED81B63BC));
 }
 
@@ -68,8 +66,7 @@ Test(hash, scalars_are_little_endian)
     static const uint8_t u32[4] = {0x04, 0x03, 0x02, 0x01};
     cr_assert_eq(sim_hash_u32(SIM_HASH_SEED, 0x01020304u), XXH64(u32, 4, SIM_HASH_SEED));
     static const uint8_t u64[8] = {8, 7, 6, 5, 4, 3, 2, 1};
-    cr_assert_eq(sim_hash_u64(SIM_HASH_SEED, UINT64_C(0x0102030405060708)),
-                 XXH64(u64, 8, SIM_HASH_SEED));
+    cr_assert_eq(sim_hash_u64(SIM_HASH_SEED, UINT64_C(0x0102030405060708)), XXH64(u64, 8, SIM_HASH_SEED));
     // -1.25 is raw -81920 = 0xFFFEC000 in two's complement.
     static const uint8_t fx[4] = {0x00, 0xC0, 0xFE, 0xFF};
     cr_assert_eq(sim_hash_fx(SIM_HASH_SEED, -SIM_FX_RATIO(5, 4)), XXH64(fx, 4, SIM_HASH_SEED));
@@ -81,19 +78,54 @@ Test(hash, scalars_are_little_endian)
 Test(hash, sweep_result_byte_layout)
 {
     static const uint8_t expect[48] = {
-        1, 0,                                     // hit, start_overlap
-        0x00, 0x60, 0x00, 0x00,                   // fraction 0.375 = 0x6000
-        0x00, 0x00, 0x01, 0x00,                   // position.x 1.0
-        0x00, 0x00, 0xFE, 0xFF,                   // position.y -2.0
-        0x00, 0x40, 0x00, 0x00,                   // position.z 0.25
-        0x00, 0x00, 0x00, 0x00,                   // normal.x
-        0x00, 0x00, 0x01, 0x00,                   // normal.y 1.0
-        0x00, 0x00, 0x00, 0x00,                   // normal.z
-        0xFB, 0xFF, 0xFF, 0xFF,                   // point.x raw -5
-        0x06, 0x00, 0x00, 0x00,                   // point.y raw 6
-        0xF9, 0xFF, 0xFF, 0xFF,                   // point.z raw -7
-        0x40, 0xE2, 0x01, 0x00,                   // feature.triangle 123456
-        SIM_FEATURE_EDGE, 2,                      // feature.type, feature.index
+        1,
+        0, // hit, start_overlap
+        0x00,
+        0x60,
+        0x00,
+        0x00, // fraction 0.375 = 0x6000
+        0x00,
+        0x00,
+        0x01,
+        0x00, // position.x 1.0
+        0x00,
+        0x00,
+        0xFE,
+        0xFF, // position.y -2.0
+        0x00,
+        0x40,
+        0x00,
+        0x00, // position.z 0.25
+        0x00,
+        0x00,
+        0x00,
+        0x00, // normal.x
+        0x00,
+        0x00,
+        0x01,
+        0x00, // normal.y 1.0
+        0x00,
+        0x00,
+        0x00,
+        0x00, // normal.z
+        0xFB,
+        0xFF,
+        0xFF,
+        0xFF, // point.x raw -5
+        0x06,
+        0x00,
+        0x00,
+        0x00, // point.y raw 6
+        0xF9,
+        0xFF,
+        0xFF,
+        0xFF, // point.z raw -7
+        0x40,
+        0xE2,
+        0x01,
+        0x00, // feature.triangle 123456
+        SIM_FEATURE_EDGE,
+        2, // feature.type, feature.index
     };
     sim_sweep_result r = sample_sweep();
     cr_assert_eq(sim_hash_sweep_result(SIM_HASH_SEED, &r), XXH64(expect, 48, SIM_HASH_SEED));
@@ -165,23 +197,32 @@ Test(hash, every_field_and_the_order_matter)
     uint64_t h0 = sim_hash_sweep_result(SIM_HASH_SEED, &base);
     sim_sweep_result r;
 
-    r = base; r.hit = false;
+    r = base;
+    r.hit = false;
     cr_assert_neq(sim_hash_sweep_result(SIM_HASH_SEED, &r), h0);
-    r = base; r.start_overlap = true;
+    r = base;
+    r.start_overlap = true;
     cr_assert_neq(sim_hash_sweep_result(SIM_HASH_SEED, &r), h0);
-    r = base; r.fraction += 1;
+    r = base;
+    r.fraction += 1;
     cr_assert_neq(sim_hash_sweep_result(SIM_HASH_SEED, &r), h0);
-    r = base; r.position.z += 1;
+    r = base;
+    r.position.z += 1;
     cr_assert_neq(sim_hash_sweep_result(SIM_HASH_SEED, &r), h0);
-    r = base; r.normal.x += 1;
+    r = base;
+    r.normal.x += 1;
     cr_assert_neq(sim_hash_sweep_result(SIM_HASH_SEED, &r), h0);
-    r = base; r.point.y += 1;
+    r = base;
+    r.point.y += 1;
     cr_assert_neq(sim_hash_sweep_result(SIM_HASH_SEED, &r), h0);
-    r = base; r.feature.triangle += 1;
+    r = base;
+    r.feature.triangle += 1;
     cr_assert_neq(sim_hash_sweep_result(SIM_HASH_SEED, &r), h0);
-    r = base; r.feature.type = SIM_FEATURE_VERTEX;
+    r = base;
+    r.feature.type = SIM_FEATURE_VERTEX;
     cr_assert_neq(sim_hash_sweep_result(SIM_HASH_SEED, &r), h0);
-    r = base; r.feature.index = 0;
+    r = base;
+    r.feature.index = 0;
     cr_assert_neq(sim_hash_sweep_result(SIM_HASH_SEED, &r), h0);
     // A different running hash gives a different result.
     cr_assert_neq(sim_hash_sweep_result(SIM_HASH_SEED + 1, &base), h0);

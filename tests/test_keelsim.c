@@ -44,8 +44,7 @@ static int temp_file(char *name, size_t size, const char *what) { return keel_te
 // the program reads it as its standard input. With timeout_s > 0 a run still
 // going after that many seconds is killed (a guard against hangs, never a
 // measure of speed) and reported with timed_out set.
-static run_result run_keelsim_ex(const char *const *args, int stdin_fd, int timeout_s,
-                                 bool *timed_out)
+static run_result run_keelsim_ex(const char *const *args, int stdin_fd, int timeout_s, bool *timed_out)
 {
     keel_test_run_options o = keel_test_run_default_options();
     o.stdin_fd = stdin_fd;
@@ -56,10 +55,7 @@ static run_result run_keelsim_ex(const char *const *args, int stdin_fd, int time
     return r;
 }
 
-static run_result run_keelsim(const char *const *args)
-{
-    return run_keelsim_ex(args, -1, 0, NULL);
-}
+static run_result run_keelsim(const char *const *args) { return run_keelsim_ex(args, -1, 0, NULL); }
 
 static void run_free(run_result *r) { keel_test_run_free(r); }
 
@@ -90,10 +86,8 @@ static const char *final_hash_of(const char *s)
 
 Test(keelsim, same_seed_same_bytes)
 {
-    run_result a = RUN("--level", "builtin", "--ticks", "640", "--characters", "8", "--seed", "1",
-                       "--format", "jsonl");
-    run_result b = RUN("--level", "builtin", "--ticks", "640", "--characters", "8", "--seed", "1",
-                       "--format", "jsonl");
+    run_result a = RUN("--level", "builtin", "--ticks", "640", "--characters", "8", "--seed", "1", "--format", "jsonl");
+    run_result b = RUN("--level", "builtin", "--ticks", "640", "--characters", "8", "--seed", "1", "--format", "jsonl");
     cr_assert_eq(a.exit_code, 0, "stderr: %s", a.err);
     cr_assert_eq(b.exit_code, 0, "stderr: %s", b.err);
     cr_assert_eq(a.out_len, b.out_len);
@@ -133,21 +127,38 @@ Test(keelsim, final_hash_same_in_every_format)
 Test(keelsim, bad_flags_exit_2_with_usage)
 {
     static const char *const bad[][5] = {
-        {"--bogus", NULL, NULL},        {"--ticks", "abc", NULL},   {"--ticks", "-5", NULL},
-        {"--format", "xml", NULL},      {"--shape", "sphere", NULL}, {"--spawn", "1,2", NULL},
-        {"--spawn", "1,2,3x", NULL},    {"--up", "x", NULL},        {"--rate", "0", NULL},
-        {"--scale", "abc", NULL},       {"--seed", "", NULL},       {"--ticks", NULL, NULL},
-        {"stray", NULL, NULL},          {"--quiet=1", NULL, NULL},  {"--mode", "ghosts", NULL},
-        {"--rate", "1", NULL},          {"--rate", "1001", NULL},  {"--platforms=yes", NULL, NULL},
-        {"--characters", "100001", NULL}, {"--input", "", NULL},   {"--edge-guard", "x", NULL},
-        {"--mode", "probes", "--input", "x.txt", NULL}, {"--mode", "probes", "--platforms", NULL},
-        {"--mode", "probes", "--edge-guard", NULL},     {"--input", "x.txt", "--edge-guard", NULL},
-        {"--shape", "cylinders", NULL}, {"--shape", "Cylinder", NULL}, {"--shape", "", NULL},
+        {"--bogus", NULL, NULL},
+        {"--ticks", "abc", NULL},
+        {"--ticks", "-5", NULL},
+        {"--format", "xml", NULL},
+        {"--shape", "sphere", NULL},
+        {"--spawn", "1,2", NULL},
+        {"--spawn", "1,2,3x", NULL},
+        {"--up", "x", NULL},
+        {"--rate", "0", NULL},
+        {"--scale", "abc", NULL},
+        {"--seed", "", NULL},
+        {"--ticks", NULL, NULL},
+        {"stray", NULL, NULL},
+        {"--quiet=1", NULL, NULL},
+        {"--mode", "ghosts", NULL},
+        {"--rate", "1", NULL},
+        {"--rate", "1001", NULL},
+        {"--platforms=yes", NULL, NULL},
+        {"--characters", "100001", NULL},
+        {"--input", "", NULL},
+        {"--edge-guard", "x", NULL},
+        {"--mode", "probes", "--input", "x.txt", NULL},
+        {"--mode", "probes", "--platforms", NULL},
+        {"--mode", "probes", "--edge-guard", NULL},
+        {"--input", "x.txt", "--edge-guard", NULL},
+        {"--shape", "cylinders", NULL},
+        {"--shape", "Cylinder", NULL},
+        {"--shape", "", NULL},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         run_result r = run_keelsim(bad[i]);
-        cr_assert_eq(r.exit_code, 2, "%s %s: exit %d", bad[i][0], bad[i][1] ? bad[i][1] : "",
-                     r.exit_code);
+        cr_assert_eq(r.exit_code, 2, "%s %s: exit %d", bad[i][0], bad[i][1] ? bad[i][1] : "", r.exit_code);
         cr_assert(strstr(r.err, "usage:") != NULL, "%s: no usage on stderr", bad[i][0]);
         cr_assert_eq(r.out_len, 0u, "%s: wrote to stdout", bad[i][0]);
         run_free(&r);
@@ -211,8 +222,8 @@ Test(keelsim, probes_jsonl_lines_parse)
         cr_assert_eq(sscanf(line, "{\"tick\":%u,\"id\":%u,", &tick, &id), 2, "%s", line);
         cr_assert_eq(tick, k / chars + 1);
         cr_assert_eq(id, k % chars);
-        static const char *const keys[] = {"\"pos\":[", "\"vel\":[", "\"pos_raw\":[",
-                                           "\"vel_raw\":[", "\"grounded\":", "\"start_overlap\":",
+        static const char *const keys[] = {"\"pos\":[",      "\"vel\":[",      "\"pos_raw\":[",
+                                           "\"vel_raw\":[",  "\"grounded\":",  "\"start_overlap\":",
                                            "\"respawned\":", "\"tunnelled\":", "\"hash\":\""};
         for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
             cr_assert(strstr(line, keys[i]) != NULL, "no %s in %s", keys[i], line);
@@ -283,8 +294,8 @@ Test(keelsim, probes_do_not_depend_on_count)
 
 Test(keelsim, probes_use_spawn_points)
 {
-    run_result r = RUN("--mode", "probes", "--ticks", "1", "--characters", "2", "--spawn",
-                       "1.5,0,2.25", "--spawn", "-3,0,-4", "--format", "csv");
+    run_result r = RUN("--mode", "probes", "--ticks", "1", "--characters", "2", "--spawn", "1.5,0,2.25", "--spawn",
+                       "-3,0,-4", "--format", "csv");
     cr_assert_eq(r.exit_code, 0, "stderr: %s", r.err);
     char *save = NULL;
     strtok_r(r.out, "\n", &save);
@@ -295,13 +306,13 @@ Test(keelsim, probes_use_spawn_points)
         cr_assert(line != NULL);
         int tick, id, raw[3];
         // Skip the six decimal columns; the raw ones are exact.
-        cr_assert_eq(sscanf(line, "%d,%d,%*[^,],%*[^,],%*[^,],%*[^,],%*[^,],%*[^,],%d,%d,%d", &tick,
-                            &id, &raw[0], &raw[1], &raw[2]),
+        cr_assert_eq(sscanf(line, "%d,%d,%*[^,],%*[^,],%*[^,],%*[^,],%*[^,],%*[^,],%d,%d,%d", &tick, &id, &raw[0],
+                            &raw[1], &raw[2]),
                      5, "%s", line);
         // The first tick moves a probe well under a millimetre (65 raw).
         for (int k = 0; k < 3; k++)
-            cr_assert(abs(raw[k] - expect[i][k]) < 65, "probe %d axis %d: %d, want about %d", i,
-                      k, raw[k], expect[i][k]);
+            cr_assert(abs(raw[k] - expect[i][k]) < 65, "probe %d axis %d: %d, want about %d", i, k, raw[k],
+                      expect[i][k]);
     }
     run_free(&r);
 }
@@ -318,9 +329,8 @@ Test(keelsim, zero_ticks_prints_only_the_hash)
 Test(keelsim, generated_level_and_box_run)
 {
     for (int probes = 0; probes < 2; probes++) {
-        run_result r = RUN("--mode", probes ? "probes" : "characters", "--level", "generated",
-                           "--generate-triangles", "2000", "--shape", "box", "--ticks", "30",
-                           "--quiet");
+        run_result r = RUN("--mode", probes ? "probes" : "characters", "--level", "generated", "--generate-triangles",
+                           "2000", "--shape", "box", "--ticks", "30", "--quiet");
         cr_assert_eq(r.exit_code, 0, "stderr: %s", r.err);
         final_hash_of(r.out);
         run_free(&r);
@@ -392,9 +402,8 @@ Test(keelsim, characters_are_the_default_mode)
     char buf[1024];
     const char *line = char_line(r.out, 1, 1, buf, sizeof buf);
     cr_assert(line != NULL, "no row for tick 1, character 1: %s", r.out);
-    static const char *const keys[] = {"\"pos\":[",    "\"vel\":[",   "\"move\":\"",
-                                       "\"grounded\":", "\"ground_normal\":[", "\"flags\":[",
-                                       "\"flags_raw\":", "\"respawned\":"};
+    static const char *const keys[] = {"\"pos\":[",           "\"vel\":[",   "\"move\":\"",    "\"grounded\":",
+                                       "\"ground_normal\":[", "\"flags\":[", "\"flags_raw\":", "\"respawned\":"};
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
         cr_assert(strstr(line, keys[i]) != NULL, "no %s in %s", keys[i], line);
     run_free(&r);
@@ -419,8 +428,7 @@ Test(keelsim, characters_jsonl_layout)
         size_t len = strlen(line);
         cr_assert(line[0] == '{' && line[len - 1] == '}', "not an object: %s", line);
         if (k % 3 == 2) {
-            cr_assert_eq(sscanf(line, "{\"tick\":%u,\"hash\":\"%16[0-9a-f]\"}", &tick, last_hash), 2,
-                         "%s", line);
+            cr_assert_eq(sscanf(line, "{\"tick\":%u,\"hash\":\"%16[0-9a-f]\"}", &tick, last_hash), 2, "%s", line);
             cr_assert_eq(tick, k / 3 + 1);
         } else {
             cr_assert_eq(sscanf(line, "{\"tick\":%u,\"id\":%u,", &tick, &id), 2, "%s", line);
@@ -502,10 +510,9 @@ Test(keelsim, input_file_drives_a_character)
         n += (size_t)snprintf(text + n, sizeof text - n, "%d 1 127 0 0 16384 0 0   # forward\r\n", t);
     char name[4096];
     write_temp(name, sizeof name, "walk_input", text, n);
-    run_result r = RUN("--characters", "2", "--spawn", "0,0,0", "--spawn", "5,0,2.5", "--input", name,
-                       "--ticks", "64");
-    run_result again = RUN("--characters", "2", "--spawn", "0,0,0", "--spawn", "5,0,2.5", "--input",
-                           name, "--ticks", "64");
+    run_result r = RUN("--characters", "2", "--spawn", "0,0,0", "--spawn", "5,0,2.5", "--input", name, "--ticks", "64");
+    run_result again =
+        RUN("--characters", "2", "--spawn", "0,0,0", "--spawn", "5,0,2.5", "--input", name, "--ticks", "64");
     unlink(name);
     cr_assert_eq(r.exit_code, 0, "stderr: %s", r.err);
     cr_assert_eq(again.out_len, r.out_len);
@@ -514,8 +521,7 @@ Test(keelsim, input_file_drives_a_character)
     double p[3], q[3];
     json_vec(char_line(r.out, 64, 1, buf, sizeof buf), "pos", p);
     cr_assert(p[0] < -7.0 && p[0] > -8.0, "x %.6f, expected about -7.5", p[0]);
-    cr_assert(p[1] > -0.001 && p[1] < 0.01 && p[2] > -0.001 && p[2] < 0.001, "y %.6f z %.6f", p[1],
-              p[2]);
+    cr_assert(p[1] > -0.001 && p[1] < 0.01 && p[2] > -0.001 && p[2] < 0.001, "y %.6f z %.6f", p[1], p[2]);
     // Character 2 has no commands: it stands where it was put.
     json_vec(char_line(r.out, 64, 2, buf, sizeof buf), "pos", q);
     cr_assert(q[0] == 5.0 && q[2] == 2.5, "character 2 moved: %.6f %.6f", q[0], q[2]);
@@ -561,10 +567,8 @@ Test(keelsim, malformed_input_files_exit_1_naming_file_and_line)
         cr_assert_eq(r.exit_code, 1, "case %zu: exit %d, stderr: %s", i, r.exit_code, r.err);
         char where[4200];
         snprintf(where, sizeof where, "%s:%u: ", name, bad[i].line);
-        cr_assert(strstr(r.err, where) != NULL, "case %zu: stderr does not name %s: %s", i, where,
-                  r.err);
-        cr_assert(strstr(r.err, bad[i].what) != NULL, "case %zu: stderr does not say '%s': %s", i,
-                  bad[i].what, r.err);
+        cr_assert(strstr(r.err, where) != NULL, "case %zu: stderr does not name %s: %s", i, where, r.err);
+        cr_assert(strstr(r.err, bad[i].what) != NULL, "case %zu: stderr does not say '%s': %s", i, bad[i].what, r.err);
         cr_assert_eq(r.out_len, 0u, "case %zu wrote to stdout", i);
         run_free(&r);
     }
@@ -584,8 +588,7 @@ Test(keelsim, input_nul_and_endless_lines_reported_at_once)
     write_temp(name, sizeof name, "nul_input", zeros, n);
     free(zeros);
     bool timed_out;
-    run_result r = run_keelsim_ex((const char *const[]){"--input", name, "--ticks", "1", NULL}, -1,
-                                  60, &timed_out);
+    run_result r = run_keelsim_ex((const char *const[]){"--input", name, "--ticks", "1", NULL}, -1, 60, &timed_out);
     unlink(name);
     cr_assert(!timed_out, "a file of NULs: keel-sim did not finish");
     cr_assert_eq(r.exit_code, 1, "exit %d, stderr: %s", r.exit_code, r.err);
@@ -595,8 +598,7 @@ Test(keelsim, input_nul_and_endless_lines_reported_at_once)
     cr_assert_eq(r.out_len, 0u);
     run_free(&r);
 
-    r = run_keelsim_ex((const char *const[]){"--input", "/dev/zero", "--ticks", "1", NULL}, -1, 60,
-                       &timed_out);
+    r = run_keelsim_ex((const char *const[]){"--input", "/dev/zero", "--ticks", "1", NULL}, -1, 60, &timed_out);
     cr_assert(!timed_out, "--input /dev/zero: keel-sim did not finish");
     cr_assert_eq(r.exit_code, 1, "exit %d, stderr: %s", r.exit_code, r.err);
     cr_assert(strstr(r.err, "/dev/zero:1: NUL byte") != NULL, "stderr: %s", r.err);
@@ -619,15 +621,13 @@ Test(keelsim, input_nul_and_endless_lines_reported_at_once)
                 _exit(0);
     }
     close(fds[1]);
-    r = run_keelsim_ex((const char *const[]){"--input", "/dev/stdin", "--ticks", "1", NULL}, fds[0],
-                       60, &timed_out);
+    r = run_keelsim_ex((const char *const[]){"--input", "/dev/stdin", "--ticks", "1", NULL}, fds[0], 60, &timed_out);
     close(fds[0]);
     kill(writer, SIGKILL);
     waitpid(writer, NULL, 0);
     cr_assert(!timed_out, "an endless line: keel-sim did not finish");
     cr_assert_eq(r.exit_code, 1, "exit %d, stderr: %s", r.exit_code, r.err);
-    cr_assert(strstr(r.err, "/dev/stdin:1: line longer than 65536 bytes") != NULL, "stderr: %s",
-              r.err);
+    cr_assert(strstr(r.err, "/dev/stdin:1: line longer than 65536 bytes") != NULL, "stderr: %s", r.err);
     cr_assert_eq(r.out_len, 0u);
     run_free(&r);
 }
@@ -653,8 +653,7 @@ Test(keelsim, input_values_echoed_as_typed)
         run_result r = RUN("--characters", "2", "--input", name, "--ticks", "1");
         unlink(name);
         cr_assert_eq(r.exit_code, 1, "case %zu: exit %d", i, r.exit_code);
-        cr_assert(strstr(r.err, bad[i].what) != NULL, "case %zu: stderr lacks '%s': %s", i,
-                  bad[i].what, r.err);
+        cr_assert(strstr(r.err, bad[i].what) != NULL, "case %zu: stderr lacks '%s': %s", i, bad[i].what, r.err);
         run_free(&r);
     }
 }
@@ -664,7 +663,8 @@ Test(keelsim, input_values_echoed_as_typed)
 Test(keelsim, input_byte_order_mark_is_skipped)
 {
     static const char plain[] = "0 1 127 0 0 16384 0 0\n1 1 127 0 0 16384 0 1\n";
-    static const char bom[] = "\xEF\xBB\xBF" "0 1 127 0 0 16384 0 0\n1 1 127 0 0 16384 0 1\n";
+    static const char bom[] = "\xEF\xBB\xBF"
+                              "0 1 127 0 0 16384 0 0\n1 1 127 0 0 16384 0 1\n";
     char a_name[4096], b_name[4096];
     write_temp(a_name, sizeof a_name, "plain_input", plain, sizeof plain - 1);
     write_temp(b_name, sizeof b_name, "bom_input", bom, sizeof bom - 1);
@@ -694,10 +694,10 @@ Test(keelsim, missing_input_file_exits_1)
 // meet in 120 ticks at 8 m/s).
 Test(keelsim, random_input_does_not_depend_on_the_count)
 {
-    run_result a = RUN("--ticks", "120", "--characters", "1", "--spawn", "0,0,0", "--spawn",
-                       "25,0,-25", "--format", "csv");
-    run_result b = RUN("--ticks", "120", "--characters", "2", "--spawn", "0,0,0", "--spawn",
-                       "25,0,-25", "--format", "csv");
+    run_result a =
+        RUN("--ticks", "120", "--characters", "1", "--spawn", "0,0,0", "--spawn", "25,0,-25", "--format", "csv");
+    run_result b =
+        RUN("--ticks", "120", "--characters", "2", "--spawn", "0,0,0", "--spawn", "25,0,-25", "--format", "csv");
     cr_assert_eq(a.exit_code, 0, "stderr: %s", a.err);
     cr_assert_eq(b.exit_code, 0, "stderr: %s", b.err);
     // Character 1's rows of each run, in order.
@@ -706,8 +706,7 @@ Test(keelsim, random_input_does_not_depend_on_the_count)
     for (int k = 0; k < 2; k++) {
         char *save = NULL;
         unsigned n = 0;
-        for (char *line = strtok_r(runs[k]->out, "\n", &save); line;
-             line = strtok_r(NULL, "\n", &save)) {
+        for (char *line = strtok_r(runs[k]->out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
             unsigned tick, id;
             if (sscanf(line, "%u,%u,", &tick, &id) == 2 && id == 1) {
                 cr_assert(n < 120);
@@ -729,10 +728,10 @@ Test(keelsim, platforms_carry_characters)
     write_temp(name, sizeof name, "still_input", "", 0);
     // The elevator's top rests 0.3 m above the floor at the platform_area
     // marker (0, 0, -24) minus 1.5 m in x; it rises 3 m after a 1 s pause.
-    run_result r = RUN("--characters", "1", "--spawn", "-1.5,0.3,-24", "--input", name, "--ticks",
-                       "256", "--platforms");
-    run_result none = RUN("--characters", "1", "--level", "generated", "--generate-triangles", "500",
-                          "--platforms", "--ticks", "1");
+    run_result r =
+        RUN("--characters", "1", "--spawn", "-1.5,0.3,-24", "--input", name, "--ticks", "256", "--platforms");
+    run_result none =
+        RUN("--characters", "1", "--level", "generated", "--generate-triangles", "500", "--platforms", "--ticks", "1");
     unlink(name);
     cr_assert_eq(r.exit_code, 0, "stderr: %s", r.err);
     char buf[1024];
@@ -800,8 +799,7 @@ Test(keelsim, spawn_search_stays_in_the_character_range)
                                "f 1 4 3 2\n";
     char name[4096];
     write_obj(name, sizeof name, both);
-    run_result r = RUN("--level", name, "--scale", "1", "--characters", "16", "--ticks", "3",
-                       "--format", "csv");
+    run_result r = RUN("--level", name, "--scale", "1", "--characters", "16", "--ticks", "3", "--format", "csv");
     unlink(name);
     cr_assert_eq(r.exit_code, 0, "stderr: %s", r.err);
     double max_y;
@@ -812,8 +810,7 @@ Test(keelsim, spawn_search_stays_in_the_character_range)
     run_free(&r);
 
     write_obj(name, sizeof name, high);
-    r = RUN("--level", name, "--scale", "1", "--characters", "4", "--ticks", "10", "--format",
-            "csv");
+    r = RUN("--level", name, "--scale", "1", "--characters", "4", "--ticks", "10", "--format", "csv");
     unlink(name);
     cr_assert_eq(r.exit_code, 0, "stderr: %s", r.err);
     for (unsigned t = 1; t <= 10; t++) {
@@ -841,8 +838,7 @@ Test(keelsim, spawn_points_outside_the_character_range_refused)
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         run_result r = RUN("--spawn", bad[i].spawn, "--ticks", "1");
         cr_assert_eq(r.exit_code, 2, "%s: exit %d", bad[i].spawn, r.exit_code);
-        cr_assert(strstr(r.err, bad[i].what) != NULL, "%s: stderr lacks '%s': %s", bad[i].spawn,
-                  bad[i].what, r.err);
+        cr_assert(strstr(r.err, bad[i].what) != NULL, "%s: stderr lacks '%s': %s", bad[i].spawn, bad[i].what, r.err);
         cr_assert(strstr(r.err, "usage:") != NULL);
         cr_assert_eq(r.out_len, 0u);
         run_free(&r);
@@ -851,9 +847,8 @@ Test(keelsim, spawn_points_outside_the_character_range_refused)
     // lost at once (they fall; nothing is below them).
     static const char *const modes[] = {"characters", "probes"};
     for (int m = 0; m < 2; m++) {
-        run_result r = RUN("--mode", modes[m], "--spawn", "4016,4016,-4016", "--spawn",
-                           "-4016,-4016,4016", "--characters", "2", "--ticks", "3", "--format",
-                           "csv");
+        run_result r = RUN("--mode", modes[m], "--spawn", "4016,4016,-4016", "--spawn", "-4016,-4016,4016",
+                           "--characters", "2", "--ticks", "3", "--format", "csv");
         cr_assert_eq(r.exit_code, 0, "%s: stderr: %s", modes[m], r.err);
         unsigned rows = 0;
         for (const char *line = r.out; line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
@@ -869,8 +864,8 @@ Test(keelsim, spawn_points_outside_the_character_range_refused)
                 while (f > line && f[-1] != ',')
                     f--;
             }
-            cr_assert(f[0] == '0', "%s: tick %u entity %u respawned: %.*s", modes[m], tick, id,
-                      (int)(end - line), line);
+            cr_assert(f[0] == '0', "%s: tick %u entity %u respawned: %.*s", modes[m], tick, id, (int)(end - line),
+                      line);
         }
         cr_assert_eq(rows, 6, "%s: %s", modes[m], r.out);
         run_free(&r);
@@ -888,8 +883,8 @@ Test(keelsim, spawn_grid_finds_what_the_linear_search_finds)
     sim_world *world = sim_world_create(&level, NULL, NULL);
     cr_assert_not_null(world);
     sim_move_settings s = sim_move_default_settings();
-    ks_spawn_area area = {&level, world, sim_world_get_stats(world).bounds, s.stand_shape,
-                          s.max_slope_cos, SIM_FX_ONE, false};
+    ks_spawn_area area = {&level,     world, sim_world_get_stats(world).bounds, s.stand_shape, s.max_slope_cos,
+                          SIM_FX_ONE, false};
     const uint32_t n = 1900;
     const sim_fx spacing = SIM_FX_MM(1200);
     sim_vec3 *linear = calloc(n, sizeof *linear);
@@ -901,8 +896,7 @@ Test(keelsim, spawn_grid_finds_what_the_linear_search_finds)
         sim_vec3 a = sim_v3_zero(), b = sim_v3_zero();
         bool fa = ks_spawn_find(&area, 77, id, linear, taken, spacing, &a);
         bool fb = ks_spawn_find_grid(&area, 77, id, &grid, &b);
-        cr_assert_eq(fa, fb, "character %u: found %d by the linear search, %d by the grid", id, fa,
-                     fb);
+        cr_assert_eq(fa, fb, "character %u: found %d by the linear search, %d by the grid", id, fa, fb);
         if (!fa) {
             misses++;
             continue;
@@ -939,8 +933,9 @@ Test(keelsim, many_characters_start_with_linear_work)
     cr_assert_not_null(sp, "no spawn counts in the summary: %s", r.err);
     unsigned on_floor, above;
     unsigned long long lines, compared;
-    cr_assert_eq(sscanf(sp, "; spawns %u on floors, %u above the level (full) (%llu lines cast, %llu "
-                            "points compared)",
+    cr_assert_eq(sscanf(sp,
+                        "; spawns %u on floors, %u above the level (full) (%llu lines cast, %llu "
+                        "points compared)",
                         &on_floor, &above, &lines, &compared),
                  4, "summary: %s", sp);
     cr_assert_eq(on_floor + above, 20000);
@@ -966,8 +961,7 @@ Test(keelsim, summary_counts_dropped_triangles)
     run_result r = RUN("--level", name, "--scale", "1", "--characters", "1", "--ticks", "1");
     unlink(name);
     cr_assert_eq(r.exit_code, 0, "stderr: %s", r.err);
-    cr_assert(strstr(r.err, ": 20 triangles (1 degenerate, 4 buried faces dropped); ") != NULL,
-              "summary: %s", r.err);
+    cr_assert(strstr(r.err, ": 20 triangles (1 degenerate, 4 buried faces dropped); ") != NULL, "summary: %s", r.err);
     run_free(&r);
 }
 
@@ -1026,10 +1020,8 @@ Test(keelsim, command_line_mistakes_are_named)
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         run_result r = run_keelsim(bad[i].args);
-        cr_assert_eq(r.exit_code, 2, "case %zu (%s): exit %d, stderr: %s", i, bad[i].args[0],
-                     r.exit_code, r.err);
-        cr_assert(strstr(r.err, bad[i].what) != NULL, "case %zu: stderr lacks '%s': %s", i,
-                  bad[i].what, r.err);
+        cr_assert_eq(r.exit_code, 2, "case %zu (%s): exit %d, stderr: %s", i, bad[i].args[0], r.exit_code, r.err);
+        cr_assert(strstr(r.err, bad[i].what) != NULL, "case %zu: stderr lacks '%s': %s", i, bad[i].what, r.err);
         cr_assert(strstr(r.err, "usage:") != NULL, "case %zu: no usage", i);
         cr_assert_eq(r.out_len, 0u);
         run_free(&r);
@@ -1039,12 +1031,10 @@ Test(keelsim, command_line_mistakes_are_named)
     static const char *const good_scales[] = {"0.123456789012", "000.1200000", "1.2e-1", "120E-3"};
     for (size_t i = 0; i < sizeof good_scales / sizeof good_scales[0]; i++) {
         run_result r = RUN("--level", obj, "--scale", good_scales[i], "--ticks", "1", "--quiet");
-        cr_assert_eq(r.exit_code, 0, "--scale %s: exit %d, stderr: %s", good_scales[i], r.exit_code,
-                     r.err);
+        cr_assert_eq(r.exit_code, 0, "--scale %s: exit %d, stderr: %s", good_scales[i], r.exit_code, r.err);
         run_free(&r);
     }
-    run_result r = RUN("--spawn", "0,0,0", "--spawn", "5,0,2.5", "--characters", "2", "--ticks", "1",
-                       "--quiet");
+    run_result r = RUN("--spawn", "0,0,0", "--spawn", "5,0,2.5", "--characters", "2", "--ticks", "1", "--quiet");
     cr_assert_eq(r.exit_code, 0, "stderr: %s", r.err);
     run_free(&r);
     unlink(obj);
@@ -1093,12 +1083,12 @@ Test(keelsim, sync_test_passes_on_a_crowd_at_the_platforms)
 
 Test(keelsim, sync_test_passes_on_the_generated_level_with_other_settings)
 {
-    run_result r = RUN("--level", "generated", "--generate-triangles", "4000", "--characters", "48", "--ticks",
-                       "600", "--shape", "box", "--set", "jump_velocity=7", "--sync-test=32", "--quiet");
+    run_result r = RUN("--level", "generated", "--generate-triangles", "4000", "--characters", "48", "--ticks", "600",
+                       "--shape", "box", "--set", "jump_velocity=7", "--sync-test=32", "--quiet");
     expect_sync_pass(&r,
-                     (const char *const[]){"--level", "generated", "--generate-triangles", "4000", "--characters",
-                                           "48", "--ticks", "600", "--shape", "box", "--set", "jump_velocity=7",
-                                           "--quiet", NULL},
+                     (const char *const[]){"--level", "generated", "--generate-triangles", "4000", "--characters", "48",
+                                           "--ticks", "600", "--shape", "box", "--set", "jump_velocity=7", "--quiet",
+                                           NULL},
                      600);
     run_free(&r);
 }
@@ -1110,11 +1100,11 @@ Test(keelsim, sync_test_passes_on_zdm2)
         cr_log_info("sauerbraten_zdm2.obj absent: skipped");
         return;
     }
-    run_result r = RUN("--level", map, "--scale", "0.12", "--characters", "48", "--ticks", "300", "--sync-test",
-                       "--quiet");
+    run_result r =
+        RUN("--level", map, "--scale", "0.12", "--characters", "48", "--ticks", "300", "--sync-test", "--quiet");
     expect_sync_pass(&r,
-                     (const char *const[]){"--level", map, "--scale", "0.12", "--characters", "48", "--ticks",
-                                           "300", "--quiet", NULL},
+                     (const char *const[]){"--level", map, "--scale", "0.12", "--characters", "48", "--ticks", "300",
+                                           "--quiet", NULL},
                      300);
     run_free(&r);
 }
@@ -1129,8 +1119,8 @@ Test(keelsim, sync_test_with_input_file_and_record)
     write_temp(input, sizeof input, "sync_input", text, sizeof text - 1);
     close(temp_file(a, sizeof a, "sync_rec_a"));
     close(temp_file(b, sizeof b, "sync_rec_b"));
-    run_result plain = RUN("--input", input, "--characters", "3", "--ticks", "300", "--platforms", "--record", a,
-                           "--quiet");
+    run_result plain =
+        RUN("--input", input, "--characters", "3", "--ticks", "300", "--platforms", "--record", a, "--quiet");
     run_result sync = RUN("--input", input, "--characters", "3", "--ticks", "300", "--platforms", "--record", b,
                           "--quiet", "--sync-test", "5");
     cr_assert_eq(plain.exit_code, 0, "stderr: %s", plain.err);
@@ -1177,11 +1167,11 @@ Test(keelsim, sync_test_names_a_field_the_save_leaves_out)
     // One character riding the elevator, which starts up after a 64-tick pause.
     char input[4096];
     write_temp(input, sizeof input, "rider_input", "", 0);
-    run_result one = keel_test_run(exe,
-                                   (const char *const[]){"--characters", "1", "--spawn", "-1.5,0.3,-24", "--input",
-                                                         input, "--ticks", "256", "--platforms", "--sync-test",
-                                                         "--quiet", NULL},
-                                   NULL);
+    run_result one =
+        keel_test_run(exe,
+                      (const char *const[]){"--characters", "1", "--spawn", "-1.5,0.3,-24", "--input", input, "--ticks",
+                                            "256", "--platforms", "--sync-test", "--quiet", NULL},
+                      NULL);
     unlink(input);
     cr_assert_eq(one.exit_code, 1, "exit %d, stderr: %s", one.exit_code, one.err);
     cr_assert(strstr(one.err, "  character 1 ground_velocity.y: run ") != NULL, "%s", one.err);

@@ -59,8 +59,9 @@ static void expect_end(const char *json, unsigned bot, const char *want)
 
 static unsigned start_server(keel_test_proc *sv, const char *per_address)
 {
-    const char *sargs[] = {"--bind", "127.0.0.1", "--port", "0", "--insecure", "--duration", "120", "--max-per-address",
-                           per_address, "--stats-json", "--stats-interval", "1", NULL};
+    const char *sargs[] = {
+        "--bind",    "127.0.0.1",    "--port",           "0", "--insecure", "--duration", "120", "--max-per-address",
+        per_address, "--stats-json", "--stats-interval", "1", NULL};
     keel_test_proc_start(sv, "keel-server", sargs);
     return keel_test_wait_port(sv->err);
 }

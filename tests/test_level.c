@@ -25,8 +25,7 @@
 
 // ---- helpers ------------------------------------------------------------------
 
-static int parse_with(const char *text, const char *scale, char up, sim_level *lvl,
-                      sim_error *err)
+static int parse_with(const char *text, const char *scale, char up, sim_level *lvl, sim_error *err)
 {
     sim_obj_options o = sim_obj_default_options();
     o.unit_scale = scale;
@@ -37,14 +36,12 @@ static int parse_with(const char *text, const char *scale, char up, sim_level *l
 static bool level_is_empty(const sim_level *l)
 {
     return l->vertices == NULL && l->indices == NULL && l->boxes == NULL && l->markers == NULL &&
-           l->vertex_count == 0 && l->triangle_count == 0 && l->box_count == 0 &&
-           l->marker_count == 0;
+           l->vertex_count == 0 && l->triangle_count == 0 && l->box_count == 0 && l->marker_count == 0;
 }
 
 /// Checks that `text` fails on `line` with a message "t.obj:<line>: ..." that
 /// contains `what`.
-static void expect_error_opts(const char *text, size_t len, const sim_obj_options *o,
-                              uint32_t line, const char *what)
+static void expect_error_opts(const char *text, size_t len, const sim_obj_options *o, uint32_t line, const char *what)
 {
     sim_level lvl;
     sim_error err;
@@ -58,8 +55,7 @@ static void expect_error_opts(const char *text, size_t len, const sim_obj_option
         snprintf(prefix, sizeof prefix, "t.obj:%u: ", line);
     else
         snprintf(prefix, sizeof prefix, "t.obj: ");
-    cr_assert(strncmp(err.message, prefix, strlen(prefix)) == 0, "message '%s' lacks '%s'",
-              err.message, prefix);
+    cr_assert(strncmp(err.message, prefix, strlen(prefix)) == 0, "message '%s' lacks '%s'", err.message, prefix);
     cr_assert(strstr(err.message, what) != NULL, "message '%s' lacks '%s'", err.message, what);
 }
 
@@ -69,8 +65,7 @@ static void expect_error(const char *text, uint32_t line, const char *what)
     expect_error_opts(text, strlen(text), &o, line, what);
 }
 
-static void expect_error_scaled(const char *text, const char *scale, uint32_t line,
-                                const char *what)
+static void expect_error_scaled(const char *text, const char *scale, uint32_t line, const char *what)
 {
     sim_obj_options o = sim_obj_default_options();
     o.unit_scale = scale;
@@ -242,8 +237,7 @@ static void format_decimal(char *buf, size_t size, int64_t m, int e, bool plain,
         if (e == 0)
             snprintf(buf, size, "%s%s", neg ? "-" : "", digits);
     } else if ((size_t)-e < n) {
-        snprintf(buf, size, "%s%.*s.%s", neg ? "-" : "", (int)(n - (size_t)-e), digits,
-                 digits + n - (size_t)-e);
+        snprintf(buf, size, "%s%.*s.%s", neg ? "-" : "", (int)(n - (size_t)-e), digits, digits + n - (size_t)-e);
     } else {
         snprintf(buf, size, "%s0.%0*d%s", neg ? "-" : "", (int)((size_t)-e - n), 0, digits);
         if ((size_t)-e == n)
@@ -253,8 +247,7 @@ static void format_decimal(char *buf, size_t size, int64_t m, int e, bool plain,
 
 Test(level_numbers, random_against_reference)
 {
-    static const char *scales[] = {"1", "0.12", "0.0254", "2.5", "0.001", "0.333333333333", "7e-1",
-                                   "39.37"};
+    static const char *scales[] = {"1", "0.12", "0.0254", "2.5", "0.001", "0.333333333333", "7e-1", "39.37"};
     static const int64_t scale_m[] = {1, 12, 254, 25, 1, 333333333333, 7, 3937};
     static const int scale_e[] = {0, -2, -4, -1, -3, -12, -1, -2};
     keel_rng rng = {12345};
@@ -272,8 +265,7 @@ Test(level_numbers, random_against_reference)
         if (expect > SIM_WORLD_LIMIT || expect < -SIM_WORLD_LIMIT)
             continue;
         char num[64];
-        format_decimal(num, sizeof num, m, e, keel_rng_range(&rng, 0, 3) != 0,
-                       keel_rng_range(&rng, 0, 1));
+        format_decimal(num, sizeof num, m, e, keel_rng_range(&rng, 0, 3) != 0, keel_rng_range(&rng, 0, 1));
         cr_assert_eq(raw_of(num, scales[s]), expect, "%s * %s", num, scales[s]);
         checked++;
     }
@@ -297,8 +289,7 @@ Test(level_numbers, bad_options)
 {
     sim_obj_options o = sim_obj_default_options();
     const char *text = "v 0 0 0\nv 1 0 0\nv 0 0 1\nf 1 2 3\n";
-    const char *bad_scales[] = {"", "abc", "0", "0.000", "-1", "1234567890123", "1e", "0x10",
-                                " 1"};
+    const char *bad_scales[] = {"", "abc", "0", "0.000", "-1", "1234567890123", "1e", "0x10", " 1"};
     for (size_t i = 0; i < sizeof bad_scales / sizeof *bad_scales; i++) {
         o.unit_scale = bad_scales[i];
         expect_error_opts(text, strlen(text), &o, 0, "unit_scale");
@@ -509,8 +500,7 @@ Test(level_errors, all_triangles_degenerate_real_map)
     cr_assert_eq(err.line, 0);
     char expect[1400];
     snprintf(expect, sizeof expect,
-             "%s: no triangles left: all 70754 triangles are degenerate at unit_scale '0.000001'",
-             saved);
+             "%s: no triangles left: all 70754 triangles are degenerate at unit_scale '0.000001'", saved);
     cr_assert(strncmp(err.message, expect, strlen(expect)) == 0, "%s", err.message);
 }
 
@@ -528,7 +518,9 @@ Test(level_obj, byte_order_mark_is_skipped)
     sim_level_free(&lvl);
     expect_error("\xEF\xBB\xBF# only a comment\n", 0, "no triangles");
     expect_error("v 0 0 0\n\xEF\xBB\xBFv 1 0 0\n", 0, "no triangles"); // an unknown statement
-    expect_error("v 0 0 \xEF\xBB\xBF" "0\n", 1, "bad number");
+    expect_error("v 0 0 \xEF\xBB\xBF"
+                 "0\n",
+                 1, "bad number");
 }
 
 Test(level_errors, size_nul_and_long_lines)
@@ -557,8 +549,7 @@ Test(level_errors, size_nul_and_long_lines)
     size_t at = strlen(big);
     memset(big + at, 'x', n - 1);
     strcpy(big + at + n - 1, "\nf 1 2 3\n");
-    cr_assert_eq(sim_level_parse_obj("t.obj", big, strlen(big), &o, &lvl, &err), 0, "%s",
-                 err.message);
+    cr_assert_eq(sim_level_parse_obj("t.obj", big, strlen(big), &o, &lvl, &err), 0, "%s", err.message);
     sim_level_free(&lvl);
     memset(big + at, 'x', n);
     strcpy(big + at + n, "\nf 1 2 3\n");
@@ -667,8 +658,7 @@ Test(level_files, load_and_errors)
     // Missing file: line 0, the message names the path.
     cr_assert_eq(sim_level_load_obj("/nonexistent/keel/missing.obj", NULL, &lvl, &err), -1);
     cr_assert_eq(err.line, 0);
-    cr_assert(strncmp(err.message, "/nonexistent/keel/missing.obj: cannot open", 42) == 0, "%s",
-              err.message);
+    cr_assert(strncmp(err.message, "/nonexistent/keel/missing.obj: cannot open", 42) == 0, "%s", err.message);
     cr_assert(level_is_empty(&lvl));
     // A directory opens but cannot be read.
     cr_assert_eq(sim_level_load_obj("/tmp", NULL, &lvl, &err), -1);
@@ -690,8 +680,7 @@ Test(level_files, load_and_errors)
 
 // ---- fuzz ---------------------------------------------------------------------
 
-static void check_one(const char *text, size_t len, const sim_obj_options *o, int *ok,
-                      int *failed);
+static void check_one(const char *text, size_t len, const sim_obj_options *o, int *ok, int *failed);
 
 Test(level_fuzz, mutated_texts)
 {
@@ -743,8 +732,7 @@ Test(level_fuzz, mutated_texts)
 
 /// Checks the loader's contract on one text: success with a sane level, or
 /// failure with an empty level and a "fuzz.obj:<line>: " message.
-static void check_one(const char *text, size_t len, const sim_obj_options *o, int *ok,
-                      int *failed)
+static void check_one(const char *text, size_t len, const sim_obj_options *o, int *ok, int *failed)
 {
     sim_level lvl;
     sim_error err;
@@ -775,10 +763,10 @@ Test(level_fuzz, random_statements)
 {
     // Lines assembled from OBJ-like pieces: mostly valid, sometimes one bad piece.
     static const char *keywords[] = {"vt", "vn", "g", "#", "", "fo", "V", "s", "v", "f"};
-    static const char *good_numbers[] = {"0", "1", "-1", "2.5", "-0.125", "1e3", "1E-3", ".5",
-                                         "5.", "+3", "1e-30", "-0"};
-    static const char *bad_numbers[] = {"4097", "-1e4", "1e", "--1", "x", "0.1.2", "7/8",
-                                        "99999999999999999999", "nan", ""};
+    static const char *good_numbers[] = {"0",    "1",  "-1", "2.5", "-0.125", "1e3",
+                                         "1E-3", ".5", "5.", "+3",  "1e-30",  "-0"};
+    static const char *bad_numbers[] = {"4097", "-1e4", "1e", "--1", "x", "0.1.2", "7/8", "99999999999999999999",
+                                        "nan",  ""};
     static const char *bad_corners[] = {"0", "1/", "//1", "1/2/3/4", "a", "999", "-999", "1.5"};
     static const char *forms[] = {"%d", "%d/1", "%d//2", "%d/3/4"};
     keel_rng rng = {4242};
@@ -816,15 +804,13 @@ Test(level_fuzz, random_statements)
                     if (keel_rng_range(&rng, 0, 1))
                         idx = idx - vertices - 1; // the same vertex, relative
                     len += (size_t)snprintf(text + len, sizeof text - len, " ");
-                    len += (size_t)snprintf(text + len, sizeof text - len,
-                                            forms[keel_rng_range(&rng, 0, 3)], idx);
+                    len += (size_t)snprintf(text + len, sizeof text - len, forms[keel_rng_range(&rng, 0, 3)], idx);
                 }
             } else {
                 len += (size_t)snprintf(text + len, sizeof text - len, "%s junk 1 2",
                                         keywords[keel_rng_range(&rng, 0, bad ? 9 : 7)]);
             }
-            len += (size_t)snprintf(text + len, sizeof text - len, "%s",
-                                    keel_rng_range(&rng, 0, 7) ? "\n" : "\r\n");
+            len += (size_t)snprintf(text + len, sizeof text - len, "%s", keel_rng_range(&rng, 0, 7) ? "\n" : "\r\n");
         }
         sim_obj_options o = sim_obj_default_options();
         o.unit_scale = keel_rng_range(&rng, 0, 1) ? "1" : "0.12";
@@ -839,8 +825,7 @@ Test(level_fuzz, random_statements)
 
 static sim_fx units(int64_t n) { return (sim_fx)sim_div_round_s64(n * 12 * 65536, 100); }
 
-static void check_real_map(const char *file, uint32_t vertices, uint32_t triangles, int64_t x,
-                           int64_t y, int64_t z)
+static void check_real_map(const char *file, uint32_t vertices, uint32_t triangles, int64_t x, int64_t y, int64_t z)
 {
     const char *path = keel_test_level_path(file);
     if (!path)
@@ -855,29 +840,22 @@ static void check_real_map(const char *file, uint32_t vertices, uint32_t triangl
     int rc = sim_level_load_obj(saved, &o, &lvl, &err);
     double dt = now_seconds() - t0;
     cr_assert_eq(rc, 0, "%s", err.message);
-    fprintf(stderr, "%s: %u vertices, %u triangles, loaded in %.1f ms\n", file,
-            lvl.vertex_count, lvl.triangle_count, dt * 1e3);
+    fprintf(stderr, "%s: %u vertices, %u triangles, loaded in %.1f ms\n", file, lvl.vertex_count, lvl.triangle_count,
+            dt * 1e3);
     cr_assert_lt(dt, SLOW_BUILD ? 10.0 : 1.0);
     cr_assert_eq(lvl.vertex_count, vertices);
     cr_assert_eq(lvl.triangle_count, triangles);
     check_level_sane(&lvl);
     sim_aabb b = sim_level_bounds(&lvl);
-    cr_assert(sim_v3_eq(b.min, sim_v3(units(-x), 0, units(-z))), "min %f %f %f", d(b.min.x),
-              d(b.min.y), d(b.min.z));
-    cr_assert(sim_v3_eq(b.max, sim_v3(units(x), units(y), units(z))), "max %f %f %f", d(b.max.x),
-              d(b.max.y), d(b.max.z));
+    cr_assert(sim_v3_eq(b.min, sim_v3(units(-x), 0, units(-z))), "min %f %f %f", d(b.min.x), d(b.min.y), d(b.min.z));
+    cr_assert(sim_v3_eq(b.max, sim_v3(units(x), units(y), units(z))), "max %f %f %f", d(b.max.x), d(b.max.y),
+              d(b.max.z));
     sim_level_free(&lvl);
 }
 
-Test(level_maps, zdm2)
-{
-    check_real_map("sauerbraten_zdm2.obj", 39488, 70754, 434, 324, 304);
-}
+Test(level_maps, zdm2) { check_real_map("sauerbraten_zdm2.obj", 39488, 70754, 434, 324, 304); }
 
-Test(level_maps, pandora)
-{
-    check_real_map("sauerbraten_pandora.obj", 35780, 60810, 736, 448, 416);
-}
+Test(level_maps, pandora) { check_real_map("sauerbraten_pandora.obj", 35780, 60810, 736, 448, 416); }
 
 Test(level_maps, zdm2_first_vertex_and_z_up)
 {
@@ -900,24 +878,55 @@ Test(level_maps, zdm2_first_vertex_and_z_up)
 // ---- the built-in level -------------------------------------------------------------
 
 static const char *builtin_markers[] = {
-    "spawn",           "floor_center",    "floor_lane_start", "floor_lane_end",
-    "stairs_100_start", "stairs_100_top", "stairs_200_start", "stairs_200_top",
-    "stairs_300_start", "stairs_300_top", "stairs_350_start", "stairs_350_top",
-    "stairs_400_start", "stairs_400_top", "stairs_500_start", "stairs_500_top",
-    "stairs_600_start", "stairs_600_top", "ramp_20_start",    "ramp_20_top",
-    "ramp_40_start",   "ramp_40_top",     "ramp_50_start",    "ramp_50_top",
-    "ramp_60_start",   "ramp_60_top",     "vcorridor_start",  "vcorridor_apex",
-    "corner_start",    "corner",          "thinwall_front",   "thinwall_back",
-    "tunnel_entry",    "tunnel_inside",   "ledge_front",      "ledge_top",
-    "pit_edge",        "pit_bottom",      "boxrow_start",     "boxrow_end",
-    "platform_area",   "obb_crate",       "obb_crate_front",
+    "spawn",
+    "floor_center",
+    "floor_lane_start",
+    "floor_lane_end",
+    "stairs_100_start",
+    "stairs_100_top",
+    "stairs_200_start",
+    "stairs_200_top",
+    "stairs_300_start",
+    "stairs_300_top",
+    "stairs_350_start",
+    "stairs_350_top",
+    "stairs_400_start",
+    "stairs_400_top",
+    "stairs_500_start",
+    "stairs_500_top",
+    "stairs_600_start",
+    "stairs_600_top",
+    "ramp_20_start",
+    "ramp_20_top",
+    "ramp_40_start",
+    "ramp_40_top",
+    "ramp_50_start",
+    "ramp_50_top",
+    "ramp_60_start",
+    "ramp_60_top",
+    "vcorridor_start",
+    "vcorridor_apex",
+    "corner_start",
+    "corner",
+    "thinwall_front",
+    "thinwall_back",
+    "tunnel_entry",
+    "tunnel_inside",
+    "ledge_front",
+    "ledge_top",
+    "pit_edge",
+    "pit_bottom",
+    "boxrow_start",
+    "boxrow_end",
+    "platform_area",
+    "obb_crate",
+    "obb_crate_front",
 };
 #define BUILTIN_MARKERS (sizeof builtin_markers / sizeof *builtin_markers)
 
 static bool box_is_axis_aligned(const sim_box_def *b)
 {
-    return sim_v3_eq(b->axis[0], sim_v3(SIM_FX_ONE, 0, 0)) &&
-           sim_v3_eq(b->axis[1], sim_v3(0, SIM_FX_ONE, 0)) &&
+    return sim_v3_eq(b->axis[0], sim_v3(SIM_FX_ONE, 0, 0)) && sim_v3_eq(b->axis[1], sim_v3(0, SIM_FX_ONE, 0)) &&
            sim_v3_eq(b->axis[2], sim_v3(0, 0, SIM_FX_ONE));
 }
 
@@ -993,8 +1002,7 @@ Test(level_builtin, markers_stand_on_the_floor)
     for (size_t i = 0; i < BUILTIN_MARKERS; i++) {
         sim_vec3 p = marker(&lvl, builtin_markers[i]);
         double x = d(p.x), y = d(p.y), z = d(p.z);
-        cr_assert_float_eq(ground_below(&lvl, x, y, z), y, 1e-6, "%s is not on a surface",
-                           builtin_markers[i]);
+        cr_assert_float_eq(ground_below(&lvl, x, y, z), y, 1e-6, "%s is not on a surface", builtin_markers[i]);
         // Room to stand (1.8 m), except inside the 1.3 m tunnel.
         double room = ceiling_above(&lvl, x, y, z) - y;
         if (strcmp(builtin_markers[i], "tunnel_inside") == 0)
@@ -1012,22 +1020,19 @@ Test(level_builtin, size_bounds_and_determinism)
     sim_level a, b;
     cr_assert_eq(sim_level_builtin(&a), 0);
     cr_assert_eq(sim_level_builtin(&b), 0);
-    fprintf(stderr, "built-in level: %u vertices, %u triangles, %u boxes, %u markers\n",
-            a.vertex_count, a.triangle_count, a.box_count, a.marker_count);
+    fprintf(stderr, "built-in level: %u vertices, %u triangles, %u boxes, %u markers\n", a.vertex_count,
+            a.triangle_count, a.box_count, a.marker_count);
     cr_assert_eq(a.triangle_count, 32800);
     cr_assert_eq(a.box_count, 48);
     check_level_sane(&a);
     sim_aabb bb = sim_level_bounds(&a);
-    cr_assert(bb.min.x >= SIM_FX_INT(-100) && bb.min.y >= SIM_FX_INT(-100) &&
-              bb.min.z >= SIM_FX_INT(-100));
-    cr_assert(bb.max.x <= SIM_FX_INT(100) && bb.max.y <= SIM_FX_INT(100) &&
-              bb.max.z <= SIM_FX_INT(100));
+    cr_assert(bb.min.x >= SIM_FX_INT(-100) && bb.min.y >= SIM_FX_INT(-100) && bb.min.z >= SIM_FX_INT(-100));
+    cr_assert(bb.max.x <= SIM_FX_INT(100) && bb.max.y <= SIM_FX_INT(100) && bb.max.z <= SIM_FX_INT(100));
     cr_assert_eq(bb.min.y, -SIM_FX_INT(2));
     cr_assert_eq(level_digest(&a), level_digest(&b));
     // Pinned: any change to the level (or a platform computing it differently)
     // shows here. Update together with docs/levels.md when the level changes.
-    cr_assert_eq(level_digest(&a), 0xb42b3a6ab8c6fb9eull, "digest %016llx",
-                 (unsigned long long)level_digest(&a));
+    cr_assert_eq(level_digest(&a), 0xb42b3a6ab8c6fb9eull, "digest %016llx", (unsigned long long)level_digest(&a));
     sim_level_free(&a);
     sim_level_free(&b);
 }
@@ -1172,8 +1177,7 @@ Test(level_builtin, creases)
     sim_vec3 c = marker(&lvl, "corner");
     int touching = 0;
     for (uint32_t v = 0; v < lvl.vertex_count; v++)
-        touching += lvl.vertices[v].x == c.x && lvl.vertices[v].z == c.z &&
-                    lvl.vertices[v].y == SIM_FX_INT(3);
+        touching += lvl.vertices[v].x == c.x && lvl.vertices[v].z == c.z && lvl.vertices[v].y == SIM_FX_INT(3);
     cr_assert_geq(touching, 2);
     sim_level_free(&lvl);
 }
@@ -1234,8 +1238,7 @@ Test(level_builtin, box_row_and_crate)
     int n = 0;
     for (uint32_t i = 0; i < lvl.box_count && n < 32; i++) {
         const sim_box_def *b = &lvl.boxes[i];
-        if (box_is_axis_aligned(b) && b->center.y + b->half.y == SIM_FX_HALF &&
-            b->center.z == s.z)
+        if (box_is_axis_aligned(b) && b->center.y + b->half.y == SIM_FX_HALF && b->center.z == s.z)
             row[n++] = b;
     }
     cr_assert_geq(n, 8);
@@ -1256,8 +1259,7 @@ Test(level_builtin, box_row_and_crate)
             continue;
         oriented++;
         for (int k = 0; k < 3; k++) {
-            double len = sqrt(pow(d(b->axis[k].x), 2) + pow(d(b->axis[k].y), 2) +
-                              pow(d(b->axis[k].z), 2));
+            double len = sqrt(pow(d(b->axis[k].x), 2) + pow(d(b->axis[k].y), 2) + pow(d(b->axis[k].z), 2));
             cr_assert_float_eq(len, 1.0, 1e-4);
             int j = (k + 1) % 3;
             double dot = d(b->axis[k].x) * d(b->axis[j].x) + d(b->axis[k].y) * d(b->axis[j].y) +
@@ -1287,8 +1289,8 @@ Test(level_builder, basics_and_sticky_failure)
     sim_level_builder b;
     sim_level out;
     sim_level_builder_init(&b);
-    sim_level_builder_quad(&b, sim_v3(0, 0, 0), sim_v3(0, 0, SIM_FX_ONE),
-                           sim_v3(SIM_FX_ONE, 0, SIM_FX_ONE), sim_v3(SIM_FX_ONE, 0, 0));
+    sim_level_builder_quad(&b, sim_v3(0, 0, 0), sim_v3(0, 0, SIM_FX_ONE), sim_v3(SIM_FX_ONE, 0, SIM_FX_ONE),
+                           sim_v3(SIM_FX_ONE, 0, 0));
     sim_level_builder_aabox(&b, sim_v3(0, 0, 0), sim_v3(3, SIM_FX_ONE, SIM_FX_HALF));
     sim_level_builder_marker(&b, "a_name_of_exactly_31_characters", sim_v3(1, 2, 3));
     cr_assert_eq(sim_level_builder_finish(&b, &out), 0);
@@ -1320,7 +1322,8 @@ Test(level_builder, basics_and_sticky_failure)
 
     // Bounds of an oriented box cover its corners; an empty level has zero bounds.
     sim_level_builder_init(&b);
-    sim_box_def ob = {sim_v3(0, 0, 0), sim_v3(SIM_FX_ONE, SIM_FX_ONE, SIM_FX_ONE),
+    sim_box_def ob = {sim_v3(0, 0, 0),
+                      sim_v3(SIM_FX_ONE, SIM_FX_ONE, SIM_FX_ONE),
                       {sim_v3(46341, 0, -46341), sim_v3(0, SIM_FX_ONE, 0), sim_v3(46341, 0, 46341)}};
     sim_level_builder_box(&b, ob);
     cr_assert_eq(sim_level_builder_finish(&b, &out), 0);
@@ -1341,15 +1344,13 @@ Test(level_generate, benchmark_level)
     double t0 = now_seconds();
     cr_assert_eq(sim_level_generate(&a, 200000, 1), 0);
     double dt = now_seconds() - t0;
-    fprintf(stderr, "generated level: %u vertices, %u triangles, %u boxes in %.1f ms\n",
-            a.vertex_count, a.triangle_count, a.box_count, dt * 1e3);
+    fprintf(stderr, "generated level: %u vertices, %u triangles, %u boxes in %.1f ms\n", a.vertex_count,
+            a.triangle_count, a.box_count, dt * 1e3);
     cr_assert_geq(a.triangle_count, 200000);
     check_level_sane(&a);
     sim_aabb bb = sim_level_bounds(&a);
-    cr_assert(bb.min.x >= SIM_FX_INT(-1000) && bb.min.y >= SIM_FX_INT(-1000) &&
-              bb.min.z >= SIM_FX_INT(-1000));
-    cr_assert(bb.max.x <= SIM_FX_INT(1000) && bb.max.y <= SIM_FX_INT(1000) &&
-              bb.max.z <= SIM_FX_INT(1000));
+    cr_assert(bb.min.x >= SIM_FX_INT(-1000) && bb.min.y >= SIM_FX_INT(-1000) && bb.min.z >= SIM_FX_INT(-1000));
+    cr_assert(bb.max.x <= SIM_FX_INT(1000) && bb.max.y <= SIM_FX_INT(1000) && bb.max.z <= SIM_FX_INT(1000));
     cr_assert_not_null(sim_level_find_marker(&a, "spawn"));
 
     // Same seed, same bytes; another seed, another level.
@@ -1374,8 +1375,7 @@ Test(level_generate, benchmark_level)
             continue;
         walkable += ny / len >= sqrt(0.5);
     }
-    cr_assert_geq(walkable, a.triangle_count * 9 / 10 - 1, "%u of %u walkable", walkable,
-                  a.triangle_count);
+    cr_assert_geq(walkable, a.triangle_count * 9 / 10 - 1, "%u of %u walkable", walkable, a.triangle_count);
     sim_level_free(&a);
     sim_level_free(&b);
     sim_level_free(&c);

@@ -135,9 +135,22 @@ Test(metrics, a_scrape_during_a_session_agrees_with_the_summary_and_passes_promt
     if (!server_has_metrics())
         cr_skip_test("keel-server was built without libmicrohttpd (Debian libmicrohttpd-dev): no --metrics");
     keel_test_proc sv, cl;
-    const char *sargs[] = {"--bind", "127.0.0.1", "--port", "0", "--insecure", "--duration", "120", "--metrics",
-                           "127.0.0.1:0", "--max-per-address", "16", "--record", keel_test_dir_file(dir, "m.krec"),
-                           "--stats-json", "--quiet", NULL};
+    const char *sargs[] = {"--bind",
+                           "127.0.0.1",
+                           "--port",
+                           "0",
+                           "--insecure",
+                           "--duration",
+                           "120",
+                           "--metrics",
+                           "127.0.0.1:0",
+                           "--max-per-address",
+                           "16",
+                           "--record",
+                           keel_test_dir_file(dir, "m.krec"),
+                           "--stats-json",
+                           "--quiet",
+                           NULL};
     keel_test_proc_start(&sv, "keel-server", sargs);
     char port[16];
     snprintf(port, sizeof port, "%u", keel_test_wait_port(sv.err));

@@ -17,7 +17,7 @@
 
 #include "test_support.h"
 
-#define M(x) ((sim_fx)llround((x) * 65536.0))
+#define M(x) ((sim_fx)llround((x)*65536.0))
 #define D(v) ((v) / 65536.0)
 #define PI 3.14159265358979323846
 
@@ -56,10 +56,7 @@ static void setup(void)
     use_shape(SHAPE_CAPSULE);
 }
 
-static void teardown(void)
-{
-    keel_test_builtin_free(&level, world);
-}
+static void teardown(void) { keel_test_builtin_free(&level, world); }
 
 TestSuite(move, .init = setup, .fini = teardown, .timeout = 120);
 
@@ -135,8 +132,7 @@ Test(move, stairs_up_to_the_step_height_are_climbed_higher_ones_block)
             airborne += !(c.flags & SIM_CHAR_GROUNDED);
         }
         if (mm[i] <= 350)
-            cr_assert_eq(airborne, 0, "%s, %d mm stairs: airborne for %d ticks on the way up", SN, mm[i],
-                         airborne);
+            cr_assert_eq(airborne, 0, "%s, %d mm stairs: airborne for %d ticks on the way up", SN, mm[i], airborne);
         sim_input rest = {0};
         rest.yaw = yaw_to(0, 1);
         for (int t = 0; t < 32; t++)
@@ -148,8 +144,7 @@ Test(move, stairs_up_to_the_step_height_are_climbed_higher_ones_block)
                       D(c.position.y), D(c.position.z), top);
         else
             cr_assert(D(c.position.y) < 0.02 && D(c.position.z) < 18.0,
-                      "%s, %d mm stairs climbed: feet at y %.4f z %.3f", SN, mm[i], D(c.position.y),
-                      D(c.position.z));
+                      "%s, %d mm stairs climbed: feet at y %.4f z %.3f", SN, mm[i], D(c.position.y), D(c.position.z));
     }
 }
 
@@ -171,19 +166,19 @@ Test(move, ramps_20_and_40_are_walkable_50_and_60_are_not)
                 airborne += !(c.flags & SIM_CHAR_GROUNDED);
         }
         if (deg[i] <= 40)
-            cr_assert_eq(airborne, 0, "%s, %d degree ramp: airborne for %d ticks on the way up", SN, deg[i],
-                         airborne);
+            cr_assert_eq(airborne, 0, "%s, %d degree ramp: airborne for %d ticks on the way up", SN, deg[i], airborne);
         if (deg[i] <= 40)
             cr_assert(max_y > 1.99, "%s, %d degree ramp: only reached %.3f m", SN, deg[i], max_y);
         else
-            cr_assert(max_y < 0.36 && D(c.position.y) < 0.05, "%s, %d degree ramp climbed to %.3f m (ends at %.3f)",
-                      SN, deg[i], max_y, D(c.position.y));
+            cr_assert(max_y < 0.36 && D(c.position.y) < 0.05, "%s, %d degree ramp climbed to %.3f m (ends at %.3f)", SN,
+                      deg[i], max_y, D(c.position.y));
     }
 }
 
 Test(move, steep_slope_slides_down_under_gravity)
 {
-    FOR_EACH_SHAPE {
+    FOR_EACH_SHAPE
+    {
         // dropped onto the middle of the 60 degree ramp
         sim_vec3 start = marker("ramp_60_start");
         sim_char_state c = sim_char_spawn(1, sim_v3(start.x, M(1.5), start.z + M(1.0 + 0.9)), 0);
@@ -193,8 +188,7 @@ Test(move, steep_slope_slides_down_under_gravity)
             sim_move_step(&col, &S, &c, &in);
         }
         cr_assert(D(c.position.y) < 0.05, "%s: still on the slope at y %.3f", SN, D(c.position.y));
-        cr_assert(D(c.position.z) < D(start.z) + 1.0 + 0.2, "%s: did not slide back down: z %.3f", SN,
-                  D(c.position.z));
+        cr_assert(D(c.position.z) < D(start.z) + 1.0 + 0.2, "%s: did not slide back down: z %.3f", SN, D(c.position.z));
     }
 }
 
@@ -211,8 +205,7 @@ static void no_vertical_motion(const char *from, const char *to)
     for (int t = 0; t < ticks; t++) {
         sim_input in = walk_input((uint32_t)t, yaw, 0);
         sim_move_step(&col, &S, &c, &in);
-        cr_assert_eq(c.position.y, y0, "%s %s tick %d: y moved from %.6f to %.6f", SN, from, t, D(y0),
-                     D(c.position.y));
+        cr_assert_eq(c.position.y, y0, "%s %s tick %d: y moved from %.6f to %.6f", SN, from, t, D(y0), D(c.position.y));
         cr_assert_eq(c.velocity.y, 0, "%s %s tick %d: vertical velocity %.6f", SN, from, t, D(c.velocity.y));
         cr_assert(c.flags & SIM_CHAR_GROUNDED, "%s %s tick %d: lost the ground", SN, from, t);
         cr_assert_eq(c.ground_normal.y, SIM_FX_ONE, "%s %s tick %d: ground normal y %.6f", SN, from, t,
@@ -224,7 +217,8 @@ static void no_vertical_motion(const char *from, const char *to)
 
 Test(move, tessellated_floor_gives_no_vertical_motion)
 {
-    FOR_EACH_SHAPE {
+    FOR_EACH_SHAPE
+    {
         no_vertical_motion("floor_lane_start", "floor_lane_end");
         no_vertical_motion("floor_center", "spawn");
     }
@@ -253,9 +247,8 @@ static void settles(const char *start, const char *target)
         else
             still = 0;
         if (t >= 64 * 2)
-            cr_assert(sim_v3_eq(c.position, last), "%s %s tick %d: moved (%.6f %.6f %.6f) -> (%.6f %.6f %.6f)",
-                      SN, start, t, D(last.x), D(last.y), D(last.z), D(c.position.x), D(c.position.y),
-                      D(c.position.z));
+            cr_assert(sim_v3_eq(c.position, last), "%s %s tick %d: moved (%.6f %.6f %.6f) -> (%.6f %.6f %.6f)", SN,
+                      start, t, D(last.x), D(last.y), D(last.z), D(c.position.x), D(c.position.y), D(c.position.z));
         last = c.position;
         cr_assert_leq(overlap_depth(&c), 0.0005, "%s %s tick %d: %.5f m deep", SN, start, t, overlap_depth(&c));
     }
@@ -276,7 +269,8 @@ Test(move, v_corridor_settles_without_jitter)
 
 Test(move, sliding_along_a_wall_keeps_a_steady_speed)
 {
-    FOR_EACH_SHAPE {
+    FOR_EACH_SHAPE
+    {
         // along the side of the box row (0.5 m high, 10 m long, face at z = -10.5),
         // pushing at 45 degrees into it
         sim_char_state c = stand_at("spawn", 0);
@@ -300,8 +294,7 @@ Test(move, sliding_along_a_wall_keeps_a_steady_speed)
             last = dx;
         }
         cr_assert_gt(D(last) * 64, 4.0, "%s: slid at only %.3f m/s", SN, D(last) * 64);
-        cr_log_info("%s wall slide: %.4f m/s, %d changes of the step after settling\n", SN, D(last) * 64,
-                    changes);
+        cr_log_info("%s wall slide: %.4f m/s, %d changes of the step after settling\n", SN, D(last) * 64, changes);
     }
 }
 
@@ -319,8 +312,8 @@ Test(move, fifty_metres_per_second_never_passes_the_thin_wall)
             sim_move_step(&col, &S, &c, &in);
             // the wall's front face is at z = -10 + 0.005; every shape's back
             // is 0.4 m behind its axis
-            cr_assert_gt(D(c.position.z) - 0.4, -10.0 + 0.005, "%s run %d tick %d: through to z %.4f", SN, k,
-                         t, D(c.position.z));
+            cr_assert_gt(D(c.position.z) - 0.4, -10.0 + 0.005, "%s run %d tick %d: through to z %.4f", SN, k, t,
+                         D(c.position.z));
         }
     }
 }
@@ -350,7 +343,8 @@ Test(move, spawn_inside_geometry_resolves_within_a_few_ticks)
 
 Test(move, step_up_from_a_standstill_in_the_same_tick)
 {
-    FOR_EACH_SHAPE {
+    FOR_EACH_SHAPE
+    {
         // standing against the first 0.3 m step, at rest
         sim_char_state c = stand_at("stairs_300_start", yaw_to(0, 1));
         c.position.z = M(18.0 - 0.4 - 0.005);
@@ -367,13 +361,12 @@ Test(move, step_up_from_a_standstill_in_the_same_tick)
             // A capsule's rounded bottom rolls onto the nosing: in this first
             // tick of 2 cm it rises a little over a centimetre, and keeps
             // climbing after.
-            cr_assert_gt(c.position.y, y0 + M(0.005), "%s: no rise in the first tick: y %.4f", SN,
-                         D(c.position.y));
+            cr_assert_gt(c.position.y, y0 + M(0.005), "%s: no rise in the first tick: y %.4f", SN, D(c.position.y));
         } else {
             // A flat bottom cannot roll: it steps onto the tread whole, as soon
             // as its bottom reaches over the nosing.
-            cr_assert(fabs(D(c.position.y) - 0.3) < 0.01, "%s: first tick ends at y %.4f, not on the tread",
-                      SN, D(c.position.y));
+            cr_assert(fabs(D(c.position.y) - 0.3) < 0.01, "%s: first tick ends at y %.4f, not on the tread", SN,
+                      D(c.position.y));
         }
         for (int t = 0; t < 128 && D(c.position.z) < 19.8; t++) {
             sim_input w = walk_input((uint32_t)t, yaw_to(0, 1), 0);
@@ -387,7 +380,8 @@ Test(move, step_up_from_a_standstill_in_the_same_tick)
 
 Test(move, airborne_jump_into_stairs_clips_the_legs)
 {
-    FOR_EACH_SHAPE {
+    FOR_EACH_SHAPE
+    {
         // run at the 0.6 m stairs and jump late, so the legs meet the riser
         sim_char_state c = stand_at("stairs_600_start", yaw_to(0, 1));
         c.position.z = M(17.2);
@@ -414,7 +408,8 @@ Test(move, airborne_jump_into_stairs_clips_the_legs)
 
 Test(move, jump_lands_and_resets_to_walking)
 {
-    FOR_EACH_SHAPE {
+    FOR_EACH_SHAPE
+    {
         sim_char_state c = stand_at("floor_center", 0);
         sim_input in = {0};
         in.buttons = SIM_BUTTON_JUMP;
@@ -438,7 +433,8 @@ Test(move, jump_lands_and_resets_to_walking)
 
 Test(move, crouch_passes_the_tunnel_and_standing_up_is_refused_inside)
 {
-    FOR_EACH_SHAPE {
+    FOR_EACH_SHAPE
+    {
         sim_angle yaw = yaw_to(0, 1);
         sim_char_state c = stand_at("tunnel_entry", yaw);
         walk(&c, yaw, 64, 0);
@@ -495,7 +491,8 @@ static double jump_at_ledge(double z0, int jump_tick, bool crouch)
 
 Test(move, crouch_jump_reaches_the_ledge_a_standing_jump_does_not)
 {
-    FOR_EACH_SHAPE {
+    FOR_EACH_SHAPE
+    {
         // a run-up from 4 m before the face, jumping 1.7 m before it
         double standing = jump_at_ledge(2.0, 22, false);
         cr_assert_lt(standing, 0.05, "%s: a standing jump got onto the 1.5 m ledge (y %.3f)", SN, standing);
@@ -510,7 +507,8 @@ Test(move, crouch_jump_reaches_the_ledge_a_standing_jump_does_not)
 // and a flat bottom could not get its feet over a ledge it was pressed into.)
 Test(move, crouch_jump_pressed_against_the_ledge_reaches_it)
 {
-    FOR_EACH_SHAPE {
+    FOR_EACH_SHAPE
+    {
         // at rest against the face (from z 5.3, pushing +z), then a crouch jump
         double standing = jump_at_ledge(5.3, 6, false);
         cr_assert_lt(standing, 0.05, "%s: a standing jump got onto the 1.5 m ledge (y %.3f)", SN, standing);
@@ -521,7 +519,8 @@ Test(move, crouch_jump_pressed_against_the_ledge_reaches_it)
 
 Test(move, a_jump_pressed_against_a_wall_rises_as_high_as_in_the_open)
 {
-    FOR_EACH_SHAPE {
+    FOR_EACH_SHAPE
+    {
         double apex[2];
         for (int wall = 0; wall < 2; wall++) {
             // in the open, walking -z, or walking -z into the 3 m high thin wall
@@ -564,7 +563,8 @@ Test(move, walking_down_ramps_stays_grounded)
 
 Test(move, walking_down_stairs_stays_grounded)
 {
-    FOR_EACH_SHAPE {
+    FOR_EACH_SHAPE
+    {
         sim_char_state c = sim_char_spawn(1, marker("stairs_300_top"), 0);
         sim_angle yaw = yaw_to(0, -1);
         sim_input in = {0};
@@ -573,8 +573,8 @@ Test(move, walking_down_stairs_stays_grounded)
         for (int t = 0; t < 48; t++) {
             in = walk_input((uint32_t)t, yaw, 0);
             sim_move_step(&col, &S, &c, &in);
-            cr_assert(c.flags & SIM_CHAR_GROUNDED, "%s tick %d: airborne at y %.3f z %.3f", SN, t,
-                      D(c.position.y), D(c.position.z));
+            cr_assert(c.flags & SIM_CHAR_GROUNDED, "%s tick %d: airborne at y %.3f z %.3f", SN, t, D(c.position.y),
+                      D(c.position.z));
         }
         cr_assert_lt(D(c.position.y), 0.02, "%s: not down", SN);
     }
@@ -607,7 +607,8 @@ Test(move, other_tick_rates_jump_the_same_height)
 
 Test(move, ground_probe_classifies_floor_steep_wall_and_ceiling)
 {
-    FOR_EACH_SHAPE {
+    FOR_EACH_SHAPE
+    {
         // floor
         sim_char_state c = stand_at("floor_center", 0);
         cr_assert_eq(c.ground, SIM_GROUND_FLOOR, "%s", SN);
@@ -647,7 +648,8 @@ Test(move, platforms_carry_the_character)
 {
     enum { ELEVATOR = 100, SHUTTLE = 200 };
     sim_vec3 c0 = marker("platform_area");
-    FOR_EACH_SHAPE {
+    FOR_EACH_SHAPE
+    {
         // an elevator whose top is flush with the floor at the bottom and 2 m
         // up at the top, 1 m/s with half-second pauses (as in test_scene.c)
         sim_platform_def e = {0};
@@ -671,8 +673,7 @@ Test(move, platforms_carry_the_character)
             sim_scene_step(sc);
             uint32_t now = sim_scene_tick(sc);
             double gap = D(c->position.y) - D(sim_platform_position(&e, now).y + e.half.y);
-            cr_assert(c->flags & SIM_CHAR_GROUNDED, "%s elevator tick %u: airborne %.4f m above the top", SN, now,
-                      gap);
+            cr_assert(c->flags & SIM_CHAR_GROUNDED, "%s elevator tick %u: airborne %.4f m above the top", SN, now, gap);
             cr_assert(gap <= D(S.skin) + 0.001 && gap >= -D(S.skin), "%s elevator tick %u: feet %.4f m from the top",
                       SN, now, gap);
             carried += c->ground_object == ELEVATOR;
@@ -706,8 +707,7 @@ Test(move, platforms_carry_the_character)
             sim_vec3 at = sim_platform_position(&p, now);
             cr_assert_eq(c->ground_object, SHUTTLE, "%s shuttle tick %u: fell off", SN, now);
             double rel = D(c->position.x - at.x);
-            cr_assert(fabs(rel - rel0) < 0.002, "%s shuttle tick %u: slid from %.4f to %.4f on it", SN, now, rel0,
-                      rel);
+            cr_assert(fabs(rel - rel0) < 0.002, "%s shuttle tick %u: slid from %.4f to %.4f on it", SN, now, rel0, rel);
             double gap = D(c->position.y - at.y - p.half.y);
             cr_assert(gap >= -D(S.skin) && gap <= D(S.skin) + 0.001, "%s shuttle tick %u: gap %.4f", SN, now, gap);
         }
@@ -751,10 +751,9 @@ Test(move, a_flat_bottom_stays_on_a_ledge_with_its_centre_past_the_edge)
             // level, and does not move
             cr_assert(c.flags & SIM_CHAR_GROUNDED, "%s %.2f m past the edge: airborne", SN, beyond[i]);
             cr_assert(fabs(y - 1.5) < 0.001, "%s %.2f m past the edge: feet at y %.4f", SN, beyond[i], y);
-            cr_assert_eq(c.position.z, M(6 - beyond[i]), "%s %.2f m past the edge: moved %.4f m", SN, beyond[i],
-                         moved);
-            cr_assert_eq(c.ground_normal.y, SIM_FX_ONE, "%s %.2f m past the edge: ground normal y %.4f", SN,
-                         beyond[i], D(c.ground_normal.y));
+            cr_assert_eq(c.position.z, M(6 - beyond[i]), "%s %.2f m past the edge: moved %.4f m", SN, beyond[i], moved);
+            cr_assert_eq(c.ground_normal.y, SIM_FX_ONE, "%s %.2f m past the edge: ground normal y %.4f", SN, beyond[i],
+                         D(c.ground_normal.y));
         } else if (beyond[i] < 0.38) {
             // the round bottom rests on the edge, sunk by the sphere's sag
             // (where it ended up: it may roll a few centimetres first)
@@ -763,8 +762,8 @@ Test(move, a_flat_bottom_stays_on_a_ledge_with_its_centre_past_the_edge)
             cr_assert(y < 1.5 - 0.005 && fabs(y - (1.5 - sag)) < D(S.skin) + 0.001,
                       "%s %.2f m past the edge: feet at y %.4f, expected %.4f", SN, beyond[i], y, 1.5 - sag);
             cr_assert(moved <= 0 && moved > -0.06, "%s %.2f m past the edge: rolled %.4f m", SN, beyond[i], moved);
-            cr_log_info("capsule %.2f m past the ledge's edge: %.4f m lower, rolled %.4f m off\n", beyond[i],
-                        1.5 - y, -moved);
+            cr_log_info("capsule %.2f m past the ledge's edge: %.4f m lower, rolled %.4f m off\n", beyond[i], 1.5 - y,
+                        -moved);
         } else {
             // almost all of it past the edge: the sphere rolls off, down to the floor
             cr_assert_lt(y, 0.05, "%s %.2f m past the edge: still up at y %.4f", SN, beyond[i], y);
@@ -800,7 +799,8 @@ Test(move, a_standing_jump_never_lifts_a_flat_bottom_onto_the_ledge)
     // ledge (a standing jump's feet reach 1.14 m): a flat bottom never gets on;
     // the capsule's round bottom, its sphere's centre above the edge at the
     // apex, rolls over it for a few timings.
-    FOR_EACH_SHAPE {
+    FOR_EACH_SHAPE
+    {
         int mounted = 0;
         for (int jt = 0; jt < 40; jt++)
             mounted += jump_at_ledge(2.0, jt, false) > 1.4;

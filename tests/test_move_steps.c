@@ -9,7 +9,7 @@
 #include <keel/sim_move.h>
 #include <keel/sim_world.h>
 
-#define M(x) ((sim_fx)llround((x) * 65536.0))
+#define M(x) ((sim_fx)llround((x)*65536.0))
 #define D(v) ((v) / 65536.0)
 #define PI 3.14159265358979323846
 
@@ -109,8 +109,8 @@ Test(steps, diagonally_into_a_step_next_to_a_wall)
             sim_char_state c = sim_char_spawn(1, sim_v3(M(-1.2 + 0.2 * k), 0, M(-0.45)), 0);
             run(w, &s, &c, yaw_to(1, 1), 48, NULL);
             cr_assert(fabs(D(c.position.y) - 0.3) < 0.02 && D(c.position.x) > 0.5,
-                      "%s start %d: feet at (%.3f %.3f %.3f), not up on the step", shape_names[sh], k,
-                      D(c.position.x), D(c.position.y), D(c.position.z));
+                      "%s start %d: feet at (%.3f %.3f %.3f), not up on the step", shape_names[sh], k, D(c.position.x),
+                      D(c.position.y), D(c.position.z));
             cr_assert(c.flags & SIM_CHAR_GROUNDED, "%s start %d: airborne", shape_names[sh], k);
         }
     }
@@ -135,11 +135,10 @@ Test(steps, a_steep_wall_is_never_climbed_at_an_acute_angle)
             double max_y = 0;
             // along +z, turned by `a` into the slope (for 1 s: about 7 m, within its 10 m)
             run(w, &s, &c, yaw_to(sin(a), cos(a)), 64, &max_y);
-            cr_assert_lt(max_y, 0.02, "%s: approach at %.0f degrees climbed to %.3f m", shape_names[sh], deg[k],
-                         max_y);
+            cr_assert_lt(max_y, 0.02, "%s: approach at %.0f degrees climbed to %.3f m", shape_names[sh], deg[k], max_y);
             // every shape reaches 0.4 m from its axis along x
-            cr_assert_lt(D(c.position.x), 0.0, "%s: into the slope at %.0f degrees: x %.3f", shape_names[sh],
-                         deg[k], D(c.position.x));
+            cr_assert_lt(D(c.position.x), 0.0, "%s: into the slope at %.0f degrees: x %.3f", shape_names[sh], deg[k],
+                         D(c.position.x));
         }
     }
     sim_world_destroy(w);
@@ -170,8 +169,7 @@ Test(steps, curb_is_climbed_from_a_standstill)
         sim_move_step(&col, &s, &c, &in);
         cr_assert_gt(c.position.y, y0, "%s: the first tick did not start up the curb", shape_names[sh]);
         run(w, &s, &c, yaw_to(1, 0), 32, NULL);
-        cr_assert(fabs(D(c.position.y) - 0.15) < 0.01, "%s: on the curb: y %.3f", shape_names[sh],
-                  D(c.position.y));
+        cr_assert(fabs(D(c.position.y) - 0.15) < 0.01, "%s: on the curb: y %.3f", shape_names[sh], D(c.position.y));
     }
     sim_world_destroy(w);
 }

@@ -122,8 +122,7 @@ typedef bool (*until_fn)(evlog *logs, void *ctx);
 
 // Services every host (NULL entries skipped) until `until` holds or max_ms
 // of wall time pass; true when it held.
-static bool pump(net_host **hosts, evlog *logs, size_t n, until_fn until, void *ctx, uint64_t t0,
-                 unsigned max_ms)
+static bool pump(net_host **hosts, evlog *logs, size_t n, until_fn until, void *ctx, uint64_t t0, unsigned max_ms)
 {
     uint64_t start = wall_ms();
     for (;;) {
@@ -211,8 +210,8 @@ Test(net_host_enet, three_clients_exchange_on_every_channel)
     for (int i = 1; i <= 3; i++)
         h[i] = connect_local(h[0], NULL);
 
-    want w[] = {{0, NET_EVENT_CONNECT, 3}, {1, NET_EVENT_CONNECT, 1}, {2, NET_EVENT_CONNECT, 1},
-                {3, NET_EVENT_CONNECT, 1}};
+    want w[] = {
+        {0, NET_EVENT_CONNECT, 3}, {1, NET_EVENT_CONNECT, 1}, {2, NET_EVENT_CONNECT, 1}, {3, NET_EVENT_CONNECT, 1}};
     wants ws = {w, 4};
     cr_assert(pump(h, logs, 4, until_wants, &ws, t0, 5000), "every client connects");
 
@@ -241,9 +240,9 @@ Test(net_host_enet, three_clients_exchange_on_every_channel)
         cr_assert(send_text(h[i], 0, NET_CHANNEL_SNAPSHOT, text));
         net_host_flush(h[i]);
     }
-    want_msg wm[] = {{0, NET_CHANNEL_CONTROL, "ctl from 1"}, {0, NET_CHANNEL_CONTROL, "ctl from 2"},
-                     {0, NET_CHANNEL_CONTROL, "ctl from 3"}, {0, NET_CHANNEL_INPUT, "in from 1"},
-                     {0, NET_CHANNEL_INPUT, "in from 2"},    {0, NET_CHANNEL_INPUT, "in from 3"},
+    want_msg wm[] = {{0, NET_CHANNEL_CONTROL, "ctl from 1"},   {0, NET_CHANNEL_CONTROL, "ctl from 2"},
+                     {0, NET_CHANNEL_CONTROL, "ctl from 3"},   {0, NET_CHANNEL_INPUT, "in from 1"},
+                     {0, NET_CHANNEL_INPUT, "in from 2"},      {0, NET_CHANNEL_INPUT, "in from 3"},
                      {0, NET_CHANNEL_SNAPSHOT, "snap from 1"}, {0, NET_CHANNEL_SNAPSHOT, "snap from 2"},
                      {0, NET_CHANNEL_SNAPSHOT, "snap from 3"}};
     want_msgs wms = {wm, 9};
@@ -273,9 +272,9 @@ Test(net_host_enet, three_clients_exchange_on_every_channel)
     memcpy(big, "BIG4000", 7);
     cr_assert(net_host_send(h[2], 0, NET_CHANNEL_CONTROL, big, sizeof big));
     net_host_flush(h[0]);
-    want_msg wm2[] = {{1, NET_CHANNEL_CONTROL, "ctl to 1"}, {2, NET_CHANNEL_CONTROL, "ctl to 2"},
-                      {3, NET_CHANNEL_CONTROL, "ctl to 3"}, {1, NET_CHANNEL_INPUT, "in to 1"},
-                      {2, NET_CHANNEL_INPUT, "in to 2"},    {3, NET_CHANNEL_INPUT, "in to 3"},
+    want_msg wm2[] = {{1, NET_CHANNEL_CONTROL, "ctl to 1"},   {2, NET_CHANNEL_CONTROL, "ctl to 2"},
+                      {3, NET_CHANNEL_CONTROL, "ctl to 3"},   {1, NET_CHANNEL_INPUT, "in to 1"},
+                      {2, NET_CHANNEL_INPUT, "in to 2"},      {3, NET_CHANNEL_INPUT, "in to 3"},
                       {1, NET_CHANNEL_SNAPSHOT, "snap to 1"}, {2, NET_CHANNEL_SNAPSHOT, "snap to 2"},
                       {3, NET_CHANNEL_SNAPSHOT, "snap to 3"}, {1, NET_CHANNEL_SNAPSHOT, "BIG1200"},
                       {0, NET_CHANNEL_CONTROL, "BIG4000"}};
@@ -310,9 +309,9 @@ Test(net_host_enet, three_clients_exchange_on_every_channel)
     cr_assert_eq(s.payload_received, received);
     cr_assert_geq(s.wire_sent, s.payload_sent + 6 * s.messages_sent + NET_WIRE_UDP_IP);
     cr_assert_geq(s.wire_received, s.payload_received + 6 * s.messages_received + NET_WIRE_UDP_IP);
-    cr_log_info("server: payload %llu/%llu bytes sent/received, wire %llu/%llu",
-                (unsigned long long)s.payload_sent, (unsigned long long)s.payload_received,
-                (unsigned long long)s.wire_sent, (unsigned long long)s.wire_received);
+    cr_log_info("server: payload %llu/%llu bytes sent/received, wire %llu/%llu", (unsigned long long)s.payload_sent,
+                (unsigned long long)s.payload_received, (unsigned long long)s.wire_sent,
+                (unsigned long long)s.wire_received);
     net_host_stats cs;
     net_host_stats_get(h[2], &cs);
     cr_assert_eq(cs.payload_sent, strlen("ctl from 2") + strlen("in from 2") + strlen("snap from 2") + sizeof big);
@@ -494,8 +493,8 @@ Test(net_host_enet, server_clamps_a_bigger_mtu)
     cr_assert(net_host_send(h[1], 0, NET_CHANNEL_SNAPSHOT, msg, sizeof msg));
     cr_assert(net_host_send(h[0], big_peer, NET_CHANNEL_SNAPSHOT, msg, sizeof msg));
     cr_assert(net_host_send(h[0], small_peer, NET_CHANNEL_SNAPSHOT, msg, sizeof msg));
-    want_msg wm[] = {{0, NET_CHANNEL_SNAPSHOT, "FULL"}, {1, NET_CHANNEL_SNAPSHOT, "FULL"},
-                     {2, NET_CHANNEL_SNAPSHOT, "FULL"}};
+    want_msg wm[] = {
+        {0, NET_CHANNEL_SNAPSHOT, "FULL"}, {1, NET_CHANNEL_SNAPSHOT, "FULL"}, {2, NET_CHANNEL_SNAPSHOT, "FULL"}};
     want_msgs wms = {wm, 3};
     cr_assert(pump(h, logs, 3, until_msgs, &wms, t0, 5000));
     cr_assert_eq(log_find(&logs[2], 0, NET_CHANNEL_SNAPSHOT, "FULL")->length, NET_MTU);

@@ -271,8 +271,8 @@ Test(net_leave_enet, a_refused_connect_fails_at_once_and_says_why)
     net_host_config full = net_host_default_config();
     full.max_peers = 1;
     full.max_peers_per_address = 8;
-    net_host *h[5] = {net_host_listen("127.0.0.1", 0, &per1, NULL), NULL,
-                      net_host_listen("127.0.0.1", 0, &full, NULL), NULL, NULL};
+    net_host *h[5] = {net_host_listen("127.0.0.1", 0, &per1, NULL), NULL, net_host_listen("127.0.0.1", 0, &full, NULL),
+                      NULL, NULL};
     cr_assert_not_null(h[0]);
     cr_assert_not_null(h[2]);
     h[1] = connect_to(h[0], NULL);

@@ -191,8 +191,7 @@ static void b_commands(snap_buf *b, builder *bd, uint32_t tick, keel_rng *r, cmd
 
 /// A snapshot over `span` ticks ending at `tick` with `n0` characters at the
 /// start; `events` in 0..100: the chance in percent of joins and leaves in a tick.
-static void gen_snapshot(snap_buf *b, keel_rng *r, uint32_t tick, uint32_t span, uint32_t n0, int events,
-                         cmd_mode mode)
+static void gen_snapshot(snap_buf *b, keel_rng *r, uint32_t tick, uint32_t span, uint32_t n0, int events, cmd_mode mode)
 {
     snap_init(b);
     net_snapshot *s = &b->s;
@@ -201,8 +200,9 @@ static void gen_snapshot(snap_buf *b, keel_rng *r, uint32_t tick, uint32_t span,
     s->echo_delay_ms = (uint16_t)rnd_u32(r);
     s->tick = tick;
     s->baseline_tick = tick - span;
-    s->last_applied_tick = keel_rng_range(r, 0, 3) ? tick - 1u - (uint32_t)keel_rng_range(r, 0, tick - 1u < 40 ? tick - 1u : 40)
-                                                   : NET_TICK_NONE;
+    s->last_applied_tick = keel_rng_range(r, 0, 3)
+                               ? tick - 1u - (uint32_t)keel_rng_range(r, 0, tick - 1u < 40 ? tick - 1u : 40)
+                               : NET_TICK_NONE;
     s->substituted_mask = keel_rng_range(r, 0, 2) ? 0 : rnd_u32(r);
     s->input_margin_q8 = (int32_t)keel_rng_range(r, -(1 << 23), 1 << 23);
     s->state_hash = keel_rng_next(r);
@@ -309,10 +309,15 @@ static net_input rnd_input(keel_rng *r)
     m.sequence = (uint16_t)rnd_u32(r);
     m.client_time_ms = (uint16_t)rnd_u32(r);
     m.count = (uint8_t)keel_rng_range(r, 0, NET_MAX_INPUT_COMMANDS); // 0: a ping
-    m.newest_tick = (uint32_t)keel_rng_range(r, m.count ? m.count - 1 : 0, keel_rng_range(r, 0, 1) ? 100000 : 0xFFFFFFFE);
+    m.newest_tick =
+        (uint32_t)keel_rng_range(r, m.count ? m.count - 1 : 0, keel_rng_range(r, 0, 1) ? 100000 : 0xFFFFFFFE);
     switch (keel_rng_range(r, 0, 3)) {
     case 0: m.ack_tick = NET_TICK_NONE; break;
-    case 1: m.ack_tick = rnd_u32(r); if (m.ack_tick == NET_TICK_NONE) m.ack_tick = 0; break;
+    case 1:
+        m.ack_tick = rnd_u32(r);
+        if (m.ack_tick == NET_TICK_NONE)
+            m.ack_tick = 0;
+        break;
     default: m.ack_tick = m.newest_tick - (uint32_t)keel_rng_range(r, 0, 40); break;
     }
     if (m.ack_tick != NET_TICK_NONE && keel_rng_range(r, 0, 1))
@@ -331,17 +336,15 @@ static net_full_part rnd_full(keel_rng *r)
     m.client_time_echo = (uint16_t)rnd_u32(r);
     m.echo_delay_ms = (uint16_t)rnd_u32(r);
     m.tick = (uint32_t)keel_rng_range(r, 0, 0xFFFFFFFE);
-    m.last_applied_tick = (m.tick == 0 || keel_rng_range(r, 0, 3) == 0)
-                              ? NET_TICK_NONE
-                              : (uint32_t)keel_rng_range(r, 0, m.tick - 1);
+    m.last_applied_tick =
+        (m.tick == 0 || keel_rng_range(r, 0, 3) == 0) ? NET_TICK_NONE : (uint32_t)keel_rng_range(r, 0, m.tick - 1);
     m.input_margin_q8 = (int32_t)keel_rng_range(r, -(1 << 23), 1 << 23);
     m.state_hash = keel_rng_next(r);
     m.total_characters = (uint16_t)keel_rng_range(r, 0, NET_MAX_CHARACTERS);
     m.part_count = (uint16_t)keel_rng_range(r, 1, NET_MAX_FULL_PARTS);
     m.part = (uint16_t)keel_rng_range(r, 0, m.part_count - 1);
-    m.count = (uint8_t)keel_rng_range(r, 0, m.total_characters < NET_FULL_PART_CHARACTERS
-                                                ? m.total_characters
-                                                : NET_FULL_PART_CHARACTERS);
+    m.count = (uint8_t)keel_rng_range(
+        r, 0, m.total_characters < NET_FULL_PART_CHARACTERS ? m.total_characters : NET_FULL_PART_CHARACTERS);
     uint32_t id = (uint32_t)keel_rng_range(r, 1, 1000);
     for (uint32_t i = 0; i < m.count; i++) {
         m.states[i] = rnd_state(r, id);
@@ -375,8 +378,8 @@ static bool snapshot_eq(const net_snapshot *a, const net_snapshot *b)
     if (a->sequence != b->sequence || a->client_time_echo != b->client_time_echo ||
         a->echo_delay_ms != b->echo_delay_ms || a->tick != b->tick || a->baseline_tick != b->baseline_tick ||
         a->last_applied_tick != b->last_applied_tick || a->substituted_mask != b->substituted_mask ||
-        a->input_margin_q8 != b->input_margin_q8 || a->state_hash != b->state_hash ||
-        a->join_count != b->join_count || a->leave_count != b->leave_count || a->command_count != b->command_count)
+        a->input_margin_q8 != b->input_margin_q8 || a->state_hash != b->state_hash || a->join_count != b->join_count ||
+        a->leave_count != b->leave_count || a->command_count != b->command_count)
         return false;
     for (uint32_t i = 0; i < a->join_count; i++)
         if (a->joins[i].tick != b->joins[i].tick || !state_eq(&a->joins[i].state, &b->joins[i].state))
@@ -516,18 +519,38 @@ static size_t rnd_message(keel_rng *r, net_msg_type type, uint8_t *out)
 {
     size_t n = 0;
     switch (type) {
-    case NET_MSG_HELLO: { net_hello m = rnd_hello(r); n = net_hello_encode(&m, out, BUF_MAX); break; }
-    case NET_MSG_WELCOME: { net_welcome m = rnd_welcome(r); n = net_welcome_encode(&m, out, BUF_MAX); break; }
-    case NET_MSG_REFUSE: { net_refuse m = rnd_refuse(r); n = net_refuse_encode(&m, out, BUF_MAX); break; }
-    case NET_MSG_INPUT: { net_input m = rnd_input(r); n = net_input_encode(&m, out, BUF_MAX); break; }
+    case NET_MSG_HELLO: {
+        net_hello m = rnd_hello(r);
+        n = net_hello_encode(&m, out, BUF_MAX);
+        break;
+    }
+    case NET_MSG_WELCOME: {
+        net_welcome m = rnd_welcome(r);
+        n = net_welcome_encode(&m, out, BUF_MAX);
+        break;
+    }
+    case NET_MSG_REFUSE: {
+        net_refuse m = rnd_refuse(r);
+        n = net_refuse_encode(&m, out, BUF_MAX);
+        break;
+    }
+    case NET_MSG_INPUT: {
+        net_input m = rnd_input(r);
+        n = net_input_encode(&m, out, BUF_MAX);
+        break;
+    }
     case NET_MSG_SNAPSHOT: {
         uint32_t span = (uint32_t)keel_rng_range(r, 1, keel_rng_range(r, 0, 3) ? 4 : NET_MAX_SNAPSHOT_TICKS);
-        gen_snapshot(&g_snap, r, (uint32_t)keel_rng_range(r, span, 5000), span, (uint32_t)keel_rng_range(r, 0, 12),
-                     30, CMD_MIXED);
+        gen_snapshot(&g_snap, r, (uint32_t)keel_rng_range(r, span, 5000), span, (uint32_t)keel_rng_range(r, 0, 12), 30,
+                     CMD_MIXED);
         n = net_snapshot_encode(&g_snap.s, out, BUF_MAX);
         break;
     }
-    case NET_MSG_FULL: { net_full_part m = rnd_full(r); n = net_full_part_encode(&m, out, BUF_MAX); break; }
+    case NET_MSG_FULL: {
+        net_full_part m = rnd_full(r);
+        n = net_full_part_encode(&m, out, BUF_MAX);
+        break;
+    }
     default: break;
     }
     cr_assert(n > 0);
@@ -570,11 +593,28 @@ Test(net_bits, random_round_trip)
         net_bw_init(&w, buf, sizeof buf);
         for (int i = 0; i < 200; i++) {
             switch (keel_rng_range(&a, 0, 5)) {
-            case 0: { unsigned n = (unsigned)keel_rng_range(&a, 0, 32); net_bw_u(&w, n == 32 ? rnd_u32(&a) : rnd_u32(&a) & ((1u << n) - 1u), n); break; }
+            case 0: {
+                unsigned n = (unsigned)keel_rng_range(&a, 0, 32);
+                net_bw_u(&w, n == 32 ? rnd_u32(&a) : rnd_u32(&a) & ((1u << n) - 1u), n);
+                break;
+            }
             case 1: net_bw_u64(&w, keel_rng_next(&a)); break;
-            case 2: { unsigned n = (unsigned)keel_rng_range(&a, 1, 32); int64_t h = (int64_t)1 << (n - 1); net_bw_s(&w, (int32_t)keel_rng_range(&a, -h, h - 1), n); break; }
-            case 3: { uint32_t v = rnd_u32(&a) >> keel_rng_range(&a, 0, 31); net_bw_var(&w, v, (unsigned)keel_rng_range(&a, 1, 16)); break; }
-            case 4: { int32_t v = net_u32_as_s32(rnd_u32(&a)) / ((int32_t)1 << keel_rng_range(&a, 0, 30)); net_bw_svar(&w, v, (unsigned)keel_rng_range(&a, 1, 16)); break; }
+            case 2: {
+                unsigned n = (unsigned)keel_rng_range(&a, 1, 32);
+                int64_t h = (int64_t)1 << (n - 1);
+                net_bw_s(&w, (int32_t)keel_rng_range(&a, -h, h - 1), n);
+                break;
+            }
+            case 3: {
+                uint32_t v = rnd_u32(&a) >> keel_rng_range(&a, 0, 31);
+                net_bw_var(&w, v, (unsigned)keel_rng_range(&a, 1, 16));
+                break;
+            }
+            case 4: {
+                int32_t v = net_u32_as_s32(rnd_u32(&a)) / ((int32_t)1 << keel_rng_range(&a, 0, 30));
+                net_bw_svar(&w, v, (unsigned)keel_rng_range(&a, 1, 16));
+                break;
+            }
             default: net_bw_bool(&w, keel_rng_range(&a, 0, 1)); break;
             }
         }
@@ -585,11 +625,30 @@ Test(net_bits, random_round_trip)
         net_br_init(&r, buf, n);
         for (int i = 0; i < 200; i++) {
             switch (keel_rng_range(&b, 0, 5)) {
-            case 0: { unsigned k = (unsigned)keel_rng_range(&b, 0, 32); uint32_t v = k == 32 ? rnd_u32(&b) : rnd_u32(&b) & ((1u << k) - 1u); cr_assert_eq(net_br_u(&r, k), v); break; }
+            case 0: {
+                unsigned k = (unsigned)keel_rng_range(&b, 0, 32);
+                uint32_t v = k == 32 ? rnd_u32(&b) : rnd_u32(&b) & ((1u << k) - 1u);
+                cr_assert_eq(net_br_u(&r, k), v);
+                break;
+            }
             case 1: cr_assert_eq(net_br_u64(&r), keel_rng_next(&b)); break;
-            case 2: { unsigned k = (unsigned)keel_rng_range(&b, 1, 32); int64_t h = (int64_t)1 << (k - 1); int32_t v = (int32_t)keel_rng_range(&b, -h, h - 1); cr_assert_eq(net_br_s(&r, k), v); break; }
-            case 3: { uint32_t v = rnd_u32(&b) >> keel_rng_range(&b, 0, 31); cr_assert_eq(net_br_var(&r, (unsigned)keel_rng_range(&b, 1, 16)), v); break; }
-            case 4: { int32_t v = net_u32_as_s32(rnd_u32(&b)) / ((int32_t)1 << keel_rng_range(&b, 0, 30)); cr_assert_eq(net_br_svar(&r, (unsigned)keel_rng_range(&b, 1, 16)), v); break; }
+            case 2: {
+                unsigned k = (unsigned)keel_rng_range(&b, 1, 32);
+                int64_t h = (int64_t)1 << (k - 1);
+                int32_t v = (int32_t)keel_rng_range(&b, -h, h - 1);
+                cr_assert_eq(net_br_s(&r, k), v);
+                break;
+            }
+            case 3: {
+                uint32_t v = rnd_u32(&b) >> keel_rng_range(&b, 0, 31);
+                cr_assert_eq(net_br_var(&r, (unsigned)keel_rng_range(&b, 1, 16)), v);
+                break;
+            }
+            case 4: {
+                int32_t v = net_u32_as_s32(rnd_u32(&b)) / ((int32_t)1 << keel_rng_range(&b, 0, 30));
+                cr_assert_eq(net_br_svar(&r, (unsigned)keel_rng_range(&b, 1, 16)), v);
+                break;
+            }
             default: cr_assert_eq(net_br_bool(&r), (bool)keel_rng_range(&b, 0, 1)); break;
             }
         }
@@ -684,9 +743,14 @@ Test(net_bits, var_is_canonical)
     net_bit_writer w;
     net_bit_reader r;
     // sizes: (group + 1) bits per group
-    static const struct { uint32_t v; unsigned group; size_t bits; } sizes[] = {
-        {0, 4, 5}, {15, 4, 5}, {16, 4, 10}, {255, 4, 10}, {256, 4, 15}, {UINT32_MAX, 4, 40},
-        {UINT32_MAX, 7, 40}, {UINT32_MAX, 16, 34}, {0, 1, 2}, {UINT32_MAX, 1, 64}, {1u << 31, 3, 44},
+    static const struct {
+        uint32_t v;
+        unsigned group;
+        size_t bits;
+    } sizes[] = {
+        {0, 4, 5},    {15, 4, 5},          {16, 4, 10},         {255, 4, 10},
+        {256, 4, 15}, {UINT32_MAX, 4, 40}, {UINT32_MAX, 7, 40}, {UINT32_MAX, 16, 34},
+        {0, 1, 2},    {UINT32_MAX, 1, 64}, {1u << 31, 3, 44},
     };
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
         net_bw_init(&w, b, sizeof b);
@@ -789,8 +853,8 @@ Test(net_proto, round_trip_snapshot)
     for (int i = 0; i < 400; i++) {
         uint32_t span = (uint32_t)keel_rng_range(&rng, 1, NET_MAX_SNAPSHOT_TICKS);
         uint32_t tick = (uint32_t)keel_rng_range(&rng, span, keel_rng_range(&rng, 0, 1) ? 100 : 0xFFFFFFFE);
-        gen_snapshot(&g_snap, &rng, tick, span, (uint32_t)keel_rng_range(&rng, 0, 80),
-                     (int)keel_rng_range(&rng, 0, 60), CMD_RANDOM);
+        gen_snapshot(&g_snap, &rng, tick, span, (uint32_t)keel_rng_range(&rng, 0, 80), (int)keel_rng_range(&rng, 0, 60),
+                     CMD_RANDOM);
         size_t n = net_snapshot_encode(&g_snap.s, g_buf, BUF_MAX);
         cr_assert(n > 0);
         snap_init(&g_snap2);
@@ -954,14 +1018,14 @@ Test(net_proto, boundary_values)
 
 /// The struct fails to encode; if the unchecked writer can still put it on
 /// the wire, the decoder refuses those bytes. Returns whether it was on the wire.
-#define EXPECT_REFUSED(kind, m, decoded)                                                      \
-    do {                                                                                      \
-        cr_assert_eq(net_##kind##_encode(&(m), g_buf, BUF_MAX), 0, "%s: encoded", what);      \
-        size_t wn = net_##kind##_write(&(m), g_buf, BUF_MAX);                                 \
-        if (wn) {                                                                             \
-            on_wire++;                                                                        \
-            cr_assert(!net_##kind##_decode(g_buf, wn, &(decoded)), "%s: decoded", what);      \
-        }                                                                                     \
+#define EXPECT_REFUSED(kind, m, decoded)                                                 \
+    do {                                                                                 \
+        cr_assert_eq(net_##kind##_encode(&(m), g_buf, BUF_MAX), 0, "%s: encoded", what); \
+        size_t wn = net_##kind##_write(&(m), g_buf, BUF_MAX);                            \
+        if (wn) {                                                                        \
+            on_wire++;                                                                   \
+            cr_assert(!net_##kind##_decode(g_buf, wn, &(decoded)), "%s: decoded", what); \
+        }                                                                                \
     } while (0)
 
 Test(net_proto, control_validation_failures)
@@ -1010,7 +1074,9 @@ Test(net_proto, control_validation_failures)
     cr_assert_eq(net_refuse_encode(&f, g_buf, BUF_MAX), 0);
     memset(f.reason, 'x', sizeof f.reason); // no terminating NUL
     cr_assert_eq(net_refuse_encode(&f, g_buf, BUF_MAX), 0);
-    static const struct { unsigned code, len, ch; } bad[] = {
+    static const struct {
+        unsigned code, len, ch;
+    } bad[] = {
         {0, 1, 'a'}, {6, 1, 'a'}, {15, 1, 'a'}, {1, 1, 0x1F}, {1, 1, 0x7F}, {1, 1, 0}, {1, 121, 'a'}, {1, 127, 'a'},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
@@ -1094,16 +1160,48 @@ Test(net_proto, input_validation_failures)
         net_bw_svar(&bw, c == 0 ? 101 : 3, 4); // ack 100 - 101 = NET_TICK_NONE
         net_bw_bool(&bw, false);               // nothing held
         switch (c) {
-        case 0: net_bw_bool(&bw, false); break;                          // fine command, bad ack
-        case 1: net_bw_bool(&bw, true); net_bw_bool(&bw, false); net_bw_bool(&bw, false); net_bw_bool(&bw, false); break; // changed, nothing
-        case 2: net_bw_bool(&bw, true); net_bw_bool(&bw, true); net_bw_u(&bw, 0, 4); net_bw_bool(&bw, false); net_bw_bool(&bw, false); break; // empty mask
-        case 3: net_bw_bool(&bw, true); net_bw_bool(&bw, true); net_bw_u(&bw, 1, 4); net_bw_s(&bw, 0, 8); net_bw_bool(&bw, false); net_bw_bool(&bw, false); break; // forward "changed" to its old value
-        case 4: net_bw_bool(&bw, true); net_bw_bool(&bw, false); net_bw_bool(&bw, true); net_bw_u(&bw, 1, 2); net_bw_u(&bw, 5, 8); net_bw_bool(&bw, false); break; // angle not in its smallest class
-        default: net_bw_bool(&bw, true); net_bw_bool(&bw, false); net_bw_bool(&bw, true); net_bw_u(&bw, 3, 2); net_bw_u(&bw, 0xFFFF, 16); net_bw_bool(&bw, false); break; // angle code out of range
+        case 0: net_bw_bool(&bw, false); break; // fine command, bad ack
+        case 1:
+            net_bw_bool(&bw, true);
+            net_bw_bool(&bw, false);
+            net_bw_bool(&bw, false);
+            net_bw_bool(&bw, false);
+            break; // changed, nothing
+        case 2:
+            net_bw_bool(&bw, true);
+            net_bw_bool(&bw, true);
+            net_bw_u(&bw, 0, 4);
+            net_bw_bool(&bw, false);
+            net_bw_bool(&bw, false);
+            break; // empty mask
+        case 3:
+            net_bw_bool(&bw, true);
+            net_bw_bool(&bw, true);
+            net_bw_u(&bw, 1, 4);
+            net_bw_s(&bw, 0, 8);
+            net_bw_bool(&bw, false);
+            net_bw_bool(&bw, false);
+            break; // forward "changed" to its old value
+        case 4:
+            net_bw_bool(&bw, true);
+            net_bw_bool(&bw, false);
+            net_bw_bool(&bw, true);
+            net_bw_u(&bw, 1, 2);
+            net_bw_u(&bw, 5, 8);
+            net_bw_bool(&bw, false);
+            break; // angle not in its smallest class
+        default:
+            net_bw_bool(&bw, true);
+            net_bw_bool(&bw, false);
+            net_bw_bool(&bw, true);
+            net_bw_u(&bw, 3, 2);
+            net_bw_u(&bw, 0xFFFF, 16);
+            net_bw_bool(&bw, false);
+            break; // angle code out of range
         }
         cr_assert(!net_input_decode(g_buf, net_bw_finish(&bw), &d), "hand-made input %d decoded", c);
     }
-    {   // the same layout with a good command decodes
+    { // the same layout with a good command decodes
         net_bit_writer bw;
         net_bw_init(&bw, g_buf, BUF_MAX);
         net_bw_u(&bw, NET_MSG_INPUT, 4);
@@ -1114,7 +1212,12 @@ Test(net_proto, input_validation_failures)
         net_bw_bool(&bw, false);
         net_bw_svar(&bw, 3, 4);
         net_bw_bool(&bw, false);
-        net_bw_bool(&bw, true); net_bw_bool(&bw, false); net_bw_bool(&bw, true); net_bw_u(&bw, 0, 2); net_bw_u(&bw, 5, 4); net_bw_bool(&bw, false);
+        net_bw_bool(&bw, true);
+        net_bw_bool(&bw, false);
+        net_bw_bool(&bw, true);
+        net_bw_u(&bw, 0, 2);
+        net_bw_u(&bw, 5, 4);
+        net_bw_bool(&bw, false);
         size_t len = net_bw_finish(&bw);
         cr_assert(net_input_decode(g_buf, len, &d));
         cr_assert_eq(d.ack_tick, 97);
@@ -1170,41 +1273,160 @@ Test(net_proto, snapshot_validation_failures)
         m.s.joins = m.joins, m.s.leaves = m.leaves, m.s.commands = m.commands;
         net_snapshot *s = &m.s;
         switch (c) {
-        case 0: what = "tick none"; s->tick = NET_TICK_NONE; s->baseline_tick = NET_TICK_NONE - 4; break;
-        case 1: what = "span 0"; s->baseline_tick = 104; break;
-        case 2: what = "span 33"; s->baseline_tick = 104 - 33; break;
-        case 3: what = "baseline after tick"; s->baseline_tick = 105; break;
-        case 4: what = "last applied at tick"; s->last_applied_tick = 104; break;
-        case 5: what = "margin above 2^23"; s->input_margin_q8 = (1 << 23) + 1; break;
-        case 6: what = "margin below -2^23"; s->input_margin_q8 = -(1 << 23) - 1; break;
-        case 7: what = "join tick before baseline"; m.joins[0].tick = 99; break;
-        case 8: what = "join tick at T"; m.joins[2].tick = 104; break;
-        case 9: what = "leave tick at T"; m.leaves[1].tick = 104; break;
-        case 10: what = "leave tick before baseline"; m.leaves[0].tick = 99; break;
-        case 11: what = "join id 0"; m.joins[0].state.id = 0; break;
-        case 12: what = "join id 2^31"; m.joins[0].state.id = 0x80000000u; break;
-        case 13: what = "join velocity"; m.joins[1].state.velocity.y = SIM_MOVE_MAX_SPEED + 1; break;
-        case 14: what = "join move type"; m.joins[1].state.move_type = SIM_MOVE_TYPE_COUNT; break;
-        case 15: what = "join ground normal"; m.joins[1].state.ground_normal = sim_v3(SIM_FX_ONE / 2, 0, 0); break;
-        case 16: what = "join position"; m.joins[2].state.position.x = SIM_MOVE_POSITION_LIMIT + 1; break;
-        case 17: what = "join ground kind"; m.joins[2].state.ground = 3; break;
-        case 18: what = "join flags"; m.joins[2].state.flags = 0x200; break;
-        case 19: what = "joins out of order"; { net_join t = m.joins[0]; m.joins[0] = m.joins[1]; m.joins[1] = t; } break;
-        case 20: what = "leaves out of order"; { net_leave t = m.leaves[0]; m.leaves[0] = m.leaves[1]; m.leaves[1] = t; } break;
-        case 21: what = "leave of an absent id"; m.leaves[0].id = 4; break;
-        case 22: what = "join of a present id"; m.joins[0].state.id = 9; break;
-        case 23: what = "a command missing"; s->command_count--; break;
-        case 24: what = "a command too many"; m.commands[s->command_count] = m.commands[s->command_count - 1]; s->command_count++; break;
-        case 25: what = "command id not the roster's"; m.commands[5].id = 8; break;
-        case 26: what = "command tick"; m.commands[4].command.tick = 102; break;
-        case 27: what = "command axis -128"; m.commands[6].command.forward = -128; break;
-        case 28: what = "first tick out of order"; { net_tick_command t = m.commands[0]; m.commands[0] = m.commands[1]; m.commands[1] = t; } break;
-        case 29: what = "first tick duplicate id"; m.commands[1].id = 3; break;
-        case 30: what = "command count above capacity"; s->command_capacity = s->command_count - 1; break;
-        case 31: what = "join count above capacity"; s->join_capacity = 2; break;
-        case 32: what = "leave count above capacity"; s->leave_capacity = 1; break;
-        case 33: what = "join without its command"; m.joins[0].tick = 100; break;
-        case 34: what = "null commands"; s->commands = NULL; break;
+        case 0:
+            what = "tick none";
+            s->tick = NET_TICK_NONE;
+            s->baseline_tick = NET_TICK_NONE - 4;
+            break;
+        case 1:
+            what = "span 0";
+            s->baseline_tick = 104;
+            break;
+        case 2:
+            what = "span 33";
+            s->baseline_tick = 104 - 33;
+            break;
+        case 3:
+            what = "baseline after tick";
+            s->baseline_tick = 105;
+            break;
+        case 4:
+            what = "last applied at tick";
+            s->last_applied_tick = 104;
+            break;
+        case 5:
+            what = "margin above 2^23";
+            s->input_margin_q8 = (1 << 23) + 1;
+            break;
+        case 6:
+            what = "margin below -2^23";
+            s->input_margin_q8 = -(1 << 23) - 1;
+            break;
+        case 7:
+            what = "join tick before baseline";
+            m.joins[0].tick = 99;
+            break;
+        case 8:
+            what = "join tick at T";
+            m.joins[2].tick = 104;
+            break;
+        case 9:
+            what = "leave tick at T";
+            m.leaves[1].tick = 104;
+            break;
+        case 10:
+            what = "leave tick before baseline";
+            m.leaves[0].tick = 99;
+            break;
+        case 11:
+            what = "join id 0";
+            m.joins[0].state.id = 0;
+            break;
+        case 12:
+            what = "join id 2^31";
+            m.joins[0].state.id = 0x80000000u;
+            break;
+        case 13:
+            what = "join velocity";
+            m.joins[1].state.velocity.y = SIM_MOVE_MAX_SPEED + 1;
+            break;
+        case 14:
+            what = "join move type";
+            m.joins[1].state.move_type = SIM_MOVE_TYPE_COUNT;
+            break;
+        case 15:
+            what = "join ground normal";
+            m.joins[1].state.ground_normal = sim_v3(SIM_FX_ONE / 2, 0, 0);
+            break;
+        case 16:
+            what = "join position";
+            m.joins[2].state.position.x = SIM_MOVE_POSITION_LIMIT + 1;
+            break;
+        case 17:
+            what = "join ground kind";
+            m.joins[2].state.ground = 3;
+            break;
+        case 18:
+            what = "join flags";
+            m.joins[2].state.flags = 0x200;
+            break;
+        case 19:
+            what = "joins out of order";
+            {
+                net_join t = m.joins[0];
+                m.joins[0] = m.joins[1];
+                m.joins[1] = t;
+            }
+            break;
+        case 20:
+            what = "leaves out of order";
+            {
+                net_leave t = m.leaves[0];
+                m.leaves[0] = m.leaves[1];
+                m.leaves[1] = t;
+            }
+            break;
+        case 21:
+            what = "leave of an absent id";
+            m.leaves[0].id = 4;
+            break;
+        case 22:
+            what = "join of a present id";
+            m.joins[0].state.id = 9;
+            break;
+        case 23:
+            what = "a command missing";
+            s->command_count--;
+            break;
+        case 24:
+            what = "a command too many";
+            m.commands[s->command_count] = m.commands[s->command_count - 1];
+            s->command_count++;
+            break;
+        case 25:
+            what = "command id not the roster's";
+            m.commands[5].id = 8;
+            break;
+        case 26:
+            what = "command tick";
+            m.commands[4].command.tick = 102;
+            break;
+        case 27:
+            what = "command axis -128";
+            m.commands[6].command.forward = -128;
+            break;
+        case 28:
+            what = "first tick out of order";
+            {
+                net_tick_command t = m.commands[0];
+                m.commands[0] = m.commands[1];
+                m.commands[1] = t;
+            }
+            break;
+        case 29:
+            what = "first tick duplicate id";
+            m.commands[1].id = 3;
+            break;
+        case 30:
+            what = "command count above capacity";
+            s->command_capacity = s->command_count - 1;
+            break;
+        case 31:
+            what = "join count above capacity";
+            s->join_capacity = 2;
+            break;
+        case 32:
+            what = "leave count above capacity";
+            s->leave_capacity = 1;
+            break;
+        case 33:
+            what = "join without its command";
+            m.joins[0].tick = 100;
+            break;
+        case 34:
+            what = "null commands";
+            s->commands = NULL;
+            break;
         default: what = NULL; break;
         }
         if (!what)
@@ -1238,9 +1460,15 @@ Test(net_proto, snapshot_validation_failures)
     net_bit_writer bw;
     net_bw_init(&bw, g_buf, BUF_MAX);
     net_bw_u(&bw, NET_MSG_SNAPSHOT, 4);
-    net_bw_u(&bw, 0, 16); net_bw_u(&bw, 0, 16); net_bw_u(&bw, 0, 16);
-    net_bw_u(&bw, 10, 32); net_bw_u(&bw, 0, 5);
-    net_bw_bool(&bw, true); net_bw_var(&bw, 0, 4); net_bw_svar(&bw, 0, 4); net_bw_u64(&bw, 0);
+    net_bw_u(&bw, 0, 16);
+    net_bw_u(&bw, 0, 16);
+    net_bw_u(&bw, 0, 16);
+    net_bw_u(&bw, 10, 32);
+    net_bw_u(&bw, 0, 5);
+    net_bw_bool(&bw, true);
+    net_bw_var(&bw, 0, 4);
+    net_bw_svar(&bw, 0, 4);
+    net_bw_u64(&bw, 0);
     net_bw_bool(&bw, false); // an explicit roster
     net_bw_u(&bw, 257, 9);
     for (int i = 0; i < 257; i++)
@@ -1253,20 +1481,54 @@ Test(net_proto, snapshot_validation_failures)
     for (int c = 0; c < 6; c++) {
         net_bw_init(&bw, g_buf, BUF_MAX);
         net_bw_u(&bw, NET_MSG_SNAPSHOT, 4);
-        net_bw_u(&bw, 0, 16); net_bw_u(&bw, 0, 16); net_bw_u(&bw, 0, 16);
-        net_bw_u(&bw, 10, 32); net_bw_u(&bw, 0, 5);
-        net_bw_bool(&bw, true); net_bw_var(&bw, 0, 4); net_bw_svar(&bw, 0, 4); net_bw_u64(&bw, 0);
+        net_bw_u(&bw, 0, 16);
+        net_bw_u(&bw, 0, 16);
+        net_bw_u(&bw, 0, 16);
+        net_bw_u(&bw, 10, 32);
+        net_bw_u(&bw, 0, 5);
+        net_bw_bool(&bw, true);
+        net_bw_var(&bw, 0, 4);
+        net_bw_svar(&bw, 0, 4);
+        net_bw_u64(&bw, 0);
         net_bw_bool(&bw, false); // an explicit roster
         net_bw_u(&bw, 2, 9);
-        net_bw_bool(&bw, false); net_bw_bool(&bw, false); // ids 1, 2
+        net_bw_bool(&bw, false);
+        net_bw_bool(&bw, false); // ids 1, 2
         sim_char_state st = rnd_state(&rng, 2);
         switch (c) {
         case 0: break; // fine: no events, two unchanged commands
-        case 1: net_bw_bool(&bw, true); net_bw_var(&bw, 0, 4); net_bw_var(&bw, 0, 4); break; // events, none
-        case 2: net_bw_bool(&bw, true); net_bw_var(&bw, 1, 4); net_bw_var(&bw, 0, 4); net_bw_bool(&bw, true); net_bw_var(&bw, 1, 4); break; // leave of 3, absent
-        case 3: net_bw_bool(&bw, true); net_bw_var(&bw, 0, 4); net_bw_var(&bw, 1, 4); net_write_state(&bw, &st); break; // join of 2, present
-        case 4: net_bw_bool(&bw, true); net_bw_var(&bw, 3, 4); net_bw_var(&bw, 0, 4); break; // three leaves of two present
-        default: st.id = 5; net_bw_bool(&bw, true); net_bw_var(&bw, 0, 4); net_bw_var(&bw, 2, 4); net_write_state(&bw, &st); st.id = 4; net_write_state(&bw, &st); break; // joins 5, 4
+        case 1:
+            net_bw_bool(&bw, true);
+            net_bw_var(&bw, 0, 4);
+            net_bw_var(&bw, 0, 4);
+            break; // events, none
+        case 2:
+            net_bw_bool(&bw, true);
+            net_bw_var(&bw, 1, 4);
+            net_bw_var(&bw, 0, 4);
+            net_bw_bool(&bw, true);
+            net_bw_var(&bw, 1, 4);
+            break; // leave of 3, absent
+        case 3:
+            net_bw_bool(&bw, true);
+            net_bw_var(&bw, 0, 4);
+            net_bw_var(&bw, 1, 4);
+            net_write_state(&bw, &st);
+            break; // join of 2, present
+        case 4:
+            net_bw_bool(&bw, true);
+            net_bw_var(&bw, 3, 4);
+            net_bw_var(&bw, 0, 4);
+            break; // three leaves of two present
+        default:
+            st.id = 5;
+            net_bw_bool(&bw, true);
+            net_bw_var(&bw, 0, 4);
+            net_bw_var(&bw, 2, 4);
+            net_write_state(&bw, &st);
+            st.id = 4;
+            net_write_state(&bw, &st);
+            break; // joins 5, 4
         }
         uint32_t present = c == 0 ? 2 : 3;
         for (uint32_t i = 0; i < present; i++)
@@ -1292,41 +1554,60 @@ Test(net_proto, full_part_validation_failures)
         base.last_commands[i] = rnd_command(&rng, 498);
     }
     cr_assert(net_full_part_encode(&base, g_buf, BUF_MAX) > 0);
-    what = "tick none"; m = base, m.tick = NET_TICK_NONE; m.last_applied_tick = NET_TICK_NONE;
+    what = "tick none";
+    m = base, m.tick = NET_TICK_NONE;
+    m.last_applied_tick = NET_TICK_NONE;
     EXPECT_REFUSED(full_part, m, d);
-    what = "last applied at tick"; m = base, m.last_applied_tick = 500;
+    what = "last applied at tick";
+    m = base, m.last_applied_tick = 500;
     EXPECT_REFUSED(full_part, m, d);
-    what = "margin"; m = base, m.input_margin_q8 = -(1 << 23) - 1;
+    what = "margin";
+    m = base, m.input_margin_q8 = -(1 << 23) - 1;
     EXPECT_REFUSED(full_part, m, d);
-    what = "part count 0"; m = base, m.part_count = 0, m.part = 0;
+    what = "part count 0";
+    m = base, m.part_count = 0, m.part = 0;
     EXPECT_REFUSED(full_part, m, d);
-    what = "part count 23"; m = base, m.part_count = NET_MAX_FULL_PARTS + 1;
+    what = "part count 23";
+    m = base, m.part_count = NET_MAX_FULL_PARTS + 1;
     EXPECT_REFUSED(full_part, m, d);
-    what = "part = part count"; m = base, m.part = 3;
+    what = "part = part count";
+    m = base, m.part = 3;
     EXPECT_REFUSED(full_part, m, d);
-    what = "total 257"; m = base, m.total_characters = 257;
+    what = "total 257";
+    m = base, m.total_characters = 257;
     EXPECT_REFUSED(full_part, m, d);
-    what = "count above total"; m = base, m.total_characters = 2;
+    what = "count above total";
+    m = base, m.total_characters = 2;
     EXPECT_REFUSED(full_part, m, d);
-    what = "count 13"; m = base, m.count = 13, m.total_characters = 200;
+    what = "count 13";
+    m = base, m.count = 13, m.total_characters = 200;
     EXPECT_REFUSED(full_part, m, d);
-    what = "ids out of order"; m = base, m.states[2].id = 10;
+    what = "ids out of order";
+    m = base, m.states[2].id = 10;
     EXPECT_REFUSED(full_part, m, d);
-    what = "id 0"; m = base, m.states[0].id = 0;
+    what = "id 0";
+    m = base, m.states[0].id = 0;
     EXPECT_REFUSED(full_part, m, d);
-    what = "velocity"; m = base, m.states[1].velocity.x = -SIM_MOVE_MAX_SPEED - 1;
+    what = "velocity";
+    m = base, m.states[1].velocity.x = -SIM_MOVE_MAX_SPEED - 1;
     EXPECT_REFUSED(full_part, m, d);
-    what = "ground velocity"; m = base, m.states[1].ground_velocity.z = SIM_MOVE_MAX_SPEED + 1;
+    what = "ground velocity";
+    m = base, m.states[1].ground_velocity.z = SIM_MOVE_MAX_SPEED + 1;
     EXPECT_REFUSED(full_part, m, d);
-    what = "ground object"; m = base, m.states[1].ground_object = 0x80000000u;
+    what = "ground object";
+    m = base, m.states[1].ground_object = 0x80000000u;
     EXPECT_REFUSED(full_part, m, d);
-    what = "move type"; m = base, m.states[0].move_type = 7;
+    what = "move type";
+    m = base, m.states[0].move_type = 7;
     EXPECT_REFUSED(full_part, m, d);
-    what = "move type negative"; m = base, m.states[0].move_type = -1;
+    what = "move type negative";
+    m = base, m.states[0].move_type = -1;
     EXPECT_REFUSED(full_part, m, d);
-    what = "ground normal"; m = base, m.states[0].ground_normal = sim_v3(0, SIM_FX_ONE + 300, 0);
+    what = "ground normal";
+    m = base, m.states[0].ground_normal = sim_v3(0, SIM_FX_ONE + 300, 0);
     EXPECT_REFUSED(full_part, m, d);
-    what = "command axis"; m = base, m.last_commands[2].up = -128;
+    what = "command axis";
+    m = base, m.last_commands[2].up = -128;
     EXPECT_REFUSED(full_part, m, d);
     cr_log_info("full part validation: %d faulty parts put on the wire and refused\n", on_wire);
     cr_assert(on_wire >= 11);
@@ -1348,7 +1629,8 @@ Test(net_proto, fuzz_decoders)
             for (size_t k = 0; k < n; k++) {
                 if (round >= 4 && keel_rng_range(&rng, 0, 15))
                     continue;
-                cr_assert_eq(decode_reencode((net_msg_type)t, msg, k, g_buf2), 0, "type %d: prefix %zu of %zu decoded", t, k, n);
+                cr_assert_eq(decode_reencode((net_msg_type)t, msg, k, g_buf2), 0, "type %d: prefix %zu of %zu decoded",
+                             t, k, n);
                 tried++;
             }
             // bit flips
@@ -1423,11 +1705,17 @@ Test(net_proto, message_sizes)
     size_t empty = snapshot_size(&r5, 0, 2, CMD_SAME);
     fprintf(stderr, "net sizes: delta snapshot header alone (no characters, 2 ticks): %zu bytes\n", empty);
     fprintf(stderr, "net sizes: 64 characters x 1 tick (first tick: full commands against zero): %zu bytes\n", one);
-    fprintf(stderr, "net sizes: (a) 64 characters x 2 ticks, second tick unchanged: %zu bytes (+%zu bytes = %.2f bits/character for the second tick)\n",
+    fprintf(stderr,
+            "net sizes: (a) 64 characters x 2 ticks, second tick unchanged: %zu bytes (+%zu bytes = %.2f "
+            "bits/character for the second tick)\n",
             a, a - one, (double)(a - one) * 8.0 / 64.0);
-    fprintf(stderr, "net sizes: (b) 64 characters x 2 ticks, yaw +-1..40 units every tick: %zu bytes (+%zu = %.2f bits/character for the second tick)\n",
+    fprintf(stderr,
+            "net sizes: (b) 64 characters x 2 ticks, yaw +-1..40 units every tick: %zu bytes (+%zu = %.2f "
+            "bits/character for the second tick)\n",
             b, b - one, (double)(b - one) * 8.0 / 64.0);
-    fprintf(stderr, "net sizes: (c) 64 characters x 10 ticks, mixed (50%% same, 30%% turn, 10%% move/buttons, 10%% new): %zu bytes (%.2f bits/character/tick after the first)\n",
+    fprintf(stderr,
+            "net sizes: (c) 64 characters x 10 ticks, mixed (50%% same, 30%% turn, 10%% move/buttons, 10%% new): %zu "
+            "bytes (%.2f bits/character/tick after the first)\n",
             c, (double)(c - one) * 8.0 / (64.0 * 9.0));
     cr_assert(a - one <= 64 / 8 + 1, "an unchanged tick costs one bit per character");
     cr_assert(b - one <= 64 * 14 / 8 + 1, "a small turn costs at most 14 bits");
@@ -1447,7 +1735,9 @@ Test(net_proto, message_sizes)
     size_t n = net_input_encode(&in, g_buf, BUF_MAX);
     in.count = 1, in.newest_tick = 4993;
     size_t n1 = net_input_encode(&in, g_buf, BUF_MAX);
-    fprintf(stderr, "net sizes: input of 8 commands (yaw +-300 units each tick, one axis change): %zu bytes (1 command: %zu)\n", n, n1);
+    fprintf(stderr,
+            "net sizes: input of 8 commands (yaw +-300 units each tick, one axis change): %zu bytes (1 command: %zu)\n",
+            n, n1);
     cr_assert(n > 0 && n < 40);
 }
 
@@ -1650,8 +1940,8 @@ Test(net_identity, the_scene_digest_covers_every_platform_field_and_water_box)
     base.water_count = 2;
     base.waters[0] = (sim_aabb){sim_v3(SIM_FX_INT(-3), SIM_FX_INT(-2), SIM_FX_INT(-3)),
                                 sim_v3(SIM_FX_INT(3), SIM_FX_INT(1), SIM_FX_INT(3))};
-    base.waters[1] = (sim_aabb){sim_v3(SIM_FX_INT(10), 0, SIM_FX_INT(10)),
-                                sim_v3(SIM_FX_INT(12), SIM_FX_INT(2), SIM_FX_INT(14))};
+    base.waters[1] =
+        (sim_aabb){sim_v3(SIM_FX_INT(10), 0, SIM_FX_INT(10)), sim_v3(SIM_FX_INT(12), SIM_FX_INT(2), SIM_FX_INT(14))};
     uint64_t d0 = setup_digest(world, &base);
     cr_assert_neq(d0, d_area, "water changes the digest");
     cr_assert_eq(setup_digest(world, &base), d0);
@@ -1804,8 +2094,9 @@ Test(net_proto, snapshot_with_a_reference_round_trips_and_is_small)
     g_snap.s.reference = ref;
     g_snap.s.reference_count = n;
     size_t turning = net_snapshot_encode(&g_snap.s, g_buf, BUF_MAX);
-    fprintf(stderr, "net sizes: with a reference, 64 characters x 2 ticks unchanged: %zu bytes (%.2f per character); "
-                    "turning: %zu bytes (%.2f per character)\n",
+    fprintf(stderr,
+            "net sizes: with a reference, 64 characters x 2 ticks unchanged: %zu bytes (%.2f per character); "
+            "turning: %zu bytes (%.2f per character)\n",
             same, same / 64.0, turning, turning / 64.0);
     cr_assert(same > 0 && turning > 0);
 }

@@ -33,8 +33,9 @@ static const char *light_of(const char *json)
 Test(net_scale, light_clients_in_two_processes_and_a_full_bot_all_play)
 {
     keel_test_proc sv, light[2], full;
-    const char *sargs[] = {"--bind", "127.0.0.1", "--port", "0", "--insecure", "--duration", "120", "--max-per-address", "64",
-                           "--stats-json", "--stats-interval", "0", NULL};
+    const char *sargs[] = {
+        "--bind", "127.0.0.1",    "--port",           "0", "--insecure", "--duration", "120", "--max-per-address",
+        "64",     "--stats-json", "--stats-interval", "0", NULL};
     keel_test_proc_start(&sv, "keel-server", sargs);
     char port[16];
     snprintf(port, sizeof port, "%u", keel_test_wait_port(sv.err));

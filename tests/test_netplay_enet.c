@@ -83,12 +83,12 @@ static bool strict(void)
     const char *e = getenv("KEEL_NET_STRICT");
     return e && strcmp(e, "1") == 0;
 }
-#define timing_expect(cond, ...)                                                                                   \
-    do {                                                                                                           \
-        if (strict())                                                                                              \
-            cr_expect(cond, __VA_ARGS__);                                                                          \
-        else if (!(cond))                                                                                          \
-            cr_log_info("timing (not failed; KEEL_NET_STRICT=1 makes it fail): " __VA_ARGS__);                  \
+#define timing_expect(cond, ...)                                                               \
+    do {                                                                                       \
+        if (strict())                                                                          \
+            cr_expect(cond, __VA_ARGS__);                                                      \
+        else if (!(cond))                                                                      \
+            cr_log_info("timing (not failed; KEEL_NET_STRICT=1 makes it fail): " __VA_ARGS__); \
     } while (0)
 
 // In the sanitizer tree the programs run several times slower on the same
@@ -115,8 +115,8 @@ static void run_session(const char *name, const char *const *relay_args, const c
     // longer than its ticks to connect and play them, and a server that ended
     // on its own would cost the bots their connection.
     snprintf(dur, sizeof dur, "%u", ticks / 64 + 90);
-    const char *sargs[] = {"--bind", "127.0.0.1", "--port", "0", "--insecure", "--duration", dur, "--max-per-address", "64",
-                           "--quiet", NULL};
+    const char *sargs[] = {"--bind", "127.0.0.1",         "--port", "0",       "--insecure", "--duration",
+                           dur,      "--max-per-address", "64",     "--quiet", NULL};
     keel_test_proc_start(&sv, "keel-server", sargs);
     unsigned port = keel_test_wait_port(sv.out);
     unsigned client_port = port;
@@ -135,8 +135,8 @@ static void run_session(const char *name, const char *const *relay_args, const c
     // --connect-timeout 60: a bot that is not playing after 10 s (the
     // default) is given up; a loaded machine may be that slow to connect
     // eight bots, while one that never gets to play still fails here.
-    const char *cargs[] = {"--port", port_text, "--bots", session_bots, "--bot", bot, "--ticks", tick_text, "--leash-mm",
-                           leash_mm, "--connect-timeout", "60", NULL};
+    const char *cargs[] = {"--port",  port_text,    "--bots", session_bots,        "--bot", bot, "--ticks",
+                           tick_text, "--leash-mm", leash_mm, "--connect-timeout", "60",    NULL};
     keel_test_proc_start(&cl, "keel-client", cargs);
     bool ended = keel_test_proc_wait(&cl, (long)(ticks / 64 + 80) * 1000);
     char *json = keel_test_read_file(cl.out), *err = keel_test_read_file(cl.err);
@@ -174,8 +174,8 @@ Test(netplay_enet, eight_bots_apart_never_mispredict_over_real_sockets)
 
 Test(netplay_enet, through_the_conditioner_150ms_jitter_loss_duplication_reordering)
 {
-    static const char *const link[] = {"--latency", "75", "--jitter", "20", "--loss", "5", "--dup", "1",
-                                       "--reorder", "1", "--seed", "7", NULL};
+    static const char *const link[] = {"--latency", "75",        "--jitter", "20",     "--loss", "5", "--dup",
+                                       "1",         "--reorder", "1",        "--seed", "7",      NULL};
     own_counts c;
     double late;
     char *json;
@@ -193,8 +193,8 @@ Test(netplay_enet, through_the_conditioner_150ms_jitter_loss_duplication_reorder
 // (a touch would be a genuine "interaction").
 Test(netplay_enet, burst_gaps_mispredict_only_by_substitution_and_recover)
 {
-    static const char *const link[] = {"--latency", "30", "--burst-every", "2500", "--burst-length", "250",
-                                       "--seed", "11", NULL};
+    static const char *const link[] = {"--latency", "30", "--burst-every", "2500", "--burst-length", "250", "--seed",
+                                       "11",        NULL};
     own_counts c;
     double late;
     char *json;
@@ -231,7 +231,8 @@ Test(netplay_enet, a_client_of_another_simulation_is_refused_with_the_reason)
 Test(netplay_enet, a_client_without_the_servers_platforms_is_refused_and_one_with_them_plays)
 {
     keel_test_proc sv, bad, good;
-    const char *sargs[] = {"--bind", "127.0.0.1", "--port", "0", "--insecure", "--platforms", "--duration", "20", "--quiet", NULL};
+    const char *sargs[] = {"--bind",      "127.0.0.1",  "--port", "0",       "--insecure",
+                           "--platforms", "--duration", "20",     "--quiet", NULL};
     keel_test_proc_start(&sv, "keel-server", sargs);
     char port[16];
     snprintf(port, sizeof port, "%u", keel_test_wait_port(sv.out));
@@ -261,8 +262,9 @@ Test(netplay_enet, a_client_without_the_servers_platforms_is_refused_and_one_wit
 Test(netplay_enet, a_killed_client_frees_its_slot_and_the_others_play_on)
 {
     keel_test_proc sv, a, b;
-    const char *sargs[] = {"--bind", "127.0.0.1", "--port", "0", "--insecure", "--duration", "40", "--max-per-address", "64",
-                           "--stats-json", "--stats-interval", "1", NULL};
+    const char *sargs[] = {
+        "--bind", "127.0.0.1",    "--port",           "0", "--insecure", "--duration", "40", "--max-per-address",
+        "64",     "--stats-json", "--stats-interval", "1", NULL};
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     keel_test_proc_start(&sv, "keel-server", sargs);
@@ -318,13 +320,13 @@ Test(netplay_enet, a_killed_client_frees_its_slot_and_the_others_play_on)
 Test(netplay_enet, a_round_trip_step_from_50_to_150_ms_settles_within_2_s)
 {
     keel_test_proc sv, relay, cl;
-    const char *sargs[] = {"--bind", "127.0.0.1", "--port", "0", "--insecure", "--duration", "30", "--max-per-address", "64",
-                           "--quiet", NULL};
+    const char *sargs[] = {"--bind", "127.0.0.1",         "--port", "0",       "--insecure", "--duration",
+                           "30",     "--max-per-address", "64",     "--quiet", NULL};
     keel_test_proc_start(&sv, "keel-server", sargs);
     char server_at[64], port[16];
     snprintf(server_at, sizeof server_at, "127.0.0.1:%u", keel_test_wait_port(sv.out));
-    const char *rargs[] = {"--server", server_at, "--duration", "30", "--latency", "25", "--step-at", "8",
-                           "--step-latency", "75", NULL};
+    const char *rargs[] = {"--server",  server_at, "--duration",     "30", "--latency", "25",
+                           "--step-at", "8",       "--step-latency", "75", NULL};
     keel_test_proc_start(&relay, "keel-relay", rargs);
     snprintf(port, sizeof port, "%u", keel_test_wait_port(relay.out));
     const char *cargs[] = {"--port", port, "--bots", "2", "--ticks", "1024", "--trace", NULL}; // 16 s
@@ -337,7 +339,8 @@ Test(netplay_enet, a_round_trip_step_from_50_to_150_ms_settles_within_2_s)
     for (char *l = trace; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
         if (strncmp(l, "{\"trace\":1,", 11) != 0 || !strstr(l, "\"bot\":1,"))
             continue;
-        double t = keel_test_json_num(l, "t"), m = keel_test_json_num(l, "margin_ticks"), rtt = keel_test_json_num(l, "rtt_ms");
+        double t = keel_test_json_num(l, "t"), m = keel_test_json_num(l, "margin_ticks"),
+               rtt = keel_test_json_num(l, "rtt_ms");
         last_t = t;
         if (step_t < 0 && rtt > 110)
             step_t = t;
@@ -407,8 +410,9 @@ Test(netplay_enet, a_recorded_session_verifies_on_the_server_and_replays_on_the_
     snprintf(server_file, sizeof server_file, "%s/server.krec", dir);
     snprintf(client_file, sizeof client_file, "%s/client.krec", dir);
     keel_test_proc sv, a, b, c, replay;
-    const char *sargs[] = {"--bind", "127.0.0.1", "--port", "0", "--insecure", "--duration", "60", "--max-per-address", "64",
-                           "--quiet", "--platforms", "--record", server_file, NULL};
+    const char *sargs[] = {
+        "--bind", "127.0.0.1", "--port",      "0",        "--insecure", "--duration", "60", "--max-per-address",
+        "64",     "--quiet",   "--platforms", "--record", server_file,  NULL};
     keel_test_proc_start(&sv, "keel-server", sargs);
     char port[16];
     snprintf(port, sizeof port, "%u", keel_test_wait_port(sv.out));
@@ -419,12 +423,12 @@ Test(netplay_enet, a_recorded_session_verifies_on_the_server_and_replays_on_the_
 #endif
     // a: the recorded client (its first bot) and company, 15 s; b: pushers,
     // 15 s; c: rides the platforms and leaves after 5 s.
-    const char *aargs[] = {"--port", port, "--bots", a_bots, "--ticks", "960", "--platforms", "--record",
-                           client_file, NULL};
-    const char *bargs[] = {"--port", port, "--bots", b_bots, "--bot", "pusher", "--ticks", "960", "--platforms",
-                           "--seed", "20", NULL};
-    const char *cargs[] = {"--port", port, "--bots", "1", "--bot", "platforms", "--ticks", "320", "--platforms",
-                           "--seed", "30", NULL};
+    const char *aargs[] = {"--port", port,          "--bots",   a_bots,      "--ticks",
+                           "960",    "--platforms", "--record", client_file, NULL};
+    const char *bargs[] = {"--port",  port,  "--bots",      b_bots,   "--bot", "pusher",
+                           "--ticks", "960", "--platforms", "--seed", "20",    NULL};
+    const char *cargs[] = {"--port",  port,  "--bots",      "1",      "--bot", "platforms",
+                           "--ticks", "320", "--platforms", "--seed", "30",    NULL};
     keel_test_proc_start(&a, "keel-client", aargs);
     keel_test_proc_start(&b, "keel-client", bargs);
     keel_test_proc_start(&c, "keel-client", cargs);

@@ -59,11 +59,11 @@ Test(netplay_stress, downstream_does_not_grow_with_the_round_trip, .timeout = 90
 // Bot 0 stops (its process stopped: nothing serviced, nothing sent) for
 // `stall_ms` in the middle of a session of `n` bots; what it takes to wake.
 typedef struct stall_result {
-    uint32_t confirm_ms;    // from waking until it confirms a tick past the one it held before
-    uint32_t caught_up_ms;  // ... until its confirmed tick is within 32 of the server's
-    uint64_t full_states;   // full states it applied during the recovery
-    uint64_t bytes;         // payload sent to it from the stop until it caught up
-    double margin_ticks;    // its input margin 2 s after waking
+    uint32_t confirm_ms;   // from waking until it confirms a tick past the one it held before
+    uint32_t caught_up_ms; // ... until its confirmed tick is within 32 of the server's
+    uint64_t full_states;  // full states it applied during the recovery
+    uint64_t bytes;        // payload sent to it from the stop until it caught up
+    double margin_ticks;   // its input margin 2 s after waking
     uint64_t hash_mismatches, differ, unexplained;
 } stall_result;
 
@@ -161,8 +161,8 @@ static uint64_t substitutes_after_handshake(int lose, uint64_t *own_mispredictio
     play_log_totals(lose == 0 ? "handshake" : lose == 1 ? "hello lost" : "welcome lost", &p, &t);
     cr_expect_eq(t.hash_mismatches, 0);
     cr_expect_eq(p.confirmed_differ, 0);
-    *own_mispredictions = t.own_mispredictions[0] + t.own_mispredictions[1] + t.own_mispredictions[2] +
-                          t.own_mispredictions[3];
+    *own_mispredictions =
+        t.own_mispredictions[0] + t.own_mispredictions[1] + t.own_mispredictions[2] + t.own_mispredictions[3];
     play_free(&p);
     return ss.commands_substituted;
 }
@@ -178,8 +178,8 @@ Test(netplay_stress, a_lost_hello_or_welcome_costs_only_its_retransmission, .tim
                 (unsigned long long)normal, (unsigned long long)hello, (unsigned long long)welcome);
     cr_expect_leq(hello, normal + 39 + 8, "hello lost: %llu substitutes against %llu", (unsigned long long)hello,
                   (unsigned long long)normal);
-    cr_expect_leq(welcome, normal + 39 + 8, "welcome lost: %llu substitutes against %llu",
-                  (unsigned long long)welcome, (unsigned long long)normal);
+    cr_expect_leq(welcome, normal + 39 + 8, "welcome lost: %llu substitutes against %llu", (unsigned long long)welcome,
+                  (unsigned long long)normal);
     cr_expect_eq(m0 + m1 + m2, 0, "own mispredictions after the join");
 }
 

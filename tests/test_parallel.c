@@ -39,7 +39,7 @@
 #define TICK_DIVISOR 1
 #endif
 
-#define M(x) ((sim_fx)llround((x) * 65536.0))
+#define M(x) ((sim_fx)llround((x)*65536.0))
 #define D(v) ((v) / 65536.0)
 #define PI 3.14159265358979323846
 #define ELEVATOR 100001u
@@ -64,7 +64,7 @@ static sim_vec3 marker(const char *name)
 
 // Where the characters start and what they head for.
 typedef struct group {
-    const char *spawn; // marker
+    const char *spawn;      // marker
     uint32_t count;         // on a square grid 1 m apart around the marker
     const char *targets[3]; // markers they walk toward in turn (NULL ends)
 } group;
@@ -295,8 +295,8 @@ static void run_pool(void *user, uint32_t count, sim_task_fn fn, void *task)
 
 // One run with `run`/`user` (NULL: none) and `batch`, compared tick by tick
 // with `want`.
-static void expect_same(const run_config *cfg, const uint64_t *want, const char *what,
-                        sim_parallel_for_fn run, void *user, uint32_t batch, exec_log *log)
+static void expect_same(const run_config *cfg, const uint64_t *want, const char *what, sim_parallel_for_fn run,
+                        void *user, uint32_t batch, exec_log *log)
 {
     scene_run r;
     scene_begin(&r, cfg);
@@ -335,8 +335,8 @@ static void check_config(const run_config *cfg, bool all_executors)
     cr_log_info("parallel: %u characters, %u ticks; character-ticks swimming %llu, on a platform %llu, "
                 "crouched %llu, in the air %llu (rising fast %llu)",
                 (unsigned)r.count, (unsigned)cfg->ticks, (unsigned long long)cov.swimming,
-                (unsigned long long)cov.riding, (unsigned long long)cov.crouched,
-                (unsigned long long)cov.airborne, (unsigned long long)cov.jumps);
+                (unsigned long long)cov.riding, (unsigned long long)cov.crouched, (unsigned long long)cov.airborne,
+                (unsigned long long)cov.jumps);
     cr_assert(cov.swimming > 0 && cov.riding > 0 && cov.crouched > 0 && cov.jumps > 0,
               "the run lacks swimming, riding, crouching or jumping");
     scene_end(&r);
@@ -377,22 +377,19 @@ static void check_config(const run_config *cfg, bool all_executors)
 
 Test(parallel, capsules_crouching_to_cylinders_long_run)
 {
-    run_config cfg = {sim_shape_capsule(M(0.4), M(1.8)), sim_shape_cylinder(M(0.4), M(1.0)),
-                      2500 / TICK_DIVISOR};
+    run_config cfg = {sim_shape_capsule(M(0.4), M(1.8)), sim_shape_cylinder(M(0.4), M(1.0)), 2500 / TICK_DIVISOR};
     check_config(&cfg, true);
 }
 
 Test(parallel, boxes_crouching_to_capsules)
 {
-    run_config cfg = {sim_shape_box(M(0.4), M(0.9), M(0.4)), sim_shape_capsule(M(0.4), M(1.0)),
-                      600 / TICK_DIVISOR};
+    run_config cfg = {sim_shape_box(M(0.4), M(0.9), M(0.4)), sim_shape_capsule(M(0.4), M(1.0)), 600 / TICK_DIVISOR};
     check_config(&cfg, false);
 }
 
 Test(parallel, cylinders_crouching_to_boxes)
 {
-    run_config cfg = {sim_shape_cylinder(M(0.4), M(1.8)), sim_shape_box(M(0.4), M(0.5), M(0.4)),
-                      200 / TICK_DIVISOR};
+    run_config cfg = {sim_shape_cylinder(M(0.4), M(1.8)), sim_shape_box(M(0.4), M(0.5), M(0.4)), 200 / TICK_DIVISOR};
     check_config(&cfg, false);
 }
 
@@ -504,8 +501,8 @@ Test(parallel, keelsim_threads_same_output)
     // The sync test's rollback scenes run on one thread: a parallel run must
     // pass it too.
     const char *const one_three[] = {"1", "3", NULL};
-    const char *const cylinders[] = {"--characters", "24", "--shape",  "cylinder",    "--ticks", "150",
-                                     "--format",     "csv", "--seed", "7", "--sync-test", "4"};
+    const char *const cylinders[] = {"--characters", "24",  "--shape", "cylinder", "--ticks",     "150",
+                                     "--format",     "csv", "--seed",  "7",        "--sync-test", "4"};
     keelsim_same_output(cylinders, 12, one_three);
 }
 

@@ -114,10 +114,7 @@ static void start_display(void)
     setenv("ASAN_OPTIONS", opts, 1);
 }
 
-static void stop_display(void)
-{
-    keel_test_xvfb_stop(&xvfb);
-}
+static void stop_display(void) { keel_test_xvfb_stop(&xvfb); }
 
 static keel_test_run_result play(const char *const *args)
 {
@@ -225,8 +222,8 @@ Test(play, picture_characters_level_overlay, .timeout = 120)
     keel_test_dir_make(dir, sizeof dir, "play_picture");
     const char *rec = keel_test_dir_file(dir, "still.rec"), *png = keel_test_dir_file(dir, "still.png");
     write_recording(rec, 64, 0, 0);
-    const char *args[] = {"--replay", rec, "--at-tick", "32", "--camera", CAMERA, "--screenshot", png,
-                          "--size", "960x540", NULL};
+    const char *args[] = {"--replay",     rec, "--at-tick", "32",      "--camera", CAMERA,
+                          "--screenshot", png, "--size",    "960x540", NULL};
     keel_test_run_result r = play(args);
     cr_assert_eq(r.exit_code, 0, "stderr: %s", r.err);
     cr_assert_eq(keel_test_json_num(r.out, "tick"), 32);
@@ -242,8 +239,8 @@ Test(play, picture_characters_level_overlay, .timeout = 120)
         cr_assert(kp_camera_project(&cam, im.w, im.h, centre, &x, &y));
         const unsigned char *p = pixel(&im, (int)x, (int)y);
         cr_log_info("character %u at (%.0f, %.0f): %u %u %u\n", (unsigned)id, (double)x, (double)y, p[0], p[1], p[2]);
-        cr_expect_eq(nearest_palette(p), palette_index(id), "character %u at (%.0f, %.0f) is %u,%u,%u",
-                     (unsigned)id, (double)x, (double)y, p[0], p[1], p[2]);
+        cr_expect_eq(nearest_palette(p), palette_index(id), "character %u at (%.0f, %.0f) is %u,%u,%u", (unsigned)id,
+                     (double)x, (double)y, p[0], p[1], p[2]);
     }
     // The level covers most of the frame: not the clear colour (sky), not black.
     uint32_t clear = 0, black = 0, total = 0;
@@ -371,8 +368,8 @@ Test(play, real_map_follows_a_character, .timeout = 120)
     char dir[256];
     keel_test_dir_make(dir, sizeof dir, "play_map");
     const char *rec = keel_test_dir_file(dir, "zdm2.rec"), *png = keel_test_dir_file(dir, "zdm2.png");
-    const char *sim[] = {"--level", map, "--scale", "0.12", "--characters", "16", "--ticks", "160", "--record", rec,
-                         "--quiet", NULL};
+    const char *sim[] = {"--level", map,   "--scale",  "0.12", "--characters", "16",
+                         "--ticks", "160", "--record", rec,    "--quiet",      NULL};
     keel_test_run_result s = keel_test_run(keel_test_program_path("keel-sim"), sim, NULL);
     cr_assert_eq(s.exit_code, 0, "%s", s.err);
     // The chase camera looks at a point inside the followed character's
@@ -386,8 +383,8 @@ Test(play, real_map_follows_a_character, .timeout = 120)
     cr_assert_gt(id, 0u, "%s", r.out);
     image im = load_png(png);
     const unsigned char *p = pixel(&im, im.w / 2, im.h / 2);
-    cr_expect_eq(nearest_palette(p), palette_index(id), "the middle is %u,%u,%u, not character %u's colour", p[0],
-                 p[1], p[2], (unsigned)id);
+    cr_expect_eq(nearest_palette(p), palette_index(id), "the middle is %u,%u,%u, not character %u's colour", p[0], p[1],
+                 p[2], (unsigned)id);
     uint32_t clear = 0, total = 0;
     for (int y = 0; y < im.h; y += 4)
         for (int x = 0; x < im.w; x += 4, total++) {
@@ -593,9 +590,6 @@ Test(play, pause_step_and_seek_by_clicking_the_timeline, .timeout = 120)
 
 #else
 
-Test(play, skipped)
-{
-    cr_skip_test("keel-play is not built (SDL2, libepoxy, cglm or stb missing: scripts/setup.sh)");
-}
+Test(play, skipped) { cr_skip_test("keel-play is not built (SDL2, libepoxy, cglm or stb missing: scripts/setup.sh)"); }
 
 #endif

@@ -111,8 +111,8 @@ static unsigned start_secure_server(keel_test_proc *sv, const char *record_name,
                                     char at[64])
 {
     const char *record = keel_test_dir_file(dir, record_name);
-    const char *args[14] = {"--bind", "127.0.0.1", "--port", "0", "--duration", "120", "--keyframe-interval", "4",
-                            "--record", record};
+    const char *args[14] = {"--bind", "127.0.0.1",           "--port", "0",        "--duration",
+                            "120",    "--keyframe-interval", "4",      "--record", record};
     size_t n = 10;
     if (key) {
         args[n++] = "--key";
@@ -174,9 +174,10 @@ static void walk_turn_jump_quit(keel_test_proc *play)
     wid[strcspn(wid, "\n")] = 0;
     const char *focus[] = {"windowfocus", wid, NULL};
     free(xdotool(focus));
-    const char *play_keys[] = {"keydown", "w", "sleep", "2", "keyup", "w", "mousemove_relative", "--", "150", "0",
-                               "sleep", "0.3", "key", "space", "sleep", "1", "key", "Escape", "sleep", "0.2",
-                               "key", "Escape", NULL};
+    const char *play_keys[] = {"keydown", "w",   "sleep", "2",      "keyup", "w",   "mousemove_relative",
+                               "--",      "150", "0",     "sleep",  "0.3",   "key", "space",
+                               "sleep",   "1",   "key",   "Escape", "sleep", "0.2", "key",
+                               "Escape",  NULL};
     free(xdotool(play_keys));
     free(wid);
     cr_assert(keel_test_proc_wait(play, 60000), "keel-play did not end");
@@ -323,8 +324,8 @@ Test(play_live, through_loss_and_latency_the_drawing_stays_within_the_smoothing_
                 keel_test_json_num(sum, "frames"), keel_test_json_num(sum, "rtt_ms"),
                 keel_test_json_num(sum, "snapshot_packets_lost"), keel_test_json_num(sum, "rollbacks"),
                 json_in(sum, "own_mispredictions", "substituted"), json_in(sum, "own_mispredictions", "remote_command"),
-                json_in(sum, "own_mispredictions", "interaction"), pop, ratio,
-                keel_test_json_num(sum, "pop_bound_m"), keel_test_json_num(sum, "snaps"));
+                json_in(sum, "own_mispredictions", "interaction"), pop, ratio, keel_test_json_num(sum, "pop_bound_m"),
+                keel_test_json_num(sum, "snaps"));
     cr_expect_leq(ratio, 1.0, "a pop of %.4f m beyond the smoothing bound: %s", pop, sum);
     cr_expect_gt(keel_test_json_num(sum, "pop_frames"), 0, "no frame measured: %s", sum);
     free(sum);
@@ -437,7 +438,7 @@ Test(play_live, a_screenshot_at_a_predicted_tick)
     char at[64];
     start_server(&sv, "shot.krec", false, at);
     const char *png = keel_test_dir_file(dir, "tick.png");
-    const char *args[] = {"--connect", at, "--size", "960x540", "--screenshot", png, "--at-tick", "200",
+    const char *args[] = {"--connect",    at,   "--size", "960x540", "--screenshot", png, "--at-tick", "200",
                           "--quit-after", "40", NULL};
     start_play(&play, args);
     cr_assert(keel_test_proc_wait(&play, 60000), "keel-play did not end");
@@ -471,7 +472,8 @@ Test(play_live, a_screenshot_at_a_predicted_tick)
             dark += p[0] < 8 && p[1] < 8 && p[2] < 8;
         }
     stbi_image_free(px);
-    cr_log_info("screenshot at tick 200: net graph legend pixels amber %ld (%ld right of the first quarter, below the top third), blue %ld (%ld "
+    cr_log_info("screenshot at tick 200: net graph legend pixels amber %ld (%ld right of the first quarter, below the "
+                "top third), blue %ld (%ld "
                 "below the top third); black %.1f%%",
                 amber, amber_right, blue, blue_low, 100.0 * (double)dark / ((double)w * h));
     cr_expect_geq(amber, 20, "no net graph legend (substituted, amber)");
@@ -508,8 +510,8 @@ Test(play_live, with_token_key_it_joins_a_secure_server_and_plays)
     keel_test_proc sv, play;
     char at[64];
     start_secure_server(&sv, "secure.krec", false, key, at);
-    const char *args[] = {"--connect", at, "--token-key", key, "--client-id", "5", "--size", "640x360",
-                          "--quit-after", "2", NULL};
+    const char *args[] = {"--connect", at,        "--token-key",  key, "--client-id", "5",
+                          "--size",    "640x360", "--quit-after", "2", NULL};
     start_play(&play, args);
     cr_assert(keel_test_proc_wait(&play, 60000), "keel-play did not end");
     char *sum = play_summary(&play);
@@ -526,7 +528,8 @@ Test(play_live, with_token_key_it_joins_a_secure_server_and_plays)
     const char *hs = strstr(out, "keel-server: handshake: ");
     unsigned long long challenges = 0, admitted = 0, refused = 1;
     cr_expect(hs && sscanf(hs, "keel-server: handshake: challenges %llu, admitted %llu, refused %llu", &challenges,
-                           &admitted, &refused) == 3, "%s", out);
+                           &admitted, &refused) == 3,
+              "%s", out);
     cr_expect(challenges >= 1 && admitted >= 1 && refused == 0, "%s", out);
     free(out);
     keel_test_proc_cleanup(&sv);
@@ -544,8 +547,8 @@ Test(play_live, an_expired_token_is_refused_with_the_reason)
     char at[64], now[32];
     start_secure_server(&sv, "expired.krec", false, key, at);
     snprintf(now, sizeof now, "%lld", (long long)time(NULL) - 100); // valid for 1 s, 99 s ago
-    const char *iargs[] = {"issue", "--key", key, "--client-id", "3", "--server", at, "--expires", "1",
-                           "--now", now, "--out", token, NULL};
+    const char *iargs[] = {"issue",     "--key", key,     "--client-id", "3",     "--server", at,
+                           "--expires", "1",     "--now", now,           "--out", token,      NULL};
     keel_test_run_result r = keel_test_run(keel_test_program_path("keel-token"), iargs, NULL);
     cr_assert_eq(r.exit_code, 0, "%s", r.err);
     keel_test_run_free(&r);
@@ -553,8 +556,9 @@ Test(play_live, an_expired_token_is_refused_with_the_reason)
     r = keel_test_run(keel_test_program_path("keel-play"), both, NULL);
     cr_expect_eq(r.exit_code, 2, "%s", r.err);
     keel_test_run_free(&r);
-    const char *args[] = {"--connect", at, "--token", token, "--size", "640x360", "--screenshot",
-                          keel_test_dir_file(dir, "expired.png"), NULL};
+    const char *args[] = {"--connect", at,        "--token",      token,
+                          "--size",    "640x360", "--screenshot", keel_test_dir_file(dir, "expired.png"),
+                          NULL};
     expect_refused(&play, args, "refused_token", "refused by the server's handshake: expired\"");
     keel_test_proc_kill(&sv, SIGTERM);
     keel_test_proc_cleanup(&sv);

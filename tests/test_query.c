@@ -10,7 +10,7 @@
 #include "ref_geom.h"
 #include "test_support.h"
 
-#define M(x) ((sim_fx)llround((x) * 65536.0))
+#define M(x) ((sim_fx)llround((x)*65536.0))
 #define V(x, y, z) sim_v3(M(x), M(y), M(z))
 
 // Tolerances stated once: a position is rounded to 2^-16 m per component, so a
@@ -298,8 +298,8 @@ Test(sweep, cylinder_beyond_ledge_edge_is_supported)
             double y = r.position.y / 65536.0;
             cr_assert(y >= 1.9 && y <= 1.9 + 0.0011, "solid %d case %d: y = %.6f", solid, k, y);
             cr_assert(r.normal.y >= SIM_FX_ONE - 8 && abs(r.normal.x) <= 8 && abs(r.normal.z) <= 8,
-                      "solid %d case %d: normal (%d,%d,%d) feature %d/%d", solid, k, r.normal.x, r.normal.y,
-                      r.normal.z, r.feature.type, r.feature.index);
+                      "solid %d case %d: normal (%d,%d,%d) feature %d/%d", solid, k, r.normal.x, r.normal.y, r.normal.z,
+                      r.feature.type, r.feature.index);
             // and at rest there, moving along the ledge or off it is free
             sim_sweep_input slide = {in.shape, sim_v3(in.start.x, M(1.9), in.start.z), V(0, 0, 1.5), 0};
             cr_assert_not(sim_world_sweep(w, &slide, &r), "solid %d case %d: slide along blocked", solid, k);
@@ -401,12 +401,12 @@ Test(sweep, cylinder_slides_along_wall)
         cr_assert(sim_world_sweep(w, &in, &r), "sweep %d: no hit", i);
         cr_assert_not(r.start_overlap);
         cr_assert(r.normal.x == -SIM_FX_ONE && r.normal.y == 0 && r.normal.z == 0,
-                  "sweep %d: normal (%d,%d,%d) feature %d/%d", i, r.normal.x, r.normal.y, r.normal.z,
-                  r.feature.type, r.feature.index);
+                  "sweep %d: normal (%d,%d,%d) feature %d/%d", i, r.normal.x, r.normal.y, r.normal.z, r.feature.type,
+                  r.feature.index);
         // touching it and moving along it: free
         sim_sweep_input slide = {s, V(2 - R, y, z), V(0, dy, dz), 0};
-        cr_assert_not(sim_world_sweep(w, &slide, &r), "sweep %d: slide hit normal (%d,%d,%d) feature %d",
-                      i, r.normal.x, r.normal.y, r.normal.z, r.feature.type);
+        cr_assert_not(sim_world_sweep(w, &slide, &r), "sweep %d: slide hit normal (%d,%d,%d) feature %d", i, r.normal.x,
+                      r.normal.y, r.normal.z, r.feature.type);
     }
     sim_world_destroy(w);
 }
@@ -415,8 +415,8 @@ Test(sweep, cylinder_slides_along_wall)
 
 // Sweeps over a flat floor whose whole travel (start, end, plus the shape's
 // extent) stays inside the rectangle [x0, x1] x [z0, z1].
-static void check_floor_normals(sim_world *w, sim_shape s, double floor_y, double x0, double x1,
-                                double z0, double z1, uint64_t seed)
+static void check_floor_normals(sim_world *w, sim_shape s, double floor_y, double x0, double x1, double z0, double z1,
+                                uint64_t seed)
 {
     keel_rng rng = {seed};
     int hits = 0;
@@ -433,14 +433,14 @@ static void check_floor_normals(sim_world *w, sim_shape s, double floor_y, doubl
         sim_sweep_result r;
         if (sim_world_sweep(w, &in, &r)) {
             hits++;
-            cr_assert_eq(r.normal.y, SIM_FX_ONE, "ghost normal (%d,%d,%d) at sweep %d feature %d/%d",
-                         r.normal.x, r.normal.y, r.normal.z, i, r.feature.type, r.feature.index);
+            cr_assert_eq(r.normal.y, SIM_FX_ONE, "ghost normal (%d,%d,%d) at sweep %d feature %d/%d", r.normal.x,
+                         r.normal.y, r.normal.z, i, r.feature.type, r.feature.index);
             cr_assert_not(r.start_overlap);
         }
         // sliding exactly along the floor, touching it, never hits anything
         sim_sweep_input slide = {s, V(x, floor_y + hy, z), V(dx, 0, dz), 0};
-        cr_assert_not(sim_world_sweep(w, &slide, &r), "slide hit normal (%d,%d,%d) feature %d",
-                      r.normal.x, r.normal.y, r.normal.z, r.feature.type);
+        cr_assert_not(sim_world_sweep(w, &slide, &r), "slide hit normal (%d,%d,%d) feature %d", r.normal.x, r.normal.y,
+                      r.normal.z, r.feature.type);
     }
     cr_assert_gt(hits, 2000);
 }
@@ -505,8 +505,8 @@ static const char *sweep_text(sim_shape s, const sim_vec3 *tv, sim_vec3 start, s
     snprintf(buf, sizeof buf,
              "shape %d radius %d half (%d,%d,%d) tri (%d,%d,%d) (%d,%d,%d) (%d,%d,%d) start (%d,%d,%d) "
              "displacement (%d,%d,%d) [1/65536 m]",
-             (int)s.type, s.radius, s.half.x, s.half.y, s.half.z, tv[0].x, tv[0].y, tv[0].z, tv[1].x, tv[1].y,
-             tv[1].z, tv[2].x, tv[2].y, tv[2].z, start.x, start.y, start.z, d.x, d.y, d.z);
+             (int)s.type, s.radius, s.half.x, s.half.y, s.half.z, tv[0].x, tv[0].y, tv[0].z, tv[1].x, tv[1].y, tv[1].z,
+             tv[2].x, tv[2].y, tv[2].z, start.x, start.y, start.z, d.x, d.y, d.z);
     return buf;
 }
 
@@ -521,8 +521,8 @@ static void random_sweep_property(sim_shape (*make_shape)(keel_rng *), uint64_t 
         L = (tri_list){0};
         sim_vec3 tv[3];
         for (int k = 0; k < 3; k++)
-            tv[k] = sim_v3(keel_rng_fx(&rng, M(-2), M(2)), keel_rng_fx(&rng, M(-2), M(2)),
-                           keel_rng_fx(&rng, M(-2), M(2)));
+            tv[k] =
+                sim_v3(keel_rng_fx(&rng, M(-2), M(2)), keel_rng_fx(&rng, M(-2), M(2)), keel_rng_fx(&rng, M(-2), M(2)));
         // every few cases an axis-aligned triangle (floors and walls are common)
         if (i % 4 == 0 && !level) {
             tv[1].y = tv[0].y;
@@ -546,14 +546,14 @@ static void random_sweep_property(sim_shape (*make_shape)(keel_rng *), uint64_t 
         if (level) {
             sim_vec3 corner = tv[keel_rng_range(&rng, 0, 2)];
             sim_fx reach = s.half.x + M(0.3);
-            start = sim_v3_add(corner, sim_v3(keel_rng_fx(&rng, -reach, reach),
-                                              s.half.y + keel_rng_fx(&rng, M(0.001), M(0.5)),
-                                              keel_rng_fx(&rng, -reach, reach)));
+            start = sim_v3_add(corner,
+                               sim_v3(keel_rng_fx(&rng, -reach, reach), s.half.y + keel_rng_fx(&rng, M(0.001), M(0.5)),
+                                      keel_rng_fx(&rng, -reach, reach)));
             d = sim_v3(keel_rng_fx(&rng, M(-0.5), M(0.5)), keel_rng_fx(&rng, M(-1), 0),
                        keel_rng_fx(&rng, M(-0.5), M(0.5)));
         } else {
-            start = sim_v3(keel_rng_fx(&rng, M(-4), M(4)), keel_rng_fx(&rng, M(-4), M(4)),
-                           keel_rng_fx(&rng, M(-4), M(4)));
+            start =
+                sim_v3(keel_rng_fx(&rng, M(-4), M(4)), keel_rng_fx(&rng, M(-4), M(4)), keel_rng_fx(&rng, M(-4), M(4)));
             if (keel_rng_range(&rng, 0, 1)) {
                 // aim at a point of the triangle
                 sim_vec3 target = tv[keel_rng_range(&rng, 0, 2)];
@@ -604,30 +604,27 @@ static void random_sweep_property(sim_shape (*make_shape)(keel_rng *), uint64_t 
         }
         hits++;
         double frac = r.fraction / 65536.0;
-        cr_assert_leq(frac, toi + 1e-9, "case %d: reported %.9f after the true contact %.9f\n  %s", i, frac,
-                      toi, sweep_text(s, tv, start, d));
+        cr_assert_leq(frac, toi + 1e-9, "case %d: reported %.9f after the true contact %.9f\n  %s", i, frac, toi,
+                      sweep_text(s, tv, start, d));
         rv3 at = rv3_from(r.position);
         double g = ref_shape_tri_gap(s, at, a, b, c);
-        cr_assert_geq(g, -POS_TOL, "case %d: overlap %.9f at the impact (fraction %.9f, true %.9f)\n  %s", i,
-                      g, frac, toi, sweep_text(s, tv, start, d));
+        cr_assert_geq(g, -POS_TOL, "case %d: overlap %.9f at the impact (fraction %.9f, true %.9f)\n  %s", i, g, frac,
+                      toi, sweep_text(s, tv, start, d));
         // a box is grown by the inflation along each of its axes: up to
         // sqrt(3) times that along a diagonal; a cylinder's radius and half
         // height both grow by it: sqrt(2) times that at the rim
-        double early = s.type == SIM_SHAPE_BOX ? 1.7321 * inflate
-                       : s.type == SIM_SHAPE_CYLINDER ? 1.4143 * inflate : inflate;
+        double early = s.type == SIM_SHAPE_BOX        ? 1.7321 * inflate
+                       : s.type == SIM_SHAPE_CYLINDER ? 1.4143 * inflate
+                                                      : inflate;
         // rounding of the unit direction adds up to 1e-4 of the length
-        cr_assert_leq(g, early + 1e-4 + 1e-4 * len,
-                      "case %d: impact %.6f m early (fraction %.9f, true %.9f)\n  %s", i, g, frac, toi,
-                      sweep_text(s, tv, start, d));
+        cr_assert_leq(g, early + 1e-4 + 1e-4 * len, "case %d: impact %.6f m early (fraction %.9f, true %.9f)\n  %s", i,
+                      g, frac, toi, sweep_text(s, tv, start, d));
         // pulled back by a 5 mm skin along the motion: still no overlap
         rv3 back = rv3_sub(at, rv3_scale(dd, fmin(0.005 / len, frac)));
-        cr_assert_geq(ref_shape_tri_gap(s, back, a, b, c), -POS_TOL, "case %d\n  %s", i,
-                      sweep_text(s, tv, start, d));
-        cr_assert_lt(unit_err(r.normal), NORMAL_TOL, "case %d: normal not unit\n  %s", i,
-                     sweep_text(s, tv, start, d));
-        cr_assert_leq(rv3_dot(rv3_from(r.normal), dd), 1e-4 * len,
-                      "case %d: normal (%d,%d,%d) along the motion\n  %s", i, r.normal.x, r.normal.y, r.normal.z,
-                      sweep_text(s, tv, start, d));
+        cr_assert_geq(ref_shape_tri_gap(s, back, a, b, c), -POS_TOL, "case %d\n  %s", i, sweep_text(s, tv, start, d));
+        cr_assert_lt(unit_err(r.normal), NORMAL_TOL, "case %d: normal not unit\n  %s", i, sweep_text(s, tv, start, d));
+        cr_assert_leq(rv3_dot(rv3_from(r.normal), dd), 1e-4 * len, "case %d: normal (%d,%d,%d) along the motion\n  %s",
+                      i, r.normal.x, r.normal.y, r.normal.z, sweep_text(s, tv, start, d));
         sim_world_destroy(w);
     }
     cr_assert_gt(hits, cases / 10, "only %d hits", hits);
@@ -685,8 +682,8 @@ Test(contacts, capsule_and_box_in_floor)
     int n = sim_world_contacts(w, &in, c, 8);
     cr_assert_gt(n, 0);
     for (int i = 0; i < (n < 8 ? n : 8); i++) {
-        cr_assert_eq(c[i].normal.y, SIM_FX_ONE, "contact %d normal (%d,%d,%d)", i, c[i].normal.x,
-                     c[i].normal.y, c[i].normal.z);
+        cr_assert_eq(c[i].normal.y, SIM_FX_ONE, "contact %d normal (%d,%d,%d)", i, c[i].normal.x, c[i].normal.y,
+                     c[i].normal.z);
         // triangles met at an internal edge or corner report the true
         // (smaller) distance; the deepest is the face under the centre
         cr_assert_leq(c[i].depth, M(0.1) + 2);
@@ -714,14 +711,14 @@ Test(contacts, capsule_depth_matches_reference)
         L = (tri_list){0};
         sim_vec3 tv[3];
         for (int k = 0; k < 3; k++)
-            tv[k] = sim_v3(keel_rng_fx(&rng, M(-2), M(2)), keel_rng_fx(&rng, M(-2), M(2)),
-                           keel_rng_fx(&rng, M(-2), M(2)));
+            tv[k] =
+                sim_v3(keel_rng_fx(&rng, M(-2), M(2)), keel_rng_fx(&rng, M(-2), M(2)), keel_rng_fx(&rng, M(-2), M(2)));
         add_tri(&L, tv[0], tv[1], tv[2]);
         sim_level lv = {L.v, 3, L.idx, 1, NULL, 0, NULL, 0};
         sim_world *w = sim_world_create(&lv, NULL, NULL);
         sim_shape s = rand_capsule(&rng);
-        sim_vec3 p = sim_v3(keel_rng_fx(&rng, M(-2), M(2)), keel_rng_fx(&rng, M(-2), M(2)),
-                            keel_rng_fx(&rng, M(-2), M(2)));
+        sim_vec3 p =
+            sim_v3(keel_rng_fx(&rng, M(-2), M(2)), keel_rng_fx(&rng, M(-2), M(2)), keel_rng_fx(&rng, M(-2), M(2)));
         sim_overlap_input in = {s, p, M(0.5)};
         sim_contact c;
         int n = sim_world_contacts(w, &in, &c, 1);
@@ -741,8 +738,8 @@ Test(contacts, capsule_depth_matches_reference)
                 cr_assert_geq(c.depth / 65536.0, r - 1e-4, "case %d", i);
             } else {
                 // depth = -gap within 0.1 mm (fixed-point closest points)
-                cr_assert(fabs(c.depth / 65536.0 + gap) < 1e-4, "case %d depth %.6f gap %.6f", i,
-                          c.depth / 65536.0, gap);
+                cr_assert(fabs(c.depth / 65536.0 + gap) < 1e-4, "case %d depth %.6f gap %.6f", i, c.depth / 65536.0,
+                          gap);
             }
             cr_assert_lt(unit_err(c.normal), NORMAL_TOL);
         }
@@ -761,8 +758,8 @@ Test(contacts, cylinder_in_floor)
     int n = sim_world_contacts(w, &in, c, 8);
     cr_assert_gt(n, 0);
     for (int i = 0; i < (n < 8 ? n : 8); i++) {
-        cr_assert_eq(c[i].normal.y, SIM_FX_ONE, "contact %d normal (%d,%d,%d)", i, c[i].normal.x,
-                     c[i].normal.y, c[i].normal.z);
+        cr_assert_eq(c[i].normal.y, SIM_FX_ONE, "contact %d normal (%d,%d,%d)", i, c[i].normal.x, c[i].normal.y,
+                     c[i].normal.z);
         cr_assert(labs((long)c[i].depth - M(0.1)) <= 2, "contact %d depth %d", i, c[i].depth);
     }
     sim_world_destroy(w);
@@ -799,8 +796,7 @@ static bool contact_case_make(keel_rng *rng, int i, sim_fx margin, contact_case 
     }
     sim_overlap_input in = {k->shape, k->pos, margin};
     k->n = sim_world_contacts(k->world, &in, &k->c, 1);
-    k->gap = ref_shape_tri_gap(k->shape, rv3_from(k->pos), rv3_from(k->tv[0]), rv3_from(k->tv[1]),
-                               rv3_from(k->tv[2]));
+    k->gap = ref_shape_tri_gap(k->shape, rv3_from(k->pos), rv3_from(k->tv[0]), rv3_from(k->tv[1]), rv3_from(k->tv[2]));
     return true;
 }
 
@@ -810,10 +806,9 @@ static const char *contact_text(const contact_case *k)
     snprintf(buf, sizeof buf,
              "depth %.6f normal (%d,%d,%d) feature %d/%d; reference gap %.6f; radius %d half height %d at "
              "(%d,%d,%d) tri (%d,%d,%d) (%d,%d,%d) (%d,%d,%d) [1/65536 m]",
-             k->c.depth / 65536.0, k->c.normal.x, k->c.normal.y, k->c.normal.z, k->c.feature.type,
-             k->c.feature.index, k->gap, k->shape.radius, k->shape.half.y, k->pos.x, k->pos.y, k->pos.z,
-             k->tv[0].x, k->tv[0].y, k->tv[0].z, k->tv[1].x, k->tv[1].y, k->tv[1].z, k->tv[2].x, k->tv[2].y,
-             k->tv[2].z);
+             k->c.depth / 65536.0, k->c.normal.x, k->c.normal.y, k->c.normal.z, k->c.feature.type, k->c.feature.index,
+             k->gap, k->shape.radius, k->shape.half.y, k->pos.x, k->pos.y, k->pos.z, k->tv[0].x, k->tv[0].y, k->tv[0].z,
+             k->tv[1].x, k->tv[1].y, k->tv[1].z, k->tv[2].x, k->tv[2].y, k->tv[2].z);
     return buf;
 }
 
@@ -859,7 +854,8 @@ Test(contacts, cylinder_contact_frees_along_normal)
 Test(contacts, cylinder_depth_matches_reference)
 {
     keel_rng rng = {78};
-    int judged = 0, bad = 0; double worst = 0;
+    int judged = 0, bad = 0;
+    double worst = 0;
     for (int i = 0; i < 5000; i++) {
         contact_case k;
         if (!contact_case_make(&rng, i, M(0.5), &k))
@@ -881,7 +877,9 @@ Test(contacts, cylinder_depth_matches_reference)
         }
         sim_world_destroy(k.world);
     }
-    cr_log_info("cylinder contact depth: %d judged; %d overlaps deeper than 5 cm overstated by more than 0.1 mm, at most by %.2f%%", judged, bad, 100 * worst);
+    cr_log_info("cylinder contact depth: %d judged; %d overlaps deeper than 5 cm overstated by more than 0.1 mm, at "
+                "most by %.2f%%",
+                judged, bad, 100 * worst);
     cr_assert_gt(judged, 1000);
 }
 
@@ -1033,8 +1031,7 @@ Test(ref_geom, cylinder_gap_matches_brute_force, .timeout = 600)
             const int sides = 512;
             double in = bf_prism_gap(bf_R, sides);
             double out = bf_prism_gap(bf_R / cos(3.14159265358979323846 / sides), sides);
-            cr_assert(g <= in + 1e-9 && g >= out - 1e-9, "case %d: gap %.12f, prisms [%.12f, %.12f]", i, g,
-                      out, in);
+            cr_assert(g <= in + 1e-9 && g >= out - 1e-9, "case %d: gap %.12f, prisms [%.12f, %.12f]", i, g, out, in);
         }
     }
     cr_assert_gt(apart, 50);
@@ -1081,17 +1078,15 @@ Test(determinism, triangle_order_does_not_change_results)
     sim_world *wb = make_world(&b);
     keel_rng rng = {5};
     for (int i = 0; i < 2000; i++) {
-        sim_sweep_input in = {i % 2 ? capsule(0.4, 1.8) : box(0.4, 0.9, 0.4),
-                              sim_v3(keel_rng_fx(&rng, M(-3), M(3)), keel_rng_fx(&rng, M(0.5), M(2)),
-                                     keel_rng_fx(&rng, M(-3), M(3))),
-                              sim_v3(keel_rng_fx(&rng, M(-2), M(2)), keel_rng_fx(&rng, M(-2), M(1)),
-                                     keel_rng_fx(&rng, M(-2), M(2))), 0};
+        sim_sweep_input in = {
+            i % 2 ? capsule(0.4, 1.8) : box(0.4, 0.9, 0.4),
+            sim_v3(keel_rng_fx(&rng, M(-3), M(3)), keel_rng_fx(&rng, M(0.5), M(2)), keel_rng_fx(&rng, M(-3), M(3))),
+            sim_v3(keel_rng_fx(&rng, M(-2), M(2)), keel_rng_fx(&rng, M(-2), M(1)), keel_rng_fx(&rng, M(-2), M(2))), 0};
         sim_sweep_result ra, rb;
         bool ha = sim_world_sweep(wa, &in, &ra), hb = sim_world_sweep(wb, &in, &rb);
         cr_assert_eq(ha, hb);
-        cr_assert_eq(ra.fraction, rb.fraction, "sweep %d: %d vs %d, n (%d,%d,%d) vs (%d,%d,%d)", i,
-                     ra.fraction, rb.fraction, ra.normal.x, ra.normal.y, ra.normal.z, rb.normal.x,
-                     rb.normal.y, rb.normal.z);
+        cr_assert_eq(ra.fraction, rb.fraction, "sweep %d: %d vs %d, n (%d,%d,%d) vs (%d,%d,%d)", i, ra.fraction,
+                     rb.fraction, ra.normal.x, ra.normal.y, ra.normal.z, rb.normal.x, rb.normal.y, rb.normal.z);
         cr_assert(sim_v3_eq(ra.normal, rb.normal), "sweep %d", i);
         cr_assert(sim_v3_eq(ra.position, rb.position), "sweep %d", i);
     }
@@ -1154,8 +1149,8 @@ static void obb_property(sim_shape (*make_shape)(keel_rng *), uint64_t seed)
         snprintf(what, sizeof what,
                  "shape %d radius %d half (%d,%d,%d) start (%d,%d,%d) displacement (%d,%d,%d); box half "
                  "(%d,%d,%d) axes (%d,%d,%d) (%d,%d,%d) (%d,%d,%d) at 0 [1/65536 m]",
-                 (int)s.type, s.radius, s.half.x, s.half.y, s.half.z, start.x, start.y, start.z, d.x, d.y, d.z,
-                 hx, hy, hz, ax.x, ax.y, ax.z, ay.x, ay.y, ay.z, az.x, az.y, az.z);
+                 (int)s.type, s.radius, s.half.x, s.half.y, s.half.z, start.x, start.y, start.z, d.x, d.y, d.z, hx, hy,
+                 hz, ax.x, ax.y, ax.z, ay.x, ay.y, ay.z, az.x, az.y, az.z);
         cr_assert(hit, "case %d: missed the box (true contact at %.6f)\n  %s", i, toi, what);
         hits++;
         cr_assert_leq(r.fraction / 65536.0, toi + 1e-9, "case %d: late (%.9f, true %.9f)\n  %s", i,
@@ -1171,8 +1166,9 @@ static void obb_property(sim_shape (*make_shape)(keel_rng *), uint64_t seed)
         // not too early either (the bounds of random_sweep_property)
         double len = rv3_len(dd);
         double inflate = (SIM_QUERY_TOLERANCE + (M(len) >> 12)) / 65536.0;
-        double early = s.type == SIM_SHAPE_BOX ? 1.7321 * inflate
-                       : s.type == SIM_SHAPE_CYLINDER ? 1.4143 * inflate : inflate;
+        double early = s.type == SIM_SHAPE_BOX        ? 1.7321 * inflate
+                       : s.type == SIM_SHAPE_CYLINDER ? 1.4143 * inflate
+                                                      : inflate;
         cr_assert_leq(gmin, early + 1e-4 + 1e-4 * len, "case %d: impact %.6f m early (fraction %.9f, true %.9f)\n  %s",
                       i, gmin, r.fraction / 65536.0, toi, what);
         cr_assert_lt(unit_err(r.normal), NORMAL_TOL, "case %d\n  %s", i, what);

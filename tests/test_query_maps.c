@@ -12,14 +12,14 @@
 #include "ref_geom.h"
 #include "test_support.h"
 
-#define M(x) ((sim_fx)llround((x) * 65536.0))
+#define M(x) ((sim_fx)llround((x)*65536.0))
 #define POS_TOL 2e-5
 #define NORMAL_TOL (1.0 / 8192.0)
 
 typedef struct map_case {
     sim_level level;
     sim_world *world;
-    rv3 *tri; // 3 per triangle, degenerate ones left out
+    rv3 *tri;            // 3 per triangle, degenerate ones left out
     uint32_t *tri_index; // each one's index among the level's triangles
     uint32_t tri_count;
 } map_case;
@@ -138,23 +138,25 @@ static void map_sweeps(const char *file, sim_shape shape, uint64_t seed, int cas
                       sweep_text(shape, start, d));
         hits++;
         double frac = r.fraction / 65536.0;
-        cr_assert_leq(frac, toi + 1e-9, "%s case %d: reported %.9f after the true contact %.9f\n  %s", file, i,
-                      frac, toi, sweep_text(shape, start, d));
+        cr_assert_leq(frac, toi + 1e-9, "%s case %d: reported %.9f after the true contact %.9f\n  %s", file, i, frac,
+                      toi, sweep_text(shape, start, d));
         rv3 at = rv3_from(r.position);
         double gmin = 1e300;
         for (uint32_t j = 0; j < nc; j++) {
             const rv3 *c = &m.tri[3 * cand[j]];
             double g = ref_shape_tri_gap(shape, at, c[0], c[1], c[2]);
-            cr_assert_geq(g, -POS_TOL, "%s case %d: overlap %.9f at the impact (triangle %u of the level)\n  %s",
-                          file, i, g, m.tri_index[cand[j]], sweep_text(shape, start, d));
+            cr_assert_geq(g, -POS_TOL, "%s case %d: overlap %.9f at the impact (triangle %u of the level)\n  %s", file,
+                          i, g, m.tri_index[cand[j]], sweep_text(shape, start, d));
             gmin = fmin(gmin, g);
         }
         // not too early: by the inflation, grown along a box's diagonal
         // (sqrt 3) or a cylinder's rim (sqrt 2); the unit direction's rounding
-        double early = shape.type == SIM_SHAPE_BOX ? 1.7321 * inflate
-                       : shape.type == SIM_SHAPE_CYLINDER ? 1.4143 * inflate : inflate;
-        cr_assert_leq(gmin, early + 1e-4 + 1e-4 * len, "%s case %d: impact %.6f m early (fraction %.9f, true %.9f)\n  %s",
-                      file, i, gmin, frac, toi, sweep_text(shape, start, d));
+        double early = shape.type == SIM_SHAPE_BOX        ? 1.7321 * inflate
+                       : shape.type == SIM_SHAPE_CYLINDER ? 1.4143 * inflate
+                                                          : inflate;
+        cr_assert_leq(gmin, early + 1e-4 + 1e-4 * len,
+                      "%s case %d: impact %.6f m early (fraction %.9f, true %.9f)\n  %s", file, i, gmin, frac, toi,
+                      sweep_text(shape, start, d));
         cr_assert_lt(fabs(rv3_len(rv3_from(r.normal)) - 1), NORMAL_TOL);
     }
     cr_log_info("%s: %d sweeps judged, %d hits\n", file, tested, hits);
@@ -171,7 +173,4 @@ Test(maps, zdm2_box_sweeps, .timeout = 600) { map_sweeps("sauerbraten_zdm2.obj",
 Test(maps, pandora_capsule_sweeps, .timeout = 600) { map_sweeps("sauerbraten_pandora.obj", capsule(), 3, 1000); }
 Test(maps, pandora_box_sweeps, .timeout = 600) { map_sweeps("sauerbraten_pandora.obj", box(), 4, 1000); }
 Test(maps, zdm2_cylinder_sweeps, .timeout = 600) { map_sweeps("sauerbraten_zdm2.obj", cylinder(), 5, 1000); }
-Test(maps, pandora_cylinder_sweeps, .timeout = 600)
-{
-    map_sweeps("sauerbraten_pandora.obj", cylinder(), 6, 1000);
-}
+Test(maps, pandora_cylinder_sweeps, .timeout = 600) { map_sweeps("sauerbraten_pandora.obj", cylinder(), 6, 1000); }

@@ -48,8 +48,8 @@ static void states_equal(const sim_char_state *a, const sim_char_state *b, uint3
     rec_state_fields(&nf);
     for (uint32_t i = 0; i < n; i++)
         for (uint32_t k = 0; k < nf; k++)
-            cr_assert_eq(rec_state_field_value(&a[i], k), rec_state_field_value(&b[i], k),
-                         "%s: character %u field %s", what, i, rec_state_fields(NULL)[k].name);
+            cr_assert_eq(rec_state_field_value(&a[i], k), rec_state_field_value(&b[i], k), "%s: character %u field %s",
+                         what, i, rec_state_fields(NULL)[k].name);
 }
 
 static void tick_equal(const trs_tick *want, const rec_tick *got)
@@ -169,8 +169,8 @@ static void round_trip(uint32_t interval, bool compress, bool threaded, uint32_t
         cr_assert_eq(rec_file_char_hash16(f, &run.initial[i]), rec_char_hash16(&run.initial[i]));
     rec_info info;
     rec_file_info(f, &info);
-    cr_assert_eq(info.bytes_header + info.bytes_schema + info.bytes_initial + info.bytes_ticks +
-                     info.bytes_keyframes + info.bytes_end + REC_MAGIC_SIZE,
+    cr_assert_eq(info.bytes_header + info.bytes_schema + info.bytes_initial + info.bytes_ticks + info.bytes_keyframes +
+                     info.bytes_end + REC_MAGIC_SIZE,
                  info.file_bytes);
     if (compress)
         cr_assert_gt(info.compressed_blocks, 0u);
@@ -363,16 +363,29 @@ typedef struct fake_field {
 // id and flags) and without one it knows (stuck_ticks); a command schema
 // with an unknown "lean" and without "pitch".
 static const fake_field fake_state[] = {
-    {"id", REC_FIELD_U32, 4},           {"mystery", REC_FIELD_U32, 4},      {"flags", REC_FIELD_U32, 4},
-    {"move_type", REC_FIELD_I32, 4},    {"ground", REC_FIELD_U8, 1},        {"position.x", REC_FIELD_FX, 4},
-    {"position.y", REC_FIELD_FX, 4},    {"position.z", REC_FIELD_FX, 4},    {"velocity.x", REC_FIELD_FX, 4},
-    {"velocity.y", REC_FIELD_FX, 4},    {"velocity.z", REC_FIELD_FX, 4},    {"ground_normal.x", REC_FIELD_FX, 4},
-    {"ground_normal.y", REC_FIELD_FX, 4}, {"ground_normal.z", REC_FIELD_FX, 4}, {"ground_velocity.x", REC_FIELD_FX, 4},
-    {"ground_velocity.y", REC_FIELD_FX, 4}, {"ground_velocity.z", REC_FIELD_FX, 4}, {"ground_object", REC_FIELD_U32, 4},
-    {"yaw", REC_FIELD_U16, 2},          {"pitch", REC_FIELD_U16, 2},
+    {"id", REC_FIELD_U32, 4},
+    {"mystery", REC_FIELD_U32, 4},
+    {"flags", REC_FIELD_U32, 4},
+    {"move_type", REC_FIELD_I32, 4},
+    {"ground", REC_FIELD_U8, 1},
+    {"position.x", REC_FIELD_FX, 4},
+    {"position.y", REC_FIELD_FX, 4},
+    {"position.z", REC_FIELD_FX, 4},
+    {"velocity.x", REC_FIELD_FX, 4},
+    {"velocity.y", REC_FIELD_FX, 4},
+    {"velocity.z", REC_FIELD_FX, 4},
+    {"ground_normal.x", REC_FIELD_FX, 4},
+    {"ground_normal.y", REC_FIELD_FX, 4},
+    {"ground_normal.z", REC_FIELD_FX, 4},
+    {"ground_velocity.x", REC_FIELD_FX, 4},
+    {"ground_velocity.y", REC_FIELD_FX, 4},
+    {"ground_velocity.z", REC_FIELD_FX, 4},
+    {"ground_object", REC_FIELD_U32, 4},
+    {"yaw", REC_FIELD_U16, 2},
+    {"pitch", REC_FIELD_U16, 2},
 };
 static const fake_field fake_command[] = {
-    {"forward", REC_FIELD_I8, 1}, {"lean", REC_FIELD_I8, 1}, {"right", REC_FIELD_I8, 1},
+    {"forward", REC_FIELD_I8, 1}, {"lean", REC_FIELD_I8, 1},    {"right", REC_FIELD_I8, 1},
     {"up", REC_FIELD_I8, 1},      {"buttons", REC_FIELD_U8, 1}, {"yaw", REC_FIELD_U16, 2},
 };
 #define FAKE_N(a) (uint32_t)(sizeof(a) / sizeof((a)[0]))
@@ -706,19 +719,17 @@ Test(rec_format, size_per_player_hour, .timeout = 600)
             double open_ns = (double)(o1.tv_sec - o0.tv_sec) * 1e9 + (double)(o1.tv_nsec - o0.tv_nsec);
             double hours = (double)ticks / (64.0 * 3600.0);
             double per_hour = (double)(info.bytes_ticks + info.bytes_keyframes) / hours / players[pi];
-            cr_log_info("size: %2u player%s, %-32s %8.0f kB per player-hour (ticks %llu B, keyframes %llu B, "
-                        "fixed %llu B); rec_writer_tick %.0f ns, rec_file_open %.0f ns per character-tick",
-                        players[pi], players[pi] == 1 ? " " : "s",
-                        mode == 0   ? "compressed, no keyframes:"
-                        : mode == 1 ? "plain, no keyframes:"
-                        : mode == 2 ? "compressed, keyframes 64:"
-                                    : "compressed, every tick (debug):",
-                        per_hour / 1000.0, (unsigned long long)info.bytes_ticks,
-                        (unsigned long long)info.bytes_keyframes,
-                        (unsigned long long)(info.bytes_header + info.bytes_schema + info.bytes_initial +
-                                             info.bytes_end),
-                        (double)run.writer_ns / (double)run.character_ticks,
-                        open_ns / (double)run.character_ticks);
+            cr_log_info(
+                "size: %2u player%s, %-32s %8.0f kB per player-hour (ticks %llu B, keyframes %llu B, "
+                "fixed %llu B); rec_writer_tick %.0f ns, rec_file_open %.0f ns per character-tick",
+                players[pi], players[pi] == 1 ? " " : "s",
+                mode == 0   ? "compressed, no keyframes:"
+                : mode == 1 ? "plain, no keyframes:"
+                : mode == 2 ? "compressed, keyframes 64:"
+                            : "compressed, every tick (debug):",
+                per_hour / 1000.0, (unsigned long long)info.bytes_ticks, (unsigned long long)info.bytes_keyframes,
+                (unsigned long long)(info.bytes_header + info.bytes_schema + info.bytes_initial + info.bytes_end),
+                (double)run.writer_ns / (double)run.character_ticks, open_ns / (double)run.character_ticks);
             trs_free(&run);
         }
     }
@@ -914,10 +925,10 @@ Test(rec_format, a_thousand_characters_with_mass_joins_and_leaves_round_trip)
         sim_scene *scene = sim_scene_create(world, &S, cap);
         uint32_t next_id = 1;
         for (uint32_t i = 0; i < 400; i++) {
-            sim_char_state c = sim_char_spawn(next_id++,
-                                              sim_v3(SIM_FX_INT((int32_t)(i % 40) * 3 - 60), SIM_FX_INT(200),
-                                                     SIM_FX_INT((int32_t)(i / 40) * 3 - 60)),
-                                              (sim_angle)(i * 997));
+            sim_char_state c = sim_char_spawn(
+                next_id++,
+                sim_v3(SIM_FX_INT((int32_t)(i % 40) * 3 - 60), SIM_FX_INT(200), SIM_FX_INT((int32_t)(i / 40) * 3 - 60)),
+                (sim_angle)(i * 997));
             cr_assert_eq(sim_scene_add_character(scene, &c), 0);
         }
         rec_header h = rec_default_header();
@@ -938,9 +949,10 @@ Test(rec_format, a_thousand_characters_with_mass_joins_and_leaves_round_trip)
             rec_tick t = {.tick = sim_scene_tick(scene), .leaves = leaves, .joins = joins, .commands = cmds};
             if (k == 10) {
                 for (uint32_t i = 0; i < 600; i++)
-                    joins[t.join_count++] = sim_char_spawn(
-                        next_id++, sim_v3(SIM_FX_INT((int32_t)(i % 30) * 3 + 70), SIM_FX_INT(300),
-                                          SIM_FX_INT((int32_t)(i / 30) * 3)), 0);
+                    joins[t.join_count++] = sim_char_spawn(next_id++,
+                                                           sim_v3(SIM_FX_INT((int32_t)(i % 30) * 3 + 70),
+                                                                  SIM_FX_INT(300), SIM_FX_INT((int32_t)(i / 30) * 3)),
+                                                           0);
                 for (uint32_t i = 0; i < t.join_count; i++)
                     cr_assert_eq(sim_scene_add_character(scene, &joins[i]), 0);
             }
@@ -956,8 +968,8 @@ Test(rec_format, a_thousand_characters_with_mass_joins_and_leaves_round_trip)
             const sim_char_state *cs = sim_scene_characters(scene, &n);
             for (uint32_t i = 0; i < n; i++) {
                 cmds[i].id = cs[i].id;
-                cmds[i].input = (sim_input){.tick = t.tick, .forward = (int8_t)((i + k) % 255 - 127),
-                                            .yaw = (sim_angle)(k * 300 + i)};
+                cmds[i].input = (sim_input){
+                    .tick = t.tick, .forward = (int8_t)((i + k) % 255 - 127), .yaw = (sim_angle)(k * 300 + i)};
                 sim_scene_set_input(scene, cmds[i].id, &cmds[i].input);
             }
             t.command_count = n;

@@ -183,7 +183,8 @@ static void mutate(keel_rng *rng, uint8_t *d, size_t *n, size_t cap)
             break;
         chunk_span *c = &sp[keel_rng_range(rng, 0, ns - 1)];
         uint32_t len = c->len;
-        int64_t delta = keel_rng_range(rng, 0, 3) == 0 ? keel_rng_range(rng, -100000, 100000) : keel_rng_range(rng, -9, 9);
+        int64_t delta =
+            keel_rng_range(rng, 0, 3) == 0 ? keel_rng_range(rng, -100000, 100000) : keel_rng_range(rng, -9, 9);
         int64_t nl = (int64_t)len + delta;
         if (keel_rng_range(rng, 0, 9) == 0)
             nl = (int64_t)keel_rng_range(rng, 0, 0xFFFFFFFFll);
@@ -202,7 +203,7 @@ static void mutate(keel_rng *rng, uint8_t *d, size_t *n, size_t cap)
         for (int i = 0; i < count; i++) {
             size_t at = c->at + 8 + (size_t)keel_rng_range(rng, 0, c->len - 1);
             d[at] = keel_rng_range(rng, 0, 2) ? (uint8_t)(d[at] + keel_rng_range(rng, -2, 2))
-                                               : (uint8_t)keel_rng_range(rng, 0, 255);
+                                              : (uint8_t)keel_rng_range(rng, 0, 255);
         }
         break;
     }
@@ -251,7 +252,8 @@ static void mutate(keel_rng *rng, uint8_t *d, size_t *n, size_t cap)
     default: { // a chunk's type changed to another known one
         if (!ns)
             break;
-        static const char *types[] = {"HEAD", "SCHM", "INIT", "KEYF", "KEYZ", "TBLK", "TBLZ", "CLOG", "CLGZ", "ENDR", "XXXX"};
+        static const char *types[] = {"HEAD", "SCHM", "INIT", "KEYF", "KEYZ", "TBLK",
+                                      "TBLZ", "CLOG", "CLGZ", "ENDR", "XXXX"};
         chunk_span *c = &sp[keel_rng_range(rng, 0, ns - 1)];
         memcpy(d + c->at, types[keel_rng_range(rng, 0, 10)], 4);
         break;

@@ -34,14 +34,14 @@ typedef struct trs_config {
     uint32_t capacity;
     uint32_t keyframe_interval;
     bool compress, threaded;
-    bool no_thread;  ///< the writer's test_no_thread: a threaded writer that cannot start its thread
-    bool bot;        ///< bot-like input (heading changes every second) instead of random
-    bool churn;      ///< joins and leaves
+    bool no_thread; ///< the writer's test_no_thread: a threaded writer that cannot start its thread
+    bool bot;       ///< bot-like input (heading changes every second) instead of random
+    bool churn;     ///< joins and leaves
     bool platforms;
-    bool water;      ///< a water box around the spawn point
-    bool light;      ///< keep nothing per tick (size and speed runs)
+    bool water; ///< a water box around the spawn point
+    bool light; ///< keep nothing per tick (size and speed runs)
     uint64_t seed;
-    uint32_t first_tick; ///< the scene's tick when recording starts
+    uint32_t first_tick;  ///< the scene's tick when recording starts
     const char *build_id; ///< NULL: this build's (a golden file fixes it)
 } trs_config;
 
@@ -52,8 +52,8 @@ typedef struct trs_run {
     uint32_t initial_count;
     trs_tick *ticks;
     uint32_t tick_count;
-    uint64_t writer_ns;        ///< wall time spent in rec_writer_tick (a figure, never asserted)
-    uint64_t character_ticks;  ///< characters recorded, summed over ticks
+    uint64_t writer_ns;       ///< wall time spent in rec_writer_tick (a figure, never asserted)
+    uint64_t character_ticks; ///< characters recorded, summed over ticks
 } trs_run;
 
 /// A recording suite's fixture: the built-in level, its world and a folder
@@ -146,8 +146,9 @@ static inline bool trs_record(const sim_level *level, const sim_world *world, co
     }
     rec_header h = rec_default_header();
     if (cfg->water)
-        sim_scene_add_water(scene, (sim_aabb){sim_v3(base.x - SIM_FX_INT(2), base.y - SIM_FX_INT(1), base.z - SIM_FX_INT(2)),
-                                              sim_v3(base.x + SIM_FX_INT(1), base.y + SIM_FX_ONE / 2, base.z + SIM_FX_INT(1))});
+        sim_scene_add_water(
+            scene, (sim_aabb){sim_v3(base.x - SIM_FX_INT(2), base.y - SIM_FX_INT(1), base.z - SIM_FX_INT(2)),
+                              sim_v3(base.x + SIM_FX_INT(1), base.y + SIM_FX_ONE / 2, base.z + SIM_FX_INT(1))});
     rec_header_set_scene(&h, scene);
     cr_assert_eq(h.max_characters, cfg->capacity);
     h.keyframe_interval = cfg->keyframe_interval;

@@ -67,8 +67,7 @@ Test(rec_writer, the_fallback_writes_the_threaded_writers_bytes)
     }
     for (int k = 1; k < 3; k++) {
         cr_assert_eq(size[k], size[0], "%s: %zu bytes, threaded %zu", kinds[k].name, size[k], size[0]);
-        cr_assert_eq(memcmp(data[k], data[0], size[0]), 0, "%s differs from the threaded writer's file",
-                     kinds[k].name);
+        cr_assert_eq(memcmp(data[k], data[0], size[0]), 0, "%s differs from the threaded writer's file", kinds[k].name);
     }
     for (int k = 0; k < 3; k++)
         free(data[k]);

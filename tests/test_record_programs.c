@@ -49,8 +49,7 @@ static const char *file_in_dir(const char *name) { return keel_test_dir_file(dir
 Test(record_programs, a_virtual_session_records_what_keel_replay_verifies)
 {
     const char *file = file_in_dir("virtual.krec");
-    const char *args[] = {"--virtual-bots", "8", "--ticks", "3000", "--churn", "--seed", "4", "--record", file,
-                          NULL};
+    const char *args[] = {"--virtual-bots", "8", "--ticks", "3000", "--churn", "--seed", "4", "--record", file, NULL};
     run_result r = run("keel-server", args, 0);
     cr_log_info("%s%s", r.out, r.err);
     cr_expect_eq(r.exit_code, 0, "%s%s", r.out, r.err);
@@ -82,8 +81,9 @@ Test(record_programs, a_virtual_session_records_what_keel_replay_verifies)
 Test(record_programs, debug_mode_and_no_compression_verify_too)
 {
     const char *file = file_in_dir("full.krec");
-    const char *args[] = {"--virtual-bots", "4", "--full-clients", "0", "--ticks", "1000", "--record", file,
-                          "--record-full", "--no-compress", NULL};
+    const char *args[] = {
+        "--virtual-bots", "4", "--full-clients", "0", "--ticks", "1000", "--record", file, "--record-full",
+        "--no-compress",  NULL};
     run_result r = run("keel-server", args, 0);
     cr_expect_eq(r.exit_code, 0, "%s%s", r.out, r.err);
     const char *vargs[] = {"verify", file, NULL};
@@ -107,8 +107,7 @@ Test(record_programs, a_recording_that_fails_midway_is_reported_and_the_server_r
     const char *args[] = {"--virtual-bots", "4", "--full-clients", "0", "--ticks", "6000", "--record", file, NULL};
     run_result r = run("keel-server", args, 40000);
     cr_expect_eq(r.exit_code, 1, "%s%s", r.out, r.err);
-    cr_expect(strstr(r.err, "failed at tick") != NULL && strstr(r.err, "serving on without it") != NULL, "%s",
-              r.err);
+    cr_expect(strstr(r.err, "failed at tick") != NULL && strstr(r.err, "serving on without it") != NULL, "%s", r.err);
     cr_expect(strstr(r.out, "final tick 6000") != NULL, "the session did not run to its end: %s", r.out);
     const char *vargs[] = {"verify", file, NULL};
     run_result v = run("keel-replay", vargs, 0);
@@ -120,7 +119,8 @@ Test(record_programs, a_recording_that_fails_midway_is_reported_and_the_server_r
 
 Test(record_programs, an_unwritable_recording_is_an_error_before_serving_and_bad_flags_are_usage)
 {
-    const char *args[] = {"--bind", "127.0.0.1", "--port", "0", "--insecure", "--record", "/nonexistent-dir/x.krec", NULL};
+    const char *args[] = {"--bind", "127.0.0.1", "--port", "0", "--insecure", "--record", "/nonexistent-dir/x.krec",
+                          NULL};
     run_result r = run("keel-server", args, 0);
     cr_expect_eq(r.exit_code, 1);
     cr_expect(strstr(r.err, "cannot record to /nonexistent-dir/x.krec") != NULL, "%s", r.err);

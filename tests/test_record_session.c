@@ -281,8 +281,7 @@ Test(record_session, the_same_seed_gives_the_same_session_and_a_recording_may_st
 // ---- the replay finds what differs ------------------------------------------------------------
 
 // Copy a client recording record by record, changing record `at` with `edit`.
-static void copy_client_recording(const char *from, const char *to, uint64_t at,
-                                  void (*edit)(rec_client_record *r))
+static void copy_client_recording(const char *from, const char *to, uint64_t at, void (*edit)(rec_client_record *r))
 {
     rec_file *f = open_file(from);
     rec_header h = *rec_file_header(f);

@@ -52,8 +52,7 @@ static uint64_t mix(uint64_t h, uint64_t v)
 }
 
 // n packets of `size` bytes every `gap_us`, from time 0.
-static run_counts run_virtual(uint64_t seed, const shape_params *p, uint32_t n, int64_t gap_us,
-                              uint32_t size)
+static run_counts run_virtual(uint64_t seed, const shape_params *p, uint32_t n, int64_t gap_us, uint32_t size)
 {
     shape_state s;
     shape_init(&s, seed);
@@ -80,9 +79,8 @@ static void expect_binomial(uint64_t count, uint64_t n, double p, const char *wh
 {
     double mean = (double)n * p;
     double sd = sqrt((double)n * p * (1.0 - p));
-    cr_expect(fabs((double)count - mean) <= 5.0 * sd + 1.0,
-              "%s: %llu of %llu, expected %.1f +- %.1f", what, (unsigned long long)count,
-              (unsigned long long)n, mean, 5.0 * sd);
+    cr_expect(fabs((double)count - mean) <= 5.0 * sd + 1.0, "%s: %llu of %llu, expected %.1f +- %.1f", what,
+              (unsigned long long)count, (unsigned long long)n, mean, 5.0 * sd);
 }
 
 Test(relay_shape, rates_match_and_repeat_per_seed)
@@ -90,8 +88,8 @@ Test(relay_shape, rates_match_and_repeat_per_seed)
     shape_params p = shape_params_default();
     p.latency_us = 75 * MS;
     p.jitter_us = 20 * MS;
-    p.loss_ppm = 50000;   // 5%
-    p.dup_ppm = 10000;    // 1%
+    p.loss_ppm = 50000;    // 5%
+    p.dup_ppm = 10000;     // 1%
     p.reorder_ppm = 10000; // 1%
     const uint32_t n = 200000;
     run_counts a = run_virtual(42, &p, n, 16 * MS, 100);
@@ -193,8 +191,7 @@ Test(relay_shape, loss_per_packet_independent_of_other_rates)
         shape_verdict va, vb;
         shape_decide(&sa, &a, (int64_t)i * MS, 40, &va);
         shape_decide(&sb, &b, (int64_t)i * MS, 40, &vb);
-        cr_assert_eq(va.fate == SHAPE_DROP_RANDOM, vb.fate == SHAPE_DROP_RANDOM,
-                     "packet %u: loss decision changed", i);
+        cr_assert_eq(va.fate == SHAPE_DROP_RANDOM, vb.fate == SHAPE_DROP_RANDOM, "packet %u: loss decision changed", i);
     }
 }
 
@@ -228,20 +225,17 @@ Test(relay_shape, burst_gaps_drop_contiguous_runs)
             if (run > 0) {
                 bool last = i == n; // cut by the end of the run
                 if (!last)
-                    cr_assert(run % 250 == 0, "seed %llu: a run of %u dropped packets",
-                              (unsigned long long)seed, run);
+                    cr_assert(run % 250 == 0, "seed %llu: a run of %u dropped packets", (unsigned long long)seed, run);
                 runs++;
                 exact += run == 250;
                 run = 0;
             }
         }
         // about one gap per second: 120 expected
-        cr_expect(runs >= 90 && runs <= 150, "seed %llu: %u gaps in 120 s",
-                  (unsigned long long)seed, runs);
-        cr_expect(exact + 3 >= runs, "seed %llu: %u of %u runs are 250 long",
-                  (unsigned long long)seed, exact, runs);
-        cr_expect(dropped >= n / 5 && dropped <= n * 3 / 10, "seed %llu: %llu of %u dropped",
-                  (unsigned long long)seed, (unsigned long long)dropped, n);
+        cr_expect(runs >= 90 && runs <= 150, "seed %llu: %u gaps in 120 s", (unsigned long long)seed, runs);
+        cr_expect(exact + 3 >= runs, "seed %llu: %u of %u runs are 250 long", (unsigned long long)seed, exact, runs);
+        cr_expect(dropped >= n / 5 && dropped <= n * 3 / 10, "seed %llu: %llu of %u dropped", (unsigned long long)seed,
+                  (unsigned long long)dropped, n);
     }
 }
 
@@ -290,21 +284,19 @@ Test(relay_shape, bandwidth_cap_holds)
             per_second_bytes[sec] += size;
     }
     for (int sec = 0; sec < SECONDS; sec++)
-        cr_assert(per_second_bytes[sec] <= p.rate_Bps + p.rate_burst,
-                  "%llu bytes in second %d", (unsigned long long)per_second_bytes[sec], sec);
+        cr_assert(per_second_bytes[sec] <= p.rate_Bps + p.rate_burst, "%llu bytes in second %d",
+                  (unsigned long long)per_second_bytes[sec], sec);
     double seconds = (double)n * 5e-3;
     double throughput = (double)bytes / seconds;
     cr_expect(throughput >= 0.99 * (double)p.rate_Bps, "throughput %.1f B/s", throughput);
-    cr_expect(dropped >= n * 45 / 100 && dropped <= n * 55 / 100, "%llu of %u dropped",
-              (unsigned long long)dropped, n);
+    cr_expect(dropped >= n * 45 / 100 && dropped <= n * 55 / 100, "%llu of %u dropped", (unsigned long long)dropped, n);
     // a packet that would wait longer than queue / rate is dropped
-    cr_expect(max_wait <= (int64_t)p.queue_bytes * 1000000 / (int64_t)p.rate_Bps,
-              "a packet waited %lld us", (long long)max_wait);
+    cr_expect(max_wait <= (int64_t)p.queue_bytes * 1000000 / (int64_t)p.rate_Bps, "a packet waited %lld us",
+              (long long)max_wait);
     cr_expect(max_wait > 0);
 
     // Below the cap nothing is dropped or delayed.
-    run_counts under = run_virtual(5, &(shape_params){.rate_Bps = 10000, .rate_burst = 1500,
-                                                      .queue_bytes = 4000},
+    run_counts under = run_virtual(5, &(shape_params){.rate_Bps = 10000, .rate_burst = 1500, .queue_bytes = 4000},
                                    20000, 20 * MS, 100);
     cr_expect_eq(under.bandwidth, 0);
     cr_expect_eq(under.delivered, 20000);
@@ -499,8 +491,8 @@ static void watch_step(exchange *x)
 // Sends `count` numbered datagrams of 32 bytes through the relay, one every
 // `every_us`, while echoing at the server; keeps reading until `end_us`
 // (monotonic) has passed, or with x->step_fd as that field says.
-static void run_exchange(exchange *x, uint16_t relay_port, int client_fd, int server_fd, int count,
-                         int64_t every_us, int64_t end_us)
+static void run_exchange(exchange *x, uint16_t relay_port, int client_fd, int server_fd, int count, int64_t every_us,
+                         int64_t end_us)
 {
     cr_assert(count <= MAX_PACKETS);
     int step_fd = x->step_fd, after_step = x->after_step;
@@ -595,7 +587,7 @@ Test(relay_program, help_and_bad_command_lines)
 
     const char *const *bad[] = {
         ARGS("--server", "127.0.0.1:9", "--no-such-flag", "1"),
-        ARGS("--latency", "20"),                              // no --server
+        ARGS("--latency", "20"), // no --server
         ARGS("--server", "127.0.0.1:9", "--loss", "101"),
         ARGS("--server", "127.0.0.1:9", "--latency", "-5"),
         ARGS("--server", "127.0.0.1"),
@@ -638,8 +630,8 @@ Test(relay_program, loss_latency_and_duration)
     char server[32];
     snprintf(server, sizeof server, "127.0.0.1:%u", server_port);
     const double duration_s = 1.6;
-    proc p = spawn_relay(ARGS("--server", server, "--latency", "20", "--loss", "10", "--seed", "11",
-                              "--duration", "1.6", "--stats-json", "0"));
+    proc p = spawn_relay(ARGS("--server", server, "--latency", "20", "--loss", "10", "--seed", "11", "--duration",
+                              "1.6", "--stats-json", "0"));
     int64_t line_us;
     uint16_t port = read_listen_port(&p, &line_us);
     exchange *x = calloc(1, sizeof *x);
@@ -650,8 +642,7 @@ Test(relay_program, loss_latency_and_duration)
     int code = wait_relay(&p, 10, &exited_us);
     cr_assert_eq(code, 0, "keel-relay did not exit by itself with status 0");
     cr_expect(exited_us - p.started_us >= (int64_t)(duration_s * 1e6),
-              "keel-relay stopped after %lld us, before --duration",
-              (long long)(exited_us - p.started_us));
+              "keel-relay stopped after %lld us, before --duration", (long long)(exited_us - p.started_us));
     char *out = keel_test_read_fd(p.out_fd, NULL);
     char *err = keel_test_read_fd(p.err_fd, NULL);
 
@@ -666,8 +657,7 @@ Test(relay_program, loss_latency_and_duration)
     }
     // binomial(500, 0.81): mean 405, sd 8.8
     cr_expect(back >= 360 && back <= 450, "%d of 500 came back", back);
-    cr_expect(min_rtt >= 40000, "a round trip took %lld us, less than 2 x 20 ms",
-              (long long)min_rtt);
+    cr_expect(min_rtt >= 40000, "a round trip took %lld us, less than 2 x 20 ms", (long long)min_rtt);
     cr_expect_eq(x->echoes, back, "no duplication was asked for");
     // the relay's own counts
     cr_expect_eq(final_stat(out, "up", "in"), 500, "%s", out);
@@ -703,8 +693,8 @@ Test(relay_program, same_seed_same_losses)
         int client_fd = udp_socket(NULL);
         char server[32];
         snprintf(server, sizeof server, "127.0.0.1:%u", server_port);
-        proc p = spawn_relay(ARGS("--server", server, "--loss-up", "20", "--latency", "5", "--seed",
-                                  seeds[run], "--duration", "1.3", "--stats-json", "0"));
+        proc p = spawn_relay(ARGS("--server", server, "--loss-up", "20", "--latency", "5", "--seed", seeds[run],
+                                  "--duration", "1.3", "--stats-json", "0"));
         int64_t line_us;
         uint16_t port = read_listen_port(&p, &line_us);
         run_exchange(x, port, client_fd, server_fd, 300, 2000, line_us + 1000000);
@@ -720,8 +710,8 @@ Test(relay_program, same_seed_same_losses)
         close(server_fd);
         close(client_fd);
     }
-    cr_expect(memcmp(seen[0], seen[1], 300 * sizeof(bool)) == 0,
-              "seed 21 twice: different packets lost (%d and %d)", dropped[0], dropped[1]);
+    cr_expect(memcmp(seen[0], seen[1], 300 * sizeof(bool)) == 0, "seed 21 twice: different packets lost (%d and %d)",
+              dropped[0], dropped[1]);
     expect_binomial((uint64_t)dropped[0], 300, 0.2, "upstream loss");
     free(x);
 }
@@ -742,8 +732,8 @@ Test(relay_program, latency_step)
     int client_fd = udp_socket(NULL);
     char server[32];
     snprintf(server, sizeof server, "127.0.0.1:%u", server_port);
-    proc p = spawn_relay(ARGS("--server", server, "--latency", "25", "--step-at", "0.8",
-                              "--step-latency", "75", "--duration", "60", "--stats-json", "0"));
+    proc p = spawn_relay(ARGS("--server", server, "--latency", "25", "--step-at", "0.8", "--step-latency", "75",
+                              "--duration", "60", "--stats-json", "0"));
     int64_t line_us;
     uint16_t port = read_listen_port(&p, &line_us);
     exchange *x = calloc(1, sizeof *x);
@@ -786,8 +776,7 @@ Test(relay_program, client_cap)
     int server_fd = udp_socket(&server_port);
     char server[32];
     snprintf(server, sizeof server, "127.0.0.1:%u", server_port);
-    proc p = spawn_relay(ARGS("--server", server, "--max-clients", "2", "--duration", "0.8",
-                              "--stats-json", "0"));
+    proc p = spawn_relay(ARGS("--server", server, "--max-clients", "2", "--duration", "0.8", "--stats-json", "0"));
     int64_t line_us;
     uint16_t port = read_listen_port(&p, &line_us);
     int clients[3];

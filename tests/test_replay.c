@@ -30,10 +30,7 @@
 typedef keel_test_run_result run_result;
 
 // A file name for a recording (created empty; removed by the test).
-static void temp_path(char *name, size_t size, const char *what)
-{
-    close(keel_test_temp_fd(name, size, what));
-}
+static void temp_path(char *name, size_t size, const char *what) { close(keel_test_temp_fd(name, size, what)); }
 
 // Run program `name` with NULL-terminated args, capturing stdout and stderr.
 static run_result run(const char *name, const char *const *args)
@@ -162,10 +159,7 @@ static const char *json_at(const char *text, const char *key)
     return p + strlen(pat);
 }
 
-static long long json_int(const char *text, const char *key)
-{
-    return strtoll(json_at(text, key), NULL, 10);
-}
+static long long json_int(const char *text, const char *key) { return strtoll(json_at(text, key), NULL, 10); }
 
 static bool json_str_is(const char *text, const char *key, const char *want)
 {
@@ -322,8 +316,8 @@ Test(replay, generated_level_verifies)
     char path[4096];
     temp_path(path, sizeof path, "generated");
     record("keel-sim", path,
-           (const char *const[]){"--level", "generated", "--generate-triangles", "4000", "--seed", "77",
-                                 "--characters", "16", "--ticks", "500", NULL});
+           (const char *const[]){"--level", "generated", "--generate-triangles", "4000", "--seed", "77", "--characters",
+                                 "16", "--ticks", "500", NULL});
     verify_both(path, NULL);
     run_result r = expect("keel-replay", (const char *const[]){"info", path, "--json", NULL}, 0);
     assert_json(r.out);
@@ -364,8 +358,8 @@ static const char box_obj[] = "v -20 0 -20\nv 20 0 -20\nv 20 0 20\nv -20 0 20\nf
 static void record_on_obj(const char *obj, const char *path)
 {
     record("keel-sim", path,
-           (const char *const[]){"--level", obj, "--scale", "1", "--characters", "2", "--spawn", "0,0.1,0",
-                                 "--ticks", "50", NULL});
+           (const char *const[]){"--level", obj, "--scale", "1", "--characters", "2", "--spawn", "0,0.1,0", "--ticks",
+                                 "50", NULL});
 }
 
 Test(replay, level_digest_mismatch_is_refused)
@@ -570,14 +564,11 @@ Test(replay, changed_setting_diverges_at_the_first_jump)
     // Recorded in debug mode (every tick's full state); keel-sim's rows give
     // the expected tick, character and values independently.
     run_result a = expect("keel-sim", (const char *const[]){"--record", normal, "--record-full", NULL}, 0);
-    run_result b = expect("keel-sim",
-                          (const char *const[]){"--record", changed, "--record-full", "--set", "jump_velocity=7.0",
-                                                NULL},
-                          0);
+    run_result b = expect(
+        "keel-sim", (const char *const[]){"--record", changed, "--record-full", "--set", "jump_velocity=7.0", NULL}, 0);
     // keel-sim's tick k is the state after k steps: the recording's tick k - 1.
     unsigned first = 0;
-    for (unsigned k = 1; k <= 640 && !first; k++)
-    {
+    for (unsigned k = 1; k <= 640 && !first; k++) {
         const char *ha = hash_line(a.out, k), *hb = hash_line(b.out, k);
         size_t n = strcspn(ha, "\n");
         if (n != strcspn(hb, "\n") || strncmp(ha, hb, n) != 0)
@@ -610,12 +601,10 @@ Test(replay, changed_setting_diverges_at_the_first_jump)
     char want[128];
     snprintf(want, sizeof want, "\"decimal\":%s}", vy_a);
     const char *va = strstr(f, "\"a\":");
-    cr_assert(va && strncmp(strstr(va, "\"decimal\":"), want, strlen(want)) == 0, "A's value is not %s: %s", vy_a,
-              f);
+    cr_assert(va && strncmp(strstr(va, "\"decimal\":"), want, strlen(want)) == 0, "A's value is not %s: %s", vy_a, f);
     snprintf(want, sizeof want, "\"decimal\":%s}", vy_b);
     const char *vb = strstr(f, "\"b\":");
-    cr_assert(vb && strncmp(strstr(vb, "\"decimal\":"), want, strlen(want)) == 0, "B's value is not %s: %s", vy_b,
-              f);
+    cr_assert(vb && strncmp(strstr(vb, "\"decimal\":"), want, strlen(want)) == 0, "B's value is not %s: %s", vy_b, f);
     run_free(&d);
     // the text form names the same
     run_result dt = expect("keel-replay", (const char *const[]){"diff", normal, changed, NULL}, 1);
@@ -659,7 +648,8 @@ Test(replay, injected_divergence_is_named)
     run_result v = expect("keel-replay-diverge", (const char *const[]){"verify", normal, NULL}, 1);
     cr_assert(strstr(v.out, "tick 200 character 3 velocity.x: ") != NULL, "%s", v.out);
     run_free(&v);
-    run_result vj = expect("keel-replay-diverge", (const char *const[]){"verify", normal, "--json", "--threads", "2", NULL}, 1);
+    run_result vj =
+        expect("keel-replay-diverge", (const char *const[]){"verify", normal, "--json", "--threads", "2", NULL}, 1);
     assert_json(vj.out);
     cr_assert_eq(json_int(vj.out, "tick"), 200);
     cr_assert_eq(json_int(vj.out, "character"), 3);

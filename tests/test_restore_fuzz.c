@@ -21,7 +21,7 @@
 
 #include <keel/sim_scene.h>
 
-#define M(x) ((sim_fx)((x) * 65536))
+#define M(x) ((sim_fx)((x)*65536))
 
 static uint64_t next(uint64_t *s)
 {
@@ -68,8 +68,8 @@ Test(restore_fuzz, random_and_mutated_buffers_are_refused_or_step_cleanly, .time
     size_t cap = HEADER + (size_t)(N + 2) * RECORD;
     uint8_t *good = malloc(cap), *buf = malloc(cap);
     uint64_t accepted = 0, refused = 0, steps = 0;
-    static const uint32_t edges[] = {0, 1, 0x7FFFFFFFu, 0x80000000u, 0xFFFFFFFFu, 0x00010000u, 0xFFFF0000u,
-                                     0x0FB00000u, 0xF0500000u, 0x00640000u, 0xFF9C0000u, 0x00008000u};
+    static const uint32_t edges[] = {0,           1,           0x7FFFFFFFu, 0x80000000u, 0xFFFFFFFFu, 0x00010000u,
+                                     0xFFFF0000u, 0x0FB00000u, 0xF0500000u, 0x00640000u, 0xFF9C0000u, 0x00008000u};
     for (int round = 0; round < rounds; round++) {
         // a fresh source state every 50 rounds: the scene moves on
         if (round % 50 == 0) {
@@ -139,8 +139,7 @@ Test(restore_fuzz, random_and_mutated_buffers_are_refused_or_step_cleanly, .time
             const sim_char_state *chars = sim_scene_characters(dst, &n);
             for (uint32_t i = 0; i < n; i++) {
                 const char *why;
-                cr_assert(sim_char_state_check(&chars[i], &why), "round %d: stepped into a bad state: %s", round,
-                          why);
+                cr_assert(sim_char_state_check(&chars[i], &why), "round %d: stepped into a bad state: %s", round, why);
             }
         }
     }

@@ -16,7 +16,7 @@
 #include "ref_geom.h"
 #include "test_support.h"
 
-#define M(x) ((sim_fx)llround((x) * 65536.0))
+#define M(x) ((sim_fx)llround((x)*65536.0))
 #define D(v) ((v) / 65536.0)
 #define PI 3.14159265358979323846
 
@@ -30,10 +30,7 @@ static void setup(void)
     S = sim_move_default_settings();
 }
 
-static void teardown(void)
-{
-    keel_test_builtin_free(&level, world);
-}
+static void teardown(void) { keel_test_builtin_free(&level, world); }
 
 TestSuite(scene, .init = setup, .fini = teardown, .timeout = 120);
 
@@ -192,10 +189,8 @@ Test(scene, pair_narrow_phase_matches_a_double_reference)
         // every ordered pair of capsule, box and cylinder in turn
         int ta = k % 3, tb = (k / 3) % 3;
         sim_shape a = random_shape(&r, ta), b = random_shape(&r, tb);
-        sim_vec3 pb = sim_v3(keel_rng_fx(&r, M(-1), M(1)), keel_rng_fx(&r, M(-1), M(1)),
-                             keel_rng_fx(&r, M(-1), M(1)));
-        sim_vec3 pa = sim_v3(keel_rng_fx(&r, M(-3), M(3)), keel_rng_fx(&r, M(-3), M(3)),
-                             keel_rng_fx(&r, M(-3), M(3)));
+        sim_vec3 pb = sim_v3(keel_rng_fx(&r, M(-1), M(1)), keel_rng_fx(&r, M(-1), M(1)), keel_rng_fx(&r, M(-1), M(1)));
+        sim_vec3 pa = sim_v3(keel_rng_fx(&r, M(-3), M(3)), keel_rng_fx(&r, M(-3), M(3)), keel_rng_fx(&r, M(-3), M(3)));
         // mostly aimed near the other, sometimes axis-aligned (a box's slabs)
         sim_vec3 aim = sim_v3(pb.x + keel_rng_fx(&r, M(-1), M(1)), pb.y + keel_rng_fx(&r, M(-1), M(1)),
                               pb.z + keel_rng_fx(&r, M(-1), M(1)));
@@ -210,8 +205,7 @@ Test(scene, pair_narrow_phase_matches_a_double_reference)
         double gap0 = ref_pair_gap(a, ra, b, rb);
         sim_fx depth = sim_shape_pair_depth(a, pa, b, pb);
         cr_assert_eq(depth, sim_shape_pair_depth(b, pb, a, pa), "case %d: not symmetric", k);
-        cr_assert(fabs(D(depth) + gap0) <= 2 * raw, "case %d: depth %.7f, reference %.7f", k, D(depth),
-                  -gap0);
+        cr_assert(fabs(D(depth) + gap0) <= 2 * raw, "case %d: depth %.7f, reference %.7f", k, D(depth), -gap0);
         sim_obstacle ob = {b, pb, 0, 1, SIM_FEATURE_OBJECT_BIT | 9};
         sim_tri_hit ct, shrunk;
         cr_assert(sim_contact_shape_obstacle(a, pa, &ob, M(10), &ct)); // within 10 m: always
@@ -248,8 +242,7 @@ Test(scene, pair_narrow_phase_matches_a_double_reference)
         }
         if (toi <= 1 && toi > 0) {
             cr_assert(hit, "case %d: missed a contact at %.6f", k, toi);
-            cr_assert_leq(D(h.s), toi * L + 4 * raw, "case %d: late, %.7f m after %.7f m", k, D(h.s),
-                          toi * L);
+            cr_assert_leq(D(h.s), toi * L + 4 * raw, "case %d: late, %.7f m after %.7f m", k, D(h.s), toi * L);
         }
         if (hit && !h.start_overlap) {
             rv3 at = rv3_from(sim_v3_add(pa, sim_dir_scale(ray.dir, h.s)));
@@ -281,8 +274,8 @@ Test(scene, pair_narrow_phase_matches_a_double_reference)
     cr_assert_gt(misses, 3600);
     for (int i = 0; i < 3; i++)
         for (int j = 0; j < 3; j++)
-            cr_assert(pair_hits[i][j] > 300 && pair_misses[i][j] > 300, "shapes %d, %d: %d hits, %d misses", i,
-                      j, pair_hits[i][j], pair_misses[i][j]);
+            cr_assert(pair_hits[i][j] > 300 && pair_misses[i][j] > 300, "shapes %d, %d: %d hits, %d misses", i, j,
+                      pair_hits[i][j], pair_misses[i][j]);
 }
 
 Test(scene, pair_sweep_touching_and_separating_is_free)
@@ -404,21 +397,21 @@ static void pair_of_shapes_meet(sim_shape_type stand, sim_shape_type crouch)
         sim_scene_set_input(sc, 1, &ia);
         sim_scene_set_input(sc, 2, &ib);
         sim_scene_step(sc);
-        cr_assert_lt(a->position.x, b->position.x, "%s into %s, tick %d: passed through", names[stand],
-                     names[crouch], t);
+        cr_assert_lt(a->position.x, b->position.x, "%s into %s, tick %d: passed through", names[stand], names[crouch],
+                     t);
         double depth = full_depth_between(a, b);
         worst = fmax(worst, depth);
         cr_assert_lt(depth, 0.125, "%s into %s, tick %d: %.4f m deep", names[stand], names[crouch], t, depth);
         if (t > 150)
-            cr_assert_leq(depth, D(S.skin), "%s into %s, tick %d: still %.4f m deep", names[stand], names[crouch],
-                          t, depth);
+            cr_assert_leq(depth, D(S.skin), "%s into %s, tick %d: still %.4f m deep", names[stand], names[crouch], t,
+                          depth);
         if (t >= 8)
             cr_assert(a->flags & b->flags & SIM_CHAR_GROUNDED, "tick %d: knocked off the floor", t);
     }
     cr_assert(b->flags & SIM_CHAR_CROUCHED);
     double depth = full_depth_between(a, b);
-    cr_assert(depth <= D(S.skin) && depth >= -0.02, "%s into %s: ended %.4f m apart", names[stand],
-              names[crouch], -depth);
+    cr_assert(depth <= D(S.skin) && depth >= -0.02, "%s into %s: ended %.4f m apart", names[stand], names[crouch],
+              -depth);
     sim_scene_destroy(sc);
 
     // ... and along a diagonal, where corners meet round sides: they may
@@ -443,8 +436,8 @@ static void pair_of_shapes_meet(sim_shape_type stand, sim_shape_type crouch)
         touching_ticks += d > -0.02;
     }
     cr_assert_gt(touching_ticks, 4, "%s into %s diagonally: never met", names[stand], names[crouch]);
-    cr_assert_leq(deep_ticks, 2, "%s into %s diagonally: %d ticks deeper than the skin", names[stand],
-                  names[crouch], deep_ticks);
+    cr_assert_leq(deep_ticks, 2, "%s into %s diagonally: %d ticks deeper than the skin", names[stand], names[crouch],
+                  deep_ticks);
     sim_scene_destroy(sc);
 
     // standing on the other's head
@@ -704,8 +697,8 @@ Test(scene, raycast_sees_walls_before_characters_and_platforms_where_they_are)
     keel_rng r = {5};
     for (int t = 0; t < 200; t++) {
         sim_scene_step(sc);
-        sim_vec3 from = offset(marker("platform_area"), D(keel_rng_fx(&r, M(-2), M(2))), 3,
-                               D(keel_rng_fx(&r, M(-2), M(2))));
+        sim_vec3 from =
+            offset(marker("platform_area"), D(keel_rng_fx(&r, M(-2), M(2))), 3, D(keel_rng_fx(&r, M(-2), M(2))));
         sim_vec3 d = sim_v3(keel_rng_fx(&r, M(-2), M(2)), -M(4), keel_rng_fx(&r, M(-2), M(2)));
         sim_ray_input ray = {from, d};
         sim_ray_result a, b;
@@ -771,8 +764,7 @@ Test(scene, platform_path_is_exact_at_waypoints_and_linear_between)
             for (uint32_t k = 0; k < 7; k++) {
                 sim_vec3 q = sim_platform_position(&p, t0 + 2 + k);
                 double f = k / 7.0;
-                cr_assert(fabs(q.x - (a.x + (b.x - a.x) * f)) <= 0.5 &&
-                              fabs(q.y - (a.y + (b.y - a.y) * f)) <= 0.5 &&
+                cr_assert(fabs(q.x - (a.x + (b.x - a.x) * f)) <= 0.5 && fabs(q.y - (a.y + (b.y - a.y) * f)) <= 0.5 &&
                               fabs(q.z - (a.z + (b.z - a.z) * f)) <= 0.5,
                           "leg %u step %u off the line", i, k);
             }
@@ -818,16 +810,14 @@ Test(scene, elevator_ride_up_and_down_stays_on_the_platform)
         double gap = D(c->position.y) - top;
         worst_gap = fmax(worst_gap, gap);
         worst_sink = fmin(worst_sink, gap);
-        cr_assert(c->flags & SIM_CHAR_GROUNDED, "tick %u: airborne, feet %.4f above the top %.4f", now,
-                  gap, top);
-        cr_assert(gap <= D(S.skin) + 0.001, "tick %u: lifted off, feet %.4f m above the top %.3f", now,
-                  gap, top);
+        cr_assert(c->flags & SIM_CHAR_GROUNDED, "tick %u: airborne, feet %.4f above the top %.4f", now, gap, top);
+        cr_assert(gap <= D(S.skin) + 0.001, "tick %u: lifted off, feet %.4f m above the top %.3f", now, gap, top);
         cr_assert(gap >= -D(S.skin), "tick %u: sunk %.4f m into the top %.3f", now, -gap, top);
         carried += c->ground_object == ELEVATOR;
     }
     const sim_char_state *c = get(sc, 1);
-    cr_assert(fabs(D(c->position.x)) < 0.01 && fabs(D(c->position.z) + 24) < 0.01,
-              "drifted to (%.4f, %.4f)", D(c->position.x), D(c->position.z));
+    cr_assert(fabs(D(c->position.x)) < 0.01 && fabs(D(c->position.z) + 24) < 0.01, "drifted to (%.4f, %.4f)",
+              D(c->position.x), D(c->position.z));
     cr_assert_gt(carried, 3 * 256, "stood on the elevator only %d ticks", carried);
     // the collider for queries between steps sees the platform where it is now
     // (half way up; flush with the floor, the floor would win the tie)
@@ -914,8 +904,7 @@ Test(scene, shuttle_carries_a_rider_and_pushes_a_bystander)
         cr_assert(rider->flags & SIM_CHAR_GROUNDED, "tick %u: rider airborne", now);
         cr_assert_eq(rider->ground_object, SHUTTLE, "tick %u", now);
         double rel = D(rider->position.x - at.x);
-        cr_assert(fabs(rel - rel0) < 0.002, "tick %u: rider slid from %.4f to %.4f on the platform", now,
-                  rel0, rel);
+        cr_assert(fabs(rel - rel0) < 0.002, "tick %u: rider slid from %.4f to %.4f on the platform", now, rel0, rel);
         double gap = D(rider->position.y - at.y - p.half.y);
         cr_assert(gap >= -D(S.skin) && gap <= D(S.skin) + 0.001, "tick %u: rider gap %.4f", now, gap);
         // the bystander is never left inside it
@@ -1016,8 +1005,8 @@ Test(scene, overlapping_characters_each_resolve_half)
     const sim_char_state *a = get(sc, 1), *b = get(sc, 2);
     double depth = full_depth_between(a, b);
     cr_assert(depth <= 0 && depth >= -1.5 * D(S.skin), "after one tick: depth %.5f", depth);
-    cr_assert(abs((a->position.x - c0.x) + (b->position.x - c0.x)) <= 2, "moved %.5f and %.5f",
-              D(a->position.x - c0.x), D(b->position.x - c0.x));
+    cr_assert(abs((a->position.x - c0.x) + (b->position.x - c0.x)) <= 2, "moved %.5f and %.5f", D(a->position.x - c0.x),
+              D(b->position.x - c0.x));
     // two at the same spot part in a direction their ids pick, each going
     // half the way: the spot stays between them
     sim_scene *s2 = sim_scene_create(world, &S, 4);
@@ -1188,8 +1177,7 @@ Test(scene, the_result_does_not_depend_on_the_order_characters_were_added)
     // the run exercised what it should
     cr_assert_gt(rides, 0);
     cr_assert_gt(swims, 0);
-    cr_log_info("crowd: %d character-ticks riding, %d swimming, %d on another's head\n", rides, swims,
-                stacked);
+    cr_log_info("crowd: %d character-ticks riding, %d swimming, %d on another's head\n", rides, swims, stacked);
 }
 
 Test(scene, save_and_restore_replays_the_same_ticks)

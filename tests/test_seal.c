@@ -96,7 +96,7 @@ Test(seal, the_window_is_256_messages)
     size_t n0 = seal_message(&tx, NET_CHANNEL_INPUT, m, sizeof m, first);
     size_t n;
     for (int i = 1; i < SEAL_WINDOW - 1; i++)
-        seal_message(&tx, NET_CHANNEL_INPUT, m, sizeof m, buf); // 1 .. 254 lost
+        seal_message(&tx, NET_CHANNEL_INPUT, m, sizeof m, buf);         // 1 .. 254 lost
     size_t nb = seal_message(&tx, NET_CHANNEL_INPUT, m, sizeof m, buf); // sequence 255
     cr_assert_eq(seal_open(&rx, NET_CHANNEL_INPUT, buf, nb, out, &n), SEAL_OK);
     cr_assert_eq(seal_open(&rx, NET_CHANNEL_INPUT, first, n0, out, &n), SEAL_OK, "255 behind: in the window");

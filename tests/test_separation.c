@@ -23,7 +23,7 @@
 #include "ref_geom.h"
 #include "test_support.h"
 
-#define M(x) ((sim_fx)llround((x) * 65536.0))
+#define M(x) ((sim_fx)llround((x)*65536.0))
 #define D(v) ((v) / 65536.0)
 
 static sim_level level;
@@ -44,9 +44,9 @@ static sim_vec3 marker(const char *name)
 // ---- measuring ------------------------------------------------------------------------
 
 typedef struct overlap_stats {
-    double worst;           // deepest overlap of any pair after any tick (m)
-    uint64_t over_1mm;      // pair-ticks deeper than 1 mm
-    uint64_t over_quarter;  // pair-ticks deeper than 0.25 mm
+    double worst;          // deepest overlap of any pair after any tick (m)
+    uint64_t over_1mm;     // pair-ticks deeper than 1 mm
+    uint64_t over_quarter; // pair-ticks deeper than 0.25 mm
     uint32_t worst_tick;
     uint32_t worst_a, worst_b;
 } overlap_stats;
@@ -99,8 +99,8 @@ static void walk_inputs(sim_scene *sc, keel_rng *rng, bool crouch)
         in.forward = (int8_t)keel_rng_range(&r, 64, 127);
         in.right = (int8_t)keel_rng_range(&r, -40, 40);
         bool crouching = crouch && keel_rng_range(&r, 0, 3) == 0;
-        in.buttons = (uint8_t)((keel_rng_range(rng, 0, 40) == 0 ? SIM_BUTTON_JUMP : 0) |
-                               (crouching ? SIM_BUTTON_CROUCH : 0));
+        in.buttons =
+            (uint8_t)((keel_rng_range(rng, 0, 40) == 0 ? SIM_BUTTON_JUMP : 0) | (crouching ? SIM_BUTTON_CROUCH : 0));
         sim_scene_set_input(sc, c[i].id, &in);
     }
 }
@@ -163,8 +163,8 @@ static void log_run(const char *name, uint32_t n, uint32_t ticks, const run_resu
                 "over 0.25 mm %llu, over 1 mm %llu; pushed %u, relocated %u, ticks with unplaced characters "
                 "%u; crossings %u, longest stuck %u ticks\n",
                 name, n, ticks, r->ov.worst * 1000, r->ov.worst_tick, r->ov.worst_a, r->ov.worst_b,
-                (unsigned long long)r->ov.over_quarter, (unsigned long long)r->ov.over_1mm, r->pushed,
-                r->relocated, r->unresolved_ticks, r->crossings, r->longest_stuck);
+                (unsigned long long)r->ov.over_quarter, (unsigned long long)r->ov.over_1mm, r->pushed, r->relocated,
+                r->unresolved_ticks, r->crossings, r->longest_stuck);
 }
 
 // No pair deeper than 1 mm after any tick, nobody through the level.
@@ -175,10 +175,7 @@ static void expect_apart(const run_result *r)
     cr_expect_eq(r->crossings, 0);
 }
 
-static void walkers(sim_scene *sc, keel_rng *rng, void *ctx)
-{
-    walk_inputs(sc, rng, ctx != NULL);
-}
+static void walkers(sim_scene *sc, keel_rng *rng, void *ctx) { walk_inputs(sc, rng, ctx != NULL); }
 
 static void add_at(sim_scene *sc, uint32_t id, sim_vec3 feet, sim_angle yaw)
 {
@@ -214,8 +211,7 @@ Test(separation, mixed_shapes_never_overlap_by_more_than_1mm)
     sim_scene *sc = sim_scene_create(world, &s, N);
     sim_vec3 spawn = marker("floor_center");
     for (uint32_t i = 0; i < N; i++)
-        add_at(sc, i + 1, sim_v3(spawn.x + M(0.85 * (i % 11)), 0, spawn.z - M(0.85 * (i / 11))),
-               (sim_angle)(i * 977u));
+        add_at(sc, i + 1, sim_v3(spawn.x + M(0.85 * (i % 11)), 0, spawn.z - M(0.85 * (i / 11))), (sim_angle)(i * 977u));
     run_result r = run(sc, &s, TICKS, walkers, (void *)1, 11);
     log_run("cylinders and crouched boxes", N, TICKS, &r);
     expect_apart(&r);
@@ -326,8 +322,7 @@ static void check_pile(uint32_t n, bool walking)
     cr_expect_eq(r.crossings, 0);
     cr_log_info("%s: after the first second, deepest overlap %.4f mm, pair-ticks over 1 mm %llu\n", name,
                 r.settled.worst * 1000, (unsigned long long)r.settled.over_1mm);
-    cr_expect_leq(r.settled.worst, 0.001, "overlap %.4f mm at tick %u", r.settled.worst * 1000,
-                  r.settled.worst_tick);
+    cr_expect_leq(r.settled.worst, 0.001, "overlap %.4f mm at tick %u", r.settled.worst * 1000, r.settled.worst_tick);
     sim_scene_destroy(sc);
 }
 

@@ -65,11 +65,11 @@ static void walk_update(cl_smooth *sm, const walk *w, uint32_t tick, bool correc
 }
 
 typedef struct walk_result {
-    float max_step;         ///< largest frame-to-frame move beyond the walk's own motion, metres
-    float first_step;       ///< that move in the frame of the correction
-    int frames_below_1mm;   ///< frames drawn from the correction's on until |offset| < 1 mm
-    float end_error;        ///< drawn against the corrected track at the end, metres
-    float max_offset;       ///< as drawn (after the frame's decay)
+    float max_step;       ///< largest frame-to-frame move beyond the walk's own motion, metres
+    float first_step;     ///< that move in the frame of the correction
+    int frames_below_1mm; ///< frames drawn from the correction's on until |offset| < 1 mm
+    float end_error;      ///< drawn against the corrected track at the end, metres
+    float max_offset;     ///< as drawn (after the frame's decay)
     bool snapped_at_correction, snapped_after;
     cl_smooth_stats stats;
 } walk_result;
@@ -142,9 +142,9 @@ Test(smooth, a_correction_of_0_3_m_moves_the_drawn_position_by_a_bounded_step_an
         cr_log_info("smooth: 0.3 m correction %s at 60 Hz frames, 64 Hz ticks, half-life %.2f s: largest step "
                     "beyond the own motion %.1f mm per frame (bound %.1f mm = %.1f%% of the correction), first "
                     "%.1f mm; below 1 mm after %d frames (%.3f s; documented %.3f s); end error %.3f mm\n",
-                    c ? "along the motion" : "across the motion", (double)st.half_life_s, r.max_step * 1e3,
-                    bound * 1e3, fraction * 100.0, r.first_step * 1e3, r.frames_below_1mm,
-                    r.frames_below_1mm / 60.0, (double)decay_s, r.end_error * 1e3);
+                    c ? "along the motion" : "across the motion", (double)st.half_life_s, r.max_step * 1e3, bound * 1e3,
+                    fraction * 100.0, r.first_step * 1e3, r.frames_below_1mm, r.frames_below_1mm / 60.0,
+                    (double)decay_s, r.end_error * 1e3);
         printf("smooth: step per frame %.1f mm (bound %.1f mm), below 1 mm after %d frames = %.3f s\n",
                r.max_step * 1e3, bound * 1e3, r.frames_below_1mm, r.frames_below_1mm / 60.0);
         cr_expect_leq(r.max_step, bound + 1e-4f, "step %.5f m above the bound %.5f m", (double)r.max_step,
@@ -152,8 +152,7 @@ Test(smooth, a_correction_of_0_3_m_moves_the_drawn_position_by_a_bounded_step_an
         cr_expect_geq(r.first_step, bound - 1e-4f, "smoothed, not snapped: first step %.5f m", (double)r.first_step);
         cr_expect(!r.snapped_at_correction && !r.snapped_after);
         cr_expect_geq(r.frames_below_1mm, 1);
-        cr_expect_leq(r.frames_below_1mm / 60.0, (double)decay_s + 1e-6, "decayed after %d frames",
-                      r.frames_below_1mm);
+        cr_expect_leq(r.frames_below_1mm / 60.0, (double)decay_s + 1e-6, "decayed after %d frames", r.frames_below_1mm);
         cr_expect_lt(r.end_error, 1e-3f);
         cr_expect_float_eq(r.stats.largest_correction, 0.3f, 1e-4f);
         cr_expect_float_eq(r.max_offset, 0.3f * (1.0f - fraction), 1e-4f, "as drawn: decayed once");
@@ -509,8 +508,8 @@ Test(smooth, a_real_client_on_a_lossy_link_keeps_offsets_bounded_and_finite, .ti
                 frames, (unsigned long long)poses, (unsigned long long)cs.rollbacks,
                 (unsigned long long)cs.resimulated_ticks, (unsigned long long)ss.corrections,
                 (double)ss.largest_correction, (unsigned long long)ss.snaps_spawn,
-                (unsigned long long)ss.snaps_correction, (unsigned long long)ss.snaps_teleport,
-                (double)largest_offset, (double)st.snap_distance);
+                (unsigned long long)ss.snaps_correction, (unsigned long long)ss.snaps_teleport, (double)largest_offset,
+                (double)st.snap_distance);
     cr_expect_gt(frames, 600);
     cr_expect_gt(cs.rollbacks, 0);
     cr_expect_gt(ss.corrections, 0, "real rollbacks moved drawn characters");

@@ -99,7 +99,7 @@
 /// The double reference sees the level's exact corners (the world rounds an
 /// oriented box's to the raw unit) and keel's own rounding: 0.1 mm more.
 #define SOAK_REF_TOLERANCE 0.0001
-#define M_REF(d) ((sim_fx)llround((d) * 65536.0))
+#define M_REF(d) ((sim_fx)llround((d)*65536.0))
 /// Characters start at least this far apart (every shape is 0.8 m wide).
 #define SOAK_SPACING SIM_FX_MM(1200)
 
@@ -117,12 +117,12 @@ typedef struct soak_stats {
     sim_fx max_depth;
     uint32_t max_depth_tick, max_depth_id;
     sim_vec3 max_depth_at;
-    uint64_t over_depth; ///< character-ticks deeper than skin + tolerance
+    uint64_t over_depth;  ///< character-ticks deeper than skin + tolerance
     uint64_t stuck_ticks; ///< character-ticks with SIM_CHAR_STUCK
     uint32_t stuck_characters;
     uint32_t max_stuck_run;
-    uint64_t falls;   ///< character-ticks with the feet below the level
-    uint64_t escapes; ///< character-ticks outside the world's bounds
+    uint64_t falls;     ///< character-ticks with the feet below the level
+    uint64_t escapes;   ///< character-ticks outside the world's bounds
     uint64_t tunnelled; ///< character-ticks whose centre crossed a triangle
     /// Character-ticks airborne, falling faster than a second of free fall
     /// would make it, yet not moving: hung on something it does not stand on.
@@ -145,7 +145,7 @@ typedef struct soak_stats {
 // The level's triangles in double (the boxes' too), in a grid of columns
 // over x and z: the independent reference the overlaps are measured with.
 typedef struct ref_level {
-    rv3 *tri; ///< 3 corners per triangle
+    rv3 *tri;     ///< 3 corners per triangle
     rv3 *lo, *hi; ///< bounds per triangle
     uint32_t count;
     double x0, z0;
@@ -360,15 +360,15 @@ static double ref_depth(ref_level *r, sim_shape s, sim_vec3 center, uint64_t *ex
 }
 
 // Keeps the first failure's reproduction: level, tick, character, feet.
-static void fail_once(soak_stats *st, const char *name, uint32_t tick, const sim_char_state *c,
-                      const char *what, sim_fx depth)
+static void fail_once(soak_stats *st, const char *name, uint32_t tick, const sim_char_state *c, const char *what,
+                      sim_fx depth)
 {
     if (st->first_failure[0])
         return;
     snprintf(st->first_failure, sizeof st->first_failure,
-             "%s, %s (seed %" PRIu64 "): tick %u character %u feet (%.6f, %.6f, %.6f) %s (depth %.6f m)",
-             name, st->shape, SOAK_SEED, tick, c->id, keel_fx_to_d(c->position.x),
-             keel_fx_to_d(c->position.y), keel_fx_to_d(c->position.z), what, keel_fx_to_d(depth));
+             "%s, %s (seed %" PRIu64 "): tick %u character %u feet (%.6f, %.6f, %.6f) %s (depth %.6f m)", name,
+             st->shape, SOAK_SEED, tick, c->id, keel_fx_to_d(c->position.x), keel_fx_to_d(c->position.y),
+             keel_fx_to_d(c->position.z), what, keel_fx_to_d(depth));
 }
 
 static void check_character(soak *k, soak_stats *st, const sim_char_state *c, uint32_t tick)
@@ -420,9 +420,9 @@ static void check_character(soak *k, soak_stats *st, const sim_char_state *c, ui
             st->hung_characters++;
             if (!st->first_hang[0])
                 snprintf(st->first_hang, sizeof st->first_hang,
-                         "tick %u character %u feet (%.6f, %.6f, %.6f) velocity y %.3f m/s", tick,
-                         c->id, keel_fx_to_d(c->position.x), keel_fx_to_d(c->position.y),
-                         keel_fx_to_d(c->position.z), keel_fx_to_d(c->velocity.y));
+                         "tick %u character %u feet (%.6f, %.6f, %.6f) velocity y %.3f m/s", tick, c->id,
+                         keel_fx_to_d(c->position.x), keel_fx_to_d(c->position.y), keel_fx_to_d(c->position.z),
+                         keel_fx_to_d(c->velocity.y));
         }
     }
     k->centers[c->id - 1] = center;
@@ -442,9 +442,8 @@ static void check_character(soak *k, soak_stats *st, const sim_char_state *c, ui
         if (!k->stuck_seen[c->id - 1]) {
             k->stuck_seen[c->id - 1] = true;
             st->stuck_characters++;
-            cr_log_info("%s: character %u first stuck at tick %u, feet (%.6f, %.6f, %.6f)\n", k->name,
-                        c->id, tick, keel_fx_to_d(c->position.x), keel_fx_to_d(c->position.y),
-                        keel_fx_to_d(c->position.z));
+            cr_log_info("%s: character %u first stuck at tick %u, feet (%.6f, %.6f, %.6f)\n", k->name, c->id, tick,
+                        keel_fx_to_d(c->position.x), keel_fx_to_d(c->position.y), keel_fx_to_d(c->position.z));
         }
         if (c->stuck_ticks > st->max_stuck_run)
             st->max_stuck_run = c->stuck_ticks;
@@ -538,8 +537,8 @@ static void run(soak *k, soak_stats *st, const soak_shape *shape, bool require_c
     k->scene = sim_scene_create(k->world, &k->s, k->count);
     cr_assert_not_null(k->scene);
 
-    ks_spawn_area area = {&k->level, k->world, k->bounds, k->s.stand_shape, k->s.max_slope_cos,
-                          SIM_FX_ONE, require_ceiling};
+    ks_spawn_area area = {&k->level,          k->world,   k->bounds,      k->s.stand_shape,
+                          k->s.max_slope_cos, SIM_FX_ONE, require_ceiling};
     sim_vec3 feet[SOAK_MAX_CHARACTERS];
     for (uint32_t i = 0; i < k->count; i++) {
         uint32_t id = i + 1;
@@ -570,8 +569,8 @@ static void run(soak *k, soak_stats *st, const soak_shape *shape, bool require_c
         uint64_t unused = 0;
         double ref = ref_depth(&k->ref, k->s.stand_shape, sunk, &unused);
         cr_assert(ref > 0.01 && fabs(ref - keel) < 0.0005,
-                  "%s, %s: 2 cm into the floor at a spawn point, %.6f m deep by the reference, %.6f m by keel",
-                  k->name, shape->name, ref, keel);
+                  "%s, %s: 2 cm into the floor at a spawn point, %.6f m deep by the reference, %.6f m by keel", k->name,
+                  shape->name, ref, keel);
         cr_log_info("%s, %s: 2 cm into the floor at a spawn point: %.6f m deep by the reference, %.6f m by keel\n",
                     k->name, shape->name, ref, keel);
     }
@@ -607,23 +606,21 @@ static void run(soak *k, soak_stats *st, const soak_shape *shape, bool require_c
 
 static void report(const soak *k, const soak_stats *st)
 {
-    cr_log_info("%s, %s: %" PRIu64 " character-ticks (%u characters x %u ticks) in %.2f s; "
-                "max overlap %.6f m (tick %u, character %u, feet %.6f %.6f %.6f; skin %.3f m); "
-                "by the double reference %.6f m (tick %u, character %u, feet %.6f %.6f %.6f; %" PRIu64
-                " triangles measured exactly); "
-                "over skin+tol %" PRIu64 " (double: %" PRIu64 "); stuck character-ticks %" PRIu64
-                " (%u characters, longest %u ticks); falls %" PRIu64 "; escapes %" PRIu64
-                "; centre crossed a surface %" PRIu64 "; grounded %.1f%%; jumps %" PRIu64 "; steps %" PRIu64
-                "; final hash %016" PRIx64 "\n",
-                k->name, st->shape, st->character_ticks, k->count, st->ticks, st->seconds,
-                keel_fx_to_d(st->max_depth), st->max_depth_tick, st->max_depth_id,
-                keel_fx_to_d(st->max_depth_at.x), keel_fx_to_d(st->max_depth_at.y),
-                keel_fx_to_d(st->max_depth_at.z), keel_fx_to_d(k->s.skin), st->ref_depth, st->ref_depth_tick,
-                st->ref_depth_id, keel_fx_to_d(st->ref_depth_at.x), keel_fx_to_d(st->ref_depth_at.y),
-                keel_fx_to_d(st->ref_depth_at.z), st->ref_exact, st->over_depth, st->ref_over_depth,
-                st->stuck_ticks, st->stuck_characters, st->max_stuck_run, st->falls, st->escapes, st->tunnelled,
-                100.0 * (double)st->grounded_ticks / (double)st->character_ticks, st->jumps, st->steps,
-                st->hash);
+    cr_log_info(
+        "%s, %s: %" PRIu64 " character-ticks (%u characters x %u ticks) in %.2f s; "
+        "max overlap %.6f m (tick %u, character %u, feet %.6f %.6f %.6f; skin %.3f m); "
+        "by the double reference %.6f m (tick %u, character %u, feet %.6f %.6f %.6f; %" PRIu64
+        " triangles measured exactly); "
+        "over skin+tol %" PRIu64 " (double: %" PRIu64 "); stuck character-ticks %" PRIu64
+        " (%u characters, longest %u ticks); falls %" PRIu64 "; escapes %" PRIu64 "; centre crossed a surface %" PRIu64
+        "; grounded %.1f%%; jumps %" PRIu64 "; steps %" PRIu64 "; final hash %016" PRIx64 "\n",
+        k->name, st->shape, st->character_ticks, k->count, st->ticks, st->seconds, keel_fx_to_d(st->max_depth),
+        st->max_depth_tick, st->max_depth_id, keel_fx_to_d(st->max_depth_at.x), keel_fx_to_d(st->max_depth_at.y),
+        keel_fx_to_d(st->max_depth_at.z), keel_fx_to_d(k->s.skin), st->ref_depth, st->ref_depth_tick, st->ref_depth_id,
+        keel_fx_to_d(st->ref_depth_at.x), keel_fx_to_d(st->ref_depth_at.y), keel_fx_to_d(st->ref_depth_at.z),
+        st->ref_exact, st->over_depth, st->ref_over_depth, st->stuck_ticks, st->stuck_characters, st->max_stuck_run,
+        st->falls, st->escapes, st->tunnelled, 100.0 * (double)st->grounded_ticks / (double)st->character_ticks,
+        st->jumps, st->steps, st->hash);
     char types[256] = "";
     size_t used = 0;
     for (int t = 0; t < SIM_MOVE_TYPE_COUNT; t++)
@@ -681,8 +678,8 @@ static void check_pile(soak *k, const soak_stats *st, uint64_t pinned)
     check(k, st, pinned);
     cr_log_info("%s, pile of %u: after the first second, deepest pair overlap %.4f mm (tick %u), pair-ticks "
                 "over 1 mm %" PRIu64 "; longest stuck %u ticks; slowest tick %.2f ms (this build, not judged)\n",
-                k->name, k->count, st->pair_depth * 1000, st->pair_depth_tick, st->pair_over_1mm,
-                st->max_stuck_run, st->worst_tick_ms);
+                k->name, k->count, st->pair_depth * 1000, st->pair_depth_tick, st->pair_over_1mm, st->max_stuck_run,
+                st->worst_tick_ms);
     cr_expect_leq(st->pair_depth, 0.001, "%s: pair overlap %.4f mm at tick %u", k->name, st->pair_depth * 1000,
                   st->pair_depth_tick);
     cr_expect_lt(st->max_stuck_run, 64u);
@@ -716,8 +713,7 @@ Test(soak, builtin_level)
     memset(k, 0, sizeof *k);
     k->name = "builtin";
     cr_assert_eq(sim_level_builtin(&k->level), 0);
-    static const uint64_t pinned[SOAK_SHAPES] = {SOAK_HASH_BUILTIN, SOAK_HASH_BUILTIN_BOX,
-                                                  SOAK_HASH_BUILTIN_CYLINDER};
+    static const uint64_t pinned[SOAK_SHAPES] = {SOAK_HASH_BUILTIN, SOAK_HASH_BUILTIN_BOX, SOAK_HASH_BUILTIN_CYLINDER};
     soak_level(k, false, pinned, SOAK_HASH_PILE_BUILTIN);
 }
 
@@ -744,7 +740,6 @@ Test(soak, zdm2)
 
 Test(soak, pandora)
 {
-    static const uint64_t pinned[SOAK_SHAPES] = {SOAK_HASH_PANDORA, SOAK_HASH_PANDORA_BOX,
-                                                  SOAK_HASH_PANDORA_CYLINDER};
+    static const uint64_t pinned[SOAK_SHAPES] = {SOAK_HASH_PANDORA, SOAK_HASH_PANDORA_BOX, SOAK_HASH_PANDORA_CYLINDER};
     map_run("sauerbraten_pandora.obj", "pandora", pinned, 0);
 }

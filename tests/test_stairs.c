@@ -16,7 +16,7 @@
 
 #include "test_support.h"
 
-#define M(x) ((sim_fx)llround((x) * 65536.0))
+#define M(x) ((sim_fx)llround((x)*65536.0))
 #define D(v) ((v) / 65536.0)
 #define PI 3.14159265358979323846
 #define MAX_TICKS 160
@@ -72,8 +72,8 @@ typedef struct tick_rec {
 // that start 3 m before the stairs from rest; the speed is full well before
 // the first step either way, and the flat-ground reference starts the same).
 // Then walk forward for `ticks`, recording each tick.
-static void run(const sim_world *w, const sim_move_settings *s, sim_vec3 feet, double dx, double dz,
-                int ticks, tick_rec *out)
+static void run(const sim_world *w, const sim_move_settings *s, sim_vec3 feet, double dx, double dz, int ticks,
+                tick_rec *out)
 {
     sim_angle yaw = yaw_to(dx, dz);
     sim_char_state c = sim_char_spawn(1, feet, yaw);
@@ -134,17 +134,17 @@ static bool in_window(const window *win, double x, double z)
 }
 
 typedef struct verdict {
-    int judged;        ///< ticks judged
-    int slow;          ///< judged ticks below 95% of flat ground
-    int airborne;      ///< judged ticks not grounded
-    int too_high;      ///< judged ticks rising or falling more than a step (and a skin)
-    double min_ratio;  ///< slowest judged tick / flat
-    double max_dy;     ///< largest |height change| over judged ticks
-    int first_bad;     ///< first tick failing any check (-1: none)
+    int judged;       ///< ticks judged
+    int slow;         ///< judged ticks below 95% of flat ground
+    int airborne;     ///< judged ticks not grounded
+    int too_high;     ///< judged ticks rising or falling more than a step (and a skin)
+    double min_ratio; ///< slowest judged tick / flat
+    double max_dy;    ///< largest |height change| over judged ticks
+    int first_bad;    ///< first tick failing any check (-1: none)
 } verdict;
 
-static verdict judge(const sim_move_settings *s, const tick_rec *r, const tick_rec *flat, int ticks,
-                     const window *win, char *speeds, size_t speeds_size)
+static verdict judge(const sim_move_settings *s, const tick_rec *r, const tick_rec *flat, int ticks, const window *win,
+                     char *speeds, size_t speeds_size)
 {
     verdict v = {0, 0, 0, 0, 1e9, 0, -1};
     // The mover keeps its feet a skin (5 mm) above the floor, but a character
@@ -258,8 +258,7 @@ static void judged_run(const sim_world *w, const shape_case *k, const char *wher
 // whole shape inside the flight's 2 m width, and not past the landing's back
 // edge (a drop of 4 risers). At 30 and 60 degrees the path leaves the flight
 // over a side, where it falls off: that is not a stair, so it is not judged.
-static void flight_run(const shape_case *k, int mm, double deg, bool up, double x_off, double z_start,
-                       double length)
+static void flight_run(const shape_case *k, int mm, double deg, bool up, double x_off, double z_start, double length)
 {
     double c = flight_x(mm);
     double y = up ? 0.0 : 4 * mm / 1000.0; // the start's floor: the landing going down
@@ -283,9 +282,21 @@ static void straight_flights(const shape_case *k)
     }
 }
 
-Test(stairs, capsule_straight_up_and_down_at_full_speed) { shape_case k = shape_capsule(); straight_flights(&k); }
-Test(stairs, box_straight_up_and_down_at_full_speed) { shape_case k = shape_box(); straight_flights(&k); }
-Test(stairs, cylinder_straight_up_and_down_at_full_speed) { shape_case k = shape_cylinder(); straight_flights(&k); }
+Test(stairs, capsule_straight_up_and_down_at_full_speed)
+{
+    shape_case k = shape_capsule();
+    straight_flights(&k);
+}
+Test(stairs, box_straight_up_and_down_at_full_speed)
+{
+    shape_case k = shape_box();
+    straight_flights(&k);
+}
+Test(stairs, cylinder_straight_up_and_down_at_full_speed)
+{
+    shape_case k = shape_cylinder();
+    straight_flights(&k);
+}
 
 static void angled_flights(const shape_case *k)
 {
@@ -313,9 +324,21 @@ static void angled_flights(const shape_case *k)
     }
 }
 
-Test(stairs, capsule_at_30_and_60_degrees) { shape_case k = shape_capsule(); angled_flights(&k); }
-Test(stairs, box_at_30_and_60_degrees) { shape_case k = shape_box(); angled_flights(&k); }
-Test(stairs, cylinder_at_30_and_60_degrees) { shape_case k = shape_cylinder(); angled_flights(&k); }
+Test(stairs, capsule_at_30_and_60_degrees)
+{
+    shape_case k = shape_capsule();
+    angled_flights(&k);
+}
+Test(stairs, box_at_30_and_60_degrees)
+{
+    shape_case k = shape_box();
+    angled_flights(&k);
+}
+Test(stairs, cylinder_at_30_and_60_degrees)
+{
+    shape_case k = shape_cylinder();
+    angled_flights(&k);
+}
 
 // ---- a wide flight --------------------------------------------------------------
 
@@ -358,8 +381,8 @@ static void wide_flights(const shape_case *k)
             // up: from 3 m before the first riser (along the path) to the
             // middle of the landing
             double up_len = 3 + (FLIGHT_LANDING + 0.8 - FLIGHT_FRONT) / c;
-            judged_run(w, k, "wide flight", mm[i], deg[j], true,
-                       sim_v3(M(-3 * s), 0, M(FLIGHT_FRONT - 3 * c)), up_len, &win);
+            judged_run(w, k, "wide flight", mm[i], deg[j], true, sim_v3(M(-3 * s), 0, M(FLIGHT_FRONT - 3 * c)), up_len,
+                       &win);
             // down: from the back of the landing to 3 m past the first riser
             double down_len = (back - FLIGHT_FRONT) / c + 3;
             judged_run(w, k, "wide flight", mm[i], deg[j], false,
@@ -369,9 +392,21 @@ static void wide_flights(const shape_case *k)
     }
 }
 
-Test(stairs, capsule_on_a_wide_flight_at_0_30_and_60_degrees) { shape_case k = shape_capsule(); wide_flights(&k); }
-Test(stairs, box_on_a_wide_flight_at_0_30_and_60_degrees) { shape_case k = shape_box(); wide_flights(&k); }
-Test(stairs, cylinder_on_a_wide_flight_at_0_30_and_60_degrees) { shape_case k = shape_cylinder(); wide_flights(&k); }
+Test(stairs, capsule_on_a_wide_flight_at_0_30_and_60_degrees)
+{
+    shape_case k = shape_capsule();
+    wide_flights(&k);
+}
+Test(stairs, box_on_a_wide_flight_at_0_30_and_60_degrees)
+{
+    shape_case k = shape_box();
+    wide_flights(&k);
+}
+Test(stairs, cylinder_on_a_wide_flight_at_0_30_and_60_degrees)
+{
+    shape_case k = shape_cylinder();
+    wide_flights(&k);
+}
 
 static void tall_flights_block(const shape_case *k)
 {
@@ -386,16 +421,28 @@ static void tall_flights_block(const shape_case *k)
             double y = 0;
             for (int t = 0; t < 64; t++) {
                 y += r[t].dy;
-                cr_assert_lt(y, 0.02, "%s climbed the %d mm flight at %.0f degrees: y %.3f at tick %d", k->name,
-                             mm[i], deg[j], y, t);
+                cr_assert_lt(y, 0.02, "%s climbed the %d mm flight at %.0f degrees: y %.3f at tick %d", k->name, mm[i],
+                             deg[j], y, t);
             }
         }
     }
 }
 
-Test(stairs, capsule_never_climbs_risers_above_the_step_height) { shape_case k = shape_capsule(); tall_flights_block(&k); }
-Test(stairs, box_never_climbs_risers_above_the_step_height) { shape_case k = shape_box(); tall_flights_block(&k); }
-Test(stairs, cylinder_never_climbs_risers_above_the_step_height) { shape_case k = shape_cylinder(); tall_flights_block(&k); }
+Test(stairs, capsule_never_climbs_risers_above_the_step_height)
+{
+    shape_case k = shape_capsule();
+    tall_flights_block(&k);
+}
+Test(stairs, box_never_climbs_risers_above_the_step_height)
+{
+    shape_case k = shape_box();
+    tall_flights_block(&k);
+}
+Test(stairs, cylinder_never_climbs_risers_above_the_step_height)
+{
+    shape_case k = shape_cylinder();
+    tall_flights_block(&k);
+}
 
 // ---- a flight in a real map -------------------------------------------------------
 
@@ -448,11 +495,9 @@ static void real_map_runs(shape_case k, const char *scale, double ratio, sim_fx 
         // through the middle of the flight, from 3 m before its first riser
         // to 1 m past its last (along z), up and then down
         double half = (zc - (first - 3)) / c, len = (last + 1 - (first - 3)) / c;
-        judged_run(w, &k, where, mm, deg[j], true, sim_v3(M(xc - s * half), M(bottom), M(zc - c * half)), len,
-                   &win);
+        judged_run(w, &k, where, mm, deg[j], true, sim_v3(M(xc - s * half), M(bottom), M(zc - c * half)), len, &win);
         half = (last + 1 - zc) / c;
-        judged_run(w, &k, where, mm, deg[j], false, sim_v3(M(xc + s * half), M(top), M(zc + c * half)), len,
-                   &win);
+        judged_run(w, &k, where, mm, deg[j], false, sim_v3(M(xc + s * half), M(top), M(zc + c * half)), len, &win);
     }
     sim_world_destroy(w);
     sim_level_free(&lv);

@@ -51,8 +51,9 @@ static const char *find_report(const char *from, long stop_ms)
 Test(stall_programs, a_stopped_client_wakes_confirms_and_needs_at_most_two_full_states)
 {
     keel_test_proc sv, crowd, cl;
-    const char *sargs[] = {"--bind", "127.0.0.1", "--port", "0", "--insecure", "--duration", "120", "--max-per-address", "64",
-                           "--stats-json", "--stats-interval", "0", NULL};
+    const char *sargs[] = {
+        "--bind", "127.0.0.1",    "--port",           "0", "--insecure", "--duration", "120", "--max-per-address",
+        "64",     "--stats-json", "--stats-interval", "0", NULL};
     keel_test_proc_start(&sv, "keel-server", sargs);
     char port[16];
     snprintf(port, sizeof port, "%u", keel_test_wait_port(sv.err));

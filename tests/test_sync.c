@@ -31,10 +31,7 @@ static void setup(void)
     S = sim_move_default_settings();
 }
 
-static void teardown(void)
-{
-    keel_test_builtin_free(&level, world);
-}
+static void teardown(void) { keel_test_builtin_free(&level, world); }
 
 TestSuite(sync, .init = setup, .fini = teardown, .timeout = 600);
 
@@ -61,9 +58,10 @@ static sim_scene *empty_scene(void)
     e.ticks_per_leg = 128;
     e.pause_ticks = 32;
     cr_assert_eq(sim_scene_add_platform(sc, &e), 0);
-    cr_assert_eq(sim_scene_add_water(sc, (sim_aabb){sim_v3_add(a, sim_v3(SIM_FX_INT(2), -SIM_FX_INT(1), -SIM_FX_INT(3))),
-                                                    sim_v3_add(a, sim_v3(SIM_FX_INT(4), SIM_FX_MM(1500), SIM_FX_INT(3)))}),
-                 0);
+    cr_assert_eq(
+        sim_scene_add_water(sc, (sim_aabb){sim_v3_add(a, sim_v3(SIM_FX_INT(2), -SIM_FX_INT(1), -SIM_FX_INT(3))),
+                                           sim_v3_add(a, sim_v3(SIM_FX_INT(4), SIM_FX_MM(1500), SIM_FX_INT(3)))}),
+        0);
     return sc;
 }
 
@@ -72,8 +70,8 @@ static sim_scene *busy_scene(void)
     sim_scene *sc = empty_scene();
     sim_vec3 a = area();
     for (uint32_t i = 0; i < N; i++) {
-        sim_vec3 p = sim_v3_add(a, sim_v3(SIM_FX_MM(-3000 + 850 * (int32_t)(i % 8)), 0,
-                                          SIM_FX_MM(-3000 + 850 * (int32_t)(i / 8))));
+        sim_vec3 p = sim_v3_add(
+            a, sim_v3(SIM_FX_MM(-3000 + 850 * (int32_t)(i % 8)), 0, SIM_FX_MM(-3000 + 850 * (int32_t)(i / 8))));
         sim_char_state c = sim_char_spawn(i + 1, p, (sim_angle)(i * 1234u));
         cr_assert_eq(sim_scene_add_character(sc, &c), 0);
     }

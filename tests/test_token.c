@@ -32,10 +32,7 @@ static uint32_t le32(const uint8_t *p)
     return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
-static uint64_t le64(const uint8_t *p)
-{
-    return (uint64_t)le32(p) | (uint64_t)le32(p + 4) << 32;
-}
+static uint64_t le64(const uint8_t *p) { return (uint64_t)le32(p) | (uint64_t)le32(p + 4) << 32; }
 
 static net_token_result open_at(const uint8_t *t, size_t size, uint64_t now, net_token_private *out)
 {
@@ -76,8 +73,7 @@ Test(token, round_trip_gives_the_client_and_the_server_what_the_backend_wrote)
     net_token_private again;
     net_token_address v6;
     cr_assert(net_token_address_parse("[::1]:40001", &v6));
-    cr_assert_eq(net_token_open(token, NET_TOKEN_SEALED_BYTES, &key, KEEL_TEST_PROTOCOL, KEEL_TEST_CREATE, &v6,
-                                &again),
+    cr_assert_eq(net_token_open(token, NET_TOKEN_SEALED_BYTES, &key, KEEL_TEST_PROTOCOL, KEEL_TEST_CREATE, &v6, &again),
                  NET_TOKEN_OK);
     cr_assert_eq(memcmp(&again, &priv, sizeof priv), 0);
     net_token_private_wipe(&priv);
@@ -293,8 +289,8 @@ Test(token, the_public_part_is_not_authenticated_but_read_with_its_ranges)
         uint32_t value;
         size_t bad;
     } cases[] = {
-        {1032, 0, 1032}, {1032, 3601, 1032}, {1036, 0, 1036}, {1036, 33, 1036},
-        {1036, 1, 1040 + 19}, // the second slot is used but the count says one
+        {1032, 0, 1032},  {1032, 3601, 1032},   {1036, 0, 1036},
+        {1036, 33, 1036}, {1036, 1, 1040 + 19}, // the second slot is used but the count says one
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         uint8_t t[NET_TOKEN_BYTES];
@@ -342,8 +338,7 @@ Test(token, truncated_and_overlong_buffers_are_refused_by_size)
     big[NET_TOKEN_BYTES] = 0;
     const size_t short_sizes[] = {0, 1, 4, 31, 32, 56, NET_TOKEN_SEALED_BYTES - 1};
     for (size_t i = 0; i < sizeof short_sizes / sizeof short_sizes[0]; i++)
-        cr_assert_eq(open_at(big, short_sizes[i], KEEL_TEST_CREATE, &priv), NET_TOKEN_TRUNCATED, "%zu",
-                     short_sizes[i]);
+        cr_assert_eq(open_at(big, short_sizes[i], KEEL_TEST_CREATE, &priv), NET_TOKEN_TRUNCATED, "%zu", short_sizes[i]);
     const size_t odd_sizes[] = {NET_TOKEN_SEALED_BYTES + 1, NET_TOKEN_BYTES - 1, NET_TOKEN_BYTES + 1};
     for (size_t i = 0; i < 3; i++)
         cr_assert_eq(open_at(big, odd_sizes[i], KEEL_TEST_CREATE, &priv), NET_TOKEN_BAD_SIZE, "%zu", odd_sizes[i]);
@@ -387,18 +382,18 @@ static void apply_edit(uint8_t *plain, void *ctx)
 Test(token, a_sealed_private_part_out_of_its_ranges_is_malformed)
 {
     const plain_edit edits[] = {
-        {8, {1}, 1},           // its expiry differs from the header's
-        {16, {0, 0, 0, 0}, 4}, // timeout 0
-        {16, {0x11, 0x0e}, 2}, // timeout 3601
-        {20, {0x01, 0x01}, 2}, // user data 257 bytes
-        {88, {0}, 4},          // no server
-        {88, {33}, 4},         // 33 servers
-        {88, {1}, 4},          // one server, but the second slot is used
-        {92, {3}, 1},          // family 3
-        {92 + 17, {0, 0}, 2},  // port 0
-        {92 + 10, {7}, 1},     // IPv4 with a byte after its 4
-        {92 + 2 * 19, {1}, 1}, // an unused slot not zero
-        {705, {1}, 1},         // user data after its size not zero
+        {8, {1}, 1},            // its expiry differs from the header's
+        {16, {0, 0, 0, 0}, 4},  // timeout 0
+        {16, {0x11, 0x0e}, 2},  // timeout 3601
+        {20, {0x01, 0x01}, 2},  // user data 257 bytes
+        {88, {0}, 4},           // no server
+        {88, {33}, 4},          // 33 servers
+        {88, {1}, 4},           // one server, but the second slot is used
+        {92, {3}, 1},           // family 3
+        {92 + 17, {0, 0}, 2},   // port 0
+        {92 + 10, {7}, 1},      // IPv4 with a byte after its 4
+        {92 + 2 * 19, {1}, 1},  // an unused slot not zero
+        {705, {1}, 1},          // user data after its size not zero
         {956, {0, 0, 0, 1}, 4}, // the reserved bytes
     };
     net_token_private priv;
@@ -423,15 +418,15 @@ Test(token, out_of_range_parameters_are_refused_by_name)
 {
     net_token_params p;
     const char *why;
-#define REFUSED(change, words)                                                                                 \
-    do {                                                                                                       \
-        keel_test_token_params(&p);                                                                            \
-        change;                                                                                                \
-        why = NULL;                                                                                            \
-        memset(token, 0xee, sizeof token);                                                                     \
-        cr_assert(!net_token_issue(&p, &key, token, &why), "%s", #change);                                     \
-        cr_assert(why && strstr(why, words), "%s: %s", #change, why ? why : "(none)");                         \
-        cr_assert(keel_test_zeroed(token, sizeof token));                                                                \
+#define REFUSED(change, words)                                                        \
+    do {                                                                              \
+        keel_test_token_params(&p);                                                   \
+        change;                                                                       \
+        why = NULL;                                                                   \
+        memset(token, 0xee, sizeof token);                                            \
+        cr_assert(!net_token_issue(&p, &key, token, &why), "%s", #change);            \
+        cr_assert(why &&strstr(why, words), "%s: %s", #change, why ? why : "(none)"); \
+        cr_assert(keel_test_zeroed(token, sizeof token));                             \
     } while (0)
     REFUSED(p.expire_time = p.create_time - 1, "expire_time");
     REFUSED(p.timeout_s = 0, "timeout_s");
@@ -468,9 +463,9 @@ Test(token, addresses_parse_and_format_both_ways)
         net_token_address_format(&a, back, sizeof back);
         cr_assert_str_eq(back, good[i]);
     }
-    const char *bad[] = {"", "1.2.3.4", "1.2.3.4:0", "1.2.3.4:65536", ":80", "host:80", "1.2.3.4:80x",
-                         "1.2.3.4:+80", "[::1]:", "[::1]80", "::1:80", "[1.2.3.4]:80", "1.2.3:80", "[::1:80",
-                         "1.2.3.4:000080"};
+    const char *bad[] = {"",        "1.2.3.4",      "1.2.3.4:0",   "1.2.3.4:65536", ":80",
+                         "host:80", "1.2.3.4:80x",  "1.2.3.4:+80", "[::1]:",        "[::1]80",
+                         "::1:80",  "[1.2.3.4]:80", "1.2.3:80",    "[::1:80",       "1.2.3.4:000080"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         net_token_address a;
         memset(&a, 0x5a, sizeof a);

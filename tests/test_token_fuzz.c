@@ -57,8 +57,8 @@ static const size_t PLAIN_FIELDS[] = {0, 8, 16, 20, 88, 92, 92 + 17, 92 + 19, 70
 
 static void put_extreme(keel_rng *rng, uint8_t *at, size_t room)
 {
-    static const uint64_t values[] = {0, 1, 2, 32, 33, 256, 257, 3600, 3601, 0xffffffffu, UINT64_MAX,
-                                      KEEL_TEST_CREATE, KEEL_TEST_EXPIRE};
+    static const uint64_t values[] = {
+        0, 1, 2, 32, 33, 256, 257, 3600, 3601, 0xffffffffu, UINT64_MAX, KEEL_TEST_CREATE, KEEL_TEST_EXPIRE};
     uint64_t v = keel_rng_range(rng, 0, 3) ? values[keel_rng_range(rng, 0, 12)] : keel_rng_next(rng);
     size_t width = keel_rng_range(rng, 0, 1) ? 4 : 8;
     if (width > room)
@@ -251,8 +251,8 @@ Test(token_fuzz, damaged_key_files_are_refused_with_a_line)
             else if (kind == 1 && n < sizeof buf)
                 buf[n++] = (char)keel_rng_range(&rng, 0, 255);
             else if (n)
-                buf[keel_rng_range(&rng, 0, (int64_t)n - 1)] = kind == 2 ? (char)keel_rng_range(&rng, 0, 255)
-                                                                         : "0aF#\n\r \0g"[keel_rng_range(&rng, 0, 9)];
+                buf[keel_rng_range(&rng, 0, (int64_t)n - 1)] =
+                    kind == 2 ? (char)keel_rng_range(&rng, 0, 255) : "0aF#\n\r \0g"[keel_rng_range(&rng, 0, 9)];
         }
         net_token_key k;
         err[0] = '\0';

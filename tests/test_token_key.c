@@ -18,22 +18,13 @@
 
 static char dir[256];
 
-static void setup(void)
-{
-    keel_test_dir_make(dir, sizeof dir, "token_key");
-}
+static void setup(void) { keel_test_dir_make(dir, sizeof dir, "token_key"); }
 
-static void teardown(void)
-{
-    keel_test_dir_remove(dir);
-}
+static void teardown(void) { keel_test_dir_remove(dir); }
 
 TestSuite(token_key, .init = setup, .fini = teardown, .timeout = 60);
 
-static bool zeroed(const net_token_key *k)
-{
-    return keel_test_zeroed(k, sizeof *k);
-}
+static bool zeroed(const net_token_key *k) { return keel_test_zeroed(k, sizeof *k); }
 
 #define HEX64 "00112233445566778899aabbccddeeff00112233445566778899AABBCCDDEEFF"
 

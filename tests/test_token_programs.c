@@ -18,15 +18,9 @@
 
 static char dir[256];
 
-static void setup(void)
-{
-    keel_test_dir_make(dir, sizeof dir, "token_programs");
-}
+static void setup(void) { keel_test_dir_make(dir, sizeof dir, "token_programs"); }
 
-static void teardown(void)
-{
-    keel_test_dir_remove(dir);
-}
+static void teardown(void) { keel_test_dir_remove(dir); }
 
 TestSuite(token_programs, .init = setup, .fini = teardown, .timeout = 120);
 
@@ -64,10 +58,27 @@ static void key_and_token(uint8_t *token)
     const char *keygen[] = {"keygen", key, NULL};
     expect(keygen, 0, NULL);
     const char *tok = keel_test_dir_file(dir, "player.tok");
-    const char *issue[] = {"issue", "--key", keel_test_dir_file(dir, "backend.key"), "--client-id", "7",
-                           "--server", "127.0.0.1:40000", "--server=[::1]:40001", "--now", "1000000",
-                           "--expires", "300", "--timeout", "15", "--protocol-id", "0x4b45454c",
-                           "--user-data", "bob", "--out", tok, NULL};
+    const char *issue[] = {"issue",
+                           "--key",
+                           keel_test_dir_file(dir, "backend.key"),
+                           "--client-id",
+                           "7",
+                           "--server",
+                           "127.0.0.1:40000",
+                           "--server=[::1]:40001",
+                           "--now",
+                           "1000000",
+                           "--expires",
+                           "300",
+                           "--timeout",
+                           "15",
+                           "--protocol-id",
+                           "0x4b45454c",
+                           "--user-data",
+                           "bob",
+                           "--out",
+                           tok,
+                           NULL};
     expect(issue, 0, NULL);
     size_t n = 0;
     FILE *f = fopen(tok, "rb");
@@ -90,9 +101,14 @@ Test(token_programs, keygen_issue_inspect_and_the_library_opens_the_token)
     const char *inspect[] = {"inspect", keel_test_dir_file(dir, "player.tok"), NULL};
     keel_test_run_result r = run(inspect);
     cr_assert_eq(r.exit_code, 0, "%s", r.err);
-    const char *lines[] = {"version 1", "protocol id  1262830924 (0x000000004b45454c)",
-                           "created      1000000 (1970-01-12T13:46:40Z)", "300 s after its creation",
-                           "timeout      15 s", "servers      2", "  127.0.0.1:40000\n", "  [::1]:40001\n"};
+    const char *lines[] = {"version 1",
+                           "protocol id  1262830924 (0x000000004b45454c)",
+                           "created      1000000 (1970-01-12T13:46:40Z)",
+                           "300 s after its creation",
+                           "timeout      15 s",
+                           "servers      2",
+                           "  127.0.0.1:40000\n",
+                           "  [::1]:40001\n"};
     for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++)
         cr_assert(strstr(r.out, lines[i]), "inspect lacks '%s':\n%s", lines[i], r.out);
     keel_test_run_free(&r);
@@ -116,8 +132,7 @@ Test(token_programs, keygen_issue_inspect_and_the_library_opens_the_token)
     cr_assert_eq(priv.timeout_s, 15);
     cr_assert_eq(priv.user_data_size, 3);
     cr_assert_arr_eq(priv.user_data, "bob", 3);
-    cr_assert_eq(net_token_open(token, NET_TOKEN_BYTES, &key, 0x4b45454c, 1000300, &server, &priv),
-                 NET_TOKEN_EXPIRED);
+    cr_assert_eq(net_token_open(token, NET_TOKEN_BYTES, &key, 0x4b45454c, 1000300, &server, &priv), NET_TOKEN_EXPIRED);
     net_token_key_wipe(&key);
 
     const char *again[] = {"keygen", keel_test_dir_file(dir, "backend.key"), NULL};
@@ -190,7 +205,8 @@ Test(token_programs, bad_files_are_refused_with_their_offset_or_line)
 
     const char *key = keel_test_dir_file(dir, "bad.key");
     write_bytes(key, (const uint8_t *)"# a key\nkeel-token-key 1 12345\n", 31);
-    const char *issue[] = {"issue", "--key", key, "--client-id", "1", "--server", "127.0.0.1:1",
-                           "--out", keel_test_dir_file(dir, "t.tok"), NULL};
+    const char *issue[] = {
+        "issue", "--key", key, "--client-id", "1", "--server", "127.0.0.1:1", "--out", keel_test_dir_file(dir, "t.tok"),
+        NULL};
     expect(issue, 1, "line 2, column 23: the key has 5 hex digits");
 }

@@ -17,7 +17,7 @@
 
 #include "test_support.h"
 
-#define M(x) ((sim_fx)llround((x) * 65536.0))
+#define M(x) ((sim_fx)llround((x)*65536.0))
 #define D(v) ((v) / 65536.0)
 
 static sim_level level;
@@ -30,10 +30,7 @@ static void setup(void)
     S = sim_move_default_settings();
 }
 
-static void teardown(void)
-{
-    keel_test_builtin_free(&level, world);
-}
+static void teardown(void) { keel_test_builtin_free(&level, world); }
 
 TestSuite(untrusted, .init = setup, .fini = teardown, .timeout = 300);
 
@@ -48,8 +45,17 @@ static sim_vec3 marker(const char *name)
 // header, then 76 bytes per character).
 enum { HEADER = 16, RECORD = 76 };
 enum {
-    F_ID = 0, F_FLAGS = 4, F_MOVE = 8, F_GROUND = 12, F_POS = 16, F_VEL = 28, F_NORMAL = 40,
-    F_GVEL = 52, F_GOBJ = 64, F_STUCK = 68, F_YAW = 72,
+    F_ID = 0,
+    F_FLAGS = 4,
+    F_MOVE = 8,
+    F_GROUND = 12,
+    F_POS = 16,
+    F_VEL = 28,
+    F_NORMAL = 40,
+    F_GVEL = 52,
+    F_GOBJ = 64,
+    F_STUCK = 68,
+    F_YAW = 72,
 };
 
 static void put32(uint8_t *b, size_t at, uint32_t v)
@@ -220,8 +226,8 @@ Test(untrusted, the_supported_tick_rates_hold_a_fall_at_the_speed_cap)
                          "%d Hz, tick %u: through the level", rates[k], t);
         }
         const sim_char_state *e = sim_scene_find(sc, 1);
-        cr_log_info("%d Hz: after a minute feet (%.3f, %.3f, %.3f), %s\n", rates[k], D(e->position.x),
-                    D(e->position.y), D(e->position.z), sim_move_type_name(e->move_type));
+        cr_log_info("%d Hz: after a minute feet (%.3f, %.3f, %.3f), %s\n", rates[k], D(e->position.x), D(e->position.y),
+                    D(e->position.z), sim_move_type_name(e->move_type));
         cr_expect_eq(e->move_type, SIM_MOVE_WALK, "%d Hz: did not land", rates[k]);
         cr_expect(e->position.y >= 0 && e->position.y < SIM_FX_MM(10), "%d Hz: feet at %.4f m", rates[k],
                   D(e->position.y));
@@ -265,8 +271,7 @@ Test(untrusted, the_tick_wrapping_under_a_rider_of_a_long_platform_path_is_no_ca
         int64_t dx = (int64_t)now->position.x - before.position.x;
         if (tick == UINT32_MAX) {
             // The platform jumps back to its first point: the rider stays.
-            cr_expect(dx > -SIM_FX_MM(200) && dx < SIM_FX_MM(200),
-                      "the wrap carried the rider %.3f m", D((sim_fx)dx));
+            cr_expect(dx > -SIM_FX_MM(200) && dx < SIM_FX_MM(200), "the wrap carried the rider %.3f m", D((sim_fx)dx));
             cr_expect(sim_v3_is_zero(now->ground_velocity) || now->ground_object != p.id);
         }
     }
@@ -295,9 +300,8 @@ Test(untrusted, every_state_the_simulation_makes_passes_the_state_check)
                                                     sim_v3_add(a, sim_v3(M(3), M(1.5), M(3)))}),
                  0);
     for (uint32_t i = 0; i < N; i++) {
-        sim_char_state c = sim_char_spawn(i + 1, sim_v3_add(a, sim_v3(M(-2.7 + 0.9 * (i % 7)), 0,
-                                                                         M(-2.7 + 0.9 * (i / 7)))),
-                                          (sim_angle)(i * 2000u));
+        sim_char_state c = sim_char_spawn(
+            i + 1, sim_v3_add(a, sim_v3(M(-2.7 + 0.9 * (i % 7)), 0, M(-2.7 + 0.9 * (i / 7)))), (sim_angle)(i * 2000u));
         cr_assert_eq(sim_scene_add_character(sc, &c), 0);
     }
     keel_rng rng = {77};
@@ -314,8 +318,9 @@ Test(untrusted, every_state_the_simulation_makes_passes_the_state_check)
             in.yaw = (sim_angle)keel_rng_range(&rng, 0, 65535);
             in.pitch = (sim_angle)keel_rng_range(&rng, 0, 65535);
             uint64_t b = keel_rng_next(&rng);
-            in.buttons = (uint8_t)(((b & 7) == 0 ? SIM_BUTTON_JUMP : 0) | (((b >> 3) & 15) == 0 ? SIM_BUTTON_CROUCH : 0) |
-                                   (((b >> 7) & 255) == 0 ? SIM_BUTTON_FLY : 0));
+            in.buttons =
+                (uint8_t)(((b & 7) == 0 ? SIM_BUTTON_JUMP : 0) | (((b >> 3) & 15) == 0 ? SIM_BUTTON_CROUCH : 0) |
+                          (((b >> 7) & 255) == 0 ? SIM_BUTTON_FLY : 0));
             sim_scene_set_input(sc, id, &in);
         }
         sim_scene_step(sc);
@@ -339,16 +344,26 @@ Test(untrusted, every_state_the_simulation_makes_passes_the_state_check)
 // A value from a mix of the ordinary, the edges and the absurd.
 static sim_fx wild(keel_rng *r, sim_fx typical)
 {
-    static const sim_fx edges[] = {0, 1, -1, 0x7FFFFFFF, INT32_MIN, SIM_FX_INT(4096), -SIM_FX_INT(4096),
-                                   SIM_FX_INT(4016), SIM_FX_INT(100), -SIM_FX_INT(100), SIM_FX_INT(64),
-                                   SIM_FX_INT(65), SIM_FX_ONE, SIM_FX_MM(5), SIM_FX_INT(16), SIM_FX_INT(17)};
+    static const sim_fx edges[] = {0,
+                                   1,
+                                   -1,
+                                   0x7FFFFFFF,
+                                   INT32_MIN,
+                                   SIM_FX_INT(4096),
+                                   -SIM_FX_INT(4096),
+                                   SIM_FX_INT(4016),
+                                   SIM_FX_INT(100),
+                                   -SIM_FX_INT(100),
+                                   SIM_FX_INT(64),
+                                   SIM_FX_INT(65),
+                                   SIM_FX_ONE,
+                                   SIM_FX_MM(5),
+                                   SIM_FX_INT(16),
+                                   SIM_FX_INT(17)};
     switch (keel_rng_range(r, 0, 3)) {
-    case 0:
-        return edges[keel_rng_range(r, 0, (int64_t)(sizeof edges / sizeof edges[0]) - 1)];
-    case 1:
-        return (sim_fx)(uint32_t)keel_rng_next(r);
-    default:
-        return (sim_fx)keel_rng_range(r, -(int64_t)typical * 2, (int64_t)typical * 2);
+    case 0: return edges[keel_rng_range(r, 0, (int64_t)(sizeof edges / sizeof edges[0]) - 1)];
+    case 1: return (sim_fx)(uint32_t)keel_rng_next(r);
+    default: return (sim_fx)keel_rng_range(r, -(int64_t)typical * 2, (int64_t)typical * 2);
     }
 }
 
@@ -362,10 +377,8 @@ static sim_shape wild_shape(keel_rng *r)
 {
     sim_shape s;
     switch (keel_rng_range(r, 0, 2)) {
-    case 0:
-        return sim_shape_capsule(wild(r, SIM_FX_ONE), wild(r, SIM_FX_INT(2)));
-    case 1:
-        return sim_shape_box(wild(r, SIM_FX_ONE), wild(r, SIM_FX_ONE), wild(r, SIM_FX_ONE));
+    case 0: return sim_shape_capsule(wild(r, SIM_FX_ONE), wild(r, SIM_FX_INT(2)));
+    case 1: return sim_shape_box(wild(r, SIM_FX_ONE), wild(r, SIM_FX_ONE), wild(r, SIM_FX_ONE));
     default:
         memset(&s, 0, sizeof s);
         s.type = (int32_t)keel_rng_range(r, -1, 2);
@@ -426,8 +439,8 @@ Test(untrusted, no_check_fires_for_any_value_the_public_api_accepts)
             p.half = keel_rng_range(&r, 0, 3) ? sim_v3(M(1), M(0.25), M(1)) : wild3(&r, SIM_FX_ONE);
             p.point_count = (uint32_t)keel_rng_range(&r, 0, 9);
             for (int q = 0; q < SIM_PLATFORM_MAX_POINTS; q++)
-                p.points[q] = keel_rng_range(&r, 0, 2) ? sim_v3(wild(&r, SIM_FX_INT(10)), M(0.5), 0)
-                                                       : wild3(&r, SIM_FX_INT(20));
+                p.points[q] =
+                    keel_rng_range(&r, 0, 2) ? sim_v3(wild(&r, SIM_FX_INT(10)), M(0.5), 0) : wild3(&r, SIM_FX_INT(20));
             p.ticks_per_leg = (uint32_t)keel_rng_range(&r, 0, 200);
             p.pause_ticks = (uint32_t)keel_rng_next(&r);
             if (sim_scene_add_platform(sc, &p) == 0)
@@ -510,10 +523,9 @@ Test(untrusted, no_check_fires_for_any_value_the_public_api_accepts)
     }
     cr_log_info("settings %llu accepted / %llu refused; platforms %llu / %llu; characters %llu / %llu; lone "
                 "steps %llu / %llu; %llu query triples\n",
-                (unsigned long long)settings_ok, (unsigned long long)settings_refused,
-                (unsigned long long)platforms_ok, (unsigned long long)platforms_refused,
-                (unsigned long long)adds_ok, (unsigned long long)adds_refused, (unsigned long long)steps_ok,
-                (unsigned long long)steps_refused, (unsigned long long)queries);
+                (unsigned long long)settings_ok, (unsigned long long)settings_refused, (unsigned long long)platforms_ok,
+                (unsigned long long)platforms_refused, (unsigned long long)adds_ok, (unsigned long long)adds_refused,
+                (unsigned long long)steps_ok, (unsigned long long)steps_refused, (unsigned long long)queries);
     cr_expect_gt(settings_ok, 50);
     cr_expect_gt(adds_ok, 100);
 }

@@ -98,12 +98,11 @@ static sim_world_stats build_bounded(const char *name, sim_level *l, uint64_t pe
     cr_assert_not_null(w, "%s: no world", name);
     sim_world_stats st = sim_world_get_stats(w);
     uint64_t n = st.triangle_count ? st.triangle_count : 1;
-    cr_log_info("%s: %u triangles, %.1f box tests per triangle, %u queries gave up", name,
-                st.triangle_count, (double)st.classify_tests / (double)n, st.classify_capped);
+    cr_log_info("%s: %u triangles, %.1f box tests per triangle, %u queries gave up", name, st.triangle_count,
+                (double)st.classify_tests / (double)n, st.classify_capped);
     cr_assert_leq(st.classify_tests, per_tri * n, "%s: %llu box tests for %u triangles", name,
                   (unsigned long long)st.classify_tests, st.triangle_count);
-    cr_assert_leq(st.classify_tests,
-                  (uint64_t)SIM_EDGES_MAX_TESTS * (10 * n + 6 * (uint64_t)st.buried_count));
+    cr_assert_leq(st.classify_tests, (uint64_t)SIM_EDGES_MAX_TESTS * (10 * n + 6 * (uint64_t)st.buried_count));
     sim_world_destroy(w);
     sim_level_free(l);
     return st;
@@ -127,8 +126,7 @@ Test(world_build, crowded_cube_is_bounded, .timeout = 300)
         if (i == 0)
             first = per;
         else // near-linear: the work per triangle hardly grows with the count
-            cr_assert_lt(per, 1.5 * first, "%s: %.1f box tests per triangle, %.1f at 5,000",
-                         name, per, first);
+            cr_assert_lt(per, 1.5 * first, "%s: %.1f box tests per triangle, %.1f at 5,000", name, per, first);
     }
 }
 
@@ -144,8 +142,7 @@ Test(world_build, fan_and_polygon_are_bounded, .timeout = 300)
         cr_assert_not_null(w);
         // The crowded spokes stay active, which is safe: a ray still lands on
         // the floor.
-        sim_ray_input in = {sim_v3(SIM_FX_INT(3), SIM_FX_INT(2), SIM_FX_INT(1)),
-                            sim_v3(0, -SIM_FX_INT(4), 0)};
+        sim_ray_input in = {sim_v3(SIM_FX_INT(3), SIM_FX_INT(2), SIM_FX_INT(1)), sim_v3(0, -SIM_FX_INT(4), 0)};
         sim_ray_result hit;
         cr_assert(sim_world_raycast(w, &in, &hit), "%s: the ray fell through", name);
         cr_assert_leq(sim_fx_abs(hit.point.y), SIM_FX_MM(1));
@@ -211,11 +208,9 @@ Test(world_build, ordinary_levels_classified_as_before)
 {
     sim_level l;
     cr_assert_eq(sim_level_builtin(&l), 0);
-    check_pinned("builtin", &l,
-                 (pinned){33317, 0, 59, 98547, 17481, 15, UINT64_C(0x9cd0694172076e75)});
+    check_pinned("builtin", &l, (pinned){33317, 0, 59, 98547, 17481, 15, UINT64_C(0x9cd0694172076e75)});
     cr_assert_eq(sim_level_generate(&l, 20000, 3), 0);
-    check_pinned("generated 20000/3", &l,
-                 (pinned){20388, 0, 0, 30480, 16199, 14, UINT64_C(0x908f16fbf462a4ad)});
+    check_pinned("generated 20000/3", &l, (pinned){20388, 0, 0, 30480, 16199, 14, UINT64_C(0x908f16fbf462a4ad)});
 }
 
 static void check_map(const char *file, pinned p)
@@ -233,12 +228,10 @@ static void check_map(const char *file, pinned p)
 
 Test(world_build, zdm2_classified_as_before, .timeout = 600)
 {
-    check_map("sauerbraten_zdm2.obj",
-              (pinned){70680, 63, 11, 87617, 43055, 16, UINT64_C(0x4c922ab4acc00e3e)});
+    check_map("sauerbraten_zdm2.obj", (pinned){70680, 63, 11, 87617, 43055, 16, UINT64_C(0x4c922ab4acc00e3e)});
 }
 
 Test(world_build, pandora_classified_as_before, .timeout = 600)
 {
-    check_map("sauerbraten_pandora.obj",
-              (pinned){60694, 116, 0, 103720, 32767, 15, UINT64_C(0x77a12559b0cbac59)});
+    check_map("sauerbraten_pandora.obj", (pinned){60694, 116, 0, 103720, 32767, 15, UINT64_C(0x77a12559b0cbac59)});
 }

@@ -56,16 +56,15 @@ int bench_load_zdm2(const char *prog, sim_level *out)
 }
 
 bool bench_spawn_crowd(const char *prog, const sim_level *level, const sim_world *w, bool rooms,
-                       const sim_move_settings *s, uint32_t count, sim_char_state *chars,
-                       ks_walker *walkers, uint32_t *in_rooms)
+                       const sim_move_settings *s, uint32_t count, sim_char_state *chars, ks_walker *walkers,
+                       uint32_t *in_rooms)
 {
     sim_vec3 *feet = calloc(count ? count : 1, sizeof *feet);
     if (!feet) {
         fprintf(stderr, "%s: out of memory\n", prog);
         return false;
     }
-    ks_spawn_area area = {level, w, sim_world_get_stats(w).bounds, s->stand_shape, s->max_slope_cos,
-                          SIM_FX_ONE, rooms};
+    ks_spawn_area area = {level, w, sim_world_get_stats(w).bounds, s->stand_shape, s->max_slope_cos, SIM_FX_ONE, rooms};
     uint32_t rooms_found = 0;
     for (uint32_t i = 0; i < count; i++) {
         uint32_t id = i + 1;
@@ -93,8 +92,7 @@ bool bench_spawn_crowd(const char *prog, const sim_level *level, const sim_world
     return true;
 }
 
-void bench_scene_commands(sim_scene *const *scenes, int nscenes, const sim_world *w, ks_walker *walkers,
-                          uint32_t tick)
+void bench_scene_commands(sim_scene *const *scenes, int nscenes, const sim_world *w, ks_walker *walkers, uint32_t tick)
 {
     sim_aabb bounds = sim_world_get_stats(w).bounds;
     uint32_t n;
@@ -139,8 +137,8 @@ double bench_available_cores(keel_jobs *jobs)
 // An executor that times the move phase: the pool's when there is one,
 // else the plain loop on this thread.
 typedef struct timed_exec {
-    keel_jobs *jobs; // NULL: one range on this thread
-    double seconds;  // in the executor (the move phase)
+    keel_jobs *jobs;          // NULL: one range on this thread
+    double seconds;           // in the executor (the move phase)
     _Atomic uint64_t work_ns; // summed over the ranges, whichever thread ran them
     sim_task_fn fn;           // the call in flight
     void *task;
@@ -173,9 +171,8 @@ typedef struct side {
     double seconds; // whole steps
 } side;
 
-bool bench_scene_speedup(const char *prog, const sim_level *level, const sim_world *w, bool rooms,
-                         uint32_t count, keel_jobs *jobs, uint32_t batch, double min_seconds,
-                         bench_speedup *out)
+bool bench_scene_speedup(const char *prog, const sim_level *level, const sim_world *w, bool rooms, uint32_t count,
+                         keel_jobs *jobs, uint32_t batch, double min_seconds, bench_speedup *out)
 {
     memset(out, 0, sizeof *out);
     sim_move_settings s = sim_move_default_settings();

@@ -40,13 +40,12 @@ int bench_load_zdm2(const char *prog, sim_level *out);
 /// (then counted in *in_rooms), each with its keel-sim walker. False (with a
 /// message on stderr) when a spawn point cannot be found.
 bool bench_spawn_crowd(const char *prog, const sim_level *level, const sim_world *w, bool rooms,
-                       const sim_move_settings *s, uint32_t count, sim_char_state *chars,
-                       ks_walker *walkers, uint32_t *in_rooms);
+                       const sim_move_settings *s, uint32_t count, sim_char_state *chars, ks_walker *walkers,
+                       uint32_t *in_rooms);
 
 /// The next command of every character of the scene (in id order) with the
 /// edge guard, given to each of `scenes` (which hold the same characters).
-void bench_scene_commands(sim_scene *const *scenes, int nscenes, const sim_world *w, ks_walker *walkers,
-                          uint32_t tick);
+void bench_scene_commands(sim_scene *const *scenes, int nscenes, const sim_world *w, ks_walker *walkers, uint32_t tick);
 
 /// How many cores the pool gets now: pure arithmetic on the pool against the
 /// same on this thread alone.
@@ -55,13 +54,13 @@ double bench_available_cores(keel_jobs *jobs);
 /// One scene on the calling thread against one whose moves run on `jobs`
 /// (bench_parallel's figure).
 typedef struct bench_speedup {
-    bool same;           ///< the two scenes' hashes agreed on every tick
-    bool no_executor;    ///< one work item a tick: the scene never called the executor
-    uint64_t ticks;      ///< timed ticks
-    uint64_t mismatch_tick; ///< when !same: the tick after which they differed
-    double seconds1, secondsN;           ///< whole steps
-    double moves1, movesN;               ///< the move phase (inside the executor)
-    double work1, workN;                 ///< summed over the work items
+    bool same;                 ///< the two scenes' hashes agreed on every tick
+    bool no_executor;          ///< one work item a tick: the scene never called the executor
+    uint64_t ticks;            ///< timed ticks
+    uint64_t mismatch_tick;    ///< when !same: the tick after which they differed
+    double seconds1, secondsN; ///< whole steps
+    double moves1, movesN;     ///< the move phase (inside the executor)
+    double work1, workN;       ///< summed over the work items
     double cores_before, cores_after;
 } bench_speedup;
 
@@ -69,8 +68,7 @@ typedef struct bench_speedup {
 /// for `min_seconds` of the one-thread scene and BENCH_MIN_TICKS ticks at
 /// least, after BENCH_WARMUP_TICKS. `batch` 0: the scene's default. False
 /// when setting up failed (out->same then says nothing).
-bool bench_scene_speedup(const char *prog, const sim_level *level, const sim_world *w, bool rooms,
-                         uint32_t count, keel_jobs *jobs, uint32_t batch, double min_seconds,
-                         bench_speedup *out);
+bool bench_scene_speedup(const char *prog, const sim_level *level, const sim_world *w, bool rooms, uint32_t count,
+                         keel_jobs *jobs, uint32_t batch, double min_seconds, bench_speedup *out);
 
 #endif

@@ -20,7 +20,7 @@ typedef struct light_client {
     uint32_t played; // commands made
     uint16_t turn;   // yaw per side
     int8_t forward;
-    uint32_t side;   // ticks per side
+    uint32_t side; // ticks per side
     bool done, failed;
     bool leaving, left; // done: leaving (net_host_leave) until the server saw it or it gave up
 } light_client;
@@ -195,11 +195,10 @@ void light_summary(const light_set *ls, double secs, FILE *out)
             "\"malformed\":%llu,\"up_payload_Bps\":%.0f,\"up_wire_Bps\":%.0f,\"down_payload_Bps\":%.0f,"
             "\"down_wire_Bps\":%.0f},",
             ls->count, played, finished, failed, ls->shut_down, ls->count ? min_ticks : 0,
-            (unsigned long long)sum.snapshots,
-            (unsigned long long)sum.full_states, (unsigned long long)sum.input_packets,
-            (unsigned long long)sum.commands_sent, (unsigned long long)sum.messages_malformed,
-            (double)tot.payload_sent * per, (double)tot.wire_sent * per, (double)tot.payload_received * per,
-            (double)tot.wire_received * per);
+            (unsigned long long)sum.snapshots, (unsigned long long)sum.full_states,
+            (unsigned long long)sum.input_packets, (unsigned long long)sum.commands_sent,
+            (unsigned long long)sum.messages_malformed, (double)tot.payload_sent * per, (double)tot.wire_sent * per,
+            (double)tot.payload_received * per, (double)tot.wire_received * per);
 }
 
 void light_destroy(light_set *ls)

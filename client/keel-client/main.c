@@ -96,8 +96,8 @@ static int bad(const char *what, const char *value)
 
 static int parse(int argc, char **argv, options *o)
 {
-    *o = (options){"127.0.0.1", "builtin", "0.12", 'y', 27900, 1, 0, 640, 1, 64, 10, 1000, 2, 0, CL_BOT_RANDOM, false,
-                   false, NULL, NULL, NULL, 0};
+    *o = (options){"127.0.0.1", "builtin", "0.12", 'y',           27900, 1,     0,    640,  1,    64, 10,
+                   1000,        2,         0,      CL_BOT_RANDOM, false, false, NULL, NULL, NULL, 0};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(a, "--help") == 0) {
@@ -115,37 +115,61 @@ static int parse(int argc, char **argv, options *o)
         if (strncmp(a, "--", 2) != 0 || !v) {
             if (strncmp(a, "--", 2) == 0 &&
                 (strcmp(a, "--server") == 0 || strcmp(a, "--port") == 0 || strcmp(a, "--bots") == 0 ||
-                 strcmp(a, "--light") == 0 || strcmp(a, "--bot") == 0 || strcmp(a, "--ticks") == 0 || strcmp(a, "--seed") == 0 ||
-                 strcmp(a, "--rate") == 0 || strcmp(a, "--level") == 0 || strcmp(a, "--scale") == 0 ||
-                 strcmp(a, "--up") == 0 || strcmp(a, "--connect-timeout") == 0 || strcmp(a, "--leash-mm") == 0 ||
-                 strcmp(a, "--ticks-per-packet") == 0 || strcmp(a, "--record") == 0 ||
-                 strcmp(a, "--stagger-ticks") == 0 || strcmp(a, "--token") == 0 ||
-                 strcmp(a, "--token-key") == 0 || strcmp(a, "--protocol-id") == 0))
+                 strcmp(a, "--light") == 0 || strcmp(a, "--bot") == 0 || strcmp(a, "--ticks") == 0 ||
+                 strcmp(a, "--seed") == 0 || strcmp(a, "--rate") == 0 || strcmp(a, "--level") == 0 ||
+                 strcmp(a, "--scale") == 0 || strcmp(a, "--up") == 0 || strcmp(a, "--connect-timeout") == 0 ||
+                 strcmp(a, "--leash-mm") == 0 || strcmp(a, "--ticks-per-packet") == 0 || strcmp(a, "--record") == 0 ||
+                 strcmp(a, "--stagger-ticks") == 0 || strcmp(a, "--token") == 0 || strcmp(a, "--token-key") == 0 ||
+                 strcmp(a, "--protocol-id") == 0))
                 return bad("value for", a);
             fprintf(stderr, "keel-client: unknown option '%s'\n", a);
             usage(stderr);
             return 2;
         }
         bool ok = true;
-        if (strcmp(a, "--server") == 0) o->server = v;
-        else if (strcmp(a, "--record") == 0) { o->record = v; ok = v[0] != 0; }
-        else if (strcmp(a, "--token") == 0) { o->token_file = v; ok = v[0] != 0; }
-        else if (strcmp(a, "--token-key") == 0) { o->token_key_file = v; ok = v[0] != 0; }
-        else if (strcmp(a, "--protocol-id") == 0) ok = keel_app_parse_u64(v, 0, UINT64_MAX, &o->protocol_id);
-        else if (strcmp(a, "--level") == 0) o->level = v;
-        else if (strcmp(a, "--scale") == 0) o->scale = v;
-        else if (strcmp(a, "--up") == 0) { ok = (strcmp(v, "y") == 0 || strcmp(v, "z") == 0); o->up = v[0]; }
-        else if (strcmp(a, "--bot") == 0) { o->mode = cl_bot_mode_parse(v); ok = o->mode >= 0; }
-        else if (strcmp(a, "--port") == 0) ok = keel_app_parse_u32(v, 1, 65535, &o->port);
-        else if (strcmp(a, "--bots") == 0) ok = keel_app_parse_u32(v, 0, 64, &o->bots);
-        else if (strcmp(a, "--light") == 0) ok = keel_app_parse_u32(v, 0, NET_MAX_CHARACTERS, &o->light);
-        else if (strcmp(a, "--ticks") == 0) ok = keel_app_parse_u32(v, 0, 0xFFFFFFFFu, &o->ticks);
-        else if (strcmp(a, "--seed") == 0) ok = keel_app_parse_u32(v, 0, 0xFFFFFFFFu, &o->seed);
-        else if (strcmp(a, "--rate") == 0) ok = keel_app_parse_u32(v, SIM_MOVE_MIN_TICK_RATE, SIM_MOVE_MAX_TICK_RATE, &o->rate);
-        else if (strcmp(a, "--connect-timeout") == 0) ok = keel_app_parse_u32(v, 1, 3600, &o->connect_timeout_s);
-        else if (strcmp(a, "--leash-mm") == 0) ok = keel_app_parse_u32(v, 100, 100000, &o->leash_mm);
-        else if (strcmp(a, "--ticks-per-packet") == 0) ok = keel_app_parse_u32(v, 1, 8, &o->ticks_per_packet);
-        else if (strcmp(a, "--stagger-ticks") == 0) ok = keel_app_parse_u32(v, 0, 1u << 20, &o->stagger);
+        if (strcmp(a, "--server") == 0)
+            o->server = v;
+        else if (strcmp(a, "--record") == 0) {
+            o->record = v;
+            ok = v[0] != 0;
+        } else if (strcmp(a, "--token") == 0) {
+            o->token_file = v;
+            ok = v[0] != 0;
+        } else if (strcmp(a, "--token-key") == 0) {
+            o->token_key_file = v;
+            ok = v[0] != 0;
+        } else if (strcmp(a, "--protocol-id") == 0)
+            ok = keel_app_parse_u64(v, 0, UINT64_MAX, &o->protocol_id);
+        else if (strcmp(a, "--level") == 0)
+            o->level = v;
+        else if (strcmp(a, "--scale") == 0)
+            o->scale = v;
+        else if (strcmp(a, "--up") == 0) {
+            ok = (strcmp(v, "y") == 0 || strcmp(v, "z") == 0);
+            o->up = v[0];
+        } else if (strcmp(a, "--bot") == 0) {
+            o->mode = cl_bot_mode_parse(v);
+            ok = o->mode >= 0;
+        } else if (strcmp(a, "--port") == 0)
+            ok = keel_app_parse_u32(v, 1, 65535, &o->port);
+        else if (strcmp(a, "--bots") == 0)
+            ok = keel_app_parse_u32(v, 0, 64, &o->bots);
+        else if (strcmp(a, "--light") == 0)
+            ok = keel_app_parse_u32(v, 0, NET_MAX_CHARACTERS, &o->light);
+        else if (strcmp(a, "--ticks") == 0)
+            ok = keel_app_parse_u32(v, 0, 0xFFFFFFFFu, &o->ticks);
+        else if (strcmp(a, "--seed") == 0)
+            ok = keel_app_parse_u32(v, 0, 0xFFFFFFFFu, &o->seed);
+        else if (strcmp(a, "--rate") == 0)
+            ok = keel_app_parse_u32(v, SIM_MOVE_MIN_TICK_RATE, SIM_MOVE_MAX_TICK_RATE, &o->rate);
+        else if (strcmp(a, "--connect-timeout") == 0)
+            ok = keel_app_parse_u32(v, 1, 3600, &o->connect_timeout_s);
+        else if (strcmp(a, "--leash-mm") == 0)
+            ok = keel_app_parse_u32(v, 100, 100000, &o->leash_mm);
+        else if (strcmp(a, "--ticks-per-packet") == 0)
+            ok = keel_app_parse_u32(v, 1, 8, &o->ticks_per_packet);
+        else if (strcmp(a, "--stagger-ticks") == 0)
+            ok = keel_app_parse_u32(v, 0, 1u << 20, &o->stagger);
         else {
             fprintf(stderr, "keel-client: unknown option '%s'\n", a);
             usage(stderr);
@@ -179,7 +203,7 @@ typedef struct bot_run {
     // ended_us; a bot that is done leaves (net_host_leave) while the others
     // play on, and is finished once the leave is.
     uint64_t connected_us, ended_us;
-    uint8_t end_reason;        ///< the net_disconnect_reason the host reported, if any
+    uint8_t end_reason; ///< the net_disconnect_reason the host reported, if any
     bool leaving, finished;
     net_leave_state leave;
     stall_watch stall; ///< the process stopped and woke: this bot's recovery
@@ -227,23 +251,25 @@ static void report_lost(const bot_run *b, uint32_t bot, const options *o, uint32
 {
     switch (b->end_reason) {
     case NET_DISCONNECT_REFUSED_ADDRESS:
-        fprintf(stderr, "keel-client: bot %u refused by the server: it already has as many connections from this "
-                        "address as it allows (keel-server --max-per-address)\n", bot);
+        fprintf(stderr,
+                "keel-client: bot %u refused by the server: it already has as many connections from this "
+                "address as it allows (keel-server --max-per-address)\n",
+                bot);
         break;
     case NET_DISCONNECT_REFUSED_FULL:
         fprintf(stderr, "keel-client: bot %u refused by the server: every connection slot is taken\n", bot);
         break;
     case NET_DISCONNECT_UNANSWERED:
-        fprintf(stderr, "keel-client: bot %u: no answer from %s:%u within %u s (no server there, or every packet "
-                        "lost)\n", bot, o->server, o->port, timeout_s);
+        fprintf(stderr,
+                "keel-client: bot %u: no answer from %s:%u within %u s (no server there, or every packet "
+                "lost)\n",
+                bot, o->server, o->port, timeout_s);
         break;
     case NET_DISCONNECT_REFUSED_TOKEN:
         fprintf(stderr, "keel-client: bot %u refused by the server's handshake: %s\n", bot,
                 net_hs_refusal_name(net_host_handshake_refusal(b->host)));
         break;
-    case NET_DISCONNECT_CLOSED:
-        fprintf(stderr, "keel-client: bot %u: the server closed the connection\n", bot);
-        break;
+    case NET_DISCONNECT_CLOSED: fprintf(stderr, "keel-client: bot %u: the server closed the connection\n", bot); break;
     default:
         fprintf(stderr, "keel-client: bot %u lost the connection: nothing heard from the server for %u s\n", bot,
                 timeout_s);
@@ -253,8 +279,7 @@ static void report_lost(const bot_run *b, uint32_t bot, const options *o, uint32
 
 // A start that failed: free what was made (the first `made` bots) and exit 1,
 // so the sanitizer build reports no leak for it either.
-static int give_up(bot_run *bots, uint32_t made, cl_record *rec, sim_world *world, sim_level *level,
-                   light_set *lights)
+static int give_up(bot_run *bots, uint32_t made, cl_record *rec, sim_world *world, sim_level *level, light_set *lights)
 {
     light_destroy(lights);
     if (rec)
@@ -431,9 +456,10 @@ int main(int argc, char **argv)
             }
             for (uint32_t k = 0; k < due && !b->done; k++) {
                 uint32_t tick = cl_client_predicted_tick(b->cl);
-                sim_input cmd = cl_bot_command(&b->bot, cl_client_predicted(b->cl), cl_client_character(b->cl),
-                                               &level, tick);
-                if (cl_record_predict(r, b->cl, &cmd, now_ms) && o.ticks && ++b->played >= (uint64_t)o.ticks + (uint64_t)o.stagger * i)
+                sim_input cmd =
+                    cl_bot_command(&b->bot, cl_client_predicted(b->cl), cl_client_character(b->cl), &level, tick);
+                if (cl_record_predict(r, b->cl, &cmd, now_ms) && o.ticks &&
+                    ++b->played >= (uint64_t)o.ticks + (uint64_t)o.stagger * i)
                     b->done = true;
             }
             net_host_flush(b->host);
@@ -478,8 +504,8 @@ int main(int argc, char **argv)
         uint64_t hash = sim_scene_hash(cl_client_confirmed(bots[0].cl));
         rec_error err;
         if (cl_record_close(rec, &err)) {
-            fprintf(stderr, "keel-client: recorded bot 1 to %s: %" PRIu64 " records, confirmed tick %u, hash %016" PRIx64
-                            "\n",
+            fprintf(stderr,
+                    "keel-client: recorded bot 1 to %s: %" PRIu64 " records, confirmed tick %u, hash %016" PRIx64 "\n",
                     o.record, calls, ct, hash);
         } else {
             fprintf(stderr, "keel-client: the recording to %s failed: %s\n", o.record, err.message);
@@ -551,7 +577,8 @@ int main(int argc, char **argv)
     }
     printf("\"seconds\":%.2f,\"own_mispredictions\":{", secs);
     for (int c = 0; c < CL_CAUSE_COUNT; c++)
-        printf("%s\"%s\":%llu", c ? "," : "", cl_cause_name((cl_cause)c), (unsigned long long)total.own_mispredictions[c]);
+        printf("%s\"%s\":%llu", c ? "," : "", cl_cause_name((cl_cause)c),
+               (unsigned long long)total.own_mispredictions[c]);
     printf("},\"hash_mismatches\":%llu,\"sealed_forged\":%llu,\"sealed_replayed\":%llu,\"status\":%d}\n",
            (unsigned long long)total.hash_mismatches, (unsigned long long)sealed_forged,
            (unsigned long long)sealed_replayed, status);
@@ -568,9 +595,9 @@ int main(int argc, char **argv)
             "%.0f B/s payload (%.0f wire)\n",
             o.bots, secs, (unsigned long long)own, (unsigned long long)total.own_mispredictions[0],
             (unsigned long long)total.own_mispredictions[1], (unsigned long long)total.own_mispredictions[2],
-            (unsigned long long)total.own_mispredictions[3], (unsigned long long)remote,
-            (unsigned long long)rollbacks, (unsigned long long)resim, (unsigned long long)total.hash_mismatches,
-            rtt_sum / nb, margin_sum / nb, up_wire / nb, down_payload / nb, down_wire / nb);
+            (unsigned long long)total.own_mispredictions[3], (unsigned long long)remote, (unsigned long long)rollbacks,
+            (unsigned long long)resim, (unsigned long long)total.hash_mismatches, rtt_sum / nb, margin_sum / nb,
+            up_wire / nb, down_payload / nb, down_wire / nb);
     for (uint32_t i = 0; i < o.bots; i++) {
         cl_client_destroy(bots[i].cl);
         net_host_destroy(bots[i].host);

@@ -53,7 +53,8 @@ void stall_watch_after(stall_watch *w, uint32_t bot, uint64_t now_us, const cl_c
             "\"full_states\":%llu,\"recovery_payload_bytes\":%llu,\"hash_mismatches\":%llu}\n",
             bot, (double)w->stopped_us / 1e6, w->confirmed_after_us < 0 ? -1.0 : (double)w->confirmed_after_us / 1e6,
             w->predicting_after_us < 0 ? -1.0 : (double)w->predicting_after_us / 1e6,
-            (unsigned long long)(s.full_states - w->full_states), (unsigned long long)(hs.payload_received - w->payload),
+            (unsigned long long)(s.full_states - w->full_states),
+            (unsigned long long)(hs.payload_received - w->payload),
             (unsigned long long)(s.hash_mismatches - w->mismatches));
     w->following = false;
 }

@@ -31,7 +31,7 @@ typedef struct stall_watch {
     uint64_t predicted_at_stop; // cl_stats.predicted_ticks then
     int64_t confirmed_after_us, predicting_after_us;
     uint64_t full_states, payload, mismatches; // at waking
-    uint64_t stalls;            // stops seen
+    uint64_t stalls;                           // stops seen
 } stall_watch;
 
 typedef struct stall_clock {

@@ -44,8 +44,8 @@ int kp_app_open(kp_app *app, const kp_options *opt)
     // Only real displays (SDL would also try off-screen and console drivers).
     if (!(driver && driver[0]))
         SDL_SetHint(SDL_HINT_VIDEODRIVER, x11 && x11[0] && wl && wl[0] ? "x11,wayland"
-                                          : x11 && x11[0]             ? "x11"
-                                                                      : "wayland");
+                                          : x11 && x11[0]              ? "x11"
+                                                                       : "wayland");
     // A click that focuses the window counts (a click on the timeline
     // seeks at once; SDL's X11 backend drops it otherwise).
     SDL_SetHint(SDL_HINT_MOUSE_FOCUS_CLICKTHROUGH, "1");
@@ -61,8 +61,8 @@ int kp_app_open(kp_app *app, const kp_options *opt)
     Uint32 flags = SDL_WINDOW_OPENGL | SDL_WINDOW_RESIZABLE | SDL_WINDOW_ALLOW_HIGHDPI;
     if (opt->fullscreen)
         flags |= SDL_WINDOW_FULLSCREEN_DESKTOP;
-    app->window = SDL_CreateWindow("keel-play", SDL_WINDOWPOS_CENTERED, SDL_WINDOWPOS_CENTERED, opt->width,
-                                   opt->height, flags);
+    app->window =
+        SDL_CreateWindow("keel-play", SDL_WINDOWPOS_CENTERED, SDL_WINDOWPOS_CENTERED, opt->width, opt->height, flags);
     if (!app->window) {
         fprintf(stderr, "keel-play: cannot open a window: %s (is DISPLAY set?)\n", SDL_GetError());
         SDL_Quit();
@@ -105,9 +105,7 @@ void kp_app_close(kp_app *app)
 static bool handle(kp_app *app, const SDL_Event *ev)
 {
     switch (ev->type) {
-    case SDL_QUIT:
-        app->quit = true;
-        return false; // the mode may want to know too
+    case SDL_QUIT: app->quit = true; return false; // the mode may want to know too
     case SDL_WINDOWEVENT:
         switch (ev->window.event) {
         case SDL_WINDOWEVENT_MINIMIZED:
@@ -124,14 +122,9 @@ static bool handle(kp_app *app, const SDL_Event *ev)
             update_size(app);
             break;
         case SDL_WINDOWEVENT_SIZE_CHANGED:
-        case SDL_WINDOWEVENT_RESIZED:
-            update_size(app);
-            break;
-        case SDL_WINDOWEVENT_CLOSE:
-            app->quit = true;
-            break;
-        default:
-            break;
+        case SDL_WINDOWEVENT_RESIZED: update_size(app); break;
+        case SDL_WINDOWEVENT_CLOSE: app->quit = true; break;
+        default: break;
         }
         return true;
     case SDL_KEYDOWN:
@@ -140,8 +133,7 @@ static bool handle(kp_app *app, const SDL_Event *ev)
             return true;
         }
         return false;
-    default:
-        return false;
+    default: return false;
     }
 }
 
@@ -207,8 +199,7 @@ bool kp_app_screenshot(kp_app *app, const char *path)
     free(px);
     free(flipped);
     if (!ok) {
-        fprintf(stderr, "keel-play: cannot write %s: stb_image_write failed (a folder that does not exist?)\n",
-                path);
+        fprintf(stderr, "keel-play: cannot write %s: stb_image_write failed (a folder that does not exist?)\n", path);
         return false;
     }
     app->screenshots++;

@@ -21,15 +21,15 @@
 struct kp_app {
     SDL_Window *window;
     SDL_GLContext gl;
-    int width, height;        ///< drawable size in pixels (the viewport)
+    int width, height; ///< drawable size in pixels (the viewport)
     bool minimised, fullscreen, quit;
-    bool mouse_captured;      ///< relative mouse mode on
-    uint64_t frames;          ///< frames drawn (kp_app_frame_end calls)
-    uint32_t resizes;         ///< size changes seen
-    uint32_t minimises;       ///< times the window was minimised
-    uint32_t screenshots;     ///< PNGs written
-    double dt;                ///< seconds since the previous frame began (clamped to 0.25)
-    double time;              ///< seconds since the window opened (monotonic)
+    bool mouse_captured;  ///< relative mouse mode on
+    uint64_t frames;      ///< frames drawn (kp_app_frame_end calls)
+    uint32_t resizes;     ///< size changes seen
+    uint32_t minimises;   ///< times the window was minimised
+    uint32_t screenshots; ///< PNGs written
+    double dt;            ///< seconds since the previous frame began (clamped to 0.25)
+    double time;          ///< seconds since the window opened (monotonic)
     uint64_t last_counter;
 };
 

@@ -123,28 +123,16 @@ static const float palette[12][3] = {
     {0.10f, 0.90f, 0.35f}, {0.95f, 0.10f, 0.55f}, {0.05f, 0.70f, 0.95f}, {0.80f, 0.95f, 0.05f},
 };
 
-uint32_t kp_palette_size(void)
-{
-    return 12u;
-}
+uint32_t kp_palette_size(void) { return 12u; }
 
-void kp_palette_entry(uint32_t i, float rgb[3])
-{
-    memcpy(rgb, palette[i % 12u], sizeof palette[0]);
-}
+void kp_palette_entry(uint32_t i, float rgb[3]) { memcpy(rgb, palette[i % 12u], sizeof palette[0]); }
 
-void kp_character_color(uint32_t id, float rgb[3])
-{
-    kp_palette_entry(id == 0 ? 0 : (id - 1u) % 12u, rgb);
-}
+void kp_character_color(uint32_t id, float rgb[3]) { kp_palette_entry(id == 0 ? 0 : (id - 1u) % 12u, rgb); }
 
-static float m(sim_fx v)
-{
-    return (float)v / 65536.0f;
-}
+static float m(sim_fx v) { return (float)v / 65536.0f; }
 
-uint32_t kp_render_records_from_states(const sim_char_state *states, uint32_t count,
-                                       const sim_move_settings *settings, kp_char_draw *out, uint32_t capacity)
+uint32_t kp_render_records_from_states(const sim_char_state *states, uint32_t count, const sim_move_settings *settings,
+                                       kp_char_draw *out, uint32_t capacity)
 {
     uint32_t n = 0;
     for (uint32_t i = 0; i < count && n < capacity; i++) {
@@ -164,8 +152,9 @@ uint32_t kp_render_records_from_states(const sim_char_state *states, uint32_t co
         d->centre[2] = d->feet[2];
         d->yaw = (float)c->yaw * 360.0f / 65536.0f;
         d->pitch = (float)(int16_t)c->pitch * 360.0f / 65536.0f;
-        d->shape = s.type == SIM_SHAPE_BOX ? KP_SHAPE_BOX : s.type == SIM_SHAPE_CYLINDER ? KP_SHAPE_CYLINDER
-                                                                                      : KP_SHAPE_CAPSULE;
+        d->shape = s.type == SIM_SHAPE_BOX        ? KP_SHAPE_BOX
+                   : s.type == SIM_SHAPE_CYLINDER ? KP_SHAPE_CYLINDER
+                                                  : KP_SHAPE_CAPSULE;
         d->radius = s.type == SIM_SHAPE_BOX ? d->half[0] : m(s.radius);
         d->crouched = (c->flags & SIM_CHAR_CROUCHED) != 0;
         kp_character_color(c->id, d->color);

@@ -106,7 +106,7 @@ int kp_diff_run(kp_app *app, const kp_options *opt)
         d.found = rc == REC_EXIT_DIVERGED;
         d.tick = report->div.tick;
         d.show_tick = report->kind == REC_DIFF_START ? a.first : report->div.tick + 1u;
-        d.character = report->div.character ? report->div.character
+        d.character = report->div.character     ? report->div.character
                       : report->character_count ? report->characters[0]
                                                 : 0;
         snprintf(d.kind, sizeof d.kind, "%s", kind_name(report->kind));

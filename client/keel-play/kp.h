@@ -39,45 +39,45 @@ enum {
 typedef struct kp_options {
     kp_mode mode;
     // ---- window (all modes) ----
-    int width, height;  ///< --size WxH (default 1280x720)
-    bool fullscreen;    ///< --fullscreen (F11 toggles)
-    bool vsync;         ///< on unless --no-vsync
+    int width, height; ///< --size WxH (default 1280x720)
+    bool fullscreen;   ///< --fullscreen (F11 toggles)
+    bool vsync;        ///< on unless --no-vsync
     // ---- capture (all modes) ----
     const char *screenshot; ///< --screenshot FILE.png: written after `frames` frames, then quit
     uint32_t frames;        ///< --frames N: quit after N frames (0: run until closed; with
                             ///< --screenshot and no --frames: 3)
     bool has_at_tick;
-    uint32_t at_tick;       ///< --at-tick N: replay/diff start paused at tick N; live: the
-                            ///< screenshot waits until the predicted tick reaches N
-    bool has_camera;        ///< --camera X,Y,Z,YAW,PITCH: a fixed free camera
-    float camera[5];        ///< eye in metres, yaw and pitch in degrees (yaw 0 looks
-                            ///< along -z, 90 along -x; pitch > 0 looks up)
+    uint32_t at_tick; ///< --at-tick N: replay/diff start paused at tick N; live: the
+                      ///< screenshot waits until the predicted tick reaches N
+    bool has_camera;  ///< --camera X,Y,Z,YAW,PITCH: a fixed free camera
+    float camera[5];  ///< eye in metres, yaw and pitch in degrees (yaw 0 looks
+                      ///< along -z, 90 along -x; pitch > 0 looks up)
     // ---- watch and diff ----
-    const char *files[2];   ///< --replay FILE; --diff A B
-    const char *level;      ///< --level PATH: the OBJ to re-simulate on (as keel-replay)
-    float speed;            ///< --speed X: initial playback speed (1/4..8, default 1)
-    bool paused;            ///< --paused: start paused
-    uint32_t follow;        ///< --follow ID: follow this character (0: the first)
+    const char *files[2]; ///< --replay FILE; --diff A B
+    const char *level;    ///< --level PATH: the OBJ to re-simulate on (as keel-replay)
+    float speed;          ///< --speed X: initial playback speed (1/4..8, default 1)
+    bool paused;          ///< --paused: start paused
+    uint32_t follow;      ///< --follow ID: follow this character (0: the first)
     // ---- live (as keel-client: the level and world must match the server's) ----
-    char host[256];          ///< --connect HOST:PORT (default 127.0.0.1:27900)
+    char host[256]; ///< --connect HOST:PORT (default 127.0.0.1:27900)
     uint32_t port;
-    const char *name;        ///< --name N (default "player")
-    float sensitivity;       ///< --sensitivity X: degrees per mouse count (default 0.15)
-    bool platforms;          ///< --platforms (as keel-server --platforms)
-    uint32_t rate;           ///< --rate N: the server's tick rate (default 64)
-    const char *live_level;  ///< --level builtin|PATH in live mode (default builtin)
-    const char *scale;       ///< --scale S: OBJ metres per unit (default 0.12)
-    char up;                 ///< --up y|z (default y)
+    const char *name;           ///< --name N (default "player")
+    float sensitivity;          ///< --sensitivity X: degrees per mouse count (default 0.15)
+    bool platforms;             ///< --platforms (as keel-server --platforms)
+    uint32_t rate;              ///< --rate N: the server's tick rate (default 64)
+    const char *live_level;     ///< --level builtin|PATH in live mode (default builtin)
+    const char *scale;          ///< --scale S: OBJ metres per unit (default 0.12)
+    char up;                    ///< --up y|z (default y)
     uint32_t connect_timeout_s; ///< --connect-timeout S (default 10)
     uint32_t ticks_per_packet;  ///< --ticks-per-packet N (default 2)
-    const char *record;      ///< --record FILE: record the client (cl_record)
-    bool third_person;       ///< --chase: a chase camera instead of first person
-    uint32_t quit_after_s;   ///< --quit-after S: leave S seconds after play began (0: never)
+    const char *record;         ///< --record FILE: record the client (cl_record)
+    bool third_person;          ///< --chase: a chase camera instead of first person
+    uint32_t quit_after_s;      ///< --quit-after S: leave S seconds after play began (0: never)
     // ---- live, secure mode (as keel-client; docs/security.md) ----
-    const char *token_file;  ///< --token FILE: join with this connect token (keel-token issue)
-    const char *token_key;   ///< --token-key FILE: issue a token with this backend key
-    uint64_t protocol_id;    ///< --protocol-id N: with --token-key, the token's protocol id (default 0)
-    uint32_t client_id;      ///< --client-id N: with --token-key, the token's client id (default 1)
+    const char *token_file; ///< --token FILE: join with this connect token (keel-token issue)
+    const char *token_key;  ///< --token-key FILE: issue a token with this backend key
+    uint64_t protocol_id;   ///< --protocol-id N: with --token-key, the token's protocol id (default 0)
+    uint32_t client_id;     ///< --client-id N: with --token-key, the token's client id (default 1)
     bool has_client_id, has_protocol_id;
 } kp_options;
 

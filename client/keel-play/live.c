@@ -107,18 +107,18 @@ static void live_summary(const kp_live *L, int status, uint64_t now)
     printf(",\"status\":%d,\"seconds\":%.2f,\"connected_seconds\":%.2f,\"frames\":%llu,\"ticks\":%llu,"
            "\"predicted_ticks\":%llu,\"rtt_ms\":%.1f,\"input_margin_ticks\":%.2f",
            status, (double)(now - L->start_us) / 1e6, conn, (unsigned long long)L->app->frames,
-           (unsigned long long)L->link.played, (unsigned long long)s.predicted_ticks, s.rtt_ms, s.input_margin_q8 / 256.0);
+           (unsigned long long)L->link.played, (unsigned long long)s.predicted_ticks, s.rtt_ms,
+           s.input_margin_q8 / 256.0);
     print_causes("own_mispredictions", s.own_mispredictions);
     print_causes("remote_mispredictions", s.remote_mispredictions);
     printf(",\"rollbacks\":%llu,\"resimulated_ticks\":%llu,\"snapshots\":%llu,\"full_states\":%llu,"
            "\"hash_mismatches\":%llu,\"snapshot_packets_lost\":%llu,\"capped_ticks\":%llu,\"up_wire_bytes\":%llu,"
            "\"down_wire_bytes\":%llu,\"up_wire_Bps\":%.0f,\"down_wire_Bps\":%.0f,\"screenshots\":%u",
-           (unsigned long long)s.rollbacks, (unsigned long long)s.resimulated_ticks,
-           (unsigned long long)s.snapshots, (unsigned long long)s.full_states,
-           (unsigned long long)s.hash_mismatches, (unsigned long long)s.snapshot_packets_lost,
-           (unsigned long long)s.capped_ticks, (unsigned long long)ns.wire_sent,
-           (unsigned long long)ns.wire_received, ns.wire_sent * per, ns.wire_received * per,
-           L->app->screenshots);
+           (unsigned long long)s.rollbacks, (unsigned long long)s.resimulated_ticks, (unsigned long long)s.snapshots,
+           (unsigned long long)s.full_states, (unsigned long long)s.hash_mismatches,
+           (unsigned long long)s.snapshot_packets_lost, (unsigned long long)s.capped_ticks,
+           (unsigned long long)ns.wire_sent, (unsigned long long)ns.wire_received, ns.wire_sent * per,
+           ns.wire_received * per, L->app->screenshots);
     kp_figures_print(L->fig, stdout);
     printf("}\n");
     fflush(stdout);
@@ -291,8 +291,7 @@ int kp_live_run(kp_app *app, const kp_options *opt)
         bool open = token_ok && kp_link_open(&L->link, opt->host, (uint16_t)opt->port, token, L->world, &L->level,
                                              &L->settings, &cc, opt->connect_timeout_s * 1000u);
         tokens_wipe(&tokens); // the host keeps its own copy
-        if (open &&
-            (!opt->record || kp_link_record(&L->link, opt->record, opt->live_level, opt->scale, opt->up))) {
+        if (open && (!opt->record || kp_link_record(&L->link, opt->record, opt->live_level, opt->scale, opt->up))) {
             L->link.smooth = L->smooth;
             L->ctl.captured = true;
             rc = live_loop(L);

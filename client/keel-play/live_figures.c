@@ -67,7 +67,8 @@ void kp_figures_pose(kp_figures *f, const cl_client *cl, const cl_smooth *smooth
     } else if (f->have_prev) {
         f->distance_m += dist3(pose->position, f->prev_drawn);
         double now[3], before[3];
-        if (base_at(cl, pose->id, pose->tick, alpha, now) && base_at(cl, pose->id, f->prev_tick, f->prev_alpha, before)) {
+        if (base_at(cl, pose->id, pose->tick, alpha, now) &&
+            base_at(cl, pose->id, f->prev_tick, f->prev_alpha, before)) {
             double pop = 0;
             for (int k = 0; k < 3; k++) {
                 double drawn = (double)pose->position[k] - f->prev_drawn[k], own = now[k] - before[k];
@@ -75,8 +76,8 @@ void kp_figures_pose(kp_figures *f, const cl_client *cl, const cl_smooth *smooth
             }
             pop = sqrt(pop);
             const cl_smooth_settings *s = cl_smooth_get_settings(smooth);
-            double bound = s->half_life_s > 0 ? s->snap_distance * (1.0 - exp2(-(double)dt_s / s->half_life_s))
-                                              : s->snap_distance;
+            double bound =
+                s->half_life_s > 0 ? s->snap_distance * (1.0 - exp2(-(double)dt_s / s->half_life_s)) : s->snap_distance;
             double ratio = bound > 0 ? pop / bound : 0;
             f->pop_frames++;
             if (pop > f->largest_pop_m)

@@ -39,9 +39,9 @@ typedef struct kp_figures {
     float prev_drawn[3];
     float first_drawn[3];
     bool have_first;
-    double distance_m;    ///< path length of the drawn position (snaps left out)
-    double largest_pop_m; ///< the largest pop
-    double pop_bound_m;   ///< the bound at that frame's dt
+    double distance_m;        ///< path length of the drawn position (snaps left out)
+    double largest_pop_m;     ///< the largest pop
+    double pop_bound_m;       ///< the bound at that frame's dt
     double largest_pop_ratio; ///< the largest pop / its frame's bound
     uint64_t pop_frames, pop_unmeasured, snaps;
     float last_drawn[3];

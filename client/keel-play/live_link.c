@@ -281,7 +281,6 @@ const char *kp_link_status_text(const kp_link *l, char *buf, size_t size)
     else if (!l->cl || cl_client_status(l->cl) == CL_STATUS_CONNECTING)
         snprintf(buf, size, "connecting to %s:%u ...", l->server, (unsigned)l->port);
     else
-        snprintf(buf, size, "connected to %s:%u, waiting for the first full state ...", l->server,
-                 (unsigned)l->port);
+        snprintf(buf, size, "connected to %s:%u, waiting for the first full state ...", l->server, (unsigned)l->port);
     return buf;
 }

@@ -118,8 +118,8 @@ static void player_list(kp_live *L, kp_overlay *ov, float x, float y)
     for (uint32_t i = 0; i < n && used < sizeof text - 80; i++) {
         double vx = c[i].velocity.x / 65536.0, vz = c[i].velocity.z / 65536.0;
         used += (size_t)snprintf(text + used, sizeof text - used, "%4u  %-6s %6.2f     %7.2f  %s\n", c[i].id,
-                                 sim_move_type_name(c[i].move_type), sqrt(vx * vx + vz * vz),
-                                 c[i].position.y / 65536.0, c[i].id == own ? L->opt->name : "");
+                                 sim_move_type_name(c[i].move_type), sqrt(vx * vx + vz * vz), c[i].position.y / 65536.0,
+                                 c[i].id == own ? L->opt->name : "");
     }
     float w = kp_overlay_text_width(text, 2.0f);
     kp_overlay_text_box(ov, x > 0 ? x : (float)L->app->width - w - 40, y, 2.0f, text, text_white);
@@ -158,7 +158,8 @@ static void overlays(kp_live *L, uint64_t now)
         kp_overlay_text_box(ov, (app->width - w) / 2, app->height / 2.0f - 20, scale, status,
                             ended ? text_red : text_white);
         if (ended)
-            kp_overlay_text_box(ov, 8, 8, 2.0f, "the connection has ended: Esc quits (keel-play exits in 4 s)", text_white);
+            kp_overlay_text_box(ov, 8, 8, 2.0f, "the connection has ended: Esc quits (keel-play exits in 4 s)",
+                                text_white);
     }
     if (L->ctl.help)
         help_box(ov, 40, 60);

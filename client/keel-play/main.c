@@ -169,11 +169,11 @@ static bool parse_connect(const char *s, kp_options *o)
 }
 
 // Options that take a value; the rest are flags.
-static const char *const valued[] = {"--replay", "--level", "--speed", "--follow", "--connect", "--name",
-                                     "--sensitivity", "--rate", "--scale", "--up", "--connect-timeout",
-                                     "--ticks-per-packet", "--record", "--size", "--screenshot", "--frames",
-                                     "--at-tick", "--camera", "--quit-after", "--token", "--token-key",
-                                     "--client-id", "--protocol-id", NULL};
+static const char *const valued[] = {
+    "--replay",      "--level", "--speed",      "--follow",    "--connect",         "--name",
+    "--sensitivity", "--rate",  "--scale",      "--up",        "--connect-timeout", "--ticks-per-packet",
+    "--record",      "--size",  "--screenshot", "--frames",    "--at-tick",         "--camera",
+    "--quit-after",  "--token", "--token-key",  "--client-id", "--protocol-id",     NULL};
 
 static bool takes_value(const char *a)
 {

@@ -30,8 +30,8 @@ typedef struct kp_ng_slot {
     uint32_t own[CL_CAUSE_COUNT], remote[CL_CAUSE_COUNT];
     uint32_t frames;
     float frame_ms_max;
-    float work_ms_max; ///< prediction + rollback + smoothing of the worst frame
-    uint32_t snaps;    ///< corrections the smoothing snapped instead of easing
+    float work_ms_max;                  ///< prediction + rollback + smoothing of the worst frame
+    uint32_t snaps;                     ///< corrections the smoothing snapped instead of easing
     uint64_t wire_up, wire_down;        ///< bytes on the wire
     uint64_t snapshots, snapshots_lost; ///< applied, and lost (gaps in the server's numbering)
 } kp_ng_slot;

@@ -144,10 +144,7 @@ void kp_overlay_lines(kp_overlay *o, const float *xy, uint32_t count, float thic
     }
 }
 
-float kp_overlay_text_width(const char *text, float scale)
-{
-    return (float)stb_easy_font_width((char *)text) * scale;
-}
+float kp_overlay_text_width(const char *text, float scale) { return (float)stb_easy_font_width((char *)text) * scale; }
 
 float kp_overlay_text_height(const char *text, float scale)
 {
@@ -214,8 +211,7 @@ void kp_overlay_end(kp_overlay *o, uint32_t *draw_calls)
     glUniform2f(o->u_size, (float)o->width, (float)o->height);
     glBindVertexArray(o->vao);
     glBindBuffer(GL_ARRAY_BUFFER, o->vbo);
-    glBufferData(GL_ARRAY_BUFFER, (GLsizeiptr)(o->count * FLOATS_PER_VERTEX * sizeof(float)), o->verts,
-                 GL_STREAM_DRAW);
+    glBufferData(GL_ARRAY_BUFFER, (GLsizeiptr)(o->count * FLOATS_PER_VERTEX * sizeof(float)), o->verts, GL_STREAM_DRAW);
     glDrawArrays(GL_TRIANGLES, 0, (GLsizei)o->count);
     glBindVertexArray(0);
     glDisable(GL_BLEND);

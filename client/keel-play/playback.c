@@ -49,8 +49,7 @@ static bool scan_markers(kp_run *r)
     return true;
 }
 
-int kp_run_open(kp_run *r, const char *file, const char *level_override, const sim_level *level,
-                const sim_world *world)
+int kp_run_open(kp_run *r, const char *file, const char *level_override, const sim_level *level, const sim_world *world)
 {
     memset(r, 0, sizeof *r);
     r->file = file;
@@ -112,8 +111,8 @@ int kp_run_open(kp_run *r, const char *file, const char *level_override, const s
         return REC_EXIT_BAD_FILE;
     }
     if (!r->info.complete)
-        fprintf(stderr, "keel-play: %s: truncated at offset %llu (no end chunk): showing the %u readable ticks\n",
-                file, (unsigned long long)r->info.truncated_at, (unsigned)r->info.tick_count);
+        fprintf(stderr, "keel-play: %s: truncated at offset %llu (no end chunk): showing the %u readable ticks\n", file,
+                (unsigned long long)r->info.truncated_at, (unsigned)r->info.tick_count);
     return 0;
 }
 
@@ -131,10 +130,7 @@ void kp_run_close(kp_run *r)
     memset(r, 0, sizeof *r);
 }
 
-uint32_t kp_run_tick(const kp_run *r)
-{
-    return sim_scene_tick(r->view);
-}
+uint32_t kp_run_tick(const kp_run *r) { return sim_scene_tick(r->view); }
 
 // The newest keyframe at or before `tick`: its index (and *at its tick),
 // or -1 for the initial state.
@@ -175,8 +171,8 @@ bool kp_run_seek(kp_run *r, uint32_t tick)
         const sim_char_state *states = NULL;
         bool ok = k >= 0 ? rec_file_keyframe(r->f, (uint32_t)k, &start, &states, &count, &err)
                          : rec_file_initial(r->f, &start, &states, &count);
-        if (!ok || !rec_resim_restore(r->scene, start, states, count, k >= 0 ? "a keyframe" : "the initial state",
-                                      &err)) {
+        if (!ok ||
+            !rec_resim_restore(r->scene, start, states, count, k >= 0 ? "a keyframe" : "the initial state", &err)) {
             replay_print_error(r->file, &err);
             return false;
         }
@@ -205,8 +201,7 @@ bool kp_run_step(kp_run *r)
     rec_tick t;
     if (!rec_cursor_next(r->cur, &t, &err) || !rec_resim_apply(r->scene, &t, &err)) {
         if (!err.message[0])
-            snprintf(err.message, sizeof err.message, "the recording ends before tick %u",
-                     (unsigned)kp_run_tick(r));
+            snprintf(err.message, sizeof err.message, "the recording ends before tick %u", (unsigned)kp_run_tick(r));
         replay_print_error(r->file, &err);
         return false;
     }

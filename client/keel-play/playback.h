@@ -54,22 +54,22 @@ typedef struct kp_run {
     rec_file *f;
     const rec_header *h;
     rec_info info;
-    replay_level lv;   ///< the level and world (when this run owns them)
+    replay_level lv; ///< the level and world (when this run owns them)
     const sim_world *world;
     const sim_level *level;
-    sim_scene *scene;  ///< scene recordings: the re-simulated scene
+    sim_scene *scene;      ///< scene recordings: the re-simulated scene
     const sim_scene *view; ///< what is drawn: the scene, or the client's predicted scene
     rec_cursor *cur;
     // client recordings
     bool client;
     struct net_host *host;
     struct cl_client *cl;
-    uint64_t records;        ///< calls applied since the start
+    uint64_t records;               ///< calls applied since the start
     uint64_t own_mispredictions[4]; ///< by cl_cause, over the whole recording
-    uint32_t first, last; ///< the ticks that can be shown
+    uint32_t first, last;           ///< the ticks that can be shown
     kp_marker *markers;
     uint32_t marker_count;
-    uint64_t markers_dropped; ///< events past KP_MAX_MARKERS: counted, not drawn
+    uint64_t markers_dropped;            ///< events past KP_MAX_MARKERS: counted, not drawn
     uint64_t substitutes, joins, leaves; ///< counted over the whole recording
 } kp_run;
 

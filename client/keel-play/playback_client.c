@@ -103,15 +103,12 @@ int kp_run_client_open(kp_run *r)
         return REC_EXIT_BAD_FILE;
     }
     if (!r->info.complete)
-        fprintf(stderr, "keel-play: %s: truncated at offset %llu (no end chunk): showing the readable calls\n",
-                r->file, (unsigned long long)r->info.truncated_at);
+        fprintf(stderr, "keel-play: %s: truncated at offset %llu (no end chunk): showing the readable calls\n", r->file,
+                (unsigned long long)r->info.truncated_at);
     return kp_run_client_seek(r, r->first) ? 0 : REC_EXIT_BAD_FILE;
 }
 
-void kp_run_client_close(kp_run *r)
-{
-    stop(r);
-}
+void kp_run_client_close(kp_run *r) { stop(r); }
 
 bool kp_run_client_seek(kp_run *r, uint32_t tick)
 {

@@ -302,10 +302,7 @@ void kp_render_destroy(kp_render *r)
     free(r);
 }
 
-static float fx(sim_fx v)
-{
-    return (float)v / 65536.0f;
-}
+static float fx(sim_fx v) { return (float)v / 65536.0f; }
 
 static void v3(sim_vec3 v, float out[3])
 {
@@ -354,8 +351,8 @@ void kp_render_begin(kp_render *r, const kp_camera *cam, int width, int height)
     glm_vec3_add(eye, f, centre);
     mat4 view, proj;
     glm_lookat(eye, centre, up, view);
-    glm_perspective(glm_rad(r->cam.fov), (float)width / (float)(height > 0 ? height : 1), r->cam.znear,
-                    r->cam.zfar, proj);
+    glm_perspective(glm_rad(r->cam.fov), (float)width / (float)(height > 0 ? height : 1), r->cam.znear, r->cam.zfar,
+                    proj);
     glm_mat4_mul(proj, view, r->vp);
     glEnable(GL_DEPTH_TEST);
     glDepthMask(GL_TRUE);
@@ -562,12 +559,6 @@ void kp_render_end(kp_render *r)
     glDisable(GL_BLEND);
 }
 
-uint32_t kp_render_draw_calls(const kp_render *r)
-{
-    return r->draw_calls;
-}
+uint32_t kp_render_draw_calls(const kp_render *r) { return r->draw_calls; }
 
-const kp_camera *kp_render_camera(const kp_render *r)
-{
-    return &r->cam;
-}
+const kp_camera *kp_render_camera(const kp_render *r) { return &r->cam; }

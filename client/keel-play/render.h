@@ -61,17 +61,17 @@ typedef enum kp_shape_kind {
 /// One character to draw.
 typedef struct kp_char_draw {
     uint32_t id;
-    float feet[3];     ///< bottom centre, metres
-    float centre[3];   ///< centre of the shape
-    float yaw, pitch;  ///< degrees (the view; the body turns with the yaw)
+    float feet[3];    ///< bottom centre, metres
+    float centre[3];  ///< centre of the shape
+    float yaw, pitch; ///< degrees (the view; the body turns with the yaw)
     kp_shape_kind shape;
-    float radius;      ///< capsule and cylinder; for a box half.x
-    float half[3];     ///< half extents (of the shape in use: crouched or standing)
+    float radius;  ///< capsule and cylinder; for a box half.x
+    float half[3]; ///< half extents (of the shape in use: crouched or standing)
     bool crouched;
-    float color[4];    ///< RGBA 0..1 (kp_character_color by default)
-    bool ghost;        ///< translucent (diff's second run)
-    float flash[4];    ///< blended over the colour by flash[3] (0: none)
-    bool label;        ///< draw the id above it (kp_render_labels)
+    float color[4]; ///< RGBA 0..1 (kp_character_color by default)
+    bool ghost;     ///< translucent (diff's second run)
+    float flash[4]; ///< blended over the colour by flash[3] (0: none)
+    bool label;     ///< draw the id above it (kp_render_labels)
 } kp_char_draw;
 
 /// The palette: a distinct saturated colour per id (12 hues), far from the
@@ -87,8 +87,8 @@ void kp_palette_entry(uint32_t i, float rgb[3]);
 uint32_t kp_render_records_from_scene(const sim_scene *scene, const sim_move_settings *settings, kp_char_draw *out,
                                       uint32_t capacity);
 /// The same from states (id order or any).
-uint32_t kp_render_records_from_states(const sim_char_state *states, uint32_t count,
-                                       const sim_move_settings *settings, kp_char_draw *out, uint32_t capacity);
+uint32_t kp_render_records_from_states(const sim_char_state *states, uint32_t count, const sim_move_settings *settings,
+                                       kp_char_draw *out, uint32_t capacity);
 
 typedef struct kp_render kp_render;
 

@@ -282,7 +282,8 @@ static void events(watch *w)
             click(w, (float)ev.button.x, (float)ev.button.y);
         else if (ev.type == SDL_MOUSEMOTION && w->app->mouse_captured) {
             float dx = (float)ev.motion.xrel * 0.15f, dy = (float)ev.motion.yrel * 0.15f;
-            float *yaw = w->free_cam ? &w->cam.yaw : &w->orbit_yaw, *pitch = w->free_cam ? &w->cam.pitch : &w->orbit_pitch;
+            float *yaw = w->free_cam ? &w->cam.yaw : &w->orbit_yaw,
+                  *pitch = w->free_cam ? &w->cam.pitch : &w->orbit_pitch;
             *yaw -= dx;
             *pitch -= dy;
             *pitch = *pitch > 89.0f ? 89.0f : *pitch < -89.0f ? -89.0f : *pitch;
@@ -308,11 +309,11 @@ static void summary(const watch *w)
            "\"resizes\":%u,\"minimises\":%u,\"draw_calls\":%u",
            w->diff ? "diff" : "replay", (unsigned long long)w->drawn, (unsigned)kp_run_tick(w->a),
            (unsigned)w->a->first, (unsigned)w->a->last, w->paused ? "true" : "false", (double)w->speed,
-           (unsigned long long)w->pause_toggles, (unsigned long long)w->seeks, (unsigned long long)w->steps, (unsigned)w->app->screenshots,
-           (unsigned)w->a->marker_count, (unsigned long long)w->a->markers_dropped, (unsigned long long)w->a->joins, (unsigned long long)w->a->leaves,
-           (unsigned long long)w->a->substitutes, (unsigned)(w->free_cam ? 0 : w->follow_id),
-           w->free_cam ? "true" : "false", w->app->width, w->app->height, (unsigned)w->app->resizes,
-           (unsigned)w->app->minimises, (unsigned)w->last_draw_calls);
+           (unsigned long long)w->pause_toggles, (unsigned long long)w->seeks, (unsigned long long)w->steps,
+           (unsigned)w->app->screenshots, (unsigned)w->a->marker_count, (unsigned long long)w->a->markers_dropped,
+           (unsigned long long)w->a->joins, (unsigned long long)w->a->leaves, (unsigned long long)w->a->substitutes,
+           (unsigned)(w->free_cam ? 0 : w->follow_id), w->free_cam ? "true" : "false", w->app->width, w->app->height,
+           (unsigned)w->app->resizes, (unsigned)w->app->minimises, (unsigned)w->last_draw_calls);
     if (w->a->client)
         printf(",\"client\":true,\"own_mispredictions\":%llu",
                (unsigned long long)(w->a->own_mispredictions[0] + w->a->own_mispredictions[1] +
@@ -343,7 +344,7 @@ static void start(watch *w)
         w->rc = KP_EXIT_FAILURE;
     sync_b(w);
     kp_watch_fill(w);
-    uint32_t id = opt->follow                          ? opt->follow
+    uint32_t id = opt->follow                       ? opt->follow
                   : (w->diff && w->diff->character) ? w->diff->character
                   : w->a->client                    ? cl_client_character(w->a->cl)
                                                     : nth_id(w, 0);

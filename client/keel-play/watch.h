@@ -15,11 +15,11 @@
 typedef struct kp_watch_diff {
     kp_run *b;
     bool found;
-    uint32_t tick;       ///< the first divergent tick (the states after it differ)
-    uint32_t show_tick;  ///< the tick the view starts at (tick + 1: the state after it)
-    uint32_t character;  ///< the character to look at (0: none)
-    char kind[16];       ///< "state", "inputs", "events", "start"
-    char line[600];      ///< the differing field and values, for the overlay
+    uint32_t tick;      ///< the first divergent tick (the states after it differ)
+    uint32_t show_tick; ///< the tick the view starts at (tick + 1: the state after it)
+    uint32_t character; ///< the character to look at (0: none)
+    char kind[16];      ///< "state", "inputs", "events", "start"
+    char line[600];     ///< the differing field and values, for the overlay
 } kp_watch_diff;
 
 /// Run the loop until quit (window closed, Esc, --frames reached). Returns

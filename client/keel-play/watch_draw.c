@@ -14,8 +14,8 @@
 
 static const float white[4] = {1, 1, 1, 1}, red[4] = {1.0f, 0.35f, 0.3f, 1};
 static const float marker_colors[KP_MARK_KIND_COUNT][4] = {
-    {0.3f, 0.95f, 0.4f, 1},  {0.85f, 0.85f, 0.85f, 1}, {1.0f, 0.6f, 0.1f, 1}, {1.0f, 0.15f, 0.15f, 1},
-    {1.0f, 0.6f, 0.1f, 1},   {0.3f, 0.8f, 1.0f, 1},    {1.0f, 0.9f, 0.2f, 1}, {1.0f, 0.1f, 0.9f, 1}};
+    {0.3f, 0.95f, 0.4f, 1}, {0.85f, 0.85f, 0.85f, 1}, {1.0f, 0.6f, 0.1f, 1}, {1.0f, 0.15f, 0.15f, 1},
+    {1.0f, 0.6f, 0.1f, 1},  {0.3f, 0.8f, 1.0f, 1},    {1.0f, 0.9f, 0.2f, 1}, {1.0f, 0.1f, 0.9f, 1}};
 
 // ---- drawing --------------------------------------------------------------------
 
@@ -88,8 +88,7 @@ void kp_watch_fill(watch *w)
 
 static void draw_timeline(watch *w)
 {
-    static const float back[4] = {0, 0, 0, 0.55f}, played[4] = {0.25f, 0.55f, 0.95f, 0.9f},
-                       knob[4] = {1, 1, 1, 1};
+    static const float back[4] = {0, 0, 0, 0.55f}, played[4] = {0.25f, 0.55f, 0.95f, 0.9f}, knob[4] = {1, 1, 1, 1};
     bar b = kp_watch_timeline(w);
     kp_overlay_rect(w->ov, b.x - 4.0f, b.y - 18.0f, b.w + 8.0f, b.h + 22.0f, back);
     float now = kp_watch_tick_x(w, &b, kp_run_tick(w->a));
@@ -106,20 +105,19 @@ static void draw_timeline(watch *w)
     kp_overlay_rect(w->ov, now - 2.0f, b.y, 4.0f, b.h, knob);
 }
 
-static const char *help_text =
-    "Space        play / pause\n"
-    "[ ] or - +   slower / faster (1/4x to 8x)\n"
-    ". , or arrows  one tick forward / back (pauses)\n"
-    "Home End     first / last tick\n"
-    "click or drag the timeline: seek; click a marker: jump there and follow its character\n"
-    "  markers: green join, white leave, orange substituted command, red divergence;\n"
-    "  client recordings, own mispredictions: orange substituted, blue remote command,\n"
-    "  yellow interaction, magenta unexplained\n"
-    "1..9         follow the n-th character     Tab  the next one\n"
-    "0 or F       free camera: WASD, Q/E down/up, Shift faster\n"
-    "click the view: capture the mouse to look around (Esc releases)\n"
-    "mouse wheel  chase distance\n"
-    "F1 this help   F11 fullscreen   F12 screenshot   Esc quit";
+static const char *help_text = "Space        play / pause\n"
+                               "[ ] or - +   slower / faster (1/4x to 8x)\n"
+                               ". , or arrows  one tick forward / back (pauses)\n"
+                               "Home End     first / last tick\n"
+                               "click or drag the timeline: seek; click a marker: jump there and follow its character\n"
+                               "  markers: green join, white leave, orange substituted command, red divergence;\n"
+                               "  client recordings, own mispredictions: orange substituted, blue remote command,\n"
+                               "  yellow interaction, magenta unexplained\n"
+                               "1..9         follow the n-th character     Tab  the next one\n"
+                               "0 or F       free camera: WASD, Q/E down/up, Shift faster\n"
+                               "click the view: capture the mouse to look around (Esc releases)\n"
+                               "mouse wheel  chase distance\n"
+                               "F1 this help   F11 fullscreen   F12 screenshot   Esc quit";
 
 static void draw_hud(watch *w)
 {
@@ -127,12 +125,12 @@ static void draw_hud(watch *w)
     uint32_t tick = kp_run_tick(w->a), count;
     sim_scene_characters(w->a->view, &count);
     int n = snprintf(text, sizeof text, "%s  tick %u (%u..%u)  x%g  %s  %u characters", w->a->file, (unsigned)tick,
-                     (unsigned)w->a->first, (unsigned)w->a->last, (double)w->speed,
-                     w->paused ? "paused" : "playing", (unsigned)count);
+                     (unsigned)w->a->first, (unsigned)w->a->last, (double)w->speed, w->paused ? "paused" : "playing",
+                     (unsigned)count);
     const sim_char_state *c = w->free_cam ? NULL : sim_scene_find(w->a->view, w->follow_id);
     if (c && n > 0 && (size_t)n < sizeof text)
-        n += snprintf(text + n, sizeof text - (size_t)n, "\nfollowing %u: %s%s%s  (%.2f, %.2f, %.2f)",
-                      (unsigned)c->id, sim_move_type_name(c->move_type), c->flags & SIM_CHAR_GROUNDED ? ", grounded" : "",
+        n += snprintf(text + n, sizeof text - (size_t)n, "\nfollowing %u: %s%s%s  (%.2f, %.2f, %.2f)", (unsigned)c->id,
+                      sim_move_type_name(c->move_type), c->flags & SIM_CHAR_GROUNDED ? ", grounded" : "",
                       c->flags & SIM_CHAR_CROUCHED ? ", crouched" : "", c->position.x / 65536.0,
                       c->position.y / 65536.0, c->position.z / 65536.0);
     else if (n > 0 && (size_t)n < sizeof text)
@@ -196,4 +194,3 @@ void kp_watch_draw(watch *w)
     kp_overlay_end(w->ov, &calls);
     w->last_draw_calls = calls;
 }
-

@@ -17,8 +17,8 @@ typedef struct watch {
     bool paused, help, free_cam;
     float speed;
     double acc;
-    kp_camera cam;       ///< the free camera
-    uint32_t follow_id;  ///< followed character (when !free_cam)
+    kp_camera cam;      ///< the free camera
+    uint32_t follow_id; ///< followed character (when !free_cam)
     float orbit_yaw, orbit_pitch, orbit_dist;
     uint64_t seeks, steps, drawn, pause_toggles;
     int rc;

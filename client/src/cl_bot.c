@@ -4,8 +4,7 @@
 #include <math.h>
 #include <string.h>
 
-static const char *const mode_names[CL_BOT_MODE_COUNT] = {"random", "circuit", "pusher", "idle",
-                                                                 "platforms"};
+static const char *const mode_names[CL_BOT_MODE_COUNT] = {"random", "circuit", "pusher", "idle", "platforms"};
 
 int cl_bot_mode_parse(const char *name)
 {
@@ -165,8 +164,7 @@ sim_input cl_bot_command(cl_bot *bot, const sim_scene *scene, uint32_t self, con
             return cl_bot_command(bot, scene, self, level, tick);
         }
         break;
-    default:
-        break;
+    default: break;
     }
     return in;
 }

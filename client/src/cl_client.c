@@ -7,8 +7,7 @@
 
 const char *cl_cause_name(cl_cause c)
 {
-    static const char *const names[CL_CAUSE_COUNT] = {"substituted", "remote_command", "interaction",
-                                                      "unexplained"};
+    static const char *const names[CL_CAUSE_COUNT] = {"substituted", "remote_command", "interaction", "unexplained"};
     return c < CL_CAUSE_COUNT ? names[c] : "?";
 }
 
@@ -63,8 +62,8 @@ cl_client *cl_client_create(const sim_world *world, const sim_level *level, cons
     cl->snap_cmds = calloc((size_t)NET_MAX_CHARACTERS * NET_MAX_SNAPSHOT_TICKS, sizeof *cl->snap_cmds);
     cl->changed = calloc(NET_MAX_CHARACTERS, 1);
     cl->pending = calloc(CL_PENDING, sizeof *cl->pending);
-    bool ok = cl->pred && cl->conf && cl->work && cl->last_cmds && cl->full_states && cl->full_cmds &&
-              cl->snap_joins && cl->snap_leaves && cl->snap_cmds && cl->changed && cl->pending;
+    bool ok = cl->pred && cl->conf && cl->work && cl->last_cmds && cl->full_states && cl->full_cmds && cl->snap_joins &&
+              cl->snap_leaves && cl->snap_cmds && cl->changed && cl->pending;
     for (uint32_t i = 0; ok && i < CL_PENDING; i++)
         cl->pending[i].tick = NET_TICK_NONE;
     for (uint32_t i = 0; ok && i < CL_RING; i++) {
@@ -172,14 +171,14 @@ uint32_t cl_client_target_lead(const cl_client *cl)
     // estimate is one sample.
     double rtt_ticks = cl->rtt_ms * 1000.0 / (double)cl->nominal_tick_us * 1.25;
     uint32_t lead = (uint32_t)rtt_ticks + 3u;
-    uint32_t cap = cl->config.prediction_cap < NET_MAX_SNAPSHOT_TICKS ? cl->config.prediction_cap : NET_MAX_SNAPSHOT_TICKS;
+    uint32_t cap =
+        cl->config.prediction_cap < NET_MAX_SNAPSHOT_TICKS ? cl->config.prediction_cap : NET_MAX_SNAPSHOT_TICKS;
     return lead > cap ? cap : lead;
 }
 
 uint64_t cl_client_tick_us(const cl_client *cl) { return (uint64_t)((double)cl->nominal_tick_us * cl->clock_scale); }
 
 // ---- sending ------------------------------------------------------------------------
-
 
 void cl_client_hello(cl_client *cl, uint32_t now_ms)
 {
@@ -243,7 +242,7 @@ static void send_inputs(cl_client *cl, uint32_t now_ms)
         uint32_t t = newest - (k - 1u);
         const cl_own_slot *o = &cl->own_ring[t % CL_RING];
         if (o->tick != t || t < cl->live_tick) { // (before live_tick: too late by design)
-            count = 0; // only a contiguous run ending at the newest
+            count = 0;                           // only a contiguous run ending at the newest
             continue;
         }
         in.commands[count++] = o->cmd;

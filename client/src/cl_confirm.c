@@ -31,17 +31,28 @@ static void keep_confirmed(cl_client *cl)
 
 static const char *first_field(const sim_char_state *a, const sim_char_state *b)
 {
-    if (a->flags != b->flags) return "flags";
-    if (a->move_type != b->move_type) return "move_type";
-    if (a->ground != b->ground) return "ground";
-    if (!sim_v3_eq(a->position, b->position)) return "position";
-    if (!sim_v3_eq(a->velocity, b->velocity)) return "velocity";
-    if (!sim_v3_eq(a->ground_normal, b->ground_normal)) return "ground_normal";
-    if (!sim_v3_eq(a->ground_velocity, b->ground_velocity)) return "ground_velocity";
-    if (a->ground_object != b->ground_object) return "ground_object";
-    if (a->stuck_ticks != b->stuck_ticks) return "stuck_ticks";
-    if (a->yaw != b->yaw) return "yaw";
-    if (a->pitch != b->pitch) return "pitch";
+    if (a->flags != b->flags)
+        return "flags";
+    if (a->move_type != b->move_type)
+        return "move_type";
+    if (a->ground != b->ground)
+        return "ground";
+    if (!sim_v3_eq(a->position, b->position))
+        return "position";
+    if (!sim_v3_eq(a->velocity, b->velocity))
+        return "velocity";
+    if (!sim_v3_eq(a->ground_normal, b->ground_normal))
+        return "ground_normal";
+    if (!sim_v3_eq(a->ground_velocity, b->ground_velocity))
+        return "ground_velocity";
+    if (a->ground_object != b->ground_object)
+        return "ground_object";
+    if (a->stuck_ticks != b->stuck_ticks)
+        return "stuck_ticks";
+    if (a->yaw != b->yaw)
+        return "yaw";
+    if (a->pitch != b->pitch)
+        return "pitch";
     return NULL;
 }
 
@@ -442,8 +453,7 @@ static void handle_snapshot(cl_client *cl, const uint8_t *data, size_t len, uint
         cl->stats.messages_malformed++;
         return;
     }
-    note_server(cl, h.sequence, h.client_time_echo, h.echo_delay_ms, h.last_applied_tick, h.input_margin_q8,
-                now_ms);
+    note_server(cl, h.sequence, h.client_time_echo, h.echo_delay_ms, h.last_applied_tick, h.input_margin_q8, now_ms);
     cl->stats.snapshots++;
     if (cl->heard_tick == NET_TICK_NONE || h.tick > cl->heard_tick)
         cl->heard_tick = h.tick;

@@ -34,7 +34,7 @@
 typedef struct cl_state_slot {
     uint32_t tick; // NET_TICK_NONE when empty
     uint32_t count;
-    sim_char_state *states;    // capacity NET_MAX_CHARACTERS
+    sim_char_state *states; // capacity NET_MAX_CHARACTERS
     // pred ring: what each character ran at this tick; conf ring: what each
     // character present at this tick ran in the tick before (the reference)
     net_tick_command *inputs;
@@ -100,15 +100,15 @@ struct cl_client {
     double clock_scale;
     double rtt_ms;
     bool has_rtt;
-    bool rtt_from_echo; // from an unreliable echo (the welcome's may include a retransmission)
-    uint32_t hold;      // predicted ticks to let pass without predicting (commands arrive too early)
+    bool rtt_from_echo;  // from an unreliable echo (the welcome's may include a retransmission)
+    uint32_t hold;       // predicted ticks to let pass without predicting (commands arrive too early)
     uint32_t idle_ticks; // ticks let pass (held or capped): a ping every ticks_per_packet of them
     uint32_t heard_tick; // the newest tick a snapshot or full state named (NET_TICK_NONE: none yet)
     // Snapshots confirmed since the last cl_client_predict or take_catch_up
     // (a backlog is handled in one go), and a rollback put off until then.
     uint32_t confirms_since_predict;
     bool rollback_pending;
-    uint32_t catch_up; // ticks to predict at once (after a full state or a jump in latency)
+    uint32_t catch_up;      // ticks to predict at once (after a full state or a jump in latency)
     uint32_t catch_up_hold; // no new catch-up until the confirmed tick passes this
     // Ticks before this one were run (or will be) by the server before any
     // command of ours can reach it: it substitutes substitute_cmd, and so

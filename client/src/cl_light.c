@@ -118,7 +118,7 @@ static void note_server(cl_light *l, uint32_t echo, uint16_t delay_ms, int32_t m
     if (echo && rtt >= 0 && rtt < 10000)
         l->rtt_ms = l->rtt_ms * 0.9 + rtt * 0.1;
     if (l->ack != NET_TICK_NONE && l->ack < l->hold_until)
-        return; // measured before the last change took effect
+        return;          // measured before the last change took effect
     if (margin_q8 < 0) { // late: a tick more than was missing, at once
         l->lead_adjust += (-margin_q8 + 255) / 256 + 1;
         l->hold_until = l->next_tick;
@@ -184,8 +184,8 @@ void cl_light_handle(cl_light *l, const net_event *ev, uint32_t now_ms)
     net_msg_type type = net_msg_peek_type(ev->data, ev->length);
     net_welcome w;
     net_refuse r;
-    if (ev->channel == NET_CHANNEL_CONTROL && type == NET_MSG_WELCOME &&
-        net_welcome_decode(ev->data, ev->length, &w) && l->status == CL_LIGHT_CONNECTING) {
+    if (ev->channel == NET_CHANNEL_CONTROL && type == NET_MSG_WELCOME && net_welcome_decode(ev->data, ev->length, &w) &&
+        l->status == CL_LIGHT_CONNECTING) {
         l->status = CL_LIGHT_PLAYING;
         l->character = w.character_id;
         l->welcome_tick = w.server_tick;
@@ -218,8 +218,8 @@ uint32_t cl_light_target_tick(cl_light *l, uint32_t now_ms)
     uint32_t server = l->welcome_tick + (uint32_t)(ms * (double)l->tick_rate / 1000.0);
     // A command must reach the server before its tick runs: half a round
     // trip, the wait for the packet that carries it, and the margin.
-    int64_t lead = (int64_t)(l->rtt_ms * 0.5 * (double)l->tick_rate / 1000.0 + 1.0) + l->ticks_per_packet +
-                   l->lead_adjust;
+    int64_t lead =
+        (int64_t)(l->rtt_ms * 0.5 * (double)l->tick_rate / 1000.0 + 1.0) + l->ticks_per_packet + l->lead_adjust;
     if (lead < 1)
         lead = 1;
     if (lead > NET_MAX_SNAPSHOT_TICKS / 2)

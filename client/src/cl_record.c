@@ -65,8 +65,7 @@ static void set_error(rec_error *err, const char *message)
     snprintf(err->message, sizeof err->message, "%s", message);
 }
 
-cl_record *cl_record_open(const char *path, const rec_header *header, const rec_writer_config *config,
-                          rec_error *err)
+cl_record *cl_record_open(const char *path, const rec_header *header, const rec_writer_config *config, rec_error *err)
 {
     if (!path || !header || header->kind != REC_KIND_CLIENT) {
         set_error(err, "cl_record_open: a path and a client header (kind REC_KIND_CLIENT) are needed");

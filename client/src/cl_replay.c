@@ -72,8 +72,8 @@ static bool same_platform(const sim_platform_def *a, const sim_platform_def *b)
     return true;
 }
 
-cl_client *cl_replay_client_create(const rec_header *h, const sim_world *world, const sim_level *level,
-                                   net_host *host, rec_error *err)
+cl_client *cl_replay_client_create(const rec_header *h, const sim_world *world, const sim_level *level, net_host *host,
+                                   rec_error *err)
 {
     if (h->kind != REC_KIND_CLIENT) {
         bad_file(err, "not a client recording (kind %s)", h->kind == REC_KIND_SCENE ? "scene" : "unknown");
@@ -137,9 +137,7 @@ bool cl_replay_apply(cl_client *cl, const rec_client_record *rec, uint32_t *retu
 {
     uint32_t value = 0;
     switch (rec->op) {
-    case REC_CLIENT_HELLO:
-        cl_client_hello(cl, rec->now_ms);
-        break;
+    case REC_CLIENT_HELLO: cl_client_hello(cl, rec->now_ms); break;
     case REC_CLIENT_EVENT: {
         if (rec->event_type < NET_EVENT_CONNECT || rec->event_type > NET_EVENT_RECEIVE) {
             bad_file(err, "a client event record of unknown type");
@@ -155,17 +153,10 @@ bool cl_replay_apply(cl_client *cl, const rec_client_record *rec, uint32_t *retu
         cl_client_handle(cl, &ev, rec->now_ms);
         break;
     }
-    case REC_CLIENT_PREDICT:
-        value = cl_client_predict(cl, &rec->input, rec->now_ms);
-        break;
-    case REC_CLIENT_CATCH_UP:
-        value = cl_client_take_catch_up(cl);
-        break;
-    case REC_CLIENT_CONFIRMED:
-        break;
-    default:
-        bad_file(err, "a client record of unknown kind");
-        return false;
+    case REC_CLIENT_PREDICT: value = cl_client_predict(cl, &rec->input, rec->now_ms); break;
+    case REC_CLIENT_CATCH_UP: value = cl_client_take_catch_up(cl); break;
+    case REC_CLIENT_CONFIRMED: break;
+    default: bad_file(err, "a client record of unknown kind"); return false;
     }
     if (returned)
         *returned = value;
@@ -258,10 +249,10 @@ int cl_replay_verify_stats(rec_file *f, const sim_world *world, const sim_level 
     }
     // The last call's confirmed record is missing only from a file cut short.
     if (result == REC_EXIT_MATCH && changed && info.complete)
-        result = diverged(&r, confirmed,
-                          "after the last record the replay confirmed tick %u (hash %016" PRIx64
-                          "), the recording nothing",
-                          confirmed, sim_scene_hash(cl_client_confirmed(cl)));
+        result =
+            diverged(&r, confirmed,
+                     "after the last record the replay confirmed tick %u (hash %016" PRIx64 "), the recording nothing",
+                     confirmed, sim_scene_hash(cl_client_confirmed(cl)));
     if (cur)
         rec_cursor_destroy(cur);
     cl_client_destroy(cl);
@@ -271,8 +262,7 @@ int cl_replay_verify_stats(rec_file *f, const sim_world *world, const sim_level 
     return result;
 }
 
-int cl_replay_verify(rec_file *f, const sim_world *world, const sim_level *level, rec_divergence *div,
-                     rec_error *err)
+int cl_replay_verify(rec_file *f, const sim_world *world, const sim_level *level, rec_divergence *div, rec_error *err)
 {
     return cl_replay_verify_stats(f, world, level, div, NULL, err);
 }
@@ -337,8 +327,7 @@ int cl_replay_compare_server(rec_file *client, rec_file *server, uint64_t *compa
     while (cur && result == REC_EXIT_MATCH) {
         if (!next_record(cur, &rec, err, &result))
             break;
-        if (rec.op != REC_CLIENT_CONFIRMED || rec.tick == NET_TICK_NONE || rec.tick < base ||
-            rec.tick - base >= have)
+        if (rec.op != REC_CLIENT_CONFIRMED || rec.tick == NET_TICK_NONE || rec.tick < base || rec.tick - base >= have)
             continue;
         n++;
         uint64_t want = hashes[rec.tick - base];

@@ -49,8 +49,7 @@ bool tokens_load(token_source *t, const char *token_file, const char *key_file, 
     return true;
 }
 
-const uint8_t *tokens_for(token_source *t, uint32_t bot, const char *server, uint32_t port, char *err,
-                          size_t err_size)
+const uint8_t *tokens_for(token_source *t, uint32_t bot, const char *server, uint32_t port, char *err, size_t err_size)
 {
     if (t->from_file)
         return t->token;

@@ -30,8 +30,7 @@ bool tokens_load(token_source *t, const char *token_file, const char *key_file, 
                  size_t err_size);
 /// The token for client id `bot` (keel-client: the bot, 1..), NULL in insecure mode or (err set) when
 /// issuing fails.
-const uint8_t *tokens_for(token_source *t, uint32_t bot, const char *server, uint32_t port, char *err,
-                          size_t err_size);
+const uint8_t *tokens_for(token_source *t, uint32_t bot, const char *server, uint32_t port, char *err, size_t err_size);
 /// Wipes the key and the token.
 void tokens_wipe(token_source *t);
 

@@ -123,15 +123,13 @@ hs_reply hs_client_receive(const uint8_t *d, size_t n, const uint8_t nonce[HS_NO
         memcpy(response, d, NET_HS_CHALLENGE_BYTES);
         response[5] = HS_RESPONSE;
         return HS_REPLY_CHALLENGE;
-    case HS_ADMITTED:
-        return HS_REPLY_ADMITTED;
+    case HS_ADMITTED: return HS_REPLY_ADMITTED;
     case HS_DENIED:
         if (d[BODY_AT] == NET_HS_OK || d[BODY_AT] >= NET_HS_REFUSAL_COUNT)
             return HS_REPLY_IGNORED;
         *reason = d[BODY_AT];
         return HS_REPLY_DENIED;
-    default:
-        return HS_REPLY_IGNORED; // a request or response: the server's datagrams only
+    default: return HS_REPLY_IGNORED; // a request or response: the server's datagrams only
     }
 }
 
@@ -153,10 +151,7 @@ bool hs_client_start(hs_client *c, const uint8_t *token)
     return true;
 }
 
-void hs_client_wipe(hs_client *c)
-{
-    sodium_memzero(c, sizeof *c);
-}
+void hs_client_wipe(hs_client *c) { sodium_memzero(c, sizeof *c); }
 
 const uint8_t *hs_client_due(hs_client *c, uint64_t now_ms, size_t *n)
 {
@@ -201,20 +196,20 @@ uint64_t hs_clock_ms(void)
 
 typedef struct admitted {
     hs_addr addr;
-    bool used;            ///< the entry holds an admission
-    bool bound;           ///< a CONNECT bound connect_id
+    bool used;  ///< the entry holds an admission
+    bool bound; ///< a CONNECT bound connect_id
     uint32_t connect_id;
     uint64_t client_id;
     uint64_t until_ms;
-    uint64_t challenge_ms; ///< the admitting challenge's expiry
-    uint32_t timeout_s;    ///< the token's
+    uint64_t challenge_ms;                            ///< the admitting challenge's expiry
+    uint32_t timeout_s;                               ///< the token's
     uint8_t c2s[SEAL_KEY_BYTES], s2c[SEAL_KEY_BYTES]; ///< the session's keys
 } admitted;
 
 typedef struct in_use {
     uint8_t tag[TOKEN_TAG];
     hs_addr addr;
-    uint64_t expire_s; ///< the token's expiry; 0: a free entry
+    uint64_t expire_s;     ///< the token's expiry; 0: a free entry
     uint64_t challenge_ms; ///< the expiry of the last challenge that admitted it
 } in_use;
 
@@ -394,8 +389,8 @@ static size_t on_request(hs_server *s, const uint8_t *d, hs_addr from, uint64_t 
     const uint8_t *token = d + BODY_AT;
     const uint8_t *tag = token + NET_TOKEN_SEALED_BYTES - TOKEN_TAG;
     net_token_private p;
-    o->refusal = token_refusal(net_token_open(token, NET_TOKEN_SEALED_BYTES, &s->key, s->protocol_id, now_s,
-                                              &s->self, &p));
+    o->refusal =
+        token_refusal(net_token_open(token, NET_TOKEN_SEALED_BYTES, &s->key, s->protocol_id, now_s, &s->self, &p));
     if (o->refusal == NET_HS_OK && used_elsewhere(s, tag, from, now_s))
         o->refusal = NET_HS_IN_USE;
     if (o->refusal != NET_HS_OK) {
@@ -466,8 +461,8 @@ static net_hs_refusal admit_response(hs_server *s, const uint8_t *plain, const u
     return NET_HS_OK;
 }
 
-static size_t on_response(hs_server *s, const uint8_t *d, hs_addr from, uint64_t now_s, uint64_t now_ms,
-                          uint8_t *out, hs_outcome *o)
+static size_t on_response(hs_server *s, const uint8_t *d, hs_addr from, uint64_t now_s, uint64_t now_ms, uint8_t *out,
+                          hs_outcome *o)
 {
     const uint8_t *seal_nonce = d + BODY_AT;
     uint8_t ad[3 + HS_NONCE_BYTES] = {'k', 'h', NET_HS_VERSION};
@@ -516,8 +511,8 @@ bool hs_server_admits(hs_server *s, hs_addr from, uint32_t connect_id, uint64_t 
     return false;
 }
 
-bool hs_server_session(const hs_server *s, hs_addr from, uint32_t connect_id, uint64_t *client_id,
-                       uint32_t *timeout_s, uint8_t c2s[SEAL_KEY_BYTES], uint8_t s2c[SEAL_KEY_BYTES])
+bool hs_server_session(const hs_server *s, hs_addr from, uint32_t connect_id, uint64_t *client_id, uint32_t *timeout_s,
+                       uint8_t c2s[SEAL_KEY_BYTES], uint8_t s2c[SEAL_KEY_BYTES])
 {
     for (uint32_t i = 0; i < s->admitted_cap; i++) {
         const admitted *a = &s->admitted[i];

@@ -19,7 +19,7 @@ enum {
     HS_RESPONSE = 3,
     HS_ADMITTED = 4,
     HS_DENIED = 5,
-    HS_NONCE_BYTES = 8,      ///< the client's nonce, echoed in every reply
+    HS_NONCE_BYTES = 8, ///< the client's nonce, echoed in every reply
     HS_MAX_DATAGRAM = NET_HS_REQUEST_BYTES,
 };
 
@@ -44,7 +44,7 @@ typedef enum hs_reply {
     HS_REPLY_IGNORED = 0, ///< not for us (another nonce, malformed)
     HS_REPLY_CHALLENGE,   ///< *response holds the RESPONSE to send (NET_HS_RESPONSE_BYTES)
     HS_REPLY_ADMITTED,
-    HS_REPLY_DENIED,      ///< *reason holds the server's net_hs_refusal
+    HS_REPLY_DENIED, ///< *reason holds the server's net_hs_refusal
 } hs_reply;
 hs_reply hs_client_receive(const uint8_t *d, size_t n, const uint8_t nonce[HS_NONCE_BYTES], uint8_t *response,
                            uint8_t *reason);
@@ -52,16 +52,16 @@ hs_reply hs_client_receive(const uint8_t *d, size_t n, const uint8_t nonce[HS_NO
 /// A client's side of the exchange: the datagrams it sends again until
 /// answered, and where it stands.
 typedef enum hs_phase {
-    HS_PHASE_OFF = 0,   ///< insecure mode
-    HS_PHASE_REQUEST,   ///< sending the request, waiting for a challenge
-    HS_PHASE_RESPONSE,  ///< sending the response, waiting for the admission
-    HS_PHASE_ADMITTED,  ///< admitted: ENet's connect may start
-    HS_PHASE_CONNECT,   ///< ENet's connect started (the handshake is over)
-    HS_PHASE_DENIED,    ///< refused: `refusal` says why
+    HS_PHASE_OFF = 0,  ///< insecure mode
+    HS_PHASE_REQUEST,  ///< sending the request, waiting for a challenge
+    HS_PHASE_RESPONSE, ///< sending the response, waiting for the admission
+    HS_PHASE_ADMITTED, ///< admitted: ENet's connect may start
+    HS_PHASE_CONNECT,  ///< ENet's connect started (the handshake is over)
+    HS_PHASE_DENIED,   ///< refused: `refusal` says why
 } hs_phase;
 
 typedef struct hs_client {
-    uint8_t phase; ///< hs_phase
+    uint8_t phase;   ///< hs_phase
     uint8_t refusal; ///< net_hs_refusal of a DENIED
     uint8_t nonce[HS_NONCE_BYTES];
     uint64_t due_ms; ///< when the next datagram goes (0: now)
@@ -123,7 +123,7 @@ bool hs_server_admits(hs_server *s, hs_addr from, uint32_t connect_id, uint64_t 
 /// not (for the connect event, which comes a round trip after the CONNECT):
 /// the token's client id and timeout, and the two session keys (client to
 /// server, server to client).
-bool hs_server_session(const hs_server *s, hs_addr from, uint32_t connect_id, uint64_t *client_id,
-                       uint32_t *timeout_s, uint8_t c2s[32], uint8_t s2c[32]);
+bool hs_server_session(const hs_server *s, hs_addr from, uint32_t connect_id, uint64_t *client_id, uint32_t *timeout_s,
+                       uint8_t c2s[32], uint8_t s2c[32]);
 
 #endif

@@ -138,22 +138,14 @@ net_leave_state net_host_leave(net_host *host, uint32_t wait_ms)
 const char *net_disconnect_reason_name(net_disconnect_reason reason)
 {
     switch (reason) {
-    case NET_DISCONNECT_NONE:
-        return "none";
-    case NET_DISCONNECT_LEFT:
-        return "left";
-    case NET_DISCONNECT_CLOSED:
-        return "closed by the other side";
-    case NET_DISCONNECT_TIMEOUT:
-        return "timed out";
-    case NET_DISCONNECT_UNANSWERED:
-        return "connect not answered";
-    case NET_DISCONNECT_REFUSED_FULL:
-        return "refused: the server has no free connection";
-    case NET_DISCONNECT_REFUSED_ADDRESS:
-        return "refused: the server has too many connections from this address";
-    case NET_DISCONNECT_REFUSED_TOKEN:
-        return "refused: the server's handshake turned the token down";
+    case NET_DISCONNECT_NONE: return "none";
+    case NET_DISCONNECT_LEFT: return "left";
+    case NET_DISCONNECT_CLOSED: return "closed by the other side";
+    case NET_DISCONNECT_TIMEOUT: return "timed out";
+    case NET_DISCONNECT_UNANSWERED: return "connect not answered";
+    case NET_DISCONNECT_REFUSED_FULL: return "refused: the server has no free connection";
+    case NET_DISCONNECT_REFUSED_ADDRESS: return "refused: the server has too many connections from this address";
+    case NET_DISCONNECT_REFUSED_TOKEN: return "refused: the server's handshake turned the token down";
     }
     return "unknown";
 }
@@ -169,15 +161,9 @@ void net_host_stats_get(const net_host *host, net_host_stats *stats)
     host->ops->wire(host, &stats->wire_sent, &stats->wire_received);
 }
 
-uint32_t net_host_open_connections(const net_host *host)
-{
-    return net_host_enet_peers_in_use(host);
-}
+uint32_t net_host_open_connections(const net_host *host) { return net_host_enet_peers_in_use(host); }
 
-uint16_t net_host_port(const net_host *host)
-{
-    return host ? host->ops->port(host) : 0;
-}
+uint16_t net_host_port(const net_host *host) { return host ? host->ops->port(host) : 0; }
 
 void net_host_destroy(net_host *host)
 {

@@ -50,7 +50,6 @@
 
 #include "host_enet_impl.h"
 
-
 static const net_host_ops enet_ops;
 
 static enet_net_host *impl(net_host *host) { return (enet_net_host *)host; }
@@ -116,10 +115,7 @@ static void configure_peer(enet_net_host *h, ENetPeer *peer)
         peer->mtu = h->mtu;
 }
 
-static uint32_t peer_index(const enet_net_host *h, const ENetPeer *peer)
-{
-    return (uint32_t)(peer - h->enet->peers);
-}
+static uint32_t peer_index(const enet_net_host *h, const ENetPeer *peer) { return (uint32_t)(peer - h->enet->peers); }
 
 // The ENet peer behind a handle, when it is connected.
 static ENetPeer *connected_peer(enet_net_host *h, uint32_t peer)
@@ -182,8 +178,8 @@ static void start_seal(enet_net_host *h, ENetPeer *peer, uint32_t i)
     if (h->hs) {
         uint8_t c2s[32], s2c[32];
         uint32_t timeout_s = 0;
-        s->has_client_id = hs_server_session(h->hs, (hs_addr){peer->address.host, peer->address.port},
-                                             peer->connectID, &s->client_id, &timeout_s, c2s, s2c);
+        s->has_client_id = hs_server_session(h->hs, (hs_addr){peer->address.host, peer->address.port}, peer->connectID,
+                                             &s->client_id, &timeout_s, c2s, s2c);
         if (s->has_client_id)
             net_host_seal_start(&h->base, i, s2c, c2s);
         s->timeout_ms = timeout_s * 1000u;
@@ -249,8 +245,7 @@ static bool translate(enet_net_host *h, ENetEvent *e, net_event *ev)
         ev->data = e->packet->data;
         ev->length = e->packet->dataLength;
         return true;
-    case ENET_EVENT_TYPE_NONE:
-        break;
+    case ENET_EVENT_TYPE_NONE: break;
     }
     return false;
 }
@@ -432,8 +427,8 @@ static const net_host_ops enet_ops = {
     enet_service, enet_send, enet_flush, enet_disconnect, enet_leave, enet_wire, enet_port, enet_destroy,
 };
 
-static enet_net_host *create(const net_host_config *config, bool server, const ENetAddress *bind,
-                             size_t peers, uint32_t mtu, const char **error)
+static enet_net_host *create(const net_host_config *config, bool server, const ENetAddress *bind, size_t peers,
+                             uint32_t mtu, const char **error)
 {
     enet_net_host *h = calloc(1, sizeof *h);
     enet_slot *slots = calloc(peers, sizeof *slots);
@@ -482,8 +477,7 @@ static bool parse_address(const char *address, uint16_t port, ENetAddress *out, 
     return true;
 }
 
-net_host *net_host_enet_listen(const char *address, uint16_t port, const net_host_config *config,
-                               const char **error)
+net_host *net_host_enet_listen(const char *address, uint16_t port, const net_host_config *config, const char **error)
 {
     net_host_config c;
     const char *why = net_host_config_check(config, &c);
@@ -515,8 +509,8 @@ bool enet_start_connect(enet_net_host *h)
     return true;
 }
 
-net_host *net_host_enet_connect(const char *address, uint16_t port, const net_host_config *config,
-                                uint32_t propose_mtu, const char **error)
+net_host *net_host_enet_connect(const char *address, uint16_t port, const net_host_config *config, uint32_t propose_mtu,
+                                const char **error)
 {
     net_host_config c;
     const char *why = net_host_config_check(config, &c);

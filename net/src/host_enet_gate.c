@@ -93,8 +93,7 @@ static void handshake_datagram(enet_net_host *h, ENetHost *e)
         send_raw(h, &e->receivedAddress, reply, n);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     h->base.stats.handshake_datagrams++;
-    h->base.stats.handshake_ns +=
-        (uint64_t)((t1.tv_sec - t0.tv_sec) * 1000000000LL + (t1.tv_nsec - t0.tv_nsec));
+    h->base.stats.handshake_ns += (uint64_t)((t1.tv_sec - t0.tv_sec) * 1000000000LL + (t1.tv_nsec - t0.tv_nsec));
 }
 
 // Sees every datagram before ENet. Handshake datagrams: handshake_datagram.
@@ -125,7 +124,7 @@ int ENET_CALLBACK enet_gate_intercept(ENetHost *e, ENetEvent *event)
     if ((peer_id & 0x0FFF) != ENET_PROTOCOL_MAXIMUM_PEER_ID || (peer_id & ENET_PROTOCOL_HEADER_FLAG_COMPRESSED))
         return 0;
     size_t header = (peer_id & ENET_PROTOCOL_HEADER_FLAG_SENT_TIME) ? sizeof(ENetProtocolHeader)
-                                                                     : offsetof(ENetProtocolHeader, sentTime);
+                                                                    : offsetof(ENetProtocolHeader, sentTime);
     if (e->receivedDataLength < header + sizeof(ENetProtocolConnect))
         return 0;
     enet_uint8 *cmd = d + header;

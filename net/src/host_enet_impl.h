@@ -34,7 +34,7 @@ typedef struct refused_key {
 
 #define REFUSED_RING 32u
 #define REFUSAL_MAGIC 0x6b726566u // "kref"
-#define REFUSAL_LENGTH 11u       // header 2, magic 4, reason 1, connect id 4
+#define REFUSAL_LENGTH 11u        // header 2, magic 4, reason 1, connect id 4
 
 typedef struct enet_net_host {
     net_host base;
@@ -45,14 +45,14 @@ typedef struct enet_net_host {
     enet_uint32 last_sent_data, last_sent_packets, last_received_data, last_received_packets;
     refused_key refused[REFUSED_RING];
     unsigned refused_next, refused_count;
-    uint8_t refusal;      ///< client: the reason of a refusal datagram received, not yet reported
-    bool leaving;         ///< client: net_host_leave was called
-    uint8_t leave_state;  ///< a net_leave_state
+    uint8_t refusal;     ///< client: the reason of a refusal datagram received, not yet reported
+    bool leaving;        ///< client: net_host_leave was called
+    uint8_t leave_state; ///< a net_leave_state
     enet_uint32 leave_start;
-    hs_server *hs;        ///< secure server
-    hs_client *hsc;       ///< secure client
-    ENetAddress server;   ///< client: the server's address
-    uint32_t mtu;         ///< the largest MTU a peer gets (NET_HOST_ENET_MTU, or the secure one)
+    hs_server *hs;      ///< secure server
+    hs_client *hsc;     ///< secure client
+    ENetAddress server; ///< client: the server's address
+    uint32_t mtu;       ///< the largest MTU a peer gets (NET_HOST_ENET_MTU, or the secure one)
 } enet_net_host;
 
 // host_enet.c
@@ -69,7 +69,6 @@ bool enet_gate_handshake_step(enet_net_host *h);
 /// Secure mode on a new server host (config->token_key set): its address as
 /// clients reach it (public_address, or `address` and the bound port), the
 /// handshake's state. False with *error set.
-bool enet_gate_secure_server(enet_net_host *h, const net_host_config *config, const char *address,
-                             const char **error);
+bool enet_gate_secure_server(enet_net_host *h, const net_host_config *config, const char *address, const char **error);
 
 #endif

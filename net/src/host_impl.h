@@ -29,11 +29,11 @@
 
 /// Estimated per-datagram figures (the in-memory host uses them; ENet's
 /// real counters report the same quantities).
-#define NET_WIRE_UDP_IP 28u        ///< IPv4 header 20 + UDP header 8
-#define NET_WIRE_UNRELIABLE 10u    ///< ENet header 2 (no sent time) + SEND_UNSEQUENCED 8
-#define NET_WIRE_RELIABLE 10u      ///< ENet header 4 (sent time) + SEND_RELIABLE 6
-#define NET_WIRE_FRAGMENT 28u      ///< ENet header 4 + SEND_FRAGMENT 24, per fragment
-#define NET_WIRE_ACK 12u           ///< ENet header 4 + ACKNOWLEDGE 8, per reliable datagram
+#define NET_WIRE_UDP_IP 28u     ///< IPv4 header 20 + UDP header 8
+#define NET_WIRE_UNRELIABLE 10u ///< ENet header 2 (no sent time) + SEND_UNSEQUENCED 8
+#define NET_WIRE_RELIABLE 10u   ///< ENet header 4 (sent time) + SEND_RELIABLE 6
+#define NET_WIRE_FRAGMENT 28u   ///< ENet header 4 + SEND_FRAGMENT 24, per fragment
+#define NET_WIRE_ACK 12u        ///< ENet header 4 + ACKNOWLEDGE 8, per reliable datagram
 
 typedef struct net_host_ops {
     net_event_type (*service)(net_host *host, net_event *event, uint32_t timeout_ms);
@@ -53,8 +53,7 @@ struct seal_peer;
 typedef struct net_host_sealing {
     /// Seals a message to `peer` into the host's seal buffer (*length in:
     /// the message's, out: the sealed one's); NULL when the peer has no keys.
-    const uint8_t *(*seal)(net_host *host, uint32_t peer, net_channel channel, const uint8_t *data,
-                           size_t *length);
+    const uint8_t *(*seal)(net_host *host, uint32_t peer, net_channel channel, const uint8_t *data, size_t *length);
     /// Opens a RECEIVE event's message in place; false (counted) to drop it.
     bool (*open)(net_host *host, net_event *event);
 } net_host_sealing;
@@ -99,12 +98,11 @@ uint32_t net_wire_datagrams(net_channel channel, size_t length);
 
 // host_enet.c's functions behind net_host_listen / net_host_connect; the
 // configuration has been checked.
-net_host *net_host_enet_listen(const char *address, uint16_t port, const net_host_config *config,
-                               const char **error);
+net_host *net_host_enet_listen(const char *address, uint16_t port, const net_host_config *config, const char **error);
 /// `propose_mtu` is NET_HOST_ENET_MTU, or another value in tests of the
 /// server's clamp (a client proposing a bigger MTU).
-net_host *net_host_enet_connect(const char *address, uint16_t port, const net_host_config *config,
-                                uint32_t propose_mtu, const char **error);
+net_host *net_host_enet_connect(const char *address, uint16_t port, const net_host_config *config, uint32_t propose_mtu,
+                                const char **error);
 
 // ---- test hooks ----------------------------------------------------------------
 /// The MTU ENet uses towards `peer` (0 when unknown or not an ENet host).

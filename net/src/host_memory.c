@@ -73,12 +73,12 @@ typedef struct mem_item {
 struct mem_host {
     net_host base;
     net_memory *mem;
-    char *name;        ///< a listener's name
-    mem_item *queue;   ///< binary min-heap on (at, seq)
+    char *name;      ///< a listener's name
+    mem_item *queue; ///< binary min-heap on (at, seq)
     size_t count, cap;
-    mem_conn **slots;  ///< server: max_peers; client: 1
+    mem_conn **slots; ///< server: max_peers; client: 1
     uint32_t slot_count;
-    uint8_t *held;     ///< the data of the last RECEIVE event
+    uint8_t *held; ///< the data of the last RECEIVE event
     uint64_t wire_sent, wire_received;
     // net_memory_lose_next_control: the next control message is lost once and
     // comes `lose_retransmit_ms` later; what else goes to that peer in the
@@ -90,8 +90,8 @@ struct mem_host {
     // net_memory_lose_unreliable_until: unreliable messages sent before
     // this virtual time are lost
     uint64_t lose_unreliable_until;
-    bool leaving;          ///< a client that called net_host_leave
-    uint8_t leave_state;   ///< a net_leave_state
+    bool leaving;        ///< a client that called net_host_leave
+    uint8_t leave_state; ///< a net_leave_state
     uint64_t leave_deadline;
 };
 
@@ -271,8 +271,8 @@ static bool deliver(mem_host *h, mem_item *it, net_event *ev)
         if (slot == h->slot_count) {
             h->base.stats.peers_refused++; // answered with a refusal, as the ENet host does
             c->server_state = SIDE_CLOSED;
-            push(c->client, h->mem->now + c->down.link.latency_ms, c, ITEM_CONNECT_FAIL,
-                 NET_DISCONNECT_REFUSED_FULL, NULL, 0);
+            push(c->client, h->mem->now + c->down.link.latency_ms, c, ITEM_CONNECT_FAIL, NET_DISCONNECT_REFUSED_FULL,
+                 NULL, 0);
             return false;
         }
         h->slots[slot] = c;
@@ -317,8 +317,7 @@ static bool deliver(mem_host *h, mem_item *it, net_event *ev)
         ev->type = NET_EVENT_DISCONNECT;
         ev->reason = it->kind == ITEM_TIMEOUT ? NET_DISCONNECT_TIMEOUT : it->channel;
         return true;
-    default:
-        return false;
+    default: return false;
     }
 }
 
@@ -408,10 +407,7 @@ static void close_side(mem_host *h, uint32_t peer, net_disconnect_reason reason)
         push(to, control_time(h->mem, dir_from(c, h)), c, ITEM_DISCONNECT, (uint8_t)reason, NULL, 0);
 }
 
-static void memory_disconnect(net_host *host, uint32_t peer)
-{
-    close_side(impl(host), peer, NET_DISCONNECT_CLOSED);
-}
+static void memory_disconnect(net_host *host, uint32_t peer) { close_side(impl(host), peer, NET_DISCONNECT_CLOSED); }
 
 static net_leave_state memory_leave(net_host *host, uint32_t wait_ms)
 {
@@ -484,7 +480,8 @@ static void memory_destroy(net_host *host)
 }
 
 static const net_host_ops memory_ops = {
-    memory_service, memory_send, memory_flush, memory_disconnect, memory_leave, memory_wire, memory_port, memory_destroy,
+    memory_service, memory_send, memory_flush, memory_disconnect,
+    memory_leave,   memory_wire, memory_port,  memory_destroy,
 };
 
 // ---- the network ---------------------------------------------------------------------
@@ -593,12 +590,11 @@ net_host *net_memory_listen(net_memory *mem, const char *name, const net_host_co
 
 static bool link_valid(const net_memory_link *l)
 {
-    return l->latency_ms <= 60000 && l->jitter_ms <= 60000 && l->loss_permille <= 1000 &&
-           l->duplicate_permille <= 1000;
+    return l->latency_ms <= 60000 && l->jitter_ms <= 60000 && l->loss_permille <= 1000 && l->duplicate_permille <= 1000;
 }
 
-net_host *net_memory_connect(net_memory *mem, const char *name, const net_memory_link *up,
-                             const net_memory_link *down, const net_host_config *config)
+net_host *net_memory_connect(net_memory *mem, const char *name, const net_memory_link *up, const net_memory_link *down,
+                             const net_host_config *config)
 {
     net_memory_link none;
     memset(&none, 0, sizeof none);

@@ -12,8 +12,7 @@
 #include "seal.h"
 
 static bool open_event(net_host *host, net_event *event);
-static const uint8_t *seal_out(net_host *host, uint32_t peer, net_channel channel, const uint8_t *data,
-                               size_t *length);
+static const uint8_t *seal_out(net_host *host, uint32_t peer, net_channel channel, const uint8_t *data, size_t *length);
 static const net_host_sealing sealing = {seal_out, open_event};
 
 bool net_host_seal_init(net_host *host, uint32_t peers)
@@ -58,8 +57,7 @@ void net_host_seal_free(net_host *host)
     host->sealing = NULL;
 }
 
-static const uint8_t *seal_out(net_host *host, uint32_t peer, net_channel channel, const uint8_t *data,
-                               size_t *length)
+static const uint8_t *seal_out(net_host *host, uint32_t peer, net_channel channel, const uint8_t *data, size_t *length)
 {
     if (peer >= host->seal_count || !host->seals[peer].on)
         return NULL;

@@ -12,21 +12,20 @@
 
 // ---- field widths (docs/protocol.md) ------------------------------------------
 #define NET_TYPE_BITS 4u
-#define NET_ID_BITS 31u           ///< character ids: 1 .. 2^31 - 1
-#define NET_TICK_RATE_BITS 10u    ///< SIM_MOVE_MIN_TICK_RATE .. SIM_MOVE_MAX_TICK_RATE
-#define NET_FLAGS_BITS 9u         ///< SIM_CHAR_KNOWN_FLAGS
+#define NET_ID_BITS 31u        ///< character ids: 1 .. 2^31 - 1
+#define NET_TICK_RATE_BITS 10u ///< SIM_MOVE_MIN_TICK_RATE .. SIM_MOVE_MAX_TICK_RATE
+#define NET_FLAGS_BITS 9u      ///< SIM_CHAR_KNOWN_FLAGS
 #define NET_MOVE_TYPE_BITS 4u
 #define NET_GROUND_BITS 2u
-#define NET_COUNT_BITS 9u         ///< 0 .. NET_MAX_CHARACTERS
-#define NET_PART_BITS 5u          ///< 0 .. NET_MAX_FULL_PARTS
-#define NET_PART_COUNT_BITS 4u    ///< 0 .. NET_FULL_PART_CHARACTERS
-#define NET_SPAN_BITS 5u          ///< T - B - 1
-#define NET_INPUT_COUNT_BITS 6u   ///< count, 0..NET_MAX_INPUT_COMMANDS
+#define NET_COUNT_BITS 9u       ///< 0 .. NET_MAX_CHARACTERS
+#define NET_PART_BITS 5u        ///< 0 .. NET_MAX_FULL_PARTS
+#define NET_PART_COUNT_BITS 4u  ///< 0 .. NET_FULL_PART_CHARACTERS
+#define NET_SPAN_BITS 5u        ///< T - B - 1
+#define NET_INPUT_COUNT_BITS 6u ///< count, 0..NET_MAX_INPUT_COMMANDS
 #define NET_REASON_LEN_BITS 7u
-#define NET_VAR_GROUP 4u          ///< group size of every variable-length field
+#define NET_VAR_GROUP 4u ///< group size of every variable-length field
 #define NET_MARGIN_LIMIT (INT32_C(1) << 23)
-#define NET_MAX_FULL_PARTS \
-    ((NET_MAX_CHARACTERS + NET_FULL_PART_CHARACTERS - 1u) / NET_FULL_PART_CHARACTERS)
+#define NET_MAX_FULL_PARTS ((NET_MAX_CHARACTERS + NET_FULL_PART_CHARACTERS - 1u) / NET_FULL_PART_CHARACTERS)
 
 /// Whether an id may name a character on the wire: 1 .. 2^31 - 1.
 static inline bool net_id_valid(uint32_t id) { return id != 0 && id < (UINT32_C(1) << NET_ID_BITS); }

@@ -20,8 +20,7 @@
 
 static bool header_valid(const net_snapshot *m)
 {
-    if (m->tick == NET_TICK_NONE || m->baseline_tick >= m->tick ||
-        m->tick - m->baseline_tick > NET_MAX_SNAPSHOT_TICKS)
+    if (m->tick == NET_TICK_NONE || m->baseline_tick >= m->tick || m->tick - m->baseline_tick > NET_MAX_SNAPSHOT_TICKS)
         return false;
     if (m->last_applied_tick != NET_TICK_NONE && m->last_applied_tick >= m->tick)
         return false;

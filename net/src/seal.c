@@ -18,10 +18,7 @@ void seal_start(seal_peer *p, const uint8_t send_key[SEAL_KEY_BYTES], const uint
     p->on = true;
 }
 
-void seal_stop(seal_peer *p)
-{
-    sodium_memzero(p, sizeof *p);
-}
+void seal_stop(seal_peer *p) { sodium_memzero(p, sizeof *p); }
 
 static void make_nonce(uint8_t nonce[12], net_channel channel, uint64_t seq)
 {

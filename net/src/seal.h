@@ -52,8 +52,8 @@ _Static_assert(SEAL_SEQ_BYTES + SEAL_TAG_BYTES == NET_SEAL_BYTES, "seal overhead
 
 /// One direction of one channel, receiving.
 typedef struct seal_window {
-    uint64_t highest;                 ///< highest sequence accepted (valid when `any`)
-    uint64_t bits[SEAL_WINDOW / 64];  ///< bit k: highest - k was accepted
+    uint64_t highest;                ///< highest sequence accepted (valid when `any`)
+    uint64_t bits[SEAL_WINDOW / 64]; ///< bit k: highest - k was accepted
     bool any;
 } seal_window;
 

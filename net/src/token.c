@@ -30,18 +30,34 @@
 #include "token_internal.h"
 
 enum {
-    H_MAGIC = 0, H_VERSION = 4, H_PROTOCOL = 8, H_CREATE = 16, H_EXPIRE = 24,
+    H_MAGIC = 0,
+    H_VERSION = 4,
+    H_PROTOCOL = 8,
+    H_CREATE = 16,
+    H_EXPIRE = 24,
     T_NONCE = NET_TOKEN_HEADER_BYTES,
     T_SEALED = T_NONCE + NET_TOKEN_NONCE_BYTES,
     T_PUBLIC = NET_TOKEN_SEALED_BYTES,
     ADDRESS_BYTES = 19,
     ADDRESS_LIST_BYTES = ADDRESS_BYTES * NET_TOKEN_MAX_SERVERS,
     // the public part, from T_PUBLIC
-    P_TIMEOUT = 0, P_COUNT = 4, P_SERVERS = 8, P_C2S = P_SERVERS + ADDRESS_LIST_BYTES,
-    P_S2C = P_C2S + NET_TOKEN_KEY_BYTES, P_END = P_S2C + NET_TOKEN_KEY_BYTES,
+    P_TIMEOUT = 0,
+    P_COUNT = 4,
+    P_SERVERS = 8,
+    P_C2S = P_SERVERS + ADDRESS_LIST_BYTES,
+    P_S2C = P_C2S + NET_TOKEN_KEY_BYTES,
+    P_END = P_S2C + NET_TOKEN_KEY_BYTES,
     // the private part
-    S_CLIENT = 0, S_EXPIRE = 8, S_TIMEOUT = 16, S_USER_SIZE = 20, S_C2S = 24, S_S2C = 56, S_COUNT = 88,
-    S_SERVERS = 92, S_USER = S_SERVERS + ADDRESS_LIST_BYTES, S_RESERVED = S_USER + NET_TOKEN_MAX_USER_DATA,
+    S_CLIENT = 0,
+    S_EXPIRE = 8,
+    S_TIMEOUT = 16,
+    S_USER_SIZE = 20,
+    S_C2S = 24,
+    S_S2C = 56,
+    S_COUNT = 88,
+    S_SERVERS = 92,
+    S_USER = S_SERVERS + ADDRESS_LIST_BYTES,
+    S_RESERVED = S_USER + NET_TOKEN_MAX_USER_DATA,
     S_END = S_RESERVED + 4,
 };
 _Static_assert((int)P_END == (int)NET_TOKEN_PUBLIC_BYTES, "public part size");
@@ -53,8 +69,17 @@ static const uint8_t MAGIC[4] = {'K', 'T', 'O', 'K'};
 const char *net_token_result_name(net_token_result r)
 {
     static const char *const names[NET_TOKEN_RESULT_COUNT] = {
-        "ok", "no crypto", "truncated", "bad size", "bad magic", "bad version", "wrong protocol",
-        "expired", "authentication failed", "malformed", "wrong server",
+        "ok",
+        "no crypto",
+        "truncated",
+        "bad size",
+        "bad magic",
+        "bad version",
+        "wrong protocol",
+        "expired",
+        "authentication failed",
+        "malformed",
+        "wrong server",
     };
     return (unsigned)r < NET_TOKEN_RESULT_COUNT ? names[r] : "unknown";
 }
@@ -81,18 +106,12 @@ static void put_u64(uint8_t *p, uint64_t v)
     for (int i = 0; i < 8; i++)
         p[i] = (uint8_t)(v >> (8 * i));
 }
-static uint16_t get_u16(const uint8_t *p)
-{
-    return (uint16_t)(p[0] | p[1] << 8);
-}
+static uint16_t get_u16(const uint8_t *p) { return (uint16_t)(p[0] | p[1] << 8); }
 static uint32_t get_u32(const uint8_t *p)
 {
     return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
-static uint64_t get_u64(const uint8_t *p)
-{
-    return (uint64_t)get_u32(p) | (uint64_t)get_u32(p + 4) << 32;
-}
+static uint64_t get_u64(const uint8_t *p) { return (uint64_t)get_u32(p) | (uint64_t)get_u32(p + 4) << 32; }
 
 static bool all_zero(const uint8_t *p, size_t n)
 {
@@ -224,8 +243,7 @@ static const char *check_params(const net_token_params *p)
     return NULL;
 }
 
-bool net_token_issue(const net_token_params *params, const net_token_key *key, uint8_t *out,
-                     const char **error)
+bool net_token_issue(const net_token_params *params, const net_token_key *key, uint8_t *out, const char **error)
 {
     memset(out, 0, NET_TOKEN_BYTES);
     const char *bad = check_params(params);
@@ -277,8 +295,7 @@ typedef struct header {
 } header;
 
 // Size (min..max bytes), magic and version; *where: the offending offset.
-static net_token_result read_header(const uint8_t *d, size_t size, size_t min, size_t max, header *h,
-                                    size_t *where)
+static net_token_result read_header(const uint8_t *d, size_t size, size_t min, size_t max, header *h, size_t *where)
 {
     *where = size;
     if (size < min)
@@ -298,15 +315,9 @@ static net_token_result read_header(const uint8_t *d, size_t size, size_t min, s
     return NET_TOKEN_OK;
 }
 
-static bool count_valid(uint32_t n)
-{
-    return n >= 1 && n <= NET_TOKEN_MAX_SERVERS;
-}
+static bool count_valid(uint32_t n) { return n >= 1 && n <= NET_TOKEN_MAX_SERVERS; }
 
-static bool timeout_valid(uint32_t t)
-{
-    return t >= 1 && t <= NET_TOKEN_MAX_TIMEOUT;
-}
+static bool timeout_valid(uint32_t t) { return t >= 1 && t <= NET_TOKEN_MAX_TIMEOUT; }
 
 static net_token_result read_public(const uint8_t *d, size_t size, net_token_public *out, size_t *where)
 {
@@ -340,8 +351,7 @@ static net_token_result read_public(const uint8_t *d, size_t size, net_token_pub
     return NET_TOKEN_OK;
 }
 
-net_token_result net_token_read_public(const uint8_t *data, size_t size, net_token_public *out,
-                                       size_t *bad_offset)
+net_token_result net_token_read_public(const uint8_t *data, size_t size, net_token_public *out, size_t *bad_offset)
 {
     size_t where = 0;
     memset(out, 0, sizeof *out);
@@ -417,9 +427,8 @@ static net_token_result open_token(const uint8_t *d, size_t size, const net_toke
     return NET_TOKEN_WRONG_SERVER;
 }
 
-net_token_result net_token_open(const uint8_t *data, size_t size, const net_token_key *key,
-                                uint64_t protocol_id, uint64_t now, const net_token_address *server,
-                                net_token_private *out)
+net_token_result net_token_open(const uint8_t *data, size_t size, const net_token_key *key, uint64_t protocol_id,
+                                uint64_t now, const net_token_address *server, net_token_private *out)
 {
     memset(out, 0, sizeof *out);
     net_token_result r = open_token(data, size, key, protocol_id, now, server, out);
@@ -428,7 +437,4 @@ net_token_result net_token_open(const uint8_t *data, size_t size, const net_toke
     return r;
 }
 
-void net_token_private_wipe(net_token_private *p)
-{
-    sodium_memzero(p, sizeof *p);
-}
+void net_token_private_wipe(net_token_private *p) { sodium_memzero(p, sizeof *p); }

@@ -34,10 +34,7 @@ bool net_token_key_generate(net_token_key *key)
     return true;
 }
 
-void net_token_key_wipe(net_token_key *key)
-{
-    sodium_memzero(key, sizeof *key);
-}
+void net_token_key_wipe(net_token_key *key) { sodium_memzero(key, sizeof *key); }
 
 bool net_token_key_equal(const net_token_key *a, const net_token_key *b)
 {
@@ -55,10 +52,7 @@ __attribute__((format(printf, 3, 4))) static bool fail(char *err, size_t err_siz
     return false;
 }
 
-static bool is_hex(char c)
-{
-    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
-}
+static bool is_hex(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
 
 // A character for a message: itself when printable, else its code.
 static const char *shown(char c, char buf[8])
@@ -72,8 +66,7 @@ static const char *shown(char c, char buf[8])
 }
 
 // One key line of `len` characters (without its newline) into *key.
-static bool parse_key_line(const char *s, size_t len, unsigned line, net_token_key *key, char *err,
-                           size_t err_size)
+static bool parse_key_line(const char *s, size_t len, unsigned line, net_token_key *key, char *err, size_t err_size)
 {
     char c[8];
     size_t plen = sizeof KEY_PREFIX - 1;
@@ -88,8 +81,8 @@ static bool parse_key_line(const char *s, size_t len, unsigned line, net_token_k
         return fail(err, err_size, "line %u, column %zu: %s is not a hex digit", line, plen + n + 1,
                     shown(s[plen + n], c));
     if (n != KEY_HEX)
-        return fail(err, err_size, "line %u, column %zu: the key has %zu hex digits, 64 expected", line,
-                    plen + n + 1, n);
+        return fail(err, err_size, "line %u, column %zu: the key has %zu hex digits, 64 expected", line, plen + n + 1,
+                    n);
     if (plen + n < len)
         return fail(err, err_size, "line %u, column %zu: unexpected %s after the key", line, plen + n + 1,
                     shown(s[plen + n], c));
@@ -179,10 +172,9 @@ bool net_token_key_write(const char *path, const net_token_key *key, char *err, 
     char text[256];
     char hex[KEY_HEX + 1];
     sodium_bin2hex(hex, sizeof hex, key->bytes, sizeof key->bytes);
-    int len = snprintf(text, sizeof text,
-                       "# keel connect-token key: whoever holds it can issue tokens. Keep it secret.\n"
-                       KEY_PREFIX "%s\n",
-                       hex);
+    int len = snprintf(
+        text, sizeof text,
+        "# keel connect-token key: whoever holds it can issue tokens. Keep it secret.\n" KEY_PREFIX "%s\n", hex);
     sodium_memzero(hex, sizeof hex);
     bool ok = true;
     int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);

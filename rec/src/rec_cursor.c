@@ -61,8 +61,8 @@ static rec_cursor *cursor_alloc(const rec_file *f, rec_error *err)
     c->hashes = calloc(n, sizeof *c->hashes);
     c->key_states = calloc(n, sizeof *c->key_states);
     c->dz = ZSTD_createDCtx();
-    if (!c->ids || !c->prev || !c->leaves || !c->joins || !c->commands || !c->out_ids || !c->hashes ||
-        !c->key_states || !c->dz || !rec_buf_reserve(&c->raw, f->max_raw ? f->max_raw : 1)) {
+    if (!c->ids || !c->prev || !c->leaves || !c->joins || !c->commands || !c->out_ids || !c->hashes || !c->key_states ||
+        !c->dz || !rec_buf_reserve(&c->raw, f->max_raw ? f->max_raw : 1)) {
         rec_cursor_destroy(c);
         rec_error_set(err, 0, NULL, "out of memory");
         return NULL;
@@ -114,8 +114,8 @@ rec_cursor *rec_cursor_create(const rec_file *f, uint32_t tick, rec_error *err)
     return c;
 }
 
-bool rec_cursor_keyframe(rec_cursor *c, uint32_t index, uint32_t *tick, const sim_char_state **states,
-                         uint32_t *count, rec_error *err)
+bool rec_cursor_keyframe(rec_cursor *c, uint32_t index, uint32_t *tick, const sim_char_state **states, uint32_t *count,
+                         rec_error *err)
 {
     rec_error_clear(err);
     if (!c || index >= c->f->key_count) {
@@ -163,8 +163,7 @@ static bool block_load(rec_cursor *c, rec_error *err)
         }
         rec_rd_init(&c->rd, c->raw.data, b->raw_size, b->chunk_at);
     } else {
-        rec_rd_init(&c->rd, payload + REC_BLOCK_PREFIX, b->length - REC_BLOCK_PREFIX,
-                    b->payload_at + REC_BLOCK_PREFIX);
+        rec_rd_init(&c->rd, payload + REC_BLOCK_PREFIX, b->length - REC_BLOCK_PREFIX, b->payload_at + REC_BLOCK_PREFIX);
     }
     c->in_block = true;
     c->ticks_left = b->count;

@@ -21,8 +21,8 @@
 #include "rec_resim.h"
 
 static const rec_field input_fields[] = {
-    {"input.tick", REC_FIELD_U32, 4}, {"input.forward", REC_FIELD_I8, 1}, {"input.right", REC_FIELD_I8, 1},
-    {"input.up", REC_FIELD_I8, 1},    {"input.buttons", REC_FIELD_U8, 1}, {"input.yaw", REC_FIELD_U16, 2},
+    {"input.tick", REC_FIELD_U32, 4},  {"input.forward", REC_FIELD_I8, 1}, {"input.right", REC_FIELD_I8, 1},
+    {"input.up", REC_FIELD_I8, 1},     {"input.buttons", REC_FIELD_U8, 1}, {"input.yaw", REC_FIELD_U16, 2},
     {"input.pitch", REC_FIELD_U16, 2},
 };
 #define INPUT_FIELD_COUNT ((uint32_t)(sizeof input_fields / sizeof input_fields[0]))
@@ -37,22 +37,14 @@ const rec_field *rec_input_fields(uint32_t *count)
 int64_t rec_input_field_value(const sim_input *in, uint32_t index)
 {
     switch (index) {
-    case 0:
-        return in->tick;
-    case 1:
-        return in->forward;
-    case 2:
-        return in->right;
-    case 3:
-        return in->up;
-    case 4:
-        return in->buttons;
-    case 5:
-        return in->yaw;
-    case 6:
-        return in->pitch;
-    default:
-        return 0;
+    case 0: return in->tick;
+    case 1: return in->forward;
+    case 2: return in->right;
+    case 3: return in->up;
+    case 4: return in->buttons;
+    case 5: return in->yaw;
+    case 6: return in->pitch;
+    default: return 0;
     }
 }
 
@@ -72,15 +64,19 @@ static void note(rec_diff_report *r, const char *fmt, ...)
     va_end(ap);
 }
 
-#define SETTING(name) {#name, offsetof(sim_move_settings, name)}
+#define SETTING(name)                            \
+    {                                            \
+#name, offsetof(sim_move_settings, name) \
+    }
 static const struct {
     const char *name;
     size_t offset;
 } fx_settings[] = {
-    SETTING(gravity),  SETTING(max_speed),    SETTING(crouch_speed_scale), SETTING(accelerate),
-    SETTING(air_accelerate), SETTING(air_max_speed), SETTING(friction), SETTING(stop_speed),
-    SETTING(jump_velocity),  SETTING(step_height),   SETTING(max_slope_cos), SETTING(skin),
-    SETTING(fly_speed),      SETTING(swim_speed),    SETTING(water_gravity_scale),
+    SETTING(gravity),     SETTING(max_speed),      SETTING(crouch_speed_scale),
+    SETTING(accelerate),  SETTING(air_accelerate), SETTING(air_max_speed),
+    SETTING(friction),    SETTING(stop_speed),     SETTING(jump_velocity),
+    SETTING(step_height), SETTING(max_slope_cos),  SETTING(skin),
+    SETTING(fly_speed),   SETTING(swim_speed),     SETTING(water_gravity_scale),
 };
 #undef SETTING
 
@@ -114,8 +110,8 @@ static void compare_headers(rec_diff_report *r, const rec_header *a, const rec_h
             named = true;
         }
         if (!named)
-            note(r, "movement settings differ (digests %016llx and %016llx)",
-                 (unsigned long long)a->settings_digest, (unsigned long long)b->settings_digest);
+            note(r, "movement settings differ (digests %016llx and %016llx)", (unsigned long long)a->settings_digest,
+                 (unsigned long long)b->settings_digest);
     }
     if (a->level.digest != b->level.digest)
         note(r, "levels differ (digests %016llx and %016llx)", (unsigned long long)a->level.digest,
@@ -123,9 +119,9 @@ static void compare_headers(rec_diff_report *r, const rec_header *a, const rec_h
     bool platforms_same = a->platform_count == b->platform_count;
     for (uint32_t i = 0; platforms_same && i < a->platform_count && i < REC_MAX_PLATFORMS; i++) {
         const sim_platform_def *p = &a->platforms[i], *q = &b->platforms[i];
-        platforms_same = p->id == q->id && p->point_count == q->point_count &&
-                         p->ticks_per_leg == q->ticks_per_leg && p->pause_ticks == q->pause_ticks &&
-                         p->half.x == q->half.x && p->half.y == q->half.y && p->half.z == q->half.z;
+        platforms_same = p->id == q->id && p->point_count == q->point_count && p->ticks_per_leg == q->ticks_per_leg &&
+                         p->pause_ticks == q->pause_ticks && p->half.x == q->half.x && p->half.y == q->half.y &&
+                         p->half.z == q->half.z;
         for (uint32_t k = 0; platforms_same && k < p->point_count && k < SIM_PLATFORM_MAX_POINTS; k++)
             platforms_same = p->points[k].x == q->points[k].x && p->points[k].y == q->points[k].y &&
                              p->points[k].z == q->points[k].z;
@@ -223,8 +219,7 @@ static bool side_state_after(side *s, const sim_world *world, uint32_t tick, uin
         }
         sim_scene_step(s->scene);
         if (rec_resim_compare(s->f, s->scene, &t, &world_differs, NULL, NULL) > 0 || world_differs) {
-            snprintf(s->how, sizeof s->how, "this build does not reproduce %s (from tick %u)", s->name,
-                     (unsigned)at);
+            snprintf(s->how, sizeof s->how, "this build does not reproduce %s (from tick %u)", s->name, (unsigned)at);
             side_free(s);
             return false;
         }

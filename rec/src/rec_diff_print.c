@@ -14,12 +14,9 @@ static unsigned hex_digits(rec_field_type type)
 {
     switch (type) {
     case REC_FIELD_U8:
-    case REC_FIELD_I8:
-        return 2;
-    case REC_FIELD_U16:
-        return 4;
-    default:
-        return 8;
+    case REC_FIELD_I8: return 2;
+    case REC_FIELD_U16: return 4;
+    default: return 8;
     }
 }
 
@@ -35,8 +32,7 @@ static void format_fx6(char *buf, size_t size, int64_t v)
 {
     uint64_t mag = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
     uint64_t micro = (mag * 1000000u + 32768u) >> 16;
-    snprintf(buf, size, "%s%" PRIu64 ".%06" PRIu64, v < 0 && micro > 0 ? "-" : "", micro / 1000000u,
-             micro % 1000000u);
+    snprintf(buf, size, "%s%" PRIu64 ".%06" PRIu64, v < 0 && micro > 0 ? "-" : "", micro / 1000000u, micro % 1000000u);
 }
 
 // The exact decimal value of a Q16.16 number, trailing zeros dropped.
@@ -68,34 +64,23 @@ void rec_format_value(char *buf, size_t size, rec_field_type type, int64_t v)
 static const char *kind_name(rec_diff_kind k)
 {
     switch (k) {
-    case REC_DIFF_START:
-        return "initial state";
-    case REC_DIFF_EVENTS:
-        return "joins or leaves";
-    case REC_DIFF_INPUTS:
-        return "commands";
-    case REC_DIFF_STATE:
-        return "results";
-    default:
-        return "none";
+    case REC_DIFF_START: return "initial state";
+    case REC_DIFF_EVENTS: return "joins or leaves";
+    case REC_DIFF_INPUTS: return "commands";
+    case REC_DIFF_STATE: return "results";
+    default: return "none";
     }
 }
 
 static const char *value_kind_name(rec_value_kind k)
 {
     switch (k) {
-    case REC_VALUE_STATE:
-        return "state";
-    case REC_VALUE_INPUT:
-        return "input";
-    case REC_VALUE_PRESENCE:
-        return "presence";
-    case REC_VALUE_JOIN:
-        return "join";
-    case REC_VALUE_LEAVE:
-        return "leave";
-    default:
-        return "command";
+    case REC_VALUE_STATE: return "state";
+    case REC_VALUE_INPUT: return "input";
+    case REC_VALUE_PRESENCE: return "presence";
+    case REC_VALUE_JOIN: return "join";
+    case REC_VALUE_LEAVE: return "leave";
+    default: return "command";
     }
 }
 
@@ -132,8 +117,9 @@ void rec_diff_print_text(FILE *out, const rec_diff_report *r, const char *name_a
         rec_field_type type = rec_value_type(v);
         rec_format_value(va, sizeof va, type, v->a);
         rec_format_value(vb, sizeof vb, type, v->b);
-        fprintf(out, "%stick %u character %u %s: %s vs %s\n", r->values_exact || v->kind != REC_VALUE_STATE ? "" : "hint: ",
-                (unsigned)value_tick(r, v), (unsigned)v->character, rec_value_name(v), va, vb);
+        fprintf(out, "%stick %u character %u %s: %s vs %s\n",
+                r->values_exact || v->kind != REC_VALUE_STATE ? "" : "hint: ", (unsigned)value_tick(r, v),
+                (unsigned)v->character, rec_value_name(v), va, vb);
     }
     if (r->values_truncated)
         fprintf(out, "(more values differ than listed)\n");
@@ -170,8 +156,8 @@ void rec_diff_print_json(FILE *out, const rec_diff_report *r, const char *name_a
     json_string(out, name_a);
     fputs(",\"b\":", out);
     json_string(out, name_b);
-    fprintf(out, ",\"ticks_a\":%u,\"ticks_b\":%u,\"ticks_compared\":%u", (unsigned)r->ticks_a,
-            (unsigned)r->ticks_b, (unsigned)r->ticks_compared);
+    fprintf(out, ",\"ticks_a\":%u,\"ticks_b\":%u,\"ticks_compared\":%u", (unsigned)r->ticks_a, (unsigned)r->ticks_b,
+            (unsigned)r->ticks_compared);
     fputs(",\"notes\":[", out);
     const char *notes = r->notes;
     for (bool first = true; *notes; first = false) {

@@ -52,21 +52,21 @@ struct rec_file {
 
 struct rec_cursor {
     const rec_file *f;
-    uint32_t cap; ///< max_characters
-    uint32_t block;  ///< the next block to load
+    uint32_t cap;   ///< max_characters
+    uint32_t block; ///< the next block to load
     bool in_block;
     uint32_t ticks_left;
     uint32_t tick; ///< the next tick (client: next record index)
     rec_rd rd;
     rec_buf raw;
     ZSTD_DCtx *dz;
-    rec_buf key_raw; ///< a keyframe decompressed (not to disturb the current block)
+    rec_buf key_raw;   ///< a keyframe decompressed (not to disturb the current block)
     uint64_t block_at; ///< file offset of the current block's chunk
     const char *block_type;
     bool block_compressed;
 
-    uint32_t *ids;     ///< the character set (id order)
-    sim_input *prev;   ///< delta base per slot
+    uint32_t *ids;   ///< the character set (id order)
+    sim_input *prev; ///< delta base per slot
     uint32_t count;
 
     uint32_t *leaves;

@@ -32,9 +32,12 @@ typedef struct hf_desc {
 _Static_assert(sizeof(rec_kind) == sizeof(int) && sizeof(rec_level_kind) == sizeof(int),
                "enums are stored through an int");
 
-#define F(name, kind, member) {name, kind, offsetof(rec_header, member), sizeof(((rec_header *)0)->member)}
-#define SHAPE(p, m)                                                                                             \
-    F(p ".type", HF_I32, m.type), F(p ".radius", HF_I32, m.radius), F(p ".half.x", HF_I32, m.half.x),       \
+#define F(name, kind, member)                                                       \
+    {                                                                               \
+        name, kind, offsetof(rec_header, member), sizeof(((rec_header *)0)->member) \
+    }
+#define SHAPE(p, m)                                                                                   \
+    F(p ".type", HF_I32, m.type), F(p ".radius", HF_I32, m.radius), F(p ".half.x", HF_I32, m.half.x), \
         F(p ".half.y", HF_I32, m.half.y), F(p ".half.z", HF_I32, m.half.z)
 
 // The order entries are written in; format_version first so a reader meets it first.
@@ -83,7 +86,10 @@ static const hf_desc top_fields[] = {
 #undef F
 #undef SHAPE
 
-#define P(name, member) {name, HF_I32, offsetof(sim_platform_def, member), 4}
+#define P(name, member)                                     \
+    {                                                       \
+        name, HF_I32, offsetof(sim_platform_def, member), 4 \
+    }
 static const hf_desc platform_fields[] = {
     {"id", HF_U32, offsetof(sim_platform_def, id), 4},
     P("half.x", half.x),
@@ -94,7 +100,10 @@ static const hf_desc platform_fields[] = {
     {"pause_ticks", HF_U32, offsetof(sim_platform_def, pause_ticks), 4},
 };
 #undef P
-#define W(name, member) {name, HF_I32, offsetof(sim_aabb, member), 4}
+#define W(name, member)                             \
+    {                                               \
+        name, HF_I32, offsetof(sim_aabb, member), 4 \
+    }
 static const hf_desc water_fields[] = {
     W("min.x", min.x), W("min.y", min.y), W("min.z", min.z), W("max.x", max.x), W("max.y", max.y), W("max.z", max.z),
 };
@@ -109,7 +118,8 @@ static const char *const axis_names[3] = {"x", "y", "z"};
 #define KEEL_STR(x) KEEL_STR2(x)
 
 #if defined(__clang__)
-#define BUILD_COMPILER "clang " KEEL_STR(__clang_major__) "." KEEL_STR(__clang_minor__) "." KEEL_STR(__clang_patchlevel__)
+#define BUILD_COMPILER \
+    "clang " KEEL_STR(__clang_major__) "." KEEL_STR(__clang_minor__) "." KEEL_STR(__clang_patchlevel__)
 #elif defined(__GNUC__)
 #define BUILD_COMPILER "gcc " KEEL_STR(__GNUC__) "." KEEL_STR(__GNUC_MINOR__) "." KEEL_STR(__GNUC_PATCHLEVEL__)
 #elif defined(__TINYC__)
@@ -523,10 +533,8 @@ static bool header_valid(const rec_header *h, rec_error *err, uint64_t at)
         return head_fail(err, at, "movement settings refused: %s", why ? why : "?");
     if (h->settings_digest != net_settings_digest(&h->settings))
         return head_fail(err, at, "settings digest %016llx does not match the settings (%016llx)",
-                         (unsigned long long)h->settings_digest,
-                         (unsigned long long)net_settings_digest(&h->settings));
-    if (h->level.kind != REC_LEVEL_BUILTIN && h->level.kind != REC_LEVEL_GENERATED &&
-        h->level.kind != REC_LEVEL_OBJ)
+                         (unsigned long long)h->settings_digest, (unsigned long long)net_settings_digest(&h->settings));
+    if (h->level.kind != REC_LEVEL_BUILTIN && h->level.kind != REC_LEVEL_GENERATED && h->level.kind != REC_LEVEL_OBJ)
         return head_fail(err, at, "unknown level kind %d", (int)h->level.kind);
     if (h->level.kind == REC_LEVEL_OBJ && h->level.up_axis != 'y' && h->level.up_axis != 'z')
         return head_fail(err, at, "level up axis is not 'y' or 'z'");
@@ -549,8 +557,7 @@ static bool header_valid(const rec_header *h, rec_error *err, uint64_t at)
 bool rec_header_check(const rec_header *h, rec_error *err)
 {
     if (h->format_version != REC_FORMAT_VERSION)
-        return head_fail(err, 0, "format version %u: this build writes %u", h->format_version,
-                         REC_FORMAT_VERSION);
+        return head_fail(err, 0, "format version %u: this build writes %u", h->format_version, REC_FORMAT_VERSION);
     return header_valid(h, err, 0);
 }
 

@@ -66,8 +66,8 @@ int64_t rec_file_keyframe_at(const rec_file *f, uint32_t tick)
     return lo < f->key_count && f->keys[lo].tick == tick ? (int64_t)lo : -1;
 }
 
-bool rec_file_keyframe(rec_file *f, uint32_t index, uint32_t *tick, const sim_char_state **states,
-                       uint32_t *count, rec_error *err)
+bool rec_file_keyframe(rec_file *f, uint32_t index, uint32_t *tick, const sim_char_state **states, uint32_t *count,
+                       rec_error *err)
 {
     rec_error_clear(err);
     if (!f || index >= f->key_count) {
@@ -274,8 +274,9 @@ static rec_file *file_index(rec_file *f, rec_error *err)
     rec_info *info = &f->info;
     info->file_bytes = f->size;
     if (f->size < REC_MAGIC_SIZE || memcmp(f->data, rec_magic, REC_MAGIC_SIZE) != 0) {
-        rec_error_set(err, 0, NULL, f->size < REC_MAGIC_SIZE ? "too short to be a keel recording (%zu bytes)"
-                                                             : "not a keel recording (no KEELREC magic; %zu bytes)",
+        rec_error_set(err, 0, NULL,
+                      f->size < REC_MAGIC_SIZE ? "too short to be a keel recording (%zu bytes)"
+                                               : "not a keel recording (no KEELREC magic; %zu bytes)",
                       f->size);
         return open_fail(f);
     }
@@ -299,8 +300,9 @@ static rec_file *file_index(rec_file *f, rec_error *err)
             type[i] = (t[i] >= 0x20 && t[i] < 0x7F) ? (char)t[i] : '?';
         uint32_t len = rec_get_le32(t + 4);
         if (len > REC_MAX_CHUNK) {
-            rec_error_set(err, off, type, "chunk %.4s at offset %zu declares %u bytes (more than the 256 MiB a chunk may hold)",
-                          type, off, len);
+            rec_error_set(err, off, type,
+                          "chunk %.4s at offset %zu declares %u bytes (more than the 256 MiB a chunk may hold)", type,
+                          off, len);
             return open_fail(f);
         }
         if ((uint64_t)len + REC_CHUNK_OVERHEAD > f->size - off) {
@@ -310,8 +312,8 @@ static rec_file *file_index(rec_file *f, rec_error *err)
         uint32_t want = rec_get_le32(t + 8 + len);
         uint32_t crc = rec_crc32(t, 8 + (size_t)len);
         if (crc != want) {
-            rec_error_set(err, off, type, "chunk %.4s at offset %zu: CRC mismatch (stored %08x, computed %08x)",
-                          type, off, want, crc);
+            rec_error_set(err, off, type, "chunk %.4s at offset %zu: CRC mismatch (stored %08x, computed %08x)", type,
+                          off, want, crc);
             return open_fail(f);
         }
         const uint8_t *payload = t + 8;
@@ -484,10 +486,10 @@ static rec_file *file_index(rec_file *f, rec_error *err)
     if (info->complete) {
         bool scene = f->h.kind == REC_KIND_SCENE;
         uint32_t last_tick = info->tick_count ? f->init_tick + info->tick_count - 1u : 0;
-        bool agree = scene ? endr_count == info->tick_count && endr_hash == info->last_hash &&
-                                 endr_tick == last_tick && endr_joins == info->joins &&
-                                 endr_leaves == info->leaves && endr_players == info->players
-                           : endr_clients == info->client_records;
+        bool agree = scene
+                         ? endr_count == info->tick_count && endr_hash == info->last_hash && endr_tick == last_tick &&
+                               endr_joins == info->joins && endr_leaves == info->leaves && endr_players == info->players
+                         : endr_clients == info->client_records;
         if (!agree) {
             rec_error_set(err, endr_at, REC_T_ENDR, "ENDR chunk at offset %llu disagrees with the ticks before it",
                           (unsigned long long)endr_at);

@@ -54,15 +54,15 @@ sim_scene *rec_resim_scene_create(const rec_header *h, const sim_world *world, r
     return sc;
 }
 
-bool rec_resim_restore(sim_scene *scene, uint32_t tick, const sim_char_state *states, uint32_t count,
-                       const char *what, rec_error *err)
+bool rec_resim_restore(sim_scene *scene, uint32_t tick, const sim_char_state *states, uint32_t count, const char *what,
+                       rec_error *err)
 {
     sim_scene_error se;
     if (sim_scene_restore_states(scene, tick, states, count, &se))
         return true;
     if (se.record >= 0)
-        rec_fail(err, 0, "", "%s (tick %u): character record %lld (id %u) is refused: %s", what,
-                 (unsigned)tick, (long long)se.record, (unsigned)states[se.record].id, se.reason);
+        rec_fail(err, 0, "", "%s (tick %u): character record %lld (id %u) is refused: %s", what, (unsigned)tick,
+                 (long long)se.record, (unsigned)states[se.record].id, se.reason);
     else
         rec_fail(err, 0, "", "%s (tick %u) is refused: %s", what, (unsigned)tick, se.reason);
     return false;
@@ -91,15 +91,15 @@ bool rec_resim_apply(sim_scene *scene, const rec_tick *t, rec_error *err)
         }
     for (uint32_t i = 0; i < t->command_count; i++)
         if (!sim_scene_set_input(scene, t->commands[i].id, &t->commands[i].input)) {
-            rec_fail(err, 0, "", "tick %u: a command for character %u, which is not in the scene",
-                     (unsigned)t->tick, (unsigned)t->commands[i].id);
+            rec_fail(err, 0, "", "tick %u: a command for character %u, which is not in the scene", (unsigned)t->tick,
+                     (unsigned)t->commands[i].id);
             return false;
         }
     return true;
 }
 
-uint32_t rec_resim_compare(const rec_file *f, const sim_scene *scene, const rec_tick *t, bool *world_differs, uint32_t *ids,
-                           uint32_t *id_count)
+uint32_t rec_resim_compare(const rec_file *f, const sim_scene *scene, const rec_tick *t, bool *world_differs,
+                           uint32_t *ids, uint32_t *id_count)
 {
     *world_differs = sim_scene_hash(scene) != t->world_hash;
     uint32_t n;
@@ -131,8 +131,8 @@ uint32_t rec_resim_compare(const rec_file *f, const sim_scene *scene, const rec_
     return differ;
 }
 
-void rec_report_add_value(rec_diff_report *r, uint32_t character, rec_value_kind kind, uint32_t field,
-                          int64_t a, int64_t b)
+void rec_report_add_value(rec_diff_report *r, uint32_t character, rec_value_kind kind, uint32_t field, int64_t a,
+                          int64_t b)
 {
     if (r->value_count >= REC_DIFF_MAX_VALUES) {
         r->values_truncated = true;
@@ -141,8 +141,8 @@ void rec_report_add_value(rec_diff_report *r, uint32_t character, rec_value_kind
     r->values[r->value_count++] = (rec_diff_value){character, kind, field, a, b};
 }
 
-uint32_t rec_report_add_states(rec_diff_report *r, const sim_char_state *a, uint32_t a_count,
-                               const sim_char_state *b, uint32_t b_count)
+uint32_t rec_report_add_states(rec_diff_report *r, const sim_char_state *a, uint32_t a_count, const sim_char_state *b,
+                               uint32_t b_count)
 {
     uint32_t nfields;
     rec_state_fields(&nfields);
@@ -184,14 +184,10 @@ const char *rec_value_name(const rec_diff_value *v)
         return v->field < n ? f[v->field].name : "?";
     }
     switch (v->kind) {
-    case REC_VALUE_JOIN:
-        return "joins";
-    case REC_VALUE_LEAVE:
-        return "leaves";
-    case REC_VALUE_COMMAND:
-        return "command";
-    default:
-        return "present";
+    case REC_VALUE_JOIN: return "joins";
+    case REC_VALUE_LEAVE: return "leaves";
+    case REC_VALUE_COMMAND: return "command";
+    default: return "present";
     }
 }
 

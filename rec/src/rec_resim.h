@@ -18,8 +18,8 @@ int rec_fail(rec_error *err, uint64_t offset, const char *chunk, const char *fmt
 sim_scene *rec_resim_scene_create(const rec_header *h, const sim_world *world, rec_error *err);
 
 /// Put the scene at a recorded state (the initial one or a keyframe).
-bool rec_resim_restore(sim_scene *scene, uint32_t tick, const sim_char_state *states, uint32_t count,
-                       const char *what, rec_error *err);
+bool rec_resim_restore(sim_scene *scene, uint32_t tick, const sim_char_state *states, uint32_t count, const char *what,
+                       rec_error *err);
 
 /// Apply what the recording says happened at the start of t->tick: leaves,
 /// joins, commands. False (with *err) when the scene refuses one: the
@@ -31,17 +31,17 @@ bool rec_resim_apply(sim_scene *scene, const rec_tick *t, rec_error *err);
 /// Returns the number of characters whose 16-bit hash or presence differs
 /// (writing the first REC_DIFF_MAX_CHARACTERS ids to ids, when given) and
 /// sets *world_differs.
-uint32_t rec_resim_compare(const rec_file *f, const sim_scene *scene, const rec_tick *t, bool *world_differs, uint32_t *ids,
-                           uint32_t *id_count);
+uint32_t rec_resim_compare(const rec_file *f, const sim_scene *scene, const rec_tick *t, bool *world_differs,
+                           uint32_t *ids, uint32_t *id_count);
 
 /// Add the differences of two full states (id order) to the report's value
 /// list. Returns how many characters differ.
-uint32_t rec_report_add_states(rec_diff_report *r, const sim_char_state *a, uint32_t a_count,
-                               const sim_char_state *b, uint32_t b_count);
+uint32_t rec_report_add_states(rec_diff_report *r, const sim_char_state *a, uint32_t a_count, const sim_char_state *b,
+                               uint32_t b_count);
 
 /// Append one value (sets values_truncated when the list is full).
-void rec_report_add_value(rec_diff_report *r, uint32_t character, rec_value_kind kind, uint32_t field,
-                          int64_t a, int64_t b);
+void rec_report_add_value(rec_diff_report *r, uint32_t character, rec_value_kind kind, uint32_t field, int64_t a,
+                          int64_t b);
 
 /// The field name of a value ("velocity.x", "input.forward", "present").
 const char *rec_value_name(const rec_diff_value *v);

@@ -363,7 +363,7 @@ bool rec_schema_decode(const uint8_t *p, size_t n, uint64_t base, rec_schema *st
         if (count > REC_SCHEMA_MAX_FIELDS)
             return schema_fail(err, &r, rec_at, "schema: %s (more than 64 fields in a record)", "refused");
         uint32_t native_n = 0;
-        const rec_field *native = kind == REC_SCHEMA_STATE ? rec_state_fields(&native_n)
+        const rec_field *native = kind == REC_SCHEMA_STATE     ? rec_state_fields(&native_n)
                                   : kind == REC_SCHEMA_COMMAND ? rec_command_fields(&native_n)
                                                                : NULL;
         for (uint32_t i = 0; i < count && rec_rd_ok(&r); i++) {

@@ -72,8 +72,8 @@ typedef struct vshared {
 typedef struct vworker {
     vshared *sh;
     sim_scene *scene;
-    int rc;         ///< REC_EXIT_MATCH until a finding
-    uint32_t tick;  ///< the finding's tick
+    int rc;        ///< REC_EXIT_MATCH until a finding
+    uint32_t tick; ///< the finding's tick
     rec_diff_report report;
     rec_error err;
     uint64_t ticks, char_ticks;
@@ -206,8 +206,7 @@ static void diverged(vworker *w, rec_cursor *c, uint32_t tick, uint64_t recorded
         }
     } else {
         if (differ == 0)
-            snprintf(extra, sizeof extra,
-                     "only the world hash differs (the 16-bit character hashes collided); ");
+            snprintf(extra, sizeof extra, "only the world hash differs (the 16-bit character hashes collided); ");
         // No full state right after the tick: go on to the next keyframe and
         // name what differs there, as a hint.
         uint32_t next = rec_resim_next_keyframe(sh->f, after + 1u, sh->end_tick);
@@ -227,8 +226,8 @@ static void diverged(vworker *w, rec_cursor *c, uint32_t tick, uint64_t recorded
             rec_report_add_states(r, kf_states, kf_count, now, n);
             r->values_exact = false;
             r->values_tick = next;
-            snprintf(r->values_source, sizeof r->values_source,
-                     "the recording's next keyframe (tick %u), a hint only", (unsigned)next);
+            snprintf(r->values_source, sizeof r->values_source, "the recording's next keyframe (tick %u), a hint only",
+                     (unsigned)next);
             char names[200];
             field_list(r, names, sizeof names);
             size_t used = strlen(extra);
@@ -277,8 +276,8 @@ static void run_span(vworker *w, const vspan *sp)
         fail_at(w, sp->start, &err);
         goto done;
     }
-    if (!rec_resim_restore(w->scene, tick, states, count,
-                           sp->keyframe < 0 ? "the initial state" : "a keyframe", &err)) {
+    if (!rec_resim_restore(w->scene, tick, states, count, sp->keyframe < 0 ? "the initial state" : "a keyframe",
+                           &err)) {
         snprintf(err.chunk, sizeof err.chunk, "%s", sp->keyframe < 0 ? "INIT" : "KEYF");
         fail_at(w, sp->start, &err);
         goto done;
@@ -477,8 +476,8 @@ int rec_diff_resim(rec_file *f, const sim_world *world, const rec_verify_config 
     // The earliest finding of any worker (they cover the spans in order).
     const vworker *best = NULL;
     for (uint32_t i = 0; i < workers && rc == REC_EXIT_MATCH; i++)
-        if (w[i].rc != REC_EXIT_MATCH && (!best || w[i].tick < best->tick ||
-                                          (w[i].tick == best->tick && w[i].rc == REC_EXIT_BAD_FILE)))
+        if (w[i].rc != REC_EXIT_MATCH &&
+            (!best || w[i].tick < best->tick || (w[i].tick == best->tick && w[i].rc == REC_EXIT_BAD_FILE)))
             best = &w[i];
     uint64_t ticks = 0, char_ticks = 0;
     for (uint32_t i = 0; i < workers; i++) {

@@ -108,10 +108,7 @@ static void writer_fail(rec_writer *w, const char *fmt, ...)
 
 // ---- output ----------------------------------------------------------------
 
-static bool io_write(rec_writer *w, const void *p, size_t n)
-{
-    return n == 0 || fwrite(p, 1, n, w->f) == n;
-}
+static bool io_write(rec_writer *w, const void *p, size_t n) { return n == 0 || fwrite(p, 1, n, w->f) == n; }
 
 // Compress if it pays, frame, write and flush one chunk. Runs on the
 // writing thread; the only shared state it touches is io_failed (under mu).
@@ -136,7 +133,7 @@ static void chunk_emit(rec_writer *w, rec_item *it)
                 memcpy(type,
                        memcmp(it->type, REC_T_TBLK, 4) == 0   ? REC_T_TBLZ
                        : memcmp(it->type, REC_T_CLOG, 4) == 0 ? REC_T_CLGZ
-                                                               : REC_T_KEYZ,
+                                                              : REC_T_KEYZ,
                        4);
             }
         }
@@ -198,8 +195,8 @@ static rec_item *item_take(rec_writer *w, const char *type, size_t reserve)
         }
     }
     memcpy(it->type, type, 4);
-    it->compressible = memcmp(type, REC_T_TBLK, 4) == 0 || memcmp(type, REC_T_CLOG, 4) == 0 ||
-                       memcmp(type, REC_T_KEYF, 4) == 0;
+    it->compressible =
+        memcmp(type, REC_T_TBLK, 4) == 0 || memcmp(type, REC_T_CLOG, 4) == 0 || memcmp(type, REC_T_KEYF, 4) == 0;
     it->buf.size = 0;
     it->buf.failed = false;
     it->next = NULL;
@@ -506,8 +503,7 @@ rec_writer *rec_writer_open(const char *path, const rec_header *header, const re
     uint32_t n = 0;
     const sim_char_state *c = sim_scene_characters(initial, &n);
     if (n > header->max_characters) {
-        rec_error_set(err, 0, NULL, "the scene holds %u characters, the header allows %u", n,
-                      header->max_characters);
+        rec_error_set(err, 0, NULL, "the scene holds %u characters, the header allows %u", n, header->max_characters);
         return NULL;
     }
     rec_writer *w = writer_begin(path, header, config, REC_KIND_SCENE, err);
@@ -749,8 +745,8 @@ bool rec_writer_tick(rec_writer *w, const rec_tick *t, const sim_scene *after)
     }
     for (uint32_t i = 0; i < n; i++) {
         if (c[i].id != w->ids[i]) {
-            writer_fail(w, "tick %u: the scene after it holds character %u where the recorded events give %u",
-                        t->tick, c[i].id, w->ids[i]);
+            writer_fail(w, "tick %u: the scene after it holds character %u where the recorded events give %u", t->tick,
+                        c[i].id, w->ids[i]);
             return false;
         }
         uint16_t h16 = rec_char_hash16(&c[i]);

@@ -36,18 +36,18 @@ typedef struct options {
     const char *metrics_host; ///< NULL: no metrics
     uint32_t metrics_port;
     // the match lifecycle (match.c, agones.c)
-    bool agones;            ///< --agones: the Agones SDK sidecar's lifecycle
-    uint32_t match_s;       ///< --match-seconds: end the match this long after it started (0: never)
-    uint32_t empty_s;       ///< --empty-seconds: end when the players all left this long ago (0: never)
-    uint32_t stall_after;   ///< --test-stall-after-ticks (a test hook; 0: none)
-    uint32_t stall_s;       ///< --test-stall-seconds
+    bool agones;          ///< --agones: the Agones SDK sidecar's lifecycle
+    uint32_t match_s;     ///< --match-seconds: end the match this long after it started (0: never)
+    uint32_t empty_s;     ///< --empty-seconds: end when the players all left this long ago (0: never)
+    uint32_t stall_after; ///< --test-stall-after-ticks (a test hook; 0: none)
+    uint32_t stall_s;     ///< --test-stall-seconds
 } options;
 
 /// The recording of a server through its tick observer.
 typedef struct recorder {
     const char *path;
     rec_writer *w;
-    bool failed;   ///< reported once on stderr; the server serves on
+    bool failed; ///< reported once on stderr; the server serves on
     uint64_t ticks;
 } recorder;
 
@@ -66,7 +66,7 @@ bool recorder_finish(recorder *r, sv_server *sv, FILE *text);
 
 /// What the tick thread publishes after each tick: counters since the start.
 typedef struct metrics_snapshot {
-    uint64_t alive_us;  ///< keel_app_now_us() when published
+    uint64_t alive_us; ///< keel_app_now_us() when published
     uint64_t ticks, overruns, tick_us_sum;
     uint64_t tick_buckets[METRICS_TICK_BUCKETS]; ///< ticks per bucket (not cumulative); above the last: none
     uint32_t tick_rate;
@@ -76,7 +76,7 @@ typedef struct metrics_snapshot {
     bool recording, recording_failed;
     uint64_t recording_ticks;
     uint64_t recording_queue_bytes; ///< the writer's queue at the last look (rec_writer_pending)
-    const char *recording_path; ///< lives as long as the program
+    const char *recording_path;     ///< lives as long as the program
 } metrics_snapshot;
 
 typedef struct metrics metrics;

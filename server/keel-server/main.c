@@ -20,10 +20,7 @@
 #include "keel_server.h"
 
 static volatile sig_atomic_t stop_requested; // the signal that asked, or 0
-static void on_signal(int sig)
-{
-    stop_requested = sig;
-}
+static void on_signal(int sig) { stop_requested = sig; }
 
 // The longest a drain waits for the clients to acknowledge the close after
 // being told (docs/operations.md): well inside Kubernetes' 30 s grace period.
@@ -158,9 +155,40 @@ static int bad(const char *what, const char *value)
 static int parse(int argc, char **argv, options *o)
 {
     memset(o, 0, sizeof *o);
-    *o = (options){"0.0.0.0", "builtin", "0.12", 'y', 27900, 64, 2, 64, 0, 5, 4, false, false, false, 0, NULL,
-                   REC_DEFAULT_KEYFRAME_INTERVAL, false, false, 0, 1, 1, false, NULL, NULL, 0, false, NULL, 0,
-                   false, 0, 0, 0, 0};
+    *o = (options){"0.0.0.0",
+                   "builtin",
+                   "0.12",
+                   'y',
+                   27900,
+                   64,
+                   2,
+                   64,
+                   0,
+                   5,
+                   4,
+                   false,
+                   false,
+                   false,
+                   0,
+                   NULL,
+                   REC_DEFAULT_KEYFRAME_INTERVAL,
+                   false,
+                   false,
+                   0,
+                   1,
+                   1,
+                   false,
+                   NULL,
+                   NULL,
+                   0,
+                   false,
+                   NULL,
+                   0,
+                   false,
+                   0,
+                   0,
+                   0,
+                   0};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -211,28 +239,63 @@ static int parse(int argc, char **argv, options *o)
                    strcmp(a, "--max-clients") == 0 || strcmp(a, "--duration") == 0 ||
                    strcmp(a, "--stats-interval") == 0 || strcmp(a, "--max-per-address") == 0 ||
                    strcmp(a, "--ticks") == 0 || strcmp(a, "--keyframe-interval") == 0 ||
-                   strcmp(a, "--virtual-bots") == 0 || strcmp(a, "--seed") == 0 ||
-                   strcmp(a, "--full-clients") == 0 || strcmp(a, "--match-seconds") == 0 ||
-                   strcmp(a, "--empty-seconds") == 0 || strcmp(a, "--test-stall-after-ticks") == 0 ||
-                   strcmp(a, "--test-stall-seconds") == 0) {
+                   strcmp(a, "--virtual-bots") == 0 || strcmp(a, "--seed") == 0 || strcmp(a, "--full-clients") == 0 ||
+                   strcmp(a, "--match-seconds") == 0 || strcmp(a, "--empty-seconds") == 0 ||
+                   strcmp(a, "--test-stall-after-ticks") == 0 || strcmp(a, "--test-stall-seconds") == 0) {
             if (!v)
                 return bad("value for", a);
             uint32_t lo = 0, hi = 86400u * 365u, *dst = &o->duration_s;
-            if (strcmp(a, "--port") == 0) { lo = 0; hi = 65535; dst = &o->port; }
-            else if (strcmp(a, "--rate") == 0) { lo = SIM_MOVE_MIN_TICK_RATE; hi = SIM_MOVE_MAX_TICK_RATE; dst = &o->rate; }
-            else if (strcmp(a, "--snapshot-ticks") == 0) { lo = 1; hi = 16; dst = &o->snapshot_ticks; }
-            else if (strcmp(a, "--max-clients") == 0) { lo = 1; hi = NET_MAX_CHARACTERS; dst = &o->max_clients; }
-            else if (strcmp(a, "--stats-interval") == 0) { dst = &o->stats_s; }
-            else if (strcmp(a, "--max-per-address") == 0) { lo = 1; hi = NET_MAX_CHARACTERS; dst = &o->per_address; }
-            else if (strcmp(a, "--ticks") == 0) { hi = 0xFFFFFFFFu; dst = &o->ticks; }
-            else if (strcmp(a, "--keyframe-interval") == 0) { hi = 1u << 24; dst = &o->keyframe_interval; }
-            else if (strcmp(a, "--virtual-bots") == 0) { lo = 1; hi = 64; dst = &o->virtual_bots; }
-            else if (strcmp(a, "--seed") == 0) { hi = 0xFFFFFFFFu; dst = &o->seed; }
-            else if (strcmp(a, "--full-clients") == 0) { hi = 64; dst = &o->full_clients; }
-            else if (strcmp(a, "--match-seconds") == 0) { dst = &o->match_s; }
-            else if (strcmp(a, "--empty-seconds") == 0) { dst = &o->empty_s; }
-            else if (strcmp(a, "--test-stall-after-ticks") == 0) { lo = 1; hi = 0xFFFFFFFFu; dst = &o->stall_after; }
-            else if (strcmp(a, "--test-stall-seconds") == 0) { lo = 1; hi = 60; dst = &o->stall_s; }
+            if (strcmp(a, "--port") == 0) {
+                lo = 0;
+                hi = 65535;
+                dst = &o->port;
+            } else if (strcmp(a, "--rate") == 0) {
+                lo = SIM_MOVE_MIN_TICK_RATE;
+                hi = SIM_MOVE_MAX_TICK_RATE;
+                dst = &o->rate;
+            } else if (strcmp(a, "--snapshot-ticks") == 0) {
+                lo = 1;
+                hi = 16;
+                dst = &o->snapshot_ticks;
+            } else if (strcmp(a, "--max-clients") == 0) {
+                lo = 1;
+                hi = NET_MAX_CHARACTERS;
+                dst = &o->max_clients;
+            } else if (strcmp(a, "--stats-interval") == 0) {
+                dst = &o->stats_s;
+            } else if (strcmp(a, "--max-per-address") == 0) {
+                lo = 1;
+                hi = NET_MAX_CHARACTERS;
+                dst = &o->per_address;
+            } else if (strcmp(a, "--ticks") == 0) {
+                hi = 0xFFFFFFFFu;
+                dst = &o->ticks;
+            } else if (strcmp(a, "--keyframe-interval") == 0) {
+                hi = 1u << 24;
+                dst = &o->keyframe_interval;
+            } else if (strcmp(a, "--virtual-bots") == 0) {
+                lo = 1;
+                hi = 64;
+                dst = &o->virtual_bots;
+            } else if (strcmp(a, "--seed") == 0) {
+                hi = 0xFFFFFFFFu;
+                dst = &o->seed;
+            } else if (strcmp(a, "--full-clients") == 0) {
+                hi = 64;
+                dst = &o->full_clients;
+            } else if (strcmp(a, "--match-seconds") == 0) {
+                dst = &o->match_s;
+            } else if (strcmp(a, "--empty-seconds") == 0) {
+                dst = &o->empty_s;
+            } else if (strcmp(a, "--test-stall-after-ticks") == 0) {
+                lo = 1;
+                hi = 0xFFFFFFFFu;
+                dst = &o->stall_after;
+            } else if (strcmp(a, "--test-stall-seconds") == 0) {
+                lo = 1;
+                hi = 60;
+                dst = &o->stall_s;
+            }
             if (!keel_app_parse_u32(v, lo, hi, dst))
                 return bad(a, v);
             i++;
@@ -288,7 +351,6 @@ static int cmp_u64(const void *a, const void *b)
 }
 
 #define TICK_SAMPLES 65536u
-
 
 // A start that failed once the server was made: everything freed (the
 // sanitizer build reports no leak for it either), exit code 1.
@@ -431,7 +493,8 @@ int main(int argc, char **argv)
             else if (wait_ms <= 1)
                 keel_app_sleep_until_us(deadline);
         }
-        if (stop_requested || over || (o.duration_s && keel_app_now_us() - start >= (uint64_t)o.duration_s * 1000000u) ||
+        if (stop_requested || over ||
+            (o.duration_s && keel_app_now_us() - start >= (uint64_t)o.duration_s * 1000000u) ||
             (o.ticks && k >= o.ticks))
             break;
         uint64_t t0 = keel_app_now_us(), c0 = keel_app_thread_cpu_us();
@@ -486,21 +549,21 @@ int main(int argc, char **argv)
                        "\"packets_rate_limited\":%llu,\"hello_timeouts\":%llu,\"input_packets_lost\":%llu,"
                        "\"snapshots\":%llu,\"repairs\":%llu,\"full_states\":%llu,\"secure\":%s}\n",
                        (double)(t1 - start) / 1e6, sv_server_scene_tick(sv), ss.clients, med, p99, in_p, out_p, in_w,
-                       out_w, (unsigned long long)subst, (unsigned long long)dropped,
-                       (unsigned long long)malformed, KEEL_DELTA(commands_received), KEEL_DELTA(commands_duplicate),
-                       KEEL_DELTA(commands_late), KEEL_DELTA(commands_out_of_window),
-                       KEEL_DELTA(commands_rate_limited), KEEL_DELTA(messages_unexpected),
-                       KEEL_DELTA(clients_joined), KEEL_DELTA(clients_left), KEEL_DELTA(clients_timed_out),
-                       KEEL_DELTA(clients_dropped),
-                       KEEL_DELTA(clients_refused), (unsigned long long)(ns.peers_refused - last_net.peers_refused),
+                       out_w, (unsigned long long)subst, (unsigned long long)dropped, (unsigned long long)malformed,
+                       KEEL_DELTA(commands_received), KEEL_DELTA(commands_duplicate), KEEL_DELTA(commands_late),
+                       KEEL_DELTA(commands_out_of_window), KEEL_DELTA(commands_rate_limited),
+                       KEEL_DELTA(messages_unexpected), KEEL_DELTA(clients_joined), KEEL_DELTA(clients_left),
+                       KEEL_DELTA(clients_timed_out), KEEL_DELTA(clients_dropped), KEEL_DELTA(clients_refused),
+                       (unsigned long long)(ns.peers_refused - last_net.peers_refused),
                        KEEL_DELTA(packets_rate_limited), KEEL_DELTA(hello_timeouts), KEEL_DELTA(input_packets_lost),
                        KEEL_DELTA(snapshots_delta), KEEL_DELTA(snapshots_repair), KEEL_DELTA(full_states), mode_json);
 #undef KEEL_DELTA
             else
-                printf("t %6.1f s  tick %u  clients %u  tick ms median %.3f p99 %.3f  in %.0f B/s (wire %.0f)  out %.0f "
-                       "B/s (wire %.0f)  substituted %llu  dropped %llu  malformed %llu  %s\n",
-                       (double)(t1 - start) / 1e6, sv_server_scene_tick(sv), ss.clients, med, p99, in_p, in_w, out_p,
-                       out_w, (unsigned long long)subst, (unsigned long long)dropped, (unsigned long long)malformed, mode);
+                printf(
+                    "t %6.1f s  tick %u  clients %u  tick ms median %.3f p99 %.3f  in %.0f B/s (wire %.0f)  out %.0f "
+                    "B/s (wire %.0f)  substituted %llu  dropped %llu  malformed %llu  %s\n",
+                    (double)(t1 - start) / 1e6, sv_server_scene_tick(sv), ss.clients, med, p99, in_p, in_w, out_p,
+                    out_w, (unsigned long long)subst, (unsigned long long)dropped, (unsigned long long)malformed, mode);
             fflush(stdout);
             last_net = ns;
             last_sv = ss;

@@ -96,7 +96,8 @@ typedef struct text {
 #if defined(__GNUC__)
 __attribute__((format(printf, 2, 3)))
 #endif
-static void put(text *t, const char *fmt, ...)
+static void
+put(text *t, const char *fmt, ...)
 {
     if (t->overflow)
         return;
@@ -172,8 +173,7 @@ static void format_metrics(text *t, const metrics_snapshot *s)
          n->peers_refused},
         {"handshake_challenges_total", "Secure mode: challenges sent.", n->handshake_challenges},
         {"handshake_admitted_total", "Secure mode: addresses admitted by the handshake.", n->handshake_admitted},
-        {"sealed_forged_total", "Secure mode: received messages that did not authenticate, dropped.",
-         n->sealed_forged},
+        {"sealed_forged_total", "Secure mode: received messages that did not authenticate, dropped.", n->sealed_forged},
         {"sealed_replayed_total", "Secure mode: received messages replayed or too old, dropped.", n->sealed_replayed},
         {"recording_ticks_total", "Ticks handed to the recording's writer.", s->recording_ticks},
     };
@@ -195,8 +195,9 @@ static void format_metrics(text *t, const metrics_snapshot *s)
         struct stat st;
         gauge(t, "recording_file_bytes", "Size of the recording file on disk.",
               stat(s->recording_path, &st) == 0 ? (double)st.st_size : 0);
-        gauge(t, "recording_queue_bytes", "Bytes of the recording queued for the disk (compressed and written by "
-                                          "its own thread).",
+        gauge(t, "recording_queue_bytes",
+              "Bytes of the recording queued for the disk (compressed and written by "
+              "its own thread).",
               (double)s->recording_queue_bytes);
     }
 }
@@ -278,10 +279,10 @@ metrics *metrics_start(const char *address, uint32_t *port)
     }
     // At most 16 scrapes at once, each allowed 5 s: a stuck or hostile
     // client holds nothing for long, and none of it touches the tick thread.
-    m->daemon = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG, (uint16_t)*port, NULL, NULL,
-                                 on_request, m, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
-                                 MHD_OPTION_CONNECTION_LIMIT, (unsigned)16, MHD_OPTION_CONNECTION_TIMEOUT,
-                                 (unsigned)5, MHD_OPTION_END);
+    m->daemon =
+        MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG, (uint16_t)*port, NULL, NULL, on_request,
+                         m, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa, MHD_OPTION_CONNECTION_LIMIT, (unsigned)16,
+                         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)5, MHD_OPTION_END);
     if (!m->daemon) {
         fprintf(stderr, "keel-server: --metrics: cannot serve HTTP on %s:%u (address in use?)\n", address, *port);
         pthread_mutex_destroy(&m->lock);

@@ -23,8 +23,9 @@ static void on_tick(void *ctx, const rec_tick *tick, const sim_scene *after)
         return;
     }
     r->failed = true;
-    fprintf(stderr, "keel-server: the recording to %s failed at tick %u (see below at the end); serving on "
-                    "without it\n",
+    fprintf(stderr,
+            "keel-server: the recording to %s failed at tick %u (see below at the end); serving on "
+            "without it\n",
             r->path, tick->tick);
 }
 
@@ -83,8 +84,9 @@ bool recorder_finish(recorder *r, sv_server *sv, FILE *text)
                 r->ticks, r->path, sv_server_scene_tick(sv), hash);
         return true;
     }
-    fprintf(stderr, "keel-server: the recording to %s failed: %s (%" PRIu64 " ticks handed to the writer; final tick %u, final "
-                    "hash %016" PRIx64 ")\n",
+    fprintf(stderr,
+            "keel-server: the recording to %s failed: %s (%" PRIu64 " ticks handed to the writer; final tick %u, final "
+            "hash %016" PRIx64 ")\n",
             r->path, err.message[0] ? err.message : "the writer stopped", r->ticks, sv_server_scene_tick(sv), hash);
     return false;
 }

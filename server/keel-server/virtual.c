@@ -38,15 +38,17 @@ int run_virtual(const options *o, const sim_world *world, const sim_level *level
     keel_session_stats st;
     keel_session_stats_get(s, &st);
     double played = (double)st.ticks / (double)settings->tick_rate;
-    printf("keel-server: virtual session: %u bots (%u full clients)%s, seed %u, %u ticks (%.1f s of play) in %.2f s: %.0f ticks/s, "
+    printf("keel-server: virtual session: %u bots (%u full clients)%s, seed %u, %u ticks (%.1f s of play) in %.2f s: "
+           "%.0f ticks/s, "
            "%.0f x real time; %.0f characters on average, at most %u; joins %" PRIu64 ", leaves %" PRIu64
            " (silent %" PRIu64 "); client confirmed states checked %" PRIu64 ", differing %" PRIu64
-           "; own mispredictions %" PRIu64 " (unexplained %" PRIu64 "), rollbacks %" PRIu64
-           ", hash mismatches %" PRIu64 "\n",
-           sc.bots, sc.full_clients, sc.churn ? " with churn" : "", o->seed, st.ticks, played, secs, secs > 0 ? st.ticks / secs : 0.0,
-           secs > 0 ? played / secs : 0.0, st.ticks ? (double)st.character_ticks / st.ticks : 0.0,
-           st.max_characters, st.joins, st.leaves, st.silent_leaves, st.confirmed_checked, st.confirmed_differ,
-           st.own_mispredictions, st.unexplained, st.rollbacks, st.hash_mismatches);
+           "; own mispredictions %" PRIu64 " (unexplained %" PRIu64 "), rollbacks %" PRIu64 ", hash mismatches %" PRIu64
+           "\n",
+           sc.bots, sc.full_clients, sc.churn ? " with churn" : "", o->seed, st.ticks, played, secs,
+           secs > 0 ? st.ticks / secs : 0.0, secs > 0 ? played / secs : 0.0,
+           st.ticks ? (double)st.character_ticks / st.ticks : 0.0, st.max_characters, st.joins, st.leaves,
+           st.silent_leaves, st.confirmed_checked, st.confirmed_differ, st.own_mispredictions, st.unexplained,
+           st.rollbacks, st.hash_mismatches);
     sv_stats ss;
     sv_server_stats(sv, &ss);
     printf("keel-server: server: commands %" PRIu64 " (late %" PRIu64 ", duplicates %" PRIu64 "), substituted %" PRIu64

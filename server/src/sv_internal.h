@@ -10,21 +10,21 @@
 
 #include "sv_history.h"
 
-#define CMD_RING 64u // > NET_MAX_SNAPSHOT_TICKS: the command buffer's window
+#define CMD_RING 64u               // > NET_MAX_SNAPSHOT_TICKS: the command buffer's window
 #define SEND_RING SV_HISTORY_TICKS // ticks whose sending is remembered per client
 
 /// Per client: when the commands of each recent tick last went out, where
 /// the chain of delta snapshots ends, the full states sent, and the round
 /// trip the client's acknowledgements show.
 typedef struct sv_send_state {
-    uint32_t sent_tick[SEND_RING];   // NET_TICK_NONE or the tick whose send time is in sent_us
+    uint32_t sent_tick[SEND_RING]; // NET_TICK_NONE or the tick whose send time is in sent_us
     uint64_t sent_us[SEND_RING];
-    uint32_t chain_end;              // T of the newest snapshot or full state sent, or NET_TICK_NONE
-    uint32_t repairs;                // repairs since the acknowledgement last moved (backoff)
-    uint32_t full_tick;              // tick of the newest full state sent, or NET_TICK_NONE
-    uint64_t full_us;                // when it was sent
-    uint32_t fulls;                  // full states since the acknowledgement last moved (backoff)
-    uint64_t srtt_us, rttvar_us;     // from acknowledgements (RFC 6298's filter)
+    uint32_t chain_end;          // T of the newest snapshot or full state sent, or NET_TICK_NONE
+    uint32_t repairs;            // repairs since the acknowledgement last moved (backoff)
+    uint32_t full_tick;          // tick of the newest full state sent, or NET_TICK_NONE
+    uint64_t full_us;            // when it was sent
+    uint32_t fulls;              // full states since the acknowledgement last moved (backoff)
+    uint64_t srtt_us, rttvar_us; // from acknowledgements (RFC 6298's filter)
     bool has_rtt;
 } sv_send_state;
 
@@ -49,11 +49,11 @@ typedef struct sv_client {
     sim_input last_cmd;
     uint32_t last_applied_tick;
     uint64_t substituted_bits; // bit 0: the last tick run
-    uint32_t ack_tick;          // the client's confirmed tick C, or NET_TICK_NONE
-    uint32_t held_mask;         // bit k: it also holds the commands of tick C + k
-    uint64_t last_input_us;     // when its newest input arrived (0: none yet)
-    uint64_t join_us;           // when it joined
-    sv_send_state send;         // what snapshots went out, for the chain and repairs
+    uint32_t ack_tick;         // the client's confirmed tick C, or NET_TICK_NONE
+    uint32_t held_mask;        // bit k: it also holds the commands of tick C + k
+    uint64_t last_input_us;    // when its newest input arrived (0: none yet)
+    uint64_t join_us;          // when it joined
+    sv_send_state send;        // what snapshots went out, for the chain and repairs
     uint32_t client_time;      // newest input's client_time_ms
     uint16_t newest_sequence;
     bool has_sequence;
@@ -107,7 +107,6 @@ struct sv_server {
     bool draining;
     char drain_reason[NET_REASON_MAX + 1];
 };
-
 
 void sv_send_reset(sv_send_state *s);
 /// The acknowledgement moved from `from` to `to` (NET_TICK_NONE: nothing before).

@@ -403,8 +403,8 @@ static void handle_input(sv_server *sv, sv_client *c, const uint8_t *data, size_
     // 1/256 tick. A packet with nothing new (all copies) says nothing.
     if (first_new == NET_TICK_NONE)
         return;
-    int64_t ahead_us = ((int64_t)first_new - (int64_t)now_tick) * (int64_t)sv->tick_us +
-                       (int64_t)next_tick_us - (int64_t)sv->now_us;
+    int64_t ahead_us =
+        ((int64_t)first_new - (int64_t)now_tick) * (int64_t)sv->tick_us + (int64_t)next_tick_us - (int64_t)sv->now_us;
     int32_t margin = clamp_margin(ahead_us * 256 / (int64_t)sv->tick_us);
     c->margin_q8 = margin;
     if (!c->margin_seen || margin < c->margin_min_q8)
@@ -423,7 +423,8 @@ void sv_server_handle(sv_server *sv, const net_event *ev, uint64_t now_us, uint6
         waiting_remove(sv, ev->peer);
         sv_client *c = client_of_peer(sv, ev->peer);
         if (c)
-            drop_client(sv, c, ev->reason == NET_DISCONNECT_NONE ? NET_DISCONNECT_LEFT : (net_disconnect_reason)ev->reason);
+            drop_client(sv, c,
+                        ev->reason == NET_DISCONNECT_NONE ? NET_DISCONNECT_LEFT : (net_disconnect_reason)ev->reason);
         break;
     }
     case NET_EVENT_RECEIVE: {
@@ -441,8 +442,7 @@ void sv_server_handle(sv_server *sv, const net_event *ev, uint64_t now_us, uint6
                 sv->stats.packets_rate_limited++;
             else
                 handle_input(sv, c, ev->data, ev->length, next_tick_us);
-        }
-        else if (!c && type != NET_MSG_INPUT)
+        } else if (!c && type != NET_MSG_INPUT)
             malformed(sv, NULL);
         else if (!c)
             sv->stats.messages_unexpected++;
@@ -450,8 +450,7 @@ void sv_server_handle(sv_server *sv, const net_event *ev, uint64_t now_us, uint6
             malformed(sv, c);
         break;
     }
-    default:
-        break;
+    default: break;
     }
 }
 
@@ -471,10 +470,19 @@ static sim_vec3 spawn_point(sv_server *sv)
             int32_t side = ring == 0 ? 0 : k / (2 * ring), off = ring == 0 ? 0 : k % (2 * ring);
             int32_t gx = 0, gz = 0;
             if (ring) {
-                if (side == 0) { gx = -ring + off; gz = -ring; }
-                else if (side == 1) { gx = ring; gz = -ring + off; }
-                else if (side == 2) { gx = ring - off; gz = ring; }
-                else { gx = -ring; gz = ring - off; }
+                if (side == 0) {
+                    gx = -ring + off;
+                    gz = -ring;
+                } else if (side == 1) {
+                    gx = ring;
+                    gz = -ring + off;
+                } else if (side == 2) {
+                    gx = ring - off;
+                    gz = ring;
+                } else {
+                    gx = -ring;
+                    gz = ring - off;
+                }
             }
             sim_vec3 p = sim_v3_add(sv->spawn_origin, sim_v3(gx * SPAWN_SPACING, 0, gz * SPAWN_SPACING));
             bool taken = false;

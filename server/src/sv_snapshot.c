@@ -42,7 +42,8 @@
 #define BEHIND_FULL_US 1000000u // the first full-state interval for a client that fell behind
 #define SILENT_MIN_US 250000u
 #define FIRST_FULL_WAIT_US 1000000u
-#define REORDER_TICKS 2u        // a later snapshot held: an earlier one sent this much before it was lost   // no input for this long (and two timeouts): the client is silent
+#define REORDER_TICKS \
+    2u // a later snapshot held: an earlier one sent this much before it was lost   // no input for this long (and two timeouts): the client is silent
 
 void sv_send_reset(sv_send_state *s)
 {
@@ -56,8 +57,7 @@ void sv_send_reset(sv_send_state *s)
 static uint64_t rto_us(const sv_server *sv, const sv_send_state *s)
 {
     uint64_t floor = RTO_MIN_TICKS * sv->tick_us;
-    uint64_t r = s->has_rtt ? s->srtt_us + (4u * s->rttvar_us > 2u * sv->tick_us ? 4u * s->rttvar_us
-                                                                                  : 2u * sv->tick_us)
+    uint64_t r = s->has_rtt ? s->srtt_us + (4u * s->rttvar_us > 2u * sv->tick_us ? 4u * s->rttvar_us : 2u * sv->tick_us)
                             : RTO_INITIAL_US;
     r = r < floor ? floor : r;
     return r > RTO_MAX_US ? RTO_MAX_US : r;
@@ -205,8 +205,7 @@ static bool deliverable(const sv_server *sv, const sv_client *c, uint32_t b, uin
 
 // The delta snapshot [b, t) (deliverable); `main` takes the margin report.
 // False when it does not fit one datagram.
-static bool send_delta(sv_server *sv, sv_client *c, uint32_t b, uint32_t t, uint32_t now, uint64_t now_hash,
-                       bool main)
+static bool send_delta(sv_server *sv, sv_client *c, uint32_t b, uint32_t t, uint32_t now, uint64_t now_hash, bool main)
 {
     net_snapshot s;
     memset(&s, 0, sizeof s);
@@ -215,8 +214,8 @@ static bool send_delta(sv_server *sv, sv_client *c, uint32_t b, uint32_t t, uint
     s.echo_delay_ms = echo_delay_ms(sv, c);
     s.tick = t;
     s.baseline_tick = b;
-    s.last_applied_tick = c->last_applied_tick != NET_TICK_NONE && c->last_applied_tick < t ? c->last_applied_tick
-                                                                                           : NET_TICK_NONE;
+    s.last_applied_tick =
+        c->last_applied_tick != NET_TICK_NONE && c->last_applied_tick < t ? c->last_applied_tick : NET_TICK_NONE;
     s.substituted_mask = substituted_mask(c, now, t);
     s.input_margin_q8 = main ? take_margin(c) : c->margin_q8;
     hash_at(sv, t, now, now_hash, &s.state_hash);

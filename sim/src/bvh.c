@@ -11,7 +11,7 @@
 
 typedef struct build_ctx {
     sim_world *w;
-    uint32_t *order; // indices into w->tris
+    uint32_t *order;    // indices into w->tris
     sim_vec3 *centroid; // per triangle, x3 (sum of vertices) to stay exact
     int axis;
     uint32_t max_depth;
@@ -36,23 +36,33 @@ static void select_kth(const build_ctx *c, uint32_t *a, uint32_t n, uint32_t k)
         // median of three as pivot, moved to a[hi]
         uint32_t mid = lo + (hi - lo) / 2;
         if (key_less(c, a[mid], a[lo])) {
-            uint32_t x = a[mid]; a[mid] = a[lo]; a[lo] = x;
+            uint32_t x = a[mid];
+            a[mid] = a[lo];
+            a[lo] = x;
         }
         if (key_less(c, a[hi], a[lo])) {
-            uint32_t x = a[hi]; a[hi] = a[lo]; a[lo] = x;
+            uint32_t x = a[hi];
+            a[hi] = a[lo];
+            a[lo] = x;
         }
         if (key_less(c, a[mid], a[hi])) {
-            uint32_t x = a[mid]; a[mid] = a[hi]; a[hi] = x;
+            uint32_t x = a[mid];
+            a[mid] = a[hi];
+            a[hi] = x;
         }
         uint32_t pivot = a[hi];
         uint32_t store = lo;
         for (uint32_t i = lo; i < hi; i++) {
             if (key_less(c, a[i], pivot)) {
-                uint32_t x = a[i]; a[i] = a[store]; a[store] = x;
+                uint32_t x = a[i];
+                a[i] = a[store];
+                a[store] = x;
                 store++;
             }
         }
-        uint32_t x = a[hi]; a[hi] = a[store]; a[store] = x;
+        uint32_t x = a[hi];
+        a[hi] = a[store];
+        a[store] = x;
         if (store == k)
             return;
         if (store < k)
@@ -70,8 +80,7 @@ static sim_aabb range_bounds(const build_ctx *c, uint32_t first, uint32_t count)
     return b;
 }
 
-static void build_node(build_ctx *c, uint32_t node, uint32_t first, uint32_t count,
-                       uint32_t depth)
+static void build_node(build_ctx *c, uint32_t node, uint32_t first, uint32_t count, uint32_t depth)
 {
     sim_world *w = c->w;
     if (depth > c->max_depth)
@@ -196,8 +205,8 @@ static bool segment_hits_box(sim_vec3 o, sim_vec3 d, sim_aabb b)
     return true;
 }
 
-void sim_bvh_query_segment(const sim_world *w, sim_vec3 origin, sim_vec3 d, sim_vec3 grow,
-                           sim_bvh_visit_fn visit, void *ctx)
+void sim_bvh_query_segment(const sim_world *w, sim_vec3 origin, sim_vec3 d, sim_vec3 grow, sim_bvh_visit_fn visit,
+                           void *ctx)
 {
     if (w->node_count == 0)
         return;
@@ -213,14 +222,12 @@ void sim_bvh_query_segment(const sim_world *w, sim_vec3 origin, sim_vec3 d, sim_
     stack[top++] = 0;
     while (top > 0) {
         const sim_bvh_node *nd = &w->nodes[stack[--top]];
-        if (!sim_aabb_overlaps(nd->box, sb) ||
-            (slabs && !segment_hits_box(origin, d, sim_aabb_expand(nd->box, grow))))
+        if (!sim_aabb_overlaps(nd->box, sb) || (slabs && !segment_hits_box(origin, d, sim_aabb_expand(nd->box, grow))))
             continue;
         if (nd->count > 0) {
             for (uint32_t i = nd->first; i < nd->first + nd->count; i++) {
                 sim_aabb tb = w->tri_box[i];
-                if (!sim_aabb_overlaps(tb, sb) ||
-                    (slabs && !segment_hits_box(origin, d, sim_aabb_expand(tb, grow))))
+                if (!sim_aabb_overlaps(tb, sb) || (slabs && !segment_hits_box(origin, d, sim_aabb_expand(tb, grow))))
                     continue;
                 if (!visit(ctx, &w->tris[i]))
                     return;
@@ -268,8 +275,8 @@ void sim_near_gather(sim_near *near, const sim_world *world, sim_aabb box)
 // passes whenever a smaller one does; the slab test rounds outward), so a
 // triangle that passes its own test has passed every node above it: the
 // triangles visited, and their order, are the hierarchy's.
-void sim_near_query_segment(const sim_world *w, const sim_near *near, sim_vec3 origin, sim_vec3 d,
-                            sim_vec3 grow, sim_bvh_visit_fn visit, void *ctx)
+void sim_near_query_segment(const sim_world *w, const sim_near *near, sim_vec3 origin, sim_vec3 d, sim_vec3 grow,
+                            sim_bvh_visit_fn visit, void *ctx)
 {
     sim_aabb sb = sim_aabb_union(sim_aabb_of_point(origin), sim_aabb_of_point(sim_v3_add(origin, d)));
     sb = sim_aabb_expand(sb, grow);
@@ -288,8 +295,7 @@ void sim_near_query_segment(const sim_world *w, const sim_near *near, sim_vec3 o
     }
 }
 
-void sim_near_query_box(const sim_world *w, const sim_near *near, sim_aabb box, sim_bvh_visit_fn visit,
-                        void *ctx)
+void sim_near_query_box(const sim_world *w, const sim_near *near, sim_aabb box, sim_bvh_visit_fn visit, void *ctx)
 {
     if (!near || !near->usable || near->world != w || !box_inside(box, near->box)) {
         sim_bvh_query(w, box, visit, ctx);

@@ -39,20 +39,14 @@ typedef struct sim_tri {
     sim_dir inward[3]; ///< unit, in the plane, perpendicular to edge i, pointing inside
     sim_dir edir[3];   ///< unit direction of edge i (v[i] -> v[i+1])
     sim_dir side[3];   ///< unit, horizontal, perpendicular to edge i (zero for a vertical edge)
-    sim_fx elen[3];     ///< length of edge i
-    sim_aabb box;       ///< bounds (every broad-phase visit tests them)
-    uint32_t id;        ///< stable feature id (see sim_feature)
+    sim_fx elen[3];    ///< length of edge i
+    sim_aabb box;      ///< bounds (every broad-phase visit tests them)
+    uint32_t id;       ///< stable feature id (see sim_feature)
     uint32_t flags;
 } sim_tri;
 
-static inline bool sim_tri_edge_inactive(const sim_tri *t, int i)
-{
-    return (t->flags >> i) & 1u;
-}
-static inline bool sim_tri_vertex_inactive(const sim_tri *t, int i)
-{
-    return (t->flags >> (3 + i)) & 1u;
-}
+static inline bool sim_tri_edge_inactive(const sim_tri *t, int i) { return (t->flags >> i) & 1u; }
+static inline bool sim_tri_vertex_inactive(const sim_tri *t, int i) { return (t->flags >> (3 + i)) & 1u; }
 /// Hits on this feature report the face normal (see SIM_TRI_EDGE0_INACTIVE).
 static inline bool sim_tri_feature_inactive(const sim_tri *t, int type, int i)
 {
@@ -71,8 +65,7 @@ static inline bool sim_tri_feature_buried(const sim_tri *t, int type, int i)
 
 /// Fill the derived fields from v[0..2]. Returns false for a degenerate
 /// triangle (doubled area below min_double_area, or an edge shorter than 2^-16 m).
-bool sim_tri_init(sim_tri *t, sim_vec3 a, sim_vec3 b, sim_vec3 c, uint32_t id,
-                  sim_fx min_double_area);
+bool sim_tri_init(sim_tri *t, sim_vec3 a, sim_vec3 b, sim_vec3 c, uint32_t id, sim_fx min_double_area);
 
 static inline sim_aabb sim_tri_bounds(const sim_tri *t) { return t->box; }
 
@@ -142,12 +135,9 @@ bool sim_sweep_cylinder_tri(const sim_sweep_ray *ray, const sim_tri *t, sim_tri_
 /// Penetration of the shape at `pos` against the triangle; hit->s is the
 /// depth (negative when separated). Returns false when separated by more than
 /// `margin`.
-bool sim_contact_capsule_tri(sim_shape shape, sim_vec3 pos, const sim_tri *t, sim_fx margin,
-                             sim_tri_hit *hit);
-bool sim_contact_box_tri(sim_shape shape, sim_vec3 pos, const sim_tri *t, sim_fx margin,
-                         sim_tri_hit *hit);
-bool sim_contact_cylinder_tri(sim_shape shape, sim_vec3 pos, const sim_tri *t, sim_fx margin,
-                              sim_tri_hit *hit);
+bool sim_contact_capsule_tri(sim_shape shape, sim_vec3 pos, const sim_tri *t, sim_fx margin, sim_tri_hit *hit);
+bool sim_contact_box_tri(sim_shape shape, sim_vec3 pos, const sim_tri *t, sim_fx margin, sim_tri_hit *hit);
+bool sim_contact_cylinder_tri(sim_shape shape, sim_vec3 pos, const sim_tri *t, sim_fx margin, sim_tri_hit *hit);
 
 /// The sweep or contact for whichever shape the input has.
 static inline bool sim_sweep_shape_tri(const sim_sweep_ray *ray, const sim_tri *t, sim_tri_hit *hit)
@@ -198,8 +188,7 @@ static inline bool sim_tri_hit_from_touch(const sim_sweep_ray *ray, const sim_tr
 }
 
 /// Ray against the triangle (both sides): distance along unit dir.
-bool sim_ray_tri(sim_vec3 origin, sim_dir dir, sim_fx length, const sim_tri *t,
-                 sim_tri_hit *hit);
+bool sim_ray_tri(sim_vec3 origin, sim_dir dir, sim_fx length, const sim_tri *t, sim_tri_hit *hit);
 
 /// Strict order of hits for "earliest wins": smaller s, then a real overlap
 /// before a touch (the deeper overlap first), then face before edge before

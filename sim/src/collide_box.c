@@ -46,10 +46,7 @@ static bool get_axis(const sim_tri *t, const sim_vec3 e[3], int k, sat_axis *a)
     return l2 > 0 && l2 >= (e2 >> 20);
 }
 
-static int64_t proj(const sat_axis *a, sim_vec3 w)
-{
-    return a->x * w.x + a->y * w.y + a->z * w.z;
-}
+static int64_t proj(const sat_axis *a, sim_vec3 w) { return a->x * w.x + a->y * w.y + a->z * w.z; }
 
 static int64_t box_radius(const sat_axis *a, sim_vec3 half)
 {
@@ -84,11 +81,7 @@ static int64_t ratio_q16(int64_t num, int64_t den, bool round_up)
     return q;
 }
 
-static sim_dir axis_dir(const sat_axis *a)
-{
-    return sim_dir_from_s64(a->x, a->y, a->z);
-}
-
+static sim_dir axis_dir(const sat_axis *a) { return sim_dir_from_s64(a->x, a->y, a->z); }
 
 // Which triangle feature touches along axis k, given the triangle lies on the
 // side `lower` (its smallest projections face the box) or the other.
@@ -124,12 +117,9 @@ static sim_feature axis_feature(const sim_tri *t, int k, const int64_t p[3], boo
     return f;
 }
 
-
-bool sim_contact_box_tri(sim_shape shape, sim_vec3 pos, const sim_tri *t, sim_fx margin,
-                         sim_tri_hit *hit)
+bool sim_contact_box_tri(sim_shape shape, sim_vec3 pos, const sim_tri *t, sim_fx margin, sim_tri_hit *hit)
 {
-    sim_vec3 e[3] = {sim_v3_sub(t->v[1], t->v[0]), sim_v3_sub(t->v[2], t->v[1]),
-                     sim_v3_sub(t->v[0], t->v[2])};
+    sim_vec3 e[3] = {sim_v3_sub(t->v[1], t->v[0]), sim_v3_sub(t->v[2], t->v[1]), sim_v3_sub(t->v[0], t->v[2])};
     sim_vec3 w[3] = {sim_v3_sub(t->v[0], pos), sim_v3_sub(t->v[1], pos), sim_v3_sub(t->v[2], pos)};
     int64_t best_depth = INT64_MAX;
     int best_k = -1;
@@ -182,10 +172,8 @@ bool sim_contact_box_tri(sim_shape shape, sim_vec3 pos, const sim_tri *t, sim_fx
 
 bool sim_sweep_box_tri(const sim_sweep_ray *ray, const sim_tri *t, sim_tri_hit *hit)
 {
-    sim_vec3 e[3] = {sim_v3_sub(t->v[1], t->v[0]), sim_v3_sub(t->v[2], t->v[1]),
-                     sim_v3_sub(t->v[0], t->v[2])};
-    sim_vec3 w[3] = {sim_v3_sub(t->v[0], ray->start), sim_v3_sub(t->v[1], ray->start),
-                     sim_v3_sub(t->v[2], ray->start)};
+    sim_vec3 e[3] = {sim_v3_sub(t->v[1], t->v[0]), sim_v3_sub(t->v[2], t->v[1]), sim_v3_sub(t->v[0], t->v[2])};
+    sim_vec3 w[3] = {sim_v3_sub(t->v[0], ray->start), sim_v3_sub(t->v[1], ray->start), sim_v3_sub(t->v[2], ray->start)};
     sim_vec3 half = sim_v3_add(ray->shape.half, sim_v3(ray->inflate, ray->inflate, ray->inflate));
     const int64_t one = 65536;
     int64_t enter = -2 * one, exit = 2 * one;

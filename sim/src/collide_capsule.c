@@ -102,10 +102,10 @@ bool sim_sweep_capsule_tri(const sim_sweep_ray *ray, const sim_tri *t, sim_tri_h
     // tessellated floor that leaves only the two face slabs to solve.
     bool edge_live[3], vert_live[3];
     for (int i = 0; i < 3; i++) {
-        edge_live[i] = !sim_tri_feature_inactive(t, SIM_FEATURE_EDGE, i) &&
-                       !sim_tri_feature_buried(t, SIM_FEATURE_EDGE, i);
-        vert_live[i] = !sim_tri_feature_inactive(t, SIM_FEATURE_VERTEX, i) &&
-                       !sim_tri_feature_buried(t, SIM_FEATURE_VERTEX, i);
+        edge_live[i] =
+            !sim_tri_feature_inactive(t, SIM_FEATURE_EDGE, i) && !sim_tri_feature_buried(t, SIM_FEATURE_EDGE, i);
+        vert_live[i] =
+            !sim_tri_feature_inactive(t, SIM_FEATURE_VERTEX, i) && !sim_tri_feature_buried(t, SIM_FEATURE_VERTEX, i);
     }
     int ends = h > 0 ? 2 : 1;
     sim_fx dn = sim_dir_dot_v3(t->n, ray->displacement);
@@ -174,13 +174,9 @@ static void keep(closest *best, sim_vec3 on_seg, sim_vec3 on_tri, sim_feature f)
     }
 }
 
-static sim_fx clamp64(int64_t v, int64_t lo, int64_t hi)
-{
-    return (sim_fx)(v < lo ? lo : (v > hi ? hi : v));
-}
+static sim_fx clamp64(int64_t v, int64_t lo, int64_t hi) { return (sim_fx)(v < lo ? lo : (v > hi ? hi : v)); }
 
-bool sim_contact_capsule_tri(sim_shape shape, sim_vec3 pos, const sim_tri *t, sim_fx margin,
-                             sim_tri_hit *hit)
+bool sim_contact_capsule_tri(sim_shape shape, sim_vec3 pos, const sim_tri *t, sim_fx margin, sim_tri_hit *hit)
 {
     sim_fx R = shape.radius;
     sim_fx h = sim_shape_segment_half(shape);

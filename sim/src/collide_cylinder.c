@@ -136,8 +136,7 @@ static sim_vec3 rim_normal(const rim_frame *f, int64_t beta, int64_t nu)
         a = -a;
         b = -b;
     }
-    sim_dir n = sim_dir_from_s64(a * f->side.x + b * f->m.x, a * f->side.y + b * f->m.y,
-                                 a * f->side.z + b * f->m.z);
+    sim_dir n = sim_dir_from_s64(a * f->side.x + b * f->m.x, a * f->side.y + b * f->m.y, a * f->side.z + b * f->m.z);
     return sim_dir_to_v3(n);
 }
 
@@ -319,8 +318,7 @@ static void prim_end_corner(round_ctx *c, sim_fx lift, int i)
         c->touching = true;
         return;
     }
-    round_consider(c, (sim_fx)s, sim_v3(0, dy0 > 0 ? SIM_FX_ONE : -SIM_FX_ONE, 0), SIM_FEATURE_VERTEX, i,
-                   c->t->v[i]);
+    round_consider(c, (sim_fx)s, sim_v3(0, dy0 > 0 ? SIM_FX_ONE : -SIM_FX_ONE, 0), SIM_FEATURE_VERTEX, i, c->t->v[i]);
 }
 
 static bool feature_live(const sim_tri *t, int type, int i)
@@ -367,13 +365,12 @@ bool sim_sweep_cylinder_tri(const sim_sweep_ray *ray, const sim_tri *t, sim_tri_
                 sim_vec3 lo = t->v[i];
                 if (t->edir[i].y < 0)
                     lo = t->v[(i + 1) % 3];
-                round_prim_cylinder(&c, ray->start, sim_v3_sub(lo, sim_v3(0, H, 0)), up,
-                                    t->elen[i] + 2 * H, SIM_FEATURE_EDGE, i);
+                round_prim_cylinder(&c, ray->start, sim_v3_sub(lo, sim_v3(0, H, 0)), up, t->elen[i] + 2 * H,
+                                    SIM_FEATURE_EDGE, i);
             }
         }
         if (vert_live[i])
-            round_prim_cylinder(&c, ray->start, sim_v3_sub(t->v[i], sim_v3(0, H, 0)), up, 2 * H,
-                                SIM_FEATURE_VERTEX, i);
+            round_prim_cylinder(&c, ray->start, sim_v3_sub(t->v[i], sim_v3(0, H, 0)), up, 2 * H, SIM_FEATURE_VERTEX, i);
     }
     if (round_segment_crosses(t, ray->start, H))
         c.touching = true;
@@ -461,8 +458,7 @@ static void sat_vertical(sat_ctx *x)
     }
 }
 
-bool sim_contact_cylinder_tri(sim_shape shape, sim_vec3 pos, const sim_tri *t, sim_fx margin,
-                              sim_tri_hit *hit)
+bool sim_contact_cylinder_tri(sim_shape shape, sim_vec3 pos, const sim_tri *t, sim_fx margin, sim_tri_hit *hit)
 {
     if (margin < 0)
         margin = 0;
@@ -521,7 +517,7 @@ bool sim_contact_cylinder_tri(sim_shape shape, sim_vec3 pos, const sim_tri *t, s
             for (int k = 0; k < 3; k++) {
                 sim_vec3 e = sim_v3_sub(t->v[(k + 1) % 3], t->v[k]);
                 int64_t eh = sim_dir_dot_v3(h, e); // the edge in the plane: (eh, e.y)
-                int64_t a = -(int64_t)e.y, b = eh;  // its normal there
+                int64_t a = -(int64_t)e.y, b = eh; // its normal there
                 sim_dir n = sim_dir_from_s64(a * h.x, b * SIM_DIR_ONE, a * h.z);
                 sat_axis(&x, n, horizontal_len(n), SIM_FEATURE_VERTEX, i);
             }

@@ -2,8 +2,7 @@
 // MIT licence, see LICENSE. See collide_round.h.
 #include "collide_round.h"
 
-void round_consider(round_ctx *c, sim_fx s, sim_vec3 normal, uint8_t type, int index,
-                     sim_vec3 point)
+void round_consider(round_ctx *c, sim_fx s, sim_vec3 normal, uint8_t type, int index, sim_vec3 point)
 {
     const sim_tri *t = c->t;
     if (sim_tri_feature_buried(t, type, index))
@@ -27,8 +26,7 @@ void round_consider(round_ctx *c, sim_fx s, sim_vec3 normal, uint8_t type, int i
 
 // Ray from o against the cylinder of radius c->R around the segment
 // a + e*[0, len]; the ends are left to other primitives.
-void round_prim_cylinder(round_ctx *c, sim_vec3 o, sim_vec3 a, sim_dir e, sim_fx len,
-                          uint8_t type, int index)
+void round_prim_cylinder(round_ctx *c, sim_vec3 o, sim_vec3 a, sim_dir e, sim_fx len, uint8_t type, int index)
 {
     sim_vec3 w = sim_v3_sub(o, a);
     sim_fx we = sim_dir_dot_v3(e, w);
@@ -66,8 +64,7 @@ void round_prim_cylinder(round_ctx *c, sim_vec3 o, sim_vec3 a, sim_dir e, sim_fx
     int64_t axial = (int64_t)we + sim_shr_round_s64(ue30 * s, 30);
     if (axial < 0 || axial > len)
         return;
-    sim_vec3 at = sim_v3(wp.x + (sim_fx)sim_shr_round_s64(px * s, 30),
-                         wp.y + (sim_fx)sim_shr_round_s64(py * s, 30),
+    sim_vec3 at = sim_v3(wp.x + (sim_fx)sim_shr_round_s64(px * s, 30), wp.y + (sim_fx)sim_shr_round_s64(py * s, 30),
                          wp.z + (sim_fx)sim_shr_round_s64(pz * s, 30));
     sim_vec3 point = sim_v3_add(a, sim_dir_scale(e, (sim_fx)axial));
     round_consider(c, (sim_fx)s, sim_v3_normalize(at), type, index, point);
@@ -147,7 +144,6 @@ void round_prim_side(round_ctx *c, sim_vec3 o, sim_fx h, int i)
     sim_dir n = sg > 0 ? p : sim_dir_neg(p);
     round_consider(c, (sim_fx)s, sim_dir_to_v3(n), SIM_FEATURE_EDGE, i, point);
 }
-
 
 bool round_segment_crosses(const sim_tri *t, sim_vec3 centre, sim_fx h)
 {

@@ -24,13 +24,11 @@ typedef struct round_ctx {
 /// Offer a hit at distance s on a feature of c->t (buried features are
 /// ignored; inactive ones report the face normal, or nothing when the motion
 /// leaves the face).
-void round_consider(round_ctx *c, sim_fx s, sim_vec3 normal, uint8_t type, int index,
-                    sim_vec3 point);
+void round_consider(round_ctx *c, sim_fx s, sim_vec3 normal, uint8_t type, int index, sim_vec3 point);
 
 /// Ray from o against the cylinder of radius c->R around the segment
 /// a + e*[0, len]; the ends are left to other primitives.
-void round_prim_cylinder(round_ctx *c, sim_vec3 o, sim_vec3 a, sim_dir e, sim_fx len, uint8_t type,
-                         int index);
+void round_prim_cylinder(round_ctx *c, sim_vec3 o, sim_vec3 a, sim_dir e, sim_fx len, uint8_t type, int index);
 
 /// Distance travelled until a point at signed distance dist0 from a plane with
 /// unit normal n comes within `half` of it; -1 when never, -2 when already

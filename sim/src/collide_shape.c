@@ -8,11 +8,11 @@
 enum { BODY_BOX, BODY_CAPSULE, BODY_PRISM };
 
 typedef struct pair_body {
-    int kind;       // BODY_*
-    int64_t R;      // capsule: radius; prism: the rounding's radius
-    int64_t H;      // capsule: segment half; prism: half height
-    int64_t C[2];   // prism: half extents in x and z of the core the rounding goes around
-    int64_t M[3];   // box: half extents
+    int kind;            // BODY_*
+    int64_t R;           // capsule: radius; prism: the rounding's radius
+    int64_t H;           // capsule: segment half; prism: half height
+    int64_t C[2];        // prism: half extents in x and z of the core the rounding goes around
+    int64_t M[3];        // box: half extents
     sim_vec3 other_half; // the obstacle's own half extents (for contact points)
     sim_fx other_radius;
     int32_t other_type;
@@ -164,8 +164,8 @@ static int64_t prism_contact(const pair_body *p, sim_vec3 w, sim_vec3 other_cent
 
 // Depth of the point w (the shape's centre relative to the obstacle's) in the
 // body, with the normal and the point on the obstacle. Never fails.
-static int64_t pair_contact(const pair_body *p, sim_vec3 w, sim_vec3 other_center, int side,
-                            sim_vec3 *normal, sim_vec3 *point)
+static int64_t pair_contact(const pair_body *p, sim_vec3 w, sim_vec3 other_center, int side, sim_vec3 *normal,
+                            sim_vec3 *point)
 {
     if (p->kind == BODY_PRISM)
         return prism_contact(p, w, other_center, side, normal, point);
@@ -198,8 +198,7 @@ static int64_t pair_contact(const pair_body *p, sim_vec3 w, sim_vec3 other_cente
             yb = lo + (hi - lo) / 2;
         }
         *normal = n;
-        *point = sim_v3_add(sim_v3_add(other_center, sim_v3(0, (sim_fx)yb, 0)),
-                            sim_v3_scale(n, p->other_radius));
+        *point = sim_v3_add(sim_v3_add(other_center, sim_v3(0, (sim_fx)yb, 0)), sim_v3_scale(n, p->other_radius));
         return p->R - dist;
     }
     int64_t best = INT64_MAX;
@@ -217,8 +216,7 @@ static int64_t pair_contact(const pair_body *p, sim_vec3 w, sim_vec3 other_cente
     *normal = axis_vec(bk, sign);
     // The obstacle's point nearest the centre, pushed onto the face met.
     sim_vec3 h = p->other_half;
-    sim_vec3 q = sim_v3(sim_fx_clamp(w.x, -h.x, h.x), sim_fx_clamp(w.y, -h.y, h.y),
-                        sim_fx_clamp(w.z, -h.z, h.z));
+    sim_vec3 q = sim_v3(sim_fx_clamp(w.x, -h.x, h.x), sim_fx_clamp(w.y, -h.y, h.y), sim_fx_clamp(w.z, -h.z, h.z));
     sim_fx face = sign > 0 ? (sim_fx)comp64(h, bk) : -(sim_fx)comp64(h, bk);
     if (bk == 0)
         q.x = face;
@@ -240,8 +238,7 @@ sim_fx sim_shape_pair_depth(sim_shape a, sim_vec3 pa, sim_shape b, sim_vec3 pb)
     return sim_fx_from_s64_checked(d);
 }
 
-bool sim_contact_shape_obstacle(sim_shape shape, sim_vec3 pos, const sim_obstacle *o,
-                                sim_fx margin, sim_tri_hit *hit)
+bool sim_contact_shape_obstacle(sim_shape shape, sim_vec3 pos, const sim_obstacle *o, sim_fx margin, sim_tri_hit *hit)
 {
     pair_body p = make_body(shape, o->shape, o->shrink, 0);
     sim_vec3 n, q;
@@ -256,7 +253,6 @@ bool sim_contact_shape_obstacle(sim_shape shape, sim_vec3 pos, const sim_obstacl
     hit->depth = 0;
     return true;
 }
-
 
 // The discriminant of the entry quadratic, a R^2 - |w x u|^2 in Q32.32 (by
 // Lagrange's identity equal to b^2 - a c): both terms are of the size of R^2,
@@ -327,10 +323,7 @@ static int64_t ray_capsule(sim_vec3 w, sim_dir u, int64_t L, int64_t H, int64_t 
 
 static int64_t div_floor_q30(int64_t num, int64_t den) { return sim_div_floor_s64(num * ((int64_t)1 << 30), den); }
 
-static int64_t div_ceil_q30(int64_t num, int64_t den)
-{
-    return -sim_div_floor_s64(-num * ((int64_t)1 << 30), den);
-}
+static int64_t div_ceil_q30(int64_t num, int64_t den) { return -sim_div_floor_s64(-num * ((int64_t)1 << 30), den); }
 
 // Entry distance of the ray into the box of half extents M around the
 // origin (slabs); -1 when it misses. *axis and *sign give the face entered.
@@ -429,7 +422,7 @@ static bool ray_circle(int64_t vx, int64_t vz, const ray_h *h, int64_t R, int64_
     int64_t b = sim_shr_round_s64((int64_t)h->e.x * vx + (int64_t)h->e.z * vz, 30);     // Q16.16
     int64_t cross = sim_shr_round_s64((int64_t)h->e.z * vx - (int64_t)h->e.x * vz, 30); // Q16.16
     if (c > 0 && b >= 0)
-        return false; // outside and not closing in
+        return false;                                                    // outside and not closing in
     int64_t disc = cross > R || cross < -R ? -1 : R * R - cross * cross; // Q32.32
     if (disc < 0) {
         if (c > 0)
@@ -551,8 +544,7 @@ bool sim_sweep_shape_obstacle(const sim_sweep_ray *ray, const sim_obstacle *o, s
         n = axis_vec(axis, sign);
         sim_vec3 h = p.other_half;
         sim_vec3 r = sim_v3_sub(at, o->center);
-        q = sim_v3(sim_fx_clamp(r.x, -h.x, h.x), sim_fx_clamp(r.y, -h.y, h.y),
-                   sim_fx_clamp(r.z, -h.z, h.z));
+        q = sim_v3(sim_fx_clamp(r.x, -h.x, h.x), sim_fx_clamp(r.y, -h.y, h.y), sim_fx_clamp(r.z, -h.z, h.z));
         sim_fx face = sign > 0 ? (sim_fx)comp64(h, axis) : -(sim_fx)comp64(h, axis);
         if (axis == 0)
             q.x = face;

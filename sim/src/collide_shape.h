@@ -58,8 +58,7 @@ sim_fx sim_shape_pair_depth(sim_shape a, sim_vec3 pa, sim_shape b, sim_vec3 pb);
 /// (negative when separated); false when separated by more than `margin`.
 /// The normal points from the obstacle toward the shape; the feature is a
 /// face of the obstacle (its normal is the truth).
-bool sim_contact_shape_obstacle(sim_shape shape, sim_vec3 pos, const sim_obstacle *o,
-                                sim_fx margin, sim_tri_hit *hit);
+bool sim_contact_shape_obstacle(sim_shape shape, sim_vec3 pos, const sim_obstacle *o, sim_fx margin, sim_tri_hit *hit);
 
 /// Earliest contact of the swept shape with the obstacle within [0, length].
 bool sim_sweep_shape_obstacle(const sim_sweep_ray *ray, const sim_obstacle *o, sim_tri_hit *hit);

@@ -9,8 +9,7 @@ static sim_dir cross_dir(sim_vec3 a, sim_vec3 b)
     return sim_dir_from_s64(x, y, z);
 }
 
-bool sim_tri_init(sim_tri *t, sim_vec3 a, sim_vec3 b, sim_vec3 c, uint32_t id,
-                  sim_fx min_double_area)
+bool sim_tri_init(sim_tri *t, sim_vec3 a, sim_vec3 b, sim_vec3 c, uint32_t id, sim_fx min_double_area)
 {
     *t = (sim_tri){0};
     t->v[0] = a;
@@ -57,7 +56,6 @@ bool sim_tri_init(sim_tri *t, sim_vec3 a, sim_vec3 b, sim_vec3 c, uint32_t id,
     }
     return true;
 }
-
 
 bool sim_tri_hit_before(const sim_tri_hit *a, const sim_tri_hit *b)
 {

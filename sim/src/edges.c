@@ -127,8 +127,8 @@ struct classifier {
     const sim_world *w;
     cls_tri *ct;
     uint32_t *hit[3]; // the triangles a query found (SIM_EDGES_MAX_HITS each)
-    uint64_t tests;  // box tests made by all queries
-    uint32_t capped; // queries that met a limit
+    uint64_t tests;   // box tests made by all queries
+    uint32_t capped;  // queries that met a limit
 };
 
 static int64_t abs64(int64_t v) { return v < 0 ? -v : v; }
@@ -265,8 +265,8 @@ static void visit_twin(twin_ctx *c, uint32_t i)
     if (n == t)
         return;
     const cls_tri *cn = &c->k->ct[i];
-    if (c->twins < MAX_TWINS && in_plane(c->w, t, 0, cn) && in_plane(c->w, t, 1, cn) &&
-        in_plane(c->w, t, 2, cn) && sim_dir_dot(t->n, cn->n) <= -c->w->def.coplanar_cos)
+    if (c->twins < MAX_TWINS && in_plane(c->w, t, 0, cn) && in_plane(c->w, t, 1, cn) && in_plane(c->w, t, 2, cn) &&
+        sim_dir_dot(t->n, cn->n) <= -c->w->def.coplanar_cos)
         c->twin[c->twins++] = n;
 }
 
@@ -319,8 +319,7 @@ static void classify_edge(edge_ctx *c, bool *inactive, bool *buried)
     match sel[MAX_MATCHES];
     int k = 0;
     for (int i = 0; i < c->count; i++)
-        if (coplanar(w, t->n, c->m[i].n) &&
-            sim_dir_dot_v3(t->inward[e], sim_v3_sub(c->m[i].opp, t->v[e])) < 0)
+        if (coplanar(w, t->n, c->m[i].n) && sim_dir_dot_v3(t->inward[e], sim_v3_sub(c->m[i].opp, t->v[e])) < 0)
             sel[k++] = c->m[i];
     *inactive = covered(sel, k, len, tol);
     *buried = false;
@@ -441,8 +440,7 @@ static bool diagonal(const sim_vec3 *seg)
 {
     int wide = 0;
     for (int a = 0; a < 3; a++)
-        wide += sim_fx_abs(sim_fx_sub(sim_v3_comp(seg[1], a), sim_v3_comp(seg[0], a))) >=
-                SEGMENT_TEST_LENGTH;
+        wide += sim_fx_abs(sim_fx_sub(sim_v3_comp(seg[1], a), sim_v3_comp(seg[0], a))) >= SEGMENT_TEST_LENGTH;
     return wide >= 2;
 }
 
@@ -510,8 +508,11 @@ void sim_edges_classify(sim_world *w, bool bury)
             seg[e][0] = t->v[e];
             seg[e][1] = t->v[(e + 1) % 3];
             bool is_long = t->elen[e] >= SEGMENT_TEST_LENGTH;
-            r[e] = (region){edge_box(t, e, 2 * tol), is_long && diagonal(seg[e]) ? seg[e] : NULL,
-                            is_long ? SIM_EDGES_MAX_HITS : SIM_EDGES_MAX_HITS_NEAR, k.hit[e], 0,
+            r[e] = (region){edge_box(t, e, 2 * tol),
+                            is_long && diagonal(seg[e]) ? seg[e] : NULL,
+                            is_long ? SIM_EDGES_MAX_HITS : SIM_EDGES_MAX_HITS_NEAR,
+                            k.hit[e],
+                            0,
                             {0, 0, 0}};
         }
         // In a crowd the triangle keeps all its edges active.

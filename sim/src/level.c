@@ -91,8 +91,7 @@ static bool grow(void **array, uint32_t *capacity, uint32_t needed, size_t item)
 uint32_t sim_level_builder_vertex(sim_level_builder *b, sim_vec3 p)
 {
     sim_level *l = &b->level;
-    if (b->failed || !grow((void **)&l->vertices, &b->vertex_capacity, l->vertex_count + 1,
-                           sizeof(sim_vec3))) {
+    if (b->failed || !grow((void **)&l->vertices, &b->vertex_capacity, l->vertex_count + 1, sizeof(sim_vec3))) {
         b->failed = true;
         return 0;
     }
@@ -106,8 +105,7 @@ void sim_level_builder_triangle(sim_level_builder *b, uint32_t i0, uint32_t i1, 
     if (b->failed)
         return;
     if (i0 >= l->vertex_count || i1 >= l->vertex_count || i2 >= l->vertex_count ||
-        !grow((void **)&l->indices, &b->triangle_capacity, l->triangle_count + 1,
-              3 * sizeof(uint32_t))) {
+        !grow((void **)&l->indices, &b->triangle_capacity, l->triangle_count + 1, 3 * sizeof(uint32_t))) {
         b->failed = true;
         return;
     }
@@ -126,8 +124,7 @@ void sim_level_builder_tri(sim_level_builder *b, sim_vec3 p0, sim_vec3 p1, sim_v
     sim_level_builder_triangle(b, i0, i1, i2);
 }
 
-void sim_level_builder_quad(sim_level_builder *b, sim_vec3 p0, sim_vec3 p1, sim_vec3 p2,
-                            sim_vec3 p3)
+void sim_level_builder_quad(sim_level_builder *b, sim_vec3 p0, sim_vec3 p1, sim_vec3 p2, sim_vec3 p3)
 {
     uint32_t i0 = sim_level_builder_vertex(b, p0);
     uint32_t i1 = sim_level_builder_vertex(b, p1);
@@ -140,8 +137,7 @@ void sim_level_builder_quad(sim_level_builder *b, sim_vec3 p0, sim_vec3 p1, sim_
 void sim_level_builder_box(sim_level_builder *b, sim_box_def box)
 {
     sim_level *l = &b->level;
-    if (b->failed || !grow((void **)&l->boxes, &b->box_capacity, l->box_count + 1,
-                           sizeof(sim_box_def))) {
+    if (b->failed || !grow((void **)&l->boxes, &b->box_capacity, l->box_count + 1, sizeof(sim_box_def))) {
         b->failed = true;
         return;
     }
@@ -172,8 +168,7 @@ void sim_level_builder_marker(sim_level_builder *b, const char *name, sim_vec3 p
     sim_level *l = &b->level;
     size_t len = name ? strlen(name) : SIM_MARKER_NAME_MAX;
     if (b->failed || len == 0 || len >= SIM_MARKER_NAME_MAX ||
-        !grow((void **)&l->markers, &b->marker_capacity, l->marker_count + 1,
-              sizeof(sim_marker))) {
+        !grow((void **)&l->markers, &b->marker_capacity, l->marker_count + 1, sizeof(sim_marker))) {
         b->failed = true;
         return;
     }

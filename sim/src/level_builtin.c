@@ -12,14 +12,10 @@
 // Millimetres to Q16.16 metres, rounded to nearest (ties away from zero).
 static sim_fx mm(int64_t v) { return (sim_fx)sim_div_round_s64(v * 65536, 1000); }
 
-static sim_vec3 p3(int64_t x_mm, int64_t y_mm, int64_t z_mm)
-{
-    return sim_v3(mm(x_mm), mm(y_mm), mm(z_mm));
-}
+static sim_vec3 p3(int64_t x_mm, int64_t y_mm, int64_t z_mm) { return sim_v3(mm(x_mm), mm(y_mm), mm(z_mm)); }
 
 // An axis-aligned box between two corners given in millimetres.
-static void box_mm(sim_level_builder *b, int64_t x0, int64_t y0, int64_t z0, int64_t x1,
-                   int64_t y1, int64_t z1)
+static void box_mm(sim_level_builder *b, int64_t x0, int64_t y0, int64_t z0, int64_t x1, int64_t y1, int64_t z1)
 {
     sim_level_builder_aabox(b, p3(x0, y0, z0), p3(x1, y1, z1));
 }
@@ -29,8 +25,7 @@ static void box_mm(sim_level_builder *b, int64_t x0, int64_t y0, int64_t z0, int
 // seen from above, e.g. a->b along +x faces +z.
 static void wall(sim_level_builder *b, sim_vec3 a, sim_vec3 c, sim_fx y0, sim_fx y1)
 {
-    sim_level_builder_quad(b, sim_v3(a.x, y0, a.z), sim_v3(c.x, y0, c.z), sim_v3(c.x, y1, c.z),
-                           sim_v3(a.x, y1, a.z));
+    sim_level_builder_quad(b, sim_v3(a.x, y0, a.z), sim_v3(c.x, y0, c.z), sim_v3(c.x, y1, c.z), sim_v3(a.x, y1, a.z));
 }
 
 // ---- floor: 0.5 m grid over 64 m x 64 m, with the pit cut out --------------------
@@ -48,15 +43,13 @@ static void wall(sim_level_builder *b, sim_vec3 a, sim_vec3 c, sim_fx y0, sim_fx
 // A horizontal grid of cells over [x0,x1] x [z0,z1] at height y, facing +Y,
 // skipping cells inside the pit (when skip_pit). Vertices are shared so the
 // grid has real internal edges, like a mesh from an editor.
-static void grid(sim_level_builder *b, int64_t x0, int64_t z0, int64_t x1, int64_t z1,
-                 int64_t y, bool skip_pit)
+static void grid(sim_level_builder *b, int64_t x0, int64_t z0, int64_t x1, int64_t z1, int64_t y, bool skip_pit)
 {
     uint32_t nx = (uint32_t)((x1 - x0) / FLOOR_CELL_MM), nz = (uint32_t)((z1 - z0) / FLOOR_CELL_MM);
     uint32_t base = b->level.vertex_count;
     for (uint32_t i = 0; i <= nx; i++)
         for (uint32_t j = 0; j <= nz; j++)
-            sim_level_builder_vertex(b, p3(x0 + (int64_t)i * FLOOR_CELL_MM, y,
-                                           z0 + (int64_t)j * FLOOR_CELL_MM));
+            sim_level_builder_vertex(b, p3(x0 + (int64_t)i * FLOOR_CELL_MM, y, z0 + (int64_t)j * FLOOR_CELL_MM));
     for (uint32_t i = 0; i < nx; i++) {
         for (uint32_t j = 0; j < nz; j++) {
             int64_t cx = x0 + (int64_t)i * FLOOR_CELL_MM, cz = z0 + (int64_t)j * FLOOR_CELL_MM;
@@ -86,8 +79,7 @@ static void floor_and_pit(sim_level_builder *b)
     wall(b, p3(PIT_X1, 0, PIT_Z1), p3(PIT_X0, 0, PIT_Z1), y0, y1);
     wall(b, p3(PIT_X0, 0, PIT_Z1), p3(PIT_X0, 0, PIT_Z0), y0, y1);
     sim_level_builder_marker(b, "pit_edge", p3((PIT_X0 + PIT_X1) / 2, 0, PIT_Z1 + 1000));
-    sim_level_builder_marker(b, "pit_bottom",
-                             p3((PIT_X0 + PIT_X1) / 2, -PIT_DEPTH, (PIT_Z0 + PIT_Z1) / 2));
+    sim_level_builder_marker(b, "pit_bottom", p3((PIT_X0 + PIT_X1) / 2, -PIT_DEPTH, (PIT_Z0 + PIT_Z1) / 2));
 }
 
 // ---- stairs: seven flights, 4 steps each, rising along +z ---------------------
@@ -107,8 +99,7 @@ static void stairs(sim_level_builder *b)
         snprintf(name, sizeof name, "stairs_%d_start", (int)h);
         sim_level_builder_marker(b, name, p3(cx, 0, z_front - 1000));
         snprintf(name, sizeof name, "stairs_%d_top", (int)h);
-        sim_level_builder_marker(b, name,
-                                 p3(cx, 4 * h, z_front + 3 * depth + landing / 2));
+        sim_level_builder_marker(b, name, p3(cx, 4 * h, z_front + 3 * depth + landing / 2));
     }
 }
 
@@ -126,8 +117,7 @@ static void ramps(sim_level_builder *b)
         sim_fx xl = mm(cx - half_w), xr = mm(cx + half_w);
         sim_fx z0 = mm(z_bottom), z1 = z0 + run, top = mm(rise);
         // Slope, wound so its normal points up and back towards the approach.
-        sim_level_builder_quad(b, sim_v3(xr, 0, z0), sim_v3(xl, 0, z0), sim_v3(xl, top, z1),
-                               sim_v3(xr, top, z1));
+        sim_level_builder_quad(b, sim_v3(xr, 0, z0), sim_v3(xl, 0, z0), sim_v3(xl, top, z1), sim_v3(xr, top, z1));
         // Side faces, so a character walking off the side meets a wall below.
         sim_level_builder_tri(b, sim_v3(xl, 0, z0), sim_v3(xl, 0, z1), sim_v3(xl, top, z1));
         sim_level_builder_tri(b, sim_v3(xr, 0, z0), sim_v3(xr, top, z1), sim_v3(xr, 0, z1));

@@ -52,10 +52,7 @@ static int64_t lattice(uint32_t seed, uint32_t octave, int64_t i, int64_t j, int
 // Smoothstep t^2 (3 - 2t) with t in Q16 [0, 65536].
 static int64_t smooth16(int64_t t) { return (t * t >> 16) * (3 * 65536 - 2 * t) >> 16; }
 
-static int64_t lerp16(int64_t a, int64_t b, int64_t t)
-{
-    return a + sim_shr_round_s64((b - a) * t, 16);
-}
+static int64_t lerp16(int64_t a, int64_t b, int64_t t) { return a + sim_shr_round_s64((b - a) * t, 16); }
 
 /// Terrain height at (x, z), raw.
 static sim_fx terrain_height(uint32_t seed, sim_fx x, sim_fx z)
@@ -75,24 +72,17 @@ static sim_fx terrain_height(uint32_t seed, sim_fx x, sim_fx z)
 }
 
 /// Uniform-ish integer in [lo, hi] from a hash (the modulo bias is irrelevant here).
-static int64_t pick(uint32_t h, int64_t lo, int64_t hi)
-{
-    return lo + (int64_t)(h % (uint32_t)(hi - lo + 1));
-}
+static int64_t pick(uint32_t h, int64_t lo, int64_t hi) { return lo + (int64_t)(h % (uint32_t)(hi - lo + 1)); }
 
-static sim_fx min4(sim_fx a, sim_fx b, sim_fx c, sim_fx d)
-{
-    return sim_fx_min(sim_fx_min(a, b), sim_fx_min(c, d));
-}
+static sim_fx min4(sim_fx a, sim_fx b, sim_fx c, sim_fx d) { return sim_fx_min(sim_fx_min(a, b), sim_fx_min(c, d)); }
 
 // A closed-topped square pillar (4 sides + top, 10 triangles) whose base sinks
 // below the lowest terrain corner so no gap shows under it.
-static void pillar(sim_level_builder *b, uint32_t seed, sim_fx cx, sim_fx cz, sim_fx half,
-                   sim_fx height)
+static void pillar(sim_level_builder *b, uint32_t seed, sim_fx cx, sim_fx cz, sim_fx half, sim_fx height)
 {
     sim_fx x0 = cx - half, x1 = cx + half, z0 = cz - half, z1 = cz + half;
-    sim_fx ground = min4(terrain_height(seed, x0, z0), terrain_height(seed, x0, z1),
-                         terrain_height(seed, x1, z0), terrain_height(seed, x1, z1));
+    sim_fx ground = min4(terrain_height(seed, x0, z0), terrain_height(seed, x0, z1), terrain_height(seed, x1, z0),
+                         terrain_height(seed, x1, z1));
     sim_fx y0 = ground - SIM_FX_INT(1), y1 = ground + height;
     uint32_t v[8];
     for (int k = 0; k < 8; k++) {

@@ -241,10 +241,7 @@ static const char *quote(const char *s, size_t len, char buf[32])
     return buf;
 }
 
-static bool is_space(char c)
-{
-    return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
-}
+static bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; }
 
 /// Next whitespace-separated token in [*p, end); false at the end.
 static bool next_token(const char **p, const char *end, const char **tok, size_t *len)
@@ -320,8 +317,7 @@ static int parse_vertex(obj_parser *ps, uint32_t line, const char *p, const char
         return -1;
     }
     if (k > 4) {
-        set_error(ps->name, ps->err, line, "too many coordinates (%u, at most x y z w)",
-                  (unsigned)k);
+        set_error(ps->name, ps->err, line, "too many coordinates (%u, at most x y z w)", (unsigned)k);
         return -1;
     }
     sim_fx c[3] = {0, 0, 0};
@@ -339,22 +335,19 @@ static int parse_vertex(obj_parser *ps, uint32_t line, const char *p, const char
         if (i == 3)
             break; // w: checked for syntax, otherwise ignored
         if (!decimal_to_raw(&d, &ps->scale, &c[i])) {
-            set_error(ps->name, ps->err, line,
-                      "coordinate '%s' is beyond 4096 m from the origin after scaling",
+            set_error(ps->name, ps->err, line, "coordinate '%s' is beyond 4096 m from the origin after scaling",
                       quote(tok, len, q));
             return -1;
         }
     }
     if (ps->vertex_count >= OBJ_MAX_ELEMENTS) {
-        set_error(ps->name, ps->err, line, "too many vertices (more than %u)",
-                  (unsigned)OBJ_MAX_ELEMENTS);
+        set_error(ps->name, ps->err, line, "too many vertices (more than %u)", (unsigned)OBJ_MAX_ELEMENTS);
         return -1;
     }
     if (ps->store) {
         // Z-up files: file +Z is engine +Y and file +Y is engine -Z, which
         // keeps the handedness (a rotation, not a mirror).
-        ps->vertices[ps->vertex_count] =
-            ps->z_up ? sim_v3(c[0], c[2], -c[1]) : sim_v3(c[0], c[1], c[2]);
+        ps->vertices[ps->vertex_count] = ps->z_up ? sim_v3(c[0], c[2], -c[1]) : sim_v3(c[0], c[1], c[2]);
     }
     ps->vertex_count++;
     return 0;
@@ -381,8 +374,7 @@ static bool parse_int(const char *s, size_t len, size_t *i, int64_t *value)
 }
 
 /// One face corner: v, v/vt, v/vt/vn or v//vn. Only v is used.
-static int parse_corner(obj_parser *ps, uint32_t line, const char *tok, size_t len,
-                        uint32_t *index)
+static int parse_corner(obj_parser *ps, uint32_t line, const char *tok, size_t len, uint32_t *index)
 {
     char q[32];
     size_t i = 0;
@@ -415,8 +407,7 @@ static int parse_corner(obj_parser *ps, uint32_t line, const char *tok, size_t l
     }
     int64_t count = ps->vertex_count;
     if (v > count || v < -count) {
-        set_error(ps->name, ps->err, line,
-                  "face index %s is out of range (%u vertices defined before this line)",
+        set_error(ps->name, ps->err, line, "face index %s is out of range (%u vertices defined before this line)",
                   quote(tok, len, q), (unsigned)ps->vertex_count);
         return -1;
     }
@@ -433,8 +424,7 @@ static int parse_face(obj_parser *ps, uint32_t line, const char *p, const char *
         return -1;
     }
     if ((uint64_t)ps->triangle_count + (k - 2) > OBJ_MAX_ELEMENTS) {
-        set_error(ps->name, ps->err, line, "too many triangles (more than %u)",
-                  (unsigned)OBJ_MAX_ELEMENTS);
+        set_error(ps->name, ps->err, line, "too many triangles (more than %u)", (unsigned)OBJ_MAX_ELEMENTS);
         return -1;
     }
     uint32_t first = 0, prev = 0;
@@ -504,15 +494,14 @@ static bool any_usable_triangle(const obj_parser *ps)
     for (uint32_t i = 0; i < ps->triangle_count; i++) {
         const uint32_t *ix = &ps->indices[(size_t)i * 3];
         sim_tri t;
-        if (sim_tri_init(&t, ps->vertices[ix[0]], ps->vertices[ix[1]], ps->vertices[ix[2]], i,
-                         min_double_area))
+        if (sim_tri_init(&t, ps->vertices[ix[0]], ps->vertices[ix[1]], ps->vertices[ix[2]], i, min_double_area))
             return true;
     }
     return false;
 }
 
-int sim_level_parse_obj(const char *name, const char *text, size_t length,
-                        const sim_obj_options *options, sim_level *out, sim_error *err)
+int sim_level_parse_obj(const char *name, const char *text, size_t length, const sim_obj_options *options,
+                        sim_level *out, sim_error *err)
 {
     sim_obj_options opt = options ? *options : sim_obj_default_options();
     obj_parser ps;
@@ -534,8 +523,7 @@ int sim_level_parse_obj(const char *name, const char *text, size_t length,
         opt.max_bytes = OBJ_DEFAULT_MAX_BYTES;
     if (!scale_parse(opt.unit_scale, &ps.scale)) {
         char q[32];
-        set_error(ps.name, err, 0,
-                  "bad unit_scale '%s' (a positive decimal with at most %d significant digits)",
+        set_error(ps.name, err, 0, "bad unit_scale '%s' (a positive decimal with at most %d significant digits)",
                   quote(opt.unit_scale, strlen(opt.unit_scale), q), OBJ_SCALE_MAX_DIGITS);
         return -1;
     }
@@ -617,8 +605,7 @@ int sim_level_parse_obj(const char *name, const char *text, size_t length,
     return 0;
 }
 
-int sim_level_load_obj(const char *path, const sim_obj_options *options, sim_level *out,
-                       sim_error *err)
+int sim_level_load_obj(const char *path, const sim_obj_options *options, sim_level *out, sim_error *err)
 {
     sim_obj_options opt = options ? *options : sim_obj_default_options();
     const char *name = path ? path : "<null>";

@@ -240,10 +240,7 @@ sim_aabb sim_near_step_box(const sim_move_settings *s, const sim_char_state *c)
 
 // ---- the step -------------------------------------------------------------------
 
-static sim_fx clamp_axis(sim_fx v)
-{
-    return sim_fx_clamp(v, -SIM_MOVE_MAX_SPEED, SIM_MOVE_MAX_SPEED);
-}
+static sim_fx clamp_axis(sim_fx v) { return sim_fx_clamp(v, -SIM_MOVE_MAX_SPEED, SIM_MOVE_MAX_SPEED); }
 
 void move_clamp_velocity(sim_move_ctx *m)
 {
@@ -251,8 +248,7 @@ void move_clamp_velocity(sim_move_ctx *m)
     m->c->velocity = sim_v3(clamp_axis(v.x), clamp_axis(v.y), clamp_axis(v.z));
 }
 
-bool sim_move_step(const sim_collider *col, const sim_move_settings *s, sim_char_state *c,
-                   const sim_input *in)
+bool sim_move_step(const sim_collider *col, const sim_move_settings *s, sim_char_state *c, const sim_input *in)
 {
     if (!sim_move_settings_check(s, NULL) || !sim_char_state_check(c, NULL))
         return false;

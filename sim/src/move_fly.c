@@ -18,8 +18,7 @@ static int32_t fly_tick(sim_move_ctx *m)
     m->c->velocity = move_wish_3d(m, m->s->fly_speed);
     sim_vec3 p = sim_v3_add(m->c->position, sim_v3_scale(m->c->velocity, m->dt));
     const sim_fx lim = SIM_MOVE_POSITION_LIMIT;
-    m->c->position = sim_v3(sim_fx_clamp(p.x, -lim, lim), sim_fx_clamp(p.y, -lim, lim),
-                            sim_fx_clamp(p.z, -lim, lim));
+    m->c->position = sim_v3(sim_fx_clamp(p.x, -lim, lim), sim_fx_clamp(p.y, -lim, lim), sim_fx_clamp(p.z, -lim, lim));
     return SIM_MOVE_FLY;
 }
 

@@ -28,8 +28,7 @@ int32_t move_air_tick(sim_move_ctx *m)
     c->velocity.y -= half_g;
     sim_vec3 center = mover_center(m);
     slide_result sr;
-    mover_slide(m, mover_shape(m), &center, &c->velocity, sim_v3_scale(c->velocity, m->dt), SLIDE_AIR,
-                &sr);
+    mover_slide(m, mover_shape(m), &center, &c->velocity, sim_v3_scale(c->velocity, m->dt), SLIDE_AIR, &sr);
     mover_set_center(m, center);
     c->velocity.y -= half_g;
     if (sr.touched_ceiling)

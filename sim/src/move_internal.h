@@ -40,8 +40,7 @@ sim_vec3 mover_center(const sim_move_ctx *m);
 void mover_set_center(sim_move_ctx *m, sim_vec3 center);
 
 /// Sweep the character's shape from `center` by `d` through the collider.
-bool mover_sweep(const sim_move_ctx *m, sim_shape shape, sim_vec3 center, sim_vec3 d,
-                 sim_sweep_result *r);
+bool mover_sweep(const sim_move_ctx *m, sim_shape shape, sim_vec3 center, sim_vec3 d, sim_sweep_result *r);
 
 /// Deepest penetration (depth) of `shape` at `center`; 0 when free.
 sim_fx mover_overlap(const sim_move_ctx *m, sim_shape shape, sim_vec3 center);
@@ -53,18 +52,18 @@ typedef enum slide_mode {
 } slide_mode;
 
 typedef struct slide_result {
-    int planes;          ///< planes touched
-    bool blocked_steep;  ///< a plane that is not walkable floor stopped part of the motion
+    int planes;         ///< planes touched
+    bool blocked_steep; ///< a plane that is not walkable floor stopped part of the motion
     bool touched_ceiling;
-    bool landed;         ///< touched walkable floor (air mode)
-    bool climbed;        ///< ground mode: walkable ground (a nosing, a ramp's foot) turned the motion upward
+    bool landed;  ///< touched walkable floor (air mode)
+    bool climbed; ///< ground mode: walkable ground (a nosing, a ramp's foot) turned the motion upward
     sim_vec3 floor_normal;
 } slide_result;
 
 /// Collide and slide: move the centre by `d`, clipping `d` and `*velocity`
 /// against each plane met (seams between two, stop at three).
-void mover_slide(const sim_move_ctx *m, sim_shape shape, sim_vec3 *center, sim_vec3 *velocity,
-                 sim_vec3 d, slide_mode mode, slide_result *out);
+void mover_slide(const sim_move_ctx *m, sim_shape shape, sim_vec3 *center, sim_vec3 *velocity, sim_vec3 d,
+                 slide_mode mode, slide_result *out);
 
 /// Resolve penetrations of the current shape (Gauss-Seidel over all contacts,
 /// then the escape policy when that fails). Sets or clears SIM_CHAR_STUCK.

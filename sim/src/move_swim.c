@@ -27,8 +27,7 @@ static int32_t swim_tick(sim_move_ctx *m)
         m->c->velocity.y -= sim_fx_mul(sim_fx_mul(s->gravity, s->water_gravity_scale), m->dt);
     sim_vec3 center = mover_center(m);
     slide_result sr;
-    mover_slide(m, mover_shape(m), &center, &m->c->velocity, sim_v3_scale(m->c->velocity, m->dt),
-                SLIDE_FREE, &sr);
+    mover_slide(m, mover_shape(m), &center, &m->c->velocity, sim_v3_scale(m->c->velocity, m->dt), SLIDE_FREE, &sr);
     mover_set_center(m, center);
     mover_ground_probe(m, false);
     return in_water(m) ? SIM_MOVE_SWIM : SIM_MOVE_AIR;

@@ -22,8 +22,7 @@ void mover_set_center(sim_move_ctx *m, sim_vec3 center)
     m->c->position = sim_v3_sub(center, sim_v3(0, sh.half.y, 0));
 }
 
-bool mover_sweep(const sim_move_ctx *m, sim_shape shape, sim_vec3 center, sim_vec3 d,
-                 sim_sweep_result *r)
+bool mover_sweep(const sim_move_ctx *m, sim_shape shape, sim_vec3 center, sim_vec3 d, sim_sweep_result *r)
 {
     // Validated settings keep every motion of a tick inside one query
     // (docs/ranges.md); a longer one is a bug here, not a caller's value.
@@ -80,8 +79,8 @@ static sim_vec3 clip(sim_vec3 v, sim_vec3 n)
 
 static sim_vec3 along(sim_vec3 v, sim_vec3 dir) { return sim_v3_scale(dir, sim_v3_dot(v, dir)); }
 
-void mover_slide(const sim_move_ctx *m, sim_shape shape, sim_vec3 *center, sim_vec3 *velocity,
-                 sim_vec3 d, slide_mode mode, slide_result *out)
+void mover_slide(const sim_move_ctx *m, sim_shape shape, sim_vec3 *center, sim_vec3 *velocity, sim_vec3 d,
+                 slide_mode mode, slide_result *out)
 {
     *out = (slide_result){0};
     const sim_move_settings *s = m->s;

@@ -7,7 +7,6 @@
 // feature, in the caller's array.
 #include "world_internal.h"
 
-
 typedef struct sweep_ctx {
     sim_sweep_ray ray;
     bool has;
@@ -31,8 +30,7 @@ bool sim_world_sweep(const sim_world *world, const sim_sweep_input *in, sim_swee
     return sim_near_sweep(world, NULL, in, out);
 }
 
-bool sim_near_sweep(const sim_world *world, const sim_near *near, const sim_sweep_input *in,
-                    sim_sweep_result *out)
+bool sim_near_sweep(const sim_world *world, const sim_near *near, const sim_sweep_input *in, sim_sweep_result *out)
 {
     *out = (sim_sweep_result){0};
     out->fraction = SIM_FX_ONE;
@@ -74,8 +72,7 @@ bool sim_near_sweep(const sim_world *world, const sim_near *near, const sim_swee
     return sim_near_sweep_ray(world, near, &c.ray, out);
 }
 
-bool sim_near_sweep_ray(const sim_world *world, const sim_near *near, const sim_sweep_ray *ray,
-                        sim_sweep_result *out)
+bool sim_near_sweep_ray(const sim_world *world, const sim_near *near, const sim_sweep_ray *ray, sim_sweep_result *out)
 {
     *out = (sim_sweep_result){0};
     out->fraction = SIM_FX_ONE;
@@ -83,8 +80,8 @@ bool sim_near_sweep_ray(const sim_world *world, const sim_near *near, const sim_
     sweep_ctx c = {0};
     c.ray = *ray;
     sim_fx g = c.ray.inflate + 2;
-    sim_near_query_segment(world, near, ray->start, ray->displacement,
-                           sim_v3_add(ray->shape.half, sim_v3(g, g, g)), sweep_visit, &c);
+    sim_near_query_segment(world, near, ray->start, ray->displacement, sim_v3_add(ray->shape.half, sim_v3(g, g, g)),
+                           sweep_visit, &c);
     if (!c.has)
         return false;
     out->hit = true;
@@ -134,14 +131,13 @@ static bool contact_visit(void *ctx, const sim_tri *t)
     return true;
 }
 
-int sim_world_contacts(const sim_world *world, const sim_overlap_input *in, sim_contact *contacts,
-                       int capacity)
+int sim_world_contacts(const sim_world *world, const sim_overlap_input *in, sim_contact *contacts, int capacity)
 {
     return sim_near_contacts(world, NULL, in, contacts, capacity);
 }
 
-int sim_near_contacts(const sim_world *world, const sim_near *near, const sim_overlap_input *in,
-                      sim_contact *contacts, int capacity)
+int sim_near_contacts(const sim_world *world, const sim_near *near, const sim_overlap_input *in, sim_contact *contacts,
+                      int capacity)
 {
     contact_ctx c = {*in, contacts, capacity, 0};
     if (!sim_query_accepts_shape_at(in->shape, in->position))
@@ -167,8 +163,7 @@ static bool ray_visit(void *ctx, const sim_tri *t)
 {
     ray_ctx *c = ctx;
     sim_tri_hit h;
-    if (sim_ray_tri(c->origin, c->dir, c->length, t, &h) &&
-        (!c->has || sim_tri_hit_before(&h, &c->best))) {
+    if (sim_ray_tri(c->origin, c->dir, c->length, t, &h) && (!c->has || sim_tri_hit_before(&h, &c->best))) {
         c->best = h;
         c->has = true;
     }
@@ -180,8 +175,7 @@ bool sim_world_raycast(const sim_world *world, const sim_ray_input *in, sim_ray_
     return sim_near_raycast(world, NULL, in, out);
 }
 
-bool sim_near_raycast(const sim_world *world, const sim_near *near, const sim_ray_input *in,
-                      sim_ray_result *out)
+bool sim_near_raycast(const sim_world *world, const sim_near *near, const sim_ray_input *in, sim_ray_result *out)
 {
     *out = (sim_ray_result){0};
     out->fraction = SIM_FX_ONE;

@@ -79,8 +79,7 @@ static void platform_build(scene_platform *p, sim_vec3 c)
 
 static bool fits_world(sim_vec3 c, sim_vec3 h)
 {
-    return sim_v3_in_world(c) && sim_v3_in_world(sim_v3_add(c, h)) &&
-           sim_v3_in_world(sim_v3_sub(c, h));
+    return sim_v3_in_world(c) && sim_v3_in_world(sim_v3_add(c, h)) && sim_v3_in_world(sim_v3_sub(c, h));
 }
 
 static bool platform_valid(const sim_platform_def *p)
@@ -155,8 +154,7 @@ static scene_platform *find_platform(sim_scene *sc, uint32_t id)
 
 static sim_fx clamp_speed(int64_t v)
 {
-    return v > SIM_MOVE_MAX_SPEED ? SIM_MOVE_MAX_SPEED
-                                  : (v < -SIM_MOVE_MAX_SPEED ? -SIM_MOVE_MAX_SPEED : (sim_fx)v);
+    return v > SIM_MOVE_MAX_SPEED ? SIM_MOVE_MAX_SPEED : (v < -SIM_MOVE_MAX_SPEED ? -SIM_MOVE_MAX_SPEED : (sim_fx)v);
 }
 
 // Platforms at `tick`; with `motion`, at tick + 1 with the motion in between.
@@ -177,8 +175,8 @@ void scene_build_platforms(sim_scene *sc, uint32_t tick, bool motion)
                 p->delta = sim_v3_sub(next, at);
             at = next;
         }
-        p->velocity = sim_v3(clamp_speed(p->delta.x * rate), clamp_speed(p->delta.y * rate),
-                             clamp_speed(p->delta.z * rate));
+        p->velocity =
+            sim_v3(clamp_speed(p->delta.x * rate), clamp_speed(p->delta.y * rate), clamp_speed(p->delta.z * rate));
         platform_build(p, at);
     }
 }
@@ -326,8 +324,7 @@ static body_cursor bodies_in(const scene_view *v, sim_aabb box)
     const body_near *bn = v->bodies_near;
     if (bn && bn->usable && box_inside(box, bn->box))
         return (body_cursor){0, 0, bn};
-    body_cursor c = {bodies_from(sc, sim_v3_comp(box.min, sc->sort_axis)), sim_v3_comp(box.max, sc->sort_axis),
-                     NULL};
+    body_cursor c = {bodies_from(sc, sim_v3_comp(box.min, sc->sort_axis)), sim_v3_comp(box.max, sc->sort_axis), NULL};
     return c;
 }
 
@@ -385,7 +382,6 @@ static void body_near_gather(body_near *bn, const scene_view *v, sim_aabb box)
 
 // ---- queries -----------------------------------------------------------------
 
-
 typedef struct sweep_best {
     bool has;
     sim_sweep_result r;
@@ -396,8 +392,8 @@ typedef struct sweep_best {
 // along the motion, which the fraction may round away), a real overlap before
 // a touch, then face, edge, vertex, then feature id and index, then the
 // triangle within an object.
-static bool result_before(const sim_sweep_result *a, uint32_t asub, const sim_sweep_result *b,
-                          uint32_t bsub, sim_vec3 start, sim_vec3 d)
+static bool result_before(const sim_sweep_result *a, uint32_t asub, const sim_sweep_result *b, uint32_t bsub,
+                          sim_vec3 start, sim_vec3 d)
 {
     if (a->fraction != b->fraction)
         return a->fraction < b->fraction;
@@ -477,8 +473,8 @@ static bool view_sweep(void *ctx, const sim_sweep_input *in, sim_sweep_result *o
         best.r = wr;
     }
     sim_fx g = ray.inflate + 2;
-    sim_aabb box = sim_aabb_union(sim_shape_bounds(in->shape, in->start),
-                                  sim_shape_bounds(in->shape, sim_v3_add(in->start, d)));
+    sim_aabb box =
+        sim_aabb_union(sim_shape_bounds(in->shape, in->start), sim_shape_bounds(in->shape, sim_v3_add(in->start, d)));
     box = sim_aabb_expand(box, sim_v3(g, g, g));
     for (uint32_t i = 0; i < sc->platform_count; i++) {
         const scene_platform *p = &sc->platforms[i];
@@ -588,9 +584,8 @@ static bool view_raycast(void *ctx, const sim_ray_input *in, sim_ray_result *out
     sim_fx length = sim_v3_length(d);
     if (length == 0)
         return has;
-    sim_aabb box = sim_aabb_expand(sim_aabb_union(sim_aabb_of_point(in->origin),
-                                                  sim_aabb_of_point(sim_v3_add(in->origin, d))),
-                                   sim_v3(2, 2, 2));
+    sim_aabb box = sim_aabb_expand(
+        sim_aabb_union(sim_aabb_of_point(in->origin), sim_aabb_of_point(sim_v3_add(in->origin, d))), sim_v3(2, 2, 2));
     for (uint32_t i = 0; i < sc->platform_count; i++) {
         const scene_platform *p = &sc->platforms[i];
         if (p->def.id == v->skip_platform || !sim_aabb_overlaps(box, p->bounds))
@@ -609,8 +604,7 @@ static bool view_raycast(void *ctx, const sim_ray_input *in, sim_ray_result *out
             if (has) {
                 // The sweep order, with the hit point standing for the position.
                 sim_sweep_result a = {true, false, r.fraction, r.point, r.normal, r.point, r.feature};
-                sim_sweep_result b = {true, false, out->fraction, out->point, out->normal, out->point,
-                                      out->feature};
+                sim_sweep_result b = {true, false, out->fraction, out->point, out->normal, out->point, out->feature};
                 better = result_before(&a, k + 1, &b, best_sub, in->origin, d);
             }
             if (better) {
@@ -665,9 +659,8 @@ bool sim_scene_raycast(const sim_scene *sc, const sim_ray_input *in, uint32_t ig
     sim_fx length = sim_v3_length(d);
     if (length == 0)
         return has;
-    sim_aabb box = sim_aabb_expand(sim_aabb_union(sim_aabb_of_point(in->origin),
-                                                  sim_aabb_of_point(sim_v3_add(in->origin, d))),
-                                   sim_v3(2, 2, 2));
+    sim_aabb box = sim_aabb_expand(
+        sim_aabb_union(sim_aabb_of_point(in->origin), sim_aabb_of_point(sim_v3_add(in->origin, d))), sim_v3(2, 2, 2));
     uint32_t best_sub = 0;
     // Platforms where they are at the scene's tick, built here: the query
     // changes nothing (the step's copies may be a tick ahead).
@@ -715,8 +708,7 @@ static bool view_in_water(void *ctx, sim_vec3 p)
     const sim_scene *sc = v->scene;
     for (uint32_t i = 0; i < sc->water_count; i++) {
         sim_aabb w = sc->water[i];
-        if (p.x >= w.min.x && p.x <= w.max.x && p.y >= w.min.y && p.y <= w.max.y && p.z >= w.min.z &&
-            p.z <= w.max.z)
+        if (p.x >= w.min.x && p.x <= w.max.x && p.y >= w.min.y && p.y <= w.max.y && p.z >= w.min.z && p.z <= w.max.z)
             return true;
     }
     return false;
@@ -730,8 +722,7 @@ sim_collider scene_view_collider(scene_view *v)
 
 // ---- lifetime and contents ---------------------------------------------------------
 
-sim_scene *sim_scene_create(const sim_world *world, const sim_move_settings *settings,
-                            uint32_t max_characters)
+sim_scene *sim_scene_create(const sim_world *world, const sim_move_settings *settings, uint32_t max_characters)
 {
     if (!world || !sim_move_settings_check(settings, NULL) || max_characters > MAX_CHARACTERS)
         return NULL;
@@ -767,10 +758,10 @@ sim_scene *sim_scene_create(const sim_world *world, const sim_move_settings *set
     sc->scan_push = calloc(SCAN_SLOTS * n, sizeof *sc->scan_push);
     sc->scan_count = calloc(n, sizeof *sc->scan_count);
     sc->scan_mark = calloc(n, sizeof *sc->scan_mark);
-    if (!sc->chars || !sc->inputs || !sc->has_input || !sc->bodies || !sc->order || !sc->scratch ||
-        !sc->keys || !sc->views || !sc->grid_head || !sc->grid_built || !sc->grid_next || !sc->grid_prev ||
-        !sc->grid_cell || !sc->feet_offset || !sc->push || !sc->sep_flag || !sc->scan_other || !sc->scan_push ||
-        !sc->scan_count || !sc->scan_mark) {
+    if (!sc->chars || !sc->inputs || !sc->has_input || !sc->bodies || !sc->order || !sc->scratch || !sc->keys ||
+        !sc->views || !sc->grid_head || !sc->grid_built || !sc->grid_next || !sc->grid_prev || !sc->grid_cell ||
+        !sc->feet_offset || !sc->push || !sc->sep_flag || !sc->scan_other || !sc->scan_push || !sc->scan_count ||
+        !sc->scan_mark) {
         sim_scene_destroy(sc);
         return NULL;
     }
@@ -840,8 +831,8 @@ int sim_scene_add_water(sim_scene *sc, sim_aabb volume)
 int sim_scene_add_character(sim_scene *sc, const sim_char_state *state)
 {
     uint32_t id = state->id;
-    if (sc->count >= sc->max_chars || id == 0 || (id & SIM_FEATURE_OBJECT_BIT) ||
-        char_index(sc, id) >= 0 || find_platform(sc, id) || !sim_char_state_check(state, NULL))
+    if (sc->count >= sc->max_chars || id == 0 || (id & SIM_FEATURE_OBJECT_BIT) || char_index(sc, id) >= 0 ||
+        find_platform(sc, id) || !sim_char_state_check(state, NULL))
         return -1;
     uint32_t at = char_lower_bound(sc, id);
     uint32_t tail = sc->count - at;

@@ -40,7 +40,7 @@ typedef struct scene_view {
     int64_t self;           // index into bodies, -1 for none
     uint32_t skip_platform; // 0 for none
     bool characters;
-    const sim_near *near; // the mover's neighbourhood of the world (NULL: none)
+    const sim_near *near;                // the mover's neighbourhood of the world (NULL: none)
     const struct body_near *bodies_near; // and of the other characters (NULL: none)
 } scene_view;
 
@@ -72,13 +72,13 @@ struct sim_scene {
     sim_char_state *chars; // sorted by id
     sim_input *inputs;     // parallel to chars
     uint8_t *has_input;
-    scene_body *bodies; // snapshot, parallel to chars
-    uint32_t *order;    // body indices sorted by (key, index)
-    uint32_t *scratch;  // merge buffer
-    sim_fx *keys;       // key of order[i]
-    int sort_axis;      // 0 (x) or 2 (z)
-    sim_fx max_width;   // largest body extent along the sort axis
-    scene_view *views;  // max_chars + 1: one per character slot, the last for none
+    scene_body *bodies;        // snapshot, parallel to chars
+    uint32_t *order;           // body indices sorted by (key, index)
+    uint32_t *scratch;         // merge buffer
+    sim_fx *keys;              // key of order[i]
+    int sort_axis;             // 0 (x) or 2 (z)
+    sim_fx max_width;          // largest body extent along the sort axis
+    scene_view *views;         // max_chars + 1: one per character slot, the last for none
     scene_platform *platforms; // sorted by id
     uint32_t platform_count;
     sim_aabb *water;
@@ -95,11 +95,11 @@ struct sim_scene {
     uint32_t *grid_built; // the build each bucket was last filled in
     uint32_t *grid_next;  // per character: next and previous in its bucket
     uint32_t *grid_prev;
-    uint32_t *grid_cell;  // per character: cell x, cell z (two entries)
-    uint32_t grid_shift;  // cell size is 2^grid_shift raw units
+    uint32_t *grid_cell;   // per character: cell x, cell z (two entries)
+    uint32_t grid_shift;   // cell size is 2^grid_shift raw units
     sim_vec3 *feet_offset; // per character: centre - feet
     int64_t *push;         // per character: x, y, z
-    uint8_t *sep_flag; // SEP_FLAG_* per character, for one pass (ghosts: to the moves)
+    uint8_t *sep_flag;     // SEP_FLAG_* per character, for one pass (ghosts: to the moves)
     // The pair scan's per-character slots (filled on the executor's threads):
     // up to SCAN_SLOTS pairs each, their count and marks.
     uint32_t *scan_other;
@@ -134,5 +134,3 @@ sim_collider scene_view_collider(scene_view *v);
 void scene_build_platforms(sim_scene *sc, uint32_t tick, bool motion);
 
 #endif
-
-

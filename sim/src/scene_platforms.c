@@ -5,8 +5,7 @@
 // An elevator and a shuttle in the 6 m x 6 m patch around the marker: both
 // 1.5 m x 0.2 m x 1.5 m with their tops 0.3 m above the floor at rest (a
 // step up, so walking characters get on), on opposite halves of the patch.
-int sim_scene_add_area_platforms(sim_scene *scene, const sim_level *level, uint32_t elevator_id,
-                                 uint32_t shuttle_id)
+int sim_scene_add_area_platforms(sim_scene *scene, const sim_level *level, uint32_t elevator_id, uint32_t shuttle_id)
 {
     const sim_marker *m = sim_level_find_marker(level, "platform_area");
     if (!m)

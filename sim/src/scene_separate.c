@@ -311,8 +311,8 @@ static sim_fx ring_step(sim_shape s)
 // was when the pass began: the pass may have pushed it since, and its whole
 // way in the pass must not cross a wall), searching on from cursor->next
 // when the cursor is for the same pile.
-static bool find_spot(sim_scene *sc, uint32_t self, sim_shape shape, sim_vec3 from, sim_vec3 origin,
-                      spot_cursor *cur, sim_vec3 *out)
+static bool find_spot(sim_scene *sc, uint32_t self, sim_shape shape, sim_vec3 from, sim_vec3 origin, spot_cursor *cur,
+                      sim_vec3 *out)
 {
     scene_view v = {sc, -1, 0, false, NULL, NULL};
     sim_collider col = scene_view_collider(&v);
@@ -364,8 +364,8 @@ static bool find_spot(sim_scene *sc, uint32_t self, sim_shape shape, sim_vec3 fr
             if (index < start)
                 continue;
             sim_angle ang = (sim_angle)(phase + (uint32_t)(((uint64_t)a << 16) / count));
-            sim_vec3 q = sim_v3_add(center, sim_v3(sim_fx_mul(sim_angle_sin(ang), r), 0,
-                                                   sim_fx_mul(sim_angle_cos(ang), r)));
+            sim_vec3 q =
+                sim_v3_add(center, sim_v3(sim_fx_mul(sim_angle_sin(ang), r), 0, sim_fx_mul(sim_angle_cos(ang), r)));
             bool dropped = false;
             // Most ring points of a pile are taken by those placed before:
             // look at the characters first, the ground only for the rest.
@@ -594,8 +594,8 @@ static int push_pairs(sim_scene *sc, bool piles)
     if (!any)
         return SCAN_CLEAR;
     for (uint32_t i = 0; i < sc->count; i++) {
-        sim_vec3 p = sim_v3(clamp_push(sc->push[3 * i]), clamp_push(sc->push[3 * i + 1]),
-                            clamp_push(sc->push[3 * i + 2]));
+        sim_vec3 p =
+            sim_v3(clamp_push(sc->push[3 * i]), clamp_push(sc->push[3 * i + 1]), clamp_push(sc->push[3 * i + 2]));
         if (sim_v3_is_zero(p))
             continue;
         sim_fx len;
@@ -639,8 +639,8 @@ static void write_back(sim_scene *sc)
         if (!(sc->sep_flag[i] & SEP_FLAG_MOVED))
             continue;
         sim_vec3 f = sim_v3_sub(sc->bodies[i].center, sc->feet_offset[i]);
-        sc->chars[i].position = sim_v3(sim_fx_clamp(f.x, -lim, lim), sim_fx_clamp(f.y, -lim, lim),
-                                       sim_fx_clamp(f.z, -lim, lim));
+        sc->chars[i].position =
+            sim_v3(sim_fx_clamp(f.x, -lim, lim), sim_fx_clamp(f.y, -lim, lim), sim_fx_clamp(f.z, -lim, lim));
         sc->sep_flag[i] &= (uint8_t)~SEP_FLAG_MOVED;
     }
 }

@@ -3,10 +3,7 @@
 
 // A caller's size is clamped into the documented range, not refused
 // (sim_shape.h); sim_move_settings_check refuses shapes built by hand.
-static sim_fx clamp_size(sim_fx v)
-{
-    return sim_fx_clamp(v, SIM_SHAPE_MIN_SIZE / 2, SIM_SHAPE_MAX_SIZE);
-}
+static sim_fx clamp_size(sim_fx v) { return sim_fx_clamp(v, SIM_SHAPE_MIN_SIZE / 2, SIM_SHAPE_MAX_SIZE); }
 
 sim_shape sim_shape_capsule(sim_fx radius, sim_fx height)
 {

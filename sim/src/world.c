@@ -9,8 +9,8 @@
 sim_world_def sim_world_default_def(void)
 {
     sim_world_def d;
-    d.min_double_area = 1;              // raw 1 = 2^-16 m^2: only true slivers go
-    d.coplanar_cos = (sim_fx)65496;     // cosine of 2 degrees, 0.99939
+    d.min_double_area = 1;          // raw 1 = 2^-16 m^2: only true slivers go
+    d.coplanar_cos = (sim_fx)65496; // cosine of 2 degrees, 0.99939
     d.weld_distance = SIM_FX_MM(1);
     d.cookie = SIM_WORLD_COOKIE;
     return d;
@@ -62,8 +62,7 @@ sim_world *sim_world_create(const sim_level *level, const sim_world_def *def_in,
     for (uint32_t b = 0; b < level->box_count; b++) {
         const sim_box_def *bd = &level->boxes[b];
         if (!in_range(bd->center) || bd->half.x < 0 || bd->half.y < 0 || bd->half.z < 0 ||
-            bd->half.x > SIM_FX_INT(1024) || bd->half.y > SIM_FX_INT(1024) ||
-            bd->half.z > SIM_FX_INT(1024)) {
+            bd->half.x > SIM_FX_INT(1024) || bd->half.y > SIM_FX_INT(1024) || bd->half.z > SIM_FX_INT(1024)) {
             set_error(err, "sim_world_create: a box is out of range (centre beyond 4096 m or half "
                            "extent outside [0, 1024] m)");
             return NULL;
@@ -85,14 +84,13 @@ sim_world *sim_world_create(const sim_level *level, const sim_world_def *def_in,
     uint32_t n = 0;
     for (uint32_t i = 0; i < level->triangle_count; i++) {
         const uint32_t *ix = &level->indices[3 * i];
-        if (ix[0] >= level->vertex_count || ix[1] >= level->vertex_count ||
-            ix[2] >= level->vertex_count) {
+        if (ix[0] >= level->vertex_count || ix[1] >= level->vertex_count || ix[2] >= level->vertex_count) {
             sim_world_destroy(w);
             set_error(err, "sim_world_create: a triangle index is out of range");
             return NULL;
         }
-        if (sim_tri_init(&w->tris[n], level->vertices[ix[0]], level->vertices[ix[1]],
-                         level->vertices[ix[2]], i, def.min_double_area))
+        if (sim_tri_init(&w->tris[n], level->vertices[ix[0]], level->vertices[ix[1]], level->vertices[ix[2]], i,
+                         def.min_double_area))
             n++;
         else
             w->stats.degenerate_count++;

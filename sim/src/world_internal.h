@@ -45,16 +45,15 @@ void sim_bvh_query(const sim_world *world, sim_aabb box, sim_bvh_visit_fn visit,
 /// `origin` to origin + d touches (a sweep: the centre's path against bounds
 /// grown by the shape's half extents). Much tighter than the box around a long
 /// diagonal motion.
-void sim_bvh_query_segment(const sim_world *world, sim_vec3 origin, sim_vec3 d, sim_vec3 grow,
-                           sim_bvh_visit_fn visit, void *ctx);
+void sim_bvh_query_segment(const sim_world *world, sim_vec3 origin, sim_vec3 d, sim_vec3 grow, sim_bvh_visit_fn visit,
+                           void *ctx);
 
 /// sim_bvh_query_segment and sim_bvh_query answered from `near` (see
 /// world_near.h) when the query's box lies inside near's box, else by the
 /// hierarchy. `near` may be NULL.
-void sim_near_query_segment(const sim_world *world, const sim_near *near, sim_vec3 origin, sim_vec3 d,
-                            sim_vec3 grow, sim_bvh_visit_fn visit, void *ctx);
-void sim_near_query_box(const sim_world *world, const sim_near *near, sim_aabb box, sim_bvh_visit_fn visit,
-                        void *ctx);
+void sim_near_query_segment(const sim_world *world, const sim_near *near, sim_vec3 origin, sim_vec3 d, sim_vec3 grow,
+                            sim_bvh_visit_fn visit, void *ctx);
+void sim_near_query_box(const sim_world *world, const sim_near *near, sim_aabb box, sim_bvh_visit_fn visit, void *ctx);
 
 /// The limits of one query of internal-edge classification (one per edge, per
 /// vertex and per triangle that may be buried): at most SIM_EDGES_MAX_TESTS

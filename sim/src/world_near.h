@@ -42,17 +42,14 @@ sim_aabb sim_near_step_box(const sim_move_settings *s, const sim_char_state *c);
 
 /// sim_world_sweep, sim_world_contacts and sim_world_raycast of near->world,
 /// answered from the neighbourhood when they fit in it. `near` may be NULL.
-bool sim_near_sweep(const sim_world *world, const sim_near *near, const sim_sweep_input *in,
-                    sim_sweep_result *out);
+bool sim_near_sweep(const sim_world *world, const sim_near *near, const sim_sweep_input *in, sim_sweep_result *out);
 /// The sweep of sim_near_sweep for a motion already accepted, clamped and not
 /// zero, with its ray made as sim_world_sweep makes it (dir and length of the
 /// displacement, inflate SIM_QUERY_TOLERANCE + length / 4096): the same
 /// result without making the ray twice.
-bool sim_near_sweep_ray(const sim_world *world, const sim_near *near, const sim_sweep_ray *ray,
-                        sim_sweep_result *out);
-int sim_near_contacts(const sim_world *world, const sim_near *near, const sim_overlap_input *in,
-                      sim_contact *contacts, int capacity);
-bool sim_near_raycast(const sim_world *world, const sim_near *near, const sim_ray_input *in,
-                      sim_ray_result *out);
+bool sim_near_sweep_ray(const sim_world *world, const sim_near *near, const sim_sweep_ray *ray, sim_sweep_result *out);
+int sim_near_contacts(const sim_world *world, const sim_near *near, const sim_overlap_input *in, sim_contact *contacts,
+                      int capacity);
+bool sim_near_raycast(const sim_world *world, const sim_near *near, const sim_ray_input *in, sim_ray_result *out);
 
 #endif

@@ -6,13 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-
-
-
 // Bot i has the built-in platforms when bit i of client_platforms is set.
 void play_init_platforms(play *p, uint32_t nbots, cl_bot_mode mode, const net_memory_link *up,
-                                const net_memory_link *down, uint64_t seed, bool server_platforms,
-                                uint32_t client_platforms)
+                         const net_memory_link *down, uint64_t seed, bool server_platforms, uint32_t client_platforms)
 {
     memset(p, 0, sizeof *p);
     cr_assert_eq(sim_level_builtin(&p->level), 0);
@@ -42,8 +38,8 @@ void play_init_platforms(play *p, uint32_t nbots, cl_bot_mode mode, const net_me
         p->server_hash_tick[i] = NET_TICK_NONE;
 }
 
-void play_init(play *p, uint32_t nbots, cl_bot_mode mode, const net_memory_link *up,
-                      const net_memory_link *down, uint64_t seed)
+void play_init(play *p, uint32_t nbots, cl_bot_mode mode, const net_memory_link *up, const net_memory_link *down,
+               uint64_t seed)
 {
     play_init_platforms(p, nbots, mode, up, down, seed, false, 0);
 }
@@ -115,8 +111,8 @@ void play_ms(play *p, bool inputs)
         }
         for (uint32_t k = 0; k < due; k++) {
             uint32_t tick = cl_client_predicted_tick(cl);
-            sim_input cmd = cl_bot_command(&p->bots[i], cl_client_predicted(cl), cl_client_character(cl), &p->level,
-                                           tick);
+            sim_input cmd =
+                cl_bot_command(&p->bots[i], cl_client_predicted(cl), cl_client_character(cl), &p->level, tick);
             if (!inputs) {
                 memset(&cmd, 0, sizeof cmd);
                 cmd.tick = tick;
@@ -160,8 +156,8 @@ void play_log_totals(const char *name, const play *p, const cl_stats *t)
         cl_stats s;
         cl_client_stats(p->cls[i], &s);
         if (s.last_own_field)
-            cr_log_info("%s: bot %u: last own misprediction at tick %u (%s), rtt %.1f ms, margin %.2f ticks\n", name,
-                        i, s.last_own_tick, s.last_own_field, s.rtt_ms, s.input_margin_q8 / 256.0);
+            cr_log_info("%s: bot %u: last own misprediction at tick %u (%s), rtt %.1f ms, margin %.2f ticks\n", name, i,
+                        s.last_own_tick, s.last_own_field, s.rtt_ms, s.input_margin_q8 / 256.0);
     }
     sv_stats ss;
     sv_server_stats(p->sv, &ss);
@@ -181,4 +177,3 @@ void play_log_totals(const char *name, const play *p, const cl_stats *t)
                 (unsigned long long)ss.commands_received, (unsigned long long)ss.commands_late,
                 (unsigned long long)ss.commands_substituted, (unsigned long long)ss.commands_duplicate);
 }
-

@@ -14,10 +14,7 @@ rv3 rv3_add(rv3 a, rv3 b) { return (rv3){a.x + b.x, a.y + b.y, a.z + b.z}; }
 rv3 rv3_sub(rv3 a, rv3 b) { return (rv3){a.x - b.x, a.y - b.y, a.z - b.z}; }
 rv3 rv3_scale(rv3 a, double s) { return (rv3){a.x * s, a.y * s, a.z * s}; }
 double rv3_dot(rv3 a, rv3 b) { return a.x * b.x + a.y * b.y + a.z * b.z; }
-rv3 rv3_cross(rv3 a, rv3 b)
-{
-    return (rv3){a.y * b.z - a.z * b.y, a.z * b.x - a.x * b.z, a.x * b.y - a.y * b.x};
-}
+rv3 rv3_cross(rv3 a, rv3 b) { return (rv3){a.y * b.z - a.z * b.y, a.z * b.x - a.x * b.z, a.x * b.y - a.y * b.x}; }
 double rv3_len(rv3 a) { return sqrt(rv3_dot(a, a)); }
 
 // Region-based closest point (Voronoi regions of vertices, edges, face).
@@ -388,8 +385,13 @@ static double cyl_tri_gap(double R, double H, rv3 pos, rv3 a, rv3 b, rv3 c, doub
         rv3 p1 = {-e.z / hl, 0, e.x / hl};
         rv3 p2 = rv3_cross(e, p1);
         rv3 q = v[i], r = v[(i + 2) % 3];
-        edge_family f = {rv3_dot(q, p1), rv3_dot(q, p2), rv3_dot(r, p1), rv3_dot(r, p2),
-                         H * fabs(p2.y), p2.x * p2.x + p2.z * p2.z, R};
+        edge_family f = {rv3_dot(q, p1),
+                         rv3_dot(q, p2),
+                         rv3_dot(r, p1),
+                         rv3_dot(r, p2),
+                         H * fabs(p2.y),
+                         p2.x * p2.x + p2.z * p2.z,
+                         R};
         gap = dmax(gap, edge_family_max(&f, gap));
         if (gap > stop)
             return gap;
@@ -636,4 +638,3 @@ double ref_shape_pair_gap(sim_shape a, rv3 pa, sim_shape b, rv3 pb)
     }
     return best;
 }
-

@@ -37,8 +37,7 @@ const char *keel_test_program_path(const char *name)
 {
     const char *path = keel_test_program_find(name);
     if (!path)
-        cr_assert_fail("%s is not built: it is missing beside this test (build it in the same build folder)",
-                       name);
+        cr_assert_fail("%s is not built: it is missing beside this test (build it in the same build folder)", name);
     return path;
 }
 
@@ -76,8 +75,7 @@ static int run_wait(pid_t pid, int timeout_s, bool *timed_out)
     }
 }
 
-keel_test_run_result keel_test_run(const char *program, const char *const *args,
-                                   const keel_test_run_options *options)
+keel_test_run_result keel_test_run(const char *program, const char *const *args, const keel_test_run_options *options)
 {
     keel_test_run_options o = options ? *options : keel_test_run_default_options();
     const char *argv[64];

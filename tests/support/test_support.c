@@ -18,8 +18,7 @@ const char *keel_test_levels_dir(void)
     const char *cand = env && env[0] ? env : KEEL_SHARED_LEVELS_DIR;
     struct stat st;
     if (stat(cand, &st) != 0 || !S_ISDIR(st.st_mode)) {
-        fprintf(stderr, "note: shared levels folder %s is absent; tests on the real maps are skipped\n",
-                cand);
+        fprintf(stderr, "note: shared levels folder %s is absent; tests on the real maps are skipped\n", cand);
         return NULL;
     }
     snprintf(dir, sizeof dir, "%s", cand);

@@ -47,8 +47,8 @@ struct sim_char_state;
 /// or after) are left out. When `first` is given, it receives the index of
 /// the first crossing (unchanged when there is none).
 uint32_t keel_test_crossings(const struct sim_world *world, const struct sim_move_settings *s,
-                             const struct sim_char_state *before, const struct sim_char_state *after,
-                             uint32_t count, int64_t *first);
+                             const struct sim_char_state *before, const struct sim_char_state *after, uint32_t count,
+                             int64_t *first);
 
 // ---- running the real programs (test_programs.c) ----------------------------------
 
@@ -79,8 +79,7 @@ typedef struct keel_test_run_result {
 /// Runs `program` (a path, see keel_test_program_path) with the NULL-terminated
 /// `args` to its end, capturing its stdout and stderr. `options` may be NULL
 /// (the defaults). Free the result with keel_test_run_free.
-keel_test_run_result keel_test_run(const char *program, const char *const *args,
-                                   const keel_test_run_options *options);
+keel_test_run_result keel_test_run(const char *program, const char *const *args, const keel_test_run_options *options);
 void keel_test_run_free(keel_test_run_result *r);
 
 // ---- background programs (test_procs.c) ----------------------------------------

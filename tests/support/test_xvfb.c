@@ -85,8 +85,7 @@ bool keel_test_xvfb_start(keel_test_xvfb *x, int width, int height)
             dup2(null, STDOUT_FILENO);
             dup2(null, STDERR_FILENO); // Xvfb's start-up chatter
         }
-        const char *argv[] = {xvfb, "-displayfd", fd_arg, "-screen", "0", screen, "-nolisten", "tcp", "-noreset",
-                              NULL};
+        const char *argv[] = {xvfb, "-displayfd", fd_arg, "-screen", "0", screen, "-nolisten", "tcp", "-noreset", NULL};
         execv(xvfb, (char *const *)argv);
         _exit(127);
     }

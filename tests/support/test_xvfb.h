@@ -19,9 +19,9 @@
 
 typedef struct keel_test_xvfb {
     pid_t pid;
-    int number;        ///< the display number
-    char display[16];  ///< ":N", for DISPLAY
-    char why[160];     ///< why it did not start (for cr_skip_test)
+    int number;       ///< the display number
+    char display[16]; ///< ":N", for DISPLAY
+    char why[160];    ///< why it did not start (for cr_skip_test)
 } keel_test_xvfb;
 
 /// Start Xvfb with one screen of width x height x 24 bits and wait (at most

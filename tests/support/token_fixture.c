@@ -36,8 +36,8 @@ net_token_address keel_test_token_server(void)
     return a;
 }
 
-void keel_test_token_reseal(uint8_t *token, const net_token_key *key,
-                            void (*edit)(uint8_t *plain, void *ctx), void *ctx)
+void keel_test_token_reseal(uint8_t *token, const net_token_key *key, void (*edit)(uint8_t *plain, void *ctx),
+                            void *ctx)
 {
     const size_t nonce = NET_TOKEN_HEADER_BYTES, sealed = nonce + NET_TOKEN_NONCE_BYTES;
     uint8_t plain[NET_TOKEN_PRIVATE_BYTES];
@@ -48,6 +48,6 @@ void keel_test_token_reseal(uint8_t *token, const net_token_key *key,
                  0, "the token does not open");
     cr_assert_eq(n, NET_TOKEN_PRIVATE_BYTES);
     edit(plain, ctx);
-    crypto_aead_xchacha20poly1305_ietf_encrypt(token + sealed, &n, plain, sizeof plain, token,
-                                               NET_TOKEN_HEADER_BYTES, NULL, token + nonce, key->bytes);
+    crypto_aead_xchacha20poly1305_ietf_encrypt(token + sealed, &n, plain, sizeof plain, token, NET_TOKEN_HEADER_BYTES,
+                                               NULL, token + nonce, key->bytes);
 }

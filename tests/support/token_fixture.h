@@ -21,8 +21,8 @@ net_token_address keel_test_token_server(void);
 /// open), lets `edit` change the 960 plaintext bytes, and seals them again
 /// under the same nonce: a token only a backend could have written, for the
 /// checks that come after the tag.
-void keel_test_token_reseal(uint8_t *token, const net_token_key *key,
-                            void (*edit)(uint8_t *plain, void *ctx), void *ctx);
+void keel_test_token_reseal(uint8_t *token, const net_token_key *key, void (*edit)(uint8_t *plain, void *ctx),
+                            void *ctx);
 
 /// Every one of the n bytes at p is zero (a wiped secret, a refused output).
 bool keel_test_zeroed(const void *p, size_t n);

@@ -12,7 +12,7 @@
 
 #define HASH_RING 4096u
 
-static const cl_bot_mode bot_modes[8] = {CL_BOT_PLATFORMS, CL_BOT_PUSHER, CL_BOT_RANDOM, CL_BOT_PUSHER,
+static const cl_bot_mode bot_modes[8] = {CL_BOT_PLATFORMS, CL_BOT_PUSHER,    CL_BOT_RANDOM, CL_BOT_PUSHER,
                                          CL_BOT_CIRCUIT,   CL_BOT_PLATFORMS, CL_BOT_RANDOM, CL_BOT_PUSHER};
 
 typedef struct session_bot {

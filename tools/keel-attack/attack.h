@@ -38,7 +38,7 @@ enum {
     AT_HS_RESPONSE = 3,
     AT_HS_ADMITTED = 4,
     AT_HS_DENIED = 5,
-    AT_HS_TYPES = 6,        ///< types[0] counts datagrams that are not handshake replies
+    AT_HS_TYPES = 6, ///< types[0] counts datagrams that are not handshake replies
     AT_HS_HEADER = 6,
     AT_HS_NONCE = 8,
     AT_HS_BODY = AT_HS_HEADER + AT_HS_NONCE,
@@ -100,7 +100,7 @@ bool at_wait_readable(int fd, uint64_t us);
 typedef struct at_tally {
     uint64_t sent, sent_bytes, sent_min, sent_max, send_errors;
     uint64_t replies, reply_bytes, reply_max;
-    uint64_t larger; ///< replies larger than the datagram they answer
+    uint64_t larger;             ///< replies larger than the datagram they answer
     uint64_t types[AT_HS_TYPES]; ///< by handshake type; [0]: anything else (ENet)
     uint64_t reasons[256];       ///< DENIED replies by reason
 } at_tally;

@@ -228,8 +228,8 @@ int at_capture(const at_options *o)
     const uint64_t start = at_now_us(), end = start + (uint64_t)o->seconds * 1000000u;
     while (at_now_us() < end && !replayed) {
         if (o->replay_after_s && c.count > 0 && at_now_us() - last_client >= (uint64_t)o->replay_after_s * 1000000u) {
-            fprintf(stderr, "keel-attack: the client is quiet; replaying %u datagrams from upstream port %u\n",
-                    c.count, (unsigned)at_local_port(up));
+            fprintf(stderr, "keel-attack: the client is quiet; replaying %u datagrams from upstream port %u\n", c.count,
+                    (unsigned)at_local_port(up));
             replay_all(&c, up, o->wait_ms, end, &rt, &refreshed);
             replayed = true;
             break;

@@ -121,8 +121,8 @@ int at_spoof(const at_options *o)
                 n = at_enet_connect(payload, (uint32_t)at_rand(&rng));
             }
             size_t len = forge(packet, src, ports[i % o->ports], &o->server, payload, n);
-            bool ok = sendto(raw, packet, len, 0, (const struct sockaddr *)&o->server, sizeof o->server) ==
-                      (ssize_t)len;
+            bool ok =
+                sendto(raw, packet, len, 0, (const struct sockaddr *)&o->server, sizeof o->server) == (ssize_t)len;
             at_tally_sent(i % 2 == 0 ? &req : &con, n, ok);
             at_tally_sent(&all, n, ok);
         }

@@ -65,10 +65,10 @@ void at_json_begin(const char *attack, const at_options *o, const at_tally *t)
     printf("{\"attack\":\"%s\",\"server\":\"%s\",\"sent\":%llu,\"sent_bytes\":%llu,\"sent_min\":%llu,"
            "\"sent_max\":%llu,\"send_errors\":%llu,\"replies\":%llu,\"reply_bytes\":%llu,\"reply_max\":%llu,"
            "\"replies_larger\":%llu,\"reply_types\":{",
-           attack, o->server_text ? o->server_text : "", (unsigned long long)t->sent,
-           (unsigned long long)t->sent_bytes, (unsigned long long)t->sent_min, (unsigned long long)t->sent_max,
-           (unsigned long long)t->send_errors, (unsigned long long)t->replies, (unsigned long long)t->reply_bytes,
-           (unsigned long long)t->reply_max, (unsigned long long)t->larger);
+           attack, o->server_text ? o->server_text : "", (unsigned long long)t->sent, (unsigned long long)t->sent_bytes,
+           (unsigned long long)t->sent_min, (unsigned long long)t->sent_max, (unsigned long long)t->send_errors,
+           (unsigned long long)t->replies, (unsigned long long)t->reply_bytes, (unsigned long long)t->reply_max,
+           (unsigned long long)t->larger);
     const char *s = "";
     for (uint8_t k = 0; k < AT_HS_TYPES; k++) {
         if (t->types[k]) {

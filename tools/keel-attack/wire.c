@@ -105,8 +105,8 @@ bool at_read_token(const char *path, uint8_t token[NET_TOKEN_BYTES], char *err, 
     fclose(f);
     net_token_public pub;
     size_t at = 0;
-    net_token_result r = n == NET_TOKEN_BYTES && !longer ? net_token_read_public(token, n, &pub, &at)
-                                                         : NET_TOKEN_BAD_SIZE;
+    net_token_result r =
+        n == NET_TOKEN_BYTES && !longer ? net_token_read_public(token, n, &pub, &at) : NET_TOKEN_BAD_SIZE;
     if (r != NET_TOKEN_OK) {
         snprintf(err, err_size, "%s: not a connect token (%s, offset %zu)", path, net_token_result_name(r), at);
         return false;

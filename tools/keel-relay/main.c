@@ -19,60 +19,59 @@
 
 static void usage(FILE *f)
 {
-    fputs(
-        "usage: keel-relay --server ADDR:PORT [options]\n"
-        "A UDP relay on loopback that shapes traffic between clients and a server:\n"
-        "each client address gets its own upstream socket to the server; both\n"
-        "directions get latency, jitter, loss, burst gaps, duplication, reordering\n"
-        "and a bandwidth cap. Only 127.0.0.0/8 addresses are accepted.\n"
-        "\n"
-        "  --server ADDR:PORT     where to forward (loopback only; required)\n"
-        "  --listen [ADDR:]PORT   where clients send (default 127.0.0.1:0, a free\n"
-        "                         port; the port is printed on the first line)\n"
-        "  --seed S               random seed, decimal or 0x hex (default 1)\n"
-        "  --duration S           stop after S seconds (default 0: until SIGINT/SIGTERM)\n"
-        "  --stats-json S         JSON lines on stdout: stats every S seconds (0: only\n"
-        "                         at exit) and events; without it, text stats at exit\n"
-        "  --max-clients N        client addresses served at once (default 64)\n"
-        "  --client-idle S        forget a client silent for S seconds (default 60; 0 never)\n"
-        "  --max-pending N        packets waiting to be delivered (default 100000)\n"
-        "  --step-at S            at S seconds, set the latency to --step-latency\n"
-        "  --step-latency MS      the one-way latency after --step-at (both directions)\n"
-        "  --control              read commands from stdin, one a line:\n"
-        "                         SETTING [up|down] VALUE (e.g. \"latency up 75\"),\n"
-        "                         \"stats\" or \"quit\"; SETTING is a shaping option\n"
-        "                         below without the dashes\n"
-        "  --help                 print this help and exit\n"
-        "\n"
-        "Shaping, both directions; add -up (client to server) or -down (server to\n"
-        "client) to set one, e.g. --latency-up 40. MS may have decimals, PCT is a\n"
-        "percentage from 0 to 100 (resolution 0.0001):\n"
-        "  --latency MS           fixed one-way delay (default 0)\n"
-        "  --jitter MS            extra delay, uniform in [0, MS] per packet (default 0;\n"
-        "                         it can reorder packets closer together than MS)\n"
-        "  --loss PCT             random loss\n"
-        "  --dup PCT              a delivered packet is sent twice (the copy gets its\n"
-        "                         own jitter)\n"
-        "  --reorder PCT          a packet is held back by --reorder-delay, so later\n"
-        "                         ones overtake it\n"
-        "  --reorder-delay MS     (default 20)\n"
-        "  --burst-every MS       burst gaps: mean time between gap starts; the quiet\n"
-        "                         time between gaps is uniform in [0, 2*(EVERY-LENGTH)]\n"
-        "  --burst-length MS      length of each gap: everything is dropped\n"
-        "  --rate BYTES           bandwidth cap in bytes per second (default 0: none)\n"
-        "  --rate-burst BYTES     token bucket size (default 1500)\n"
-        "  --queue BYTES          bytes that may wait for the cap; a packet that would\n"
-        "                         wait longer than QUEUE/RATE is dropped (default 65536)\n"
-        "  --flip PCT             a datagram gets one random bit flipped (counted as\n"
-        "                         \"flipped\"), in its last --flip-tail bytes\n"
-        "  --flip-tail BYTES      where the bit may be: the last BYTES (default 0: anywhere;\n"
-        "                         keel's sealed messages end a datagram: 16 is the tag)\n"
-        "  --flip-min BYTES       only datagrams of at least BYTES (default 0)\n"
-        "  --flip-skip N          never the first N datagrams of a client's direction\n"
-        "                         (default 0; e.g. to let a handshake through)\n"
-        "Options are applied in order; a later one overrides an earlier one.\n"
-        "Exit status: 0 done, 1 a socket error, 2 bad command line.\n",
-        f);
+    fputs("usage: keel-relay --server ADDR:PORT [options]\n"
+          "A UDP relay on loopback that shapes traffic between clients and a server:\n"
+          "each client address gets its own upstream socket to the server; both\n"
+          "directions get latency, jitter, loss, burst gaps, duplication, reordering\n"
+          "and a bandwidth cap. Only 127.0.0.0/8 addresses are accepted.\n"
+          "\n"
+          "  --server ADDR:PORT     where to forward (loopback only; required)\n"
+          "  --listen [ADDR:]PORT   where clients send (default 127.0.0.1:0, a free\n"
+          "                         port; the port is printed on the first line)\n"
+          "  --seed S               random seed, decimal or 0x hex (default 1)\n"
+          "  --duration S           stop after S seconds (default 0: until SIGINT/SIGTERM)\n"
+          "  --stats-json S         JSON lines on stdout: stats every S seconds (0: only\n"
+          "                         at exit) and events; without it, text stats at exit\n"
+          "  --max-clients N        client addresses served at once (default 64)\n"
+          "  --client-idle S        forget a client silent for S seconds (default 60; 0 never)\n"
+          "  --max-pending N        packets waiting to be delivered (default 100000)\n"
+          "  --step-at S            at S seconds, set the latency to --step-latency\n"
+          "  --step-latency MS      the one-way latency after --step-at (both directions)\n"
+          "  --control              read commands from stdin, one a line:\n"
+          "                         SETTING [up|down] VALUE (e.g. \"latency up 75\"),\n"
+          "                         \"stats\" or \"quit\"; SETTING is a shaping option\n"
+          "                         below without the dashes\n"
+          "  --help                 print this help and exit\n"
+          "\n"
+          "Shaping, both directions; add -up (client to server) or -down (server to\n"
+          "client) to set one, e.g. --latency-up 40. MS may have decimals, PCT is a\n"
+          "percentage from 0 to 100 (resolution 0.0001):\n"
+          "  --latency MS           fixed one-way delay (default 0)\n"
+          "  --jitter MS            extra delay, uniform in [0, MS] per packet (default 0;\n"
+          "                         it can reorder packets closer together than MS)\n"
+          "  --loss PCT             random loss\n"
+          "  --dup PCT              a delivered packet is sent twice (the copy gets its\n"
+          "                         own jitter)\n"
+          "  --reorder PCT          a packet is held back by --reorder-delay, so later\n"
+          "                         ones overtake it\n"
+          "  --reorder-delay MS     (default 20)\n"
+          "  --burst-every MS       burst gaps: mean time between gap starts; the quiet\n"
+          "                         time between gaps is uniform in [0, 2*(EVERY-LENGTH)]\n"
+          "  --burst-length MS      length of each gap: everything is dropped\n"
+          "  --rate BYTES           bandwidth cap in bytes per second (default 0: none)\n"
+          "  --rate-burst BYTES     token bucket size (default 1500)\n"
+          "  --queue BYTES          bytes that may wait for the cap; a packet that would\n"
+          "                         wait longer than QUEUE/RATE is dropped (default 65536)\n"
+          "  --flip PCT             a datagram gets one random bit flipped (counted as\n"
+          "                         \"flipped\"), in its last --flip-tail bytes\n"
+          "  --flip-tail BYTES      where the bit may be: the last BYTES (default 0: anywhere;\n"
+          "                         keel's sealed messages end a datagram: 16 is the tag)\n"
+          "  --flip-min BYTES       only datagrams of at least BYTES (default 0)\n"
+          "  --flip-skip N          never the first N datagrams of a client's direction\n"
+          "                         (default 0; e.g. to let a handshake through)\n"
+          "Options are applied in order; a later one overrides an earlier one.\n"
+          "Exit status: 0 done, 1 a socket error, 2 bad command line.\n",
+          f);
 }
 
 bool relay_is_loopback(const struct sockaddr_in *a)
@@ -116,8 +115,7 @@ static bool parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
     if (!d[0])
         return false;
     for (const char *c = d; *c; c++) {
-        bool ok = (*c >= '0' && *c <= '9') ||
-                  (base == 16 && ((*c >= 'a' && *c <= 'f') || (*c >= 'A' && *c <= 'F')));
+        bool ok = (*c >= '0' && *c <= '9') || (base == 16 && ((*c >= 'a' && *c <= 'f') || (*c >= 'A' && *c <= 'F')));
         if (!ok)
             return false;
     }
@@ -131,10 +129,7 @@ static bool parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
 }
 
 // Rounds a non-negative value to the nearest integer (no libm needed).
-static long long round_nonneg(double v)
-{
-    return (long long)(v + 0.5);
-}
+static long long round_nonneg(double v) { return (long long)(v + 0.5); }
 
 // Milliseconds (decimals allowed) to microseconds, up to 30 minutes.
 static bool parse_ms(const char *s, uint32_t *us)
@@ -198,8 +193,7 @@ static const setting *find_setting(const char *key)
     return NULL;
 }
 
-bool relay_setting(shape_params p[2], const char *key, unsigned dirs, const char *value,
-                   char *err, size_t errlen)
+bool relay_setting(shape_params p[2], const char *key, unsigned dirs, const char *value, char *err, size_t errlen)
 {
     const setting *s = find_setting(key);
     if (!s) {
@@ -246,8 +240,7 @@ bool relay_setting(shape_params p[2], const char *key, unsigned dirs, const char
 }
 
 // "A.B.C.D:PORT", or "PORT" when allow_bare_port (address 127.0.0.1).
-static bool parse_addr(const char *s, bool allow_bare_port, bool allow_port0,
-                       struct sockaddr_in *out)
+static bool parse_addr(const char *s, bool allow_bare_port, bool allow_port0, struct sockaddr_in *out)
 {
     memset(out, 0, sizeof *out);
     out->sin_family = AF_INET;
@@ -287,9 +280,8 @@ __attribute__((format(printf, 1, 2))) static int bad(const char *fmt, ...)
 
 static bool is_option(const char *name)
 {
-    static const char *const names[] = {"server", "listen", "seed", "duration", "stats-json",
-                                        "max-clients", "client-idle", "max-pending",
-                                        "step-at", "step-latency"};
+    static const char *const names[] = {"server",      "listen",      "seed",        "duration", "stats-json",
+                                        "max-clients", "client-idle", "max-pending", "step-at",  "step-latency"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (strcmp(names[i], name) == 0)
             return true;

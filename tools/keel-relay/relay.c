@@ -35,16 +35,16 @@ static void on_signal(int sig)
 
 typedef struct client {
     bool used;
-    uint64_t gen;               ///< changes when the slot is reused
+    uint64_t gen; ///< changes when the slot is reused
     struct sockaddr_in addr;
-    int fd;                     ///< upstream socket, connected to the server
+    int fd; ///< upstream socket, connected to the server
     shape_state shape[2];
     int64_t last_active_us;
 } client;
 
 typedef struct pending {
     int64_t at_us;
-    uint64_t seq;   ///< ties broken by arrival order
+    uint64_t seq; ///< ties broken by arrival order
     uint32_t slot;
     uint64_t gen;
     uint8_t dir;
@@ -56,16 +56,16 @@ typedef struct relay {
     relay_config *c;
     int listen_fd;
     client *clients;
-    uint32_t nclients;          ///< slots in use
-    uint64_t next_gen;          ///< also counts clients ever seen
-    uint64_t clients_refused;   ///< datagrams from addresses beyond --max-clients
+    uint32_t nclients;        ///< slots in use
+    uint64_t next_gen;        ///< also counts clients ever seen
+    uint64_t clients_refused; ///< datagrams from addresses beyond --max-clients
     pending *heap;
     uint32_t nheap;
     uint64_t seq;
     shape_stats st[2];
     int64_t start_ns;
     unsigned char buf[RECV_MAX];
-    char line[512];             ///< --control input
+    char line[512]; ///< --control input
     size_t line_len;
     bool stdin_open;
 } relay;
@@ -123,10 +123,7 @@ static pending heap_pop(relay *r)
 
 // ---- output -------------------------------------------------------------------
 
-static const char *dir_name(int d)
-{
-    return d == RELAY_UP ? "up" : "down";
-}
+static const char *dir_name(int d) { return d == RELAY_UP ? "up" : "down"; }
 
 static void print_stats(relay *r, bool final)
 {
@@ -135,28 +132,25 @@ static void print_stats(relay *r, bool final)
         const shape_stats *s = &r->st[d];
         if (r->c->stats_json) {
             printf("{\"event\":\"stats\",\"t\":%.3f,\"final\":%s,\"dir\":\"%s\",\"in\":%" PRIu64
-                   ",\"in_bytes\":%" PRIu64 ",\"out\":%" PRIu64 ",\"out_bytes\":%" PRIu64
-                   ",\"drop_random\":%" PRIu64 ",\"drop_burst\":%" PRIu64
-                   ",\"drop_bandwidth\":%" PRIu64 ",\"drop_other\":%" PRIu64
+                   ",\"in_bytes\":%" PRIu64 ",\"out\":%" PRIu64 ",\"out_bytes\":%" PRIu64 ",\"drop_random\":%" PRIu64
+                   ",\"drop_burst\":%" PRIu64 ",\"drop_bandwidth\":%" PRIu64 ",\"drop_other\":%" PRIu64
                    ",\"duplicated\":%" PRIu64 ",\"reordered\":%" PRIu64 ",\"flipped\":%" PRIu64
                    ",\"latency_ms\":%.3f,\"clients\":%" PRIu32 ",\"clients_seen\":%" PRIu64
                    ",\"clients_refused\":%" PRIu64 ",\"pending\":%" PRIu32 "}\n",
-                   t, final ? "true" : "false", dir_name(d), s->in, s->in_bytes, s->out,
-                   s->out_bytes, s->drop_random, s->drop_burst, s->drop_bandwidth, s->drop_other,
-                   s->duplicated, s->reordered, s->flipped, r->c->dir[d].latency_us / 1000.0, r->nclients,
-                   r->next_gen, r->clients_refused, r->nheap);
+                   t, final ? "true" : "false", dir_name(d), s->in, s->in_bytes, s->out, s->out_bytes, s->drop_random,
+                   s->drop_burst, s->drop_bandwidth, s->drop_other, s->duplicated, s->reordered, s->flipped,
+                   r->c->dir[d].latency_us / 1000.0, r->nclients, r->next_gen, r->clients_refused, r->nheap);
         } else {
             printf("keel-relay %-4s in %" PRIu64 " (%" PRIu64 " B) out %" PRIu64 " (%" PRIu64
-                   " B) dropped random %" PRIu64 " burst %" PRIu64 " bandwidth %" PRIu64
-                   " other %" PRIu64 " duplicated %" PRIu64 " reordered %" PRIu64 " flipped %" PRIu64 "\n",
-                   dir_name(d), s->in, s->in_bytes, s->out, s->out_bytes, s->drop_random,
-                   s->drop_burst, s->drop_bandwidth, s->drop_other, s->duplicated, s->reordered,
-                   s->flipped);
+                   " B) dropped random %" PRIu64 " burst %" PRIu64 " bandwidth %" PRIu64 " other %" PRIu64
+                   " duplicated %" PRIu64 " reordered %" PRIu64 " flipped %" PRIu64 "\n",
+                   dir_name(d), s->in, s->in_bytes, s->out, s->out_bytes, s->drop_random, s->drop_burst,
+                   s->drop_bandwidth, s->drop_other, s->duplicated, s->reordered, s->flipped);
         }
     }
     if (!r->c->stats_json)
-        printf("keel-relay clients seen %" PRIu64 ", refused datagrams %" PRIu64 ", %.3f s\n",
-               r->next_gen, r->clients_refused, t);
+        printf("keel-relay clients seen %" PRIu64 ", refused datagrams %" PRIu64 ", %.3f s\n", r->next_gen,
+               r->clients_refused, t);
     fflush(stdout);
 }
 
@@ -168,8 +162,8 @@ static void print_event(relay *r, const char *what)
     int64_t rel = now_us(r);
     double t = (double)rel / 1e6;
     if (r->c->stats_json)
-        printf("{\"event\":\"%s\",\"t\":%.3f,\"mono_us\":%lld,\"latency_up_ms\":%.3f,\"latency_down_ms\":%.3f}\n",
-               what, t, (long long)(r->start_ns / 1000 + rel), r->c->dir[0].latency_us / 1000.0,
+        printf("{\"event\":\"%s\",\"t\":%.3f,\"mono_us\":%lld,\"latency_up_ms\":%.3f,\"latency_down_ms\":%.3f}\n", what,
+               t, (long long)(r->start_ns / 1000 + rel), r->c->dir[0].latency_us / 1000.0,
                r->c->dir[1].latency_us / 1000.0);
     else
         fprintf(stderr, "keel-relay: %s at %.3f s: latency up %.3f ms, down %.3f ms\n", what, t,
@@ -222,8 +216,7 @@ static int client_find(relay *r, const struct sockaddr_in *from, int64_t now)
     local.sin_family = AF_INET;
     local.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     if (bind(fd, (struct sockaddr *)&local, sizeof local) != 0 ||
-        connect(fd, (const struct sockaddr *)&r->c->server_addr, sizeof r->c->server_addr) != 0 ||
-        !set_nonblock(fd)) {
+        connect(fd, (const struct sockaddr *)&r->c->server_addr, sizeof r->c->server_addr) != 0 || !set_nonblock(fd)) {
         fprintf(stderr, "keel-relay: upstream socket: %s\n", strerror(errno));
         close(fd);
         return -1;
@@ -245,8 +238,7 @@ static int client_find(relay *r, const struct sockaddr_in *from, int64_t now)
 
 // ---- forwarding ---------------------------------------------------------------
 
-static void take(relay *r, uint32_t slot, int dir, unsigned char *data, size_t len,
-                 int64_t now)
+static void take(relay *r, uint32_t slot, int dir, unsigned char *data, size_t len, int64_t now)
 {
     client *cl = &r->clients[slot];
     uint32_t bit;
@@ -287,8 +279,7 @@ static void deliver_due(relay *r)
             if (p.dir == RELAY_UP)
                 n = send(cl->fd, p.data, p.len, 0);
             else if (relay_is_loopback(&cl->addr)) // never anything else; checked again
-                n = sendto(r->listen_fd, p.data, p.len, 0, (const struct sockaddr *)&cl->addr,
-                           sizeof cl->addr);
+                n = sendto(r->listen_fd, p.data, p.len, 0, (const struct sockaddr *)&cl->addr, sizeof cl->addr);
         }
         if (n == (ssize_t)p.len) {
             st->out++;
@@ -428,8 +419,7 @@ int relay_run(relay_config *c)
     sigaction(SIGTERM, &sa, NULL);
 
     r.listen_fd = socket(AF_INET, SOCK_DGRAM, 0);
-    if (r.listen_fd < 0 ||
-        bind(r.listen_fd, (const struct sockaddr *)&c->listen_addr, sizeof c->listen_addr) != 0 ||
+    if (r.listen_fd < 0 || bind(r.listen_fd, (const struct sockaddr *)&c->listen_addr, sizeof c->listen_addr) != 0 ||
         !set_nonblock(r.listen_fd)) {
         fprintf(stderr, "keel-relay: cannot listen: %s\n", strerror(errno));
         return 1;
@@ -451,12 +441,11 @@ int relay_run(relay_config *c)
     inet_ntop(AF_INET, &bound.sin_addr, la, sizeof la);
     inet_ntop(AF_INET, &c->server_addr.sin_addr, sa_s, sizeof sa_s);
     if (c->stats_json)
-        printf("{\"event\":\"listen\",\"addr\":\"%s\",\"port\":%u,\"server\":\"%s:%u\",\"seed\":%" PRIu64
-               "}\n",
-               la, ntohs(bound.sin_port), sa_s, ntohs(c->server_addr.sin_port), c->seed);
-    else
-        printf("keel-relay listening on %s:%u, server %s:%u, seed %" PRIu64 "\n", la,
+        printf("{\"event\":\"listen\",\"addr\":\"%s\",\"port\":%u,\"server\":\"%s:%u\",\"seed\":%" PRIu64 "}\n", la,
                ntohs(bound.sin_port), sa_s, ntohs(c->server_addr.sin_port), c->seed);
+    else
+        printf("keel-relay listening on %s:%u, server %s:%u, seed %" PRIu64 "\n", la, ntohs(bound.sin_port), sa_s,
+               ntohs(c->server_addr.sin_port), c->seed);
     fflush(stdout);
 
     int64_t next_stats = c->stats_every_us > 0 ? c->stats_every_us : -1;

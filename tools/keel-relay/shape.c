@@ -52,16 +52,10 @@ uint64_t shape_seed(uint64_t seed, uint64_t a, uint64_t b)
 }
 
 // Uniform integer in [0, n] for n < 2^32, from the top 32 bits of a draw.
-static uint64_t uniform_upto(uint64_t draw, uint64_t n)
-{
-    return ((draw >> 32) * (n + 1)) >> 32;
-}
+static uint64_t uniform_upto(uint64_t draw, uint64_t n) { return ((draw >> 32) * (n + 1)) >> 32; }
 
 // True with probability ppm / 10^6.
-static bool chance(uint64_t draw, uint32_t ppm)
-{
-    return uniform_upto(draw, SHAPE_PPM - 1) < ppm;
-}
+static bool chance(uint64_t draw, uint32_t ppm) { return uniform_upto(draw, SHAPE_PPM - 1) < ppm; }
 
 void shape_init(shape_state *s, uint64_t seed)
 {
@@ -126,8 +120,7 @@ static int64_t refill(int64_t tokens, int64_t dt, int64_t rate, int64_t cap)
 
 // The bandwidth stage: a token bucket feeding a FIFO. Returns false when the
 // packet must be dropped, else sets *depart.
-static bool bandwidth(shape_state *s, const shape_params *p, int64_t now, uint32_t size,
-                      int64_t *depart)
+static bool bandwidth(shape_state *s, const shape_params *p, int64_t now, uint32_t size, int64_t *depart)
 {
     if (p->rate_Bps == 0) {
         *depart = now;
@@ -159,8 +152,7 @@ static bool bandwidth(shape_state *s, const shape_params *p, int64_t now, uint32
     return true;
 }
 
-void shape_decide(shape_state *s, const shape_params *p, int64_t now_us, uint32_t size,
-                  shape_verdict *v)
+void shape_decide(shape_state *s, const shape_params *p, int64_t now_us, uint32_t size, shape_verdict *v)
 {
     uint64_t d_loss = shape_rng_next(&s->packets);
     uint64_t d_dup = shape_rng_next(&s->packets);
@@ -192,8 +184,8 @@ void shape_decide(shape_state *s, const shape_params *p, int64_t now_us, uint32_
     v->queued_us = depart - now_us;
     int64_t base = depart + p->latency_us;
     v->reordered = chance(d_reorder, p->reorder_ppm);
-    v->at_us[0] = base + (int64_t)uniform_upto(d_jit0, p->jitter_us) +
-                  (v->reordered ? (int64_t)p->reorder_delay_us : 0);
+    v->at_us[0] =
+        base + (int64_t)uniform_upto(d_jit0, p->jitter_us) + (v->reordered ? (int64_t)p->reorder_delay_us : 0);
     v->copies = 1;
     if (chance(d_dup, p->dup_ppm)) {
         v->duplicated = true;
@@ -207,15 +199,9 @@ void shape_count(shape_stats *st, const shape_verdict *v, uint32_t size)
     st->in++;
     st->in_bytes += size;
     switch (v->fate) {
-    case SHAPE_DROP_RANDOM:
-        st->drop_random++;
-        break;
-    case SHAPE_DROP_BURST:
-        st->drop_burst++;
-        break;
-    case SHAPE_DROP_BANDWIDTH:
-        st->drop_bandwidth++;
-        break;
+    case SHAPE_DROP_RANDOM: st->drop_random++; break;
+    case SHAPE_DROP_BURST: st->drop_burst++; break;
+    case SHAPE_DROP_BANDWIDTH: st->drop_bandwidth++; break;
     case SHAPE_DELIVER:
         st->duplicated += v->duplicated;
         st->reordered += v->reordered;

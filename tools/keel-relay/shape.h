@@ -68,9 +68,9 @@ typedef enum shape_fate {
 
 typedef struct shape_verdict {
     shape_fate fate;
-    int copies;          ///< 1, or 2 when duplicated (0 when dropped)
-    int64_t at_us[2];    ///< delivery time of each copy
-    int64_t queued_us;   ///< time spent waiting for the bandwidth cap
+    int copies;        ///< 1, or 2 when duplicated (0 when dropped)
+    int64_t at_us[2];  ///< delivery time of each copy
+    int64_t queued_us; ///< time spent waiting for the bandwidth cap
     bool duplicated;
     bool reordered;
 } shape_verdict;
@@ -83,11 +83,11 @@ typedef struct shape_rng {
 uint64_t shape_rng_next(shape_rng *r);
 
 typedef struct shape_state {
-    shape_rng packets;   ///< five draws per packet
-    shape_rng gaps;      ///< the burst gap schedule
-    shape_rng flips;     ///< two draws per datagram while flipping is on
-    uint64_t count;      ///< packets decided so far
-    uint64_t flip_seen;  ///< datagrams shape_flip was asked about
+    shape_rng packets;  ///< five draws per packet
+    shape_rng gaps;     ///< the burst gap schedule
+    shape_rng flips;    ///< two draws per datagram while flipping is on
+    uint64_t count;     ///< packets decided so far
+    uint64_t flip_seen; ///< datagrams shape_flip was asked about
     // burst gaps: the current or next gap is [gap_start, gap_end)
     int64_t gap_start, gap_end;
     bool gap_valid;
@@ -105,8 +105,7 @@ void shape_init(shape_state *s, uint64_t seed);
 
 /// Decides the fate of one packet of `size` bytes arriving at `now_us`.
 /// Times must not go backwards between calls.
-void shape_decide(shape_state *s, const shape_params *p, int64_t now_us, uint32_t size,
-                  shape_verdict *v);
+void shape_decide(shape_state *s, const shape_params *p, int64_t now_us, uint32_t size, shape_verdict *v);
 
 /// Whether the datagram of `size` bytes gets one bit flipped (--flip); if so
 /// *bit is the bit's index from the datagram's start (bit b of byte b / 8 is
@@ -120,11 +119,11 @@ bool shape_in_gap(shape_state *s, const shape_params *p, int64_t t_us);
 /// Counters for one direction.
 typedef struct shape_stats {
     uint64_t in, in_bytes;
-    uint64_t out, out_bytes;      ///< copies sent (duplicates included)
+    uint64_t out, out_bytes; ///< copies sent (duplicates included)
     uint64_t drop_random, drop_burst, drop_bandwidth;
-    uint64_t drop_other;          ///< send errors, relay queue full, unsent at exit
+    uint64_t drop_other; ///< send errors, relay queue full, unsent at exit
     uint64_t duplicated, reordered;
-    uint64_t flipped;             ///< datagrams given a flipped bit (before the other shaping)
+    uint64_t flipped; ///< datagrams given a flipped bit (before the other shaping)
 } shape_stats;
 
 /// Adds a verdict to the counters (in, drops, duplicated, reordered; the

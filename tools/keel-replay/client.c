@@ -55,8 +55,7 @@ int replay_client_verify(const char *file, rec_file *f, const char *level_overri
     return rc;
 }
 
-int replay_client_diff(const char *client_name, rec_file *client, const char *server_name, rec_file *server,
-                       bool json)
+int replay_client_diff(const char *client_name, rec_file *client, const char *server_name, rec_file *server, bool json)
 {
     if (rec_file_header(server)->kind == REC_KIND_CLIENT) {
         fprintf(stderr, "keel-replay: diff of two client recordings: compare each with the server's recording\n");

@@ -20,7 +20,10 @@ static void json_str(FILE *out, const char *s)
 
 static const char *level_kind_name(rec_level_kind k)
 {
-    return k == REC_LEVEL_BUILTIN ? "builtin" : k == REC_LEVEL_GENERATED ? "generated" : k == REC_LEVEL_OBJ ? "obj" : "?";
+    return k == REC_LEVEL_BUILTIN     ? "builtin"
+           : k == REC_LEVEL_GENERATED ? "generated"
+           : k == REC_LEVEL_OBJ       ? "obj"
+                                      : "?";
 }
 
 int replay_info(const char *file, rec_file *f, bool json)
@@ -76,9 +79,11 @@ int replay_info(const char *file, rec_file *f, bool json)
         fprintf(o, ",\"platforms\":%u,\"waters\":%u,\"keyframe_interval\":%u,\"compress\":%s",
                 (unsigned)h->platform_count, (unsigned)h->water_count, (unsigned)h->keyframe_interval,
                 h->compress ? "true" : "false");
-        fprintf(o, ",\"first_tick\":%u,\"ticks\":%u,\"seconds\":%.3f,\"players\":%u,\"max_characters\":%u", (unsigned)in.first_tick,
-                (unsigned)in.tick_count, seconds, (unsigned)in.players, (unsigned)h->max_characters);
-        fprintf(o, ",\"max_characters_seen\":%u,\"joins\":%" PRIu64 ",\"leaves\":%" PRIu64 ",\"character_ticks\":%" PRIu64,
+        fprintf(o, ",\"first_tick\":%u,\"ticks\":%u,\"seconds\":%.3f,\"players\":%u,\"max_characters\":%u",
+                (unsigned)in.first_tick, (unsigned)in.tick_count, seconds, (unsigned)in.players,
+                (unsigned)h->max_characters);
+        fprintf(o,
+                ",\"max_characters_seen\":%u,\"joins\":%" PRIu64 ",\"leaves\":%" PRIu64 ",\"character_ticks\":%" PRIu64,
                 (unsigned)in.max_characters_seen, in.joins, in.leaves, char_ticks);
         fprintf(o, ",\"keyframes\":%u,\"blocks\":%u,\"compressed_blocks\":%u,\"client_records\":%u",
                 (unsigned)in.keyframes, (unsigned)in.blocks, (unsigned)in.compressed_blocks,
@@ -86,8 +91,8 @@ int replay_info(const char *file, rec_file *f, bool json)
         fprintf(o,
                 ",\"section_bytes\":{\"header\":%" PRIu64 ",\"schema\":%" PRIu64 ",\"initial\":%" PRIu64
                 ",\"ticks\":%" PRIu64 ",\"keyframes\":%" PRIu64 ",\"client\":%" PRIu64 ",\"end\":%" PRIu64 "}",
-                in.bytes_header, in.bytes_schema, in.bytes_initial, in.bytes_ticks, in.bytes_keyframes,
-                in.bytes_client, in.bytes_end);
+                in.bytes_header, in.bytes_schema, in.bytes_initial, in.bytes_ticks, in.bytes_keyframes, in.bytes_client,
+                in.bytes_end);
         fprintf(o, ",\"bytes_per_player_hour\":%.0f,\"last_hash\":\"%016" PRIx64 "\"", per_player_hour, in.last_hash);
         if (h->kind == REC_KIND_CLIENT)
             fprintf(o, ",\"last_confirmed_tick\":%u", (unsigned)in.last_confirmed_tick);
@@ -102,8 +107,9 @@ int replay_info(const char *file, rec_file *f, bool json)
         if (in.complete)
             fprintf(o, "complete\n");
         else
-            fprintf(o, "truncated at offset %" PRIu64 " (no end chunk: a crash or a copy cut short; the readable "
-                       "prefix is described)\n",
+            fprintf(o,
+                    "truncated at offset %" PRIu64 " (no end chunk: a crash or a copy cut short; the readable "
+                    "prefix is described)\n",
                     in.truncated_at);
         fprintf(o, "kind:          %s recording from %s\n", h->kind == REC_KIND_CLIENT ? "client" : "scene",
                 h->source[0] ? h->source : "?");
@@ -113,9 +119,7 @@ int replay_info(const char *file, rec_file *f, bool json)
         fprintf(o, "settings:      digest %016" PRIx64 ", %d ticks per second\n", h->settings_digest,
                 (int)h->settings.tick_rate);
         switch (h->level.kind) {
-        case REC_LEVEL_BUILTIN:
-            fprintf(o, "level:         built-in");
-            break;
+        case REC_LEVEL_BUILTIN: fprintf(o, "level:         built-in"); break;
         case REC_LEVEL_GENERATED:
             fprintf(o, "level:         generated, %u triangles, seed %u", (unsigned)h->level.generate_triangles,
                     (unsigned)h->level.generate_seed);
@@ -126,8 +130,8 @@ int replay_info(const char *file, rec_file *f, bool json)
             break;
         }
         fprintf(o, ", digest %016" PRIx64 "\n", h->level.digest);
-        fprintf(o, "scene:         %u platforms, %u water boxes, room for %u characters\n",
-                (unsigned)h->platform_count, (unsigned)h->water_count, (unsigned)h->max_characters);
+        fprintf(o, "scene:         %u platforms, %u water boxes, room for %u characters\n", (unsigned)h->platform_count,
+                (unsigned)h->water_count, (unsigned)h->max_characters);
         if (h->keyframe_interval == 0)
             fprintf(o, "keyframes:     none\n");
         else if (h->keyframe_interval == 1)
@@ -149,8 +153,8 @@ int replay_info(const char *file, rec_file *f, bool json)
         fprintf(o,
                 "sizes:         header %" PRIu64 ", schema %" PRIu64 ", initial %" PRIu64 ", ticks %" PRIu64
                 ", keyframes %" PRIu64 ", client %" PRIu64 ", end %" PRIu64 " bytes\n",
-                in.bytes_header, in.bytes_schema, in.bytes_initial, in.bytes_ticks, in.bytes_keyframes,
-                in.bytes_client, in.bytes_end);
+                in.bytes_header, in.bytes_schema, in.bytes_initial, in.bytes_ticks, in.bytes_keyframes, in.bytes_client,
+                in.bytes_end);
         if (char_ticks > 0)
             fprintf(o, "per player-hour: %.0f bytes (%.1f KiB)\n", per_player_hour, per_player_hour / 1024.0);
         if (h->kind == REC_KIND_CLIENT)

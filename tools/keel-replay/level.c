@@ -40,8 +40,7 @@ static int digest_mismatch(const char *file, const rec_header *h, const char *wh
     return REC_EXIT_BAD_FILE;
 }
 
-int replay_level_load(const char *file, const rec_header *h, const char *override, replay_level *out,
-                      bool *missing)
+int replay_level_load(const char *file, const rec_header *h, const char *override, replay_level *out, bool *missing)
 {
     memset(out, 0, sizeof *out);
     if (missing)
@@ -70,8 +69,7 @@ int replay_level_load(const char *file, const rec_header *h, const char *overrid
         }
         return build_world(file, out);
     }
-    case REC_LEVEL_OBJ:
-        break;
+    case REC_LEVEL_OBJ: break;
     default:
         fprintf(stderr, "keel-replay: %s: unknown level kind %d in the header\n", file, (int)ref->kind);
         return REC_EXIT_BAD_FILE;

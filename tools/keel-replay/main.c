@@ -62,7 +62,8 @@ static void usage(FILE *f)
 #if defined(__GNUC__)
 __attribute__((format(printf, 1, 2)))
 #endif
-static int usage_error(const char *fmt, ...)
+static int
+usage_error(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -274,10 +275,9 @@ static int run_resim(const args *a, bool as_diff)
             printf("keel-replay: %s: ", file);
         rec_diff_print_text(stdout, r, name_a, name_b);
     } else {
-        printf("keel-replay: %s: match: %u ticks, %" PRIu64 " character-ticks reproduced%s; last hash %016" PRIx64
-               "\n",
-               file, (unsigned)in.tick_count, st.character_ticks, in.complete ? "" : " (the readable prefix of a truncated file)",
-               in.last_hash);
+        printf("keel-replay: %s: match: %u ticks, %" PRIu64 " character-ticks reproduced%s; last hash %016" PRIx64 "\n",
+               file, (unsigned)in.tick_count, st.character_ticks,
+               in.complete ? "" : " (the readable prefix of a truncated file)", in.last_hash);
     }
     if (!a->quiet && !a->json && rc != REC_EXIT_BAD_FILE && st.elapsed_ns > 0) {
         double s = (double)st.elapsed_ns * 1e-9;

@@ -26,8 +26,7 @@ typedef struct replay_level {
 /// With `missing` given, an OBJ level found nowhere is not an error: it
 /// returns REC_EXIT_MATCH with *missing set and no world (diff goes on
 /// without re-simulating).
-int replay_level_load(const char *file, const rec_header *h, const char *override, replay_level *out,
-                      bool *missing);
+int replay_level_load(const char *file, const rec_header *h, const char *override, replay_level *out, bool *missing);
 void replay_level_free(replay_level *l);
 
 /// Print "keel-replay: FILE: offset N (chunk XXXX): message" on stderr.
@@ -40,7 +39,6 @@ int replay_info(const char *file, rec_file *f, bool json);
 /// the recorded calls; diff compares a client's confirmed hashes with a
 /// server recording's world hashes. (info reads them like any recording.)
 int replay_client_verify(const char *file, rec_file *f, const char *level_override, bool json);
-int replay_client_diff(const char *client_name, rec_file *client, const char *server_name, rec_file *server,
-                       bool json);
+int replay_client_diff(const char *client_name, rec_file *client, const char *server_name, rec_file *server, bool json);
 
 #endif

@@ -26,8 +26,8 @@ static const char *const field_names[FIELDS] = {"tick", "character", "forward", 
 // Ranges per field. Angles accept negative values too (-16384 is 49152, a
 // quarter turn clockwise): that is how a downward pitch is usually written.
 static const int64_t field_lo[FIELDS] = {0, 1, -127, -127, -127, -32768, -32768, 0};
-static const int64_t field_hi[FIELDS] = {UINT32_MAX, 0 /* characters */, 127, 127, 127, 65535,
-                                         65535, SIM_BUTTON_JUMP | SIM_BUTTON_CROUCH | SIM_BUTTON_FLY};
+static const int64_t field_hi[FIELDS] = {
+    UINT32_MAX, 0 /* characters */, 127, 127, 127, 65535, 65535, SIM_BUTTON_JUMP | SIM_BUTTON_CROUCH | SIM_BUTTON_FLY};
 
 typedef struct reader {
     const char *path;
@@ -37,7 +37,8 @@ typedef struct reader {
 #if defined(__GNUC__)
 __attribute__((format(printf, 2, 3)))
 #endif
-static int fail(const reader *r, const char *fmt, ...)
+static int
+fail(const reader *r, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -84,8 +85,8 @@ static int by_tick_then_id(const void *a, const void *b)
 
 // One line (without its newline): blank, a comment, or a command appended to
 // *out. Returns KS_EXIT_OK or the error status after reporting it.
-static int parse_line(reader *r, const char *text, size_t len, uint32_t characters,
-                      uint32_t *last_tick, uint32_t *last_line, ks_script *out, size_t *cap)
+static int parse_line(reader *r, const char *text, size_t len, uint32_t characters, uint32_t *last_tick,
+                      uint32_t *last_line, ks_script *out, size_t *cap)
 {
     const char *tok[FIELDS + 1];
     size_t tok_len[FIELDS + 1];
@@ -119,27 +120,24 @@ static int parse_line(reader *r, const char *text, size_t len, uint32_t characte
         int shown = tok_len[f] > ECHO_MAX ? ECHO_MAX : (int)tok_len[f];
         const char *more = tok_len[f] > ECHO_MAX ? "..." : "";
         if (!parse_int(tok[f], tok_len[f], &v[f]))
-            return fail(r, "%s: '%.*s%s' is not a decimal integer", field_names[f], shown, tok[f],
-                        more);
+            return fail(r, "%s: '%.*s%s' is not a decimal integer", field_names[f], shown, tok[f], more);
         int64_t hi = f == 1 ? (int64_t)characters : field_hi[f];
         if (f == 1 && (v[f] < 1 || v[f] > hi)) {
             if (characters == 0)
-                return fail(r, "unknown character %.*s%s (the run has no characters)", shown,
-                            tok[f], more);
-            return fail(r, "unknown character %.*s%s (the run has characters 1 to %u)", shown,
-                        tok[f], more, (unsigned)characters);
+                return fail(r, "unknown character %.*s%s (the run has no characters)", shown, tok[f], more);
+            return fail(r, "unknown character %.*s%s (the run has characters 1 to %u)", shown, tok[f], more,
+                        (unsigned)characters);
         }
         if (v[f] < field_lo[f] || v[f] > hi)
-            return fail(r, "%s %.*s%s is out of range (%lld to %lld)", field_names[f], shown,
-                        tok[f], more, (long long)field_lo[f], (long long)hi);
+            return fail(r, "%s %.*s%s is out of range (%lld to %lld)", field_names[f], shown, tok[f], more,
+                        (long long)field_lo[f], (long long)hi);
     }
     uint32_t tick = (uint32_t)v[0], id = (uint32_t)v[1];
     if (last_line[id - 1] != 0 && tick <= last_tick[id - 1])
         return fail(r,
                     "tick %u for character %u is not after its previous command (tick %u on "
                     "line %u)",
-                    (unsigned)tick, (unsigned)id, (unsigned)last_tick[id - 1],
-                    (unsigned)last_line[id - 1]);
+                    (unsigned)tick, (unsigned)id, (unsigned)last_tick[id - 1], (unsigned)last_line[id - 1]);
     last_tick[id - 1] = tick;
     last_line[id - 1] = r->line;
 

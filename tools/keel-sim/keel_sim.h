@@ -68,7 +68,7 @@ typedef struct ks_options {
     uint32_t ticks;
     uint32_t characters;
     uint64_t seed;
-    int32_t shape_type; ///< sim_shape_type
+    int32_t shape_type;             ///< sim_shape_type
     sim_vec3 spawns[KS_MAX_SPAWNS]; ///< feet points from --spawn, in order given
     uint32_t spawn_count;
     bool random_spawns; ///< ignore the level's spawn markers
@@ -79,9 +79,9 @@ typedef struct ks_options {
     bool platforms;
     bool edge_guard;
     // --record: the scene recording (docs/keel-replay.md).
-    const char *record_path;      ///< NULL: no recording
-    uint32_t keyframe_interval;   ///< ticks between keyframes (1 with --record-full)
-    bool record_compress;         ///< false with --no-compress
+    const char *record_path;    ///< NULL: no recording
+    uint32_t keyframe_interval; ///< ticks between keyframes (1 with --record-full)
+    bool record_compress;       ///< false with --no-compress
     // --sync-test [K]: the rollback check (synctest.c).
     uint32_t sync_depth; ///< K, the deepest rollback; 0: no sync test
     // --set NAME=VALUE: movement settings changed from their defaults.
@@ -157,9 +157,8 @@ typedef struct ks_spawn_report {
 /// character whose standing shape is `shape`, all in the character range.
 /// Deterministic in (stage, seed, and the ids), and character i's point
 /// depends only on characters below it. False when memory runs out.
-bool ks_stage_character_spawns(const ks_stage *stage, sim_shape shape, sim_fx walkable_ny,
-                               bool random_spawns, uint32_t count, sim_vec3 *out,
-                               ks_spawn_report *report);
+bool ks_stage_character_spawns(const ks_stage *stage, sim_shape shape, sim_fx walkable_ny, bool random_spawns,
+                               uint32_t count, sim_vec3 *out, ks_spawn_report *report);
 
 // ---- input files (input.c) ------------------------------------------------------
 
@@ -212,8 +211,7 @@ typedef struct ks_sync ks_sync;
 /// rollbacks of up to `depth` ticks. Takes all its memory here: a ring of
 /// `depth` saved states, commands and respawns, and two scenes. NULL after
 /// printing why.
-ks_sync *ks_sync_open(const sim_scene *run, const sim_world *world, const sim_move_settings *settings,
-                      uint32_t depth);
+ks_sync *ks_sync_open(const sim_scene *run, const sim_world *world, const sim_move_settings *settings, uint32_t depth);
 /// Before a tick's commands: save the run's state into the ring and check
 /// that a scene restored from it equals the run. False after printing the
 /// mismatch.

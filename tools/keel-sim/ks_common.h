@@ -185,8 +185,7 @@ static inline bool ks_void_below(const sim_world *world, sim_vec3 p, sim_fx bott
 }
 
 /// Turns `in` away from open edges (see above). `bounds` is the world's.
-static inline void ks_guard_edges(const sim_world *world, sim_aabb bounds, const sim_char_state *c,
-                                  sim_input *in)
+static inline void ks_guard_edges(const sim_world *world, sim_aabb bounds, const sim_char_state *c, sim_input *in)
 {
     // Look along the horizontal velocity when moving, else along the wish.
     sim_vec3 dir = sim_v3(c->velocity.x, 0, c->velocity.z);
@@ -235,10 +234,10 @@ static inline void ks_guard_edges(const sim_world *world, sim_aabb bounds, const
 typedef struct ks_spawn_area {
     const sim_level *level; ///< for the winding of level triangles
     const sim_world *world;
-    sim_aabb bounds;        ///< the world's bounds
-    sim_shape shape;        ///< the standing shape
-    sim_fx walkable_ny;     ///< least normal.y of walkable floor
-    sim_fx inset;           ///< x and z are drawn this far inside the bounds
+    sim_aabb bounds;    ///< the world's bounds
+    sim_shape shape;    ///< the standing shape
+    sim_fx walkable_ny; ///< least normal.y of walkable floor
+    sim_fx inset;       ///< x and z are drawn this far inside the bounds
     /// Only floors with a ceiling somewhere above them (inside a building);
     /// false also accepts floors open to the sky.
     bool require_ceiling;
@@ -286,8 +285,7 @@ static inline bool ks_feet_in_range(sim_vec3 p)
 /// The candidate floors on the vertical through (x, z), top to bottom;
 /// returns how many were written (at most `capacity`). Floors outside the
 /// character range are not candidates.
-static inline int ks_floors_at(const ks_spawn_area *a, sim_fx x, sim_fx z, ks_floor_hit *out,
-                               int capacity)
+static inline int ks_floors_at(const ks_spawn_area *a, sim_fx x, sim_fx z, ks_floor_hit *out, int capacity)
 {
     sim_fx bottom = a->bounds.min.y - SIM_FX_ONE;
     sim_vec3 at = sim_v3(x, a->bounds.max.y + SIM_FX_ONE, z);
@@ -307,9 +305,8 @@ static inline int ks_floors_at(const ks_spawn_area *a, sim_fx x, sim_fx z, ks_fl
         if (a->level && r.feature.triangle >= a->level->triangle_count)
             facing = r.normal.y > 0 ? 1 : (r.normal.y < 0 ? -1 : 0);
         bool open_above = prev == 2 || prev < 0;
-        if (facing > 0 && open_above && r.normal.y >= a->walkable_ny &&
-            (ceiling_above || !a->require_ceiling) && n < capacity &&
-            ks_feet_in_range(r.point)) {
+        if (facing > 0 && open_above && r.normal.y >= a->walkable_ny && (ceiling_above || !a->require_ceiling) &&
+            n < capacity && ks_feet_in_range(r.point)) {
             out[n].point = r.point;
             out[n].under_ceiling = ceiling_above;
             n++;
@@ -342,9 +339,8 @@ static inline bool ks_spawn_too_close(sim_vec3 a, sim_vec3 b, int64_t spacing_sq
 /// KS_SPAWN_ATTEMPTS seeded vertical lines, one candidate floor on each,
 /// accepted when `apart` says so and the standing shape fits. Every spawn is a
 /// feet point in the character range (ks_feet_in_range).
-static inline bool ks_spawn_search(const ks_spawn_area *a, uint64_t seed, uint32_t id,
-                                   ks_spawn_apart_fn apart, const void *ctx, uint64_t *lines,
-                                   sim_vec3 *feet)
+static inline bool ks_spawn_search(const ks_spawn_area *a, uint64_t seed, uint32_t id, ks_spawn_apart_fn apart,
+                                   const void *ctx, uint64_t *lines, sim_vec3 *feet)
 {
     ks_rng rng = ks_rng_for(seed, id, KS_STREAM_PLACE);
     sim_aabb b = a->bounds;
@@ -410,9 +406,8 @@ static inline bool ks_spawn_apart_linear(const void *ctx, sim_vec3 p)
 /// was found in KS_SPAWN_ATTEMPTS vertical lines. Checks every taken point
 /// (time grows with taken_count); ks_spawn_find_grid gives the same answer
 /// in constant time per line.
-static inline bool ks_spawn_find(const ks_spawn_area *a, uint64_t seed, uint32_t id,
-                                 const sim_vec3 *taken, uint32_t taken_count, sim_fx spacing,
-                                 sim_vec3 *feet)
+static inline bool ks_spawn_find(const ks_spawn_area *a, uint64_t seed, uint32_t id, const sim_vec3 *taken,
+                                 uint32_t taken_count, sim_fx spacing, sim_vec3 *feet)
 {
     ks_spawn_taken t = {taken, taken_count, (int64_t)spacing * spacing};
     return ks_spawn_search(a, seed, id, ks_spawn_apart_linear, &t, NULL, feet);
@@ -431,11 +426,11 @@ typedef struct ks_spawn_grid {
     sim_fx spacing;
     int64_t spacing_sq;
     uint32_t count, capacity;
-    sim_vec3 *points;   ///< in insertion order
-    uint32_t *next;     ///< next point in the same cell, KS_GRID_EMPTY at the end
-    uint64_t *keys;     ///< cell keys of the table slots
-    uint32_t *heads;    ///< first point of a slot's cell, KS_GRID_EMPTY for a free slot
-    uint32_t mask;      ///< table size - 1 (a power of two)
+    sim_vec3 *points; ///< in insertion order
+    uint32_t *next;   ///< next point in the same cell, KS_GRID_EMPTY at the end
+    uint64_t *keys;   ///< cell keys of the table slots
+    uint32_t *heads;  ///< first point of a slot's cell, KS_GRID_EMPTY for a free slot
+    uint32_t mask;    ///< table size - 1 (a power of two)
     /// Work counters: vertical lines cast by ks_spawn_find_grid, and points
     /// compared by ks_spawn_grid_apart (a handful per call, however many
     /// points the grid holds).
@@ -487,8 +482,7 @@ static inline void ks_spawn_grid_cell(const ks_spawn_grid *g, sim_vec3 p, int64_
 /// check, each checked exactly, so the answers stay the same.
 static inline uint64_t ks_spawn_grid_key(int64_t cx, int64_t cy, int64_t cz)
 {
-    return ((uint64_t)cx & 0x1FFFFFu) << 42 | ((uint64_t)cy & 0x1FFFFFu) << 21 |
-           ((uint64_t)cz & 0x1FFFFFu);
+    return ((uint64_t)cx & 0x1FFFFFu) << 42 | ((uint64_t)cy & 0x1FFFFFu) << 21 | ((uint64_t)cz & 0x1FFFFFu);
 }
 
 /// The table slot of a cell: its own, or the free one where it would go.
@@ -540,8 +534,8 @@ static inline bool ks_spawn_grid_apart(const void *ctx, sim_vec3 p)
 /// ks_spawn_find with the taken points in a grid (its spacing is the
 /// spacing): the same point, in time that does not grow with the number of
 /// points taken. The caller adds each point found with ks_spawn_grid_add.
-static inline bool ks_spawn_find_grid(const ks_spawn_area *a, uint64_t seed, uint32_t id,
-                                      ks_spawn_grid *grid, sim_vec3 *feet)
+static inline bool ks_spawn_find_grid(const ks_spawn_area *a, uint64_t seed, uint32_t id, ks_spawn_grid *grid,
+                                      sim_vec3 *feet)
 {
     return ks_spawn_search(a, seed, id, ks_spawn_grid_apart, grid, &grid->lines, feet);
 }

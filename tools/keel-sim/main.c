@@ -10,12 +10,9 @@ int main(int argc, char **argv)
 {
     static ks_options opt; // large (the --spawn array): not on the stack
     switch (ks_parse_options(argc, argv, &opt)) {
-    case KS_PARSE_RUN:
-        break;
-    case KS_PARSE_HELP:
-        return KS_EXIT_OK;
-    case KS_PARSE_ERROR:
-        return KS_EXIT_USAGE;
+    case KS_PARSE_RUN: break;
+    case KS_PARSE_HELP: return KS_EXIT_OK;
+    case KS_PARSE_ERROR: return KS_EXIT_USAGE;
     }
 
     // The input file first: it is quick to check, and a bad line should not
@@ -64,9 +61,8 @@ int main(int argc, char **argv)
         fprintf(stderr,
                 "keel-sim: %s: %u triangles (%u degenerate, %u buried faces dropped); %s x %u, "
                 "%u ticks: ",
-                opt.level_name, (unsigned)stage.stats.triangle_count,
-                (unsigned)stage.stats.degenerate_count, (unsigned)stage.stats.buried_count,
-                mode->name, (unsigned)opt.characters, (unsigned)opt.ticks);
+                opt.level_name, (unsigned)stage.stats.triangle_count, (unsigned)stage.stats.degenerate_count,
+                (unsigned)stage.stats.buried_count, mode->name, (unsigned)opt.characters, (unsigned)opt.ticks);
         mode->summary(state, stderr);
     }
     int finished = mode->finish ? mode->finish(state, completed) : KS_EXIT_OK;

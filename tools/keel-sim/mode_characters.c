@@ -21,7 +21,7 @@
 #define PLATFORM_ELEVATOR (KS_MAX_CHARACTERS + 1u)
 #define PLATFORM_SHUTTLE (KS_MAX_CHARACTERS + 2u)
 
-static const char *const flag_names[] = {"grounded", "crouched", "stuck",   "jump_held", "on_steep",
+static const char *const flag_names[] = {"grounded", "crouched", "stuck",    "jump_held", "on_steep",
                                          "ceiling",  "stepped",  "in_water", "wall"};
 #define FLAG_NAME_COUNT ((int)(sizeof flag_names / sizeof flag_names[0]))
 
@@ -122,8 +122,7 @@ static void *chars_create(const ks_stage *stage, const ks_options *opt, ks_scrip
     s->walkers = s->scripted ? NULL : calloc(slots, sizeof *s->walkers);
     // A recording's scene holds at least one character (its header says so).
     s->scene = sim_scene_create(stage->world, &s->settings, opt->record_path && n == 0 ? 1 : n);
-    if (!s->spawn || !s->spawn_yaw || !s->respawned || !s->was_stuck ||
-        (!s->scripted && !s->walkers) || !s->scene)
+    if (!s->spawn || !s->spawn_yaw || !s->respawned || !s->was_stuck || (!s->scripted && !s->walkers) || !s->scene)
         goto oom;
 
     if (opt->platforms && add_platforms(s, stage) != KS_EXIT_OK)
@@ -138,10 +137,9 @@ static void *chars_create(const ks_stage *stage, const ks_options *opt, ks_scrip
     }
 
     // Lost: 64 m outside the level (and the spawn points), like the probes.
-    sim_aabb b = stage->stats.triangle_count > 0 ? stage->stats.bounds
-                                                 : sim_aabb_of_point(sim_v3_zero());
-    if (!ks_stage_character_spawns(stage, s->settings.stand_shape, s->settings.max_slope_cos,
-                                   opt->random_spawns, n, s->spawn, &s->spawn_report))
+    sim_aabb b = stage->stats.triangle_count > 0 ? stage->stats.bounds : sim_aabb_of_point(sim_v3_zero());
+    if (!ks_stage_character_spawns(stage, s->settings.stand_shape, s->settings.max_slope_cos, opt->random_spawns, n,
+                                   s->spawn, &s->spawn_report))
         goto oom;
     for (uint32_t i = 0; i < n; i++)
         b = sim_aabb_union(b, sim_aabb_of_point(s->spawn[i]));
@@ -178,8 +176,7 @@ fail:
 
 static bool inside(sim_aabb b, sim_vec3 p)
 {
-    return p.x >= b.min.x && p.x <= b.max.x && p.y >= b.min.y && p.y <= b.max.y &&
-           p.z >= b.min.z && p.z <= b.max.z;
+    return p.x >= b.min.x && p.x <= b.max.x && p.y >= b.min.y && p.y <= b.max.y && p.z >= b.min.z && p.z <= b.max.z;
 }
 
 // The command a character runs this tick, given to the scene and, when
@@ -220,8 +217,7 @@ static void give_commands(characters *s)
         sim_input in = ks_walker_next(&s->walkers[c->id - 1], t);
         if (s->edge_guard)
             ks_guard_edges(s->world, s->bounds, c, &in);
-        if ((in.buttons & SIM_BUTTON_JUMP) && (c->flags & SIM_CHAR_GROUNDED) &&
-            !(c->flags & SIM_CHAR_JUMP_HELD))
+        if ((in.buttons & SIM_BUTTON_JUMP) && (c->flags & SIM_CHAR_GROUNDED) && !(c->flags & SIM_CHAR_JUMP_HELD))
             s->stats.jumps++;
         give(s, c->id, &in);
     }
@@ -349,13 +345,12 @@ static void chars_write_tick(const void *state, const ks_writer *w, uint64_t tic
             put_vec(f, c->position, true);
             fputs(",\"vel\":", f);
             put_vec(f, c->velocity, true);
-            fprintf(f, ",\"move\":\"%s\",\"grounded\":%s,\"ground_normal\":",
-                    sim_move_type_name(c->move_type), grounded ? "true" : "false");
+            fprintf(f, ",\"move\":\"%s\",\"grounded\":%s,\"ground_normal\":", sim_move_type_name(c->move_type),
+                    grounded ? "true" : "false");
             put_vec(f, c->ground_normal, true);
             fputs(",\"flags\":[", f);
             put_flags(f, c->flags, true);
-            fprintf(f, "],\"flags_raw\":%" PRIu32 ",\"respawned\":%s}\n", c->flags,
-                    respawned ? "true" : "false");
+            fprintf(f, "],\"flags_raw\":%" PRIu32 ",\"respawned\":%s}\n", c->flags, respawned ? "true" : "false");
         } else {
             fprintf(f, "%" PRIu64 ",%" PRIu32 ",", tick, c->id);
             put_vec(f, c->position, false);
@@ -385,15 +380,14 @@ static void chars_summary(const void *state, FILE *f)
     for (int t = 0; t < SIM_MOVE_TYPE_COUNT; t++)
         fprintf(f, " %s %" PRIu64, sim_move_type_name(t), st->move_type_ticks[t]);
     fprintf(f,
-            "; grounded %" PRIu64 ", jumps %" PRIu64 ", stuck %" PRIu64 " (%" PRIu32
-            " characters, longest %" PRIu32 " ticks), respawns %" PRIu64,
-            st->grounded_ticks, st->jumps, st->stuck_ticks, st->stuck_characters, st->longest_stuck,
-            st->respawns);
+            "; grounded %" PRIu64 ", jumps %" PRIu64 ", stuck %" PRIu64 " (%" PRIu32 " characters, longest %" PRIu32
+            " ticks), respawns %" PRIu64,
+            st->grounded_ticks, st->jumps, st->stuck_ticks, st->stuck_characters, st->longest_stuck, st->respawns);
     const ks_spawn_report *sp = &s->spawn_report;
     if (sp->seeded)
         fprintf(f,
-                "; spawns %" PRIu32 " on floors, %" PRIu32 " above the level%s (%" PRIu64
-                " lines cast, %" PRIu64 " points compared)",
+                "; spawns %" PRIu32 " on floors, %" PRIu32 " above the level%s (%" PRIu64 " lines cast, %" PRIu64
+                " points compared)",
                 sp->on_floor, sp->overflow, sp->full ? " (full)" : "", sp->lines, sp->compared);
     if (st->seconds > 0 && total > 0)
         fprintf(f, "; %.0f character-ticks/s in sim_scene_step on %u thread%s", (double)total / st->seconds,

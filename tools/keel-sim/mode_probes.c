@@ -34,8 +34,7 @@ enum {
     PROBE_TUNNELLED = 1u << 3,
 };
 #define PROBE_FLAG_COUNT 4
-static const char *const probe_flag_names[PROBE_FLAG_COUNT] = {"grounded", "start_overlap",
-                                                               "respawned", "tunnelled"};
+static const char *const probe_flag_names[PROBE_FLAG_COUNT] = {"grounded", "start_overlap", "respawned", "tunnelled"};
 
 typedef struct probe {
     sim_vec3 spawn; ///< centre to respawn at
@@ -102,8 +101,7 @@ static bool depenetrate(const ks_stage *stage, sim_vec3 *pos)
 // A free shape's centre is at least its half width from every triangle, so a
 // centre path that crosses a triangle means the shape went through geometry.
 // Checked on every move so such a bug is flagged where it happens.
-static void check_path(probe *p, const ks_stage *stage, sim_vec3 from, sim_vec3 to,
-                       probe_stats *st)
+static void check_path(probe *p, const ks_stage *stage, sim_vec3 from, sim_vec3 to, probe_stats *st)
 {
     if (sim_v3_eq(from, to))
         return;
@@ -161,17 +159,16 @@ static void probe_move(probe *p, const ks_stage *stage, probe_stats *st)
 
 static bool inside(sim_aabb b, sim_vec3 p)
 {
-    return p.x >= b.min.x && p.x <= b.max.x && p.y >= b.min.y && p.y <= b.max.y &&
-           p.z >= b.min.z && p.z <= b.max.z;
+    return p.x >= b.min.x && p.x <= b.max.x && p.y >= b.min.y && p.y <= b.max.y && p.z >= b.min.z && p.z <= b.max.z;
 }
 
 static void probe_step(probe *p, const ks_stage *stage, probe_stats *st)
 {
     p->flags = 0;
-    p->accel_x = sim_fx_clamp(sim_fx_add(p->accel_x, random_fx(&p->rng, PROBE_JERK)),
-                              -PROBE_MAX_ACCEL, PROBE_MAX_ACCEL);
-    p->accel_z = sim_fx_clamp(sim_fx_add(p->accel_z, random_fx(&p->rng, PROBE_JERK)),
-                              -PROBE_MAX_ACCEL, PROBE_MAX_ACCEL);
+    p->accel_x =
+        sim_fx_clamp(sim_fx_add(p->accel_x, random_fx(&p->rng, PROBE_JERK)), -PROBE_MAX_ACCEL, PROBE_MAX_ACCEL);
+    p->accel_z =
+        sim_fx_clamp(sim_fx_add(p->accel_z, random_fx(&p->rng, PROBE_JERK)), -PROBE_MAX_ACCEL, PROBE_MAX_ACCEL);
 
     sim_vec3 v = p->velocity;
     v = sim_v3_madd(v, sim_v3(p->accel_x, PROBE_GRAVITY, p->accel_z), stage->dt);
@@ -239,8 +236,7 @@ static void probes_write_header(const void *state, const ks_writer *w)
 
 // One line per probe: the centre, the velocity, both also as raw Q16.16,
 // the tick's flags and the state hash.
-static void probes_write_tick(const void *state, const ks_writer *w, uint64_t tick,
-                              uint64_t state_hash)
+static void probes_write_tick(const void *state, const ks_writer *w, uint64_t tick, uint64_t state_hash)
 {
     const probes *s = state;
     FILE *f = w->f;
@@ -251,8 +247,8 @@ static void probes_write_tick(const void *state, const ks_writer *w, uint64_t ti
             fprintf(f, "%" PRIu64 ",%" PRIu32, tick, id);
             put_vec_csv(f, p);
             put_vec_csv(f, v);
-            fprintf(f, ",%" PRId32 ",%" PRId32 ",%" PRId32 ",%" PRId32 ",%" PRId32 ",%" PRId32,
-                    p.x, p.y, p.z, v.x, v.y, v.z);
+            fprintf(f, ",%" PRId32 ",%" PRId32 ",%" PRId32 ",%" PRId32 ",%" PRId32 ",%" PRId32, p.x, p.y, p.z, v.x, v.y,
+                    v.z);
             for (int i = 0; i < PROBE_FLAG_COUNT; i++)
                 fprintf(f, ",%d", (pr->flags >> i) & 1u ? 1 : 0);
             fprintf(f, ",%016" PRIx64 "\n", state_hash);
@@ -298,13 +294,12 @@ static void probes_summary(const void *state, FILE *f)
 {
     const probe_stats *st = &((const probes *)state)->stats;
     fprintf(f,
-            "sweeps %" PRIu64 ", hits %" PRIu64 ", start_overlap sweeps %" PRIu64
-            " (in %" PRIu64 " probe-ticks, %" PRIu64 " not resolved by contacts)"
-            ", grounded probe-ticks %" PRIu64 ", slide limit reached %" PRIu64
-            ", respawns %" PRIu64 ", tunnelled probe-ticks %" PRIu64 "\n",
-            st->sweeps, st->hits, st->start_overlaps, st->overlap_ticks,
-            st->unresolved_overlaps, st->grounded_ticks, st->slide_limit, st->respawns,
-            st->tunnelled);
+            "sweeps %" PRIu64 ", hits %" PRIu64 ", start_overlap sweeps %" PRIu64 " (in %" PRIu64
+            " probe-ticks, %" PRIu64 " not resolved by contacts)"
+            ", grounded probe-ticks %" PRIu64 ", slide limit reached %" PRIu64 ", respawns %" PRIu64
+            ", tunnelled probe-ticks %" PRIu64 "\n",
+            st->sweeps, st->hits, st->start_overlaps, st->overlap_ticks, st->unresolved_overlaps, st->grounded_ticks,
+            st->slide_limit, st->respawns, st->tunnelled);
 }
 
 static void probes_destroy(void *state) { free(state); }

@@ -88,8 +88,7 @@ static bool parse_u64(const char *s, uint64_t lo, uint64_t hi, bool allow_hex, u
     if (!digits[0])
         return false;
     for (const char *c = digits; *c; c++) {
-        bool ok = (*c >= '0' && *c <= '9') ||
-                  (base == 16 && ((*c >= 'a' && *c <= 'f') || (*c >= 'A' && *c <= 'F')));
+        bool ok = (*c >= '0' && *c <= '9') || (base == 16 && ((*c >= 'a' && *c <= 'f') || (*c >= 'A' && *c <= 'F')));
         if (!ok)
             return false;
     }
@@ -186,8 +185,7 @@ static bool parse_spawn(const char *s, sim_vec3 *out, char *why, size_t why_size
             for (k++; k < n && c[k] >= '0' && c[k] <= '9'; k++)
                 digits++, decimals++;
         if (digits == 0 || k != n) {
-            snprintf(why, why_size, "%c '%.*s%s' is not a decimal number of metres", axis[i],
-                     shown, c, more);
+            snprintf(why, why_size, "%c '%.*s%s' is not a decimal number of metres", axis[i], shown, c, more);
             return false;
         }
         const char *end = NULL;
@@ -197,17 +195,15 @@ static bool parse_spawn(const char *s, sim_vec3 *out, char *why, size_t why_size
             // and more than 18 decimals.
             while (int_from < int_to && c[int_from] == '0')
                 int_from++;
-            bool huge = int_to - int_from > 5 ||
-                        (int_to - int_from == 5 && strncmp(c + int_from, "32768", 5) >= 0);
+            bool huge = int_to - int_from > 5 || (int_to - int_from == 5 && strncmp(c + int_from, "32768", 5) >= 0);
             if (!huge && decimals > 18) {
-                snprintf(why, why_size, "%c '%.*s%s' has more than 18 decimals", axis[i], shown, c,
-                         more);
+                snprintf(why, why_size, "%c '%.*s%s' has more than 18 decimals", axis[i], shown, c, more);
                 return false;
             }
         }
         if (!parsed || v[i] < -KS_SPAWN_LIMIT || v[i] > KS_SPAWN_LIMIT) {
-            snprintf(why, why_size, "%c %.*s%s is outside the character range (-%d to %d m)",
-                     axis[i], shown, c, more, lim_m, lim_m);
+            snprintf(why, why_size, "%c %.*s%s is outside the character range (-%d to %d m)", axis[i], shown, c, more,
+                     lim_m, lim_m);
             return false;
         }
         c += n + (i < 2);
@@ -257,7 +253,8 @@ static bool valid_scale(const char *s)
 #if defined(__GNUC__)
 __attribute__((format(printf, 1, 2)))
 #endif
-static ks_parse_status usage_error(const char *fmt, ...)
+static ks_parse_status
+usage_error(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -272,24 +269,54 @@ static ks_parse_status usage_error(const char *fmt, ...)
 // Every option, switches and options with a value; the order gives the
 // OPT_ indices used below.
 static const char *const known_options[] = {
-    "help",  "quiet", "platforms", "edge-guard", "random-spawns", "mode",  "input",
-    "level", "scale", "up",        "generate-triangles", "ticks", "characters", "seed",
-    "shape", "spawn", "format",    "rate",  "record", "keyframe-interval", "record-full",
-    "no-compress", "set", "sync-test", "threads",
+    "help",
+    "quiet",
+    "platforms",
+    "edge-guard",
+    "random-spawns",
+    "mode",
+    "input",
+    "level",
+    "scale",
+    "up",
+    "generate-triangles",
+    "ticks",
+    "characters",
+    "seed",
+    "shape",
+    "spawn",
+    "format",
+    "rate",
+    "record",
+    "keyframe-interval",
+    "record-full",
+    "no-compress",
+    "set",
+    "sync-test",
+    "threads",
 };
-enum { OPT_SCALE = 8, OPT_UP = 9, OPT_GENERATE = 10, OPT_KEYFRAME = 19, OPT_RECORD_FULL = 20,
-       OPT_NO_COMPRESS = 21, OPT_THREADS = 24 };
+enum {
+    OPT_SCALE = 8,
+    OPT_UP = 9,
+    OPT_GENERATE = 10,
+    OPT_KEYFRAME = 19,
+    OPT_RECORD_FULL = 20,
+    OPT_NO_COMPRESS = 21,
+    OPT_THREADS = 24
+};
 
 // The settings --set knows: Q16.16 fields of sim_move_settings.
-#define KS_SETTING(name) {#name, offsetof(sim_move_settings, name)}
+#define KS_SETTING(name)                         \
+    {                                            \
+#name, offsetof(sim_move_settings, name) \
+    }
 static const struct {
     const char *name;
     size_t offset;
 } settable[] = {
-    KS_SETTING(gravity),       KS_SETTING(max_speed),  KS_SETTING(accelerate),
-    KS_SETTING(air_accelerate), KS_SETTING(air_max_speed), KS_SETTING(friction),
-    KS_SETTING(stop_speed),    KS_SETTING(jump_velocity), KS_SETTING(step_height),
-    KS_SETTING(fly_speed),     KS_SETTING(swim_speed),
+    KS_SETTING(gravity),       KS_SETTING(max_speed), KS_SETTING(accelerate), KS_SETTING(air_accelerate),
+    KS_SETTING(air_max_speed), KS_SETTING(friction),  KS_SETTING(stop_speed), KS_SETTING(jump_velocity),
+    KS_SETTING(step_height),   KS_SETTING(fly_speed), KS_SETTING(swim_speed),
 };
 #undef KS_SETTING
 #define SETTABLE_COUNT (sizeof settable / sizeof settable[0])
@@ -347,30 +374,27 @@ ks_parse_status ks_parse_options(int argc, char **argv, ks_options *o)
         // an option that needs one.)
         int known = -1;
         for (size_t k = 0; k < sizeof known_options / sizeof known_options[0]; k++)
-            if (name_len == strlen(known_options[k]) &&
-                strncmp(name, known_options[k], name_len) == 0)
+            if (name_len == strlen(known_options[k]) && strncmp(name, known_options[k], name_len) == 0)
                 known = (int)k;
         if (known < 0)
             return usage_error("unknown option '%s'", arg);
-        if (seen[known] && strcmp(known_options[known], "spawn") != 0 &&
-            strcmp(known_options[known], "set") != 0)
+        if (seen[known] && strcmp(known_options[known], "spawn") != 0 && strcmp(known_options[known], "set") != 0)
             return usage_error("option --%s is given more than once (only --spawn and --set repeat)",
                                known_options[known]);
         seen[known] = true;
 
 #define IS(opt) (name_len == strlen(opt) && strncmp(name, opt, name_len) == 0)
         // Switches: no value.
-        bool *sw = IS("quiet")            ? &o->quiet
-                   : IS("platforms")      ? &o->platforms
-                   : IS("edge-guard")     ? &o->edge_guard
-                   : IS("random-spawns")  ? &o->random_spawns
-                   : IS("record-full")    ? &record_full
-                   : IS("no-compress")    ? &no_compress
-                                          : NULL;
+        bool *sw = IS("quiet")           ? &o->quiet
+                   : IS("platforms")     ? &o->platforms
+                   : IS("edge-guard")    ? &o->edge_guard
+                   : IS("random-spawns") ? &o->random_spawns
+                   : IS("record-full")   ? &record_full
+                   : IS("no-compress")   ? &no_compress
+                                         : NULL;
         if (IS("help") || sw) {
             if (value)
-                return usage_error("option --%.*s takes no value ('%s')", (int)name_len, name,
-                                   value);
+                return usage_error("option --%.*s takes no value ('%s')", (int)name_len, name, value);
             if (IS("help")) {
                 ks_print_usage(stdout);
                 return KS_PARSE_HELP;
@@ -473,12 +497,10 @@ ks_parse_status ks_parse_options(int argc, char **argv, ks_options *o)
             if (value[n] != '=')
                 return usage_error("bad --set '%s' (NAME=VALUE, such as jump_velocity=7.0)", value);
             uint32_t k = 0;
-            while (k < SETTABLE_COUNT &&
-                   !(strlen(settable[k].name) == n && strncmp(settable[k].name, value, n) == 0))
+            while (k < SETTABLE_COUNT && !(strlen(settable[k].name) == n && strncmp(settable[k].name, value, n) == 0))
                 k++;
             if (k == SETTABLE_COUNT)
-                return usage_error("--set: unknown setting '%.*s' (see --help for the names)", (int)n,
-                                   value);
+                return usage_error("--set: unknown setting '%.*s' (see --help for the names)", (int)n, value);
             const char *end = NULL;
             sim_fx v;
             if (!ks_parse_fx(value + n + 1, &end, &v) || *end != '\0')
@@ -500,9 +522,8 @@ ks_parse_status ks_parse_options(int argc, char **argv, ks_options *o)
     // Options that only mean something for one kind of level would be
     // ignored silently otherwise.
     if (o->level_kind != KS_LEVEL_OBJ && (seen[OPT_SCALE] || seen[OPT_UP]))
-        return usage_error("--%s applies to OBJ files only; --level %s has no %s",
-                           seen[OPT_SCALE] ? "scale" : "up", o->level_name,
-                           seen[OPT_SCALE] ? "scale" : "up axis");
+        return usage_error("--%s applies to OBJ files only; --level %s has no %s", seen[OPT_SCALE] ? "scale" : "up",
+                           o->level_name, seen[OPT_SCALE] ? "scale" : "up axis");
     if (o->level_kind != KS_LEVEL_GENERATED && seen[OPT_GENERATE])
         return usage_error("--generate-triangles applies to --level generated only");
     if (record_full) {
@@ -527,8 +548,7 @@ ks_parse_status ks_parse_options(int argc, char **argv, ks_options *o)
     } else if (o->rate < 2) {
         // At 1 Hz a character at the 100 m/s speed limit would move further
         // in one tick than one collision query accepts (64 m).
-        return usage_error("bad --rate '%u' (characters: 2 to 1000 ticks per second)",
-                           (unsigned)o->rate);
+        return usage_error("bad --rate '%u' (characters: 2 to 1000 ticks per second)", (unsigned)o->rate);
     }
     if (o->record_path && o->characters > REC_MAX_CHARACTERS)
         return usage_error("--record: at most %u characters in a recording (--characters %u)",

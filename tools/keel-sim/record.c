@@ -18,7 +18,7 @@ struct ks_recorder {
     bool failed;
     rec_command *commands; ///< this tick's, in id order
     uint32_t command_count;
-    uint32_t *leaves;      ///< respawns waiting for the next tick's record
+    uint32_t *leaves; ///< respawns waiting for the next tick's record
     sim_char_state *joins;
     uint32_t pending;
     uint32_t capacity;
@@ -31,9 +31,7 @@ static rec_level_ref level_ref(const ks_stage *stage, const ks_options *opt)
     memset(&ref, 0, sizeof ref);
     ref.up_axis = 'y';
     switch (opt->level_kind) {
-    case KS_LEVEL_BUILTIN:
-        ref.kind = REC_LEVEL_BUILTIN;
-        break;
+    case KS_LEVEL_BUILTIN: ref.kind = REC_LEVEL_BUILTIN; break;
     case KS_LEVEL_GENERATED:
         ref.kind = REC_LEVEL_GENERATED;
         ref.generate_triangles = opt->generate_triangles;
@@ -134,8 +132,7 @@ int ks_record_close(ks_recorder *r)
     memset(&err, 0, sizeof err);
     bool ok = rec_writer_close(r->w, &err) && !r->failed;
     if (!ok)
-        fprintf(stderr, "keel-sim: --record %s: %s\n", r->path,
-                err.message[0] ? err.message : "the recording failed");
+        fprintf(stderr, "keel-sim: --record %s: %s\n", r->path, err.message[0] ? err.message : "the recording failed");
     recorder_free(r);
     return ok ? KS_EXIT_OK : KS_EXIT_FAILURE;
 }

@@ -53,10 +53,7 @@ static int load_level(const ks_options *opt, sim_level *level)
     return KS_EXIT_FAILURE;
 }
 
-static bool has_prefix(const char *s, const char *prefix)
-{
-    return strncmp(s, prefix, strlen(prefix)) == 0;
-}
+static bool has_prefix(const char *s, const char *prefix) { return strncmp(s, prefix, strlen(prefix)) == 0; }
 
 // The probes' keep box ends 64 m inside SIM_WORLD_LIMIT (16 m past the
 // character range): a probe spawned anywhere in the range (its centre about
@@ -109,23 +106,21 @@ int ks_stage_load(ks_stage *stage, const ks_options *opt)
                 goto oom;
             for (uint32_t i = 0; i < stage->level.marker_count; i++)
                 if (has_prefix(stage->level.markers[i].name, "spawn"))
-                    stage->fixed_spawns[stage->fixed_spawn_count++] =
-                        stage->level.markers[i].position;
+                    stage->fixed_spawns[stage->fixed_spawn_count++] = stage->level.markers[i].position;
         }
     }
 
     // A world with no triangles has an empty (zero) bounds box; the margin
     // still gives room to fall before respawning.
-    sim_aabb b = stage->stats.triangle_count > 0 ? stage->stats.bounds
-                                                 : sim_aabb_of_point(sim_v3_zero());
+    sim_aabb b = stage->stats.triangle_count > 0 ? stage->stats.bounds : sim_aabb_of_point(sim_v3_zero());
     for (uint32_t i = 0; i < stage->fixed_spawn_count; i++)
         b = sim_aabb_union(b, sim_aabb_of_point(stage->fixed_spawns[i]));
-    stage->keep_bounds.min = sim_v3(clamp_keep((int64_t)b.min.x - KS_KEEP_MARGIN),
-                                    clamp_keep((int64_t)b.min.y - KS_KEEP_MARGIN),
-                                    clamp_keep((int64_t)b.min.z - KS_KEEP_MARGIN));
-    stage->keep_bounds.max = sim_v3(clamp_keep((int64_t)b.max.x + KS_KEEP_MARGIN),
-                                    clamp_keep((int64_t)b.max.y + KS_KEEP_MARGIN),
-                                    clamp_keep((int64_t)b.max.z + KS_KEEP_MARGIN));
+    stage->keep_bounds.min =
+        sim_v3(clamp_keep((int64_t)b.min.x - KS_KEEP_MARGIN), clamp_keep((int64_t)b.min.y - KS_KEEP_MARGIN),
+               clamp_keep((int64_t)b.min.z - KS_KEEP_MARGIN));
+    stage->keep_bounds.max =
+        sim_v3(clamp_keep((int64_t)b.max.x + KS_KEEP_MARGIN), clamp_keep((int64_t)b.max.y + KS_KEEP_MARGIN),
+               clamp_keep((int64_t)b.max.z + KS_KEEP_MARGIN));
     return KS_EXIT_OK;
 
 oom:
@@ -169,8 +164,7 @@ static sim_vec3 random_spawn_center(const ks_stage *stage, uint32_t id)
     ks_rng rng = ks_rng_for(stage->seed, id, KS_STREAM_SPAWN);
     sim_aabb b = stage->stats.bounds;
     sim_fx top = sim_fx_add(b.max.y, SIM_FX_ONE), bottom = sim_fx_sub(b.min.y, SIM_FX_ONE);
-    for (int attempt = 0; attempt < PROBE_SPAWN_ATTEMPTS && stage->stats.triangle_count > 0;
-         attempt++) {
+    for (int attempt = 0; attempt < PROBE_SPAWN_ATTEMPTS && stage->stats.triangle_count > 0; attempt++) {
         sim_fx x = (sim_fx)ks_rng_range(&rng, b.min.x, b.max.x);
         sim_fx z = (sim_fx)ks_rng_range(&rng, b.min.z, b.max.z);
         sim_ray_result hit;
@@ -190,8 +184,7 @@ static sim_vec3 random_spawn_center(const ks_stage *stage, uint32_t id)
     const sim_fx lim = SIM_MOVE_POSITION_LIMIT;
     sim_vec3 mid = sim_v3(b.min.x + (sim_fx)(((int64_t)b.max.x - b.min.x) / 2), top,
                           b.min.z + (sim_fx)(((int64_t)b.max.z - b.min.z) / 2));
-    mid = sim_v3(sim_fx_clamp(mid.x, -lim, lim), sim_fx_clamp(mid.y, -lim, lim),
-                 sim_fx_clamp(mid.z, -lim, lim));
+    mid = sim_v3(sim_fx_clamp(mid.x, -lim, lim), sim_fx_clamp(mid.y, -lim, lim), sim_fx_clamp(mid.z, -lim, lim));
     return feet_to_center(stage, mid);
 }
 
@@ -221,18 +214,10 @@ static void spiral_cell(uint32_t k, int32_t *dx, int32_t *dz)
     uint32_t idx = k - (2 * r - 1) * (2 * r - 1);
     int32_t side = (int32_t)(idx / (2 * r)), off = (int32_t)(idx % (2 * r)), R = (int32_t)r;
     switch (side) {
-    case 0:
-        *dx = R, *dz = -R + 1 + off;
-        break;
-    case 1:
-        *dx = R - 1 - off, *dz = R;
-        break;
-    case 2:
-        *dx = -R, *dz = R - 1 - off;
-        break;
-    default:
-        *dx = -R + 1 + off, *dz = -R;
-        break;
+    case 0: *dx = R, *dz = -R + 1 + off; break;
+    case 1: *dx = R - 1 - off, *dz = R; break;
+    case 2: *dx = -R, *dz = R - 1 - off; break;
+    default: *dx = -R + 1 + off, *dz = -R; break;
     }
 }
 
@@ -244,8 +229,7 @@ static sim_vec3 overflow_spot(const ks_stage *stage, ks_spawn_grid *grid, uint32
 {
     sim_aabb b = stage->stats.bounds;
     const sim_fx lim = SIM_MOVE_POSITION_LIMIT;
-    sim_vec3 mid = sim_v3(b.min.x + (sim_fx)(((int64_t)b.max.x - b.min.x) / 2),
-                          sim_fx_min(b.max.y + SIM_FX_ONE, lim),
+    sim_vec3 mid = sim_v3(b.min.x + (sim_fx)(((int64_t)b.max.x - b.min.x) / 2), sim_fx_min(b.max.y + SIM_FX_ONE, lim),
                           b.min.z + (sim_fx)(((int64_t)b.max.z - b.min.z) / 2));
     mid.x = sim_fx_clamp(mid.x, -lim, lim);
     mid.z = sim_fx_clamp(mid.z, -lim, lim);
@@ -267,9 +251,8 @@ static sim_vec3 overflow_spot(const ks_stage *stage, ks_spawn_grid *grid, uint32
     return mid;
 }
 
-bool ks_stage_character_spawns(const ks_stage *stage, sim_shape shape, sim_fx walkable_ny,
-                               bool random_spawns, uint32_t count, sim_vec3 *out,
-                               ks_spawn_report *report)
+bool ks_stage_character_spawns(const ks_stage *stage, sim_shape shape, sim_fx walkable_ny, bool random_spawns,
+                               uint32_t count, sim_vec3 *out, ks_spawn_report *report)
 {
     memset(report, 0, sizeof *report);
     (void)random_spawns; // already applied: the stage then holds no markers
@@ -289,8 +272,7 @@ bool ks_stage_character_spawns(const ks_stage *stage, sim_shape shape, sim_fx wa
     // the rooms are full (a character finds no room spot in all its tries),
     // that character and every later one use open floors as well; so
     // character i's spot still depends only on the characters below it.
-    ks_spawn_area area = {&stage->level, stage->world, stage->stats.bounds, shape, walkable_ny,
-                          SIM_FX_ONE, true};
+    ks_spawn_area area = {&stage->level, stage->world, stage->stats.bounds, shape, walkable_ny, SIM_FX_ONE, true};
     bool any = stage->stats.triangle_count > 0;
     report->seeded = true;
     // The characters placed so far, in a grid: each line's spacing check

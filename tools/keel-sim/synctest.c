@@ -38,9 +38,9 @@ typedef struct sync_slot {
 } sync_slot;
 
 struct ks_sync {
-    uint32_t depth;  ///< K: the deepest rollback
-    uint32_t stride; ///< coprime with depth: spreads the depths (sync_depth)
-    uint32_t per_tick; ///< commands and respawns a slot holds (the capacity)
+    uint32_t depth;     ///< K: the deepest rollback
+    uint32_t stride;    ///< coprime with depth: spreads the depths (sync_depth)
+    uint32_t per_tick;  ///< commands and respawns a slot holds (the capacity)
     size_t state_bytes; ///< a slot's state buffer
     sim_scene *copy, *roll;
     sync_slot *slots; ///< depth of them, tick t in slots[t % depth]
@@ -78,8 +78,7 @@ void ks_sync_free(ks_sync *y)
 
 // A scene like `run` without characters: the same world, settings, capacity,
 // platforms and water (what sim_scene_restore keeps rather than restores).
-static sim_scene *scene_like(const sim_scene *run, const sim_world *world,
-                             const sim_move_settings *settings)
+static sim_scene *scene_like(const sim_scene *run, const sim_world *world, const sim_move_settings *settings)
 {
     sim_scene *sc = sim_scene_create(world, settings, sim_scene_capacity(run));
     if (!sc)
@@ -96,8 +95,7 @@ fail:
     return NULL;
 }
 
-ks_sync *ks_sync_open(const sim_scene *run, const sim_world *world, const sim_move_settings *settings,
-                      uint32_t depth)
+ks_sync *ks_sync_open(const sim_scene *run, const sim_world *world, const sim_move_settings *settings, uint32_t depth)
 {
     ks_sync *y = calloc(1, sizeof *y);
     if (!y)
@@ -331,8 +329,7 @@ bool ks_sync_end(ks_sync *y, const sim_scene *run)
     const sync_slot *from = &y->slots[(t + 1u - k) % y->depth];
     sim_scene_error err = {"", 0, 0};
     if (from->tick != t + 1u - k || !sim_scene_restore(y->roll, from->state, from->size, &err)) {
-        fprintf(stderr, "keel-sim: sync test failed at tick %" PRIu32 ": cannot roll back %" PRIu32
-                        " ticks: %s\n",
+        fprintf(stderr, "keel-sim: sync test failed at tick %" PRIu32 ": cannot roll back %" PRIu32 " ticks: %s\n",
                 after, k, err.reason[0] ? err.reason : "the ring lost the state");
         return false;
     }
@@ -344,8 +341,8 @@ bool ks_sync_end(ks_sync *y, const sim_scene *run)
     if (same_as_run(run, y->roll))
         return true;
     fprintf(stderr,
-            "keel-sim: sync test failed at tick %" PRIu32 " (rollback depth %" PRIu32
-            "): restored to tick %" PRIu32 " and re-simulated %" PRIu32
+            "keel-sim: sync test failed at tick %" PRIu32 " (rollback depth %" PRIu32 "): restored to tick %" PRIu32
+            " and re-simulated %" PRIu32
             " ticks with the run's commands and respawns, the state differs from the run:\n",
             after, k, t + 1u - k, k);
     print_difference(run, y->roll, "re-simulated");
@@ -355,8 +352,7 @@ bool ks_sync_end(ks_sync *y, const sim_scene *run)
 void ks_sync_summary(const ks_sync *y, FILE *f)
 {
     fprintf(f,
-            "keel-sim: sync test passed: %" PRIu64 " ticks checked, %" PRIu64
-            " save/restore copies, %" PRIu64 " rollbacks of 1 to %" PRIu32 " ticks, %" PRIu64
-            " ticks re-simulated\n",
+            "keel-sim: sync test passed: %" PRIu64 " ticks checked, %" PRIu64 " save/restore copies, %" PRIu64
+            " rollbacks of 1 to %" PRIu32 " ticks, %" PRIu64 " ticks re-simulated\n",
             y->ticks, y->ticks, y->rollbacks, y->depth, y->resimulated);
 }

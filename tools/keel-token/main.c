@@ -250,8 +250,7 @@ static void utc(uint64_t t, char *buf, size_t size)
 {
     struct tm tm;
     time_t tt = (time_t)t;
-    if (t > (uint64_t)253402300799ull || !gmtime_r(&tt, &tm) ||
-        strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
+    if (t > (uint64_t)253402300799ull || !gmtime_r(&tt, &tm) || strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
         snprintf(buf, size, "beyond year 9999");
 }
 

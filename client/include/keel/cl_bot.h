@@ -34,10 +34,10 @@ typedef struct cl_bot {
     uint64_t rng;
     bool has_home;
     sim_vec3 home;
-    sim_fx leash;   ///< random walk: how far from home it may wander (default 1 m)
-    uint32_t waypoint;  ///< circuit: the marker; platforms: the platform
+    sim_fx leash;      ///< random walk: how far from home it may wander (default 1 m)
+    uint32_t waypoint; ///< circuit: the marker; platforms: the platform
     uint32_t next_change;
-    bool riding;        ///< platforms: on the target platform, waiting
+    bool riding; ///< platforms: on the target platform, waiting
     sim_input current;
 } cl_bot;
 

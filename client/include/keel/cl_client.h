@@ -72,7 +72,7 @@ typedef enum cl_status {
     CL_STATUS_CONNECTING = 0, ///< waiting for the welcome
     CL_STATUS_SYNCING = 1,    ///< welcomed, waiting for the first full state
     CL_STATUS_PLAYING = 2,
-    CL_STATUS_REFUSED = 3,    ///< the server refused: see cl_client_refusal
+    CL_STATUS_REFUSED = 3, ///< the server refused: see cl_client_refusal
     CL_STATUS_DISCONNECTED = 4,
 } cl_status;
 

@@ -51,8 +51,8 @@ typedef enum cl_light_status {
 } cl_light_status;
 
 typedef struct cl_light_stats {
-    uint64_t snapshots, full_states;    ///< received (full states: whole)
-    uint64_t snapshots_held;            ///< kept until the one before them came
+    uint64_t snapshots, full_states; ///< received (full states: whole)
+    uint64_t snapshots_held;         ///< kept until the one before them came
     uint64_t input_packets, commands_sent;
     uint64_t messages_malformed;
 } cl_light_stats;
@@ -68,18 +68,18 @@ typedef struct cl_light {
     uint32_t first_tick, next_tick; ///< see the invariants
     uint32_t sent_newest;           ///< newest tick sent, NET_TICK_NONE before any
     uint16_t sequence;
-    uint32_t ack;                   ///< the confirmed tick, or NET_TICK_NONE
-    uint32_t confirmed[CL_LIGHT_RING]; ///< ticks confirmed (slot tick % CL_LIGHT_RING)
+    uint32_t ack;                                                ///< the confirmed tick, or NET_TICK_NONE
+    uint32_t confirmed[CL_LIGHT_RING];                           ///< ticks confirmed (slot tick % CL_LIGHT_RING)
     uint32_t held_base[CL_LIGHT_HELD], held_tick[CL_LIGHT_HELD]; ///< kept snapshots; tick NET_TICK_NONE: free
-    uint32_t full_tick;             ///< the full state being received in parts
-    uint64_t full_parts;            ///< its parts seen (bit i: part i)
+    uint32_t full_tick;                                          ///< the full state being received in parts
+    uint64_t full_parts;                                         ///< its parts seen (bit i: part i)
     // clock
     uint32_t welcome_tick, welcome_ms, tick_rate;
     double rtt_ms;
-    int32_t lead_adjust;            ///< ticks added to the lead by the margin steering
-    int32_t margin_low_q8;          ///< lowest margin of the current window of reports
-    uint32_t margin_reports;        ///< reports in the current window
-    uint32_t hold_until;            ///< margins before the ack passes this are stale
+    int32_t lead_adjust;     ///< ticks added to the lead by the margin steering
+    int32_t margin_low_q8;   ///< lowest margin of the current window of reports
+    uint32_t margin_reports; ///< reports in the current window
+    uint32_t hold_until;     ///< margins before the ack passes this are stale
     cl_light_stats stats;
     sim_input ring[CL_LIGHT_RING];
     net_full_part part; ///< scratch for decoding full-state parts

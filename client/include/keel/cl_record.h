@@ -41,8 +41,7 @@ rec_header cl_record_default_header(const cl_client *cl);
 
 /// Start recording to `path` (created now). `header->client_character` is
 /// filled in when the character is known. NULL with *err on failure.
-cl_record *cl_record_open(const char *path, const rec_header *header, const rec_writer_config *config,
-                          rec_error *err);
+cl_record *cl_record_open(const char *path, const rec_header *header, const rec_writer_config *config, rec_error *err);
 
 /// The client library's calls, recorded (plain calls when `rec` is NULL).
 void cl_record_hello(cl_record *rec, cl_client *cl, uint32_t now_ms);

@@ -38,8 +38,7 @@ typedef struct cl_replay_stats {
 /// settings, a malformed record). div->tick is the confirmed tick that
 /// differs (a scene tick: the state after tick - 1), or for a call's return
 /// value the tick being predicted. `stats` may be NULL.
-int cl_replay_verify(rec_file *f, const sim_world *world, const sim_level *level, rec_divergence *div,
-                     rec_error *err);
+int cl_replay_verify(rec_file *f, const sim_world *world, const sim_level *level, rec_divergence *div, rec_error *err);
 int cl_replay_verify_stats(rec_file *f, const sim_world *world, const sim_level *level, rec_divergence *div,
                            cl_replay_stats *stats, rec_error *err);
 
@@ -47,8 +46,8 @@ int cl_replay_verify_stats(rec_file *f, const sim_world *world, const sim_level 
 /// cap, platforms) on `host` (net_host_null() for a replay), for `world`
 /// built from `level` (its digest is checked). NULL with *err when the
 /// header asks for a client this library cannot make.
-cl_client *cl_replay_client_create(const rec_header *h, const sim_world *world, const sim_level *level,
-                                   net_host *host, rec_error *err);
+cl_client *cl_replay_client_create(const rec_header *h, const sim_world *world, const sim_level *level, net_host *host,
+                                   rec_error *err);
 
 /// Make one recorded call on the client (hello, an event with its packet, a
 /// predict, a catch-up; a CONFIRMED record is an expected output and does

@@ -79,14 +79,14 @@ cl_smooth_settings cl_smooth_default_settings(void);
 /// What to draw for one character.
 typedef struct cl_pose {
     uint32_t id;
-    float position[3]; ///< feet (bottom centre of the shape), metres, offset included
-    float yaw, pitch;  ///< radians in [-pi, pi), offsets included (sim_angle.h's convention)
-    float offset[3];   ///< the position offset included above, metres
+    float position[3];              ///< feet (bottom centre of the shape), metres, offset included
+    float yaw, pitch;               ///< radians in [-pi, pi), offsets included (sim_angle.h's convention)
+    float offset[3];                ///< the position offset included above, metres
     float yaw_offset, pitch_offset; ///< radians
-    uint32_t tick;     ///< the newest tick held (cur's)
-    uint32_t flags;    ///< cur's SIM_CHAR_* flags
-    int32_t move_type; ///< cur's sim_move_type_id
-    bool crouched;     ///< cur has SIM_CHAR_CROUCHED
+    uint32_t tick;                  ///< the newest tick held (cur's)
+    uint32_t flags;                 ///< cur's SIM_CHAR_* flags
+    int32_t move_type;              ///< cur's sim_move_type_id
+    bool crouched;                  ///< cur has SIM_CHAR_CROUCHED
     /// Snapped (spawn, large correction or teleport) in an update between the
     /// last two cl_smooth_frame calls: this frame is its first after the snap.
     bool snapped;

@@ -62,10 +62,7 @@ static inline int32_t net_unzigzag(uint32_t u)
 }
 
 /// A wrapping 32-bit difference a - b read as signed (in [-2^31, 2^31)).
-static inline int32_t net_u32_as_s32(uint32_t x)
-{
-    return x <= (uint32_t)INT32_MAX ? (int32_t)x : -(int32_t)(~x) - 1;
-}
+static inline int32_t net_u32_as_s32(uint32_t x) { return x <= (uint32_t)INT32_MAX ? (int32_t)x : -(int32_t)(~x) - 1; }
 
 /// Start writing into data[0 .. capacity). The bytes are written as the bits
 /// reach them (no need to clear the buffer first).

@@ -66,8 +66,8 @@ typedef enum net_event_type {
 /// Why a connection ended (NET_EVENT_DISCONNECT's `reason`). Both kinds of
 /// host report the same reasons in the same cases.
 typedef enum net_disconnect_reason {
-    NET_DISCONNECT_NONE = 0,    ///< not a DISCONNECT event
-    NET_DISCONNECT_LEFT = 1,    ///< the peer left with net_host_leave
+    NET_DISCONNECT_NONE = 0, ///< not a DISCONNECT event
+    NET_DISCONNECT_LEFT = 1, ///< the peer left with net_host_leave
     /// The other side closed the connection with net_host_disconnect (a
     /// server dropping or refusing a client), or a foreign ENet program
     /// disconnected with a nonzero value.
@@ -95,7 +95,7 @@ const char *net_disconnect_reason_name(net_disconnect_reason reason);
 
 typedef struct net_event {
     net_event_type type;
-    uint32_t peer;  ///< the host's handle for the peer (the client's server is peer 0)
+    uint32_t peer; ///< the host's handle for the peer (the client's server is peer 0)
     uint8_t channel;
     uint8_t reason; ///< a net_disconnect_reason for DISCONNECT, else NET_DISCONNECT_NONE
     const uint8_t *data;
@@ -130,7 +130,7 @@ typedef struct net_host_config {
     /// default 5000, at most 5000; in secure mode a connection whose token
     /// has a shorter timeout uses that one, on both sides
     uint32_t timeout_ms;
-    uint32_t cookie;                ///< set by net_host_default_config
+    uint32_t cookie; ///< set by net_host_default_config
     /// Secure mode (net_handshake.h), ENet hosts only; off by default.
     /// Server: the backend key (copied at creation) turns it on; tokens must
     /// carry protocol_id and list public_address ("A.B.C.D:PORT", how
@@ -150,12 +150,10 @@ typedef struct net_host net_host;
 
 /// A server host bound to `address` (dotted IPv4, e.g. "127.0.0.1") and port.
 /// NULL on failure (bad address, port in use); *error (when given) says why.
-net_host *net_host_listen(const char *address, uint16_t port, const net_host_config *config,
-                          const char **error);
+net_host *net_host_listen(const char *address, uint16_t port, const net_host_config *config, const char **error);
 /// A client host connecting to a server; the connection is up at the first
 /// NET_EVENT_CONNECT (or fails with NET_EVENT_DISCONNECT).
-net_host *net_host_connect(const char *address, uint16_t port, const net_host_config *config,
-                           const char **error);
+net_host *net_host_connect(const char *address, uint16_t port, const net_host_config *config, const char **error);
 
 /// The next event, waiting up to `timeout_ms` for one (0: poll). Returns
 /// the event type (NET_EVENT_NONE when nothing happened).
@@ -174,8 +172,8 @@ void net_host_disconnect(net_host *host, uint32_t peer);
 #define NET_LEAVE_MAX_MS 1000u
 
 typedef enum net_leave_state {
-    NET_LEAVE_PENDING = 0,  ///< the disconnect is sent, not acknowledged yet
-    NET_LEAVE_DONE = 1,     ///< the server acknowledged it: it saw the leave
+    NET_LEAVE_PENDING = 0, ///< the disconnect is sent, not acknowledged yet
+    NET_LEAVE_DONE = 1,    ///< the server acknowledged it: it saw the leave
     /// NET_LEAVE_MAX_MS passed without an acknowledgement: the connection is
     /// reset (the server may still have seen the leave, or will time out).
     NET_LEAVE_GAVE_UP = 2,
@@ -226,10 +224,10 @@ net_host *net_host_null(void);
 typedef struct net_memory net_memory;
 
 typedef struct net_memory_link {
-    uint32_t latency_ms;   ///< one way
-    uint32_t jitter_ms;    ///< uniform in [0, jitter] added to each message
-    uint32_t loss_permille;       ///< unreliable messages dropped
-    uint32_t duplicate_permille;  ///< unreliable messages delivered twice
+    uint32_t latency_ms;         ///< one way
+    uint32_t jitter_ms;          ///< uniform in [0, jitter] added to each message
+    uint32_t loss_permille;      ///< unreliable messages dropped
+    uint32_t duplicate_permille; ///< unreliable messages delivered twice
 } net_memory_link;
 
 net_memory *net_memory_create(uint64_t seed);
@@ -252,8 +250,8 @@ void net_memory_lose_unreliable_for(net_host *host, uint32_t ms);
 net_host *net_memory_listen(net_memory *mem, const char *name, const net_host_config *config);
 /// A host connected to the listening host `name`; `up` and `down` shape the
 /// two directions (client to server, server to client).
-net_host *net_memory_connect(net_memory *mem, const char *name, const net_memory_link *up,
-                             const net_memory_link *down, const net_host_config *config);
+net_host *net_memory_connect(net_memory *mem, const char *name, const net_memory_link *up, const net_memory_link *down,
+                             const net_host_config *config);
 
 #ifdef __cplusplus
 }

@@ -89,11 +89,11 @@ typedef struct net_hello {
 } net_hello;
 
 typedef struct net_welcome {
-    uint32_t character_id;       ///< the client's character in the scene
-    uint32_t server_tick;        ///< the tick the server is about to simulate
+    uint32_t character_id; ///< the client's character in the scene
+    uint32_t server_tick;  ///< the tick the server is about to simulate
     uint16_t tick_rate;
-    uint8_t ticks_per_snapshot;  ///< 1..16
-    uint32_t client_time_echo;   ///< net_hello.client_time_ms, echoed
+    uint8_t ticks_per_snapshot; ///< 1..16
+    uint32_t client_time_echo;  ///< net_hello.client_time_ms, echoed
 } net_welcome;
 
 typedef enum net_refuse_code {
@@ -108,8 +108,8 @@ typedef enum net_refuse_code {
 } net_refuse_code;
 
 typedef struct net_refuse {
-    uint8_t code;                     ///< net_refuse_code
-    char reason[NET_REASON_MAX + 1];  ///< printable ASCII, NUL-terminated
+    uint8_t code;                    ///< net_refuse_code
+    char reason[NET_REASON_MAX + 1]; ///< printable ASCII, NUL-terminated
 } net_refuse;
 
 /// Client -> server. Commands for ticks newest_tick - count + 1 .. newest_tick,
@@ -117,8 +117,8 @@ typedef struct net_refuse {
 /// command, the message only acknowledges and carries the client's clock
 /// (a ping: its round trip never includes a retransmission).
 typedef struct net_input {
-    uint16_t sequence;          ///< the client's packet counter (loss and reordering)
-    uint16_t client_time_ms;    ///< the client's clock (ms, low 16 bits), echoed in snapshots for the round trip
+    uint16_t sequence;       ///< the client's packet counter (loss and reordering)
+    uint16_t client_time_ms; ///< the client's clock (ms, low 16 bits), echoed in snapshots for the round trip
     /// The client's confirmed tick C: it holds the exact state at C (and the
     /// commands every character ran in C - 1), or NET_TICK_NONE.
     uint32_t ack_tick;
@@ -126,8 +126,8 @@ typedef struct net_input {
     /// snapshots it could not use yet because one before them is missing);
     /// 0 when ack_tick is NET_TICK_NONE.
     uint32_t held_mask;
-    uint32_t newest_tick;       ///< not NET_TICK_NONE (with count 0: any tick)
-    uint8_t count;              ///< 0..NET_MAX_INPUT_COMMANDS
+    uint32_t newest_tick; ///< not NET_TICK_NONE (with count 0: any tick)
+    uint8_t count;        ///< 0..NET_MAX_INPUT_COMMANDS
     sim_input commands[NET_MAX_INPUT_COMMANDS];
 } net_input;
 
@@ -168,9 +168,12 @@ typedef struct net_snapshot {
     int32_t input_margin_q8;    ///< how early this client's commands arrive, 1/256 tick (clamped to +-2^23)
     uint64_t state_hash;        ///< sim_scene_hash of the state at T
     uint32_t join_count, leave_count, command_count;
-    net_join *joins;            uint32_t join_capacity;
-    net_leave *leaves;          uint32_t leave_capacity;
-    net_tick_command *commands; uint32_t command_capacity;
+    net_join *joins;
+    uint32_t join_capacity;
+    net_leave *leaves;
+    uint32_t leave_capacity;
+    net_tick_command *commands;
+    uint32_t command_capacity;
     /// What the receiver already knows of the baseline, or NULL: for each
     /// character present at B (before tick B's leaves and joins), in id order,
     /// the command it ran in tick B - 1 (zero where unknown). With it, the
@@ -196,10 +199,10 @@ typedef struct net_full_part {
     uint32_t tick;
     uint32_t last_applied_tick;
     int32_t input_margin_q8;
-    uint64_t state_hash;        ///< of the whole state at tick
-    uint16_t part, part_count;  ///< part < part_count <= ceil(NET_MAX_CHARACTERS / NET_FULL_PART_CHARACTERS)
-    uint16_t total_characters;  ///< in the whole state (0..NET_MAX_CHARACTERS)
-    uint8_t count;              ///< in this part (0..NET_FULL_PART_CHARACTERS)
+    uint64_t state_hash;       ///< of the whole state at tick
+    uint16_t part, part_count; ///< part < part_count <= ceil(NET_MAX_CHARACTERS / NET_FULL_PART_CHARACTERS)
+    uint16_t total_characters; ///< in the whole state (0..NET_MAX_CHARACTERS)
+    uint8_t count;             ///< in this part (0..NET_FULL_PART_CHARACTERS)
     sim_char_state states[NET_FULL_PART_CHARACTERS];
     sim_input last_commands[NET_FULL_PART_CHARACTERS];
 } net_full_part;

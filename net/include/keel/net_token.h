@@ -54,9 +54,9 @@ extern "C" {
 #endif
 
 enum {
-    NET_TOKEN_VERSION = 1,         ///< the layout written and read
-    NET_TOKEN_KEY_BYTES = 32,      ///< backend key and each session key
-    NET_TOKEN_NONCE_BYTES = 24,    ///< XChaCha20-Poly1305 nonce
+    NET_TOKEN_VERSION = 1,      ///< the layout written and read
+    NET_TOKEN_KEY_BYTES = 32,   ///< backend key and each session key
+    NET_TOKEN_NONCE_BYTES = 24, ///< XChaCha20-Poly1305 nonce
     NET_TOKEN_MAX_SERVERS = 32,
     NET_TOKEN_MAX_USER_DATA = 256,
     NET_TOKEN_MAX_TIMEOUT = 3600,  ///< seconds
@@ -64,9 +64,9 @@ enum {
     NET_TOKEN_PRIVATE_BYTES = 960, ///< the private part before sealing
     NET_TOKEN_TAG_BYTES = 16,      ///< Poly1305 tag after the ciphertext
     /// header + nonce + sealed private part: what a client sends a server
-    NET_TOKEN_SEALED_BYTES = NET_TOKEN_HEADER_BYTES + NET_TOKEN_NONCE_BYTES + NET_TOKEN_PRIVATE_BYTES +
-                             NET_TOKEN_TAG_BYTES, // 1032
-    NET_TOKEN_PUBLIC_BYTES = 680, ///< timeout, servers and keys in clear
+    NET_TOKEN_SEALED_BYTES =
+        NET_TOKEN_HEADER_BYTES + NET_TOKEN_NONCE_BYTES + NET_TOKEN_PRIVATE_BYTES + NET_TOKEN_TAG_BYTES, // 1032
+    NET_TOKEN_PUBLIC_BYTES = 680,                                      ///< timeout, servers and keys in clear
     NET_TOKEN_BYTES = NET_TOKEN_SEALED_BYTES + NET_TOKEN_PUBLIC_BYTES, // 1712
 };
 
@@ -142,11 +142,11 @@ bool net_token_key_write(const char *path, const net_token_key *key, char *err, 
 
 /// What the backend decides about one token.
 typedef struct net_token_params {
-    uint64_t protocol_id; ///< the game and protocol the servers speak; servers refuse others
-    uint64_t create_time; ///< seconds
-    uint64_t expire_time; ///< seconds, >= create_time
-    uint32_t timeout_s;   ///< 1..NET_TOKEN_MAX_TIMEOUT: silence after which a connection is dropped
-    uint64_t client_id;   ///< the backend's name for the player (any value)
+    uint64_t protocol_id;  ///< the game and protocol the servers speak; servers refuse others
+    uint64_t create_time;  ///< seconds
+    uint64_t expire_time;  ///< seconds, >= create_time
+    uint32_t timeout_s;    ///< 1..NET_TOKEN_MAX_TIMEOUT: silence after which a connection is dropped
+    uint64_t client_id;    ///< the backend's name for the player (any value)
     uint32_t server_count; ///< 1..NET_TOKEN_MAX_SERVERS
     net_token_address servers[NET_TOKEN_MAX_SERVERS];
     uint32_t user_data_size; ///< 0..NET_TOKEN_MAX_USER_DATA
@@ -157,8 +157,7 @@ typedef struct net_token_params {
 /// keys, a fresh nonce, the private part sealed with `key`. False (out
 /// zeroed) when a parameter is out of its range, naming it in *error (if
 /// given; a static string), or when libsodium cannot be initialised.
-bool net_token_issue(const net_token_params *params, const net_token_key *key, uint8_t *out,
-                     const char **error);
+bool net_token_issue(const net_token_params *params, const net_token_key *key, uint8_t *out, const char **error);
 
 /// What a client reads: the header and the public part.
 typedef struct net_token_public {
@@ -177,8 +176,7 @@ typedef struct net_token_public {
 /// Checks size (exactly NET_TOKEN_BYTES), magic, version and the ranges of
 /// the public fields. On a refusal *bad_offset (if given) receives the
 /// offset of the offending field (the size for TRUNCATED / BAD_SIZE).
-net_token_result net_token_read_public(const uint8_t *data, size_t size, net_token_public *out,
-                                       size_t *bad_offset);
+net_token_result net_token_read_public(const uint8_t *data, size_t size, net_token_public *out, size_t *bad_offset);
 
 /// What a server learns from a token it opened.
 typedef struct net_token_private {
@@ -202,9 +200,8 @@ typedef struct net_token_private {
 /// private fields (and that its expiry equals the header's), and that
 /// `server` (this server's address as clients reach it; NULL refuses) is one
 /// of the token's servers. Only NET_TOKEN_OK fills *out; wipe it when done.
-net_token_result net_token_open(const uint8_t *data, size_t size, const net_token_key *key,
-                                uint64_t protocol_id, uint64_t now, const net_token_address *server,
-                                net_token_private *out);
+net_token_result net_token_open(const uint8_t *data, size_t size, const net_token_key *key, uint64_t protocol_id,
+                                uint64_t now, const net_token_address *server, net_token_private *out);
 
 /// Zeroes an opened private part (sodium_memzero).
 void net_token_private_wipe(net_token_private *p);

@@ -77,9 +77,9 @@ typedef enum rec_level_kind {
 /// level found later is the same; the path is only where to look first.
 typedef struct rec_level_ref {
     rec_level_kind kind;
-    char path[256];  ///< OBJ path as the recorder was given it ("" otherwise)
-    char scale[32];  ///< OBJ metres per file unit, decimal text ("" otherwise)
-    char up_axis;    ///< 'y' or 'z' (OBJ)
+    char path[256]; ///< OBJ path as the recorder was given it ("" otherwise)
+    char scale[32]; ///< OBJ metres per file unit, decimal text ("" otherwise)
+    char up_axis;   ///< 'y' or 'z' (OBJ)
     uint32_t generate_triangles, generate_seed;
     uint64_t digest; ///< net_level_digest of the level
 } rec_level_ref;
@@ -123,8 +123,8 @@ const char *rec_build_id(void);
 /// Why something failed: static or formatted text, and where in the file.
 typedef struct rec_error {
     char message[256];
-    uint64_t offset;  ///< byte offset in the file of the chunk (or field) at fault
-    char chunk[5];    ///< its type ("" when not in a chunk)
+    uint64_t offset; ///< byte offset in the file of the chunk (or field) at fault
+    char chunk[5];   ///< its type ("" when not in a chunk)
 } rec_error;
 
 /// A character's 16-bit hash as recorded per tick: the low 16 bits of an
@@ -142,13 +142,13 @@ typedef struct rec_command {
 typedef struct rec_tick {
     uint32_t tick;
     uint32_t leave_count, join_count, command_count;
-    const uint32_t *leaves;           ///< ids removed at the start of the tick
-    const sim_char_state *joins;      ///< characters added at the start of the tick (after leaves)
-    const rec_command *commands;      ///< every character's command, in id order
-    uint64_t world_hash;              ///< sim_scene_hash after the tick
-    uint32_t char_count;              ///< characters after the tick
-    const uint32_t *char_ids;         ///< in id order
-    const uint16_t *char_hashes;      ///< rec_char_hash16 of each, after the tick
+    const uint32_t *leaves;      ///< ids removed at the start of the tick
+    const sim_char_state *joins; ///< characters added at the start of the tick (after leaves)
+    const rec_command *commands; ///< every character's command, in id order
+    uint64_t world_hash;         ///< sim_scene_hash after the tick
+    uint32_t char_count;         ///< characters after the tick
+    const uint32_t *char_ids;    ///< in id order
+    const uint16_t *char_hashes; ///< rec_char_hash16 of each, after the tick
 } rec_tick;
 
 // ---- writing -------------------------------------------------------------------------
@@ -204,14 +204,14 @@ typedef enum rec_client_op {
 typedef struct rec_client_record {
     rec_client_op op;
     uint32_t now_ms;
-    int32_t event_type;   ///< net_event_type (EVENT)
-    uint8_t channel;      ///< (EVENT)
-    const uint8_t *data;  ///< (EVENT) the packet as received
+    int32_t event_type;  ///< net_event_type (EVENT)
+    uint8_t channel;     ///< (EVENT)
+    const uint8_t *data; ///< (EVENT) the packet as received
     uint32_t length;
-    sim_input input;      ///< (PREDICT)
-    uint32_t result;      ///< (PREDICT: 0/1; CATCH_UP: ticks)
-    uint32_t tick;        ///< (CONFIRMED)
-    uint64_t hash;        ///< (CONFIRMED) sim_scene_hash of the confirmed scene
+    sim_input input; ///< (PREDICT)
+    uint32_t result; ///< (PREDICT: 0/1; CATCH_UP: ticks)
+    uint32_t tick;   ///< (CONFIRMED)
+    uint64_t hash;   ///< (CONFIRMED) sim_scene_hash of the confirmed scene
 } rec_client_record;
 
 /// Open a client recording (header kind REC_KIND_CLIENT; no INIT state).
@@ -248,11 +248,11 @@ uint16_t rec_file_char_hash16(const rec_file *f, const sim_char_state *state);
 
 typedef struct rec_info {
     uint64_t file_bytes;
-    bool complete;              ///< ENDR present
-    uint64_t truncated_at;      ///< when not complete: offset of the first unreadable byte
-    uint32_t first_tick;        ///< the initial state's tick
-    uint32_t tick_count;        ///< ticks recorded
-    uint32_t players;           ///< distinct character ids seen (initial and joins)
+    bool complete;         ///< ENDR present
+    uint64_t truncated_at; ///< when not complete: offset of the first unreadable byte
+    uint32_t first_tick;   ///< the initial state's tick
+    uint32_t tick_count;   ///< ticks recorded
+    uint32_t players;      ///< distinct character ids seen (initial and joins)
     uint32_t max_characters_seen;
     uint64_t joins, leaves;
     uint32_t keyframes;
@@ -262,7 +262,7 @@ typedef struct rec_info {
     /// Client recordings: the hash of the last confirmed state recorded
     /// (its tick in last_confirmed_tick; 0 if the client confirmed none).
     uint64_t last_hash;
-    uint32_t client_records;    ///< client recordings
+    uint32_t client_records;      ///< client recordings
     uint32_t last_confirmed_tick; ///< client recordings: see last_hash (0 if none)
 } rec_info;
 
@@ -276,8 +276,8 @@ uint32_t rec_file_keyframe_count(const rec_file *f);
 /// Decode keyframe `index`: the state at the start of *tick. `states` points
 /// into storage owned by the file, valid until the next call on any
 /// keyframe of this file (not thread-safe; use rec_cursor_keyframe per thread).
-bool rec_file_keyframe(rec_file *f, uint32_t index, uint32_t *tick, const sim_char_state **states,
-                       uint32_t *count, rec_error *err);
+bool rec_file_keyframe(rec_file *f, uint32_t index, uint32_t *tick, const sim_char_state **states, uint32_t *count,
+                       rec_error *err);
 /// Index of the keyframe at `tick`, or -1.
 int64_t rec_file_keyframe_at(const rec_file *f, uint32_t tick);
 
@@ -294,8 +294,8 @@ void rec_cursor_destroy(rec_cursor *c);
 /// The arrays in *out stay valid until the next call.
 bool rec_cursor_next(rec_cursor *c, rec_tick *out, rec_error *err);
 /// Decode a keyframe into the cursor's own storage (thread-safe per cursor).
-bool rec_cursor_keyframe(rec_cursor *c, uint32_t index, uint32_t *tick, const sim_char_state **states,
-                         uint32_t *count, rec_error *err);
+bool rec_cursor_keyframe(rec_cursor *c, uint32_t index, uint32_t *tick, const sim_char_state **states, uint32_t *count,
+                         rec_error *err);
 /// Client recordings: the next record; false at the end or on a fault.
 bool rec_cursor_next_client(rec_cursor *c, rec_client_record *out, rec_error *err);
 
@@ -305,7 +305,7 @@ bool rec_cursor_next_client(rec_cursor *c, rec_client_record *out, rec_error *er
 typedef enum rec_field_type {
     REC_FIELD_U32 = 1,
     REC_FIELD_I32 = 2,
-    REC_FIELD_FX = 3,   ///< Q16.16, printed as a decimal and raw
+    REC_FIELD_FX = 3, ///< Q16.16, printed as a decimal and raw
     REC_FIELD_U16 = 4,
     REC_FIELD_I8 = 5,
     REC_FIELD_U8 = 6,

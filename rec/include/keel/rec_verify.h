@@ -26,14 +26,14 @@ extern "C" {
 /// Where two runs part.
 typedef struct rec_divergence {
     bool found;
-    uint32_t tick;       ///< the tick whose result differs (states after it)
-    uint32_t character;  ///< id of the first differing character; 0 when only the world hash differs
+    uint32_t tick;      ///< the tick whose result differs (states after it)
+    uint32_t character; ///< id of the first differing character; 0 when only the world hash differs
     uint32_t characters_differing;
-    bool field_known;    ///< field, recorded and other hold values
-    char field[48];      ///< first differing field ("velocity.x")
-    int64_t recorded;    ///< its value in the (first) recording
-    int64_t other;       ///< its value re-simulated here (verify) or in the second recording (diff)
-    char detail[512];    ///< one line of text for people: all of the above, and what else differs
+    bool field_known; ///< field, recorded and other hold values
+    char field[48];   ///< first differing field ("velocity.x")
+    int64_t recorded; ///< its value in the (first) recording
+    int64_t other;    ///< its value re-simulated here (verify) or in the second recording (diff)
+    char detail[512]; ///< one line of text for people: all of the above, and what else differs
 } rec_divergence;
 
 typedef struct rec_verify_config {
@@ -111,14 +111,14 @@ typedef struct rec_diff_report {
     /// the states at the start of `values_tick`.
     rec_diff_value values[REC_DIFF_MAX_VALUES];
     uint32_t value_count;
-    bool values_truncated;    ///< more differed than the list holds
-    bool values_exact;        ///< the state right after the divergent tick (else a later keyframe's: a hint)
-    uint32_t values_tick;     ///< the tick whose start state the values are of
-    char values_source[160];  ///< where the states came from ("keyframes", "A re-simulated here", ...)
-    uint64_t hash_a, hash_b;  ///< world hashes after the divergent tick
-    uint32_t ticks_compared;  ///< ticks equal before the divergence (or in all, when none)
+    bool values_truncated;   ///< more differed than the list holds
+    bool values_exact;       ///< the state right after the divergent tick (else a later keyframe's: a hint)
+    uint32_t values_tick;    ///< the tick whose start state the values are of
+    char values_source[160]; ///< where the states came from ("keyframes", "A re-simulated here", ...)
+    uint64_t hash_a, hash_b; ///< world hashes after the divergent tick
+    uint32_t ticks_compared; ///< ticks equal before the divergence (or in all, when none)
     uint32_t ticks_a, ticks_b;
-    char notes[512];          ///< header differences, lengths: informational lines ('\n'-separated)
+    char notes[512]; ///< header differences, lengths: informational lines ('\n'-separated)
 } rec_diff_report;
 
 /// Compare two scene recordings of the same session tick by tick: the initial
@@ -135,8 +135,8 @@ int rec_diff(rec_file *a, rec_file *b, const sim_world *world, rec_diff_report *
 
 /// A recording against a fresh re-simulation here: rec_verify's comparison
 /// with diff's report ("A" is the recording, "B" this build).
-int rec_diff_resim(rec_file *a, const sim_world *world, const rec_verify_config *config,
-                   rec_diff_report *report, rec_verify_stats *stats, rec_error *err);
+int rec_diff_resim(rec_file *a, const sim_world *world, const rec_verify_config *config, rec_diff_report *report,
+                   rec_verify_stats *stats, rec_error *err);
 
 /// Print a report: one line per differing value,
 ///   tick 1234 character 7 velocity.x: 3.250000 (0x00034000) vs 3.249985 (0x00033fff)

@@ -55,18 +55,18 @@ sv_config sv_default_config(void);
 typedef struct sv_stats {
     uint32_t clients;
     uint64_t ticks;
-    uint64_t commands_received;     ///< new commands stored
-    uint64_t commands_duplicate;    ///< already held (redundancy)
-    uint64_t commands_late;         ///< arrived after their tick ran
+    uint64_t commands_received;      ///< new commands stored
+    uint64_t commands_duplicate;     ///< already held (redundancy)
+    uint64_t commands_late;          ///< arrived after their tick ran
     uint64_t commands_out_of_window; ///< beyond server tick + NET_MAX_SNAPSHOT_TICKS
     uint64_t commands_rate_limited;
-    uint64_t packets_rate_limited;  ///< input packets beyond max_input_packets_per_second
-    uint64_t hello_timeouts;        ///< connections closed for saying no hello
+    uint64_t packets_rate_limited; ///< input packets beyond max_input_packets_per_second
+    uint64_t hello_timeouts;       ///< connections closed for saying no hello
     uint64_t commands_substituted;
     uint64_t input_packets, input_packets_lost, input_packets_reordered; ///< from the clients' sequence numbers
     uint64_t messages_malformed;
-    uint64_t messages_unexpected;   ///< well formed but not valid now (input before hello, ...)
-    uint64_t clients_refused; ///< hellos answered with a refusal
+    uint64_t messages_unexpected; ///< well formed but not valid now (input before hello, ...)
+    uint64_t clients_refused;     ///< hellos answered with a refusal
     uint64_t clients_joined;
     /// How joined clients went: left (the client closed the connection: a
     /// leave, or another close), timed out (not heard from for the host's
@@ -77,9 +77,9 @@ typedef struct sv_stats {
     /// (sv_server_drain); counted apart from left, timed out and dropped.
     uint64_t clients_drained;
     uint64_t snapshots_delta, snapshots_full_parts;
-    uint64_t snapshots_repair;      ///< delta snapshots re-sending ticks a client lacked (among snapshots_delta)
-    uint64_t full_states;           ///< full states sent (each snapshots_full_parts / ceil(characters / 12) parts)
-    uint64_t snapshot_bytes;        ///< payload of snapshots and full parts
+    uint64_t snapshots_repair; ///< delta snapshots re-sending ticks a client lacked (among snapshots_delta)
+    uint64_t full_states;      ///< full states sent (each snapshots_full_parts / ceil(characters / 12) parts)
+    uint64_t snapshot_bytes;   ///< payload of snapshots and full parts
 } sv_stats;
 
 typedef struct sv_server sv_server;

@@ -39,7 +39,7 @@ typedef uint16_t sim_angle;
 /// Integer degrees (within +-2^40) as the nearest binary angle, usable in
 /// constant expressions: SIM_ANGLE_DEG(-45) is 0xE000. 65536/360 = 8192/45, and
 /// 45 is odd, so n/45 is never half-way between two integers.
-#define SIM_ANGLE_DEG(d) ((sim_angle)(((int64_t)(d) * 8192 + ((d) < 0 ? -22 : 22)) / 45))
+#define SIM_ANGLE_DEG(d) ((sim_angle)(((int64_t)(d)*8192 + ((d) < 0 ? -22 : 22)) / 45))
 
 /// Entries stored in sim_angle_sin_table; from this index to the quarter turn
 /// the sine rounds to exactly 1.0. Written by tools/gen_angle_table.py, which
@@ -59,10 +59,7 @@ static inline sim_fx sim_angle_sin(sim_angle a)
 }
 
 /// cos(a) in Q16.16, within 2^-17 of the true value.
-static inline sim_fx sim_angle_cos(sim_angle a)
-{
-    return sim_angle_sin((sim_angle)(a + SIM_ANGLE_QUARTER));
-}
+static inline sim_fx sim_angle_cos(sim_angle a) { return sim_angle_sin((sim_angle)(a + SIM_ANGLE_QUARTER)); }
 
 /// Unit view direction for a yaw and a pitch (convention above). Each
 /// component is within 1.5 ulp (1.5 * 2^-16) of the true value; the length is

@@ -31,11 +31,10 @@ typedef fix16_t sim_fx;
 #define SIM_FX_MIN ((sim_fx)(-0x7FFFFFFF - 1))
 
 /// Integer n as sim_fx (n must be within +-32767).
-#define SIM_FX_INT(n) ((sim_fx)((n) * 65536))
+#define SIM_FX_INT(n) ((sim_fx)((n)*65536))
 /// The rational num/den (num >= 0, den > 0) rounded to nearest, usable in
 /// constant expressions: SIM_FX_RATIO(35, 100) is 0.35. No floating point.
-#define SIM_FX_RATIO(num, den) \
-    ((sim_fx)((((int64_t)(num) * 131072) + (int64_t)(den)) / (2 * (int64_t)(den))))
+#define SIM_FX_RATIO(num, den) ((sim_fx)((((int64_t)(num)*131072) + (int64_t)(den)) / (2 * (int64_t)(den))))
 /// Millimetres as sim_fx metres, e.g. SIM_FX_MM(350) is 0.35 m.
 #define SIM_FX_MM(mm) SIM_FX_RATIO((mm), 1000)
 
@@ -144,10 +143,7 @@ static inline sim_fx sim_fx_abs(sim_fx a)
 }
 static inline sim_fx sim_fx_min(sim_fx a, sim_fx b) { return a < b ? a : b; }
 static inline sim_fx sim_fx_max(sim_fx a, sim_fx b) { return a > b ? a : b; }
-static inline sim_fx sim_fx_clamp(sim_fx a, sim_fx lo, sim_fx hi)
-{
-    return a < lo ? lo : (a > hi ? hi : a);
-}
+static inline sim_fx sim_fx_clamp(sim_fx a, sim_fx lo, sim_fx hi) { return a < lo ? lo : (a > hi ? hi : a); }
 
 // ---- 64-bit helpers --------------------------------------------------------
 
@@ -200,7 +196,7 @@ static inline int64_t sim_shr_round_s64(int64_t v, int s)
 // of their arguments. Not for hot paths (about 30 iterations each); view
 // directions use the binary angles of keel/sim_angle.h.
 
-#define SIM_FX_PI ((sim_fx)205887)     ///< pi rounded to Q16.16
+#define SIM_FX_PI ((sim_fx)205887)      ///< pi rounded to Q16.16
 #define SIM_FX_HALF_PI ((sim_fx)102944) ///< pi/2 rounded to Q16.16
 
 /// Angle of the vector (x, y) in (-pi, pi]; 0 at the origin. atan2(0, x<0) is +pi.

@@ -71,12 +71,11 @@ sim_obj_options sim_obj_default_options(void);
 /// negative indices and v/vt/vn forms accepted; other statements ignored).
 /// Returns 0 on success. On failure returns -1, fills err with
 /// "path:line: message" and leaves *out empty.
-int sim_level_load_obj(const char *path, const sim_obj_options *options, sim_level *out,
-                       sim_error *err);
+int sim_level_load_obj(const char *path, const sim_obj_options *options, sim_level *out, sim_error *err);
 
 /// The same from a memory buffer; `name` stands for the path in messages.
-int sim_level_parse_obj(const char *name, const char *text, size_t length,
-                        const sim_obj_options *options, sim_level *out, sim_error *err);
+int sim_level_parse_obj(const char *name, const char *text, size_t length, const sim_obj_options *options,
+                        sim_level *out, sim_error *err);
 
 /// The built-in test level (see docs/levels.md for its layout and markers).
 int sim_level_builtin(sim_level *out);
@@ -113,8 +112,7 @@ void sim_level_builder_triangle(sim_level_builder *b, uint32_t i0, uint32_t i1, 
 /// A triangle from three new vertices.
 void sim_level_builder_tri(sim_level_builder *b, sim_vec3 p0, sim_vec3 p1, sim_vec3 p2);
 /// Quad p0 p1 p2 p3 (in order around its edge) as triangles (p0,p1,p2) and (p0,p2,p3).
-void sim_level_builder_quad(sim_level_builder *b, sim_vec3 p0, sim_vec3 p1, sim_vec3 p2,
-                            sim_vec3 p3);
+void sim_level_builder_quad(sim_level_builder *b, sim_vec3 p0, sim_vec3 p1, sim_vec3 p2, sim_vec3 p3);
 void sim_level_builder_box(sim_level_builder *b, sim_box_def box);
 /// Axis-aligned box from its min and max corners. The max corner is kept
 /// exactly; where min + max is odd in raw units, min moves down by one unit.

@@ -48,10 +48,7 @@ static inline sim_vec3 sim_v3(sim_fx x, sim_fx y, sim_fx z)
 static inline sim_vec3 sim_v3_zero(void) { return sim_v3(0, 0, 0); }
 static inline sim_vec3 sim_v3_up(void) { return sim_v3(0, SIM_FX_ONE, 0); }
 
-static inline bool sim_v3_eq(sim_vec3 a, sim_vec3 b)
-{
-    return a.x == b.x && a.y == b.y && a.z == b.z;
-}
+static inline bool sim_v3_eq(sim_vec3 a, sim_vec3 b) { return a.x == b.x && a.y == b.y && a.z == b.z; }
 static inline bool sim_v3_is_zero(sim_vec3 a) { return a.x == 0 && a.y == 0 && a.z == 0; }
 
 static inline sim_vec3 sim_v3_add(sim_vec3 a, sim_vec3 b)
@@ -70,10 +67,7 @@ static inline sim_vec3 sim_v3_scale(sim_vec3 a, sim_fx s)
     return sim_v3(sim_fx_mul(a.x, s), sim_fx_mul(a.y, s), sim_fx_mul(a.z, s));
 }
 /// a + b * s
-static inline sim_vec3 sim_v3_madd(sim_vec3 a, sim_vec3 b, sim_fx s)
-{
-    return sim_v3_add(a, sim_v3_scale(b, s));
-}
+static inline sim_vec3 sim_v3_madd(sim_vec3 a, sim_vec3 b, sim_fx s) { return sim_v3_add(a, sim_v3_scale(b, s)); }
 
 /// Exact dot product in Q32.32.
 static inline int64_t sim_v3_dot64(sim_vec3 a, sim_vec3 b)
@@ -93,8 +87,7 @@ static inline sim_vec3 sim_v3_cross(sim_vec3 a, sim_vec3 b)
     int64_t x = (int64_t)a.y * b.z - (int64_t)a.z * b.y;
     int64_t y = (int64_t)a.z * b.x - (int64_t)a.x * b.z;
     int64_t z = (int64_t)a.x * b.y - (int64_t)a.y * b.x;
-    return sim_v3(sim_fx_from_s64_checked(sim_shr_round_s64(x, 16)),
-                  sim_fx_from_s64_checked(sim_shr_round_s64(y, 16)),
+    return sim_v3(sim_fx_from_s64_checked(sim_shr_round_s64(x, 16)), sim_fx_from_s64_checked(sim_shr_round_s64(y, 16)),
                   sim_fx_from_s64_checked(sim_shr_round_s64(z, 16)));
 }
 
@@ -114,18 +107,14 @@ static inline sim_vec3 sim_v3_max(sim_vec3 a, sim_vec3 b)
 {
     return sim_v3(sim_fx_max(a.x, b.x), sim_fx_max(a.y, b.y), sim_fx_max(a.z, b.z));
 }
-static inline sim_fx sim_v3_comp(sim_vec3 a, int axis)
-{
-    return axis == 0 ? a.x : (axis == 1 ? a.y : a.z);
-}
+static inline sim_fx sim_v3_comp(sim_vec3 a, int axis) { return axis == 0 ? a.x : (axis == 1 ? a.y : a.z); }
 
 /// True when every coordinate is within +-SIM_WORLD_LIMIT.
 static inline bool sim_v3_in_world(sim_vec3 a)
 {
-    return a.x >= -SIM_WORLD_LIMIT && a.x <= SIM_WORLD_LIMIT && a.y >= -SIM_WORLD_LIMIT &&
-           a.y <= SIM_WORLD_LIMIT && a.z >= -SIM_WORLD_LIMIT && a.z <= SIM_WORLD_LIMIT;
+    return a.x >= -SIM_WORLD_LIMIT && a.x <= SIM_WORLD_LIMIT && a.y >= -SIM_WORLD_LIMIT && a.y <= SIM_WORLD_LIMIT &&
+           a.z >= -SIM_WORLD_LIMIT && a.z <= SIM_WORLD_LIMIT;
 }
-
 
 // ---- unit directions in Q2.30 ---------------------------------------------
 // Normals and directions that are dotted with long vectors keep 30 fraction
@@ -161,8 +150,7 @@ static inline sim_fx sim_dir_dot(sim_dir a, sim_dir b)
 /// d * s as a Q16.16 vector.
 static inline sim_vec3 sim_dir_scale(sim_dir d, sim_fx s)
 {
-    return sim_v3((sim_fx)sim_shr_round_s64((int64_t)d.x * s, 30),
-                  (sim_fx)sim_shr_round_s64((int64_t)d.y * s, 30),
+    return sim_v3((sim_fx)sim_shr_round_s64((int64_t)d.x * s, 30), (sim_fx)sim_shr_round_s64((int64_t)d.y * s, 30),
                   (sim_fx)sim_shr_round_s64((int64_t)d.z * s, 30));
 }
 static inline sim_vec3 sim_dir_to_v3(sim_dir d)
@@ -194,8 +182,8 @@ static inline sim_aabb sim_aabb_expand(sim_aabb a, sim_vec3 e)
 }
 static inline bool sim_aabb_overlaps(sim_aabb a, sim_aabb b)
 {
-    return a.min.x <= b.max.x && a.max.x >= b.min.x && a.min.y <= b.max.y &&
-           a.max.y >= b.min.y && a.min.z <= b.max.z && a.max.z >= b.min.z;
+    return a.min.x <= b.max.x && a.max.x >= b.min.x && a.min.y <= b.max.y && a.max.y >= b.min.y && a.min.z <= b.max.z &&
+           a.max.z >= b.min.z;
 }
 
 #ifdef __cplusplus

@@ -59,15 +59,15 @@ typedef struct sim_input {
 
 /// State flags.
 enum {
-    SIM_CHAR_GROUNDED = 1u << 0,     ///< standing on walkable floor
-    SIM_CHAR_CROUCHED = 1u << 1,     ///< using the crouched shape
-    SIM_CHAR_STUCK = 1u << 2,        ///< could not be freed from geometry this tick
-    SIM_CHAR_JUMP_HELD = 1u << 3,    ///< jump was held last tick (no auto-bunnyhop)
-    SIM_CHAR_ON_STEEP = 1u << 4,     ///< touching ground too steep to stand on
-    SIM_CHAR_CEILING = 1u << 5,      ///< touched a ceiling this tick
-    SIM_CHAR_STEPPED = 1u << 6,      ///< stepped up or down this tick
-    SIM_CHAR_IN_WATER = 1u << 7,     ///< centre inside a water volume
-    SIM_CHAR_WALL = 1u << 8,         ///< touched a wall (too steep to stand on) this tick
+    SIM_CHAR_GROUNDED = 1u << 0,  ///< standing on walkable floor
+    SIM_CHAR_CROUCHED = 1u << 1,  ///< using the crouched shape
+    SIM_CHAR_STUCK = 1u << 2,     ///< could not be freed from geometry this tick
+    SIM_CHAR_JUMP_HELD = 1u << 3, ///< jump was held last tick (no auto-bunnyhop)
+    SIM_CHAR_ON_STEEP = 1u << 4,  ///< touching ground too steep to stand on
+    SIM_CHAR_CEILING = 1u << 5,   ///< touched a ceiling this tick
+    SIM_CHAR_STEPPED = 1u << 6,   ///< stepped up or down this tick
+    SIM_CHAR_IN_WATER = 1u << 7,  ///< centre inside a water volume
+    SIM_CHAR_WALL = 1u << 8,      ///< touched a wall (too steep to stand on) this tick
 };
 
 /// Where a character's feet rest: the classification of the ground probe.
@@ -113,27 +113,27 @@ sim_collider sim_collider_world(const sim_world *world);
 
 /// Movement settings, Quake III's feel in metres (1 Quake unit = 2.5 cm).
 typedef struct sim_move_settings {
-    int32_t tick_rate;     ///< ticks per second (default 64: dt = 1/64 is exact)
-    sim_shape stand_shape; ///< default capsule radius 0.4 m, height 1.8 m
-    sim_shape crouch_shape; ///< default capsule radius 0.4 m, height 1.0 m
-    sim_fx gravity;        ///< m/s^2 (default 20)
-    sim_fx max_speed;      ///< ground speed (default 8 m/s)
-    sim_fx crouch_speed_scale; ///< (default 0.25)
-    sim_fx accelerate;     ///< ground acceleration factor (default 10)
-    sim_fx air_accelerate; ///< (default 1)
-    sim_fx air_max_speed;  ///< wish speed cap in the air (default 8 m/s)
-    sim_fx friction;       ///< (default 6)
-    sim_fx stop_speed;     ///< below this, friction acts as if at it (default 2.5 m/s)
-    sim_fx jump_velocity;  ///< (default 6.75 m/s: apex about 1.14 m)
-    sim_fx step_height;    ///< highest step climbed, and snapped down (default 0.35 m)
-    sim_fx max_slope_cos;  ///< walkable when normal.y >= this (default: cosine of 45 degrees)
-    sim_fx skin;           ///< gap kept to geometry (default 5 mm)
+    int32_t tick_rate;            ///< ticks per second (default 64: dt = 1/64 is exact)
+    sim_shape stand_shape;        ///< default capsule radius 0.4 m, height 1.8 m
+    sim_shape crouch_shape;       ///< default capsule radius 0.4 m, height 1.0 m
+    sim_fx gravity;               ///< m/s^2 (default 20)
+    sim_fx max_speed;             ///< ground speed (default 8 m/s)
+    sim_fx crouch_speed_scale;    ///< (default 0.25)
+    sim_fx accelerate;            ///< ground acceleration factor (default 10)
+    sim_fx air_accelerate;        ///< (default 1)
+    sim_fx air_max_speed;         ///< wish speed cap in the air (default 8 m/s)
+    sim_fx friction;              ///< (default 6)
+    sim_fx stop_speed;            ///< below this, friction acts as if at it (default 2.5 m/s)
+    sim_fx jump_velocity;         ///< (default 6.75 m/s: apex about 1.14 m)
+    sim_fx step_height;           ///< highest step climbed, and snapped down (default 0.35 m)
+    sim_fx max_slope_cos;         ///< walkable when normal.y >= this (default: cosine of 45 degrees)
+    sim_fx skin;                  ///< gap kept to geometry (default 5 mm)
     int32_t max_slide_iterations; ///< collide-and-slide rounds (default 4, at least 4)
     int32_t depen_iterations;     ///< Gauss-Seidel sweeps over contacts (default 8)
-    sim_fx fly_speed;      ///< (default 10 m/s)
-    sim_fx swim_speed;     ///< (default 4 m/s)
-    sim_fx water_gravity_scale; ///< (default 0.1)
-    uint32_t cookie;       ///< set by sim_move_default_settings; checked
+    sim_fx fly_speed;             ///< (default 10 m/s)
+    sim_fx swim_speed;            ///< (default 4 m/s)
+    sim_fx water_gravity_scale;   ///< (default 0.1)
+    uint32_t cookie;              ///< set by sim_move_default_settings; checked
 } sim_move_settings;
 
 sim_move_settings sim_move_default_settings(void);
@@ -175,8 +175,7 @@ bool sim_char_state_check(const sim_char_state *state, const char **reason);
 /// Advance one character by one tick. `state` is read and written. Returns
 /// false, and leaves the state as it was, when the settings or the state
 /// fail their checks (sim_move_settings_check, sim_char_state_check).
-bool sim_move_step(const sim_collider *col, const sim_move_settings *s, sim_char_state *state,
-                   const sim_input *input);
+bool sim_move_step(const sim_collider *col, const sim_move_settings *s, sim_char_state *state, const sim_input *input);
 
 /// Name of a move type ("walk", ...), "?" when out of range.
 const char *sim_move_type_name(int32_t id);

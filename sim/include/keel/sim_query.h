@@ -79,8 +79,7 @@ typedef struct sim_sweep_result {
 } sim_sweep_result;
 
 /// Sweep a character shape; returns result->hit.
-bool sim_world_sweep(const sim_world *world, const sim_sweep_input *input,
-                     sim_sweep_result *result);
+bool sim_world_sweep(const sim_world *world, const sim_sweep_input *input, sim_sweep_result *result);
 
 typedef struct sim_contact {
     sim_vec3 normal; ///< unit, from the geometry toward the shape
@@ -100,8 +99,7 @@ typedef struct sim_overlap_input {
 /// Every contact of the shape at `position`, one per triangle touched, sorted
 /// by depth (deepest first), then by feature. Writes at most `capacity` into
 /// `contacts` and returns the number found (may exceed capacity).
-int sim_world_contacts(const sim_world *world, const sim_overlap_input *input,
-                       sim_contact *contacts, int capacity);
+int sim_world_contacts(const sim_world *world, const sim_overlap_input *input, sim_contact *contacts, int capacity);
 
 typedef struct sim_ray_input {
     sim_vec3 origin;
@@ -116,8 +114,7 @@ typedef struct sim_ray_result {
     sim_feature feature;
 } sim_ray_result;
 
-bool sim_world_raycast(const sim_world *world, const sim_ray_input *input,
-                       sim_ray_result *result);
+bool sim_world_raycast(const sim_world *world, const sim_ray_input *input, sim_ray_result *result);
 
 #ifdef __cplusplus
 }

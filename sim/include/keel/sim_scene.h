@@ -66,8 +66,7 @@ typedef struct sim_scene sim_scene;
 /// A scene on `world` (which must outlive it) with room for `max_characters`
 /// (at most 2^24). Allocates here and never during a step. NULL when the
 /// settings fail sim_move_settings_check (or memory runs out).
-sim_scene *sim_scene_create(const sim_world *world, const sim_move_settings *settings,
-                            uint32_t max_characters);
+sim_scene *sim_scene_create(const sim_world *world, const sim_move_settings *settings, uint32_t max_characters);
 void sim_scene_destroy(sim_scene *scene);
 
 /// 0 on success; -1 when full, the id is 0 or taken, or the path is invalid.
@@ -77,8 +76,7 @@ int sim_scene_add_platform(sim_scene *scene, const sim_platform_def *platform);
 /// elevator rising 3 m and a shuttle gliding 4 m (keel-sim and keel-server
 /// --platforms, docs/levels.md). 0 on success; -1 when the level has no such
 /// marker or the scene refuses a platform.
-int sim_scene_add_area_platforms(sim_scene *scene, const sim_level *level, uint32_t elevator_id,
-                                 uint32_t shuttle_id);
+int sim_scene_add_area_platforms(sim_scene *scene, const sim_level *level, uint32_t elevator_id, uint32_t shuttle_id);
 
 /// Water: an axis-aligned box; a character whose centre is inside swims.
 int sim_scene_add_water(sim_scene *scene, sim_aabb volume);

@@ -31,9 +31,9 @@ extern "C" {
 #define KEEL_VERSION_STR_(x) #x
 #define KEEL_VERSION_XSTR_(x) KEEL_VERSION_STR_(x)
 /// "major.minor.patch", built from the numbers above so the two never disagree.
-#define KEEL_VERSION_STRING                                                              \
-    KEEL_VERSION_XSTR_(KEEL_VERSION_MAJOR) "." KEEL_VERSION_XSTR_(KEEL_VERSION_MINOR) "." \
-        KEEL_VERSION_XSTR_(KEEL_VERSION_PATCH)
+#define KEEL_VERSION_STRING                \
+    KEEL_VERSION_XSTR_(KEEL_VERSION_MAJOR) \
+    "." KEEL_VERSION_XSTR_(KEEL_VERSION_MINOR) "." KEEL_VERSION_XSTR_(KEEL_VERSION_PATCH)
 
 /// The library's KEEL_VERSION (as it was when the library was compiled).
 uint32_t sim_version(void);

@@ -358,18 +358,21 @@ Test(agones, health_pings_and_healthz_stop_while_the_tick_loop_is_stalled)
     cr_expect_geq(skip_e - skip_b, 1, "%s%s", b, e);
     cr_expect_gt(keel_test_json_num(ag, "health_sent"), sent_e, "%s", ag);
     // The sidecar received every ping keel-server counted (a ping whose
-    // answer came too late is received but not counted), and none between
-    // 1.5 s into the stall (one second to count as stalled, half a second
-    // for a ping decided just before to arrive) and its end, by the
-    // programs' own clocks.
+    // answer came too late is received but not counted). Once the loop
+    // counts as stalled (one second into the stall, by keel-server's clock)
+    // until the stall's end, the sidecar receives no ping but the one
+    // keel-server may have decided before that second was up (it counted
+    // it above): a count, whatever the HTTP round trip took on a busy
+    // machine.
     cr_expect_geq(count(log, "Health Ping Received!"), keel_test_json_num(ag, "health_sent"), "%s", log);
-    uint64_t from = (uint64_t)keel_test_json_num(b, "wall_ms") + 1500u, to = (uint64_t)keel_test_json_num(e, "wall_ms");
+    uint64_t from = (uint64_t)keel_test_json_num(b, "wall_ms") + 1000u, to = (uint64_t)keel_test_json_num(e, "wall_ms");
     unsigned during = 0;
     for (const char *p = strstr(log, "Health Ping Received!"); p; p = strstr(p + 1, "Health Ping Received!")) {
         uint64_t t = log_time_ms(line_with(p, "\"message\""));
         during += t > from && t < to;
     }
-    cr_expect_eq(during, 0, "the sidecar got %u pings during the stall", during);
+    cr_expect_leq(during, sent_e - sent_b, "the sidecar got %u pings during the stall, keel-server sent %.0f", during,
+                  sent_e - sent_b);
     free(out);
     free(log);
     keel_test_proc_cleanup(&sv);

@@ -4,7 +4,8 @@
 # Two build trees, each built with -j2 and tested with ctest:
 #   build/       RelWithDebInfo, warnings are errors (KEEL_WERROR=ON)
 #   build-asan/  AddressSanitizer + UndefinedBehaviorSanitizer (KEEL_SANITIZE=ON),
-#                -O1 -g without NDEBUG, so assert() stays on and runtime stays low
+#                -O1 -g without NDEBUG, so assert() stays on and runtime stays low;
+#                no benchmarks, and `ctest -LE normal_only` (tests/CMakeLists.txt)
 # Both keep KEEL_CHECKS=ON. Exits non-zero if any configure, build or test fails.
 # KEEL_NET_STRICT=1 also fails the real-socket tests (test_netplay_enet) on
 # figures that depend on timing (late commands, substitutions, how fast the
@@ -60,7 +61,7 @@ build_and_test() {
         return 0
     fi
     local log="$dir/ctest-output.log"
-    if ! (cd "$dir" && ctest --output-on-failure -j "$jobs") 2>&1 | tee "$log"; then
+    if ! (cd "$dir" && ctest --output-on-failure -j "$jobs" "${ctest_args[@]}") 2>&1 | tee "$log"; then
         failures+=("$label: tests")
     fi
     # "N% tests passed, F tests failed out of T"
@@ -76,6 +77,7 @@ total_failed=0
 
 # The flags of both trees are those of CMakePresets.json's presets default
 # and asan (cmake --preset default builds the same build/).
+ctest_args=()
 build_and_test build "normal" \
     -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKEEL_WERROR=ON -DKEEL_SANITIZE=OFF -DKEEL_CHECKS=ON
 
@@ -84,7 +86,10 @@ build_and_test build "normal" \
 export ASAN_OPTIONS="${ASAN_OPTIONS:-abort_on_error=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 # The benchmarks are built (and warning-free) in build/; no test runs them,
-# so the sanitizer tree leaves them out.
+# so the sanitizer tree leaves them out. It also leaves out the tests labelled
+# normal_only (tests/CMakeLists.txt: the longest real-time sessions and map
+# computations, whose code runs under the sanitizers in shorter tests).
+ctest_args=(-LE normal_only)
 build_and_test build-asan "asan+ubsan" \
     -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_FLAGS_DEBUG="-O1 -g" \
     -DKEEL_WERROR=OFF -DKEEL_SANITIZE=ON -DKEEL_CHECKS=ON -DKEEL_BUILD_BENCH=OFF

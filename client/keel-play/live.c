@@ -39,6 +39,8 @@
 #include "tokens.h"
 
 #define KP_LIVE_REASON_MS 4000u
+/// Ticks of a jump the server must have confirmed before a quit leaves.
+#define KP_JUMP_PLAYOUT_TICKS 32u
 /// Frames are paced to at most this rate when the swap does not wait for the
 /// display (no vsync, as under Xvfb): the rest of the CPU is the server's.
 #define KP_LIVE_MAX_FPS 144u
@@ -56,8 +58,10 @@ static sim_input command_cb(void *user, uint32_t tick)
         L->yaw_set = true;
     }
     sim_input in = kp_controls_command(&L->ctl, tick);
-    if (in.buttons & SIM_BUTTON_JUMP)
-        L->last_jump_us = keel_app_now_us();
+    if (in.buttons & SIM_BUTTON_JUMP) {
+        L->jump_made = true;
+        L->last_jump_tick = tick;
+    }
     return in;
 }
 
@@ -158,13 +162,20 @@ static int live_loop(kp_live *L)
             kp_controls_event(&L->ctl, &ev);
         if (app->quit || L->ctl.quit) {
             // A jump pressed just before quitting is still played out: its
-            // command sent and run by the server (which is the lead behind)
-            // before the leave -- 0.5 s after its tick, 1.5 s at most.
+            // command made, and the server's state confirmed
+            // KP_JUMP_PLAYOUT_TICKS past its tick (so the server ran it and
+            // the jump shows in its recording) before the leave; on a slow
+            // or loaded machine the server may be far behind the
+            // prediction, hence ticks, not time; 3 s at most.
             uint64_t t = keel_app_now_us();
             if (!quit_at)
                 quit_at = t;
-            bool jump_pending = L->ctl.jump_latched || (L->last_jump_us && t - L->last_jump_us < 500000u);
-            if (!jump_pending || L->link.state != KP_LINK_PLAYING || t - quit_at > 1500000u)
+            bool jump_pending = L->ctl.jump_latched;
+            if (!jump_pending && L->jump_made && L->link.state == KP_LINK_PLAYING) {
+                uint32_t confirmed = cl_client_confirmed_tick(L->link.cl);
+                jump_pending = (int32_t)(confirmed - (L->last_jump_tick + KP_JUMP_PLAYOUT_TICKS)) < 0;
+            }
+            if (!jump_pending || L->link.state != KP_LINK_PLAYING || t - quit_at > 3000000u)
                 break;
         }
         if (L->ctl.captured != app->mouse_captured)

@@ -41,7 +41,8 @@ typedef struct kp_live {
     uint64_t start_us;
     uint32_t capture_frames;
     bool yaw_set;
-    uint64_t last_jump_us; ///< when the newest command with the jump button was made
+    bool jump_made;          ///< a command with the jump button was made
+    uint32_t last_jump_tick; ///< the tick of the newest such command
     bool have_pose, pose_snapped;
     cl_pose pose; ///< the own character's this frame
 } kp_live;

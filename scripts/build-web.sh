@@ -7,7 +7,7 @@
 # Compiles keel's core, recordings, protocol encoders and client library
 # and keel-replay's own files with emcc (Emscripten, Debian's package;
 # web/build.mk has the file list and flags), no threads, no ENet, no
-# libsodium (web/no_sockets.c stands in for the socket host), against zstd
+# libsodium (net/src/absent/host_enet_absent.c stands in for the socket host), against zstd
 # and xxHash built for wasm by scripts/cross-deps.sh. keel-replay's main() is kept and the page calls it
 # with arguments (`info FILE --json`, `verify FILE --json [--level OBJ]`)
 # on files it writes into Emscripten's in-memory file system.

@@ -17,12 +17,12 @@ CFLAGS := -std=c11 -O2 -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prot
 
 # What keel-replay links (CMake: keel_sim, keel_net, keel_rec, keel_client
 # and keel_app.c) less what needs ENet or libsodium: the ENet host, the
-# connect tokens, the handshake and the sealing. web/no_sockets.c answers
-# for the ENet host.
+# connect tokens, the handshake and the sealing. net/src/absent/host_enet_absent.c
+# answers for the ENet host.
 NET_LEFT_OUT := $(wildcard net/src/host_enet*.c net/src/token*.c) net/src/handshake.c net/src/seal.c \
 	net/src/host_seal.c
 SOURCES := $(wildcard sim/src/*.c rec/src/*.c client/src/*.c tools/keel-replay/*.c) \
-	$(filter-out $(NET_LEFT_OUT),$(wildcard net/src/*.c)) tools/common/keel_app.c web/no_sockets.c
+	$(filter-out $(NET_LEFT_OUT),$(wildcard net/src/*.c)) tools/common/keel_app.c net/src/absent/host_enet_absent.c
 OBJECTS := $(patsubst %.c,$(OUT)/obj/%.o,$(SOURCES))
 
 # MODULARIZE: web/replay-call.js makes the module with KeelReplay({print,

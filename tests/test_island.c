@@ -206,7 +206,7 @@ Test(island, rollback_on_islands_matches_the_full_resimulation, .timeout = 600)
     cr_expect_geq(t.island_rollbacks * 10, t.rollbacks * 9, "%llu of %llu rollbacks on islands",
                   (unsigned long long)t.island_rollbacks, (unsigned long long)t.rollbacks);
     cr_expect_leq(t.resimulated_characters * 2, t.rollbacks * characters,
-                  "%llu characters re-simulated over %llu rollbacks of %u", (unsigned long long)t.resimulated_characters,
-                  (unsigned long long)t.rollbacks, characters);
+                  "%llu characters re-simulated over %llu rollbacks of %u",
+                  (unsigned long long)t.resimulated_characters, (unsigned long long)t.rollbacks, characters);
     rig_free(&r);
 }

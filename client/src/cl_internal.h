@@ -133,6 +133,7 @@ struct cl_client {
     uint8_t *changed; // per character index in conf: command changed or joined
     uint8_t packet[NET_MTU];
     cl_island *island; // island rollback (cl_island.c)
+    sim_scene *check;  // the sync test's full re-simulation (island_check only)
     cl_stats stats;
 };
 
@@ -153,6 +154,8 @@ void cl_rollback(cl_client *cl, uint32_t to);
 /// The island's scenes and scratch, allocated with the client (cl_island.c).
 bool cl_island_init(cl_client *cl);
 void cl_island_free(cl_client *cl);
+/// The sync test after an island rollback up to P (cl_island_check.c).
+void cl_island_check(cl_client *cl, uint32_t P);
 /// The command of character `id` in a list sorted by id, or NULL.
 const net_tick_command *cl_find_cmd(const net_tick_command *cmds, uint32_t n, uint32_t id);
 /// Finish a rollback a backlog of snapshots put off (cl_confirm.c).

@@ -43,7 +43,7 @@
 // a member exactly as in a full re-simulation (nothing outside the island
 // reaches it), so the result is bit-identical to a full re-simulation:
 // cl_config.island_check runs both and compares every tick (the sync test,
-// tests/test_island.c).
+// cl_island_check.c, tests/test_island.c).
 #include <stdlib.h>
 #include <string.h>
 
@@ -55,7 +55,6 @@ typedef struct isl_box {
 
 struct cl_island {
     sim_scene *scene; // the island's scene (platforms and water as pred's)
-    sim_scene *check; // the sync test's full re-simulation (island_check only)
     uint8_t *member;  // per character index
     uint32_t *queue;  // members whose reach is still to be compared
     sim_char_state *cur, *buf;
@@ -64,6 +63,7 @@ struct cl_island {
     // reach constants (Q16.16, int64): speed changes in a tick per axis
     // (walking, swimming, jumping) and for a flyer
     int64_t half_xz, height, dv[3], dv_fly, dt, margin, step;
+    bool synced; // the scene holds exactly the members, at their states in cur
 };
 
 static sim_scene *scene_like(const cl_client *cl)
@@ -112,7 +112,7 @@ bool cl_island_init(cl_client *cl)
         return false;
     uint32_t n = NET_MAX_CHARACTERS;
     is->scene = scene_like(cl);
-    is->check = cl->config.island_check ? scene_like(cl) : NULL;
+    cl->check = cl->config.island_check ? scene_like(cl) : NULL;
     is->member = calloc(n, 1);
     is->has_new = calloc(n, 1);
     is->queue = calloc(n, sizeof *is->queue);
@@ -135,8 +135,8 @@ bool cl_island_init(cl_client *cl)
     is->dv_fly = s->fly_speed + is->dv[1];
     is->margin = SIM_FX_MM(100) + plat;
     is->step = s->step_height;
-    return is->scene && (is->check || !cl->config.island_check) && is->member && is->has_new && is->queue &&
-           is->cur && is->buf && is->old_box && is->new_box;
+    return is->scene && (cl->check || !cl->config.island_check) && is->member && is->has_new && is->queue && is->cur &&
+           is->buf && is->old_box && is->new_box;
 }
 
 void cl_island_free(cl_client *cl)
@@ -145,7 +145,8 @@ void cl_island_free(cl_client *cl)
     if (!is)
         return;
     sim_scene_destroy(is->scene);
-    sim_scene_destroy(is->check);
+    sim_scene_destroy(cl->check);
+    cl->check = NULL;
     free(is->member);
     free(is->has_new);
     free(is->queue);
@@ -207,8 +208,9 @@ static uint32_t close_island(cl_island *is, uint32_t n, const sim_char_state *os
     return joined;
 }
 
-// Step the island's scene through tick t from the members' states in cur.
-// False when the step placed someone at a free spot or left a ghost.
+// Step the island's scene through tick t from the members' states in cur
+// (restored into it unless it holds them already). False when the step
+// placed someone at a free spot or left a ghost.
 static bool step_island(cl_client *cl, uint32_t t, uint32_t n)
 {
     cl_island *is = cl->island;
@@ -216,8 +218,9 @@ static bool step_island(cl_client *cl, uint32_t t, uint32_t n)
     for (uint32_t i = 0; i < n; i++)
         if (is->member[i])
             is->buf[k++] = is->cur[i];
-    if (!sim_scene_restore_states(is->scene, t, is->buf, k, NULL))
+    if (!is->synced && !sim_scene_restore_states(is->scene, t, is->buf, k, NULL))
         return false;
+    is->synced = false;
     for (uint32_t i = 0; i < n; i++) {
         if (!is->member[i])
             continue;
@@ -245,7 +248,8 @@ static bool island_tick(cl_client *cl, uint32_t t, uint32_t n, const sim_char_st
         if (is->member[i])
             is->queue[q++] = i;
     }
-    close_island(is, n, os, q);
+    if (close_island(is, n, os, q) > 0)
+        is->synced = false;
     for (;;) {
         if (!step_island(cl, t, n))
             return false;
@@ -273,6 +277,7 @@ static bool island_tick(cl_client *cl, uint32_t t, uint32_t n, const sim_char_st
         is->cur[i] = ne[k++];
     }
     slot->placed = false;
+    is->synced = true; // the step's result is cur
     return true;
 }
 
@@ -325,6 +330,7 @@ static bool island_rollback(cl_client *cl, uint32_t P)
     if (!island_possible(cl, C, P, n, cs))
         return false;
     seed(cl, C, P, n, cs);
+    is->synced = false;
     memcpy(is->cur, cs, (size_t)n * sizeof *cs);
     const sim_char_state *pe = sim_scene_characters(cl->pred, &n);
     for (uint32_t t = C; t < P; t++) {
@@ -359,45 +365,6 @@ static void full_rollback(cl_client *cl, uint32_t to)
     }
 }
 
-static uint64_t differences(const sim_char_state *a, uint32_t an, const sim_char_state *b, uint32_t bn)
-{
-    if (an != bn)
-        return an > bn ? an : bn;
-    uint64_t d = 0;
-    for (uint32_t i = 0; i < an; i++)
-        d += a[i].id != b[i].id || cl_first_field(&a[i], &b[i]) != NULL;
-    return d;
-}
-
-// The sync test: the full re-simulation from C, compared with what the
-// island left in pred_ring and pred at every tick of [C, P].
-static void island_check(cl_client *cl, uint32_t P)
-{
-    sim_scene *f = cl->island->check;
-    uint32_t C = sim_scene_tick(cl->conf), n;
-    const sim_char_state *cs = sim_scene_characters(cl->conf, &n);
-    sim_scene_restore_states(f, C, cs, n, NULL);
-    uint64_t d = 0;
-    for (uint32_t t = C; t < P; t++) {
-        const cl_state_slot *s = &cl->pred_ring[t % CL_RING];
-        const sim_char_state *chars = sim_scene_characters(f, &n);
-        d += differences(chars, n, s->states, s->tick == t ? s->count : 0);
-        for (uint32_t i = 0; i < n; i++) {
-            sim_input cmd;
-            cl_command_for(cl, t, &chars[i], &cmd);
-            d += i >= s->input_count || !cl_same_command(&cmd, &s->inputs[i].command);
-            sim_scene_set_input(f, chars[i].id, &cmd);
-        }
-        sim_scene_step(f);
-    }
-    uint32_t pn;
-    const sim_char_state *pe = sim_scene_characters(cl->pred, &pn);
-    const sim_char_state *fe = sim_scene_characters(f, &n);
-    d += differences(fe, n, pe, pn);
-    cl->stats.island_checks++;
-    cl->stats.island_check_differences += d;
-}
-
 void cl_rollback(cl_client *cl, uint32_t to)
 {
     uint64_t start = cl->config.clock_ns ? cl->config.clock_ns() : 0;
@@ -411,5 +378,5 @@ void cl_rollback(cl_client *cl, uint32_t to)
     if (cl->config.clock_ns)
         cl->stats.rollback_ns += cl->config.clock_ns() - start;
     if (island && cl->config.island_check)
-        island_check(cl, to);
+        cl_island_check(cl, to);
 }

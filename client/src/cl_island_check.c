@@ -45,4 +45,3 @@ void cl_island_check(cl_client *cl, uint32_t P)
     cl->stats.island_checks++;
     cl->stats.island_check_differences += d;
 }
-

@@ -79,9 +79,12 @@ typedef struct options {
     uint32_t latency_ms, jitter_ms, loss_permille;
     uint64_t seed;
     bool enet;
-    bool secure;         // over ENet: the server needs tokens, every message is sealed
-    bool compare;        // the downstream at a 150 ms round trip with loss beside a 0 ms link
-    bool secure_compare; // ENet insecure, then secure, side by side
+    bool secure;           // over ENet: the server needs tokens, every message is sealed
+    bool compare;          // the downstream at a 150 ms round trip with loss beside a 0 ms link
+    bool secure_compare;   // ENet insecure, then secure, side by side
+    bool full_rollback;    // clients re-simulate every character on a rollback (cl_config.full_rollback)
+    bool island_check;     // clients run the island sync test (cl_config.island_check)
+    bool rollback_compare; // each bot count re-simulating everyone, then on islands, side by side
 } options;
 
 // What a run measured, for the side-by-side tables.
@@ -89,6 +92,7 @@ typedef struct figures {
     double up_wire, packets_up, down_payload, down_wire, per_char_s, tick_cpu_p99, tick_p99;
     uint64_t sealed_dropped;
     uint32_t playing, nbots;
+    double rollback_us, resim_chars; // per rollback, as the clients measured it
 } figures;
 
 static uint64_t mono_ns(void)
@@ -265,6 +269,9 @@ static bool rig_init(rig *r, const options *o, uint32_t nbots)
     net_memory_link link = {o->latency_ms, o->jitter_ms, o->loss_permille, 0};
     uint16_t port = net_host_port(r->server_host);
     cl_config cc = cl_default_config();
+    cc.full_rollback = o->full_rollback;
+    cc.island_check = o->island_check;
+    cc.clock_ns = thread_cpu_ns; // the clients time their rollbacks (CPU time, cl_stats.rollback_ns)
     for (uint32_t i = 0; i < nbots; i++) {
         uint8_t token[NET_TOKEN_BYTES];
         if (o->secure) {
@@ -503,6 +510,14 @@ static void take_totals(const rig *r, totals *t)
         }
         t->cl.rollbacks += s.rollbacks;
         t->cl.resimulated_ticks += s.resimulated_ticks;
+        t->cl.resimulated_characters += s.resimulated_characters;
+        t->cl.resimulated_character_ticks += s.resimulated_character_ticks;
+        t->cl.island_rollbacks += s.island_rollbacks;
+        t->cl.island_fallbacks += s.island_fallbacks;
+        t->cl.island_retries += s.island_retries;
+        t->cl.island_checks += s.island_checks;
+        t->cl.island_check_differences += s.island_check_differences;
+        t->cl.rollback_ns += s.rollback_ns;
         t->cl.snapshots += s.snapshots;
         t->cl.full_states += s.full_states;
         t->cl.hash_mismatches += s.hash_mismatches;
@@ -522,6 +537,36 @@ static void take_totals(const rig *r, totals *t)
 }
 
 static const char *verdict(bool met) { return met ? "met" : "missed"; }
+
+// Rollback: characters re-simulated per rollback, its time as the clients
+// measured it (cl_config.clock_ns), and the sync test when it ran.
+static void print_island(const options *o, const cl_stats *a, const cl_stats *b, uint32_t nchar)
+{
+    uint64_t rollbacks = b->rollbacks - a->rollbacks;
+    if (!rollbacks)
+        return;
+    uint64_t islands = b->island_rollbacks - a->island_rollbacks;
+    double chars = (double)(b->resimulated_characters - a->resimulated_characters) / (double)rollbacks;
+    double ct = (double)(b->resimulated_character_ticks - a->resimulated_character_ticks) / (double)rollbacks;
+    double ticks = (double)(b->resimulated_ticks - a->resimulated_ticks) / (double)rollbacks;
+    double us = (double)(b->rollback_ns - a->rollback_ns) / 1000.0 / (double)rollbacks;
+    printf("   rollback %s: %.1f of %u characters re-simulated per rollback (%.1f character-ticks over %.2f ticks); "
+           "on an island %llu, everyone %llu, island ticks stepped again %llu\n",
+           o->full_rollback ? "re-simulating everyone (--full-rollback)" : "on islands", chars, nchar, ct, ticks,
+           (unsigned long long)islands, (unsigned long long)(rollbacks - islands),
+           (unsigned long long)(b->island_retries - a->island_retries));
+    printf("   rollback time measured by the clients (CPU time of the thread around each rollback): %.1f us per "
+           "rollback, %.1f us "
+           "per re-simulated tick\n",
+           us, ticks > 0 ? us / ticks : 0.0);
+    if (o->island_check)
+        printf("   island sync test: %llu rollbacks re-simulated in full as well, %llu character states differed\n",
+               (unsigned long long)(b->island_checks - a->island_checks),
+               (unsigned long long)(b->island_check_differences - a->island_check_differences));
+    if (nchar >= 64 && !o->full_rollback && !o->rollback_compare)
+        printf("     (the target, re-simulation per rollback at 64 moving bots at most a quarter of re-simulating "
+               "everyone, is judged by --rollback-compare on the same machine)\n");
+}
 
 static int run(const options *o, uint32_t nbots, double *down_payload_out, figures *fig)
 {
@@ -637,6 +682,7 @@ static int run(const options *o, uint32_t nbots, double *down_payload_out, figur
            mean(&r.rollback_share_us), rb_mean - plain_mean,
            r.handle_plain_us.n < 100 ? ", too few calls without a rollback to tell" : "",
            (unsigned long long)rollbacks);
+    print_island(o, &a.cl, &b.cl, nchar);
     printf("   mispredictions own %llu, remote %llu; hash mismatches %llu; full states %llu; snapshots lost %llu, "
            "unusable %llu, malformed %llu; server substituted %llu, late %llu\n",
            (unsigned long long)own, (unsigned long long)remote,
@@ -685,11 +731,41 @@ static int run(const options *o, uint32_t nbots, double *down_payload_out, figur
             b.host.sealed_forged + b.host.sealed_replayed + b.sv_host.sealed_forged + b.sv_host.sealed_replayed;
         fig->playing = rig_playing(&r);
         fig->nbots = nbots;
+        uint64_t rb = b.cl.rollbacks - a.cl.rollbacks;
+        fig->rollback_us = rb ? (double)(b.cl.rollback_ns - a.cl.rollback_ns) / 1000.0 / (double)rb : 0;
+        fig->resim_chars = rb ? (double)(b.cl.resimulated_characters - a.cl.resimulated_characters) / (double)rb : 0;
     }
     rig_free(&r);
     if (down_payload_out)
         *down_payload_out = down_payload;
     return 0;
+}
+
+// Each bot count re-simulating everyone on a rollback, then on islands:
+// the rollback time per rollback as the clients measured it (CPU time),
+// side by side.
+static int compare_rollback(const options *o)
+{
+    int rc = 0;
+    for (uint32_t k = 0; k < o->runs; k++) {
+        options full = *o, island = *o;
+        full.full_rollback = true;
+        island.full_rollback = false;
+        figures ff, fi;
+        memset(&ff, 0, sizeof ff);
+        memset(&fi, 0, sizeof fi);
+        rc |= run(&full, o->bots[k], NULL, &ff);
+        rc |= run(&island, o->bots[k], NULL, &fi);
+        double ratio = ff.rollback_us > 0 ? fi.rollback_us / ff.rollback_us : 0;
+        printf("== rollback, %u bots: everyone %.1f us per rollback, islands %.1f us (%.1f characters of %u): "
+               "%.3f of it\n",
+               o->bots[k], ff.rollback_us, fi.rollback_us, fi.resim_chars, o->bots[k], ratio);
+        if (o->bots[k] >= 64)
+            printf("     re-simulation per rollback at 64 moving bots at most a quarter of re-simulating everyone "
+                   "(910 us for 5.2 ticks before islands): %.3f: %s\n",
+                   ratio, verdict(ratio > 0 && ratio <= 0.25));
+    }
+    return rc;
 }
 
 // What sealing costs one message of `size` bytes: seal and open, CPU time of
@@ -785,12 +861,15 @@ static void usage(void)
         "usage: bench_net [--enet | --secure | --secure-compare] [--bots N[,N...]] [--seconds S] [--warmup S]\n"
         "                 [--mode random|circuit]\n"
         "                 [--leash-mm MM] [--latency-ms MS] [--jitter-ms MS] [--loss-permille N] [--seed N]\n"
-        "                 [--no-compare]\n"
+        "                 [--no-compare] [--full-rollback] [--island-check] [--rollback-compare]\n"
         "defaults: in-memory network, --bots 8,64 --seconds 20 --warmup 3 --mode random --leash-mm 4000\n"
         "          --latency-ms 25 --jitter-ms 0 --loss-permille 0 --seed 1; then (in memory, unless\n"
         "          --no-compare) 8 bots at 0 ms and at 75 ms each way with 20 ms jitter and 5%% loss, side by side\n"
         "--secure: over ENet, the server in secure mode (tokens, sealed messages); --secure-compare: each\n"
-        "          bot count over ENet insecure then secure, and a side-by-side table with the sealing cost\n");
+        "          bot count over ENet insecure then secure, and a side-by-side table with the sealing cost\n"
+        "--full-rollback: clients re-simulate every character on a rollback (the reference for islands);\n"
+        "--island-check: clients compare every island rollback with a full re-simulation (the sync test);\n"
+        "--rollback-compare: each bot count with --full-rollback, then on islands, and the ratio\n");
 }
 
 int main(int argc, char **argv)
@@ -862,6 +941,12 @@ int main(int argc, char **argv)
             i++;
         } else if (strcmp(a, "--no-compare") == 0) {
             o.compare = false;
+        } else if (strcmp(a, "--full-rollback") == 0) {
+            o.full_rollback = true;
+        } else if (strcmp(a, "--island-check") == 0) {
+            o.island_check = true;
+        } else if (strcmp(a, "--rollback-compare") == 0) {
+            o.rollback_compare = true;
         } else if (strcmp(a, "--seed") == 0 && v) {
             o.seed = strtoull(v, NULL, 10);
             i++;
@@ -877,6 +962,8 @@ int main(int argc, char **argv)
     }
     if (o.secure_compare)
         return compare_secure(&o);
+    if (o.rollback_compare)
+        return compare_rollback(&o);
     int rc = 0;
     for (uint32_t k = 0; k < o.runs; k++)
         rc |= run(&o, o.bots[k], NULL, NULL);

@@ -77,6 +77,7 @@ cl_client *cl_client_create(const sim_world *world, const sim_level *level, cons
         sim_scene_add_area_platforms(cl->conf, level, 0x7FFF0001u, 0x7FFF0002u);
         sim_scene_add_area_platforms(cl->work, level, 0x7FFF0001u, 0x7FFF0002u);
     }
+    ok = ok && cl_island_init(cl);
     if (!ok) {
         cl_client_destroy(cl);
         return NULL;
@@ -109,6 +110,7 @@ void cl_client_destroy(cl_client *cl)
     sim_scene_destroy(cl->pred);
     sim_scene_destroy(cl->conf);
     sim_scene_destroy(cl->work);
+    cl_island_free(cl);
     for (uint32_t i = 0; i < CL_RING; i++) {
         free(cl->conf_ring[i].states);
         free(cl->conf_ring[i].inputs);
@@ -268,8 +270,27 @@ const net_tick_command *cl_find_cmd(const net_tick_command *cmds, uint32_t n, ui
     return lo < n && cmds[lo].id == id ? &cmds[lo] : NULL;
 }
 
-// Run one predicted tick: our command from own_ring, every other character
-// its last confirmed command; keep the state before and the commands.
+// The command character `c` runs at tick t in the prediction: ours from
+// own_ring, every other character its last confirmed command (none: stand
+// still, looking where it looks).
+void cl_command_for(const cl_client *cl, uint32_t t, const sim_char_state *c, sim_input *out)
+{
+    const cl_own_slot *own = &cl->own_ring[t % CL_RING];
+    const net_tick_command *last = cl_find_cmd(cl->last_cmds, cl->last_cmd_count, c->id);
+    if (c->id == cl->character && own->tick == t) {
+        *out = own->cmd;
+    } else if (last) {
+        *out = last->command;
+    } else {
+        memset(out, 0, sizeof *out);
+        out->yaw = c->yaw;
+        out->pitch = c->pitch;
+    }
+    out->tick = t;
+}
+
+// Run one predicted tick with cl_command_for's commands; keep the state
+// before, the commands, and whether the step placed anyone at a free spot.
 void cl_predict_one(cl_client *cl)
 {
     uint32_t t = sim_scene_tick(cl->pred);
@@ -280,24 +301,15 @@ void cl_predict_one(cl_client *cl)
     slot->count = n;
     memcpy(slot->states, chars, (size_t)n * sizeof *chars);
     slot->input_count = n;
-    const cl_own_slot *own = &cl->own_ring[t % CL_RING];
     for (uint32_t i = 0; i < n; i++) {
         net_tick_command *tc = &slot->inputs[i];
         tc->id = chars[i].id;
-        const net_tick_command *last = cl_find_cmd(cl->last_cmds, cl->last_cmd_count, chars[i].id);
-        if (chars[i].id == cl->character && own->tick == t) {
-            tc->command = own->cmd;
-        } else if (last) {
-            tc->command = last->command;
-        } else {
-            memset(&tc->command, 0, sizeof tc->command);
-            tc->command.yaw = chars[i].yaw;
-            tc->command.pitch = chars[i].pitch;
-        }
-        tc->command.tick = t;
+        cl_command_for(cl, t, &chars[i], &tc->command);
         sim_scene_set_input(cl->pred, tc->id, &tc->command);
     }
     sim_scene_step(cl->pred);
+    sim_scene_separation sep = sim_scene_last_separation(cl->pred);
+    slot->placed = sep.relocated != 0 || sep.unresolved != 0;
     cl->stats.predicted_ticks++;
 }
 

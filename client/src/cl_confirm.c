@@ -29,7 +29,7 @@ static void keep_confirmed(cl_client *cl)
         s->inputs[i].command.tick = t - 1u;
 }
 
-static const char *first_field(const sim_char_state *a, const sim_char_state *b)
+const char *cl_first_field(const sim_char_state *a, const sim_char_state *b)
 {
     if (a->flags != b->flags)
         return "flags";
@@ -56,7 +56,7 @@ static const char *first_field(const sim_char_state *a, const sim_char_state *b)
     return NULL;
 }
 
-static bool same_command(const sim_input *a, const sim_input *b)
+bool cl_same_command(const sim_input *a, const sim_input *b)
 {
     return a->forward == b->forward && a->right == b->right && a->up == b->up && a->buttons == b->buttons &&
            a->yaw == b->yaw && a->pitch == b->pitch;
@@ -82,19 +82,6 @@ static const sim_char_state *find_state(const sim_char_state *s, uint32_t n, uin
     return lo < n && s[lo].id == id ? &s[lo] : NULL;
 }
 
-// Re-simulate from the confirmed state to the predicted tick.
-static void rollback(cl_client *cl, uint32_t to)
-{
-    uint32_t t = sim_scene_tick(cl->conf), n;
-    const sim_char_state *chars = sim_scene_characters(cl->conf, &n);
-    sim_scene_restore_states(cl->pred, t, chars, n, NULL);
-    cl->stats.rollbacks++;
-    while (sim_scene_tick(cl->pred) < to) {
-        cl_predict_one(cl);
-        cl->stats.resimulated_ticks++;
-    }
-}
-
 // The confirmed state moved from `from` to tick T (the conf scene); compare
 // with what was predicted for T and roll back when it differs. `actual` holds
 // the commands that ran in [from, T) (NULL after a full state: no labels).
@@ -108,7 +95,7 @@ static void confirm(cl_client *cl, uint32_t from, const net_snapshot *actual)
     if (P <= T || (int32_t)(P - T) > (int32_t)CL_RING) {
         // Not ahead (just synced, or fell behind): start over from here.
         cl->rollback_pending = false;
-        rollback(cl, T);
+        cl_rollback(cl, T);
         return;
     }
     if (cl->rollback_pending) {
@@ -123,7 +110,7 @@ static void confirm(cl_client *cl, uint32_t from, const net_snapshot *actual)
     const sim_char_state *cs = sim_scene_characters(cl->conf, &nc);
     bool differ = pr->tick != T || pr->count != nc;
     for (uint32_t i = 0; i < nc && !differ; i++)
-        differ = cs[i].id != pr->states[i].id || first_field(&cs[i], &pr->states[i]) != NULL;
+        differ = cs[i].id != pr->states[i].id || cl_first_field(&cs[i], &pr->states[i]) != NULL;
     if (!differ)
         return;
     if (actual && pr->tick == T) {
@@ -142,7 +129,7 @@ static void confirm(cl_client *cl, uint32_t from, const net_snapshot *actual)
             if (ps->tick != a->command.tick)
                 continue;
             const net_tick_command *p = cl_find_cmd(ps->inputs, ps->input_count, a->id);
-            if (!p || !same_command(&p->command, &a->command)) {
+            if (!p || !cl_same_command(&p->command, &a->command)) {
                 const sim_char_state *c = find_state(cs, nc, a->id);
                 if (c)
                     cl->changed[c - cs] = 1;
@@ -160,7 +147,7 @@ static void confirm(cl_client *cl, uint32_t from, const net_snapshot *actual)
             const sim_char_state *p = find_state(pr->states, pr->count, cs[i].id);
             if (!p)
                 continue; // joined: not a misprediction of a state we had
-            const char *field = first_field(&cs[i], p);
+            const char *field = cl_first_field(&cs[i], p);
             if (!field)
                 continue;
             bool own = cs[i].id == cl->character;
@@ -199,7 +186,7 @@ static void confirm(cl_client *cl, uint32_t from, const net_snapshot *actual)
         cl->stats.rollbacks_deferred++;
         return;
     }
-    rollback(cl, P);
+    cl_rollback(cl, P);
 }
 
 // The rollback put off by a backlog, before the prediction is used.
@@ -209,7 +196,7 @@ void cl_settle(cl_client *cl)
     if (!cl->rollback_pending)
         return;
     cl->rollback_pending = false;
-    rollback(cl, sim_scene_tick(cl->pred));
+    cl_rollback(cl, sim_scene_tick(cl->pred));
 }
 
 // The commands each character ran in the last tick of the snapshot, for

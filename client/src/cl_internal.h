@@ -12,8 +12,9 @@
 // not confirmed yet.
 //
 // cl_client.c: creation, sending and prediction; cl_confirm.c: what comes
-// from the server (welcome, refusal, snapshots, full states), confirmation,
-// misprediction causes and rollback.
+// from the server (welcome, refusal, snapshots, full states), confirmation
+// and misprediction causes; cl_island.c: rollback (re-simulating only the
+// characters whose prediction can differ).
 #ifndef KEEL_CL_INTERNAL_H
 #define KEEL_CL_INTERNAL_H
 
@@ -39,6 +40,9 @@ typedef struct cl_state_slot {
     // character present at this tick ran in the tick before (the reference)
     net_tick_command *inputs;
     uint32_t input_count;
+    // pred ring: the step of this tick placed someone at a free spot or left
+    // a ghost (sim_scene_last_separation): reach no island bound covers
+    bool placed;
 } cl_state_slot;
 
 /// A snapshot that cannot be applied yet: its baseline is past the confirmed
@@ -49,6 +53,8 @@ typedef struct cl_pending {
     size_t length;
     uint8_t data[NET_MTU];
 } cl_pending;
+
+typedef struct cl_island cl_island;
 
 typedef struct cl_own_slot {
     uint32_t tick;
@@ -126,6 +132,8 @@ struct cl_client {
     net_tick_command *snap_cmds;
     uint8_t *changed; // per character index in conf: command changed or joined
     uint8_t packet[NET_MTU];
+    cl_island *island; // island rollback (cl_island.c)
+    sim_scene *check;  // the sync test's full re-simulation (island_check only)
     cl_stats stats;
 };
 
@@ -133,6 +141,21 @@ struct cl_client {
 void cl_send_ping(cl_client *cl, uint32_t now_ms);
 /// Run the predicted scene one tick (cl_client.c).
 void cl_predict_one(cl_client *cl);
+/// The command character `c` (in its state before tick t) runs at tick t in
+/// the prediction (cl_client.c).
+void cl_command_for(const cl_client *cl, uint32_t t, const sim_char_state *c, sim_input *out);
+/// The first field in which two states differ, NULL when equal; whether two
+/// commands are the same (the tick aside) (cl_confirm.c).
+const char *cl_first_field(const sim_char_state *a, const sim_char_state *b);
+bool cl_same_command(const sim_input *a, const sim_input *b);
+/// Rebuild the prediction from the confirmed state up to tick `to`: on an
+/// island when it can, else every character (cl_island.c).
+void cl_rollback(cl_client *cl, uint32_t to);
+/// The island's scenes and scratch, allocated with the client (cl_island.c).
+bool cl_island_init(cl_client *cl);
+void cl_island_free(cl_client *cl);
+/// The sync test after an island rollback up to P (cl_island_check.c).
+void cl_island_check(cl_client *cl, uint32_t P);
 /// The command of character `id` in a list sorted by id, or NULL.
 const net_tick_command *cl_find_cmd(const net_tick_command *cmds, uint32_t n, uint32_t id);
 /// Finish a rollback a backlog of snapshots put off (cl_confirm.c).

@@ -20,6 +20,13 @@
 // was wrong); unexplained -- that would be a determinism bug, and the tests
 // fail on it.
 //
+// Rollback re-simulates an island: the characters whose prediction can
+// differ (a different state at C, or a different command in the ticks
+// re-simulated) and, tick by tick, everyone who could come within reach of
+// them, in old or new trajectories (docs/client.md, "Island rollback");
+// the others keep their predicted states, which a full re-simulation would
+// reproduce bit for bit.
+//
 // The prediction horizon is capped (prediction_cap ticks past C, default 48):
 // beyond it cl_client_predict refuses to advance (returns false) until a
 // snapshot confirms more; the game keeps its last frame. The cap leaves room
@@ -59,6 +66,19 @@ typedef struct cl_config {
     /// scene digest): a server set up otherwise refuses the client (default
     /// false).
     bool platforms;
+    /// Re-simulate every character on every rollback instead of an island
+    /// (a reference for measurements; the results are the same bits).
+    bool full_rollback;
+    /// The sync test of island rollback: after every rollback done on an
+    /// island, re-simulate every character as well, in a scene of its own,
+    /// and compare the two tick by tick (cl_stats.island_checks and
+    /// island_check_differences). Doubles a rollback's cost; for tests and
+    /// benchmarks.
+    bool island_check;
+    /// When given, the client times each rollback with it (cl_stats.
+    /// rollback_ns; the sync test's re-simulation left out). The library
+    /// reads no clock of its own; for benchmarks (default NULL).
+    uint64_t (*clock_ns)(void);
     uint32_t cookie;
 } cl_config;
 
@@ -80,6 +100,21 @@ typedef struct cl_stats {
     uint64_t own_mispredictions[CL_CAUSE_COUNT];
     uint64_t remote_mispredictions[CL_CAUSE_COUNT];
     uint64_t rollbacks, resimulated_ticks;
+    /// Island rollback: characters re-simulated, summed over the rollbacks
+    /// (the island's final size, or every character for a full one), and
+    /// the character-ticks the rollbacks stepped (an island's retries
+    /// included). Rollbacks done on an island, and those that needed every
+    /// character (the confirmed and predicted characters differ, someone
+    /// was placed at a free spot, or full_rollback is set); island ticks
+    /// stepped again because a character joined the island after the step.
+    uint64_t resimulated_characters, resimulated_character_ticks;
+    uint64_t island_rollbacks, island_fallbacks, island_retries;
+    /// The sync test (cl_config.island_check): rollbacks checked, and
+    /// character states that differed from the full re-simulation's (a bug
+    /// if ever nonzero).
+    uint64_t island_checks, island_check_differences;
+    /// Time spent in rollbacks (ns), when cl_config.clock_ns is given.
+    uint64_t rollback_ns;
     uint64_t snapshots, full_states, snapshots_stale, snapshots_unusable, hash_mismatches;
     uint64_t messages_malformed;
     uint64_t snapshot_packets_lost; ///< from gaps in the server's sequence numbers

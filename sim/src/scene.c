@@ -281,8 +281,10 @@ static uint32_t bodies_from(const sim_scene *sc, int64_t lo)
     return a;
 }
 
-// The other character j as an obstacle for the view's owner.
-static sim_obstacle obstacle(const scene_view *v, uint32_t j)
+// The other character j as an obstacle for the view's owner. `shrink`, when
+// not NULL, keeps the shrink of the pair for the rest of the move (-1: not
+// known yet): it depends only on the two snapshot bodies.
+static sim_obstacle obstacle(const scene_view *v, uint32_t j, sim_fx *shrink)
 {
     const sim_scene *sc = v->scene;
     const scene_body *o = &sc->bodies[j];
@@ -294,12 +296,18 @@ static sim_obstacle obstacle(const scene_view *v, uint32_t j)
     ob.side = -1;
     if (v->self >= 0) {
         const scene_body *me = &sc->bodies[v->self];
+        ob.side = me->id < o->id ? -1 : 1;
+        if (shrink && *shrink >= 0) {
+            ob.shrink = *shrink;
+            return ob;
+        }
         // Each of a pair overlapping at the start of the tick sees the other
         // smaller by half the overlap: each resolves its half, and asking
         // again after moving does not hand it the other half as well.
         sim_fx d = sim_shape_pair_depth(me->shape, me->center, o->shape, o->center);
         ob.shrink = d > 0 ? d / 2 : 0;
-        ob.side = me->id < o->id ? -1 : 1;
+        if (shrink)
+            *shrink = ob.shrink;
     }
     return ob;
 }
@@ -309,20 +317,17 @@ static sim_obstacle obstacle(const scene_view *v, uint32_t j)
 typedef struct body_cursor {
     uint32_t slot;
     int64_t hi;
-    const body_near *list; // non-NULL: take the bodies from this list
+    body_near *list; // non-NULL: take the bodies from this list
 } body_cursor;
 
-static bool box_inside(sim_aabb in, sim_aabb out)
-{
-    return in.min.x >= out.min.x && in.max.x <= out.max.x && in.min.y >= out.min.y && in.max.y <= out.max.y &&
-           in.min.z >= out.min.z && in.max.z <= out.max.z;
-}
+// Where the shrink of the body next_body just took is kept (NULL: nowhere).
+static sim_fx *cursor_shrink(const body_cursor *c) { return c->list ? &c->list->shrink[c->slot - 1] : NULL; }
 
 static body_cursor bodies_in(const scene_view *v, sim_aabb box)
 {
     const sim_scene *sc = v->scene;
-    const body_near *bn = v->bodies_near;
-    if (bn && bn->usable && box_inside(box, bn->box))
+    body_near *bn = v->bodies_near;
+    if (bn && bn->usable && scene_box_inside(box, bn->box))
         return (body_cursor){0, 0, bn};
     body_cursor c = {bodies_from(sc, sim_v3_comp(box.min, sc->sort_axis)), sim_v3_comp(box.max, sc->sort_axis), NULL};
     return c;
@@ -376,6 +381,7 @@ static void body_near_gather(body_near *bn, const scene_view *v, sim_aabb box)
             bn->usable = false;
             return;
         }
+        bn->shrink[bn->count] = -1;
         bn->body[bn->count++] = j;
     }
 }
@@ -491,7 +497,7 @@ static bool view_sweep(void *ctx, const sim_sweep_input *in, sim_sweep_result *o
         body_cursor cur = bodies_in(v, box);
         uint32_t j;
         while (next_body(v, box, &cur, &j)) {
-            sim_obstacle ob = obstacle(v, j);
+            sim_obstacle ob = obstacle(v, j, cursor_shrink(&cur));
             sim_tri_hit h;
             if (sim_sweep_shape_obstacle(&ray, &ob, &h))
                 offer(&best, &ray, &h, 0);
@@ -562,7 +568,7 @@ static int view_contacts(void *ctx, const sim_overlap_input *in, sim_contact *ou
         body_cursor cur = bodies_in(v, box);
         uint32_t j;
         while (next_body(v, box, &cur, &j)) {
-            sim_obstacle ob = obstacle(v, j);
+            sim_obstacle ob = obstacle(v, j, cursor_shrink(&cur));
             sim_tri_hit h;
             if (sim_contact_shape_obstacle(in->shape, in->position, &ob, margin, &h))
                 add_contact(&l, &h);
@@ -742,6 +748,7 @@ sim_scene *sim_scene_create(const sim_world *world, const sim_move_settings *set
     sc->scratch = calloc(n, sizeof *sc->scratch);
     sc->keys = calloc(n, sizeof *sc->keys);
     sc->views = calloc(n + 1, sizeof *sc->views);
+    sc->near_keep = calloc(n, sizeof *sc->near_keep);
     size_t buckets = 2;
     while (buckets < 2 * n)
         buckets *= 2;
@@ -759,9 +766,9 @@ sim_scene *sim_scene_create(const sim_world *world, const sim_move_settings *set
     sc->scan_count = calloc(n, sizeof *sc->scan_count);
     sc->scan_mark = calloc(n, sizeof *sc->scan_mark);
     if (!sc->chars || !sc->inputs || !sc->has_input || !sc->bodies || !sc->order || !sc->scratch || !sc->keys ||
-        !sc->views || !sc->grid_head || !sc->grid_built || !sc->grid_next || !sc->grid_prev || !sc->grid_cell ||
-        !sc->feet_offset || !sc->push || !sc->sep_flag || !sc->scan_other || !sc->scan_push || !sc->scan_count ||
-        !sc->scan_mark) {
+        !sc->views || !sc->near_keep || !sc->grid_head || !sc->grid_built || !sc->grid_next || !sc->grid_prev ||
+        !sc->grid_cell || !sc->feet_offset || !sc->push || !sc->sep_flag || !sc->scan_other || !sc->scan_push ||
+        !sc->scan_count || !sc->scan_mark) {
         sim_scene_destroy(sc);
         return NULL;
     }
@@ -780,6 +787,7 @@ void sim_scene_destroy(sim_scene *sc)
     free(sc->scratch);
     free(sc->keys);
     free(sc->views);
+    free(sc->near_keep);
     free(sc->grid_head);
     free(sc->grid_built);
     free(sc->grid_next);
@@ -932,7 +940,7 @@ static void move_range(sim_scene *sc, uint32_t begin, uint32_t end)
         *v = (scene_view){sc, (int64_t)i, 0, !(sc->sep_flag[i] & SEP_FLAG_GHOST), NULL, NULL};
         if (!flying) {
             sim_aabb box = sim_near_step_box(s, c);
-            sim_near_gather(&near, sc->world, box);
+            scene_near_step(&sc->near_keep[i], sc->world, box, &near);
             body_near_gather(&bodies, v, box);
             v->near = &near;
             v->bodies_near = &bodies;

@@ -190,11 +190,36 @@ static bool body_before(const sim_scene *sc, uint32_t a, uint32_t b)
     return a < b; // body index order is id order
 }
 
-// Bottom-up merge sort into sc->order: O(n log n) in every case, no
-// allocation, and the order is unique because body_before is strict.
+// Insertion sort of sc->order (a permutation of the bodies) with at most
+// `budget` moves: false when it ran out (sc->order is then some permutation).
+static bool insertion_sort_bodies(sim_scene *sc, uint64_t budget)
+{
+    uint32_t *o = sc->order;
+    for (uint32_t i = 1; i < sc->count; i++) {
+        uint32_t x = o[i], j = i;
+        while (j > 0 && body_before(sc, x, o[j - 1])) {
+            if (budget-- == 0)
+                return false;
+            o[j] = o[j - 1];
+            j--;
+        }
+        o[j] = x;
+    }
+    return true;
+}
+
+// The bodies in body_before order into sc->order. That order is unique
+// (body_before is strict), so any correct sort gives it: the last sort's
+// order (a permutation of as many bodies) is nearly sorted from one tick to
+// the next and an insertion sort finishes it in about n steps; when it is
+// not (another count, much motion, the axis changed), a bottom-up merge sort
+// from scratch: O(n log n) in every case. No allocation.
 static void sort_bodies(sim_scene *sc)
 {
     uint32_t n = sc->count;
+    if (sc->order_count == n && insertion_sort_bodies(sc, 4 * (uint64_t)n))
+        return;
+    sc->order_count = n;
     uint32_t *src = sc->order, *dst = sc->scratch;
     for (uint32_t i = 0; i < n; i++)
         src[i] = i;
@@ -262,8 +287,12 @@ static void build_bodies(sim_scene *sc)
             sc->max_width = w;
     }
     sort_bodies(sc);
-    for (uint32_t i = 0; i < sc->count; i++)
-        sc->keys[i] = sim_v3_comp(sc->bodies[sc->order[i]].bounds.min, sc->sort_axis);
+    for (uint32_t i = 0; i < sc->count; i++) {
+        const scene_body *b = &sc->bodies[sc->order[i]];
+        sc->keys[i] = sim_v3_comp(b->bounds.min, sc->sort_axis);
+        sc->span[2 * i] = sim_v3_comp(b->bounds.min, 2 - sc->sort_axis);
+        sc->span[2 * i + 1] = sim_v3_comp(b->bounds.max, 2 - sc->sort_axis);
+    }
 }
 
 // The first sorted slot whose body can reach `lo` along the sort axis.
@@ -355,7 +384,14 @@ static bool next_body(const scene_view *v, sim_aabb box, body_cursor *c, uint32_
         }
         return false;
     }
+    // The other horizontal axis first, from the sorted copy: a body whose
+    // bounds miss the box there is not wanted (sim_aabb_overlaps), and the
+    // test reads no body.
+    int other = 2 - sc->sort_axis;
+    sim_fx olo = sim_v3_comp(box.min, other), ohi = sim_v3_comp(box.max, other);
     for (; c->slot < sc->count && sc->keys[c->slot] <= c->hi; c->slot++) {
+        if (sc->span[2 * c->slot] > ohi || sc->span[2 * c->slot + 1] < olo)
+            continue;
         uint32_t j = sc->order[c->slot];
         if (!body_wanted(v, box, j))
             continue;
@@ -747,6 +783,7 @@ sim_scene *sim_scene_create(const sim_world *world, const sim_move_settings *set
     sc->order = calloc(n, sizeof *sc->order);
     sc->scratch = calloc(n, sizeof *sc->scratch);
     sc->keys = calloc(n, sizeof *sc->keys);
+    sc->span = calloc(2 * n, sizeof *sc->span);
     sc->views = calloc(n + 1, sizeof *sc->views);
     sc->near_keep = calloc(n, sizeof *sc->near_keep);
     size_t buckets = 2;
@@ -766,9 +803,9 @@ sim_scene *sim_scene_create(const sim_world *world, const sim_move_settings *set
     sc->scan_count = calloc(n, sizeof *sc->scan_count);
     sc->scan_mark = calloc(n, sizeof *sc->scan_mark);
     if (!sc->chars || !sc->inputs || !sc->has_input || !sc->bodies || !sc->order || !sc->scratch || !sc->keys ||
-        !sc->views || !sc->near_keep || !sc->grid_head || !sc->grid_built || !sc->grid_next || !sc->grid_prev ||
-        !sc->grid_cell || !sc->feet_offset || !sc->push || !sc->sep_flag || !sc->scan_other || !sc->scan_push ||
-        !sc->scan_count || !sc->scan_mark) {
+        !sc->span || !sc->views || !sc->near_keep || !sc->grid_head || !sc->grid_built || !sc->grid_next ||
+        !sc->grid_prev || !sc->grid_cell || !sc->feet_offset || !sc->push || !sc->sep_flag || !sc->scan_other ||
+        !sc->scan_push || !sc->scan_count || !sc->scan_mark) {
         sim_scene_destroy(sc);
         return NULL;
     }
@@ -786,6 +823,7 @@ void sim_scene_destroy(sim_scene *sc)
     free(sc->order);
     free(sc->scratch);
     free(sc->keys);
+    free(sc->span);
     free(sc->views);
     free(sc->near_keep);
     free(sc->grid_head);

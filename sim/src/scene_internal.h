@@ -85,8 +85,10 @@ struct sim_scene {
     uint8_t *has_input;
     scene_body *bodies;         // snapshot, parallel to chars
     uint32_t *order;            // body indices sorted by (key, index)
+    uint32_t order_count;       // count when order was last sorted (then a permutation of that many)
     uint32_t *scratch;          // merge buffer
     sim_fx *keys;               // key of order[i]
+    sim_fx *span;               // bounds of order[i] along the other horizontal axis: min, max
     int sort_axis;              // 0 (x) or 2 (z)
     sim_fx max_width;           // largest body extent along the sort axis
     scene_view *views;          // max_chars + 1: one per character slot, the last for none

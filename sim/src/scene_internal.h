@@ -111,6 +111,7 @@ struct sim_scene {
     uint32_t *grid_prev;
     uint32_t *grid_cell;   // per character: cell x, cell z (two entries)
     uint32_t grid_shift;   // cell size is 2^grid_shift raw units
+    int64_t grid_reach;    // the largest half width of a body (x or z) in this build
     sim_vec3 *feet_offset; // per character: centre - feet
     int64_t *push;         // per character: x, y, z
     uint8_t *sep_flag;     // SEP_FLAG_* per character, for one pass (ghosts: to the moves)

@@ -243,17 +243,21 @@ static void sort_bodies(sim_scene *sc)
         memcpy(sc->order, src, (size_t)n * sizeof *src);
 }
 
-void scene_bodies_fill(sim_scene *sc)
+// Character i's body from its current state.
+static void body_fill(const sim_scene *sc, uint32_t i, scene_body *b)
 {
     const sim_move_settings *s = &sc->settings;
-    for (uint32_t i = 0; i < sc->count; i++) {
-        scene_body *b = &sc->bodies[i];
-        b->id = sc->chars[i].id;
-        b->shape = sim_char_shape(s, &sc->chars[i]);
-        b->center = sim_char_center(s, &sc->chars[i]);
-        b->bounds = sim_shape_bounds(b->shape, b->center);
-        b->solid = sc->chars[i].move_type != SIM_MOVE_FLY;
-    }
+    b->id = sc->chars[i].id;
+    b->shape = sim_char_shape(s, &sc->chars[i]);
+    b->center = sim_char_center(s, &sc->chars[i]);
+    b->bounds = sim_shape_bounds(b->shape, b->center);
+    b->solid = sc->chars[i].move_type != SIM_MOVE_FLY;
+}
+
+void scene_bodies_fill(sim_scene *sc)
+{
+    for (uint32_t i = 0; i < sc->count; i++)
+        body_fill(sc, i, &sc->bodies[i]);
 }
 
 static void build_bodies(sim_scene *sc)
@@ -780,6 +784,7 @@ sim_scene *sim_scene_create(const sim_world *world, const sim_move_settings *set
     sc->inputs = calloc(n, sizeof *sc->inputs);
     sc->has_input = calloc(n, sizeof *sc->has_input);
     sc->bodies = calloc(n, sizeof *sc->bodies);
+    sc->bodies_next = calloc(n, sizeof *sc->bodies_next);
     sc->order = calloc(n, sizeof *sc->order);
     sc->scratch = calloc(n, sizeof *sc->scratch);
     sc->keys = calloc(n, sizeof *sc->keys);
@@ -802,8 +807,8 @@ sim_scene *sim_scene_create(const sim_world *world, const sim_move_settings *set
     sc->scan_push = calloc(SCAN_SLOTS * n, sizeof *sc->scan_push);
     sc->scan_count = calloc(n, sizeof *sc->scan_count);
     sc->scan_mark = calloc(n, sizeof *sc->scan_mark);
-    if (!sc->chars || !sc->inputs || !sc->has_input || !sc->bodies || !sc->order || !sc->scratch || !sc->keys ||
-        !sc->span || !sc->views || !sc->near_keep || !sc->grid_head || !sc->grid_built || !sc->grid_next ||
+    if (!sc->chars || !sc->inputs || !sc->has_input || !sc->bodies || !sc->bodies_next || !sc->order || !sc->scratch ||
+        !sc->keys || !sc->span || !sc->views || !sc->near_keep || !sc->grid_head || !sc->grid_built || !sc->grid_next ||
         !sc->grid_prev || !sc->grid_cell || !sc->feet_offset || !sc->push || !sc->sep_flag || !sc->scan_other ||
         !sc->scan_push || !sc->scan_count || !sc->scan_mark) {
         sim_scene_destroy(sc);
@@ -820,6 +825,7 @@ void sim_scene_destroy(sim_scene *sc)
     free(sc->inputs);
     free(sc->has_input);
     free(sc->bodies);
+    free(sc->bodies_next);
     free(sc->order);
     free(sc->scratch);
     free(sc->keys);
@@ -1001,6 +1007,12 @@ static void move_range(sim_scene *sc, uint32_t begin, uint32_t end)
         (void)stepped;
         v->near = NULL; // they lived on this stack
         v->bodies_near = NULL;
+        // What the separation pass after the moves starts from (its
+        // prepare, done here on the moves' threads): the body after the
+        // move, kept apart from the snapshot the other moves still read.
+        body_fill(sc, i, &sc->bodies_next[i]);
+        sc->feet_offset[i] = sim_v3_sub(sc->bodies_next[i].center, c->position);
+        sc->sep_flag[i] = 0;
     }
 }
 
@@ -1046,7 +1058,9 @@ void sim_scene_step(sim_scene *sc)
         sc->run(sc->run_user, items, move_items, sc);
     else
         move_range(sc, 0, sc->count);
+    sc->bodies_ready = true;
     sc->sep_clean = scene_separate(sc);
+    sc->bodies_ready = false; // (a pass over fewer than two characters does not look)
     // Ghost marks are for this tick's moves only (nothing outside a step sees
     // them, and adds and removes shift the indices).
     memset(sc->sep_flag, 0, sc->count ? sc->count : 1);

@@ -84,6 +84,8 @@ struct sim_scene {
     sim_input *inputs;     // parallel to chars
     uint8_t *has_input;
     scene_body *bodies;         // snapshot, parallel to chars
+    scene_body *bodies_next;    // each body after its move: the separation's start (see prepare)
+    bool bodies_ready;          // bodies_next, feet_offset and sep_flag filled by the moves
     uint32_t *order;            // body indices sorted by (key, index)
     uint32_t order_count;       // count when order was last sorted (then a permutation of that many)
     uint32_t *scratch;          // merge buffer

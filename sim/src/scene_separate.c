@@ -658,10 +658,19 @@ static int push_pairs(sim_scene *sc, bool piles)
 
 static void prepare(sim_scene *sc)
 {
-    scene_bodies_fill(sc);
-    for (uint32_t i = 0; i < sc->count; i++) {
-        sc->feet_offset[i] = sim_v3_sub(sc->bodies[i].center, sc->chars[i].position);
-        sc->sep_flag[i] = 0;
+    if (sc->bodies_ready) {
+        // After the moves: each move filled its body, feet offset and flags
+        // (scene.c, move_range); the snapshot is no longer needed.
+        scene_body *t = sc->bodies;
+        sc->bodies = sc->bodies_next;
+        sc->bodies_next = t;
+        sc->bodies_ready = false;
+    } else {
+        scene_bodies_fill(sc);
+        for (uint32_t i = 0; i < sc->count; i++) {
+            sc->feet_offset[i] = sim_v3_sub(sc->bodies[i].center, sc->chars[i].position);
+            sc->sep_flag[i] = 0;
+        }
     }
     grid_build(sc);
 }

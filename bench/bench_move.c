@@ -11,7 +11,9 @@
 // keel_jobs pool) for 1000 characters on the built-in level and zdm2; and a
 // pile: 1000 characters added at one point of the built-in level, standing
 // idle for 300 ticks (worst and mean tick, longest run of ticks any of them
-// stayed stuck).
+// stayed stuck). The scene/world-only ratio at 1000 characters and the
+// 2-thread speed-up are printed beside their targets (TARGET_SCENE_RATIO,
+// TARGET_SPEEDUP).
 //
 // With --table (or --independent or --shape), the older table instead:
 // character-ticks per second of sim_scene_step (or, with --independent,
@@ -54,6 +56,8 @@
 #define PILE_TICKS 300u
 #define PAR_CHARACTERS 1000u
 #define PAR_THREADS 2u
+#define TARGET_SCENE_RATIO 1.2 // scene step over world-only moves, 1000 characters
+#define TARGET_SPEEDUP 1.8     // the scene step on PAR_THREADS threads over one, 1000 characters
 
 static const uint32_t counts[] = {1, 64, 1000};
 #define COUNT_KINDS (sizeof counts / sizeof counts[0])
@@ -374,6 +378,22 @@ static void print_summary_table(scase *cases, int ncases, double round_s)
                cases[i].level, cases[i].triangles, cases[i].count, wmin, wmed, smin, smed,
                w && sc ? 100.0 * (smed / wmed - 1) : 0.0, w ? w->hash : 0, sc ? sc->hash : 0);
     }
+    // The target for a crowd: the scene step at most TARGET_SCENE_RATIO times
+    // the same moves against the world alone.
+    for (int i = 0; i < ncases; i++) {
+        if (cases[i].scene || cases[i].count != PAR_CHARACTERS)
+            continue;
+        for (int j = 0; j < ncases; j++) {
+            if (!cases[j].scene || cases[j].count != cases[i].count || strcmp(cases[j].level, cases[i].level) != 0)
+                continue;
+            double wmin, wmed, smin, smed;
+            min_median(cases[i].us, rounds, &wmin, &wmed);
+            min_median(cases[j].us, rounds, &smin, &smed);
+            printf("scene / world-only, %s, %" PRIu32 " characters (medians): x%.2f, target <= x%.2f: %s\n",
+                   cases[i].level, cases[i].count, smed / wmed, TARGET_SCENE_RATIO,
+                   smed / wmed <= TARGET_SCENE_RATIO ? "met" : "not met");
+        }
+    }
     printf("\ncost per character, 1000 characters over 64 (medians):");
     bool first = true;
     for (int i = 0; i < ncases; i++) {
@@ -435,6 +455,9 @@ static void summary_parallel(slevel *const *levels, int nlevels)
         printf("%-9s %6u %6" PRIu64 " %10.3f %10.3f %8.2fx %7.2fx %5.2f/%.2f\n", l->name, PAR_CHARACTERS, f.ticks,
                f.seconds1 * 1e3 / (double)f.ticks, f.secondsN * 1e3 / (double)f.ticks, f.seconds1 / f.secondsN,
                f.moves1 / f.movesN, f.cores_before, f.cores_after);
+        double up = f.seconds1 / f.secondsN;
+        printf("  speed-up x%.2f, target >= x%.2f on a quiet machine: %s\n", up, TARGET_SPEEDUP,
+               up >= TARGET_SPEEDUP ? "met" : "not met");
         printf("BENCH bench_move level=%s characters=%u threads=%u metric=scene_speedup value=%.3f moves=%.3f "
                "cores=%.2f/%.2f\n",
                l->name, PAR_CHARACTERS, PAR_THREADS, f.seconds1 / f.secondsN, f.moves1 / f.movesN, f.cores_before,

@@ -190,11 +190,36 @@ static bool body_before(const sim_scene *sc, uint32_t a, uint32_t b)
     return a < b; // body index order is id order
 }
 
-// Bottom-up merge sort into sc->order: O(n log n) in every case, no
-// allocation, and the order is unique because body_before is strict.
+// Insertion sort of sc->order (a permutation of the bodies) with at most
+// `budget` moves: false when it ran out (sc->order is then some permutation).
+static bool insertion_sort_bodies(sim_scene *sc, uint64_t budget)
+{
+    uint32_t *o = sc->order;
+    for (uint32_t i = 1; i < sc->count; i++) {
+        uint32_t x = o[i], j = i;
+        while (j > 0 && body_before(sc, x, o[j - 1])) {
+            if (budget-- == 0)
+                return false;
+            o[j] = o[j - 1];
+            j--;
+        }
+        o[j] = x;
+    }
+    return true;
+}
+
+// The bodies in body_before order into sc->order. That order is unique
+// (body_before is strict), so any correct sort gives it: the last sort's
+// order (a permutation of as many bodies) is nearly sorted from one tick to
+// the next and an insertion sort finishes it in about n steps; when it is
+// not (another count, much motion, the axis changed), a bottom-up merge sort
+// from scratch: O(n log n) in every case. No allocation.
 static void sort_bodies(sim_scene *sc)
 {
     uint32_t n = sc->count;
+    if (sc->order_count == n && insertion_sort_bodies(sc, 4 * (uint64_t)n))
+        return;
+    sc->order_count = n;
     uint32_t *src = sc->order, *dst = sc->scratch;
     for (uint32_t i = 0; i < n; i++)
         src[i] = i;
@@ -218,17 +243,21 @@ static void sort_bodies(sim_scene *sc)
         memcpy(sc->order, src, (size_t)n * sizeof *src);
 }
 
-void scene_bodies_fill(sim_scene *sc)
+// Character i's body from its current state.
+static void body_fill(const sim_scene *sc, uint32_t i, scene_body *b)
 {
     const sim_move_settings *s = &sc->settings;
-    for (uint32_t i = 0; i < sc->count; i++) {
-        scene_body *b = &sc->bodies[i];
-        b->id = sc->chars[i].id;
-        b->shape = sim_char_shape(s, &sc->chars[i]);
-        b->center = sim_char_center(s, &sc->chars[i]);
-        b->bounds = sim_shape_bounds(b->shape, b->center);
-        b->solid = sc->chars[i].move_type != SIM_MOVE_FLY;
-    }
+    b->id = sc->chars[i].id;
+    b->shape = sim_char_shape(s, &sc->chars[i]);
+    b->center = sim_char_center(s, &sc->chars[i]);
+    b->bounds = sim_shape_bounds(b->shape, b->center);
+    b->solid = sc->chars[i].move_type != SIM_MOVE_FLY;
+}
+
+void scene_bodies_fill(sim_scene *sc)
+{
+    for (uint32_t i = 0; i < sc->count; i++)
+        body_fill(sc, i, &sc->bodies[i]);
 }
 
 static void build_bodies(sim_scene *sc)
@@ -262,8 +291,12 @@ static void build_bodies(sim_scene *sc)
             sc->max_width = w;
     }
     sort_bodies(sc);
-    for (uint32_t i = 0; i < sc->count; i++)
-        sc->keys[i] = sim_v3_comp(sc->bodies[sc->order[i]].bounds.min, sc->sort_axis);
+    for (uint32_t i = 0; i < sc->count; i++) {
+        const scene_body *b = &sc->bodies[sc->order[i]];
+        sc->keys[i] = sim_v3_comp(b->bounds.min, sc->sort_axis);
+        sc->span[2 * i] = sim_v3_comp(b->bounds.min, 2 - sc->sort_axis);
+        sc->span[2 * i + 1] = sim_v3_comp(b->bounds.max, 2 - sc->sort_axis);
+    }
 }
 
 // The first sorted slot whose body can reach `lo` along the sort axis.
@@ -281,8 +314,10 @@ static uint32_t bodies_from(const sim_scene *sc, int64_t lo)
     return a;
 }
 
-// The other character j as an obstacle for the view's owner.
-static sim_obstacle obstacle(const scene_view *v, uint32_t j)
+// The other character j as an obstacle for the view's owner. `shrink`, when
+// not NULL, keeps the shrink of the pair for the rest of the move (-1: not
+// known yet): it depends only on the two snapshot bodies.
+static sim_obstacle obstacle(const scene_view *v, uint32_t j, sim_fx *shrink)
 {
     const sim_scene *sc = v->scene;
     const scene_body *o = &sc->bodies[j];
@@ -294,12 +329,18 @@ static sim_obstacle obstacle(const scene_view *v, uint32_t j)
     ob.side = -1;
     if (v->self >= 0) {
         const scene_body *me = &sc->bodies[v->self];
+        ob.side = me->id < o->id ? -1 : 1;
+        if (shrink && *shrink >= 0) {
+            ob.shrink = *shrink;
+            return ob;
+        }
         // Each of a pair overlapping at the start of the tick sees the other
         // smaller by half the overlap: each resolves its half, and asking
         // again after moving does not hand it the other half as well.
         sim_fx d = sim_shape_pair_depth(me->shape, me->center, o->shape, o->center);
         ob.shrink = d > 0 ? d / 2 : 0;
-        ob.side = me->id < o->id ? -1 : 1;
+        if (shrink)
+            *shrink = ob.shrink;
     }
     return ob;
 }
@@ -309,20 +350,17 @@ static sim_obstacle obstacle(const scene_view *v, uint32_t j)
 typedef struct body_cursor {
     uint32_t slot;
     int64_t hi;
-    const body_near *list; // non-NULL: take the bodies from this list
+    body_near *list; // non-NULL: take the bodies from this list
 } body_cursor;
 
-static bool box_inside(sim_aabb in, sim_aabb out)
-{
-    return in.min.x >= out.min.x && in.max.x <= out.max.x && in.min.y >= out.min.y && in.max.y <= out.max.y &&
-           in.min.z >= out.min.z && in.max.z <= out.max.z;
-}
+// Where the shrink of the body next_body just took is kept (NULL: nowhere).
+static sim_fx *cursor_shrink(const body_cursor *c) { return c->list ? &c->list->shrink[c->slot - 1] : NULL; }
 
 static body_cursor bodies_in(const scene_view *v, sim_aabb box)
 {
     const sim_scene *sc = v->scene;
-    const body_near *bn = v->bodies_near;
-    if (bn && bn->usable && box_inside(box, bn->box))
+    body_near *bn = v->bodies_near;
+    if (bn && bn->usable && scene_box_inside(box, bn->box))
         return (body_cursor){0, 0, bn};
     body_cursor c = {bodies_from(sc, sim_v3_comp(box.min, sc->sort_axis)), sim_v3_comp(box.max, sc->sort_axis), NULL};
     return c;
@@ -350,7 +388,14 @@ static bool next_body(const scene_view *v, sim_aabb box, body_cursor *c, uint32_
         }
         return false;
     }
+    // The other horizontal axis first, from the sorted copy: a body whose
+    // bounds miss the box there is not wanted (sim_aabb_overlaps), and the
+    // test reads no body.
+    int other = 2 - sc->sort_axis;
+    sim_fx olo = sim_v3_comp(box.min, other), ohi = sim_v3_comp(box.max, other);
     for (; c->slot < sc->count && sc->keys[c->slot] <= c->hi; c->slot++) {
+        if (sc->span[2 * c->slot] > ohi || sc->span[2 * c->slot + 1] < olo)
+            continue;
         uint32_t j = sc->order[c->slot];
         if (!body_wanted(v, box, j))
             continue;
@@ -376,6 +421,7 @@ static void body_near_gather(body_near *bn, const scene_view *v, sim_aabb box)
             bn->usable = false;
             return;
         }
+        bn->shrink[bn->count] = -1;
         bn->body[bn->count++] = j;
     }
 }
@@ -491,7 +537,7 @@ static bool view_sweep(void *ctx, const sim_sweep_input *in, sim_sweep_result *o
         body_cursor cur = bodies_in(v, box);
         uint32_t j;
         while (next_body(v, box, &cur, &j)) {
-            sim_obstacle ob = obstacle(v, j);
+            sim_obstacle ob = obstacle(v, j, cursor_shrink(&cur));
             sim_tri_hit h;
             if (sim_sweep_shape_obstacle(&ray, &ob, &h))
                 offer(&best, &ray, &h, 0);
@@ -562,7 +608,7 @@ static int view_contacts(void *ctx, const sim_overlap_input *in, sim_contact *ou
         body_cursor cur = bodies_in(v, box);
         uint32_t j;
         while (next_body(v, box, &cur, &j)) {
-            sim_obstacle ob = obstacle(v, j);
+            sim_obstacle ob = obstacle(v, j, cursor_shrink(&cur));
             sim_tri_hit h;
             if (sim_contact_shape_obstacle(in->shape, in->position, &ob, margin, &h))
                 add_contact(&l, &h);
@@ -738,10 +784,13 @@ sim_scene *sim_scene_create(const sim_world *world, const sim_move_settings *set
     sc->inputs = calloc(n, sizeof *sc->inputs);
     sc->has_input = calloc(n, sizeof *sc->has_input);
     sc->bodies = calloc(n, sizeof *sc->bodies);
+    sc->bodies_next = calloc(n, sizeof *sc->bodies_next);
     sc->order = calloc(n, sizeof *sc->order);
     sc->scratch = calloc(n, sizeof *sc->scratch);
     sc->keys = calloc(n, sizeof *sc->keys);
+    sc->span = calloc(2 * n, sizeof *sc->span);
     sc->views = calloc(n + 1, sizeof *sc->views);
+    sc->near_keep = calloc(n, sizeof *sc->near_keep);
     size_t buckets = 2;
     while (buckets < 2 * n)
         buckets *= 2;
@@ -758,10 +807,10 @@ sim_scene *sim_scene_create(const sim_world *world, const sim_move_settings *set
     sc->scan_push = calloc(SCAN_SLOTS * n, sizeof *sc->scan_push);
     sc->scan_count = calloc(n, sizeof *sc->scan_count);
     sc->scan_mark = calloc(n, sizeof *sc->scan_mark);
-    if (!sc->chars || !sc->inputs || !sc->has_input || !sc->bodies || !sc->order || !sc->scratch || !sc->keys ||
-        !sc->views || !sc->grid_head || !sc->grid_built || !sc->grid_next || !sc->grid_prev || !sc->grid_cell ||
-        !sc->feet_offset || !sc->push || !sc->sep_flag || !sc->scan_other || !sc->scan_push || !sc->scan_count ||
-        !sc->scan_mark) {
+    if (!sc->chars || !sc->inputs || !sc->has_input || !sc->bodies || !sc->bodies_next || !sc->order || !sc->scratch ||
+        !sc->keys || !sc->span || !sc->views || !sc->near_keep || !sc->grid_head || !sc->grid_built || !sc->grid_next ||
+        !sc->grid_prev || !sc->grid_cell || !sc->feet_offset || !sc->push || !sc->sep_flag || !sc->scan_other ||
+        !sc->scan_push || !sc->scan_count || !sc->scan_mark) {
         sim_scene_destroy(sc);
         return NULL;
     }
@@ -776,10 +825,13 @@ void sim_scene_destroy(sim_scene *sc)
     free(sc->inputs);
     free(sc->has_input);
     free(sc->bodies);
+    free(sc->bodies_next);
     free(sc->order);
     free(sc->scratch);
     free(sc->keys);
+    free(sc->span);
     free(sc->views);
+    free(sc->near_keep);
     free(sc->grid_head);
     free(sc->grid_built);
     free(sc->grid_next);
@@ -932,7 +984,7 @@ static void move_range(sim_scene *sc, uint32_t begin, uint32_t end)
         *v = (scene_view){sc, (int64_t)i, 0, !(sc->sep_flag[i] & SEP_FLAG_GHOST), NULL, NULL};
         if (!flying) {
             sim_aabb box = sim_near_step_box(s, c);
-            sim_near_gather(&near, sc->world, box);
+            scene_near_step(&sc->near_keep[i], sc->world, box, &near);
             body_near_gather(&bodies, v, box);
             v->near = &near;
             v->bodies_near = &bodies;
@@ -955,6 +1007,12 @@ static void move_range(sim_scene *sc, uint32_t begin, uint32_t end)
         (void)stepped;
         v->near = NULL; // they lived on this stack
         v->bodies_near = NULL;
+        // What the separation pass after the moves starts from (its
+        // prepare, done here on the moves' threads): the body after the
+        // move, kept apart from the snapshot the other moves still read.
+        body_fill(sc, i, &sc->bodies_next[i]);
+        sc->feet_offset[i] = sim_v3_sub(sc->bodies_next[i].center, c->position);
+        sc->sep_flag[i] = 0;
     }
 }
 
@@ -1000,7 +1058,9 @@ void sim_scene_step(sim_scene *sc)
         sc->run(sc->run_user, items, move_items, sc);
     else
         move_range(sc, 0, sc->count);
+    sc->bodies_ready = true;
     sc->sep_clean = scene_separate(sc);
+    sc->bodies_ready = false; // (a pass over fewer than two characters does not look)
     // Ghost marks are for this tick's moves only (nothing outside a step sees
     // them, and adds and removes shift the indices).
     memset(sc->sep_flag, 0, sc->count ? sc->count : 1);

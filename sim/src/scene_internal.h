@@ -40,8 +40,8 @@ typedef struct scene_view {
     int64_t self;           // index into bodies, -1 for none
     uint32_t skip_platform; // 0 for none
     bool characters;
-    const sim_near *near;                // the mover's neighbourhood of the world (NULL: none)
-    const struct body_near *bodies_near; // and of the other characters (NULL: none)
+    const sim_near *near;          // the mover's neighbourhood of the world (NULL: none)
+    struct body_near *bodies_near; // and of the other characters (NULL: none)
 } scene_view;
 
 // The other characters whose bounds touch a box, gathered once per move in
@@ -56,11 +56,22 @@ typedef struct scene_view {
 #define SEP_FLAG_RELOCATE 1u // to be moved to a free spot
 #define SEP_FLAG_MOVED 2u    // its body moved: written back at the end
 #define SEP_FLAG_GHOST 4u    // not placed: passes through the others this tick
+// A character slot's kept neighbourhood of the world (scene_near.c).
+#define SCENE_NEAR_KEEP_CAPACITY 512u
+typedef struct scene_near_keep {
+    const sim_world *world; // NULL: nothing kept yet
+    sim_aabb box;           // gathered around: every triangle overlapping it, in the walk's order
+    bool full;              // more than the capacity overlap box: gather the step box directly
+    uint32_t count;
+    uint32_t tri[SCENE_NEAR_KEEP_CAPACITY];
+} scene_near_keep;
+
 typedef struct body_near {
     sim_aabb box;
     bool usable;
     uint32_t count;
     uint32_t body[BODY_NEAR_CAPACITY];
+    sim_fx shrink[BODY_NEAR_CAPACITY]; // the view's shrink of each, once known (-1: not yet)
 } body_near;
 
 struct sim_scene {
@@ -72,14 +83,19 @@ struct sim_scene {
     sim_char_state *chars; // sorted by id
     sim_input *inputs;     // parallel to chars
     uint8_t *has_input;
-    scene_body *bodies;        // snapshot, parallel to chars
-    uint32_t *order;           // body indices sorted by (key, index)
-    uint32_t *scratch;         // merge buffer
-    sim_fx *keys;              // key of order[i]
-    int sort_axis;             // 0 (x) or 2 (z)
-    sim_fx max_width;          // largest body extent along the sort axis
-    scene_view *views;         // max_chars + 1: one per character slot, the last for none
-    scene_platform *platforms; // sorted by id
+    scene_body *bodies;         // snapshot, parallel to chars
+    scene_body *bodies_next;    // each body after its move: the separation's start (see prepare)
+    bool bodies_ready;          // bodies_next, feet_offset and sep_flag filled by the moves
+    uint32_t *order;            // body indices sorted by (key, index)
+    uint32_t order_count;       // count when order was last sorted (then a permutation of that many)
+    uint32_t *scratch;          // merge buffer
+    sim_fx *keys;               // key of order[i]
+    sim_fx *span;               // bounds of order[i] along the other horizontal axis: min, max
+    int sort_axis;              // 0 (x) or 2 (z)
+    sim_fx max_width;           // largest body extent along the sort axis
+    scene_view *views;          // max_chars + 1: one per character slot, the last for none
+    scene_near_keep *near_keep; // per character slot (scene_near.c)
+    scene_platform *platforms;  // sorted by id
     uint32_t platform_count;
     sim_aabb *water;
     uint32_t water_count;
@@ -97,6 +113,7 @@ struct sim_scene {
     uint32_t *grid_prev;
     uint32_t *grid_cell;   // per character: cell x, cell z (two entries)
     uint32_t grid_shift;   // cell size is 2^grid_shift raw units
+    int64_t grid_reach;    // the largest half width of a body (x or z) in this build
     sim_vec3 *feet_offset; // per character: centre - feet
     int64_t *push;         // per character: x, y, z
     uint8_t *sep_flag;     // SEP_FLAG_* per character, for one pass (ghosts: to the moves)
@@ -115,6 +132,13 @@ struct sim_scene {
     int spot_tries;
 };
 
+/// Whether box `in` lies inside box `out`.
+static inline bool scene_box_inside(sim_aabb in, sim_aabb out)
+{
+    return in.min.x >= out.min.x && in.max.x <= out.max.x && in.min.y >= out.min.y && in.max.y <= out.max.y &&
+           in.min.z >= out.min.z && in.max.z <= out.max.z;
+}
+
 /// Characters apart (scene_separate.c). Run after the carry (before the
 /// snapshot) and after the moves. Reads and writes sc->chars and sc->bodies.
 /// True when it leaves the scene clean: no pair deeper than the pass's
@@ -126,6 +150,11 @@ void scene_separate_begin_step(sim_scene *sc);
 
 /// sc->bodies from the characters' current states, unsorted.
 void scene_bodies_fill(sim_scene *sc);
+
+/// The world near a step box, as sim_near_gather(near, world, step) gathers
+/// it, cut out of the slot's kept list `k` (gathered again when the step box
+/// leaves it). scene_near.c.
+void scene_near_step(scene_near_keep *k, const sim_world *world, sim_aabb step, sim_near *near);
 
 /// A view's collider (scene.c).
 sim_collider scene_view_collider(scene_view *v);

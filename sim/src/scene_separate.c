@@ -127,6 +127,7 @@ static void grid_build(sim_scene *sc)
         if (wz > widest)
             widest = wz;
     }
+    sc->grid_reach = (widest + 1) / 2; // bounds are centre +- half: the largest half, rounded up
     widest += 2 * (int64_t)SEP_GAP;
     uint32_t shift = 0;
     while (((int64_t)1 << shift) < widest)
@@ -142,23 +143,53 @@ static void grid_build(sim_scene *sc)
             grid_insert(sc, i);
 }
 
-// The characters in the 3 x 3 cells around a point, one by one.
+// The characters in a rectangle of cells, one by one, rows (z) in turn and
+// cells (x) along each.
 typedef struct near_iter {
     const sim_scene *sc;
-    uint32_t cx, cz; // the centre cell
-    uint32_t x, z;   // the cell being walked
-    int k;           // which of the nine
-    uint32_t j;      // next character in the bucket
+    uint32_t x0, x1, z1; // the cells walked: x0..x1 by z0..z1
+    uint32_t x, z;       // the cell being walked
+    uint32_t j;          // next character in the bucket
 } near_iter;
 
-static void near_begin(near_iter *it, const sim_scene *sc, sim_vec3 c)
+static uint32_t bucket_first(const sim_scene *sc, uint32_t x, uint32_t z)
+{
+    uint32_t b = bucket_of(sc, x, z);
+    return sc->grid_built[b] == sc->grid_stamp ? sc->grid_head[b] : GRID_NONE;
+}
+
+static void near_begin_cells(near_iter *it, const sim_scene *sc, uint32_t x0, uint32_t x1, uint32_t z0, uint32_t z1)
 {
     it->sc = sc;
-    it->cx = cell_of(c.x, sc->grid_shift);
-    it->cz = cell_of(c.z, sc->grid_shift);
-    it->k = -1;
-    it->j = GRID_NONE;
-    it->x = it->z = 0;
+    it->x0 = x0;
+    it->x1 = x1;
+    it->z1 = z1;
+    it->x = x0;
+    it->z = z0;
+    it->j = bucket_first(sc, x0, z0);
+}
+
+// The 3 x 3 cells around a point.
+static void near_begin(near_iter *it, const sim_scene *sc, sim_vec3 c)
+{
+    uint32_t cx = cell_of(c.x, sc->grid_shift), cz = cell_of(c.z, sc->grid_shift);
+    near_begin_cells(it, sc, cx - 1u, cx + 1u, cz - 1u, cz + 1u);
+}
+
+// The cells that can hold the centre of a character whose bounds touch
+// those of character i: i's bounds grown by the largest half width. They are
+// among the 3 x 3 around i's centre (cells are wider than the widest shape),
+// usually 2 x 2 or 2 x 3 of them: the same characters, in the same order,
+// as near_begin's walk keeps after the bounds test.
+static void near_begin_body(near_iter *it, const sim_scene *sc, uint32_t i)
+{
+    sim_aabb b = sc->bodies[i].bounds;
+    int64_t r = sc->grid_reach;
+    uint32_t sh = sc->grid_shift;
+    near_begin_cells(it, sc, (uint32_t)(((int64_t)b.min.x - r + GRID_OFFSET) >> sh),
+                     (uint32_t)(((int64_t)b.max.x + r + GRID_OFFSET) >> sh),
+                     (uint32_t)(((int64_t)b.min.z - r + GRID_OFFSET) >> sh),
+                     (uint32_t)(((int64_t)b.max.z + r + GRID_OFFSET) >> sh));
 }
 
 static bool near_next(near_iter *it, uint32_t *out)
@@ -166,12 +197,15 @@ static bool near_next(near_iter *it, uint32_t *out)
     const sim_scene *sc = it->sc;
     for (;;) {
         while (it->j == GRID_NONE) {
-            if (++it->k >= 9)
-                return false;
-            it->x = it->cx + (uint32_t)(it->k % 3) - 1u;
-            it->z = it->cz + (uint32_t)(it->k / 3) - 1u;
-            uint32_t b = bucket_of(sc, it->x, it->z);
-            it->j = sc->grid_built[b] == sc->grid_stamp ? sc->grid_head[b] : GRID_NONE;
+            if (it->x == it->x1) {
+                if (it->z == it->z1)
+                    return false;
+                it->z++;
+                it->x = it->x0;
+            } else {
+                it->x++;
+            }
+            it->j = bucket_first(sc, it->x, it->z);
         }
         uint32_t j = it->j;
         it->j = sc->grid_next[j];
@@ -207,7 +241,7 @@ static bool overlaps_any(const sim_scene *sc, uint32_t i, sim_fx limit)
 {
     const scene_body *me = &sc->bodies[i];
     near_iter it;
-    near_begin(&it, sc, me->center);
+    near_begin_body(&it, sc, i);
     uint32_t j;
     while (near_next(&it, &j)) {
         if (j == i || !sim_aabb_overlaps(me->bounds, sc->bodies[j].bounds))
@@ -491,7 +525,7 @@ static void scan_one(sim_scene *sc, uint32_t i, bool piles, bool emit)
     uint8_t mark = 0;
     if (a->solid && !(sc->sep_flag[i] & SEP_FLAG_GHOST)) {
         near_iter it;
-        near_begin(&it, sc, a->center);
+        near_begin_body(&it, sc, i);
         uint32_t j, crowd = 0;
         while (near_next(&it, &j)) {
             if (j == i || (sc->sep_flag[j] & SEP_FLAG_GHOST) || !sim_aabb_overlaps(a->bounds, sc->bodies[j].bounds))
@@ -624,10 +658,19 @@ static int push_pairs(sim_scene *sc, bool piles)
 
 static void prepare(sim_scene *sc)
 {
-    scene_bodies_fill(sc);
-    for (uint32_t i = 0; i < sc->count; i++) {
-        sc->feet_offset[i] = sim_v3_sub(sc->bodies[i].center, sc->chars[i].position);
-        sc->sep_flag[i] = 0;
+    if (sc->bodies_ready) {
+        // After the moves: each move filled its body, feet offset and flags
+        // (scene.c, move_range); the snapshot is no longer needed.
+        scene_body *t = sc->bodies;
+        sc->bodies = sc->bodies_next;
+        sc->bodies_next = t;
+        sc->bodies_ready = false;
+    } else {
+        scene_bodies_fill(sc);
+        for (uint32_t i = 0; i < sc->count; i++) {
+            sc->feet_offset[i] = sim_v3_sub(sc->bodies[i].center, sc->chars[i].position);
+            sc->sep_flag[i] = 0;
+        }
     }
     grid_build(sc);
 }

@@ -483,6 +483,45 @@ Test(replay, changed_recorded_hash_names_tick_and_character)
     unlink(path);
 }
 
+// A block whose 16-bit hashes all match but whose 64-bit check does not
+// (here: the recorded check changed) is named by its last tick, saying that
+// the divergence lies somewhere in the block.
+Test(replay, changed_block_check_names_the_block)
+{
+    char path[4096];
+    temp_path(path, sizeof path, "check");
+    record("keel-sim", path, (const char *const[]){"--characters", "8", "--ticks", "400", "--no-compress", NULL});
+    size_t size;
+    uint8_t *data = (uint8_t *)read_file(path, &size);
+    uint8_t *before = malloc(size);
+    cr_assert(before != NULL);
+    memcpy(before, data, size);
+    size_t at = SIZE_MAX;
+    for (size_t off = REC_MAGIC_SIZE; off + 12 <= size;) {
+        uint32_t len = get_u32(data + off + 4);
+        if (memcmp(data + off, "TBLK", 4) == 0 && get_u32(data + off + 8) == 256)
+            at = off + 8 + len - 8; // the block's check: the payload's last 8 bytes
+        off += 12u + len;
+    }
+    cr_assert(at != SIZE_MAX, "no TBLK starting at tick 256");
+    data[at] ^= 1u;
+    fix_crc(data, before, size, at);
+    write_file(path, data, size);
+    free(data);
+    free(before);
+    for (int threads = 1; threads <= 2; threads++) {
+        run_result r =
+            expect("keel-replay",
+                   (const char *const[]){"verify", path, "--json", "--threads", threads == 1 ? "1" : "2", NULL}, 1);
+        assert_json(r.out);
+        cr_assert_eq(json_int(r.out, "tick"), 319, "%s", r.out);
+        cr_assert(strstr(r.out, "ticks 256 to 319 match, but their block's 64-bit check does not") != NULL, "%s",
+                  r.out);
+        run_free(&r);
+    }
+    unlink(path);
+}
+
 // keel-sim's per-tick JSON lines: the hash line of `tick` (1-based, keel-sim's
 // count) and a character's row.
 static const char *hash_line(const char *out, unsigned tick)

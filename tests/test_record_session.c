@@ -217,8 +217,12 @@ Test(record_session, eight_bots_with_churn_pushing_and_platforms_record_verify_a
     uint64_t compared = 0;
     rc = cl_replay_compare_server(cf, sf, &compared, &div, &err);
     cr_expect_eq(rc, REC_EXIT_MATCH, "client against server %d: %s %s", rc, div.detail, err.message);
-    cr_expect_gt(compared, SESSION_TICKS / 4u);
-    cr_expect_eq(compared, rs.confirmed, "every confirmed tick is one the server recorded");
+    // The server's recording holds a world hash at the end of each tick block
+    // (every 64 ticks): the confirmed ticks among those are compared.
+    cr_expect_gt(compared, SESSION_TICKS / REC_BLOCK_TICKS / 4u);
+    cr_expect_leq(compared, rs.confirmed);
+    cr_log_info("client against server: %llu of %llu confirmed ticks compared\n", (unsigned long long)compared,
+                (unsigned long long)rs.confirmed);
     rec_file_close(sf);
     rec_file_close(cf);
     keel_session_destroy(s);
@@ -406,7 +410,7 @@ Test(record_session, client_and_server_recordings_of_different_sessions_disagree
     uint64_t compared = 0;
     cr_expect_eq(cl_replay_compare_server(cf, sf, &compared, &div, &err), REC_EXIT_MATCH, "%s %s", div.detail,
                  err.message);
-    cr_expect_gt(compared, 400);
+    cr_expect_gt(compared, 4);
     cr_expect_eq(cl_replay_compare_server(cf, of, &compared, &div, &err), REC_EXIT_DIVERGED);
     cr_expect(div.found);
     cr_log_info("another session: %s\n", div.detail);

@@ -283,14 +283,19 @@ int cl_replay_compare_server(rec_file *client, rec_file *server, uint64_t *compa
     if (ch->settings_digest != sh->settings_digest || ch->level.digest != sh->level.digest)
         return bad_file(err, "the two recordings are of different simulations (%s differ)",
                         ch->settings_digest != sh->settings_digest ? "settings" : "levels");
-    // The server's world hash of every scene tick it recorded: after tick t
-    // the scene is at t + 1.
+    // The server's world hash of every scene tick it recorded (format 2: of
+    // each tick block's last tick; known[] says which): after tick t the
+    // scene is at t + 1.
     rec_info si;
     rec_file_info(server, &si);
     uint32_t base = si.first_tick + 1u;
     uint64_t *hashes = calloc((size_t)si.tick_count + 1u, sizeof *hashes);
-    if (!hashes)
+    bool *known = calloc((size_t)si.tick_count + 1u, sizeof *known);
+    if (!hashes || !known) {
+        free(hashes);
+        free(known);
         return bad_file(err, "out of memory");
+    }
     uint32_t have = 0;
     rec_error cerr;
     memset(&cerr, 0, sizeof cerr);
@@ -302,6 +307,7 @@ int cl_replay_compare_server(rec_file *client, rec_file *server, uint64_t *compa
             snprintf(cerr.message, sizeof cerr.message, "the server recording's ticks are not consecutive");
             break;
         }
+        known[have] = t.has_world_hash;
         hashes[have++] = t.world_hash;
     }
     if (!cur || cerr.message[0]) {
@@ -327,7 +333,8 @@ int cl_replay_compare_server(rec_file *client, rec_file *server, uint64_t *compa
     while (cur && result == REC_EXIT_MATCH) {
         if (!next_record(cur, &rec, err, &result))
             break;
-        if (rec.op != REC_CLIENT_CONFIRMED || rec.tick == NET_TICK_NONE || rec.tick < base || rec.tick - base >= have)
+        if (rec.op != REC_CLIENT_CONFIRMED || rec.tick == NET_TICK_NONE || rec.tick < base || rec.tick - base >= have ||
+            !known[rec.tick - base])
             continue;
         n++;
         uint64_t want = hashes[rec.tick - base];
@@ -344,6 +351,7 @@ int cl_replay_compare_server(rec_file *client, rec_file *server, uint64_t *compa
     if (cur)
         rec_cursor_destroy(cur);
     free(hashes);
+    free(known);
     if (compared)
         *compared = n;
     return result;

@@ -165,8 +165,29 @@ static bool block_load(rec_cursor *c, rec_error *err)
     } else {
         rec_rd_init(&c->rd, payload + REC_BLOCK_PREFIX, b->length - REC_BLOCK_PREFIX, b->payload_at + REC_BLOCK_PREFIX);
     }
+    if (!client && f->h.format_version >= 2) {
+        // events length (u32) | events | hashes | world hash | check
+        rec_rd *r = &c->rd;
+        uint32_t len = rec_get_u32(r);
+        if (rec_rd_ok(r) && (rec_rd_left(r) < REC_BLOCK_TRAILER || len > rec_rd_left(r) - REC_BLOCK_TRAILER))
+            rec_rd_fail(r, "its events' length runs past its hashes");
+        if (!rec_rd_ok(r)) {
+            c->in_block = true; // for cursor_fault's message
+            return cursor_fault(c, err, r->fault);
+        }
+        size_t trailer = r->n - REC_BLOCK_TRAILER;
+        rec_rd t;
+        rec_rd_init(&t, r->p + trailer, REC_BLOCK_TRAILER, r->base + trailer);
+        c->block_world_hash = rec_get_u64(&t);
+        c->block_check = rec_get_u64(&t);
+        c->hd = *r;
+        c->hd.pos = r->pos + len;
+        c->hd.n = trailer;
+        r->n = r->pos + len;
+    }
     c->in_block = true;
     c->ticks_left = b->count;
+    c->block_ticks = b->count;
     c->tick = b->first;
     c->prev_ms = 0;
     for (uint32_t i = 0; i < c->count; i++)
@@ -252,6 +273,7 @@ bool rec_cursor_next(rec_cursor *c, rec_tick *out, rec_error *err)
     rec_rd *r = &c->rd;
     memset(out, 0, sizeof *out);
     out->tick = c->tick;
+    out->block_start = c->ticks_left == c->block_ticks;
 
     uint32_t n = rec_get_var32(r);
     if (rec_rd_ok(r) && n > c->count)
@@ -334,18 +356,36 @@ bool rec_cursor_next(rec_cursor *c, rec_tick *out, rec_error *err)
     } else if (rec_rd_ok(r)) {
         rec_rd_fail(r, "unknown command mode");
     }
-    out->world_hash = rec_get_u64(r);
-    for (uint32_t i = 0; i < c->count && rec_rd_ok(r); i++) {
-        c->hashes[i] = rec_get_u16(r);
+    bool v2 = f->h.format_version >= 2;
+    if (!v2) {
+        out->world_hash = rec_get_u64(r);
+        out->has_world_hash = true;
+    }
+    rec_rd *hr = v2 ? &c->hd : r;
+    for (uint32_t i = 0; i < c->count && rec_rd_ok(r) && rec_rd_ok(hr); i++) {
+        c->hashes[i] = rec_get_u16(hr);
         c->out_ids[i] = c->ids[i];
+    }
+    if (rec_rd_ok(r) && !rec_rd_ok(hr)) {
+        r->pos = hr->pos; // the hash section's fault, in the same offsets
+        r->fault = hr->fault;
+        r->fault_at = hr->fault_at;
     }
     if (!rec_rd_ok(r))
         return cursor_fault(c, err, r->fault);
     c->ticks_left--;
     if (c->ticks_left == 0) {
-        if (rec_rd_left(r) != 0) {
-            rec_rd_fail(r, "has bytes after its last tick");
+        if (rec_rd_left(r) != 0 || (v2 && rec_rd_left(hr) != 0)) {
+            if (rec_rd_left(r) == 0)
+                r->pos = hr->pos;
+            rec_rd_fail(r, rec_rd_left(r) != 0 ? "has bytes after its last tick" : "has more hashes than its ticks");
             return cursor_fault(c, err, r->fault);
+        }
+        if (v2) {
+            out->world_hash = c->block_world_hash;
+            out->has_world_hash = true;
+            out->has_block_check = true;
+            out->block_check = c->block_check;
         }
         c->in_block = false;
         c->block++;

@@ -209,16 +209,17 @@ static bool side_state_after(side *s, const sim_world *world, uint32_t tick, uin
         side_free(s);
         return false;
     }
+    uint64_t check = 0;
     for (uint32_t at = start; at <= tick; at++) {
         rec_tick t;
-        bool world_differs = false;
+        bool check_only = false;
         if (!rec_cursor_next(s->cursor, &t, &err) || !rec_resim_apply(s->scene, &t, &err)) {
             snprintf(s->how, sizeof s->how, "%s cannot be re-simulated here", s->name);
             side_free(s);
             return false;
         }
         sim_scene_step(s->scene);
-        if (rec_resim_compare(s->f, s->scene, &t, &world_differs, NULL, NULL) > 0 || world_differs) {
+        if (rec_resim_differs(s->f, s->scene, &t, &check, &check_only)) {
             snprintf(s->how, sizeof s->how, "this build does not reproduce %s (from tick %u)", s->name, (unsigned)at);
             side_free(s);
             return false;
@@ -312,6 +313,19 @@ static uint32_t compare_results(rec_diff_report *r, const rec_tick *a, const rec
     return differ;
 }
 
+// Why the results differ though no character's 16-bit hash does: the world
+// hashes, or (from `check_from`, not UINT32_MAX) the blocks' 64-bit checks.
+static void collided_text(char *out, size_t size, uint32_t check_from, uint32_t tick)
+{
+    if (check_from == UINT32_MAX)
+        snprintf(out, size, "only the world hashes differ: the 16-bit character hashes collided");
+    else
+        snprintf(out, size,
+                 "the 16-bit hashes of ticks %u to %u match, but their blocks' 64-bit checks do not: the first "
+                 "divergent tick is one of these",
+                 (unsigned)check_from, (unsigned)tick);
+}
+
 int rec_diff(rec_file *a, rec_file *b, const sim_world *world, rec_diff_report *report, rec_error *err)
 {
     rec_error local_err;
@@ -373,6 +387,7 @@ int rec_diff(rec_file *a, rec_file *b, const sim_world *world, rec_diff_report *
         rc = REC_EXIT_BAD_FILE;
         goto done;
     }
+    uint32_t first_a = ta0, first_b = tb0, check_from = UINT32_MAX;
     for (;;) {
         rec_tick t, u;
         rec_error ea = {0}, eb = {0};
@@ -403,12 +418,22 @@ int rec_diff(rec_file *a, rec_file *b, const sim_world *world, rec_diff_report *
         bool events = compare_events(r, &t, &u);
         bool inputs = compare_commands(r, &t, &u);
         uint32_t differ = compare_results(r, &t, &u);
-        if (!events && !inputs && differ == 0 && t.world_hash == u.world_hash) {
+        // World hashes where both sides hold one (format 2: a block's last
+        // tick); block checks where both blocks cover the same ticks.
+        first_a = t.block_start ? t.tick : first_a;
+        first_b = u.block_start ? u.tick : first_b;
+        bool worlds = t.has_world_hash && u.has_world_hash && t.world_hash != u.world_hash;
+        bool checks = t.has_block_check && u.has_block_check && first_a == first_b && t.block_check != u.block_check;
+        if (!events && !inputs && differ == 0 && !worlds && !checks) {
             r->ticks_compared++;
-            r->hash_a = t.world_hash;
-            r->hash_b = u.world_hash;
+            if (t.has_world_hash && u.has_world_hash) {
+                r->hash_a = t.world_hash;
+                r->hash_b = u.world_hash;
+            }
             continue;
         }
+        if (!events && !inputs && differ == 0 && !worlds)
+            check_from = first_a;
         r->kind = events ? REC_DIFF_EVENTS : inputs ? REC_DIFF_INPUTS : REC_DIFF_STATE;
         r->div.tick = t.tick;
         r->div.characters_differing = differ;
@@ -448,15 +473,18 @@ int rec_diff(rec_file *a, rec_file *b, const sim_world *world, rec_diff_report *
                 if (r->character_count == 0 || r->characters[r->character_count - 1] != r->values[i].character)
                     r->characters[r->character_count++] = r->values[i].character;
             r->div.character = r->character_count ? r->characters[0] : 0;
-            snprintf(extra, sizeof extra, "only the world hashes differ: the 16-bit character hashes collided");
+            collided_text(extra, sizeof extra, check_from, diverged_at);
         }
     } else {
         snprintf(extra, sizeof extra,
                  "naming the fields needs both states after tick %u: %s (record with --record-full)",
                  (unsigned)diverged_at, have_a ? sb.how : sa.how);
-        if (r->kind == REC_DIFF_STATE && r->div.characters_differing == 0)
-            snprintf(extra + strlen(extra), sizeof extra - strlen(extra),
-                     "; only the world hashes differ: the 16-bit character hashes collided");
+        if (r->kind == REC_DIFF_STATE && r->div.characters_differing == 0) {
+            size_t used = strlen(extra);
+            snprintf(extra + used, sizeof extra - used, "; ");
+            used = strlen(extra);
+            collided_text(extra + used, sizeof extra - used, check_from, diverged_at);
+        }
     }
     rec_report_summarize(r, "A", "B", extra);
 

@@ -56,8 +56,11 @@ struct rec_cursor {
     uint32_t block; ///< the next block to load
     bool in_block;
     uint32_t ticks_left;
-    uint32_t tick; ///< the next tick (client: next record index)
-    rec_rd rd;
+    uint32_t tick;                          ///< the next tick (client: next record index)
+    rec_rd rd;                              ///< the block's ticks (format 2: its events only)
+    rec_rd hd;                              ///< format 2: the block's 16-bit hashes (same bytes and offsets as rd)
+    uint32_t block_ticks;                   ///< ticks in the current block
+    uint64_t block_world_hash, block_check; ///< format 2: the block's trailer
     rec_buf raw;
     ZSTD_DCtx *dz;
     rec_buf key_raw;   ///< a keyframe decompressed (not to disturb the current block)

@@ -556,8 +556,8 @@ static bool header_valid(const rec_header *h, rec_error *err, uint64_t at)
 
 bool rec_header_check(const rec_header *h, rec_error *err)
 {
-    if (h->format_version != REC_FORMAT_VERSION)
-        return head_fail(err, 0, "format version %u: this build writes %u", h->format_version, REC_FORMAT_VERSION);
+    if (h->format_version < 1 || h->format_version > REC_FORMAT_VERSION)
+        return head_fail(err, 0, "format version %u: this build writes 1 to %u", h->format_version, REC_FORMAT_VERSION);
     return header_valid(h, err, 0);
 }
 

@@ -74,6 +74,7 @@ typedef struct rec_schema {
     rec_schema_field fields[REC_SCHEMA_MAX_FIELDS];
     uint32_t count;
     uint32_t record_bytes; ///< sum of widths
+    bool native;           ///< exactly this build's record (fields, types, widths, order)
 } rec_schema;
 
 const rec_field *rec_command_fields(uint32_t *count);
@@ -109,6 +110,30 @@ bool rec_field_fits(uint8_t type, uint8_t width, int64_t v);
 /// Hash16 of a state by a schema's order and widths (fields the schema has
 /// but this build does not know hash as 0).
 uint16_t rec_char_hash16_schema(const rec_schema *sc, const sim_char_state *s);
+/// The whole 64-bit XXH64 whose low 16 bits rec_char_hash16 keeps (this
+/// build's schema; the second by a file's).
+uint64_t rec_char_hash64(const sim_char_state *state);
+uint64_t rec_char_hash64_schema(const rec_schema *sc, const sim_char_state *s);
+/// rec_char_hash64 over a file's own state schema (rec_file_char_hash16's
+/// whole hash).
+uint64_t rec_file_char_hash64(const rec_file *f, const sim_char_state *state);
+
+// ---- format 2's block check ----
+/// Every tick block of format 2 ends with the full world hash after its last
+/// tick and a 64-bit check over all its ticks: starting from
+/// REC_CHECK_SEED, each tick mixes in its character count and then, in id
+/// order, each character's whole 64-bit record hash (rec_char_hash64). The
+/// per-tick 16-bit hashes locate a divergence; the check catches anything
+/// they let through, to the block.
+#define REC_CHECK_SEED UINT64_C(0x9E3779B97F4A7C15)
+static inline uint64_t rec_check_mix(uint64_t h, uint64_t v)
+{
+    h += v * UINT64_C(0xC2B2AE3D27D4EB4F);
+    h = (h << 31) | (h >> 33);
+    return h * UINT64_C(0x9E3779B185EBCA87);
+}
+/// Bytes at the end of a format 2 block body: world hash and check (u64 each).
+#define REC_BLOCK_TRAILER 16u
 
 // ---- header ----
 void rec_header_encode(rec_buf *b, const rec_header *h);

@@ -28,6 +28,11 @@ uint16_t rec_file_char_hash16(const rec_file *f, const sim_char_state *state)
     return f ? rec_char_hash16_schema(&f->state_schema, state) : rec_char_hash16(state);
 }
 
+uint64_t rec_file_char_hash64(const rec_file *f, const sim_char_state *state)
+{
+    return f ? rec_char_hash64_schema(&f->state_schema, state) : rec_char_hash64(state);
+}
+
 void rec_file_info(const rec_file *f, rec_info *out)
 {
     if (f)
@@ -231,7 +236,8 @@ static bool open_decode_all(rec_file *f, rec_error *err)
         info->tick_count++;
         info->joins += t.join_count;
         info->leaves += t.leave_count;
-        info->last_hash = t.world_hash;
+        if (t.has_world_hash)
+            info->last_hash = t.world_hash;
         if (t.char_count > info->max_characters_seen)
             info->max_characters_seen = t.char_count;
         for (uint32_t j = 0; j < t.join_count && ok; j++) {

@@ -98,12 +98,14 @@ bool rec_resim_apply(sim_scene *scene, const rec_tick *t, rec_error *err)
     return true;
 }
 
-uint32_t rec_resim_compare(const rec_file *f, const sim_scene *scene, const rec_tick *t, bool *world_differs,
-                           uint32_t *ids, uint32_t *id_count)
+uint32_t rec_resim_compare(const rec_file *f, const sim_scene *scene, const rec_tick *t, uint64_t *check,
+                           bool *world_differs, uint32_t *ids, uint32_t *id_count)
 {
-    *world_differs = sim_scene_hash(scene) != t->world_hash;
+    *world_differs = t->has_world_hash && sim_scene_hash(scene) != t->world_hash;
     uint32_t n;
     const sim_char_state *c = sim_scene_characters(scene, &n);
+    uint64_t k = check ? (t->block_start ? REC_CHECK_SEED : *check) : 0;
+    k = rec_check_mix(k, n);
     uint32_t differ = 0, listed = 0;
     uint32_t i = 0, j = 0;
     // Both lists are in id order: a merge finds the characters on one side
@@ -112,12 +114,15 @@ uint32_t rec_resim_compare(const rec_file *f, const sim_scene *scene, const rec_
         uint32_t id;
         bool same;
         if (j >= t->char_count || (i < n && c[i].id < t->char_ids[j])) {
+            k = rec_check_mix(k, rec_file_char_hash64(f, &c[i]));
             id = c[i++].id, same = false;
         } else if (i >= n || t->char_ids[j] < c[i].id) {
             id = t->char_ids[j++], same = false;
         } else {
             id = c[i].id;
-            same = rec_file_char_hash16(f, &c[i]) == t->char_hashes[j];
+            uint64_t h = rec_file_char_hash64(f, &c[i]);
+            k = rec_check_mix(k, h);
+            same = (uint16_t)h == t->char_hashes[j];
             i++, j++;
         }
         if (same)
@@ -126,6 +131,8 @@ uint32_t rec_resim_compare(const rec_file *f, const sim_scene *scene, const rec_
             ids[listed++] = id;
         differ++;
     }
+    if (check)
+        *check = k;
     if (id_count)
         *id_count = listed;
     return differ;

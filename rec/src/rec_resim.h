@@ -30,9 +30,26 @@ bool rec_resim_apply(sim_scene *scene, const rec_tick *t, rec_error *err);
 /// (character hashes as the file's writer computed them: its schema).
 /// Returns the number of characters whose 16-bit hash or presence differs
 /// (writing the first REC_DIFF_MAX_CHARACTERS ids to ids, when given) and
-/// sets *world_differs.
-uint32_t rec_resim_compare(const rec_file *f, const sim_scene *scene, const rec_tick *t, bool *world_differs,
-                           uint32_t *ids, uint32_t *id_count);
+/// sets *world_differs (false where the tick holds no world hash). With
+/// `check`, carries the block check (rec_check_mix) over the scene's
+/// characters: restarted on a block's first tick, to be compared with
+/// t->block_check on its last.
+uint32_t rec_resim_compare(const rec_file *f, const sim_scene *scene, const rec_tick *t, uint64_t *check,
+                           bool *world_differs, uint32_t *ids, uint32_t *id_count);
+
+/// Whether a tick's re-simulated result differs from the recorded one:
+/// rec_resim_compare's characters, its world hash, and on a block's last
+/// tick the block check. *check_only: only the check differs (the 16-bit
+/// hashes of the block all matched).
+static inline bool rec_resim_differs(const rec_file *f, const sim_scene *scene, const rec_tick *t, uint64_t *check,
+                                     bool *check_only)
+{
+    bool world_differs = false;
+    uint32_t n = rec_resim_compare(f, scene, t, check, &world_differs, NULL, NULL);
+    bool check_differs = t->has_block_check && *check != t->block_check;
+    *check_only = n == 0 && !world_differs && check_differs;
+    return n > 0 || world_differs || check_differs;
+}
 
 /// Add the differences of two full states (id order) to the report's value
 /// list. Returns how many characters differ.

@@ -224,6 +224,7 @@ void rec_schema_native(rec_schema *out, int kind)
         out->record_bytes += f[i].width;
     }
     out->count = n;
+    out->native = true;
 }
 
 static uint8_t *put16(uint8_t *o, uint32_t v)
@@ -289,8 +290,10 @@ bool rec_state_decode(rec_rd *r, const rec_schema *sc, sim_char_state *out)
     return true;
 }
 
-uint16_t rec_char_hash16_schema(const rec_schema *sc, const sim_char_state *s)
+uint64_t rec_char_hash64_schema(const rec_schema *sc, const sim_char_state *s)
 {
+    if (sc->native)
+        return rec_char_hash64(s);
     uint8_t raw[REC_SCHEMA_MAX_FIELDS * 8];
     size_t at = 0;
     for (uint32_t i = 0; i < sc->count; i++) {
@@ -299,15 +302,22 @@ uint16_t rec_char_hash16_schema(const rec_schema *sc, const sim_char_state *s)
         for (unsigned k = 0; k < f->width; k++)
             raw[at++] = (uint8_t)(u >> (8 * k));
     }
-    return (uint16_t)(XXH64(raw, at, SIM_HASH_SEED) & 0xFFFFu);
+    return XXH64(raw, at, SIM_HASH_SEED);
 }
 
-uint16_t rec_char_hash16(const sim_char_state *state)
+uint16_t rec_char_hash16_schema(const rec_schema *sc, const sim_char_state *s)
+{
+    return (uint16_t)(rec_char_hash64_schema(sc, s) & 0xFFFFu);
+}
+
+uint64_t rec_char_hash64(const sim_char_state *state)
 {
     uint8_t raw[128];
     size_t n = rec_state_encode_raw(raw, state);
-    return (uint16_t)(XXH64(raw, n, SIM_HASH_SEED) & 0xFFFFu);
+    return XXH64(raw, n, SIM_HASH_SEED);
 }
+
+uint16_t rec_char_hash16(const sim_char_state *state) { return (uint16_t)(rec_char_hash64(state) & 0xFFFFu); }
 
 // SCHM: u8 record count; per record: u8 kind, u8 field count, and per field
 // u8 name length, the name, u8 type, u8 width.
@@ -329,6 +339,17 @@ void rec_schema_encode(rec_buf *b)
     rec_put_u8(b, 2);
     schema_put(b, REC_SCHEMA_STATE, state_fields, STATE_FIELD_COUNT);
     schema_put(b, REC_SCHEMA_COMMAND, command_fields, COMMAND_FIELD_COUNT);
+}
+
+// A file's record that is this build's, field for field (names, types,
+// widths, order): it hashes and decodes the native way.
+static void schema_mark_native(rec_schema *sc, const rec_field *native, uint32_t n)
+{
+    bool same = sc->count == n;
+    for (uint32_t i = 0; same && i < n; i++)
+        same = sc->fields[i].known == (int16_t)i && sc->fields[i].type == (uint8_t)native[i].type &&
+               sc->fields[i].width == native[i].width;
+    sc->native = same;
 }
 
 static bool schema_fail(rec_error *err, const rec_rd *r, uint64_t at, const char *fmt, const char *name)
@@ -409,5 +430,7 @@ bool rec_schema_decode(const uint8_t *p, size_t n, uint64_t base, rec_schema *st
         has_id = has_id || state->fields[i].known == 0;
     if (!has_id)
         return schema_fail(err, &r, base, "schema: the state record has no %s field", "id");
+    schema_mark_native(state, state_fields, STATE_FIELD_COUNT);
+    schema_mark_native(command, command_fields, COMMAND_FIELD_COUNT);
     return true;
 }

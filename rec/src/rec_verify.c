@@ -150,8 +150,11 @@ static void field_list(const rec_diff_report *r, char *buf, size_t size)
 // The re-simulated state after tick `tick` differs from the recording: by
 // the hashes in `t` (when given), or else by the keyframe after it. Fill the
 // report with the characters and, where the recording holds full state, the
-// fields. May decode on past the span (for the hint).
-static void diverged(vworker *w, rec_cursor *c, uint32_t tick, uint64_t recorded_hash, const rec_tick *t)
+// fields. May decode on past the span (for the hint). `check_from`: the
+// first tick of a block whose 16-bit hashes all matched but whose 64-bit
+// check does not (UINT32_MAX otherwise); `tick` is then the block's last.
+static void diverged(vworker *w, rec_cursor *c, uint32_t tick, uint64_t recorded_hash, const rec_tick *t,
+                     uint32_t check_from)
 {
     vshared *sh = w->sh;
     rec_diff_report *r = &w->report;
@@ -164,7 +167,7 @@ static void diverged(vworker *w, rec_cursor *c, uint32_t tick, uint64_t recorded
     uint32_t differ = 0;
     if (t) {
         bool world_differs = false;
-        differ = rec_resim_compare(sh->f, w->scene, t, &world_differs, r->characters, &r->character_count);
+        differ = rec_resim_compare(sh->f, w->scene, t, NULL, &world_differs, r->characters, &r->character_count);
     }
     r->div.characters_differing = differ;
     r->div.character = r->character_count > 0 ? r->characters[0] : 0;
@@ -173,6 +176,14 @@ static void diverged(vworker *w, rec_cursor *c, uint32_t tick, uint64_t recorded
     note_stop(sh, tick);
 
     char extra[400] = "";
+    if (check_from != UINT32_MAX) {
+        // Said first, since it qualifies the tick named.
+        snprintf(extra, sizeof extra,
+                 "the 16-bit hashes of ticks %u to %u match, but their block's 64-bit check does not: the first "
+                 "divergent tick is one of these; ",
+                 (unsigned)check_from, (unsigned)tick);
+    }
+    size_t lead = strlen(extra);
     uint32_t after = tick + 1u;
     rec_error err = {0};
     int64_t kf = after <= sh->end_tick ? rec_resim_keyframe_at(sh->f, after) : -1;
@@ -193,20 +204,22 @@ static void diverged(vworker *w, rec_cursor *c, uint32_t tick, uint64_t recorded
                     r->characters[listed++] = r->values[i].character;
             r->character_count = listed;
             r->div.character = listed ? r->characters[0] : 0;
-            snprintf(extra, sizeof extra,
+            snprintf(extra + lead, sizeof extra - lead,
                      "the recorded hashes match, but the keyframe at tick %u differs from the re-simulated state",
                      (unsigned)after);
         } else if (r->value_count == 0) {
-            snprintf(extra, sizeof extra,
+            snprintf(extra + lead, sizeof extra - lead,
                      "yet the keyframe at tick %u equals the re-simulated state: the recorded hashes disagree "
                      "with the recording's own keyframe",
                      (unsigned)after);
-        } else if (differ == 0) {
-            snprintf(extra, sizeof extra, "only the world hash differs: the 16-bit character hashes collided");
+        } else if (differ == 0 && check_from == UINT32_MAX) {
+            snprintf(extra + lead, sizeof extra - lead,
+                     "only the world hash differs: the 16-bit character hashes collided");
         }
     } else {
-        if (differ == 0)
-            snprintf(extra, sizeof extra, "only the world hash differs (the 16-bit character hashes collided); ");
+        if (differ == 0 && check_from == UINT32_MAX)
+            snprintf(extra + lead, sizeof extra - lead,
+                     "only the world hash differs (the 16-bit character hashes collided); ");
         // No full state right after the tick: go on to the next keyframe and
         // name what differs there, as a hint.
         uint32_t next = rec_resim_next_keyframe(sh->f, after + 1u, sh->end_tick);
@@ -284,7 +297,8 @@ static void run_span(vworker *w, const vspan *sp)
     }
 
     uint32_t next_kf = rec_resim_next_keyframe(sh->f, sp->start + 1u, sp->end);
-    uint64_t pending = 0;
+    uint64_t pending = 0, check = 0;
+    uint32_t block_first = sp->start;
     for (uint32_t at = sp->start; at < sp->end; at++) {
         if ((at & 63u) == 0 && atomic_load_explicit(&sh->stop_tick, memory_order_relaxed) < at)
             break; // something earlier was found: this span no longer counts
@@ -302,9 +316,11 @@ static void run_span(vworker *w, const vspan *sp)
         sim_scene_step(w->scene);
         w->ticks++;
         w->char_ticks += t.char_count;
-        bool world_differs = false;
-        if (rec_resim_compare(sh->f, w->scene, &t, &world_differs, NULL, NULL) > 0 || world_differs) {
-            diverged(w, c, t.tick, t.world_hash, &t);
+        if (t.block_start)
+            block_first = t.tick;
+        bool check_only = false;
+        if (rec_resim_differs(sh->f, w->scene, &t, &check, &check_only)) {
+            diverged(w, c, t.tick, t.world_hash, &t, check_only ? block_first : UINT32_MAX);
             break;
         }
         uint64_t recorded_hash = t.world_hash;
@@ -319,7 +335,7 @@ static void run_span(vworker *w, const vspan *sp)
                 break;
             }
             if (!scene_equals(w->scene, ks, kn)) {
-                diverged(w, c, at, recorded_hash, NULL);
+                diverged(w, c, at, recorded_hash, NULL, UINT32_MAX);
                 break;
             }
             next_kf = rec_resim_next_keyframe(sh->f, next_kf + 1u, sp->end);

@@ -52,6 +52,10 @@ struct rec_writer {
 
     rec_item *cur; ///< the block being filled (NULL between blocks)
     uint32_t block_first, block_count;
+    // Format 2: the block's 16-bit hashes, kept apart from its commands
+    // (they do not compress; the commands do), and its check so far.
+    rec_buf hashes;
+    uint64_t check;
 
     // client recordings
     uint32_t client_records, block_prev_ms;
@@ -303,6 +307,7 @@ static void writer_free(rec_writer *w)
     free(w->ids);
     free(w->prev);
     free(w->seen);
+    rec_buf_free(&w->hashes);
     free(w);
 }
 
@@ -374,7 +379,7 @@ static rec_writer *writer_begin(const char *path, const rec_header *header, cons
         w->cfg.max_pending_bytes = rec_default_writer_config().max_pending_bytes;
     w->h = *header;
     w->h.kind = kind;
-    w->h.format_version = REC_FORMAT_VERSION;
+    w->h.format_version = w->cfg.test_format_version ? w->cfg.test_format_version : REC_FORMAT_VERSION;
     if (w->h.behaviour_version == 0)
         w->h.behaviour_version = NET_BEHAVIOUR_VERSION;
     w->h.settings_digest = net_settings_digest(&w->h.settings);
@@ -579,6 +584,13 @@ static void block_finish(rec_writer *w)
     w->cur = NULL;
     rec_le32(it->buf.data, w->block_first);
     rec_le32(it->buf.data + 4, w->block_count);
+    if (w->h.kind == REC_KIND_SCENE && w->h.format_version >= 2) {
+        // events length, the events (already there), the hashes, the trailer
+        rec_le32(it->buf.data + REC_BLOCK_PREFIX, (uint32_t)(it->buf.size - REC_BLOCK_PREFIX - 4));
+        rec_put_bytes(&it->buf, w->hashes.data, w->hashes.size);
+        rec_put_u64(&it->buf, w->last_hash);
+        rec_put_u64(&it->buf, w->check);
+    }
     item_submit(w, it);
 }
 
@@ -646,6 +658,10 @@ bool rec_writer_tick(rec_writer *w, const rec_tick *t, const sim_scene *after)
         if (!w->cur)
             return false;
         w->cur->buf.size = REC_BLOCK_PREFIX; // filled in by block_finish
+        if (w->h.format_version >= 2)
+            w->cur->buf.size += 4; // the events' length, likewise
+        w->hashes.size = 0;
+        w->check = REC_CHECK_SEED;
         w->block_first = t->tick;
         w->block_count = 0;
         for (uint32_t i = 0; i < w->count; i++)
@@ -738,20 +754,29 @@ bool rec_writer_tick(rec_writer *w, const rec_tick *t, const sim_scene *after)
         return false;
     }
     uint64_t hash = sim_scene_hash(after);
-    rec_put_u64(b, hash);
-    if (!rec_buf_reserve(b, (size_t)n * 2)) {
+    bool v1 = w->h.format_version < 2;
+    if (v1)
+        rec_put_u64(b, hash); // format 1: every tick's world hash, among its commands
+    rec_buf *hb = v1 ? b : &w->hashes;
+    if (!rec_buf_reserve(hb, (size_t)n * 2)) {
         writer_fail(w, "out of memory");
         return false;
     }
+    w->check = rec_check_mix(w->check, n);
     for (uint32_t i = 0; i < n; i++) {
         if (c[i].id != w->ids[i]) {
             writer_fail(w, "tick %u: the scene after it holds character %u where the recorded events give %u", t->tick,
                         c[i].id, w->ids[i]);
             return false;
         }
-        uint16_t h16 = rec_char_hash16(&c[i]);
-        b->data[b->size++] = (uint8_t)h16;
-        b->data[b->size++] = (uint8_t)(h16 >> 8);
+        uint64_t h64 = rec_char_hash64(&c[i]);
+        w->check = rec_check_mix(w->check, h64);
+        hb->data[hb->size++] = (uint8_t)h64;
+        hb->data[hb->size++] = (uint8_t)(h64 >> 8);
+    }
+    if (!v1 && !rec_buf_reserve(b, REC_BLOCK_TRAILER + w->hashes.size)) {
+        writer_fail(w, "out of memory");
+        return false;
     }
     if (b->failed) {
         writer_fail(w, "out of memory");

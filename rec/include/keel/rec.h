@@ -17,7 +17,9 @@
 //         keyframe_interval ticks; with interval 1, every tick: debug mode)
 //   TBLK  a block of up to 64 ticks (TBLZ: the same, zstd-compressed when it
 //         pays): for every tick its leaves, joins, the command each character
-//         ran, the world hash after the tick and one 16-bit hash per character
+//         ran and one 16-bit hash per character after it; at the block's end
+//         the world hash after its last tick and a 64-bit check of every
+//         tick's characters
 //   ENDR  the end: last tick, final hash, counts (absent after a crash)
 // A client recording (kind REC_KIND_CLIENT) holds CLOG blocks instead of
 // TBLK: the calls made to the client library (with their clock values and
@@ -44,8 +46,11 @@ extern "C" {
 /// that changes line ends breaks the magic at once.
 extern const uint8_t rec_magic[REC_MAGIC_SIZE];
 /// Bumped when the layout changes incompatibly; readers accept every version
-/// up to theirs (older files keep reading through the schema).
-#define REC_FORMAT_VERSION 1u
+/// up to theirs (older files keep reading through the schema). 2: a tick
+/// stores no world hash of its own; each tick block ends with the world hash
+/// after its last tick and a 64-bit check over all its ticks, and keeps its
+/// hashes apart from its commands (1: an 8-byte world hash every tick).
+#define REC_FORMAT_VERSION 2u
 #define REC_MAX_PLATFORMS 16u
 #define REC_MAX_WATERS 16u
 #define REC_DEFAULT_KEYFRAME_INTERVAL 64u
@@ -145,10 +150,18 @@ typedef struct rec_tick {
     const uint32_t *leaves;      ///< ids removed at the start of the tick
     const sim_char_state *joins; ///< characters added at the start of the tick (after leaves)
     const rec_command *commands; ///< every character's command, in id order
-    uint64_t world_hash;         ///< sim_scene_hash after the tick
+    uint64_t world_hash;         ///< sim_scene_hash after the tick, when has_world_hash (else 0)
     uint32_t char_count;         ///< characters after the tick
     const uint32_t *char_ids;    ///< in id order
     const uint16_t *char_hashes; ///< rec_char_hash16 of each, after the tick
+    /// Reading: whether world_hash is recorded for this tick (format 1:
+    /// every tick; format 2: the last tick of each block).
+    bool has_world_hash;
+    bool block_start; ///< reading: the first tick of a tick block
+    /// Reading, format 2, on a block's last tick: the block's check over
+    /// all its ticks (rec_verify and rec_diff compare it; see docs/replay.md).
+    bool has_block_check;
+    uint64_t block_check;
 } rec_tick;
 
 // ---- writing -------------------------------------------------------------------------
@@ -167,6 +180,9 @@ typedef struct rec_writer_config {
     /// Testing: act as if no thread could be started (a threaded writer
     /// then falls back to the caller's thread). Off by default.
     bool test_no_thread;
+    /// Testing: write this older format version (1) instead of
+    /// REC_FORMAT_VERSION, to check that readers still take it. 0: current.
+    uint32_t test_format_version;
 } rec_writer_config;
 
 rec_writer_config rec_default_writer_config(void);

@@ -92,6 +92,13 @@ bool sim_sweep_capsule_tri(const sim_sweep_ray *ray, const sim_tri *t, sim_tri_h
         if ((d0 > reach && d1 > reach) || (d0 < -reach && d1 < -reach))
             return false;
     }
+    // Beyond one of its edges (or past the opposite corner) by more than the
+    // clearance all along the motion: every primitive below lies within R of
+    // the triangle, and the contact asked when touching measures distances
+    // between points of the two, so none of it could hit. This drops the
+    // triangles whose bounds, but not themselves, come near the capsule.
+    if (sim_tri_apart(t, ray->start, ray->displacement, h, c.R))
+        return false;
     sim_vec3 bottom = sim_v3_sub(ray->start, sim_v3(0, h, 0));
     sim_vec3 top = sim_v3_add(ray->start, sim_v3(0, h, 0));
     static const sim_dir up = {0, SIM_DIR_ONE, 0};
@@ -186,6 +193,11 @@ bool sim_contact_capsule_tri(sim_shape shape, sim_vec3 pos, const sim_tri *t, si
         if (d > reach || d < -reach)
             return false;
     }
+    // Further than R + margin (and the clearance) beyond an edge: the
+    // distances below, between points of the segment and the triangle, are
+    // at least that.
+    if (sim_tri_apart(t, pos, sim_v3_zero(), h, (sim_fx)((int64_t)R + margin)))
+        return false;
     sim_vec3 bottom = sim_v3_sub(pos, sim_v3(0, h, 0));
     sim_vec3 top = sim_v3_add(pos, sim_v3(0, h, 0));
     sim_dir nf = sim_tri_facing_normal(t, pos, (sim_dir){0, -SIM_DIR_ONE, 0});

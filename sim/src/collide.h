@@ -83,7 +83,8 @@ static inline bool sim_tri_feature_buried(const sim_tri *t, int type, int i)
 /// arithmetic on Q18.46 projections; extents rounded outward.
 static inline bool sim_tri_apart(const sim_tri *t, sim_vec3 start, sim_vec3 d, sim_fx h, sim_fx radius)
 {
-    const int64_t r46 = ((int64_t)radius + SIM_TRI_APART_CLEARANCE) << 30;
+    const int64_t one46 = (int64_t)1 << 30; // multiplied, not shifted: extents may be negative
+    const int64_t r46 = ((int64_t)radius + SIM_TRI_APART_CLEARANCE) * one46;
     for (int i = 0; i < 3; i++) {
         // Coordinates within the world's range: the differences are exact in
         // 64 bits, the products below 2^60.
@@ -92,7 +93,7 @@ static inline bool sim_tri_apart(const sim_tri *t, sim_vec3 start, sim_vec3 d, s
         sim_dir a = t->inward[i];
         int64_t ay = a.y < 0 ? -(int64_t)a.y : a.y;
         int64_t reach = r46 + (int64_t)h * ay;
-        int64_t lo = ((int64_t)t->in_lo[i] << 30) - reach, hi = ((int64_t)t->in_hi[i] << 30) + reach;
+        int64_t lo = t->in_lo[i] * one46 - reach, hi = t->in_hi[i] * one46 + reach;
         int64_t p0 = a.x * wx + a.y * wy + a.z * wz;
         if (p0 >= lo && p0 <= hi)
             continue; // the start is within reach along this axis
@@ -103,7 +104,7 @@ static inline bool sim_tri_apart(const sim_tri *t, sim_vec3 start, sim_vec3 d, s
     for (int i = 0; i < 3; i++) {
         // side[i] is horizontal (zero for a vertical edge: never separates)
         sim_dir a = t->side[i];
-        int64_t lo = ((int64_t)t->side_lo[i] << 30) - r46, hi = ((int64_t)t->side_hi[i] << 30) + r46;
+        int64_t lo = t->side_lo[i] * one46 - r46, hi = t->side_hi[i] * one46 + r46;
         int64_t p0 = a.x * ((int64_t)start.x - t->v[i].x) + a.z * ((int64_t)start.z - t->v[i].z);
         if (p0 >= lo && p0 <= hi)
             continue;

@@ -40,8 +40,12 @@ typedef struct sim_tri {
     sim_dir edir[3];   ///< unit direction of edge i (v[i] -> v[i+1])
     sim_dir side[3];   ///< unit, horizontal, perpendicular to edge i (zero for a vertical edge)
     sim_fx elen[3];    ///< length of edge i
-    sim_aabb box;      ///< bounds (every broad-phase visit tests them)
-    uint32_t id;       ///< stable feature id (see sim_feature)
+    /// The triangle's extent from v[i] along inward[i] and along side[i]
+    /// (min and max over its corners, rounded outward): the separating axes
+    /// of sim_tri_apart.
+    sim_fx in_lo[3], in_hi[3], side_lo[3], side_hi[3];
+    sim_aabb box; ///< bounds (every broad-phase visit tests them)
+    uint32_t id;  ///< stable feature id (see sim_feature)
     uint32_t flags;
 } sim_tri;
 
@@ -60,6 +64,54 @@ static inline bool sim_tri_feature_buried(const sim_tri *t, int type, int i)
         return (t->flags >> (6 + i)) & 1u;
     if (type == SIM_FEATURE_VERTEX)
         return (t->flags >> (9 + i)) & 1u;
+    return false;
+}
+
+/// How far beyond a shape's reach sim_tri_apart asks the triangle to be:
+/// 4 mm, hundreds of times the rounding of any primitive of the narrow phase
+/// (the same margin the capsule's per-end skip keeps).
+#define SIM_TRI_APART_CLEARANCE ((int64_t)SIM_FX_ONE / 256)
+
+/// Whether one of the triangle's own edge axes (the in-plane normals
+/// inward[i] and the horizontal normals side[i], both ways) separates it by
+/// more than SIM_TRI_APART_CLEARANCE from a vertical segment centre +- h
+/// (the y axis) grown by `radius` and swept from `start` by `d`: the swept
+/// shape's extent along an axis a is its centre's over the motion widened by
+/// h |a.y| + radius. Any shape that fits in that segment grown by radius
+/// (a capsule; a cylinder of that radius and half height h) is then further
+/// than the clearance from the triangle all along the motion. Exact 64-bit
+/// arithmetic on Q18.46 projections; extents rounded outward.
+static inline bool sim_tri_apart(const sim_tri *t, sim_vec3 start, sim_vec3 d, sim_fx h, sim_fx radius)
+{
+    const int64_t one46 = (int64_t)1 << 30; // multiplied, not shifted: extents may be negative
+    const int64_t r46 = ((int64_t)radius + SIM_TRI_APART_CLEARANCE) * one46;
+    for (int i = 0; i < 3; i++) {
+        // Coordinates within the world's range: the differences are exact in
+        // 64 bits, the products below 2^60.
+        int64_t wx = (int64_t)start.x - t->v[i].x, wy = (int64_t)start.y - t->v[i].y;
+        int64_t wz = (int64_t)start.z - t->v[i].z;
+        sim_dir a = t->inward[i];
+        int64_t ay = a.y < 0 ? -(int64_t)a.y : a.y;
+        int64_t reach = r46 + (int64_t)h * ay;
+        int64_t lo = t->in_lo[i] * one46 - reach, hi = t->in_hi[i] * one46 + reach;
+        int64_t p0 = a.x * wx + a.y * wy + a.z * wz;
+        if (p0 >= lo && p0 <= hi)
+            continue; // the start is within reach along this axis
+        int64_t p1 = p0 + (int64_t)a.x * d.x + (int64_t)a.y * d.y + (int64_t)a.z * d.z;
+        if ((p0 < lo && p1 < lo) || (p0 > hi && p1 > hi))
+            return true;
+    }
+    for (int i = 0; i < 3; i++) {
+        // side[i] is horizontal (zero for a vertical edge: never separates)
+        sim_dir a = t->side[i];
+        int64_t lo = t->side_lo[i] * one46 - r46, hi = t->side_hi[i] * one46 + r46;
+        int64_t p0 = a.x * ((int64_t)start.x - t->v[i].x) + a.z * ((int64_t)start.z - t->v[i].z);
+        if (p0 >= lo && p0 <= hi)
+            continue;
+        int64_t p1 = p0 + (int64_t)a.x * d.x + (int64_t)a.z * d.z;
+        if ((p0 < lo && p1 < lo) || (p0 > hi && p1 > hi))
+            return true;
+    }
     return false;
 }
 

@@ -34,12 +34,8 @@ static void prim_sphere(round_ctx *c, sim_vec3 o, sim_vec3 centre, int vertex)
     int64_t b = sim_shr_round_s64(sim_dir_dot_v3_raw(c->ray->dir, w), 30); // Q16.16
     if (b >= 0)
         return;
-    int64_t disc = b * b - cc;
-    if (disc < 0)
-        return;
-    int64_t den = -b + sim_sqrt_ceil_q32(disc);
-    int64_t s = cc / den;
-    if (s > c->ray->length)
+    int64_t s = round_stable_root(c, b, b * b - cc, cc);
+    if (s < 0)
         return;
     sim_vec3 at = sim_v3_add(w, sim_dir_scale(c->ray->dir, (sim_fx)s));
     round_consider(c, (sim_fx)s, sim_v3_normalize(at), SIM_FEATURE_VERTEX, vertex, centre);
@@ -92,9 +88,15 @@ bool sim_sweep_capsule_tri(const sim_sweep_ray *ray, const sim_tri *t, sim_tri_h
         if ((d0 > reach && d1 > reach) || (d0 < -reach && d1 < -reach))
             return false;
     }
+    // Beyond one of its edges (or past the opposite corner) by more than the
+    // clearance all along the motion: every primitive below lies within R of
+    // the triangle, and the contact asked when touching measures distances
+    // between points of the two, so none of it could hit. This drops the
+    // triangles whose bounds, but not themselves, come near the capsule.
+    if (sim_tri_apart(t, ray->start, ray->displacement, h, c.R))
+        return false;
     sim_vec3 bottom = sim_v3_sub(ray->start, sim_v3(0, h, 0));
     sim_vec3 top = sim_v3_add(ray->start, sim_v3(0, h, 0));
-    static const sim_dir up = {0, SIM_DIR_ONE, 0};
 
     // An internal (inactive or buried) edge or corner lies inside a surface
     // that other triangles' faces continue: the grown union of those faces
@@ -138,7 +140,7 @@ bool sim_sweep_capsule_tri(const sim_sweep_ray *ray, const sim_tri *t, sim_tri_h
                 round_prim_side(&c, ray->start, h, i);
             if (vert_live[i]) {
                 sim_vec3 base = sim_v3_sub(t->v[i], sim_v3(0, h, 0));
-                round_prim_cylinder(&c, ray->start, base, up, 2 * h, SIM_FEATURE_VERTEX, i);
+                round_prim_vertical(&c, ray->start, base, 2 * h, SIM_FEATURE_VERTEX, i);
             }
         }
         if (round_segment_crosses(t, ray->start, h))
@@ -186,6 +188,11 @@ bool sim_contact_capsule_tri(sim_shape shape, sim_vec3 pos, const sim_tri *t, si
         if (d > reach || d < -reach)
             return false;
     }
+    // Further than R + margin (and the clearance) beyond an edge: the
+    // distances below, between points of the segment and the triangle, are
+    // at least that.
+    if (sim_tri_apart(t, pos, sim_v3_zero(), h, (sim_fx)((int64_t)R + margin)))
+        return false;
     sim_vec3 bottom = sim_v3_sub(pos, sim_v3(0, h, 0));
     sim_vec3 top = sim_v3_add(pos, sim_v3(0, h, 0));
     sim_dir nf = sim_tri_facing_normal(t, pos, (sim_dir){0, -SIM_DIR_ONE, 0});

@@ -340,7 +340,6 @@ bool sim_sweep_cylinder_tri(const sim_sweep_ray *ray, const sim_tri *t, sim_tri_
         if ((d0 > reach && d1 > reach) || (d0 < -reach && d1 < -reach))
             return false;
     }
-    static const sim_dir up = {0, SIM_DIR_ONE, 0};
     bool edge_live[3], vert_live[3];
     for (int i = 0; i < 3; i++) {
         edge_live[i] = feature_live(t, SIM_FEATURE_EDGE, i);
@@ -365,12 +364,12 @@ bool sim_sweep_cylinder_tri(const sim_sweep_ray *ray, const sim_tri *t, sim_tri_
                 sim_vec3 lo = t->v[i];
                 if (t->edir[i].y < 0)
                     lo = t->v[(i + 1) % 3];
-                round_prim_cylinder(&c, ray->start, sim_v3_sub(lo, sim_v3(0, H, 0)), up, t->elen[i] + 2 * H,
+                round_prim_vertical(&c, ray->start, sim_v3_sub(lo, sim_v3(0, H, 0)), t->elen[i] + 2 * H,
                                     SIM_FEATURE_EDGE, i);
             }
         }
         if (vert_live[i])
-            round_prim_cylinder(&c, ray->start, sim_v3_sub(t->v[i], sim_v3(0, H, 0)), up, 2 * H, SIM_FEATURE_VERTEX, i);
+            round_prim_vertical(&c, ray->start, sim_v3_sub(t->v[i], sim_v3(0, H, 0)), 2 * H, SIM_FEATURE_VERTEX, i);
     }
     if (round_segment_crosses(t, ray->start, H))
         c.touching = true;

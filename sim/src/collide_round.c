@@ -54,12 +54,8 @@ void round_prim_cylinder(round_ctx *c, sim_vec3 o, sim_vec3 a, sim_dir e, sim_fx
         return;
     int64_t aa = sim_shr_round_s64(px * px + py * py + pz * pz, 30);
     // a * c in Q32.32: Q2.30 * Q16.16 (c >> 16) >> 14
-    int64_t disc = b * b - sim_shr_round_s64(aa * sim_shr_round_s64(cc, 16), 14);
-    if (disc < 0)
-        return;
-    int64_t den = -b + sim_sqrt_ceil_q32(disc);
-    int64_t s = cc / den;
-    if (s > c->ray->length)
+    int64_t s = round_stable_root(c, b, b * b - sim_shr_round_s64(aa * sim_shr_round_s64(cc, 16), 14), cc);
+    if (s < 0)
         return;
     int64_t axial = (int64_t)we + sim_shr_round_s64(ue30 * s, 30);
     if (axial < 0 || axial > len)
@@ -67,6 +63,44 @@ void round_prim_cylinder(round_ctx *c, sim_vec3 o, sim_vec3 a, sim_dir e, sim_fx
     sim_vec3 at = sim_v3(wp.x + (sim_fx)sim_shr_round_s64(px * s, 30), wp.y + (sim_fx)sim_shr_round_s64(py * s, 30),
                          wp.z + (sim_fx)sim_shr_round_s64(pz * s, 30));
     sim_vec3 point = sim_v3_add(a, sim_dir_scale(e, (sim_fx)axial));
+    round_consider(c, (sim_fx)s, sim_v3_normalize(at), type, index, point);
+}
+
+// round_prim_cylinder for a vertical axis (e = up), with its arithmetic
+// reduced: u . up is u.y, the part of w across the axis is (w.x, 0, w.z) and
+// that of u is (u.x, 0, u.z), each exactly what the general form computes
+// for e = up (its roundings of products by 2^30 are exact). The same result
+// to the bit, without the work of a general axis; the horizontal distance
+// decides first.
+void round_prim_vertical(round_ctx *c, sim_vec3 o, sim_vec3 a, sim_fx len, uint8_t type, int index)
+{
+    sim_vec3 w = sim_v3_sub(o, a);
+    int64_t wx = w.x, wz = w.z;
+    int64_t reach = (int64_t)c->R + c->ray->length + 1;
+    int64_t wp2 = wx * wx + wz * wz;
+    int64_t cc = wp2 - (int64_t)c->R * c->R;
+    sim_fx we = w.y;
+    if (cc <= 0) {
+        if (we >= 0 && we <= len)
+            c->touching = true;
+        return;
+    }
+    if (wp2 > reach * reach)
+        return;
+    sim_dir u = c->ray->dir;
+    int64_t px = u.x, pz = u.z;
+    int64_t b = sim_shr_round_s64(px * wx + pz * wz, 30);
+    if (b >= 0)
+        return;
+    int64_t aa = sim_shr_round_s64(px * px + pz * pz, 30);
+    int64_t s = round_stable_root(c, b, b * b - sim_shr_round_s64(aa * sim_shr_round_s64(cc, 16), 14), cc);
+    if (s < 0)
+        return;
+    int64_t axial = (int64_t)we + sim_shr_round_s64((int64_t)u.y * s, 30);
+    if (axial < 0 || axial > len)
+        return;
+    sim_vec3 at = sim_v3((sim_fx)(wx + sim_shr_round_s64(px * s, 30)), 0, (sim_fx)(wz + sim_shr_round_s64(pz * s, 30)));
+    sim_vec3 point = sim_v3_add(a, sim_v3(0, (sim_fx)axial, 0));
     round_consider(c, (sim_fx)s, sim_v3_normalize(at), type, index, point);
 }
 

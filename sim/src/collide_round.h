@@ -21,6 +21,18 @@ typedef struct round_ctx {
     sim_tri_hit best;
 } round_ctx;
 
+/// The entry distance of a ray into a quadric given b (< 0) and its
+/// discriminant disc = b^2 - a c, by the stable root c / (-b + sqrt(disc));
+/// -1 when it misses (disc < 0) or enters beyond the ray's length.
+static inline int64_t round_stable_root(const round_ctx *c, int64_t b, int64_t disc, int64_t cc)
+{
+    if (disc < 0)
+        return -1;
+    int64_t den = -b + sim_sqrt_ceil_q32(disc);
+    int64_t s = cc / den;
+    return s > c->ray->length ? -1 : s;
+}
+
 /// Offer a hit at distance s on a feature of c->t (buried features are
 /// ignored; inactive ones report the face normal, or nothing when the motion
 /// leaves the face).
@@ -29,6 +41,9 @@ void round_consider(round_ctx *c, sim_fx s, sim_vec3 normal, uint8_t type, int i
 /// Ray from o against the cylinder of radius c->R around the segment
 /// a + e*[0, len]; the ends are left to other primitives.
 void round_prim_cylinder(round_ctx *c, sim_vec3 o, sim_vec3 a, sim_dir e, sim_fx len, uint8_t type, int index);
+
+/// round_prim_cylinder with e = up (0, 1, 0): the same result, less work.
+void round_prim_vertical(round_ctx *c, sim_vec3 o, sim_vec3 a, sim_fx len, uint8_t type, int index);
 
 /// Distance travelled until a point at signed distance dist0 from a plane with
 /// unit normal n comes within `half` of it; -1 when never, -2 when already

@@ -9,6 +9,20 @@ static sim_dir cross_dir(sim_vec3 a, sim_vec3 b)
     return sim_dir_from_s64(x, y, z);
 }
 
+// The triangle's extent along unit a measured from v[i], in Q16.16 rounded
+// outward (floor of the least projection, ceiling of the greatest).
+static void extent_from(const sim_tri *t, int i, sim_dir a, sim_fx *lo, sim_fx *hi)
+{
+    int64_t mn = 0, mx = 0; // v[i] itself
+    for (int k = 0; k < 3; k++) {
+        int64_t p = sim_dir_dot_v3_raw(a, sim_v3_sub(t->v[k], t->v[i])); // Q18.46
+        mn = p < mn ? p : mn;
+        mx = p > mx ? p : mx;
+    }
+    *lo = (sim_fx)sim_div_floor_s64(mn, (int64_t)1 << 30);
+    *hi = (sim_fx)-sim_div_floor_s64(-mx, (int64_t)1 << 30);
+}
+
 bool sim_tri_init(sim_tri *t, sim_vec3 a, sim_vec3 b, sim_vec3 c, uint32_t id, sim_fx min_double_area)
 {
     *t = (sim_tri){0};
@@ -53,6 +67,8 @@ bool sim_tri_init(sim_tri *t, sim_vec3 a, sim_vec3 b, sim_vec3 c, uint32_t id, s
         // e x up = (-e.z, 0, e.x): the horizontal normal of the edge's vertical
         // parallelogram (capsule sides sliding along the edge).
         t->side[i] = sim_dir_from_s64(-(int64_t)e[i].z, 0, e[i].x);
+        extent_from(t, i, t->inward[i], &t->in_lo[i], &t->in_hi[i]);
+        extent_from(t, i, t->side[i], &t->side_lo[i], &t->side_hi[i]);
     }
     return true;
 }

@@ -77,12 +77,12 @@ total_failed=0
 
 # The flags of both trees are those of CMakePresets.json's presets default
 # and asan (cmake --preset default builds the same build/).
-# The normal tree runs three tests at a time on two cores: its longest tests
-# mostly wait on real-time sessions of real processes (alone on a quiet
-# machine: test_stall_programs 37 s of wall time for 0.3 s of CPU,
-# test_attack 53 s for 13 s, test_netplay_enet 91 s for 34 s), so a third
-# slot keeps the cores busy. The sanitizer tree leaves those tests out and
-# is CPU-bound: two at a time.
+# ctest runs three tests at a time on two cores: the longest tests mostly
+# wait on real-time sessions of real processes (alone on a quiet machine:
+# test_stall_programs 37 s of wall time for 0.3 s of CPU, test_attack 53 s
+# for 13 s, 52 s for 20 s under the sanitizers, test_netplay_enet 91 s for
+# 34 s), so a third slot keeps the cores busy. Tests that load both cores
+# themselves count as two (PROCESSORS in tests/CMakeLists.txt).
 ctest_args=()
 ctest_jobs=3
 build_and_test build "normal" \
@@ -97,7 +97,6 @@ export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 # normal_only (tests/CMakeLists.txt: the longest real-time sessions and map
 # computations, whose code runs under the sanitizers in shorter tests).
 ctest_args=(-LE normal_only)
-ctest_jobs=$jobs
 build_and_test build-asan "asan+ubsan" \
     -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_FLAGS_DEBUG="-O1 -g" \
     -DKEEL_WERROR=OFF -DKEEL_SANITIZE=ON -DKEEL_CHECKS=ON -DKEEL_BUILD_BENCH=OFF

@@ -82,7 +82,8 @@ total_failed=0
 # test_stall_programs 37 s of wall time for 0.3 s of CPU, test_attack 53 s
 # for 13 s, 52 s for 20 s under the sanitizers, test_netplay_enet 91 s for
 # 34 s), so a third slot keeps the cores busy. Tests that load both cores
-# themselves count as two (PROCESSORS in tests/CMakeLists.txt).
+# themselves count as two in the sanitizer tree (PROCESSORS in
+# tests/CMakeLists.txt).
 ctest_args=()
 ctest_jobs=3
 build_and_test build "normal" \

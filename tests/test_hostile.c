@@ -1030,7 +1030,12 @@ Test(hostile, a_real_server_keeps_ticking_and_its_clients_undisturbed_under_host
         d = phase_end(&sv, &mark, "8 broken inputs, wrong channels", &j);
         fprintf(stderr, "hostile:   (%u reliable and %u unreliable messages sent)\n", reliable, unreliable);
         cr_expect_leq(d.malformed, reliable + unreliable);
-        cr_expect_geq(d.malformed, reliable + unreliable * 9 / 10);
+        // The server's input-packet window is one second of its own clock:
+        // on a starved machine this burst can share a window with the
+        // packets before it, and the excess is cut off before it is decoded
+        // (rate_limited) instead of being found malformed.
+        cr_expect_gt(d.malformed, 0);
+        cr_expect_geq(d.malformed + d.rate_limited, reliable + unreliable * 9 / 10);
         cr_expect_eq(d.dropped_clients + d.refused + d.unexpected, 0);
     }
     peer_close(&j);

@@ -7,7 +7,9 @@
 // it was stopped, when it confirmed again, the full states and bytes of its
 // recovery, as it measured them) and its summary (hash mismatches,
 // unexplained mispredictions). The test's sleeps only decide when to send the
-// signals; every wait is bounded and every process is killed at the end.
+// signals; every wait ends when what it waits for is reported or when the
+// client (which plays a fixed number of ticks) has exited, and every process
+// is killed at the end.
 #define _POSIX_C_SOURCE 200809L
 #include <criterion/criterion.h>
 #include <signal.h>
@@ -19,18 +21,20 @@
 
 TestSuite(stall_programs, .timeout = 300);
 
-// Waits (bounded) until the file holds `needle`.
-static bool wait_for_text(const char *file, const char *needle, long ms)
+// Waits until the file holds `needle` or the process has ended (it plays a
+// fixed number of ticks, so the wait is bounded by its own run, and the
+// suite's timeout guards against a hang).
+static bool wait_for_text(keel_test_proc *p, const char *file, const char *needle)
 {
-    for (long waited = 0; waited <= ms; waited += 50) {
+    for (;;) {
+        bool ended = keel_test_proc_wait(p, 0);
         char *s = keel_test_read_file(file);
         bool found = s && strstr(s, needle);
         free(s);
-        if (found)
-            return true;
+        if (found || ended)
+            return found;
         keel_test_sleep_ms(50);
     }
-    return false;
 }
 
 // The report of a stop of `stop_ms`: the first stall line from `from` on
@@ -61,7 +65,7 @@ Test(stall_programs, a_stopped_client_wakes_confirms_and_needs_at_most_two_full_
     keel_test_proc_start(&crowd, "keel-client", largs);
     const char *cargs[] = {"--port", port, "--ticks", "1600", "--seed", "5", "--trace", NULL};
     keel_test_proc_start(&cl, "keel-client", cargs);
-    cr_assert(wait_for_text(cl.err, "\"trace\":1", 20000), "the client under test never played");
+    cr_assert(wait_for_text(&cl, cl.err, "\"trace\":1"), "the client under test never played");
     keel_test_sleep_ms(1000);
     // The longest stop stays 1.5 s under the server's 5-s silence timeout:
     // on a starved machine the server may notice the silence late.
@@ -75,9 +79,10 @@ Test(stall_programs, a_stopped_client_wakes_confirms_and_needs_at_most_two_full_
         keel_test_sleep_ms(stops_ms[k]);
         kill(cl.pid, SIGCONT);
         // Its report comes 2 s after it woke (by its clock): wait for it
-        // before the next stop (bounded: a guard against hangs).
+        // before the next stop, for as long as the client runs.
         bool reported = false;
-        for (int waited = 0; waited < 400 && !reported; waited++) {
+        for (bool ended = false; !reported && !ended;) {
+            ended = keel_test_proc_wait(&cl, 0);
             keel_test_sleep_ms(50);
             char *now = keel_test_read_file(cl.err);
             reported = now && strlen(now) > before_stop[k] && find_report(now + before_stop[k], stops_ms[k]);
@@ -85,7 +90,8 @@ Test(stall_programs, a_stopped_client_wakes_confirms_and_needs_at_most_two_full_
         }
         cr_assert(reported, "no report of the stop of %ld ms", stops_ms[k]);
     }
-    cr_assert(keel_test_proc_wait(&cl, 60000), "the client under test did not finish");
+    // It plays 1,600 ticks and exits; the suite's timeout is the hang guard.
+    cr_assert(keel_test_proc_wait(&cl, 280000), "the client under test did not finish");
     char *out = keel_test_read_file(cl.out), *err = keel_test_read_file(cl.err);
     cr_log_info("client summary: %s", out);
     cr_expect_eq(cl.status, 0, "keel-client exit %d", cl.status);

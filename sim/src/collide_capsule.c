@@ -118,14 +118,14 @@ static bool beyond_an_edge(const sim_tri *t, sim_vec3 start, sim_vec3 d, sim_fx 
 
 bool sim_sweep_capsule_tri(const sim_sweep_ray *ray, const sim_tri *t, sim_tri_hit *hit)
 {
-    round_ctx c = {ray, t, ray->shape.radius + ray->inflate, false, false, {0}};
+    sim_fx R = ray->shape.radius + ray->inflate;
     sim_fx h = sim_shape_segment_half(ray->shape);
     // The whole swept capsule on one side of the triangle's plane, beyond its
     // reach: no contact. This drops the floor under a walking character (a
     // skin away) before any of the work below.
     int64_t dist0_raw = sim_dir_dot_v3_raw(t->n, sim_v3_sub(ray->start, t->v[0])); // Q18.46
     {
-        int64_t reach = reach_along(t, c.R, h);
+        int64_t reach = reach_along(t, R, h);
         int64_t d0 = sim_fx_from_s64_checked(sim_shr_round_s64(dist0_raw, 30));
         int64_t d1 = d0 + sim_dir_dot_v3(t->n, ray->displacement);
         if ((d0 > reach && d1 > reach) || (d0 < -reach && d1 < -reach))
@@ -141,8 +141,9 @@ bool sim_sweep_capsule_tri(const sim_sweep_ray *ray, const sim_tri *t, sim_tri_h
     // the triangle, and the contact asked when touching measures distances
     // between points of the two, so none of it could hit. This drops the
     // triangles whose bounds, but not themselves, come near the capsule.
-    if (sim_tri_apart(t, ray->start, ray->displacement, h, c.R))
+    if (sim_tri_apart(t, ray->start, ray->displacement, h, R))
         return false;
+    round_ctx c = {ray, t, R, false, false, {0}};
     sim_vec3 bottom = sim_v3_sub(ray->start, sim_v3(0, h, 0));
     sim_vec3 top = sim_v3_add(ray->start, sim_v3(0, h, 0));
 

@@ -120,10 +120,17 @@ bool sim_sweep_capsule_tri(const sim_sweep_ray *ray, const sim_tri *t, sim_tri_h
 {
     sim_fx R = ray->shape.radius + ray->inflate;
     sim_fx h = sim_shape_segment_half(ray->shape);
+    int64_t dist0_raw = sim_dir_dot_v3_raw(t->n, sim_v3_sub(ray->start, t->v[0])); // Q18.46
+    // A piece of a flat surface (a floor tile) that the segment does not
+    // cross: only an end's centre passing over its inside can touch it.
+    // (First: the tiles around the one a character stands on are most of
+    // what its probes are handed.)
+    if (features_all_dead(t) && beyond_an_edge(t, ray->start, ray->displacement, h) &&
+        !(h > 0 && segment_crosses(dist0_raw, t->n, h)))
+        return false;
     // The whole swept capsule on one side of the triangle's plane, beyond its
     // reach: no contact. This drops the floor under a walking character (a
     // skin away) before any of the work below.
-    int64_t dist0_raw = sim_dir_dot_v3_raw(t->n, sim_v3_sub(ray->start, t->v[0])); // Q18.46
     {
         int64_t reach = reach_along(t, R, h);
         int64_t d0 = sim_fx_from_s64_checked(sim_shr_round_s64(dist0_raw, 30));
@@ -131,11 +138,6 @@ bool sim_sweep_capsule_tri(const sim_sweep_ray *ray, const sim_tri *t, sim_tri_h
         if ((d0 > reach && d1 > reach) || (d0 < -reach && d1 < -reach))
             return false;
     }
-    // A piece of a flat surface (a floor tile) that the segment does not
-    // cross: only an end's centre passing over its inside can touch it.
-    if (features_all_dead(t) && beyond_an_edge(t, ray->start, ray->displacement, h) &&
-        !(h > 0 && segment_crosses(dist0_raw, t->n, h)))
-        return false;
     // Beyond one of its edges (or past the opposite corner) by more than the
     // clearance all along the motion: every primitive below lies within R of
     // the triangle, and the contact asked when touching measures distances

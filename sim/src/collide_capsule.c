@@ -74,16 +74,70 @@ static int64_t reach_along(const sim_tri *t, sim_fx radius, sim_fx h)
 
 #define END_CLEARANCE ((int64_t)SIM_FX_ONE / 256)
 
+// Every edge and corner of t is internal to a flat surface or buried: the
+// sweep meets only its face slabs (and asks the contact only when the
+// segment crosses its plane).
+static bool features_all_dead(const sim_tri *t)
+{
+    uint32_t f = t->flags;
+    return ((f | (f >> 6)) & 0x3fu) == 0x3fu;
+}
+
+// round_segment_crosses from the centre's distance to the plane (Q18.46):
+// the ends' distances are it -+ h n.y, exactly, rounded as that rounds them.
+static bool segment_crosses(int64_t dist0_raw, sim_dir n, sim_fx h)
+{
+    int64_t hy = (int64_t)h * n.y;
+    int64_t db = sim_shr_round_s64(dist0_raw - hy, 30), dt = sim_shr_round_s64(dist0_raw + hy, 30);
+    return (db <= 0 && dt >= 0) || (db >= 0 && dt <= 0);
+}
+
+// Whether the vertical segment centre +- h, swept from start by d, stays
+// beyond one of the triangle's edge lines (against inward[i]) by more than
+// SIM_QUERY_TOLERANCE and the clearance all along the motion. A face slab's
+// contact point is the projection of an end's centre on the plane; inward[i]
+// lies in that plane (to within 2^-16, times a distance of at most R), so
+// that point's position along inward[i] is the centre's, give or take a few
+// units of the last place: round_in_triangle cannot take it.
+static bool beyond_an_edge(const sim_tri *t, sim_vec3 start, sim_vec3 d, sim_fx h)
+{
+    const int64_t one46 = (int64_t)1 << 30;
+    for (int i = 0; i < 3; i++) {
+        sim_dir a = t->inward[i];
+        int64_t ay = a.y < 0 ? -(int64_t)a.y : a.y;
+        int64_t lo = -(((int64_t)SIM_QUERY_TOLERANCE + END_CLEARANCE) * one46 + (int64_t)h * ay);
+        int64_t p0 = a.x * ((int64_t)start.x - t->v[i].x) + a.y * ((int64_t)start.y - t->v[i].y) +
+                     a.z * ((int64_t)start.z - t->v[i].z);
+        if (p0 >= lo)
+            continue;
+        if (p0 + (int64_t)a.x * d.x + (int64_t)a.y * d.y + (int64_t)a.z * d.z < lo)
+            return true;
+    }
+    return false;
+}
+
 bool sim_sweep_capsule_tri(const sim_sweep_ray *ray, const sim_tri *t, sim_tri_hit *hit)
 {
-    round_ctx c = {ray, t, ray->shape.radius + ray->inflate, false, false, {0}};
+    sim_fx R = ray->shape.radius + ray->inflate;
     sim_fx h = sim_shape_segment_half(ray->shape);
+    // The centre's distance to the plane in Q18.46; coordinates within the
+    // world's range: the differences are exact.
+    int64_t dist0_raw = (int64_t)t->n.x * ((int64_t)ray->start.x - t->v[0].x) +
+                        (int64_t)t->n.y * ((int64_t)ray->start.y - t->v[0].y) +
+                        (int64_t)t->n.z * ((int64_t)ray->start.z - t->v[0].z);
+    // A piece of a flat surface (a floor tile) that the segment does not
+    // cross: only an end's centre passing over its inside can touch it.
+    // (First: the tiles around the one a character stands on are most of
+    // what its probes are handed.)
+    bool dead = features_all_dead(t);
+    if (dead && beyond_an_edge(t, ray->start, ray->displacement, h) && !(h > 0 && segment_crosses(dist0_raw, t->n, h)))
+        return false;
     // The whole swept capsule on one side of the triangle's plane, beyond its
     // reach: no contact. This drops the floor under a walking character (a
     // skin away) before any of the work below.
     {
-        int64_t reach = reach_along(t, c.R, h);
-        int64_t d0 = sim_dir_dot_v3(t->n, sim_v3_sub(ray->start, t->v[0]));
+        int64_t reach = reach_along(t, R, h);
+        int64_t d0 = sim_fx_from_s64_checked(sim_shr_round_s64(dist0_raw, 30));
         int64_t d1 = d0 + sim_dir_dot_v3(t->n, ray->displacement);
         if ((d0 > reach && d1 > reach) || (d0 < -reach && d1 < -reach))
             return false;
@@ -92,9 +146,12 @@ bool sim_sweep_capsule_tri(const sim_sweep_ray *ray, const sim_tri *t, sim_tri_h
     // clearance all along the motion: every primitive below lies within R of
     // the triangle, and the contact asked when touching measures distances
     // between points of the two, so none of it could hit. This drops the
-    // triangles whose bounds, but not themselves, come near the capsule.
-    if (sim_tri_apart(t, ray->start, ray->displacement, h, c.R))
+    // triangles whose bounds, but not themselves, come near the capsule. (A
+    // flat tile that got here is mostly one under the capsule: skipping the
+    // test costs less than it saves there, and changes no answer.)
+    if (!dead && sim_tri_apart(t, ray->start, ray->displacement, h, R))
         return false;
+    round_ctx c = {ray, t, R, false, false, {0}};
     sim_vec3 bottom = sim_v3_sub(ray->start, sim_v3(0, h, 0));
     sim_vec3 top = sim_v3_add(ray->start, sim_v3(0, h, 0));
 

@@ -162,6 +162,17 @@ static int64_t prism_contact(const pair_body *p, sim_vec3 w, sim_vec3 other_cent
     return dv <= dh ? dv : dh;
 }
 
+// Two capsules: the squared distance between their segments (w the offset
+// of their centres, Q32.32) and the vertical gap between them (> 0: apart in
+// height).
+static int64_t capsule_dist2(const pair_body *p, sim_vec3 w, int64_t *gap)
+{
+    int64_t gv = abs64(w.y) - p->H;
+    int64_t dh2 = (int64_t)w.x * w.x + (int64_t)w.z * w.z;
+    *gap = gv;
+    return gv > 0 ? dh2 + gv * gv : dh2;
+}
+
 // Depth of the point w (the shape's centre relative to the obstacle's) in the
 // body, with the normal and the point on the obstacle. Never fails.
 static int64_t pair_contact(const pair_body *p, sim_vec3 w, sim_vec3 other_center, int side, sim_vec3 *normal,
@@ -170,19 +181,15 @@ static int64_t pair_contact(const pair_body *p, sim_vec3 w, sim_vec3 other_cente
     if (p->kind == BODY_PRISM)
         return prism_contact(p, w, other_center, side, normal, point);
     if (p->kind == BODY_CAPSULE) {
-        int64_t ay = abs64(w.y);
-        int64_t gv = ay - p->H; // vertical gap between the two segments
-        int64_t dh2 = (int64_t)w.x * w.x + (int64_t)w.z * w.z;
-        int64_t d2;
+        int64_t gv; // vertical gap between the two segments
+        int64_t d2 = capsule_dist2(p, w, &gv);
         sim_vec3 n;
         if (gv > 0) {
-            d2 = dh2 + gv * gv;
             n = sim_v3_normalize(sim_v3(w.x, (sim_fx)(w.y > 0 ? gv : -gv), w.z));
         } else {
-            d2 = dh2;
             // Axes that coincide give no direction: the ids pick opposite
             // ones for the two characters.
-            n = dh2 > 0 ? sim_v3_normalize(sim_v3(w.x, 0, w.z)) : axis_vec(0, side);
+            n = d2 > 0 ? sim_v3_normalize(sim_v3(w.x, 0, w.z)) : axis_vec(0, side);
         }
         int64_t dist = (int64_t)sim_isqrt_u64((uint64_t)d2);
         // Where on the obstacle's axis the contact lies: the nearest end, or
@@ -242,8 +249,17 @@ bool sim_contact_shape_obstacle(sim_shape shape, sim_vec3 pos, const sim_obstacl
 {
     pair_body p = make_body(shape, o->shape, o->shrink, 0);
     sim_vec3 n, q;
-    int64_t d = pair_contact(&p, sim_v3_sub(pos, o->center), o->center, o->side, &n, &q);
-    if (d < -(int64_t)(margin < 0 ? 0 : margin))
+    sim_vec3 w = sim_v3_sub(pos, o->center);
+    int64_t m = margin < 0 ? 0 : margin;
+    if (p.kind == BODY_CAPSULE) {
+        // The depth is R - floor(sqrt(d2)): below -m exactly when d2 reaches
+        // (R + m + 1)^2. Most pairs asked are that far apart; skip the normal.
+        int64_t gv, lim = p.R + m + 1;
+        if (capsule_dist2(&p, w, &gv) >= lim * lim)
+            return false;
+    }
+    int64_t d = pair_contact(&p, w, o->center, o->side, &n, &q);
+    if (d < -m)
         return false;
     hit->s = sim_fx_from_s64_checked(d);
     hit->normal = n;

@@ -478,6 +478,55 @@ static void offer(sweep_best *best, const sim_sweep_ray *ray, const sim_tri_hit 
 
 static int view_contacts(void *ctx, const sim_overlap_input *in, sim_contact *out, int capacity);
 
+// A sweep without motion: only a real overlap counts, as for the world alone.
+SCENE_COLD static bool sweep_still(scene_view *v, const sim_sweep_input *in, sim_sweep_result *out)
+{
+    *out = (sim_sweep_result){0};
+    out->fraction = SIM_FX_ONE;
+    out->position = in->start;
+    sim_overlap_input oi = {in->shape, in->start, 0};
+    sim_contact ct;
+    scene_view level = *v;
+    if (in->flags & SIM_SWEEP_LEVEL_ONLY)
+        level.characters = false;
+    if (view_contacts(&level, &oi, &ct, 1) > 0 && ct.depth > SIM_QUERY_TOLERANCE) {
+        out->hit = true;
+        out->start_overlap = true;
+        out->fraction = 0;
+        out->normal = ct.normal;
+        out->point = ct.point;
+        out->feature = ct.feature;
+    }
+    return out->hit;
+}
+
+// The next platform from *at on (and *at past it) whose bounds touch box,
+// the one the view skips left out; NULL when there is none.
+static const scene_platform *next_platform(const scene_view *v, sim_aabb box, uint32_t *at)
+{
+    const sim_scene *sc = v->scene;
+    while (*at < sc->platform_count) {
+        const scene_platform *p = &sc->platforms[(*at)++];
+        if (p->def.id != v->skip_platform && sim_aabb_overlaps(box, p->bounds))
+            return p;
+    }
+    return NULL;
+}
+
+// The platforms' part of a sweep (out of line: most scenes have none).
+SCENE_COLD static void sweep_platforms(const scene_view *v, const sim_sweep_ray *ray, sim_aabb box, sweep_best *best)
+{
+    uint32_t at = 0;
+    const scene_platform *p;
+    while ((p = next_platform(v, box, &at)) != NULL) {
+        for (uint32_t k = 0; k < PLATFORM_TRIS; k++) {
+            sim_tri_hit h;
+            if (sim_sweep_shape_tri(ray, &p->tris[k], &h))
+                offer(best, ray, &h, k + 1);
+        }
+    }
+}
+
 static bool view_sweep(void *ctx, const sim_sweep_input *in, sim_sweep_result *out)
 {
     scene_view *v = ctx;
@@ -492,26 +541,8 @@ static bool view_sweep(void *ctx, const sim_sweep_input *in, sim_sweep_result *o
     ray.dir = sim_dir_from_v3(d);
     ray.length = sim_v3_length(d);
     ray.inflate = SIM_QUERY_TOLERANCE + (ray.length >> 12);
-    if (ray.length == 0) {
-        // No motion: only a real overlap counts, as for the world alone.
-        *out = (sim_sweep_result){0};
-        out->fraction = SIM_FX_ONE;
-        out->position = in->start;
-        sim_overlap_input oi = {in->shape, in->start, 0};
-        sim_contact ct;
-        scene_view level = *v;
-        if (in->flags & SIM_SWEEP_LEVEL_ONLY)
-            level.characters = false;
-        if (view_contacts(&level, &oi, &ct, 1) > 0 && ct.depth > SIM_QUERY_TOLERANCE) {
-            out->hit = true;
-            out->start_overlap = true;
-            out->fraction = 0;
-            out->normal = ct.normal;
-            out->point = ct.point;
-            out->feature = ct.feature;
-        }
-        return out->hit;
-    }
+    if (ray.length == 0)
+        return sweep_still(v, in, out);
     sweep_best best = {0};
     sim_sweep_result wr;
     if (sim_near_sweep_ray(sc->world, v->near, &ray, &wr)) { // the world's sweep, the same ray
@@ -522,17 +553,8 @@ static bool view_sweep(void *ctx, const sim_sweep_input *in, sim_sweep_result *o
     sim_aabb box =
         sim_aabb_union(sim_shape_bounds(in->shape, in->start), sim_shape_bounds(in->shape, sim_v3_add(in->start, d)));
     box = sim_aabb_expand(box, sim_v3(g, g, g));
-    for (uint32_t i = 0; i < sc->platform_count; i++) {
-        const scene_platform *p = &sc->platforms[i];
-        if (p->def.id == v->skip_platform || !sim_aabb_overlaps(box, p->bounds))
-            continue;
-        for (uint32_t k = 0; k < PLATFORM_TRIS; k++) {
-            sim_tri_hit h;
-            bool hit = sim_sweep_shape_tri(&ray, &p->tris[k], &h);
-            if (hit)
-                offer(&best, &ray, &h, k + 1);
-        }
-    }
+    if (sc->platform_count)
+        sweep_platforms(v, &ray, box, &best);
     if (v->characters && !(in->flags & SIM_SWEEP_LEVEL_ONLY)) {
         body_cursor cur = bodies_in(v, box);
         uint32_t j;
@@ -582,6 +604,21 @@ static void add_contact(contact_list *l, const sim_tri_hit *h)
         l->stored = n + 1;
 }
 
+// The platforms' part of a contact query (out of line: most scenes have none).
+SCENE_COLD static void contacts_platforms(const scene_view *v, const sim_overlap_input *in, sim_fx margin, sim_aabb box,
+                                          contact_list *l)
+{
+    uint32_t at = 0;
+    const scene_platform *p;
+    while ((p = next_platform(v, box, &at)) != NULL) {
+        for (uint32_t k = 0; k < PLATFORM_TRIS; k++) {
+            sim_tri_hit h;
+            if (sim_contact_shape_tri(in->shape, in->position, &p->tris[k], margin, &h))
+                add_contact(l, &h);
+        }
+    }
+}
+
 static int view_contacts(void *ctx, const sim_overlap_input *in, sim_contact *out, int capacity)
 {
     scene_view *v = ctx;
@@ -593,17 +630,8 @@ static int view_contacts(void *ctx, const sim_overlap_input *in, sim_contact *ou
     sim_fx margin = sim_query_clamp_margin(in->margin);
     sim_fx g = margin + SIM_QUERY_TOLERANCE;
     sim_aabb box = sim_aabb_expand(sim_shape_bounds(in->shape, in->position), sim_v3(g, g, g));
-    for (uint32_t i = 0; i < sc->platform_count; i++) {
-        const scene_platform *p = &sc->platforms[i];
-        if (p->def.id == v->skip_platform || !sim_aabb_overlaps(box, p->bounds))
-            continue;
-        for (uint32_t k = 0; k < PLATFORM_TRIS; k++) {
-            sim_tri_hit h;
-            bool hit = sim_contact_shape_tri(in->shape, in->position, &p->tris[k], margin, &h);
-            if (hit)
-                add_contact(&l, &h);
-        }
-    }
+    if (sc->platform_count)
+        contacts_platforms(v, in, margin, box, &l);
     if (v->characters) {
         body_cursor cur = bodies_in(v, box);
         uint32_t j;

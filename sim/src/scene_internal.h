@@ -10,6 +10,14 @@
 #include "world_near.h"
 
 #define PLATFORM_TRIS 12
+
+// Out of line and away from the hot code (a path most steps never take):
+// keeps the code a move runs through small for the instruction cache.
+#if defined(__GNUC__) || defined(__clang__)
+#define SCENE_COLD __attribute__((noinline, cold))
+#else
+#define SCENE_COLD
+#endif
 #define SCENE_MAGIC 0x4E43534Bu /* "KSCN" as little-endian bytes */
 #define SCENE_VERSION 1u
 #define HEADER_BYTES 16u
@@ -124,6 +132,7 @@ struct sim_scene {
     uint8_t *scan_count;
     uint8_t *scan_mark;
     bool scan_piles;
+    bool scan_reuse;        // scan only the characters marked stale (scene_separate.c)
     uint32_t sep_relocated; // statistics of the last step's passes
     uint32_t sep_pushed;
     uint32_t sep_unresolved;
@@ -137,6 +146,77 @@ static inline bool scene_box_inside(sim_aabb in, sim_aabb out)
 {
     return in.min.x >= out.min.x && in.max.x <= out.max.x && in.min.y >= out.min.y && in.max.y <= out.max.y &&
            in.min.z >= out.min.z && in.max.z <= out.max.z;
+}
+
+// ---- the grid of characters (scene_grid.c) ----
+#define GRID_NONE UINT32_MAX
+// Added to coordinates before taking cells, so cells are non-negative
+// (positions stay within SIM_MOVE_POSITION_LIMIT, below 2^28 raw units).
+#define GRID_OFFSET ((int64_t)1 << 29)
+// Cells are this much wider than the widest body (twice the separation's gap).
+#define SCENE_GRID_PAD ((sim_fx)64)
+
+// The characters in a rectangle of cells, one by one, rows (z) in turn and
+// cells (x) along each.
+typedef struct scene_grid_iter {
+    const sim_scene *sc;
+    uint32_t x0, x1, z1; // the cells walked: x0..x1 by z0..z1
+    uint32_t x, z;       // the cell being walked
+    uint32_t j;          // next character in the bucket
+} scene_grid_iter;
+
+/// Every solid body of sc->bodies into the grid, in index (id) order.
+void scene_grid_build(sim_scene *sc);
+/// Body i into the grid (at its centre), or out of it.
+void scene_grid_insert(sim_scene *sc, uint32_t i);
+void scene_grid_remove(sim_scene *sc, uint32_t i);
+/// Walks the 3 x 3 cells around a point.
+void scene_grid_begin_point(scene_grid_iter *it, const sim_scene *sc, sim_vec3 c);
+/// Walks the cells that can hold a body whose bounds touch `box`; returns
+/// their number (0: the box reaches outside the grid's range, nothing walked).
+uint64_t scene_grid_begin_box(scene_grid_iter *it, const sim_scene *sc, sim_aabb box);
+/// scene_grid_begin_box of body i's bounds.
+void scene_grid_begin_body(scene_grid_iter *it, const sim_scene *sc, uint32_t i);
+
+// The bucket of cell (cx, cz), and its first character in the current build.
+static inline uint32_t scene_grid_bucket(const sim_scene *sc, uint32_t cx, uint32_t cz)
+{
+    uint32_t h = cx * 0x9E3779B1u ^ (cz * 0x85EBCA77u + 0x165667B1u);
+    h ^= h >> 15;
+    return h & sc->grid_mask;
+}
+
+static inline uint32_t scene_grid_first(const sim_scene *sc, uint32_t x, uint32_t z)
+{
+    uint32_t b = scene_grid_bucket(sc, x, z);
+    return sc->grid_built[b] == sc->grid_stamp ? sc->grid_head[b] : GRID_NONE;
+}
+
+/// The next character of the walk (false: done).
+static inline bool scene_grid_next(scene_grid_iter *it, uint32_t *out)
+{
+    const sim_scene *sc = it->sc;
+    for (;;) {
+        while (it->j == GRID_NONE) {
+            if (it->x == it->x1) {
+                if (it->z == it->z1)
+                    return false;
+                it->z++;
+                it->x = it->x0;
+            } else {
+                it->x++;
+            }
+            it->j = scene_grid_first(sc, it->x, it->z);
+        }
+        uint32_t j = it->j;
+        it->j = sc->grid_next[j];
+        // A bucket may hold other cells too (hash collisions): take only
+        // this one's, so no character is met twice.
+        if (sc->grid_cell[2 * j] == it->x && sc->grid_cell[2 * j + 1] == it->z) {
+            *out = j;
+            return true;
+        }
+    }
 }
 
 /// Characters apart (scene_separate.c). Run after the carry (before the

@@ -49,15 +49,11 @@
 #include "move_internal.h"
 #include "scene_internal.h"
 
-#define GRID_NONE UINT32_MAX
-// Added to coordinates before taking cells, so cells are non-negative
-// (positions stay within SIM_MOVE_POSITION_LIMIT, below 2^28 raw units).
-#define GRID_OFFSET ((int64_t)1 << 29)
-
 #define SEP_TOLERANCE SIM_QUERY_TOLERANCE // deeper than this is resolved (0.24 mm)
 #define SEP_GAP ((sim_fx)32)              // pairs are pushed this far apart (0.49 mm)
-#define SEP_LIMIT ((sim_fx)48)            // what is left after the pushes: 0.73 mm at most
-#define SEP_CROWD 12u                     // overlapping bounds that make a pile
+_Static_assert(SCENE_GRID_PAD >= 2 * SEP_GAP, "free_of_characters looks SEP_GAP around a shape");
+#define SEP_LIMIT ((sim_fx)48) // what is left after the pushes: 0.73 mm at most
+#define SEP_CROWD 12u          // overlapping bounds that make a pile
 #define SEP_ITERATIONS 8
 #define SEP_MAX_PUSH SIM_FX_HALF // per iteration
 #define SPOT_RINGS 40u           // 40 rings: up to 16 m for the default shapes
@@ -70,153 +66,6 @@
 // characters. A character left over waits, as a ghost, for the next pass.
 #define SPOT_BUDGET 1280
 #define SPOT_TRIES 8192 // spots looked at (against the characters) in one step
-
-// ---- the grid -------------------------------------------------------------------
-
-static uint32_t cell_of(sim_fx v, uint32_t shift) { return (uint32_t)(((int64_t)v + GRID_OFFSET) >> shift); }
-
-static uint32_t bucket_of(const sim_scene *sc, uint32_t cx, uint32_t cz)
-{
-    uint32_t h = cx * 0x9E3779B1u ^ (cz * 0x85EBCA77u + 0x165667B1u);
-    h ^= h >> 15;
-    return h & sc->grid_mask;
-}
-
-static void grid_insert(sim_scene *sc, uint32_t i)
-{
-    sim_vec3 c = sc->bodies[i].center;
-    uint32_t cx = cell_of(c.x, sc->grid_shift), cz = cell_of(c.z, sc->grid_shift);
-    uint32_t b = bucket_of(sc, cx, cz);
-    sc->grid_cell[2 * i] = cx;
-    sc->grid_cell[2 * i + 1] = cz;
-    if (sc->grid_built[b] != sc->grid_stamp) {
-        sc->grid_built[b] = sc->grid_stamp;
-        sc->grid_head[b] = GRID_NONE;
-    }
-    uint32_t h = sc->grid_head[b];
-    sc->grid_next[i] = h;
-    sc->grid_prev[i] = GRID_NONE;
-    if (h != GRID_NONE)
-        sc->grid_prev[h] = i;
-    sc->grid_head[b] = i;
-}
-
-static void grid_remove(sim_scene *sc, uint32_t i)
-{
-    uint32_t b = bucket_of(sc, sc->grid_cell[2 * i], sc->grid_cell[2 * i + 1]);
-    uint32_t p = sc->grid_prev[i], n = sc->grid_next[i];
-    if (p != GRID_NONE)
-        sc->grid_next[p] = n;
-    else
-        sc->grid_head[b] = n;
-    if (n != GRID_NONE)
-        sc->grid_prev[n] = p;
-}
-
-// Every solid character into the grid, in id order. Cells are at least as
-// wide as the widest shape, so two shapes that overlap are in the same or
-// in neighbouring cells.
-static void grid_build(sim_scene *sc)
-{
-    int64_t widest = 1;
-    for (uint32_t i = 0; i < sc->count; i++) {
-        sim_aabb b = sc->bodies[i].bounds;
-        int64_t wx = (int64_t)b.max.x - b.min.x, wz = (int64_t)b.max.z - b.min.z;
-        if (wx > widest)
-            widest = wx;
-        if (wz > widest)
-            widest = wz;
-    }
-    sc->grid_reach = (widest + 1) / 2; // bounds are centre +- half: the largest half, rounded up
-    widest += 2 * (int64_t)SEP_GAP;
-    uint32_t shift = 0;
-    while (((int64_t)1 << shift) < widest)
-        shift++;
-    sc->grid_shift = shift;
-    sc->grid_stamp++;
-    if (sc->grid_stamp == 0) { // wrapped: forget every bucket
-        memset(sc->grid_built, 0, ((size_t)sc->grid_mask + 1) * sizeof *sc->grid_built);
-        sc->grid_stamp = 1;
-    }
-    for (uint32_t i = 0; i < sc->count; i++)
-        if (sc->bodies[i].solid)
-            grid_insert(sc, i);
-}
-
-// The characters in a rectangle of cells, one by one, rows (z) in turn and
-// cells (x) along each.
-typedef struct near_iter {
-    const sim_scene *sc;
-    uint32_t x0, x1, z1; // the cells walked: x0..x1 by z0..z1
-    uint32_t x, z;       // the cell being walked
-    uint32_t j;          // next character in the bucket
-} near_iter;
-
-static uint32_t bucket_first(const sim_scene *sc, uint32_t x, uint32_t z)
-{
-    uint32_t b = bucket_of(sc, x, z);
-    return sc->grid_built[b] == sc->grid_stamp ? sc->grid_head[b] : GRID_NONE;
-}
-
-static void near_begin_cells(near_iter *it, const sim_scene *sc, uint32_t x0, uint32_t x1, uint32_t z0, uint32_t z1)
-{
-    it->sc = sc;
-    it->x0 = x0;
-    it->x1 = x1;
-    it->z1 = z1;
-    it->x = x0;
-    it->z = z0;
-    it->j = bucket_first(sc, x0, z0);
-}
-
-// The 3 x 3 cells around a point.
-static void near_begin(near_iter *it, const sim_scene *sc, sim_vec3 c)
-{
-    uint32_t cx = cell_of(c.x, sc->grid_shift), cz = cell_of(c.z, sc->grid_shift);
-    near_begin_cells(it, sc, cx - 1u, cx + 1u, cz - 1u, cz + 1u);
-}
-
-// The cells that can hold the centre of a character whose bounds touch
-// those of character i: i's bounds grown by the largest half width. They are
-// among the 3 x 3 around i's centre (cells are wider than the widest shape),
-// usually 2 x 2 or 2 x 3 of them: the same characters, in the same order,
-// as near_begin's walk keeps after the bounds test.
-static void near_begin_body(near_iter *it, const sim_scene *sc, uint32_t i)
-{
-    sim_aabb b = sc->bodies[i].bounds;
-    int64_t r = sc->grid_reach;
-    uint32_t sh = sc->grid_shift;
-    near_begin_cells(it, sc, (uint32_t)(((int64_t)b.min.x - r + GRID_OFFSET) >> sh),
-                     (uint32_t)(((int64_t)b.max.x + r + GRID_OFFSET) >> sh),
-                     (uint32_t)(((int64_t)b.min.z - r + GRID_OFFSET) >> sh),
-                     (uint32_t)(((int64_t)b.max.z + r + GRID_OFFSET) >> sh));
-}
-
-static bool near_next(near_iter *it, uint32_t *out)
-{
-    const sim_scene *sc = it->sc;
-    for (;;) {
-        while (it->j == GRID_NONE) {
-            if (it->x == it->x1) {
-                if (it->z == it->z1)
-                    return false;
-                it->z++;
-                it->x = it->x0;
-            } else {
-                it->x++;
-            }
-            it->j = bucket_first(sc, it->x, it->z);
-        }
-        uint32_t j = it->j;
-        it->j = sc->grid_next[j];
-        // A bucket may hold other cells too (hash collisions): take only
-        // this one's, so no character is met twice.
-        if (sc->grid_cell[2 * j] == it->x && sc->grid_cell[2 * j + 1] == it->z) {
-            *out = j;
-            return true;
-        }
-    }
-}
 
 // ---- pairs ----------------------------------------------------------------------
 
@@ -240,10 +89,10 @@ static bool pair_contact(const sim_scene *sc, sim_shape shape, sim_vec3 c, uint3
 static bool overlaps_any(const sim_scene *sc, uint32_t i, sim_fx limit)
 {
     const scene_body *me = &sc->bodies[i];
-    near_iter it;
-    near_begin_body(&it, sc, i);
+    scene_grid_iter it;
+    scene_grid_begin_body(&it, sc, i);
     uint32_t j;
-    while (near_next(&it, &j)) {
+    while (scene_grid_next(&it, &j)) {
         if (j == i || !sim_aabb_overlaps(me->bounds, sc->bodies[j].bounds))
             continue;
         sim_fx d;
@@ -254,14 +103,35 @@ static bool overlaps_any(const sim_scene *sc, uint32_t i, sim_fx limit)
     return false;
 }
 
-// Move character i's body (and its grid entry) to a new centre.
+// A character's scan marks (scan_one); STALE: its last scan may no longer
+// hold (it or a character whose bounds touch its own has moved since).
+enum { SCAN_MARK_PAIRS = 1, SCAN_MARK_CROWDED = 2, SCAN_MARK_OVERFLOW = 4, SCAN_MARK_STALE = 8 };
+
+// Marks character i and every character whose bounds touch i's as stale: a
+// scan of any other character neither reads i (bounds apart) nor changes.
+static void mark_stale_near(sim_scene *sc, uint32_t i)
+{
+    sim_aabb box = sc->bodies[i].bounds;
+    sc->scan_mark[i] |= SCAN_MARK_STALE;
+    scene_grid_iter it;
+    scene_grid_begin_body(&it, sc, i);
+    uint32_t j;
+    while (scene_grid_next(&it, &j))
+        if (sim_aabb_overlaps(box, sc->bodies[j].bounds))
+            sc->scan_mark[j] |= SCAN_MARK_STALE;
+}
+
+// Move character i's body (and its grid entry) to a new centre; the scans
+// that met it where it was or meet it where it goes are stale.
 static void body_move(sim_scene *sc, uint32_t i, sim_vec3 center)
 {
     scene_body *b = &sc->bodies[i];
+    mark_stale_near(sc, i);
     b->center = center;
     b->bounds = sim_shape_bounds(b->shape, center);
-    grid_remove(sc, i);
-    grid_insert(sc, i);
+    scene_grid_remove(sc, i);
+    scene_grid_insert(sc, i);
+    mark_stale_near(sc, i);
     sc->sep_flag[i] |= SEP_FLAG_MOVED; // moved: written back at the end
 }
 
@@ -287,10 +157,10 @@ static bool shape_eq(sim_shape a, sim_shape b)
 static bool free_of_characters(const sim_scene *sc, uint32_t self, sim_shape shape, sim_vec3 c)
 {
     sim_aabb box = sim_aabb_expand(sim_shape_bounds(shape, c), sim_v3(SEP_GAP, SEP_GAP, SEP_GAP));
-    near_iter it;
-    near_begin(&it, sc, c);
+    scene_grid_iter it;
+    scene_grid_begin_point(&it, sc, c);
     uint32_t j;
-    while (near_next(&it, &j)) {
+    while (scene_grid_next(&it, &j)) {
         if (j == self || !sim_aabb_overlaps(box, sc->bodies[j].bounds))
             continue;
         sim_fx d;
@@ -499,7 +369,6 @@ static sim_fx clamp_push(int64_t v)
 
 // What one scan over the pairs found.
 enum { SCAN_CLEAR, SCAN_PUSHED, SCAN_PILE };
-enum { SCAN_MARK_PAIRS = 1, SCAN_MARK_CROWDED = 2, SCAN_MARK_OVERFLOW = 4 };
 
 // Pair (i, j), i < j: j is pushed by p, i by -p.
 static void add_pair_push(sim_scene *sc, uint32_t i, uint32_t j, sim_vec3 p)
@@ -524,10 +393,10 @@ static void scan_one(sim_scene *sc, uint32_t i, bool piles, bool emit)
     uint32_t stored = 0;
     uint8_t mark = 0;
     if (a->solid && !(sc->sep_flag[i] & SEP_FLAG_GHOST)) {
-        near_iter it;
-        near_begin_body(&it, sc, i);
+        scene_grid_iter it;
+        scene_grid_begin_body(&it, sc, i);
         uint32_t j, crowd = 0;
-        while (near_next(&it, &j)) {
+        while (scene_grid_next(&it, &j)) {
             if (j == i || (sc->sep_flag[j] & SEP_FLAG_GHOST) || !sim_aabb_overlaps(a->bounds, sc->bodies[j].bounds))
                 continue; // ghosts wait for the next pass
             if (piles && ++crowd > SEP_CROWD) {
@@ -584,8 +453,10 @@ static void scan_items(void *task, uint32_t begin, uint32_t end)
     uint64_t from = (uint64_t)begin * sc->batch, to = (uint64_t)end * sc->batch;
     if (to > sc->count)
         to = sc->count;
+    bool all = !sc->scan_reuse;
     for (uint64_t i = from; i < to; i++)
-        scan_one(sc, (uint32_t)i, sc->scan_piles, false);
+        if (all || (sc->scan_mark[i] & SCAN_MARK_STALE))
+            scan_one(sc, (uint32_t)i, sc->scan_piles, false);
 }
 
 // One Jacobi iteration over the pairs. With `piles`, a character whose
@@ -594,11 +465,14 @@ static void scan_items(void *task, uint32_t begin, uint32_t end)
 // first (the scan of a pile stops at SEP_CROWD, so a pile costs its size
 // times SEP_CROWD, not its size squared). The scan runs on the scene's
 // executor when it has one; the pushes are then summed here in id order
-// (integer sums: the same values whatever ran the scan).
-static int push_pairs(sim_scene *sc, bool piles)
+// (integer sums: the same values whatever ran the scan). With `reuse` (the
+// last iteration found no pile and nobody was placed since), only the stale
+// characters are scanned again: every other scan would find what it found.
+static int push_pairs(sim_scene *sc, bool piles, bool reuse)
 {
     bool any = false, pile = false;
     sc->scan_piles = piles;
+    sc->scan_reuse = reuse;
     uint32_t items = sc->count / sc->batch + (sc->count % sc->batch != 0);
     if (sc->run && items > 1)
         sc->run(sc->run_user, items, scan_items, sc);
@@ -672,7 +546,7 @@ static void prepare(sim_scene *sc)
             sc->sep_flag[i] = 0;
         }
     }
-    grid_build(sc);
+    scene_grid_build(sc);
 }
 
 static void write_back(sim_scene *sc)
@@ -707,13 +581,13 @@ bool scene_separate(sim_scene *sc)
     spot_cursor cur = {0};
     cur.budget = sc->spot_budget;
     cur.tries = sc->spot_tries;
-    int scan = push_pairs(sc, true);
+    int scan = push_pairs(sc, true, false);
     if (scan == SCAN_PILE) {
         relocate_flagged(sc, SEP_TOLERANCE, &cur);
-        scan = push_pairs(sc, false);
+        scan = push_pairs(sc, false, false);
     }
     for (int it = 1; it < SEP_ITERATIONS && scan == SCAN_PUSHED; it++)
-        scan = push_pairs(sc, false);
+        scan = push_pairs(sc, false, true);
     if (scan == SCAN_PUSHED) {
         // The iterations ran out with pairs still overlapping: whoever is
         // still in by more than SEP_LIMIT goes to a free spot.
@@ -744,7 +618,7 @@ bool sim_scene_find_spot(sim_scene *sc, const sim_char_state *state, sim_vec3 fe
     sim_vec3 offset = sim_v3_sub(center, feet);
     scene_build_platforms(sc, sc->tick, false);
     scene_bodies_fill(sc);
-    grid_build(sc);
+    scene_grid_build(sc);
     uint32_t self = GRID_NONE;
     for (uint32_t i = 0; i < sc->count; i++)
         if (sc->chars[i].id == state->id)

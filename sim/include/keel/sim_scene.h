@@ -152,8 +152,11 @@ typedef void (*sim_task_fn)(void *task, uint32_t begin, uint32_t end);
 /// variable or thread join does). fn must not be called after it returns.
 typedef void (*sim_parallel_for_fn)(void *user, uint32_t count, sim_task_fn fn, void *task);
 
-/// Characters per work item when sim_scene_set_parallel is given 0.
-#define SIM_SCENE_DEFAULT_BATCH 16u
+/// Characters per work item when sim_scene_set_parallel is given 0: small,
+/// so that the threads of a loop finish close together (a move of a
+/// character in a crowd takes a few microseconds); an executor that claims
+/// items one by one may want a larger batch.
+#define SIM_SCENE_DEFAULT_BATCH 4u
 
 /// Run the snapshot's bodies, the moves of sim_scene_step and the pair scans
 /// of its separation passes through `run` (with `user`), in work items of

@@ -442,8 +442,10 @@ static void summary_parallel(slevel *const *levels, int nlevels)
     for (int i = 0; i < nlevels; i++) {
         const slevel *l = levels[i];
         bench_speedup f;
+        keel_jobs_stats s0 = keel_jobs_get_stats(jobs);
         if (!bench_scene_speedup("bench_move", &l->level, l->world, l->rooms, PAR_CHARACTERS, jobs, 0, min_seconds, &f))
             continue;
+        keel_jobs_stats s1 = keel_jobs_get_stats(jobs);
         if (!f.same) {
             printf("MISMATCH %s: the hashes differ after tick %" PRIu64 "\n", l->name, f.mismatch_tick);
             continue;
@@ -458,6 +460,9 @@ static void summary_parallel(slevel *const *levels, int nlevels)
         double up = f.seconds1 / f.secondsN;
         printf("  speed-up x%.2f, target >= x%.2f on a quiet machine: %s\n", up, TARGET_SPEEDUP,
                up >= TARGET_SPEEDUP ? "met" : "not met");
+        printf("  pool: %.2f loops a tick; a worker slept %" PRIu64 " times, the caller %" PRIu64 " times\n",
+               (double)(s1.loops - s0.loops) / (double)(f.ticks + BENCH_WARMUP_TICKS), s1.sleeps - s0.sleeps,
+               s1.caller_sleeps - s0.caller_sleeps);
         printf("BENCH bench_move level=%s characters=%u threads=%u metric=scene_speedup value=%.3f moves=%.3f "
                "cores=%.2f/%.2f\n",
                l->name, PAR_CHARACTERS, PAR_THREADS, f.seconds1 / f.secondsN, f.moves1 / f.movesN, f.cores_before,

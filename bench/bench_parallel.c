@@ -45,8 +45,10 @@ static bool bench_count(const char *name, const sim_level *level, const sim_worl
                         keel_jobs *jobs)
 {
     bench_speedup f;
+    keel_jobs_stats s0 = keel_jobs_get_stats(jobs);
     if (!bench_scene_speedup("bench_parallel", level, w, rooms, count, jobs, batch, min_seconds, &f))
         return false;
+    keel_jobs_stats s1 = keel_jobs_get_stats(jobs);
     if (!f.same) {
         printf("MISMATCH %s %" PRIu32 " characters: the hashes differ after tick %" PRIu64 "\n", name, count,
                f.mismatch_tick);
@@ -70,6 +72,14 @@ static bool bench_count(const char *name, const sim_level *level, const sim_worl
            " metric=speedup value=%.3f moves=%.3f serial_share=%.4f work=%.3f idle=%.4f cores=%.2f/%.2f\n",
            name, count, threads, f.seconds1 / f.secondsN, f.moves1 / f.movesN, serial1 / f.seconds1, f.workN / f.work1,
            idle, f.cores_before, f.cores_after);
+    // The pool's own counts over the run (warm-up and the core checks
+    // included): how often a loop found the workers asleep.
+    uint64_t loops = s1.loops - s0.loops;
+    printf("         pool: %" PRIu64 " loops (%.2f a tick), workers joined while watching %" PRIu64 ", slept %" PRIu64
+           "; caller saw the last items while watching %" PRIu64 ", slept %" PRIu64 "\n",
+           loops, f.ticks ? (double)loops / (double)(f.ticks + BENCH_WARMUP_TICKS) : 0.0,
+           s1.quick_joins - s0.quick_joins, s1.sleeps - s0.sleeps, s1.quick_returns - s0.quick_returns,
+           s1.caller_sleeps - s0.caller_sleeps);
     return true;
 }
 

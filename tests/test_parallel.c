@@ -309,11 +309,12 @@ static void expect_same(const run_config *cfg, const uint64_t *want, const char 
                      (unsigned)batch, (unsigned)t + 1);
     if (run && log) {
         // Every tick has more characters than a batch: the executor ran them
-        // all, once for the moves and once for each pair scan of the
-        // separation passes (at least one a tick, after the moves).
+        // all, once for the snapshot, once for the moves and once for each
+        // pair scan of the separation passes (at least one a tick, after the
+        // moves).
         uint32_t b = batch ? batch : SIM_SCENE_DEFAULT_BATCH;
         uint64_t per_call = (r.count + b - 1) / b;
-        cr_assert_geq(log->calls, 2u * cfg->ticks, "%s: the executor was called %llu times in %u ticks", what,
+        cr_assert_geq(log->calls, 3u * cfg->ticks, "%s: the executor was called %llu times in %u ticks", what,
                       (unsigned long long)log->calls, (unsigned)cfg->ticks);
         cr_assert_eq(log->items, per_call * log->calls, "%s: items", what);
         memset(log, 0, sizeof *log);
@@ -412,7 +413,7 @@ Test(parallel, executor_skipped_and_removed)
     sim_scene_set_parallel(r.scene, run_reverse, &rev, 1);
     scene_play(&r, 20, got + 20, NULL);
     uint64_t calls = rev.log.calls;
-    cr_assert_geq(calls, 40u, "moves and separation scans: twice a tick at least");
+    cr_assert_geq(calls, 60u, "snapshot, moves and separation scans: three times a tick at least");
     sim_scene_set_parallel(r.scene, NULL, &rev, 1);
     scene_play(&r, 20, got + 40, NULL);
     cr_assert_eq(rev.log.calls, calls, "called after being taken away");
@@ -437,14 +438,20 @@ Test(parallel, pool_runs_every_item_once)
         keel_jobs *j = keel_jobs_create(threads);
         cr_assert_not_null(j);
         cr_assert_eq(keel_jobs_threads(j), threads);
+        uint64_t shared = 0;
         for (uint32_t loop = 0; loop < 400; loop++) {
             uint32_t count = loop % 300;
             memset(hits, 0, sizeof hits);
             keel_jobs_parallel_for(j, count, count_items, hits);
+            shared += threads > 1 && count > 1;
             for (uint32_t i = 0; i < 300; i++)
                 cr_assert_eq(hits[i], i < count ? 1u : 0u, "%u threads, count %u: item %u ran %u times",
                              (unsigned)threads, (unsigned)count, (unsigned)i, (unsigned)hits[i]);
         }
+        // Every loop of more than one item on more than one thread is shared.
+        keel_jobs_stats st = keel_jobs_get_stats(j);
+        cr_assert_eq(st.loops, shared, "%u threads: %llu loops counted, %llu shared", (unsigned)threads,
+                     (unsigned long long)st.loops, (unsigned long long)shared);
         keel_jobs_destroy(j);
     }
     cr_assert_null(keel_jobs_create(0));

@@ -260,15 +260,31 @@ void scene_bodies_fill(sim_scene *sc)
         body_fill(sc, i, &sc->bodies[i]);
 }
 
-static void build_bodies(sim_scene *sc)
+// The snapshot bodies of work items [begin, end) (sc->batch characters
+// each). Ghosts (characters the separation could not place this tick) and
+// the others pass through each other (scene_separate.c). Each item writes
+// only its own characters' bodies: the items may run on several threads.
+static void snapshot_items(void *task, uint32_t begin, uint32_t end)
 {
-    sim_fx min_x = 0, max_x = 0, min_z = 0, max_z = 0;
-    scene_bodies_fill(sc);
-    // Ghosts (characters the separation could not place this tick) and the
-    // others pass through each other (scene_separate.c).
-    for (uint32_t i = 0; i < sc->count; i++)
+    sim_scene *sc = task;
+    uint32_t from, to;
+    scene_item_range(sc, begin, end, &from, &to);
+    for (uint32_t i = from; i < to; i++) {
+        body_fill(sc, i, &sc->bodies[i]);
         if (sc->sep_flag[i] & SEP_FLAG_GHOST)
             sc->bodies[i].solid = false;
+    }
+}
+
+// The snapshot and the broad phase over it; `parallel`: the bodies filled
+// on the executor (in a step only).
+static void build_bodies(sim_scene *sc, bool parallel)
+{
+    sim_fx min_x = 0, max_x = 0, min_z = 0, max_z = 0;
+    if (parallel)
+        scene_run_items(sc, snapshot_items);
+    else
+        snapshot_items(sc, 0, scene_item_count(sc));
     for (uint32_t i = 0; i < sc->count; i++) {
         const scene_body *b = &sc->bodies[i];
         if (i == 0 || b->center.x < min_x)
@@ -1048,11 +1064,21 @@ static void move_range(sim_scene *sc, uint32_t begin, uint32_t end)
 static void move_items(void *task, uint32_t begin, uint32_t end)
 {
     sim_scene *sc = task;
-    uint64_t from = (uint64_t)begin * sc->batch, to = (uint64_t)end * sc->batch;
-    if (to > sc->count)
-        to = sc->count;
+    uint32_t from, to;
+    scene_item_range(sc, begin, end, &from, &to);
     if (from < to)
-        move_range(sc, (uint32_t)from, (uint32_t)to);
+        move_range(sc, from, to);
+}
+
+uint32_t scene_item_count(const sim_scene *sc) { return sc->count / sc->batch + (sc->count % sc->batch != 0); }
+
+void scene_run_items(sim_scene *sc, sim_task_fn fn)
+{
+    uint32_t items = scene_item_count(sc);
+    if (sc->run && items > 1)
+        sc->run(sc->run_user, items, fn, sc);
+    else
+        fn(sc, 0, items);
 }
 
 void sim_scene_set_parallel(sim_scene *sc, sim_parallel_for_fn run, void *user, uint32_t batch)
@@ -1080,12 +1106,8 @@ void sim_scene_step(sim_scene *sc)
     // the scene clean and no add, restore or carry has moved anyone since.
     if (!sc->sep_clean)
         scene_separate(sc);
-    build_bodies(sc);
-    uint32_t items = sc->count / sc->batch + (sc->count % sc->batch != 0);
-    if (sc->run && items > 1)
-        sc->run(sc->run_user, items, move_items, sc);
-    else
-        move_range(sc, 0, sc->count);
+    build_bodies(sc, true);
+    scene_run_items(sc, move_items);
     sc->bodies_ready = true;
     sc->sep_clean = scene_separate(sc);
     sc->bodies_ready = false; // (a pass over fewer than two characters does not look)
@@ -1153,7 +1175,7 @@ uint64_t sim_scene_hash(const sim_scene *sc)
 sim_collider sim_scene_collider(sim_scene *sc, uint32_t self)
 {
     scene_build_platforms(sc, sc->tick, false);
-    build_bodies(sc);
+    build_bodies(sc, false);
     int64_t i = char_index(sc, self);
     scene_view *v = &sc->views[i < 0 ? sc->max_chars : (uint32_t)i];
     *v = (scene_view){sc, i, 0, true, NULL, NULL};

@@ -236,6 +236,20 @@ void scene_bodies_fill(sim_scene *sc);
 /// leaves it). scene_near.c.
 void scene_near_step(scene_near_keep *k, const sim_world *world, sim_aabb step, sim_near *near);
 
+/// Work items of sc->batch characters (the last may hold fewer): how many
+/// cover the characters, and the characters [*from, *to) of items
+/// [begin, end). scene_run_items runs fn(sc, begin, end) over all of them on
+/// the scene's executor (inside a step only), or here in one range when
+/// there is none or a single item. scene.c.
+uint32_t scene_item_count(const sim_scene *sc);
+void scene_run_items(sim_scene *sc, sim_task_fn fn);
+static inline void scene_item_range(const sim_scene *sc, uint32_t begin, uint32_t end, uint32_t *from, uint32_t *to)
+{
+    uint64_t f = (uint64_t)begin * sc->batch, t = (uint64_t)end * sc->batch;
+    *to = t > sc->count ? sc->count : (uint32_t)t;
+    *from = f > *to ? *to : (uint32_t)f;
+}
+
 /// A view's collider (scene.c).
 sim_collider scene_view_collider(scene_view *v);
 

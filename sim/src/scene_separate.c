@@ -447,16 +447,19 @@ static void scan_one(sim_scene *sc, uint32_t i, bool piles, bool emit)
     }
 }
 
+// The scan of work items [begin, end); each also clears its characters'
+// pushes for the serial sum after the scan.
 static void scan_items(void *task, uint32_t begin, uint32_t end)
 {
     sim_scene *sc = task;
-    uint64_t from = (uint64_t)begin * sc->batch, to = (uint64_t)end * sc->batch;
-    if (to > sc->count)
-        to = sc->count;
+    uint32_t from, to;
+    scene_item_range(sc, begin, end, &from, &to);
+    if (from < to)
+        memset(&sc->push[3 * (size_t)from], 0, (size_t)(to - from) * 3 * sizeof *sc->push);
     bool all = !sc->scan_reuse;
-    for (uint64_t i = from; i < to; i++)
+    for (uint32_t i = from; i < to; i++)
         if (all || (sc->scan_mark[i] & SCAN_MARK_STALE))
-            scan_one(sc, (uint32_t)i, sc->scan_piles, false);
+            scan_one(sc, i, sc->scan_piles, false);
 }
 
 // One Jacobi iteration over the pairs. With `piles`, a character whose
@@ -473,12 +476,7 @@ static int push_pairs(sim_scene *sc, bool piles, bool reuse)
     bool any = false, pile = false;
     sc->scan_piles = piles;
     sc->scan_reuse = reuse;
-    uint32_t items = sc->count / sc->batch + (sc->count % sc->batch != 0);
-    if (sc->run && items > 1)
-        sc->run(sc->run_user, items, scan_items, sc);
-    else
-        scan_items(sc, 0, items);
-    memset(sc->push, 0, (size_t)sc->count * 3 * sizeof *sc->push);
+    scene_run_items(sc, scan_items);
     for (uint32_t i = 0; i < sc->count; i++) {
         uint8_t mark = sc->scan_mark[i];
         if (mark & SCAN_MARK_CROWDED) {

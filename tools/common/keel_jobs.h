@@ -3,15 +3,20 @@
 // Made for sim_scene_set_parallel (keel_jobs_parallel_for has the shape of
 // sim_parallel_for_fn, so it is passed as it is), but it knows nothing of the
 // simulation. Each thread owns an equal contiguous share of [0, count) and
-// runs it item by item from the front; a thread whose share is done steals
-// single items from the back of the others'. Which thread runs which item
-// varies from run to run; callers whose results must not depend on that (the
-// scene's moves) make each item independent of the others.
+// runs it from the front in shrinking chunks; a thread whose share is done
+// steals single items from the back of the others'. Which thread runs which
+// item varies from run to run; callers whose results must not depend on that
+// (the scene's moves) make each item independent of the others.
 //
 // The threads are made once in keel_jobs_create; a loop allocates nothing,
-// wakes the sleeping workers (a condition variable), takes part itself and
-// returns when every item is done. One loop at a time: calls from several
-// threads at once, or from inside an item, are not supported.
+// wakes the workers, takes part itself and returns when every item is done.
+// Between loops a worker watches for the next one for KEEL_JOBS_SPIN_NS
+// (burning its core) before it sleeps on a condition variable, and the caller
+// watches as long for the last items before it sleeps: loops that follow each
+// other closely start without a wake-up (unless the pool has more threads
+// than the machine has processors online: then nobody spins). One loop at a
+// time: calls from several threads at once, or from inside an item, are not
+// supported.
 #ifndef KEEL_JOBS_H
 #define KEEL_JOBS_H
 
@@ -19,6 +24,9 @@
 
 /// Most threads a pool runs, the caller's included.
 #define KEEL_JOBS_MAX_THREADS 64u
+/// How long a thread watches (spins) for the next loop, or for the last
+/// items of a loop, before it sleeps: 100 microseconds.
+#define KEEL_JOBS_SPIN_NS 100000u
 
 typedef struct keel_jobs keel_jobs;
 
@@ -35,9 +43,20 @@ keel_jobs *keel_jobs_create(uint32_t threads);
 void keel_jobs_destroy(keel_jobs *jobs);
 uint32_t keel_jobs_threads(const keel_jobs *jobs);
 
-/// fn(task, i, i + 1) for every i in [0, count), on the pool's threads, the
-/// caller's included; returns when all are done. `jobs` is a keel_jobs *
+/// fn(task, begin, end) over disjoint ranges that cover [0, count) once each,
+/// on the pool's threads, the caller's included; returns when all are done. `jobs` is a keel_jobs *
 /// (void * so that the function is a sim_parallel_for_fn).
 void keel_jobs_parallel_for(void *jobs, uint32_t count, keel_jobs_task_fn fn, void *task);
+
+/// What the pool did since it was made (counts; all 0 with one thread or
+/// without <stdatomic.h>).
+typedef struct keel_jobs_stats {
+    uint64_t loops;         // parallel_for calls shared with the workers
+    uint64_t quick_joins;   // a worker saw a new loop while watching for it
+    uint64_t sleeps;        // a worker slept waiting for a loop (woken by the caller or at the start)
+    uint64_t quick_returns; // the caller saw the last worker leave while watching
+    uint64_t caller_sleeps; // the caller slept waiting for a worker's last items
+} keel_jobs_stats;
+keel_jobs_stats keel_jobs_get_stats(const keel_jobs *jobs);
 
 #endif

@@ -152,18 +152,21 @@ typedef void (*sim_task_fn)(void *task, uint32_t begin, uint32_t end);
 /// variable or thread join does). fn must not be called after it returns.
 typedef void (*sim_parallel_for_fn)(void *user, uint32_t count, sim_task_fn fn, void *task);
 
-/// Characters per work item when sim_scene_set_parallel is given 0.
-#define SIM_SCENE_DEFAULT_BATCH 16u
+/// Characters per work item when sim_scene_set_parallel is given 0: small,
+/// so that the threads of a loop finish close together (a move of a
+/// character in a crowd takes a few microseconds); an executor that claims
+/// items one by one may want a larger batch.
+#define SIM_SCENE_DEFAULT_BATCH 4u
 
-/// Run the moves of sim_scene_step, and the pair scans of its separation
-/// passes, through `run` (with `user`), in work items of `batch` consecutive
-/// characters (0: SIM_SCENE_DEFAULT_BATCH): `run` is called once for the
-/// moves and once per scan (at least one a step). A step with a single item
-/// runs it on the calling thread without calling `run`. NULL (the default)
-/// is the plain loop on the calling thread. While a step runs, nothing else
-/// may use the scene (as without an executor); the platforms, the carrying,
-/// the snapshot, and the separation's pushes and placing stay on the calling
-/// thread.
+/// Run the snapshot's bodies, the moves of sim_scene_step and the pair scans
+/// of its separation passes through `run` (with `user`), in work items of
+/// `batch` consecutive characters (0: SIM_SCENE_DEFAULT_BATCH): `run` is
+/// called once for the snapshot, once for the moves and once per scan (at
+/// least one a step). A step with a single item runs it on the calling thread
+/// without calling `run`. NULL (the default) is the plain loop on the calling
+/// thread. While a step runs, nothing else may use the scene (as without an
+/// executor); the platforms, the carrying, the snapshot's sort, and the
+/// separation's pushes and placing stay on the calling thread.
 void sim_scene_set_parallel(sim_scene *scene, sim_parallel_for_fn run, void *user, uint32_t batch);
 
 uint32_t sim_scene_tick(const sim_scene *scene);

@@ -50,7 +50,10 @@ extern const uint8_t rec_magic[REC_MAGIC_SIZE];
 /// stores no world hash of its own; each tick block ends with the world hash
 /// after its last tick and a 64-bit check over all its ticks, and keeps its
 /// hashes apart from its commands (1: an 8-byte world hash every tick).
-#define REC_FORMAT_VERSION 2u
+/// 3: a keyframe sits inside the tick block that starts at its tick, its
+/// records as varints; a block's prefix is varints and its zstd frame
+/// carries the body's size.
+#define REC_FORMAT_VERSION 3u
 #define REC_MAX_PLATFORMS 16u
 #define REC_MAX_WATERS 16u
 #define REC_DEFAULT_KEYFRAME_INTERVAL 64u
@@ -180,7 +183,7 @@ typedef struct rec_writer_config {
     /// Testing: act as if no thread could be started (a threaded writer
     /// then falls back to the caller's thread). Off by default.
     bool test_no_thread;
-    /// Testing: write this older format version (1) instead of
+    /// Testing: write this older format version (1 or 2) instead of
     /// REC_FORMAT_VERSION, to check that readers still take it. 0: current.
     uint32_t test_format_version;
 } rec_writer_config;

@@ -143,12 +143,17 @@ static void chunk_emit(rec_writer *w, rec_item *it)
             // (the frame records the body's size, no checksum: the chunk has its CRC)
             int level = it->size_field ? ZSTD_LEVEL : ZSTD_LEVEL_V3;
             size_t z = ZSTD_compressCCtx(w->zc, w->zbuf.data + head_n, bound, it->buf.data + pre, body, level);
-            if (!it->size_field && !ZSTD_isError(z) && z > 4 && rec_get_le32(w->zbuf.data + head_n) == REC_ZSTD_MAGIC) {
-                // format 3's blocks leave out the frame's magic number
-                memmove(w->zbuf.data + head_n, w->zbuf.data + head_n + 4, z - 4);
-                z -= 4;
+            bool ok = !ZSTD_isError(z);
+            if (ok && !it->size_field) {
+                // format 3's blocks leave out the frame's magic number (a
+                // frame without one, which zstd never writes, stays TBLK)
+                ok = z > 4 && rec_get_le32(w->zbuf.data + head_n) == REC_ZSTD_MAGIC;
+                if (ok) {
+                    memmove(w->zbuf.data + head_n, w->zbuf.data + head_n + 4, z - 4);
+                    z -= 4;
+                }
             }
-            if (!ZSTD_isError(z) && head_n + z < size) {
+            if (ok && head_n + z < size) {
                 memcpy(w->zbuf.data, it->buf.data, pre);
                 if (it->size_field)
                     rec_le32(w->zbuf.data + pre, (uint32_t)body);

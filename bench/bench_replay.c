@@ -39,6 +39,7 @@
 
 static uint32_t record_ticks = 3840; // one minute at 64 Hz
 static uint32_t verify_characters = 64;
+static bool sizes_only = false;
 
 static double now_s(void)
 {
@@ -233,10 +234,11 @@ static void speed(const bench_level *bl, const char *path)
 
 static void usage(FILE *f)
 {
-    fputs("usage: bench_replay [--ticks N] [--characters N]\n"
+    fputs("usage: bench_replay [--ticks N] [--characters N] [--sizes-only]\n"
           "Recording size per player-hour, the tick loop's cost of recording, and verify\n"
           "speed (one thread and all threads) on the built-in level and sauerbraten_zdm2.obj\n"
-          "(from $KEEL_LEVELS_DIR or the shared levels folder, when present).\n",
+          "(from $KEEL_LEVELS_DIR or the shared levels folder, when present).\n"
+          "--sizes-only: the sizes alone (no cost or verify timing).\n",
           f);
 }
 
@@ -255,6 +257,8 @@ int main(int argc, char **argv)
             else
                 verify_characters = (uint32_t)(v > REC_MAX_CHARACTERS ? REC_MAX_CHARACTERS : v);
             i++;
+        } else if (strcmp(argv[i], "--sizes-only") == 0) {
+            sizes_only = true;
         } else if (strcmp(argv[i], "--help") == 0) {
             usage(stdout);
             return 0;
@@ -310,7 +314,8 @@ int main(int argc, char **argv)
     printf("bench_replay: %s\n", rec_build_id());
     for (int i = 0; i < count; i++) {
         sizes(&levels[i], path);
-        speed(&levels[i], path);
+        if (!sizes_only)
+            speed(&levels[i], path);
     }
     remove(path);
     for (int i = 0; i < count; i++) {

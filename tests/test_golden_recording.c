@@ -25,12 +25,17 @@
 #include "test_rec_scene.h"
 
 #define GOLDEN_RECORDING_LAST_HASH UINT64_C(0xb78ac9f7c096b2eb)
-// Format 2 (REC_FORMAT_VERSION 2): no world hash per tick; each tick block
-// ends with the world hash after its last tick and a 64-bit check over its
-// ticks, with its 16-bit hashes after its commands.
-#define GOLDEN_RECORDING_FILE_HASH UINT64_C(0x5368e9f16207d1f8)
-// The same run written in format 1 (the writer's test_format_version): the
-// bytes every build wrote before format 2, so the old layout stays pinned.
+// Format 3 (REC_FORMAT_VERSION 3): each keyframe inside the tick block that
+// starts at its tick, its records as varints behind a mask; blocks with
+// varint prefixes.
+#define GOLDEN_RECORDING_FILE_HASH UINT64_C(0xd0e2b767854c200f)
+// The same run written in format 2 (the writer's test_format_version): no
+// world hash per tick; each tick block ends with the world hash after its
+// last tick and a 64-bit check over its ticks, with its 16-bit hashes after
+// its commands; keyframes in chunks of their own.
+#define GOLDEN_RECORDING_FILE_HASH_FORMAT_2 UINT64_C(0x5368e9f16207d1f8)
+// The same run written in format 1: the bytes every build wrote before
+// format 2, so the oldest layout stays pinned too.
 #define GOLDEN_RECORDING_FILE_HASH_FORMAT_1 UINT64_C(0x84cba5c30fd88c18)
 
 static sim_level level;
@@ -102,6 +107,11 @@ static void golden_run(uint32_t format_version, uint64_t want_file_hash)
 Test(golden_recording, a_fixed_run_records_to_the_pinned_bytes_and_hash)
 {
     golden_run(REC_FORMAT_VERSION, GOLDEN_RECORDING_FILE_HASH);
+}
+
+Test(golden_recording, the_same_run_in_format_2_records_to_its_pinned_bytes)
+{
+    golden_run(2, GOLDEN_RECORDING_FILE_HASH_FORMAT_2);
 }
 
 Test(golden_recording, the_same_run_in_format_1_records_to_its_pinned_bytes)

@@ -212,6 +212,11 @@ Test(rec_format, round_trip_keyframes_17_from_an_odd_tick) { round_trip(17, true
 // and verified.
 Test(rec_format, round_trip_format_1_keyframes_64) { round_trip_version(64, true, true, 0, 1); }
 Test(rec_format, round_trip_format_1_plain_from_tick_1000) { round_trip_version(0, false, false, 1000, 1); }
+// Format 2 (keyframes in chunks of their own, fixed-size block prefixes):
+// still read and verified, compressed (TBLZ, KEYZ) and not.
+Test(rec_format, round_trip_format_2_keyframes_64) { round_trip_version(64, true, true, 0, 2); }
+Test(rec_format, round_trip_format_2_debug_mode_compressed) { round_trip_version(1, true, false, 0, 2); }
+Test(rec_format, round_trip_format_2_plain_keyframes_17) { round_trip_version(17, false, true, 5, 2); }
 
 // ---- a recorded file and its chunks ----------------------------------------
 
@@ -362,7 +367,7 @@ Test(rec_format, a_newer_format_version_is_refused_with_a_clear_message)
     rec_put_bytes(&file, d + rest, size - rest);
     f = rec_file_open_memory(file.data, file.size, &err);
     cr_assert_null(f);
-    cr_assert_not_null(strstr(err.message, "format version 7 is newer than this build reads (2)"), "%s", err.message);
+    cr_assert_not_null(strstr(err.message, "format version 7 is newer than this build reads (3)"), "%s", err.message);
     cr_assert_str_eq(err.chunk, "HEAD");
     cr_assert_eq(err.offset, REC_MAGIC_SIZE + 8);
     rec_buf_free(&payload);
@@ -1032,6 +1037,68 @@ Test(rec_format, a_thousand_characters_with_mass_joins_and_leaves_round_trip)
 }
 
 // rec_state_encode_raw spells the schema table out for speed: the same bytes.
+// Format 3's keyframe records (a mask of the fields that are not 0, then
+// those as varints) give back every state, from all zeros to every field at
+// its extremes, and a record cut short or holding a value its field cannot
+// take is a fault.
+Test(rec_format, compact_state_records_round_trip_and_refuse_bad_values)
+{
+    keel_rng rng = {78};
+    rec_schema sc;
+    rec_schema_native(&sc, REC_SCHEMA_STATE);
+    uint32_t nf = 0;
+    const rec_field *f = rec_state_fields(&nf);
+    for (int r = 0; r < 3000; r++) {
+        sim_char_state s;
+        memset(&s, 0, sizeof s);
+        for (uint32_t i = 0; i < nf; i++) {
+            int64_t v;
+            switch (keel_rng_range(&rng, 0, 3)) {
+            case 0: v = 0; break;
+            case 1: v = (int64_t)keel_rng_range(&rng, 0, 300) - 150; break;
+            case 2:
+                v = (int64_t)(int32_t)((uint32_t)keel_rng_range(&rng, 0, 0xFFFF) << 16 |
+                                       (uint32_t)keel_rng_range(&rng, 0, 0xFFFF));
+                break;
+            default: v = keel_rng_range(&rng, 0, 1) ? INT32_MIN : INT32_MAX; break;
+            }
+            // cut to the field's width as a record stores it (sign-extended when signed)
+            rec_buf w = {0};
+            rec_field_put(&w, (uint8_t)f[i].type, f[i].width, v);
+            rec_rd wr;
+            rec_rd_init(&wr, w.data, w.size, 0);
+            cr_assert(rec_state_set(&s, i, rec_field_get(&wr, (uint8_t)f[i].type, f[i].width)), "field %u", i);
+            rec_buf_free(&w);
+        }
+        rec_buf b = {0};
+        rec_state_encode_compact(&b, &s);
+        rec_rd rd;
+        rec_rd_init(&rd, b.data, b.size, 0);
+        sim_char_state back;
+        cr_assert(rec_state_decode_compact(&rd, &sc, &back), "%s", rd.fault);
+        cr_assert_eq(rd.pos, b.size);
+        for (uint32_t i = 0; i < nf; i++)
+            cr_assert_eq(rec_state_get(&back, i), rec_state_get(&s, i), "field %u", i);
+        // cut short anywhere: a fault, never a crash
+        rec_rd_init(&rd, b.data, b.size - 1u, 0);
+        cr_assert_not(rec_state_decode_compact(&rd, &sc, &back));
+        rec_buf_free(&b);
+    }
+    // a mask naming a field past the schema, a u16 field of 65536, an angle out of range
+    const uint8_t past[] = {0x80, 0x80, 0x80, 0x04};                  // bit 23
+    const uint8_t flags_big[] = {0x02, 0x80, 0x80, 0x80, 0x80, 0x10}; // flags = 2^32
+    const uint8_t yaw_big[] = {0x80, 0x80, 0x10, 0x80, 0x80, 0x04};   // yaw: zigzag 65536 = 32768
+    const uint8_t *bad[] = {past, flags_big, yaw_big};
+    const size_t bad_n[] = {sizeof past, sizeof flags_big, sizeof yaw_big};
+    for (int i = 0; i < 3; i++) {
+        rec_rd rd;
+        rec_rd_init(&rd, bad[i], bad_n[i], 100);
+        sim_char_state back;
+        cr_assert_not(rec_state_decode_compact(&rd, &sc, &back), "case %d", i);
+        cr_assert_not_null(rd.fault);
+    }
+}
+
 Test(rec_format, the_state_encoder_matches_the_schema_table)
 {
     keel_rng rng = {77};

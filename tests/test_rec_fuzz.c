@@ -1,5 +1,6 @@
-// keel tests: fuzzing the recording reader. Real recordings (scene ones,
-// compressed and plain, keyframes and debug mode; a client one) are damaged
+// keel tests: fuzzing the recording reader. Real recordings (scene ones in
+// formats 3 and 2, compressed and plain, keyframes and debug mode; a client
+// one) are damaged
 // -- bit flips, bytes set, truncations, chunk lengths edited, bytes inserted
 // and removed, chunks dropped or repeated -- and, in most rounds, every
 // chunk's CRC is recomputed afterwards so that the damage reaches the
@@ -47,9 +48,12 @@ typedef struct seed_file {
     const char *name;
 } seed_file;
 
-static seed_file scene_seed(const char *name, uint32_t interval, bool compress, uint32_t ticks, uint64_t seed)
+// format_version 0: the current one.
+static seed_file scene_seed(const char *name, uint32_t interval, bool compress, uint32_t ticks, uint64_t seed,
+                            uint32_t format_version)
 {
     trs_config cfg = trs_default_config();
+    cfg.format_version = format_version;
     cfg.ticks = ticks;
     cfg.characters = 6;
     cfg.capacity = 10;
@@ -368,14 +372,19 @@ Test(rec_fuzz, damaged_recordings_never_crash_and_decode_to_their_end_when_they_
     const char *env = getenv("KEEL_FUZZ_ROUNDS");
     if (env && *env)
         rounds = strtoull(env, NULL, 10);
-    seed_file seeds[5];
-    seeds[0] = scene_seed("k16z.rec", 16, true, 150, 1);
-    seeds[1] = scene_seed("k16.rec", 16, false, 150, 2);
-    seeds[2] = scene_seed("debug.rec", 1, false, 40, 3);
-    seeds[3] = scene_seed("nokey.rec", 0, true, 100, 4);
+    // format 3 (keyframes inside blocks, a trailing KEYF in debug mode) and
+    // format 2 (keyframes in chunks of their own)
+    enum { SEEDS = 7 };
+    seed_file seeds[SEEDS];
+    seeds[0] = scene_seed("k16z.rec", 16, true, 150, 1, 0);
+    seeds[1] = scene_seed("k16.rec", 16, false, 150, 2, 0);
+    seeds[2] = scene_seed("debug.rec", 1, false, 40, 3, 0);
+    seeds[3] = scene_seed("nokey.rec", 0, true, 100, 4, 0);
     seeds[4] = client_seed();
+    seeds[5] = scene_seed("debugz.rec", 1, true, 40, 5, 0);
+    seeds[6] = scene_seed("k16z-format2.rec", 16, true, 150, 6, 2);
     size_t cap = 0;
-    for (int s = 0; s < 5; s++) {
+    for (int s = 0; s < SEEDS; s++) {
         cr_assert_not_null(seeds[s].data);
         if (seeds[s].size > cap)
             cap = seeds[s].size;
@@ -388,7 +397,7 @@ Test(rec_fuzz, damaged_recordings_never_crash_and_decode_to_their_end_when_they_
     keel_rng rng = {20240601};
     fuzz_stats st = {0};
     for (uint64_t r = 0; r < rounds; r++) {
-        const seed_file *s = &seeds[keel_rng_range(&rng, 0, 4)];
+        const seed_file *s = &seeds[keel_rng_range(&rng, 0, SEEDS - 1)];
         memcpy(buf, s->data, s->size);
         size_t n = s->size;
         int muts = (int)keel_rng_range(&rng, 1, 3);
@@ -407,6 +416,6 @@ Test(rec_fuzz, damaged_recordings_never_crash_and_decode_to_their_end_when_they_
     for (int i = 0; verbose && i < REASONS && reason_count[i]; i++)
         cr_log_info("%8llu  %s", (unsigned long long)reason_count[i], reason_text[i]);
     free(buf);
-    for (int s = 0; s < 5; s++)
+    for (int s = 0; s < SEEDS; s++)
         free(seeds[s].data);
 }

@@ -429,6 +429,24 @@ Test(replay, corrupted_byte_is_a_bad_file)
     unlink(path);
 }
 
+// A format 3 tick block's prefix: first tick and ticks × 2 (+ 1 with a
+// keyframe), varints.
+static const uint8_t *get_var32(const uint8_t *p, uint32_t *v)
+{
+    *v = 0;
+    for (unsigned shift = 0; shift < 35; shift += 7) {
+        *v |= (uint32_t)(*p & 0x7F) << shift;
+        if (!(*p++ & 0x80))
+            break;
+    }
+    return p;
+}
+static void block_prefix(const uint8_t *payload, uint32_t *first, uint32_t *ticks)
+{
+    get_var32(get_var32(payload, first), ticks);
+    *ticks >>= 1;
+}
+
 Test(replay, changed_recorded_hash_names_tick_and_character)
 {
     char path[4096];
@@ -442,9 +460,8 @@ Test(replay, changed_recorded_hash_names_tick_and_character)
     cr_assert(count >= 5);
 
     // The tick's character hashes: in the hash section of its block (the
-    // TBLK that holds it), after the events (their length is the u32
-    // after the block's first tick and tick count); every tick here has the
-    // same characters.
+    // TBLK that holds it), which ends 16 bytes (world hash, check) before
+    // the payload does; every tick here has the same characters.
     size_t size;
     uint8_t *data = (uint8_t *)read_file(path, &size);
     uint8_t *before = malloc(size);
@@ -455,9 +472,11 @@ Test(replay, changed_recorded_hash_names_tick_and_character)
     for (size_t off = REC_MAGIC_SIZE; off + 12 <= size;) {
         uint32_t len = get_u32(data + off + 4);
         const uint8_t *pl = data + off + 8;
-        if (memcmp(data + off, "TBLK", 4) == 0 && get_u32(pl) <= tick && tick < get_u32(pl) + get_u32(pl + 4)) {
-            size_t hashes_at = off + 8 + 12 + get_u32(pl + 8);
-            h = hashes_at + 2u * ((size_t)(tick - get_u32(pl)) * count + 4u); // character index 4
+        uint32_t first, ticks;
+        block_prefix(pl, &first, &ticks);
+        if (memcmp(data + off, "TBLK", 4) == 0 && first <= tick && tick < first + ticks) {
+            size_t hashes_at = off + 8 + len - 16 - 2u * (size_t)ticks * count;
+            h = hashes_at + 2u * ((size_t)(tick - first) * count + 4u); // character index 4
         }
         off += 12u + len;
     }
@@ -499,7 +518,9 @@ Test(replay, changed_block_check_names_the_block)
     size_t at = SIZE_MAX;
     for (size_t off = REC_MAGIC_SIZE; off + 12 <= size;) {
         uint32_t len = get_u32(data + off + 4);
-        if (memcmp(data + off, "TBLK", 4) == 0 && get_u32(data + off + 8) == 256)
+        uint32_t first, ticks;
+        block_prefix(data + off + 8, &first, &ticks);
+        if (memcmp(data + off, "TBLK", 4) == 0 && first == 256)
             at = off + 8 + len - 8; // the block's check: the payload's last 8 bytes
         off += 12u + len;
     }

@@ -135,6 +135,46 @@ bool rec_cursor_keyframe(rec_cursor *c, uint32_t index, uint32_t *tick, const si
     return true;
 }
 
+static const char *block_type(const rec_file *f, const rec_block_ref *b)
+{
+    if (f->h.kind == REC_KIND_CLIENT)
+        return b->compressed ? REC_T_CLGZ : REC_T_CLOG;
+    return b->compressed ? REC_T_TBLZ : REC_T_TBLK;
+}
+
+bool rec_block_body(const rec_file *f, const rec_block_ref *b, ZSTD_DCtx *dz, rec_buf *raw, rec_rd *out, rec_error *err)
+{
+    const uint8_t *payload = f->data + b->payload_at;
+    if (!b->compressed) {
+        rec_rd_init(out, payload + b->prefix, b->length - b->prefix, b->payload_at + b->prefix);
+        return true;
+    }
+    const char *type = block_type(f, b);
+    const uint8_t *z = payload + b->prefix;
+    size_t zn = b->length - b->prefix;
+    raw->size = 0;
+    if (!rec_buf_reserve(raw, (size_t)b->raw_size + (b->magicless ? 4 + zn : 1))) {
+        rec_error_set(err, b->chunk_at, type, "out of memory");
+        return false;
+    }
+    if (b->magicless) {
+        // the frame with its magic number put back, after the body's room
+        uint8_t *whole = raw->data + b->raw_size;
+        rec_le32(whole, REC_ZSTD_MAGIC);
+        memcpy(whole + 4, z, zn);
+        z = whole;
+        zn += 4;
+    }
+    size_t got = ZSTD_decompressDCtx(dz, raw->data, b->raw_size, z, zn);
+    if (ZSTD_isError(got) || got != b->raw_size) {
+        rec_error_set(err, b->chunk_at, type, "%.4s block at offset %llu does not decompress (%s)", type,
+                      (unsigned long long)b->chunk_at, ZSTD_isError(got) ? ZSTD_getErrorName(got) : "wrong size");
+        return false;
+    }
+    rec_rd_init(out, raw->data, b->raw_size, b->chunk_at);
+    return true;
+}
+
 // Load block c->block into the reader.
 static bool block_load(rec_cursor *c, rec_error *err)
 {
@@ -143,32 +183,24 @@ static bool block_load(rec_cursor *c, rec_error *err)
     c->block_at = b->chunk_at;
     c->block_compressed = b->compressed;
     bool client = f->h.kind == REC_KIND_CLIENT;
-    c->block_type = client ? (b->compressed ? REC_T_CLGZ : REC_T_CLOG) : (b->compressed ? REC_T_TBLZ : REC_T_TBLK);
-    const uint8_t *payload = f->data + b->payload_at;
-    if (b->compressed) {
-        const uint8_t *z = payload + REC_BLOCK_PREFIX + 4;
-        size_t zn = b->length - REC_BLOCK_PREFIX - 4;
-        c->raw.size = 0;
-        if (!rec_buf_reserve(&c->raw, b->raw_size ? b->raw_size : 1)) {
-            rec_error_set(err, b->chunk_at, c->block_type, "out of memory");
-            return false;
-        }
-        size_t got = ZSTD_decompressDCtx(c->dz, c->raw.data, b->raw_size, z, zn);
-        if (ZSTD_isError(got) || got != b->raw_size) {
-            rec_error_set(err, b->chunk_at, c->block_type, "%.4s block at offset %llu does not decompress (%s)",
-                          c->block_type, (unsigned long long)b->chunk_at,
-                          ZSTD_isError(got) ? ZSTD_getErrorName(got) : "wrong size");
-            c->block = f->block_count;
-            return false;
-        }
-        rec_rd_init(&c->rd, c->raw.data, b->raw_size, b->chunk_at);
-    } else {
-        rec_rd_init(&c->rd, payload + REC_BLOCK_PREFIX, b->length - REC_BLOCK_PREFIX, b->payload_at + REC_BLOCK_PREFIX);
+    c->block_type = block_type(f, b);
+    if (!rec_block_body(f, b, c->dz, &c->raw, &c->rd, err)) {
+        c->block = f->block_count;
+        return false;
     }
     if (!client && f->h.format_version >= 2) {
-        // events length (u32) | events | hashes | world hash | check
+        // [format 3: keyframe length (varint) | keyframe] | events length
+        // (u32; format 3: varint) | events | hashes | world hash | check
         rec_rd *r = &c->rd;
-        uint32_t len = rec_get_u32(r);
+        bool v3 = f->h.format_version >= 3;
+        if (b->has_key) {
+            uint32_t klen = rec_get_var32(r);
+            if (rec_rd_ok(r) && (klen == 0 || klen > rec_rd_left(r)))
+                rec_rd_fail(r, "its keyframe's length runs past its end");
+            else
+                r->pos += klen; // decoded by rec_states_decode
+        }
+        uint32_t len = v3 ? rec_get_var32(r) : rec_get_u32(r);
         if (rec_rd_ok(r) && (rec_rd_left(r) < REC_BLOCK_TRAILER || len > rec_rd_left(r) - REC_BLOCK_TRAILER))
             rec_rd_fail(r, "its events' length runs past its hashes");
         if (!rec_rd_ok(r)) {

@@ -12,7 +12,10 @@ typedef struct rec_block_ref {
     uint64_t payload_at; ///< file offset of its payload
     uint32_t length;     ///< payload bytes
     bool compressed;     ///< TBLZ / CLGZ
-    uint32_t raw_size;   ///< bytes of the body after the 8-byte prefix, decompressed
+    uint32_t raw_size;   ///< bytes of the body after the prefix, decompressed
+    uint32_t prefix;     ///< bytes before the body (or its zstd frame and, before format 3, its size)
+    bool has_key;        ///< format 3: the body opens with the keyframe at `first`
+    bool magicless;      ///< format 3's TBLZ: the zstd frame lacks its magic number
     uint32_t first;      ///< first tick (client: first record index)
     uint32_t count;      ///< ticks (client: records)
 } rec_block_ref;
@@ -26,6 +29,7 @@ typedef struct rec_key_ref {
     const char *type;
     bool compressed;
     uint32_t raw_size; ///< KEYZ: bytes of the records decompressed
+    bool in_block;     ///< format 3: the keyframe section of block `block` (the chunk is that block's)
 } rec_key_ref;
 
 struct rec_file {
@@ -82,8 +86,16 @@ struct rec_cursor {
     uint32_t prev_ms; ///< client blocks: the last record's clock
 };
 
-/// Decode a keyframe (or INIT) into states[max_characters]; a KEYZ is
-/// decompressed with dz into raw first.
+/// The body of block b (after its prefix) in *out: decompressed with dz
+/// into raw for TBLZ/CLGZ (offsets then count from the chunk's), else in
+/// place. False with *err filled when the frame does not decompress to the
+/// size it declares.
+bool rec_block_body(const rec_file *f, const rec_block_ref *b, ZSTD_DCtx *dz, rec_buf *raw, rec_rd *out,
+                    rec_error *err);
+
+/// Decode a keyframe (or INIT) into states[max_characters]; a KEYZ (or a
+/// compressed block holding the keyframe) is decompressed with dz into raw
+/// first.
 bool rec_states_decode(const rec_file *f, const rec_key_ref *k, ZSTD_DCtx *dz, rec_buf *raw, uint32_t *tick,
                        sim_char_state *states, uint32_t *count, rec_error *err);
 

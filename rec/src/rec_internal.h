@@ -43,6 +43,19 @@
 /// then hold one zstd frame of everything after the 8 bytes.
 #define REC_BLOCK_PREFIX 8u
 
+/// Format 3's scene tick blocks (TBLK/TBLZ) start with a varint first tick
+/// and a varint holding the tick count times 2, plus 1 when the block opens
+/// with the keyframe at its first tick. TBLZ then holds one zstd frame of
+/// the body, which carries its own size; TBLK holds the body itself. At
+/// most 10 bytes of prefix.
+/// TBLZ's frame leaves out zstd's 4-byte magic number (REC_ZSTD_MAGIC, the
+/// same in every frame); readers put it back before decompressing.
+#define REC_V3_KEY_FLAG 1u
+#define REC_V3_PREFIX_MAX 10u
+#define REC_ZSTD_MAGIC 0xFD2FB528u
+/// The most bytes a zstd frame header takes (magic number included).
+#define REC_ZSTD_HEADER_MAX 18u
+
 /// Client log blocks are closed once they hold this many bytes.
 #define REC_CLIENT_BLOCK_BYTES (64u << 10)
 
@@ -90,6 +103,14 @@ bool rec_schema_decode(const uint8_t *p, size_t n, uint64_t base, rec_schema *st
 void rec_state_encode(rec_buf *b, const sim_char_state *s);
 /// Encode into out[] (REC_STATE_BYTES for the native schema); returns bytes.
 size_t rec_state_encode_raw(uint8_t *out, const sim_char_state *s);
+/// Format 3's keyframe record: a varint mask of the fields that are not 0
+/// (bit i: field i in schema order), then each of those as a varint
+/// (unsigned types), a zigzag varint (signed types) or, for angles (u16,
+/// width 2), a zigzag varint of the value taken as -32768..32767.
+void rec_state_encode_compact(rec_buf *b, const sim_char_state *s);
+/// Decode one by the file's schema (a value outside its field's width or
+/// range is a fault, the reader's position at the field).
+bool rec_state_decode_compact(rec_rd *r, const rec_schema *sc, sim_char_state *out);
 /// Decode one state record by the file's schema. False on a value out of
 /// its field's range (the reader's position is then at fault).
 bool rec_state_decode(rec_rd *r, const rec_schema *sc, sim_char_state *out);

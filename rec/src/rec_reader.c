@@ -106,11 +106,26 @@ bool rec_states_decode(const rec_file *f, const rec_key_ref *k, ZSTD_DCtx *dz, r
     uint64_t payload_at = k->payload_at;
     const uint8_t *payload = f->data + payload_at;
     rec_rd r;
-    rec_rd_init(&r, payload, k->length, payload_at);
-    *tick = rec_get_u32(&r);
-    uint32_t n = rec_get_u32(&r);
+    uint32_t n = 0;
     *count = 0;
-    if (k->compressed && rec_rd_ok(&r)) {
+    if (k->in_block) {
+        // format 3: the block's body opens with keyframe length | count | records
+        const rec_block_ref *b = &f->blocks[k->block];
+        if (!rec_block_body(f, b, dz, raw, &r, err))
+            return false;
+        uint32_t klen = rec_get_var32(&r);
+        if (rec_rd_ok(&r) && (klen == 0 || klen > rec_rd_left(&r)))
+            rec_rd_fail(&r, "its keyframe's length runs past its end");
+        else
+            r.n = r.pos + klen;
+        *tick = b->first;
+        n = rec_get_var32(&r);
+    } else {
+        rec_rd_init(&r, payload, k->length, payload_at);
+        *tick = rec_get_u32(&r);
+        n = rec_get_u32(&r);
+    }
+    if (k->compressed && !k->in_block && rec_rd_ok(&r)) {
         // sizes were checked when the file was indexed
         raw->size = 0;
         if (!rec_buf_reserve(raw, k->raw_size ? k->raw_size : 1)) {
@@ -132,8 +147,10 @@ bool rec_states_decode(const rec_file *f, const rec_key_ref *k, ZSTD_DCtx *dz, r
     uint32_t last = 0;
     for (uint32_t i = 0; i < n && rec_rd_ok(&r); i++) {
         size_t at = r.pos;
-        if (!rec_state_decode(&r, &f->state_schema, &states[i]))
+        if (!(k->in_block ? rec_state_decode_compact(&r, &f->state_schema, &states[i])
+                          : rec_state_decode(&r, &f->state_schema, &states[i])))
             break;
+        size_t end = r.pos;
         const char *why = NULL;
         const sim_char_state *s = &states[i];
         r.pos = at; // a fault below names the record
@@ -142,7 +159,7 @@ bool rec_states_decode(const rec_file *f, const rec_key_ref *k, ZSTD_DCtx *dz, r
         else if (!sim_char_state_check(s, &why))
             rec_rd_fail(&r, why);
         else
-            r.pos = at + f->state_schema.record_bytes;
+            r.pos = end;
         last = s->id;
     }
     if (rec_rd_ok(&r) && rec_rd_left(&r) != 0)
@@ -170,6 +187,27 @@ static bool grow(void **p, uint32_t *cap, uint32_t need, size_t elem)
         return false;
     *p = q;
     *cap = c;
+    return true;
+}
+
+// Format 3: index the keyframe that opens block b (not yet in f->blocks).
+static bool key_in_block(rec_file *f, const rec_block_ref *b, size_t off, const char *type, rec_error *err)
+{
+    uint32_t kt = b->first;
+    if ((f->key_count && f->keys[f->key_count - 1].tick == kt) || kt == f->init_tick) {
+        rec_error_set(err, off, type, "chunk %.4s at offset %zu holds a keyframe at tick %u, which already has one",
+                      type, off, kt);
+        return false;
+    }
+    if (!grow((void **)&f->keys, &f->key_cap, f->key_count + 1, sizeof *f->keys)) {
+        rec_error_set(err, off, type, "out of memory");
+        return false;
+    }
+    rec_key_ref k = {
+        b->chunk_at,   b->payload_at, b->length, kt, f->block_count, b->compressed ? REC_T_TBLZ : REC_T_TBLK,
+        b->compressed, b->raw_size,   true};
+    f->keys[f->key_count++] = k;
+    f->info.keyframes++;
     return true;
 }
 
@@ -378,12 +416,37 @@ static rec_file *file_index(rec_file *f, rec_error *err)
             rec_rd r;
             rec_rd_init(&r, payload, len, pat);
             rec_block_ref b = {.chunk_at = off, .payload_at = pat, .length = len, .compressed = z};
-            b.first = rec_get_u32(&r);
-            b.count = rec_get_u32(&r);
-            b.raw_size = z ? rec_get_u32(&r) : len - (rec_rd_ok(&r) ? REC_BLOCK_PREFIX : 0);
+            bool v3 = ticks && f->h.format_version >= 3;
+            unsigned long long frame_size = 0;
+            if (v3) {
+                // first tick, ticks × 2 + keyframe flag (varints); TBLZ: a
+                // zstd frame that declares the body's size
+                b.first = rec_get_var32(&r);
+                uint32_t cf = rec_get_var32(&r);
+                b.count = cf >> 1;
+                b.has_key = (cf & REC_V3_KEY_FLAG) != 0;
+                b.prefix = (uint32_t)r.pos;
+                if (rec_rd_ok(&r) && z) {
+                    // the frame's header, its magic number put back
+                    uint8_t head[4 + REC_ZSTD_HEADER_MAX];
+                    size_t hn = len - r.pos < REC_ZSTD_HEADER_MAX ? len - r.pos : REC_ZSTD_HEADER_MAX;
+                    rec_le32(head, REC_ZSTD_MAGIC);
+                    memcpy(head + 4, payload + r.pos, hn);
+                    frame_size = ZSTD_getFrameContentSize(head, 4 + hn);
+                    b.magicless = true;
+                }
+                b.raw_size = (uint32_t)(z ? (frame_size <= REC_MAX_CHUNK ? frame_size : 0) : len - r.pos);
+            } else {
+                b.first = rec_get_u32(&r);
+                b.count = rec_get_u32(&r);
+                b.raw_size = z ? rec_get_u32(&r) : len - (rec_rd_ok(&r) ? REC_BLOCK_PREFIX : 0);
+                b.prefix = REC_BLOCK_PREFIX + (z ? 4u : 0u);
+            }
             const char *why = NULL;
             if (!rec_rd_ok(&r))
                 why = "is too short for its prefix";
+            else if (v3 && z && frame_size > REC_MAX_CHUNK)
+                why = "holds no zstd frame that declares a decompressed size of at most 256 MiB";
             else if (b.first != (ticks ? next_tick : next_record))
                 why = ticks ? "does not start at the tick after the previous block" : "does not continue the records";
             else if (b.count == 0 || (ticks && b.count > REC_BLOCK_TICKS))
@@ -392,7 +455,7 @@ static rec_file *file_index(rec_file *f, rec_error *err)
                 why = "runs past the last tick number";
             else if (b.raw_size > REC_MAX_CHUNK)
                 why = "declares a decompressed size above 256 MiB";
-            else if (z && (unsigned long long)ZSTD_getFrameContentSize(payload + 12, len - 12) != b.raw_size)
+            else if (z && !v3 && (unsigned long long)ZSTD_getFrameContentSize(payload + 12, len - 12) != b.raw_size)
                 why = "declares a decompressed size its zstd frame does not have";
             if (why) {
                 rec_error_set(err, off, type, "chunk %.4s at offset %zu %s", type, off, why);
@@ -402,6 +465,8 @@ static rec_file *file_index(rec_file *f, rec_error *err)
                 rec_error_set(err, off, type, "out of memory");
                 return open_fail(f);
             }
+            if (b.has_key && !key_in_block(f, &b, off, type, err))
+                return open_fail(f);
             f->blocks[f->block_count++] = b;
             if (b.raw_size > f->max_raw)
                 f->max_raw = b.raw_size;
@@ -428,7 +493,7 @@ static rec_file *file_index(rec_file *f, rec_error *err)
                               type, off, next_tick);
                 return open_fail(f);
             }
-            rec_key_ref k = {off, pat, len, kt, 0, z ? REC_T_KEYZ : REC_T_KEYF, z, 0};
+            rec_key_ref k = {off, pat, len, kt, 0, z ? REC_T_KEYZ : REC_T_KEYF, z, 0, false};
             if (z) {
                 // the records' size follows from the count and the schema
                 uint32_t count = rec_get_le32(payload + 4);

@@ -290,6 +290,65 @@ bool rec_state_decode(rec_rd *r, const rec_schema *sc, sim_char_state *out)
     return true;
 }
 
+// Format 3's keyframe records: most of a state's fields are 0 at any time
+// (a walking character has no ground velocity, no ground object, no
+// stuck ticks), so a mask names the others and only they follow, as
+// varints: small values take a byte or two.
+void rec_state_encode_compact(rec_buf *b, const sim_char_state *s)
+{
+    uint32_t n = 0;
+    const rec_field *f = rec_state_fields(&n);
+    uint64_t mask = 0;
+    for (uint32_t i = 0; i < n; i++)
+        if (rec_state_get(s, i) != 0)
+            mask |= (uint64_t)1 << i;
+    rec_put_var(b, mask);
+    for (uint32_t i = 0; i < n; i++) {
+        int64_t v = rec_state_get(s, i);
+        if (v == 0)
+            continue;
+        if (rec_command_field_is_angle((uint8_t)f[i].type, f[i].width))
+            rec_put_svar(b, rec_angle_delta(0, v));
+        else if (rec_field_type_signed((uint8_t)f[i].type))
+            rec_put_svar(b, v);
+        else
+            rec_put_var(b, (uint64_t)v);
+    }
+}
+
+bool rec_state_decode_compact(rec_rd *r, const rec_schema *sc, sim_char_state *out)
+{
+    memset(out, 0, sizeof *out);
+    size_t at = r->pos;
+    uint64_t mask = rec_get_var(r);
+    if (rec_rd_ok(r) && sc->count < 64 && (mask >> sc->count) != 0) {
+        r->pos = at;
+        rec_rd_fail(r, "a state's field mask names a field the schema lacks");
+    }
+    for (uint32_t i = 0; i < sc->count && rec_rd_ok(r); i++) {
+        if (!(mask & ((uint64_t)1 << i)))
+            continue;
+        const rec_schema_field *f = &sc->fields[i];
+        at = r->pos;
+        int64_t v;
+        if (rec_command_field_is_angle(f->type, f->width)) {
+            int64_t d = rec_get_svar(r);
+            v = d >= -32768 && d <= 32767 ? d & 0xFFFF : -1; // -1 fits no unsigned field
+        } else if (rec_field_type_signed(f->type)) {
+            v = rec_get_svar(r);
+        } else {
+            uint64_t u = rec_get_var(r);
+            v = u > (uint64_t)INT64_MAX ? -1 : (int64_t)u;
+        }
+        if (rec_rd_ok(r) &&
+            (!rec_field_fits(f->type, f->width, v) || (f->known >= 0 && !rec_state_set(out, (uint32_t)f->known, v)))) {
+            r->pos = at;
+            rec_rd_fail(r, "a state field's value is out of its range");
+        }
+    }
+    return rec_rd_ok(r);
+}
+
 uint64_t rec_char_hash64_schema(const rec_schema *sc, const sim_char_state *s)
 {
     if (sc->native)

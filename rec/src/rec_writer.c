@@ -28,11 +28,17 @@
 const uint8_t rec_magic[REC_MAGIC_SIZE] = {'K', 'E', 'E', 'L', 'R', 'E', 'C', 0x1A};
 
 #define ZSTD_LEVEL 3
+/// Format 3's tick blocks: small inputs, where level 9 finds more of the
+/// commands' repeats than 3 (one player: about -18 kB per hour) at a cost
+/// the writer thread does not notice.
+#define ZSTD_LEVEL_V3 9
 
 typedef struct rec_item {
     char type[4];
     bool compressible; ///< TBLK/CLOG/KEYF: try zstd
-    rec_buf buf;       ///< the payload
+    size_t prefix;     ///< bytes kept before the compressed part (REC_BLOCK_PREFIX; format 3's blocks: their varints)
+    bool size_field; ///< the compressed form stores the body's size (u32) before the frame (all but format 3's blocks)
+    rec_buf buf;     ///< the payload
     struct rec_item *next;
 } rec_item;
 
@@ -56,6 +62,12 @@ struct rec_writer {
     // (they do not compress; the commands do), and its check so far.
     rec_buf hashes;
     uint64_t check;
+    // Format 3: the keyframe waiting for the block at its tick (key_states),
+    // and the current block's keyframe section (key) when it opens with one.
+    sim_char_state *key_states;
+    uint32_t key_count, key_tick;
+    bool key_pending, block_key;
+    rec_buf key;
 
     // client recordings
     uint32_t client_records, block_prev_ms;
@@ -122,18 +134,31 @@ static void chunk_emit(rec_writer *w, rec_item *it)
     memcpy(type, it->type, 4);
     const uint8_t *payload = it->buf.data;
     size_t size = it->buf.size;
-    if (it->compressible && w->h.compress && size > REC_BLOCK_PREFIX + 64) {
-        size_t body = size - REC_BLOCK_PREFIX;
+    size_t pre = it->prefix, head_n = it->prefix + (it->size_field ? 4 : 0);
+    if (it->compressible && w->h.compress && size > pre + 64) {
+        size_t body = size - pre;
         size_t bound = ZSTD_compressBound(body);
         w->zbuf.size = 0;
-        if (w->zc && rec_buf_reserve(&w->zbuf, REC_BLOCK_PREFIX + 4 + bound)) {
-            size_t z = ZSTD_compressCCtx(w->zc, w->zbuf.data + REC_BLOCK_PREFIX + 4, bound,
-                                         it->buf.data + REC_BLOCK_PREFIX, body, ZSTD_LEVEL);
-            if (!ZSTD_isError(z) && REC_BLOCK_PREFIX + 4 + z < size) {
-                memcpy(w->zbuf.data, it->buf.data, REC_BLOCK_PREFIX);
-                rec_le32(w->zbuf.data + REC_BLOCK_PREFIX, (uint32_t)body);
+        if (w->zc && rec_buf_reserve(&w->zbuf, head_n + bound)) {
+            // (the frame records the body's size, no checksum: the chunk has its CRC)
+            int level = it->size_field ? ZSTD_LEVEL : ZSTD_LEVEL_V3;
+            size_t z = ZSTD_compressCCtx(w->zc, w->zbuf.data + head_n, bound, it->buf.data + pre, body, level);
+            bool ok = !ZSTD_isError(z);
+            if (ok && !it->size_field) {
+                // format 3's blocks leave out the frame's magic number (a
+                // frame without one, which zstd never writes, stays TBLK)
+                ok = z > 4 && rec_get_le32(w->zbuf.data + head_n) == REC_ZSTD_MAGIC;
+                if (ok) {
+                    memmove(w->zbuf.data + head_n, w->zbuf.data + head_n + 4, z - 4);
+                    z -= 4;
+                }
+            }
+            if (ok && head_n + z < size) {
+                memcpy(w->zbuf.data, it->buf.data, pre);
+                if (it->size_field)
+                    rec_le32(w->zbuf.data + pre, (uint32_t)body);
                 payload = w->zbuf.data;
-                size = REC_BLOCK_PREFIX + 4 + z;
+                size = head_n + z;
                 memcpy(type,
                        memcmp(it->type, REC_T_TBLK, 4) == 0   ? REC_T_TBLZ
                        : memcmp(it->type, REC_T_CLOG, 4) == 0 ? REC_T_CLGZ
@@ -201,6 +226,8 @@ static rec_item *item_take(rec_writer *w, const char *type, size_t reserve)
     memcpy(it->type, type, 4);
     it->compressible =
         memcmp(type, REC_T_TBLK, 4) == 0 || memcmp(type, REC_T_CLOG, 4) == 0 || memcmp(type, REC_T_KEYF, 4) == 0;
+    it->prefix = REC_BLOCK_PREFIX;
+    it->size_field = true;
     it->buf.size = 0;
     it->buf.failed = false;
     it->next = NULL;
@@ -308,6 +335,8 @@ static void writer_free(rec_writer *w)
     free(w->prev);
     free(w->seen);
     rec_buf_free(&w->hashes);
+    rec_buf_free(&w->key);
+    free(w->key_states);
     free(w);
 }
 
@@ -396,8 +425,9 @@ static rec_writer *writer_begin(const char *path, const rec_header *header, cons
     uint32_t cap = w->h.max_characters;
     w->ids = calloc(cap, sizeof *w->ids);
     w->prev = calloc(cap, sizeof *w->prev);
+    w->key_states = calloc(cap ? cap : 1, sizeof *w->key_states);
     w->zc = ZSTD_createCCtx();
-    if (!w->ids || !w->prev || !w->zc) {
+    if (!w->ids || !w->prev || !w->key_states || !w->zc) {
         rec_error_set(err, 0, NULL, "out of memory");
         writer_free(w);
         return NULL;
@@ -576,12 +606,43 @@ bool rec_writer_pending(rec_writer *w, size_t *bytes)
 
 // ---- scene ticks -----------------------------------------------------------
 
+// Format 3: the chunk is assembled here from its parts: the prefix
+// varints, the keyframe section (when the block opens with one), the
+// events' length and the events (`ev`, the buffer the ticks filled), the
+// hashes and the trailer.
+static void block_finish_v3(rec_writer *w, rec_item *ev)
+{
+    size_t need = REC_V3_PREFIX_MAX + 10 + w->key.size + 10 + ev->buf.size + w->hashes.size + REC_BLOCK_TRAILER;
+    rec_item *it = item_take(w, REC_T_TBLK, need);
+    if (it) {
+        rec_put_var(&it->buf, w->block_first);
+        rec_put_var(&it->buf, (uint64_t)w->block_count * 2u + (w->block_key ? REC_V3_KEY_FLAG : 0u));
+        it->prefix = it->buf.size;
+        it->size_field = false;
+        if (w->block_key) {
+            rec_put_var(&it->buf, w->key.size);
+            rec_put_bytes(&it->buf, w->key.data, w->key.size);
+        }
+        rec_put_var(&it->buf, ev->buf.size);
+        rec_put_bytes(&it->buf, ev->buf.data, ev->buf.size);
+        rec_put_bytes(&it->buf, w->hashes.data, w->hashes.size);
+        rec_put_u64(&it->buf, w->last_hash);
+        rec_put_u64(&it->buf, w->check);
+        item_submit(w, it);
+    }
+    item_give_back(w, ev);
+}
+
 static void block_finish(rec_writer *w)
 {
     rec_item *it = w->cur;
     if (!it)
         return;
     w->cur = NULL;
+    if (w->h.kind == REC_KIND_SCENE && w->h.format_version >= 3) {
+        block_finish_v3(w, it);
+        return;
+    }
     rec_le32(it->buf.data, w->block_first);
     rec_le32(it->buf.data + 4, w->block_count);
     if (w->h.kind == REC_KIND_SCENE && w->h.format_version >= 2) {
@@ -660,6 +721,22 @@ bool rec_writer_tick(rec_writer *w, const rec_tick *t, const sim_scene *after)
         w->cur->buf.size = REC_BLOCK_PREFIX; // filled in by block_finish
         if (w->h.format_version >= 2)
             w->cur->buf.size += 4; // the events' length, likewise
+        w->block_key = false;
+        if (w->h.format_version >= 3) {
+            w->cur->buf.size = 0; // the events only: block_finish_v3 puts the rest around them
+            w->key.size = 0;
+            w->block_key = w->key_pending;
+            w->key_pending = false;
+            if (w->block_key) {
+                rec_put_var(&w->key, w->key_count);
+                for (uint32_t i = 0; i < w->key_count; i++)
+                    rec_state_encode_compact(&w->key, &w->key_states[i]);
+                if (w->key.failed) {
+                    writer_fail(w, "out of memory");
+                    return false;
+                }
+            }
+        }
         w->hashes.size = 0;
         w->check = REC_CHECK_SEED;
         w->block_first = t->tick;
@@ -803,7 +880,16 @@ bool rec_writer_tick(rec_writer *w, const rec_tick *t, const sim_scene *after)
                 return false;
             }
         }
-        put_states_chunk(w, REC_T_KEYF, w->next_tick, c, n);
+        if (w->h.format_version >= 3) {
+            // into the block that starts at its tick (or, when none follows,
+            // a KEYF chunk of its own at close)
+            memcpy(w->key_states, c, (size_t)n * sizeof *c);
+            w->key_count = n;
+            w->key_tick = w->next_tick;
+            w->key_pending = true;
+        } else {
+            put_states_chunk(w, REC_T_KEYF, w->next_tick, c, n);
+        }
     }
     return !w->failed;
 }
@@ -883,6 +969,10 @@ bool rec_writer_close(rec_writer *w, rec_error *err)
     if (!w->failed) {
         w->closing = true;
         block_finish(w);
+        if (w->key_pending) {
+            put_states_chunk(w, REC_T_KEYF, w->key_tick, w->key_states, w->key_count);
+            w->key_pending = false;
+        }
         rec_item *it = item_take(w, REC_T_ENDR, 64);
         if (it) {
             rec_put_u32(&it->buf, w->any_tick ? w->last_tick : 0);

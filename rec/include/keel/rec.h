@@ -12,14 +12,15 @@
 //         their names, types and widths, in the order records store them
 //   INIT  the initial state (tick and every character)
 //   then, repeated:
-//   KEYF  a full-state keyframe at the start of a tick (KEYZ: the same,
-//         zstd-compressed when it pays; every
-//         keyframe_interval ticks; with interval 1, every tick: debug mode)
 //   TBLK  a block of up to 64 ticks (TBLZ: the same, zstd-compressed when it
-//         pays): for every tick its leaves, joins, the command each character
-//         ran and one 16-bit hash per character after it; at the block's end
-//         the world hash after its last tick and a 64-bit check of every
-//         tick's characters
+//         pays): when it starts at a keyframe tick (every keyframe_interval
+//         ticks; with interval 1, every tick: debug mode), the full state at
+//         the start of that tick; for every tick its leaves, joins, the
+//         command each character ran and one 16-bit hash per character after
+//         it; at the block's end the world hash after its last tick and a
+//         64-bit check of every tick's characters
+//   KEYF  a keyframe no block follows (KEYZ: the same, zstd-compressed);
+//         formats 1 and 2 wrote every keyframe so, before its block
 //   ENDR  the end: last tick, final hash, counts (absent after a crash)
 // A client recording (kind REC_KIND_CLIENT) holds CLOG blocks instead of
 // TBLK: the calls made to the client library (with their clock values and
@@ -50,7 +51,10 @@ extern const uint8_t rec_magic[REC_MAGIC_SIZE];
 /// stores no world hash of its own; each tick block ends with the world hash
 /// after its last tick and a 64-bit check over all its ticks, and keeps its
 /// hashes apart from its commands (1: an 8-byte world hash every tick).
-#define REC_FORMAT_VERSION 2u
+/// 3: a keyframe sits inside the tick block that starts at its tick, its
+/// records as varints; a block's prefix is varints and its zstd frame
+/// carries the body's size.
+#define REC_FORMAT_VERSION 3u
 #define REC_MAX_PLATFORMS 16u
 #define REC_MAX_WATERS 16u
 #define REC_DEFAULT_KEYFRAME_INTERVAL 64u
@@ -155,10 +159,10 @@ typedef struct rec_tick {
     const uint32_t *char_ids;    ///< in id order
     const uint16_t *char_hashes; ///< rec_char_hash16 of each, after the tick
     /// Reading: whether world_hash is recorded for this tick (format 1:
-    /// every tick; format 2: the last tick of each block).
+    /// every tick; formats 2 and 3: the last tick of each block).
     bool has_world_hash;
     bool block_start; ///< reading: the first tick of a tick block
-    /// Reading, format 2, on a block's last tick: the block's check over
+    /// Reading, formats 2 and 3, on a block's last tick: the block's check over
     /// all its ticks (rec_verify and rec_diff compare it; see docs/replay.md).
     bool has_block_check;
     uint64_t block_check;
@@ -180,7 +184,7 @@ typedef struct rec_writer_config {
     /// Testing: act as if no thread could be started (a threaded writer
     /// then falls back to the caller's thread). Off by default.
     bool test_no_thread;
-    /// Testing: write this older format version (1) instead of
+    /// Testing: write this older format version (1 or 2) instead of
     /// REC_FORMAT_VERSION, to check that readers still take it. 0: current.
     uint32_t test_format_version;
 } rec_writer_config;
@@ -271,8 +275,11 @@ typedef struct rec_info {
     uint32_t players;      ///< distinct character ids seen (initial and joins)
     uint32_t max_characters_seen;
     uint64_t joins, leaves;
-    uint32_t keyframes;
+    uint32_t keyframes; ///< in blocks and in chunks of their own
     uint32_t blocks, compressed_blocks;
+    /// Bytes of each kind of chunk, framing included. A keyframe inside a
+    /// tick block (format 3) counts with bytes_ticks; bytes_keyframes counts
+    /// KEYF/KEYZ chunks.
     uint64_t bytes_header, bytes_schema, bytes_initial, bytes_ticks, bytes_keyframes, bytes_client, bytes_end;
     /// Scene recordings: the world hash after the last tick (0 if none).
     /// Client recordings: the hash of the last confirmed state recorded

@@ -99,4 +99,8 @@ bool rec_block_body(const rec_file *f, const rec_block_ref *b, ZSTD_DCtx *dz, re
 bool rec_states_decode(const rec_file *f, const rec_key_ref *k, ZSTD_DCtx *dz, rec_buf *raw, uint32_t *tick,
                        sim_char_state *states, uint32_t *count, rec_error *err);
 
+/// Index and check a file whose bytes f->data[0..f->size) hold (the
+/// decoding pass included): f, or NULL with f closed and *err filled.
+rec_file *rec_file_index(rec_file *f, rec_error *err);
+
 #endif

@@ -1,6 +1,8 @@
 // keel: unit directions in Q2.30. MIT licence, see LICENSE.
 #include <keel/sim_math.h>
 
+#include "clz.h"
+
 sim_dir sim_dir_from_s64(int64_t x, int64_t y, int64_t z)
 {
     sim_dir r = {0, 0, 0};
@@ -13,12 +15,11 @@ sim_dir sim_dir_from_s64(int64_t x, int64_t y, int64_t z)
         return r;
     // Bring the largest magnitude into [2^29, 2^30): enough bits for the
     // result, and the sum of squares stays below 2^62.
-    int shift = 0;
-    while ((m >> shift) >= ((uint64_t)1 << 30))
-        shift++;
-    int lshift = 0;
-    while ((m << lshift) < ((uint64_t)1 << 29))
-        lshift++;
+    // m has bits = 64 - clz bits (m != 0): shift right by what is above 30,
+    // left by what is missing below 30 (at most one of the two is nonzero).
+    int bits = 64 - keel_clz64(m);
+    int shift = bits > 30 ? bits - 30 : 0;
+    int lshift = bits < 30 ? 30 - bits : 0;
     ax = (ax >> shift) << lshift;
     ay = (ay >> shift) << lshift;
     az = (az >> shift) << lshift;

@@ -1,6 +1,8 @@
 // keel: fixed-point helpers that are not inline. MIT licence, see LICENSE.
 #include <keel/sim_math.h>
 
+#include "clz.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -9,30 +11,6 @@ void sim_check_fail(const char *file, int line, const char *expr)
 {
     fprintf(stderr, "%s:%d: keel check failed: %s\n", file, line, expr);
     abort();
-}
-#endif
-
-// ---- leading zeros -------------------------------------------------------------
-
-// The number of leading zero bits of a nonzero x. gcc and clang have a
-// builtin (one instruction on most targets); any other C11 compiler gets the
-// same count by halving (KEEL_PORTABLE_CLZ forces that path, to test it).
-#if (defined(__GNUC__) || defined(__clang__)) && !defined(KEEL_PORTABLE_CLZ)
-static inline int clz64(uint64_t x)
-{
-    return __builtin_clzll(x); // unsigned long long is 64 bits on every target keel builds for
-}
-#else
-static inline int clz64(uint64_t x)
-{
-    int n = 0;
-    for (int half = 32; half > 0; half >>= 1) {
-        if ((x >> (64 - half)) == 0) {
-            n += half;
-            x <<= half;
-        }
-    }
-    return n;
 }
 #endif
 
@@ -65,7 +43,7 @@ uint32_t sim_isqrt_u64(uint64_t x)
     // The "| 1" changes nothing for x != 0 but lets gcc write x86's bsr over
     // its own input: bsr otherwise waits for the old value of its destination,
     // which in a loop chains one call to the previous (25 ns instead of 13).
-    int s = clz64(x | 1) & ~1;
+    int s = keel_clz64(x | 1) & ~1;
     uint64_t z = (x << s) >> 32;
     // Newton's iteration for y = 1/sqrt(Z) needs only multiplications (a 64-bit
     // division is a library call on 32-bit targets). y is Q1.31 and stays
@@ -131,7 +109,7 @@ static int64_t atan_quadrant_q32(uint64_t x, uint64_t y)
     // Scale the larger input into [2^59, 2^60): enough bits that the shifted-out
     // ones do not matter, and the CORDIC gain (1.65) times sqrt(2) stays below 2^62.
     uint64_t m = x > y ? x : y;
-    int sh = clz64(m) - 4;
+    int sh = keel_clz64(m) - 4;
     if (sh > 0) {
         x <<= sh;
         y <<= sh;
@@ -254,7 +232,7 @@ sim_vec3 sim_v3_normalize_len(sim_vec3 a, sim_fx *length)
     // largest component reaches 2^29: the length then has 29 significant bits
     // and each component is rounded to nearest within 2^-13 ulp (a length
     // rounded to whole raw units would be far too coarse for a 3-unit vector).
-    int s = clz64(m) - 34; // the leading zeros of m as a 32-bit value, minus 2
+    int s = keel_clz64(m) - 34; // the leading zeros of m as a 32-bit value, minus 2
     if (s < 0)
         s = 0;
     uint64_t sq = len_sq_u64(ax << s, ay << s, az << s);

@@ -294,6 +294,8 @@ bool rec_state_decode(rec_rd *r, const rec_schema *sc, sim_char_state *out)
 // (a walking character has no ground velocity, no ground object, no
 // stuck ticks), so a mask names the others and only they follow, as
 // varints: small values take a byte or two.
+_Static_assert(REC_SCHEMA_MAX_FIELDS <= 64, "a compact record's mask holds a bit per field");
+
 void rec_state_encode_compact(rec_buf *b, const sim_char_state *s)
 {
     uint32_t n = 0;

@@ -77,6 +77,8 @@ static int64_t reach_along(const sim_tri *t, sim_fx radius, sim_fx h)
 // Every edge and corner of t is internal to a flat surface or buried: the
 // sweep meets only its face slabs (and asks the contact only when the
 // segment crosses its plane).
+// (flags, collide.h: bits 0-5 the inactive edges and corners, bits 6-11
+// the buried ones, in the same order.)
 static bool features_all_dead(const sim_tri *t)
 {
     uint32_t f = t->flags;

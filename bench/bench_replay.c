@@ -40,6 +40,8 @@
 static uint32_t record_ticks = 3840; // one minute at 64 Hz
 static uint32_t verify_characters = 64;
 static bool sizes_only = false;
+static bool verify_only = false;
+static const char *keep_dir = NULL; // --keep: leave the verify recordings here
 
 static double now_s(void)
 {
@@ -234,11 +236,15 @@ static void speed(const bench_level *bl, const char *path)
 
 static void usage(FILE *f)
 {
-    fputs("usage: bench_replay [--ticks N] [--characters N] [--sizes-only]\n"
+    fputs("usage: bench_replay [--ticks N] [--characters N] [--sizes-only | --verify-only]\n"
+          "                    [--keep DIR]\n"
           "Recording size per player-hour, the tick loop's cost of recording, and verify\n"
           "speed (one thread and all threads) on the built-in level and sauerbraten_zdm2.obj\n"
           "(from $KEEL_LEVELS_DIR or the shared levels folder, when present).\n"
-          "--sizes-only: the sizes alone (no cost or verify timing).\n",
+          "--sizes-only: the sizes alone (no cost or verify timing).\n"
+          "--verify-only: the verify speed alone (no sizes).\n"
+          "--keep DIR: keep the recordings verify is timed on, as DIR/verify-builtin.krec\n"
+          "and DIR/verify-zdm2.krec (for a profiler: keel-replay verify FILE).\n",
           f);
 }
 
@@ -257,8 +263,12 @@ int main(int argc, char **argv)
             else
                 verify_characters = (uint32_t)(v > REC_MAX_CHARACTERS ? REC_MAX_CHARACTERS : v);
             i++;
-        } else if (strcmp(argv[i], "--sizes-only") == 0) {
+        } else if (strcmp(argv[i], "--sizes-only") == 0 && !verify_only) {
             sizes_only = true;
+        } else if (strcmp(argv[i], "--verify-only") == 0 && !sizes_only) {
+            verify_only = true;
+        } else if (strcmp(argv[i], "--keep") == 0 && i + 1 < argc) {
+            keep_dir = argv[++i];
         } else if (strcmp(argv[i], "--help") == 0) {
             usage(stdout);
             return 0;
@@ -313,9 +323,14 @@ int main(int argc, char **argv)
     }
     printf("bench_replay: %s\n", rec_build_id());
     for (int i = 0; i < count; i++) {
-        sizes(&levels[i], path);
-        if (!sizes_only)
-            speed(&levels[i], path);
+        if (!verify_only)
+            sizes(&levels[i], path);
+        if (!sizes_only) {
+            char kept[600];
+            if (keep_dir)
+                snprintf(kept, sizeof kept, "%s/verify-%s.krec", keep_dir, i == 0 ? "builtin" : "zdm2");
+            speed(&levels[i], keep_dir ? kept : path);
+        }
     }
     remove(path);
     for (int i = 0; i < count; i++) {

@@ -29,6 +29,7 @@
 #include <keel/sim_scene.h>
 #include <keel/sim_world.h>
 
+#include "common/bench_ceiling.h"
 #include "common/bench_crowd.h"
 
 static const uint32_t counts[] = {64, 1000};
@@ -80,6 +81,17 @@ static bool bench_count(const char *name, const sim_level *level, const sim_worl
            loops, f.ticks ? (double)loops / (double)(f.ticks + BENCH_WARMUP_TICKS) : 0.0,
            s1.quick_joins - s0.quick_joins, s1.sleeps - s0.sleeps, s1.quick_returns - s0.quick_returns,
            s1.caller_sleeps - s0.caller_sleeps);
+    bench_ceiling c;
+    if (threads <= BENCH_CEILING_MAX_THREADS &&
+        bench_scene_ceiling("bench_parallel", level, w, rooms, count, threads, 32, 7, &c)) {
+        printf("         ceiling: %" PRIu32
+               " independent scenes, one per thread, x%.2f over one alone (median of %" PRIu32 " rounds of %" PRIu32
+               " ticks, x%.2f to x%.2f); the speed-up is %.0f%% of it\n",
+               threads, c.median, c.rounds, c.ticks, c.min, c.max, 100.0 * (f.seconds1 / f.secondsN) / c.median);
+        printf("BENCH bench_parallel level=%s characters=%" PRIu32 " threads=%" PRIu32
+               " metric=ceiling value=%.3f min=%.3f max=%.3f\n",
+               name, count, threads, c.median, c.min, c.max);
+    }
     return true;
 }
 
@@ -173,7 +185,8 @@ int main(int argc, char **argv)
            "idle: the share of the N threads' time in the move phase spent outside items (waking,\n"
            "waiting for the last item); cores: the speed-up of pure arithmetic on the pool just before\n"
            "and after the figure (what the machine gave: a figure means little unless both are near\n"
-           "%" PRIu32 ")\n\n",
+           "%" PRIu32 "); ceiling: N independent scenes at once over one alone, the most any scheduling\n"
+           "of one scene's work could get from this machine now (bench/common/bench_ceiling.c)\n\n",
            threads, batch ? batch : SIM_SCENE_DEFAULT_BATCH, BENCH_SEED, min_seconds, BENCH_WARMUP_TICKS, threads);
     printf("%-8s %6s %6s %12s %12s %9s %8s %7s %7s %7s %6s %6s %10s\n", "level", "chars", "ticks", "1 thr c-t/s",
            "N thr c-t/s", "speed-up", "moves", "ms/tick", "serial", "bound", "work", "idle", "cores");

@@ -256,7 +256,7 @@ static bool near_gather_visit(void *ctx, const sim_tri *t)
     }
     uint32_t i = (uint32_t)(t - n->world->tris);
     n->tri[n->count] = i;
-    n->bounds[n->count] = n->world->tri_box[i]; // just read by the walk: no trip to the triangle
+    n->pbox[n->count] = sim_pbox_rel(n->world->tri_box[i], n->base);
     n->count++;
     return true;
 }
@@ -265,16 +265,19 @@ void sim_near_gather(sim_near *near, const sim_world *world, sim_aabb box)
 {
     near->world = world;
     near->box = box;
+    near->base = box.min;
     near->count = 0;
-    near->usable = true;
-    sim_bvh_query(world, box, near_gather_visit, near);
+    near->usable = sim_pbox_rel_fits(box); // too wide: the hierarchy answers
+    if (near->usable)
+        sim_bvh_query(world, box, near_gather_visit, near);
 }
 
 // The triangle tests of the hierarchy's walks alone: a node's box holds its
 // triangles' boxes and both tests are monotone in the box (a larger box
 // passes whenever a smaller one does; the slab test rounds outward), so a
 // triangle that passes its own test has passed every node above it: the
-// triangles visited, and their order, are the hierarchy's.
+// triangles visited, and their order, are the hierarchy's. The box test is
+// the packed one, exact for a query box inside near->box (pbox.h).
 void sim_near_query_segment(const sim_world *w, const sim_near *near, sim_vec3 origin, sim_vec3 d, sim_vec3 grow,
                             sim_bvh_visit_fn visit, void *ctx)
 {
@@ -286,11 +289,14 @@ void sim_near_query_segment(const sim_world *w, const sim_near *near, sim_vec3 o
     }
     sim_fx ax = sim_fx_abs(d.x), ay = sim_fx_abs(d.y), az = sim_fx_abs(d.z);
     bool slabs = sim_fx_max(ax, sim_fx_max(ay, az)) >= SIM_FX_INT(2);
+    sim_pbox pb = sim_pbox_rel(sb, near->base);
     for (uint32_t i = 0; i < near->count; i++) {
-        sim_aabb tb = near->bounds[i];
-        if (!sim_aabb_overlaps(tb, sb) || (slabs && !segment_hits_box(origin, d, sim_aabb_expand(tb, grow))))
+        if (!sim_pbox_overlaps(near->pbox[i], pb))
             continue;
-        if (!visit(ctx, &w->tris[near->tri[i]]))
+        uint32_t t = near->tri[i];
+        if (slabs && !segment_hits_box(origin, d, sim_aabb_expand(w->tri_box[t], grow)))
+            continue;
+        if (!visit(ctx, &w->tris[t]))
             return;
     }
 }
@@ -301,7 +307,8 @@ void sim_near_query_box(const sim_world *w, const sim_near *near, sim_aabb box, 
         sim_bvh_query(w, box, visit, ctx);
         return;
     }
+    sim_pbox pb = sim_pbox_rel(box, near->base);
     for (uint32_t i = 0; i < near->count; i++)
-        if (sim_aabb_overlaps(near->bounds[i], box) && !visit(ctx, &w->tris[near->tri[i]]))
+        if (sim_pbox_overlaps(near->pbox[i], pb) && !visit(ctx, &w->tris[near->tri[i]]))
             return;
 }

@@ -150,27 +150,60 @@ bool sim_bvh_build(sim_world *w)
     return ok;
 }
 
-void sim_bvh_query(const sim_world *w, sim_aabb box, sim_bvh_visit_fn visit, void *ctx)
-{
-    if (w->node_count == 0)
-        return;
+// The walk of a box: the next leaf whose box overlaps `box`, depth first
+// with the left child first (the stack holds the nodes still to open); NULL
+// when none is left.
+typedef struct box_walk {
     uint32_t stack[SIM_BVH_MAX_DEPTH * 2];
-    int top = 0;
-    stack[top++] = 0;
-    while (top > 0) {
-        const sim_bvh_node *nd = &w->nodes[stack[--top]];
+    int top;
+} box_walk;
+
+static inline const sim_bvh_node *next_leaf(const sim_world *w, sim_aabb box, box_walk *k)
+{
+    while (k->top > 0) {
+        const sim_bvh_node *nd = &w->nodes[k->stack[--k->top]];
         if (!sim_aabb_overlaps(nd->box, box))
             continue;
-        if (nd->count > 0) {
-            for (uint32_t i = nd->first; i < nd->first + nd->count; i++)
-                if (sim_aabb_overlaps(w->tri_box[i], box) && !visit(ctx, &w->tris[i]))
-                    return;
-        } else {
-            // Right first so the left child is visited first.
-            stack[top++] = nd->first + 1;
-            stack[top++] = nd->first;
+        if (nd->count > 0)
+            return nd;
+        // Right first so the left child is visited first.
+        k->stack[k->top++] = nd->first + 1;
+        k->stack[k->top++] = nd->first;
+    }
+    return NULL;
+}
+
+void sim_bvh_query(const sim_world *w, sim_aabb box, sim_bvh_visit_fn visit, void *ctx)
+{
+    box_walk k;
+    k.top = 0;
+    if (w->node_count > 0)
+        k.stack[k.top++] = 0;
+    const sim_bvh_node *nd;
+    while ((nd = next_leaf(w, box, &k)) != NULL)
+        for (uint32_t i = nd->first; i < nd->first + nd->count; i++)
+            if (sim_aabb_overlaps(w->tri_box[i], box) && !visit(ctx, &w->tris[i]))
+                return;
+}
+
+uint32_t sim_bvh_collect(const sim_world *w, sim_aabb box, uint32_t *out, uint32_t cap)
+{
+    box_walk k;
+    k.top = 0;
+    if (w->node_count > 0)
+        k.stack[k.top++] = 0;
+    uint32_t n = 0;
+    const sim_bvh_node *nd;
+    while ((nd = next_leaf(w, box, &k)) != NULL) {
+        for (uint32_t i = nd->first; i < nd->first + nd->count; i++) {
+            if (!sim_aabb_overlaps(w->tri_box[i], box))
+                continue;
+            if (n == cap)
+                return cap + 1;
+            out[n++] = i;
         }
     }
+    return n;
 }
 
 // Slab test of a segment against a box, with fractions as Q16.16 rounded
@@ -247,20 +280,6 @@ static bool box_inside(sim_aabb in, sim_aabb out)
            in.min.z >= out.min.z && in.max.z <= out.max.z;
 }
 
-static bool near_gather_visit(void *ctx, const sim_tri *t)
-{
-    sim_near *n = ctx;
-    if (n->count == SIM_NEAR_CAPACITY) {
-        n->usable = false;
-        return false;
-    }
-    uint32_t i = (uint32_t)(t - n->world->tris);
-    n->tri[n->count] = i;
-    n->pbox[n->count] = sim_pbox_rel(n->world->tri_box[i], n->base);
-    n->count++;
-    return true;
-}
-
 void sim_near_gather(sim_near *near, const sim_world *world, sim_aabb box)
 {
     near->world = world;
@@ -268,8 +287,16 @@ void sim_near_gather(sim_near *near, const sim_world *world, sim_aabb box)
     near->base = box.min;
     near->count = 0;
     near->usable = sim_pbox_rel_fits(box); // too wide: the hierarchy answers
-    if (near->usable)
-        sim_bvh_query(world, box, near_gather_visit, near);
+    if (!near->usable)
+        return;
+    uint32_t n = sim_bvh_collect(world, box, near->tri, SIM_NEAR_CAPACITY);
+    if (n > SIM_NEAR_CAPACITY) {
+        near->usable = false; // too many: the hierarchy answers
+        return;
+    }
+    for (uint32_t i = 0; i < n; i++)
+        near->pbox[i] = sim_pbox_rel(world->tri_box[near->tri[i]], box.min);
+    near->count = n;
 }
 
 // The triangle tests of the hierarchy's walks alone: a node's box holds its

@@ -31,20 +31,6 @@
 
 #define KEEP_GROW SIM_FX_MM(400)
 
-static bool keep_visit(void *ctx, const sim_tri *t)
-{
-    scene_near_keep *k = ctx;
-    if (k->count == SCENE_NEAR_KEEP_CAPACITY) {
-        k->full = true;
-        return false;
-    }
-    uint32_t i = (uint32_t)(t - k->world->tris);
-    k->tri[k->count] = i;
-    k->pbox[k->count] = sim_pbox_rel(k->world->tri_box[i], k->box.min);
-    k->count++;
-    return true;
-}
-
 void scene_near_step(scene_near_keep *k, const sim_world *world, sim_aabb step, sim_near *near)
 {
     if (k->world != world || !scene_box_inside(step, k->box)) {
@@ -55,8 +41,13 @@ void scene_near_step(scene_near_keep *k, const sim_world *world, sim_aabb step, 
         k->box = sim_aabb_expand(step, sim_v3(g, g, g));
         k->count = 0;
         k->full = !sim_pbox_rel_fits(k->box);
-        if (!k->full)
-            sim_bvh_query(world, k->box, keep_visit, k);
+        if (!k->full) {
+            uint32_t n = sim_bvh_collect(world, k->box, k->tri, SCENE_NEAR_KEEP_CAPACITY);
+            k->full = n > SCENE_NEAR_KEEP_CAPACITY;
+            k->count = k->full ? 0 : n;
+            for (uint32_t i = 0; i < k->count; i++)
+                k->pbox[i] = sim_pbox_rel(world->tri_box[k->tri[i]], k->box.min);
+        }
     }
     if (k->full) {
         sim_near_gather(near, world, step);

@@ -317,8 +317,9 @@ void sim_near_query_segment(const sim_world *w, const sim_near *near, sim_vec3 o
     sim_fx ax = sim_fx_abs(d.x), ay = sim_fx_abs(d.y), az = sim_fx_abs(d.z);
     bool slabs = sim_fx_max(ax, sim_fx_max(ay, az)) >= SIM_FX_INT(2);
     sim_pbox pb = sim_pbox_rel(sb, near->base);
-    for (uint32_t i = 0; i < near->count; i++) {
-        if (!sim_pbox_overlaps(near->pbox[i], pb))
+    const sim_pbox *pbox = near->pbox;
+    for (uint32_t i = 0, n = near->count; i < n; i++) {
+        if (!sim_pbox_overlaps(pbox[i], pb))
             continue;
         uint32_t t = near->tri[i];
         if (slabs && !segment_hits_box(origin, d, sim_aabb_expand(w->tri_box[t], grow)))
@@ -335,7 +336,8 @@ void sim_near_query_box(const sim_world *w, const sim_near *near, sim_aabb box, 
         return;
     }
     sim_pbox pb = sim_pbox_rel(box, near->base);
-    for (uint32_t i = 0; i < near->count; i++)
-        if (sim_pbox_overlaps(near->pbox[i], pb) && !visit(ctx, &w->tris[near->tri[i]]))
+    const sim_pbox *pbox = near->pbox;
+    for (uint32_t i = 0, n = near->count; i < n; i++)
+        if (sim_pbox_overlaps(pbox[i], pb) && !visit(ctx, &w->tris[near->tri[i]]))
             return;
 }

@@ -305,28 +305,41 @@ void sim_near_gather(sim_near *near, const sim_world *world, sim_aabb box)
 // triangle that passes its own test has passed every node above it: the
 // triangles visited, and their order, are the hierarchy's. The box test is
 // the packed one, exact for a query box inside near->box (pbox.h).
-void sim_near_query_segment(const sim_world *w, const sim_near *near, sim_vec3 origin, sim_vec3 d, sim_vec3 grow,
-                            sim_bvh_visit_fn visit, void *ctx)
+bool sim_near_segment_tris(const sim_world *w, const sim_near *near, sim_vec3 origin, sim_vec3 d, sim_vec3 grow,
+                           uint32_t *out, uint32_t *count)
 {
     sim_aabb sb = sim_aabb_union(sim_aabb_of_point(origin), sim_aabb_of_point(sim_v3_add(origin, d)));
     sb = sim_aabb_expand(sb, grow);
-    if (!near || !near->usable || near->world != w || !box_inside(sb, near->box)) {
-        sim_bvh_query_segment(w, origin, d, grow, visit, ctx);
-        return;
-    }
+    if (!near || !near->usable || near->world != w || !box_inside(sb, near->box))
+        return false;
     sim_fx ax = sim_fx_abs(d.x), ay = sim_fx_abs(d.y), az = sim_fx_abs(d.z);
     bool slabs = sim_fx_max(ax, sim_fx_max(ay, az)) >= SIM_FX_INT(2);
     sim_pbox pb = sim_pbox_rel(sb, near->base);
     const sim_pbox *pbox = near->pbox;
+    uint32_t k = 0;
     for (uint32_t i = 0, n = near->count; i < n; i++) {
         if (!sim_pbox_overlaps(pbox[i], pb))
             continue;
         uint32_t t = near->tri[i];
         if (slabs && !segment_hits_box(origin, d, sim_aabb_expand(w->tri_box[t], grow)))
             continue;
-        if (!visit(ctx, &w->tris[t]))
-            return;
+        out[k++] = t;
     }
+    *count = k;
+    return true;
+}
+
+void sim_near_query_segment(const sim_world *w, const sim_near *near, sim_vec3 origin, sim_vec3 d, sim_vec3 grow,
+                            sim_bvh_visit_fn visit, void *ctx)
+{
+    uint32_t list[SIM_NEAR_CAPACITY], n;
+    if (!sim_near_segment_tris(w, near, origin, d, grow, list, &n)) {
+        sim_bvh_query_segment(w, origin, d, grow, visit, ctx);
+        return;
+    }
+    for (uint32_t i = 0; i < n; i++)
+        if (!visit(ctx, &w->tris[list[i]]))
+            return;
 }
 
 void sim_near_query_box(const sim_world *w, const sim_near *near, sim_aabb box, sim_bvh_visit_fn visit, void *ctx)

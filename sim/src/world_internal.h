@@ -59,6 +59,12 @@ void sim_bvh_query_segment(const sim_world *world, sim_vec3 origin, sim_vec3 d, 
 void sim_near_query_segment(const sim_world *world, const sim_near *near, sim_vec3 origin, sim_vec3 d, sim_vec3 grow,
                             sim_bvh_visit_fn visit, void *ctx);
 void sim_near_query_box(const sim_world *world, const sim_near *near, sim_aabb box, sim_bvh_visit_fn visit, void *ctx);
+/// The triangles sim_near_query_segment visits, in its order, as indices
+/// into world->tris (at most SIM_NEAR_CAPACITY of them, into out; their
+/// number into *count), when `near` answers the query; false (and nothing
+/// written) when the hierarchy must.
+bool sim_near_segment_tris(const sim_world *world, const sim_near *near, sim_vec3 origin, sim_vec3 d, sim_vec3 grow,
+                           uint32_t *out, uint32_t *count);
 
 /// The limits of one query of internal-edge classification (one per edge, per
 /// vertex and per triangle that may be buried): at most SIM_EDGES_MAX_TESTS

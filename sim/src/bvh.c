@@ -150,27 +150,60 @@ bool sim_bvh_build(sim_world *w)
     return ok;
 }
 
-void sim_bvh_query(const sim_world *w, sim_aabb box, sim_bvh_visit_fn visit, void *ctx)
-{
-    if (w->node_count == 0)
-        return;
+// The walk of a box: the next leaf whose box overlaps `box`, depth first
+// with the left child first (the stack holds the nodes still to open); NULL
+// when none is left.
+typedef struct box_walk {
     uint32_t stack[SIM_BVH_MAX_DEPTH * 2];
-    int top = 0;
-    stack[top++] = 0;
-    while (top > 0) {
-        const sim_bvh_node *nd = &w->nodes[stack[--top]];
+    int top;
+} box_walk;
+
+static inline const sim_bvh_node *next_leaf(const sim_world *w, sim_aabb box, box_walk *k)
+{
+    while (k->top > 0) {
+        const sim_bvh_node *nd = &w->nodes[k->stack[--k->top]];
         if (!sim_aabb_overlaps(nd->box, box))
             continue;
-        if (nd->count > 0) {
-            for (uint32_t i = nd->first; i < nd->first + nd->count; i++)
-                if (sim_aabb_overlaps(w->tri_box[i], box) && !visit(ctx, &w->tris[i]))
-                    return;
-        } else {
-            // Right first so the left child is visited first.
-            stack[top++] = nd->first + 1;
-            stack[top++] = nd->first;
+        if (nd->count > 0)
+            return nd;
+        // Right first so the left child is visited first.
+        k->stack[k->top++] = nd->first + 1;
+        k->stack[k->top++] = nd->first;
+    }
+    return NULL;
+}
+
+void sim_bvh_query(const sim_world *w, sim_aabb box, sim_bvh_visit_fn visit, void *ctx)
+{
+    box_walk k;
+    k.top = 0;
+    if (w->node_count > 0)
+        k.stack[k.top++] = 0;
+    const sim_bvh_node *nd;
+    while ((nd = next_leaf(w, box, &k)) != NULL)
+        for (uint32_t i = nd->first; i < nd->first + nd->count; i++)
+            if (sim_aabb_overlaps(w->tri_box[i], box) && !visit(ctx, &w->tris[i]))
+                return;
+}
+
+uint32_t sim_bvh_collect(const sim_world *w, sim_aabb box, uint32_t *out, uint32_t cap)
+{
+    box_walk k;
+    k.top = 0;
+    if (w->node_count > 0)
+        k.stack[k.top++] = 0;
+    uint32_t n = 0;
+    const sim_bvh_node *nd;
+    while ((nd = next_leaf(w, box, &k)) != NULL) {
+        for (uint32_t i = nd->first; i < nd->first + nd->count; i++) {
+            if (!sim_aabb_overlaps(w->tri_box[i], box))
+                continue;
+            if (n == cap)
+                return cap + 1;
+            out[n++] = i;
         }
     }
+    return n;
 }
 
 // Slab test of a segment against a box, with fractions as Q16.16 rounded
@@ -247,52 +280,66 @@ static bool box_inside(sim_aabb in, sim_aabb out)
            in.min.z >= out.min.z && in.max.z <= out.max.z;
 }
 
-static bool near_gather_visit(void *ctx, const sim_tri *t)
-{
-    sim_near *n = ctx;
-    if (n->count == SIM_NEAR_CAPACITY) {
-        n->usable = false;
-        return false;
-    }
-    uint32_t i = (uint32_t)(t - n->world->tris);
-    n->tri[n->count] = i;
-    n->bounds[n->count] = n->world->tri_box[i]; // just read by the walk: no trip to the triangle
-    n->count++;
-    return true;
-}
-
 void sim_near_gather(sim_near *near, const sim_world *world, sim_aabb box)
 {
     near->world = world;
     near->box = box;
+    near->base = box.min;
     near->count = 0;
-    near->usable = true;
-    sim_bvh_query(world, box, near_gather_visit, near);
+    near->usable = sim_pbox_rel_fits(box); // too wide: the hierarchy answers
+    if (!near->usable)
+        return;
+    uint32_t n = sim_bvh_collect(world, box, near->tri, SIM_NEAR_CAPACITY);
+    if (n > SIM_NEAR_CAPACITY) {
+        near->usable = false; // too many: the hierarchy answers
+        return;
+    }
+    for (uint32_t i = 0; i < n; i++)
+        near->pbox[i] = sim_pbox_rel(world->tri_box[near->tri[i]], box.min);
+    near->count = n;
 }
 
 // The triangle tests of the hierarchy's walks alone: a node's box holds its
 // triangles' boxes and both tests are monotone in the box (a larger box
 // passes whenever a smaller one does; the slab test rounds outward), so a
 // triangle that passes its own test has passed every node above it: the
-// triangles visited, and their order, are the hierarchy's.
-void sim_near_query_segment(const sim_world *w, const sim_near *near, sim_vec3 origin, sim_vec3 d, sim_vec3 grow,
-                            sim_bvh_visit_fn visit, void *ctx)
+// triangles visited, and their order, are the hierarchy's. The box test is
+// the packed one, exact for a query box inside near->box (pbox.h).
+bool sim_near_segment_tris(const sim_world *w, const sim_near *near, sim_vec3 origin, sim_vec3 d, sim_vec3 grow,
+                           uint32_t *out, uint32_t *count)
 {
     sim_aabb sb = sim_aabb_union(sim_aabb_of_point(origin), sim_aabb_of_point(sim_v3_add(origin, d)));
     sb = sim_aabb_expand(sb, grow);
-    if (!near || !near->usable || near->world != w || !box_inside(sb, near->box)) {
+    if (!near || !near->usable || near->world != w || !box_inside(sb, near->box))
+        return false;
+    sim_fx ax = sim_fx_abs(d.x), ay = sim_fx_abs(d.y), az = sim_fx_abs(d.z);
+    bool slabs = sim_fx_max(ax, sim_fx_max(ay, az)) >= SIM_FX_INT(2);
+    sim_pbox pb = sim_pbox_rel(sb, near->base);
+    const sim_pbox *pbox = near->pbox;
+    uint32_t k = 0;
+    for (uint32_t i = 0, n = near->count; i < n; i++) {
+        if (!sim_pbox_overlaps(pbox[i], pb))
+            continue;
+        uint32_t t = near->tri[i];
+        if (slabs && !segment_hits_box(origin, d, sim_aabb_expand(w->tri_box[t], grow)))
+            continue;
+        out[k++] = t;
+    }
+    *count = k;
+    return true;
+}
+
+void sim_near_query_segment(const sim_world *w, const sim_near *near, sim_vec3 origin, sim_vec3 d, sim_vec3 grow,
+                            sim_bvh_visit_fn visit, void *ctx)
+{
+    uint32_t list[SIM_NEAR_CAPACITY], n;
+    if (!sim_near_segment_tris(w, near, origin, d, grow, list, &n)) {
         sim_bvh_query_segment(w, origin, d, grow, visit, ctx);
         return;
     }
-    sim_fx ax = sim_fx_abs(d.x), ay = sim_fx_abs(d.y), az = sim_fx_abs(d.z);
-    bool slabs = sim_fx_max(ax, sim_fx_max(ay, az)) >= SIM_FX_INT(2);
-    for (uint32_t i = 0; i < near->count; i++) {
-        sim_aabb tb = near->bounds[i];
-        if (!sim_aabb_overlaps(tb, sb) || (slabs && !segment_hits_box(origin, d, sim_aabb_expand(tb, grow))))
-            continue;
-        if (!visit(ctx, &w->tris[near->tri[i]]))
+    for (uint32_t i = 0; i < n; i++)
+        if (!visit(ctx, &w->tris[list[i]]))
             return;
-    }
 }
 
 void sim_near_query_box(const sim_world *w, const sim_near *near, sim_aabb box, sim_bvh_visit_fn visit, void *ctx)
@@ -301,7 +348,9 @@ void sim_near_query_box(const sim_world *w, const sim_near *near, sim_aabb box, 
         sim_bvh_query(w, box, visit, ctx);
         return;
     }
-    for (uint32_t i = 0; i < near->count; i++)
-        if (sim_aabb_overlaps(near->bounds[i], box) && !visit(ctx, &w->tris[near->tri[i]]))
+    sim_pbox pb = sim_pbox_rel(box, near->base);
+    const sim_pbox *pbox = near->pbox;
+    for (uint32_t i = 0, n = near->count; i < n; i++)
+        if (sim_pbox_overlaps(pbox[i], pb) && !visit(ctx, &w->tris[near->tri[i]]))
             return;
 }

@@ -14,6 +14,8 @@
 
 #include <keel/sim_query.h>
 
+#include "shape_valid.h"
+
 /// Flags of a collision triangle: an inactive edge or vertex is internal to a
 /// flat surface (see edges.c) and reports the face normal instead of its own.
 ///
@@ -148,7 +150,7 @@ static inline sim_vec3 sim_query_clamp_displacement(sim_vec3 d)
 /// overflow. A margin is clamped to [0, SIM_SHAPE_MAX_SIZE].
 static inline bool sim_query_accepts_shape_at(sim_shape s, sim_vec3 p)
 {
-    return sim_shape_valid(s) && sim_v3_in_world(p);
+    return sim_shape_valid_inline(&s) && sim_v3_in_world(p);
 }
 
 static inline sim_fx sim_query_clamp_margin(sim_fx margin)

@@ -41,11 +41,11 @@ static void prim_sphere(round_ctx *c, sim_vec3 o, sim_vec3 centre, int vertex)
     round_consider(c, (sim_fx)s, sim_v3_normalize(at), SIM_FEATURE_VERTEX, vertex, centre);
 }
 
-// The capsule's bottom or top sphere (centre o) against the face.
-static void prim_face(round_ctx *c, sim_vec3 o)
+// The capsule's bottom or top sphere (centre o, at dist0 from the plane:
+// sim_dir_dot_v3(t->n, o - t->v[0])) against the face.
+static void prim_face(round_ctx *c, sim_vec3 o, sim_fx dist0)
 {
     const sim_tri *t = c->t;
-    sim_fx dist0 = sim_dir_dot_v3(t->n, sim_v3_sub(o, t->v[0]));
     int sg;
     int64_t s = round_slab_entry(c, dist0, t->n, c->R, &sg);
     if (s == -2) {
@@ -85,14 +85,20 @@ static bool features_all_dead(const sim_tri *t)
     return ((f | (f >> 6)) & 0x3fu) == 0x3fu;
 }
 
-// round_segment_crosses from the centre's distance to the plane (Q18.46):
-// the ends' distances are it -+ h n.y, exactly, rounded as that rounds them.
-static bool segment_crosses(int64_t dist0_raw, sim_dir n, sim_fx h)
+// The ends' distances to the plane, sim_dir_dot_v3(t->n, end - t->v[0]) for
+// the bottom (0) and the top (1), from the centre's (Q18.46): they are it
+// -+ h n.y, exactly, rounded as sim_dir_dot_v3 rounds them (coordinates
+// within the world's range: every difference is exact and every distance
+// fits sim_fx).
+static void end_dists(int64_t dist0_raw, sim_dir n, sim_fx h, sim_fx e[2])
 {
     int64_t hy = (int64_t)h * n.y;
-    int64_t db = sim_shr_round_s64(dist0_raw - hy, 30), dt = sim_shr_round_s64(dist0_raw + hy, 30);
-    return (db <= 0 && dt >= 0) || (db >= 0 && dt <= 0);
+    e[0] = (sim_fx)sim_shr_round_s64(dist0_raw - hy, 30);
+    e[1] = (sim_fx)sim_shr_round_s64(dist0_raw + hy, 30);
 }
+
+// round_segment_crosses, from the ends' distances.
+static bool segment_crosses(const sim_fx e[2]) { return (e[0] <= 0 && e[1] >= 0) || (e[0] >= 0 && e[1] <= 0); }
 
 // Whether the vertical segment centre +- h, swept from start by d, stays
 // beyond one of the triangle's edge lines (against inward[i]) by more than
@@ -131,8 +137,11 @@ bool sim_sweep_capsule_tri(const sim_sweep_ray *ray, const sim_tri *t, sim_tri_h
     // cross: only an end's centre passing over its inside can touch it.
     // (First: the tiles around the one a character stands on are most of
     // what its probes are handed.)
+    sim_fx e[2];
+    end_dists(dist0_raw, t->n, h, e);
+    bool crosses = h > 0 && segment_crosses(e);
     bool dead = features_all_dead(t);
-    if (dead && beyond_an_edge(t, ray->start, ray->displacement, h) && !(h > 0 && segment_crosses(dist0_raw, t->n, h)))
+    if (dead && !crosses && beyond_an_edge(t, ray->start, ray->displacement, h))
         return false;
     // The whole swept capsule on one side of the triangle's plane, beyond its
     // reach: no contact. This drops the floor under a walking character (a
@@ -179,13 +188,12 @@ bool sim_sweep_capsule_tri(const sim_sweep_ray *ray, const sim_tri *t, sim_tri_h
         // the floor). END_CLEARANCE, 4 mm beyond R, is hundreds of times the
         // rounding of the primitives, so what is skipped would have missed.
         {
-            int64_t e0 = sim_dir_dot_v3(t->n, sim_v3_sub(o, t->v[0]));
-            int64_t e1 = e0 + dn;
+            int64_t e0 = e[k], e1 = e0 + dn;
             int64_t clear = (int64_t)c.R + END_CLEARANCE;
             if ((e0 > clear && e1 > clear) || (e0 < -clear && e1 < -clear))
                 continue;
         }
-        prim_face(&c, o);
+        prim_face(&c, o, e[k]);
         for (int i = 0; i < 3; i++) {
             if (edge_live[i])
                 round_prim_cylinder(&c, o, t->v[i], t->edir[i], t->elen[i], SIM_FEATURE_EDGE, i);
@@ -202,7 +210,7 @@ bool sim_sweep_capsule_tri(const sim_sweep_ray *ray, const sim_tri *t, sim_tri_h
                 round_prim_vertical(&c, ray->start, base, 2 * h, SIM_FEATURE_VERTEX, i);
             }
         }
-        if (round_segment_crosses(t, ray->start, h))
+        if (crosses)
             c.touching = true;
     }
     if (c.touching) {

@@ -79,9 +79,9 @@ bool sim_move_settings_check(const sim_move_settings *s, const char **reason)
         why = "settings not made by sim_move_default_settings";
     else if (s->tick_rate < SIM_MOVE_MIN_TICK_RATE || s->tick_rate > SIM_MOVE_MAX_TICK_RATE)
         why = "tick_rate outside 2..1000 Hz";
-    else if (!sim_shape_valid(s->stand_shape))
+    else if (!sim_shape_valid_inline(&s->stand_shape))
         why = "stand_shape: unknown type or a size outside 5 mm..16 m";
-    else if (!sim_shape_valid(s->crouch_shape))
+    else if (!sim_shape_valid_inline(&s->crouch_shape))
         why = "crouch_shape: unknown type or a size outside 5 mm..16 m";
     else if (s->crouch_shape.half.y > s->stand_shape.half.y)
         why = "crouch_shape taller than stand_shape";

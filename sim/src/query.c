@@ -8,20 +8,24 @@
 #include "world_internal.h"
 
 typedef struct sweep_ctx {
-    sim_sweep_ray ray;
+    const sim_sweep_ray *ray;
     bool has;
     sim_tri_hit best;
 } sweep_ctx;
 
-static bool sweep_visit(void *ctx, const sim_tri *t)
+static inline void sweep_one(sweep_ctx *c, const sim_tri *t)
 {
-    sweep_ctx *c = ctx;
     sim_tri_hit h;
-    bool hit = sim_sweep_shape_tri(&c->ray, t, &h);
+    bool hit = sim_sweep_shape_tri(c->ray, t, &h);
     if (hit && (!c->has || sim_tri_hit_before(&h, &c->best))) {
         c->best = h;
         c->has = true;
     }
+}
+
+static bool sweep_visit(void *ctx, const sim_tri *t)
+{
+    sweep_one(ctx, t);
     return true;
 }
 
@@ -46,15 +50,15 @@ bool sim_near_sweep(const sim_world *world, const sim_near *near, const sim_swee
         return false;
     }
     out->position = sim_v3_add(in->start, d);
-    sweep_ctx c = {0};
-    c.ray.shape = in->shape;
-    c.ray.start = in->start;
-    c.ray.displacement = d;
-    c.ray.dir = sim_dir_from_v3(d);
-    c.ray.length = sim_v3_length(d);
+    sim_fx length = sim_v3_length(d);
     // Rounding grows with the distance travelled; so does the inflation.
-    c.ray.inflate = SIM_QUERY_TOLERANCE + (c.ray.length >> 12);
-    if (c.ray.length == 0) {
+    sim_sweep_ray ray = {.shape = in->shape,
+                         .start = in->start,
+                         .dir = sim_dir_from_v3(d),
+                         .length = length,
+                         .displacement = d,
+                         .inflate = SIM_QUERY_TOLERANCE + (length >> 12)};
+    if (ray.length == 0) {
         // No motion: only a real overlap is worth reporting.
         sim_overlap_input oi = {in->shape, in->start, 0};
         sim_contact ct;
@@ -69,7 +73,7 @@ bool sim_near_sweep(const sim_world *world, const sim_near *near, const sim_swee
         }
         return out->hit;
     }
-    return sim_near_sweep_ray(world, near, &c.ray, out);
+    return sim_near_sweep_ray(world, near, &ray, out);
 }
 
 bool sim_near_sweep_ray(const sim_world *world, const sim_near *near, const sim_sweep_ray *ray, sim_sweep_result *out)
@@ -78,19 +82,25 @@ bool sim_near_sweep_ray(const sim_world *world, const sim_near *near, const sim_
     out->fraction = SIM_FX_ONE;
     out->position = sim_v3_add(ray->start, ray->displacement);
     sweep_ctx c = {0};
-    c.ray = *ray;
-    sim_fx g = c.ray.inflate + 2;
-    sim_near_query_segment(world, near, ray->start, ray->displacement, sim_v3_add(ray->shape.half, sim_v3(g, g, g)),
-                           sweep_visit, &c);
+    c.ray = ray;
+    sim_fx g = ray->inflate + 2;
+    sim_vec3 grow = sim_v3_add(ray->shape.half, sim_v3(g, g, g));
+    uint32_t list[SIM_NEAR_CAPACITY], n;
+    if (sim_near_segment_tris(world, near, ray->start, ray->displacement, grow, list, &n)) {
+        for (uint32_t i = 0; i < n; i++)
+            sweep_one(&c, &world->tris[list[i]]);
+    } else {
+        sim_bvh_query_segment(world, ray->start, ray->displacement, grow, sweep_visit, &c);
+    }
     if (!c.has)
         return false;
     out->hit = true;
     out->start_overlap = c.best.start_overlap;
     sim_fx s = c.best.s < 0 ? 0 : c.best.s;
-    if (s > c.ray.length)
-        s = c.ray.length;
-    out->fraction = (sim_fx)(((int64_t)s << 16) / c.ray.length);
-    out->position = sim_v3_add(ray->start, sim_dir_scale(c.ray.dir, s));
+    if (s > ray->length)
+        s = ray->length;
+    out->fraction = (sim_fx)(((int64_t)s << 16) / ray->length);
+    out->position = sim_v3_add(ray->start, sim_dir_scale(ray->dir, s));
     out->normal = c.best.normal;
     out->point = c.best.point;
     out->feature = c.best.feature;

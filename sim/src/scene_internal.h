@@ -72,6 +72,7 @@ typedef struct scene_near_keep {
     bool full;              // more than the capacity overlap box: gather the step box directly
     uint32_t count;
     uint32_t tri[SCENE_NEAR_KEEP_CAPACITY];
+    sim_pbox pbox[SCENE_NEAR_KEEP_CAPACITY]; // their bounds, sim_pbox_rel to box.min
 } scene_near_keep;
 
 typedef struct body_near {

@@ -1,6 +1,8 @@
 // keel: character shapes. MIT licence, see LICENSE.
 #include <keel/sim_shape.h>
 
+#include "shape_valid.h"
+
 // A caller's size is clamped into the documented range, not refused
 // (sim_shape.h); sim_move_settings_check refuses shapes built by hand.
 static sim_fx clamp_size(sim_fx v) { return sim_fx_clamp(v, SIM_SHAPE_MIN_SIZE / 2, SIM_SHAPE_MAX_SIZE); }
@@ -34,16 +36,6 @@ sim_shape sim_shape_cylinder(sim_fx radius, sim_fx height)
     return s;
 }
 
-bool sim_shape_valid(sim_shape s)
-{
-    const sim_fx lo = SIM_SHAPE_MIN_SIZE / 2, hi = SIM_SHAPE_MAX_SIZE;
-    if (s.half.x < lo || s.half.x > hi || s.half.y < lo || s.half.y > hi || s.half.z < lo || s.half.z > hi)
-        return false;
-    if (s.type == SIM_SHAPE_CAPSULE)
-        return s.radius == s.half.x && s.radius == s.half.z && s.half.y >= s.radius;
-    if (s.type == SIM_SHAPE_CYLINDER)
-        return s.radius == s.half.x && s.radius == s.half.z;
-    return s.type == SIM_SHAPE_BOX && s.radius == 0;
-}
+bool sim_shape_valid(sim_shape s) { return sim_shape_valid_inline(&s); }
 
 sim_shape sim_shape_default(void) { return sim_shape_capsule(SIM_FX_MM(400), SIM_FX_MM(1800)); }

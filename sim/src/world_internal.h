@@ -41,6 +41,11 @@ bool sim_bvh_build(sim_world *world);
 typedef bool (*sim_bvh_visit_fn)(void *ctx, const sim_tri *t);
 void sim_bvh_query(const sim_world *world, sim_aabb box, sim_bvh_visit_fn visit, void *ctx);
 
+/// The indices (into world->tris) of the triangles sim_bvh_query visits, in
+/// its order, into out[0 .. cap). Returns how many there are, or cap + 1
+/// when there are more than cap (then out holds the first cap).
+uint32_t sim_bvh_collect(const sim_world *world, sim_aabb box, uint32_t *out, uint32_t cap);
+
 /// Visit every triangle whose bounds, grown by `grow`, the segment from
 /// `origin` to origin + d touches (a sweep: the centre's path against bounds
 /// grown by the shape's half extents). Much tighter than the box around a long
@@ -54,6 +59,12 @@ void sim_bvh_query_segment(const sim_world *world, sim_vec3 origin, sim_vec3 d, 
 void sim_near_query_segment(const sim_world *world, const sim_near *near, sim_vec3 origin, sim_vec3 d, sim_vec3 grow,
                             sim_bvh_visit_fn visit, void *ctx);
 void sim_near_query_box(const sim_world *world, const sim_near *near, sim_aabb box, sim_bvh_visit_fn visit, void *ctx);
+/// The triangles sim_near_query_segment visits, in its order, as indices
+/// into world->tris (at most SIM_NEAR_CAPACITY of them, into out; their
+/// number into *count), when `near` answers the query; false (and nothing
+/// written) when the hierarchy must.
+bool sim_near_segment_tris(const sim_world *world, const sim_near *near, sim_vec3 origin, sim_vec3 d, sim_vec3 grow,
+                           uint32_t *out, uint32_t *count);
 
 /// The limits of one query of internal-edge classification (one per edge, per
 /// vertex and per triangle that may be buried): at most SIM_EDGES_MAX_TESTS

@@ -3,15 +3,18 @@
 // hierarchy each time. MIT licence, see LICENSE.
 //
 // A sim_near holds every triangle whose bounds overlap its box, in the
-// hierarchy's visiting order (increasing index in world->tris), with a copy of
-// each triangle's bounds. A query whose own box (the grown segment of a sweep
-// or a ray, the grown shape of a contact query) lies inside that box is
-// answered from the list: it tests exactly the triangles the hierarchy would
+// hierarchy's visiting order (increasing index in world->tris), with each
+// triangle's bounds packed relative to `base` (pbox.h, sim_pbox_rel). A query
+// whose own box (the grown segment of a sweep or a ray, the grown shape of a
+// contact query) lies inside that box is answered from the list: the packed
+// test is exact for such a box (the box lies within base +
+// SIM_PBOX_REL_SPAN), so it tests exactly the triangles the hierarchy would
 // have handed it (a node's box holds its triangles' boxes, and the node and
-// triangle tests are monotone in the box, so the triangle test alone decides),
-// in the same order, so the answer is the same to the bit. Any other query,
-// or every query when the neighbourhood did not fit, walks the hierarchy.
-// Lives on the caller's stack: nothing is allocated.
+// triangle tests are monotone in the box, so the triangle test alone
+// decides), in the same order, so the answer is the same to the bit. Any
+// other query, or every query when the neighbourhood did not fit (more than
+// SIM_NEAR_CAPACITY triangles, or a box wider than SIM_PBOX_REL_SPAN), walks
+// the hierarchy. Lives on the caller's stack: nothing is allocated.
 #ifndef KEEL_WORLD_NEAR_H
 #define KEEL_WORLD_NEAR_H
 
@@ -20,16 +23,18 @@
 #include <keel/sim_world.h>
 
 #include "collide.h"
+#include "pbox.h"
 
 #define SIM_NEAR_CAPACITY 128u
 
 typedef struct sim_near {
     const sim_world *world;
-    sim_aabb box;
-    bool usable; ///< false: too many triangles (or none gathered): queries walk the hierarchy
+    sim_aabb box;  ///< queries inside it are answered from the list
+    sim_vec3 base; ///< the bounds are packed relative to it; box lies within base + SIM_PBOX_REL_SPAN
+    bool usable;   ///< false: too many triangles (or none gathered): queries walk the hierarchy
     uint32_t count;
-    uint32_t tri[SIM_NEAR_CAPACITY];    ///< indices into the world's triangles, increasing
-    sim_aabb bounds[SIM_NEAR_CAPACITY]; ///< their bounds
+    uint32_t tri[SIM_NEAR_CAPACITY];  ///< indices into the world's triangles, increasing
+    sim_pbox pbox[SIM_NEAR_CAPACITY]; ///< their bounds, packed relative to base
 } sim_near;
 
 /// Gather the triangles of `world` whose bounds overlap `box`.

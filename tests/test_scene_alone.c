@@ -59,7 +59,8 @@ Test(scene_alone, same_answers_as_the_view)
                           (sim_fx)(((int64_t)lb.min.z + lb.max.z) / 2));
     // The other character and a platform a few metres away: outside the
     // step box, within reach of the longer queries.
-    sim_char_state me = sim_char_spawn(1, mid, 0), other = sim_char_spawn(2, sim_v3_add(mid, sim_v3(SIM_FX_INT(3), 0, 0)), 0);
+    sim_char_state me = sim_char_spawn(1, mid, 0),
+                   other = sim_char_spawn(2, sim_v3_add(mid, sim_v3(SIM_FX_INT(3), 0, 0)), 0);
     cr_assert_eq(sim_scene_add_character(sc, &me), 0);
     cr_assert_eq(sim_scene_add_character(sc, &other), 0);
     sim_platform_def p = {0};
@@ -111,8 +112,9 @@ Test(scene_alone, same_answers_as_the_view)
         cr_assert_eq(alone.raycast(alone.ctx, &ri, &ra), view.raycast(view.ctx, &ri, &rb), "ray %u: hit", k);
         cr_assert(same_ray(&ra, &rb), "ray %u: result", k);
 
-        sim_aabb box = sim_aabb_expand(sim_aabb_union(sim_shape_bounds(shape, at), sim_shape_bounds(shape, sim_v3_add(at, d))),
-                                       sim_v3(SIM_FX_MM(10), SIM_FX_MM(10), SIM_FX_MM(10)));
+        sim_aabb box =
+            sim_aabb_expand(sim_aabb_union(sim_shape_bounds(shape, at), sim_shape_bounds(shape, sim_v3_add(at, d))),
+                            sim_v3(SIM_FX_MM(10), SIM_FX_MM(10), SIM_FX_MM(10)));
         if (scene_box_inside(box, step))
             inside++;
         else

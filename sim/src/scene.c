@@ -426,26 +426,6 @@ static bool next_body(const scene_view *v, sim_aabb box, body_cursor *c, uint32_
     return false;
 }
 
-// Gather the bodies for a move whose queries are expected inside `box`.
-static void body_near_gather(body_near *bn, const scene_view *v, sim_aabb box)
-{
-    scene_view scan = *v;
-    scan.bodies_near = NULL;
-    bn->box = box;
-    bn->usable = true;
-    bn->count = 0;
-    body_cursor cur = bodies_in(&scan, box);
-    uint32_t j;
-    while (next_body(&scan, box, &cur, &j)) {
-        if (bn->count == BODY_NEAR_CAPACITY) {
-            bn->usable = false;
-            return;
-        }
-        bn->shrink[bn->count] = -1;
-        bn->body[bn->count++] = j;
-    }
-}
-
 // ---- queries -----------------------------------------------------------------
 
 typedef struct sweep_best {
@@ -832,6 +812,8 @@ sim_scene *sim_scene_create(const sim_world *world, const sim_move_settings *set
     sc->views = calloc(n + 1, sizeof *sc->views);
     sc->near_keep = calloc(n, sizeof *sc->near_keep);
     sc->alone = calloc(n, sizeof *sc->alone);
+    sc->near_count = calloc(n, sizeof *sc->near_count);
+    sc->near_body = calloc(n * BODY_NEAR_CAPACITY, sizeof *sc->near_body);
     size_t buckets = 2;
     while (buckets < 2 * n)
         buckets *= 2;
@@ -849,9 +831,9 @@ sim_scene *sim_scene_create(const sim_world *world, const sim_move_settings *set
     sc->scan_count = calloc(n, sizeof *sc->scan_count);
     sc->scan_mark = calloc(n, sizeof *sc->scan_mark);
     if (!sc->chars || !sc->inputs || !sc->has_input || !sc->bodies || !sc->bodies_next || !sc->order || !sc->scratch ||
-        !sc->keys || !sc->span || !sc->views || !sc->near_keep || !sc->alone || !sc->grid_head || !sc->grid_built ||
-        !sc->grid_next || !sc->grid_prev || !sc->grid_cell || !sc->feet_offset || !sc->push || !sc->sep_flag ||
-        !sc->scan_other || !sc->scan_push || !sc->scan_count || !sc->scan_mark) {
+        !sc->keys || !sc->span || !sc->views || !sc->near_keep || !sc->alone || !sc->near_count || !sc->near_body ||
+        !sc->grid_head || !sc->grid_built || !sc->grid_next || !sc->grid_prev || !sc->grid_cell || !sc->feet_offset ||
+        !sc->push || !sc->sep_flag || !sc->scan_other || !sc->scan_push || !sc->scan_count || !sc->scan_mark) {
         sim_scene_destroy(sc);
         return NULL;
     }
@@ -874,6 +856,8 @@ void sim_scene_destroy(sim_scene *sc)
     free(sc->views);
     free(sc->near_keep);
     free(sc->alone);
+    free(sc->near_count);
+    free(sc->near_body);
     free(sc->grid_head);
     free(sc->grid_built);
     free(sc->grid_next);
@@ -1005,19 +989,33 @@ static void carry(sim_scene *sc, sim_char_state *c, const scene_platform *p)
         c->position = sim_v3_add(c->position, sim_v3_scale(u, travelled - back));
 }
 
-// Whether character i, moving with step box `box`, is alone (scene_alone.c):
-// no other solid body and no platform the view sees touches the box.
-static bool move_alone(const sim_scene *sc, uint32_t i, sim_aabb box)
+// Before the moves: the other solid bodies around character i's step box,
+// in the broad phase's order, into its slots of sc->near_body (the move's
+// body_near), and whether it is alone (scene_alone.c): no such body, or it
+// passes through them as a ghost, and no platform touches the box.
+static void move_prepare(sim_scene *sc, uint32_t i)
 {
+    const sim_char_state *c = &sc->chars[i];
+    sc->alone[i] = 0;
+    if (c->move_type == SIM_MOVE_FLY)
+        return;
+    sim_aabb box = sim_near_step_box(&sc->settings, c);
+    uint32_t *list = &sc->near_body[(size_t)i * BODY_NEAR_CAPACITY];
+    scene_view v = {sc, (int64_t)i, 0, true, NULL, NULL};
+    body_cursor cur = bodies_in(&v, box);
+    uint32_t j, n = 0;
+    while (next_body(&v, box, &cur, &j)) {
+        if (n == BODY_NEAR_CAPACITY) {
+            n = BODY_NEAR_CAPACITY + 1; // too many: the queries scan the broad phase
+            break;
+        }
+        list[n++] = j;
+    }
+    sc->near_count[i] = (uint8_t)n;
     for (uint32_t k = 0; k < sc->platform_count; k++)
         if (sim_aabb_overlaps(box, sc->platforms[k].bounds))
-            return false;
-    if (sc->sep_flag[i] & SEP_FLAG_GHOST)
-        return true; // passes through the others this tick
-    scene_view v = {(sim_scene *)sc, (int64_t)i, 0, true, NULL, NULL};
-    body_cursor cur = bodies_in(&v, box);
-    uint32_t j;
-    return !next_body(&v, box, &cur, &j);
+            return;
+    sc->alone[i] = n == 0 || (sc->sep_flag[i] & SEP_FLAG_GHOST);
 }
 
 // Step character i against the snapshot. It writes only its own state, its
@@ -1046,7 +1044,14 @@ static void move_one(sim_scene *sc, uint32_t i)
         if (sc->alone[i]) {
             col = scene_alone_collider(v);
         } else {
-            body_near_gather(&bodies, v, box);
+            uint32_t n = sc->near_count[i];
+            bodies.box = box;
+            bodies.usable = n <= BODY_NEAR_CAPACITY;
+            bodies.count = bodies.usable ? n : 0;
+            for (uint32_t k = 0; k < bodies.count; k++) {
+                bodies.body[k] = sc->near_body[(size_t)i * BODY_NEAR_CAPACITY + k];
+                bodies.shrink[k] = -1;
+            }
             v->bodies_near = &bodies;
             col = scene_view_collider(v);
         }
@@ -1086,11 +1091,8 @@ static void moves_run(sim_scene *sc, uint32_t begin, uint32_t end, uint8_t alone
 // the world alone); the others' moves; the bodies after the moves.
 static void move_range(sim_scene *sc, uint32_t begin, uint32_t end)
 {
-    const sim_move_settings *s = &sc->settings;
-    for (uint32_t i = begin; i < end; i++) {
-        const sim_char_state *c = &sc->chars[i];
-        sc->alone[i] = c->move_type != SIM_MOVE_FLY && move_alone(sc, i, sim_near_step_box(s, c));
-    }
+    for (uint32_t i = begin; i < end; i++)
+        move_prepare(sc, i);
     moves_run(sc, begin, end, 1);
     moves_run(sc, begin, end, 0);
     for (uint32_t i = begin; i < end; i++) {

@@ -52,11 +52,11 @@ typedef struct scene_view {
     struct body_near *bodies_near; // and of the other characters (NULL: none)
 } scene_view;
 
-// The other characters whose bounds touch a box, gathered once per move in
-// the broad phase's order (see body_cursor in scene.c): a query whose box
-// lies inside takes them from here, the same bodies in the same order; any
-// other query (or all, when more than BODY_NEAR_CAPACITY were found) scans
-// the broad phase.
+// The other characters whose bounds touch a box, gathered for each move
+// before the moves (scene.c: move_prepare) in the broad phase's order (see
+// body_cursor in scene.c): a query whose box lies inside takes them from
+// here, the same bodies in the same order; any other query (or all, when
+// more than BODY_NEAR_CAPACITY were found) scans the broad phase.
 #define BODY_NEAR_CAPACITY 64u
 #define SCAN_SLOTS 4u
 
@@ -104,6 +104,8 @@ struct sim_scene {
     scene_view *views;          // max_chars + 1: one per character slot, the last for none
     scene_near_keep *near_keep; // per character slot (scene_near.c)
     uint8_t *alone;             // per character, during the moves: nobody near (scene_alone.c)
+    uint8_t *near_count;        // per character, during the moves: its bodies near (> BODY_NEAR_CAPACITY: too many)
+    uint32_t *near_body;        // BODY_NEAR_CAPACITY per character: those bodies, in the broad phase's order
     scene_platform *platforms;  // sorted by id
     uint32_t platform_count;
     sim_aabb *water;

@@ -813,6 +813,7 @@ sim_scene *sim_scene_create(const sim_world *world, const sim_move_settings *set
     sc->near_keep = calloc(n, sizeof *sc->near_keep);
     sc->alone = calloc(n, sizeof *sc->alone);
     sc->near_count = calloc(n, sizeof *sc->near_count);
+    sc->step_box = calloc(n, sizeof *sc->step_box);
     sc->near_body = calloc(n * BODY_NEAR_CAPACITY, sizeof *sc->near_body);
     size_t buckets = 2;
     while (buckets < 2 * n)
@@ -831,9 +832,10 @@ sim_scene *sim_scene_create(const sim_world *world, const sim_move_settings *set
     sc->scan_count = calloc(n, sizeof *sc->scan_count);
     sc->scan_mark = calloc(n, sizeof *sc->scan_mark);
     if (!sc->chars || !sc->inputs || !sc->has_input || !sc->bodies || !sc->bodies_next || !sc->order || !sc->scratch ||
-        !sc->keys || !sc->span || !sc->views || !sc->near_keep || !sc->alone || !sc->near_count || !sc->near_body ||
-        !sc->grid_head || !sc->grid_built || !sc->grid_next || !sc->grid_prev || !sc->grid_cell || !sc->feet_offset ||
-        !sc->push || !sc->sep_flag || !sc->scan_other || !sc->scan_push || !sc->scan_count || !sc->scan_mark) {
+        !sc->keys || !sc->span || !sc->views || !sc->near_keep || !sc->alone || !sc->near_count || !sc->step_box ||
+        !sc->near_body || !sc->grid_head || !sc->grid_built || !sc->grid_next || !sc->grid_prev || !sc->grid_cell ||
+        !sc->feet_offset || !sc->push || !sc->sep_flag || !sc->scan_other || !sc->scan_push || !sc->scan_count ||
+        !sc->scan_mark) {
         sim_scene_destroy(sc);
         return NULL;
     }
@@ -857,6 +859,7 @@ void sim_scene_destroy(sim_scene *sc)
     free(sc->near_keep);
     free(sc->alone);
     free(sc->near_count);
+    free(sc->step_box);
     free(sc->near_body);
     free(sc->grid_head);
     free(sc->grid_built);
@@ -1000,6 +1003,7 @@ static void move_prepare(sim_scene *sc, uint32_t i)
     if (c->move_type == SIM_MOVE_FLY)
         return;
     sim_aabb box = sim_near_step_box(&sc->settings, c);
+    sc->step_box[i] = box;
     uint32_t *list = &sc->near_body[(size_t)i * BODY_NEAR_CAPACITY];
     scene_view v = {sc, (int64_t)i, 0, true, NULL, NULL};
     body_cursor cur = bodies_in(&v, box);
@@ -1038,7 +1042,7 @@ static void move_one(sim_scene *sc, uint32_t i)
     if (c->move_type == SIM_MOVE_FLY) {
         col = scene_view_collider(v);
     } else {
-        sim_aabb box = sim_near_step_box(s, c);
+        sim_aabb box = sc->step_box[i]; // move_prepare's: the state has not changed since
         scene_near_step(&sc->near_keep[i], sc->world, box, &near);
         v->near = &near;
         if (sc->alone[i]) {

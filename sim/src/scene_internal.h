@@ -104,6 +104,7 @@ struct sim_scene {
     scene_view *views;          // max_chars + 1: one per character slot, the last for none
     scene_near_keep *near_keep; // per character slot (scene_near.c)
     uint8_t *alone;             // per character, during the moves: nobody near (scene_alone.c)
+    sim_aabb *step_box;         // per character, during the moves: its step box (sim_near_step_box)
     uint8_t *near_count;        // per character, during the moves: its bodies near (> BODY_NEAR_CAPACITY: too many)
     uint32_t *near_body;        // BODY_NEAR_CAPACITY per character: those bodies, in the broad phase's order
     scene_platform *platforms;  // sorted by id

@@ -319,15 +319,17 @@ static void build_bodies(sim_scene *sc, bool parallel)
 static uint32_t bodies_from(const sim_scene *sc, int64_t lo)
 {
     int64_t key = lo - sc->max_width;
-    uint32_t a = 0, b = sc->count;
-    while (a < b) {
-        uint32_t mid = a + (b - a) / 2;
-        if (sc->keys[mid] < key)
-            a = mid + 1;
-        else
-            b = mid;
+    // A lower bound without a branch on the keys (a conditional move in
+    // each halving: the keys met are in no order a predictor could learn).
+    uint32_t base = 0, n = sc->count;
+    if (n == 0)
+        return 0;
+    while (n > 1) {
+        uint32_t half = n / 2;
+        base = sc->keys[base + half] < key ? base + half : base;
+        n -= half;
     }
-    return a;
+    return base + (sc->keys[base] < key);
 }
 
 // The other character j as an obstacle for the view's owner. `shrink`, when
@@ -410,7 +412,9 @@ static bool next_body(const scene_view *v, sim_aabb box, body_cursor *c, uint32_
     int other = 2 - sc->sort_axis;
     sim_fx olo = sim_v3_comp(box.min, other), ohi = sim_v3_comp(box.max, other);
     for (; c->slot < sc->count && sc->keys[c->slot] <= c->hi; c->slot++) {
-        if (sc->span[2 * c->slot] > ohi || sc->span[2 * c->slot + 1] < olo)
+        // One branch, mostly taken (most bodies along the sort axis miss
+        // on the other), rather than two at random.
+        if ((sc->span[2 * c->slot] > ohi) | (sc->span[2 * c->slot + 1] < olo))
             continue;
         uint32_t j = sc->order[c->slot];
         if (!body_wanted(v, box, j))
@@ -420,26 +424,6 @@ static bool next_body(const scene_view *v, sim_aabb box, body_cursor *c, uint32_
         return true;
     }
     return false;
-}
-
-// Gather the bodies for a move whose queries are expected inside `box`.
-static void body_near_gather(body_near *bn, const scene_view *v, sim_aabb box)
-{
-    scene_view scan = *v;
-    scan.bodies_near = NULL;
-    bn->box = box;
-    bn->usable = true;
-    bn->count = 0;
-    body_cursor cur = bodies_in(&scan, box);
-    uint32_t j;
-    while (next_body(&scan, box, &cur, &j)) {
-        if (bn->count == BODY_NEAR_CAPACITY) {
-            bn->usable = false;
-            return;
-        }
-        bn->shrink[bn->count] = -1;
-        bn->body[bn->count++] = j;
-    }
 }
 
 // ---- queries -----------------------------------------------------------------
@@ -492,8 +476,6 @@ static void offer(sweep_best *best, const sim_sweep_ray *ray, const sim_tri_hit 
     }
 }
 
-static int view_contacts(void *ctx, const sim_overlap_input *in, sim_contact *out, int capacity);
-
 // A sweep without motion: only a real overlap counts, as for the world alone.
 SCENE_COLD static bool sweep_still(scene_view *v, const sim_sweep_input *in, sim_sweep_result *out)
 {
@@ -505,7 +487,7 @@ SCENE_COLD static bool sweep_still(scene_view *v, const sim_sweep_input *in, sim
     scene_view level = *v;
     if (in->flags & SIM_SWEEP_LEVEL_ONLY)
         level.characters = false;
-    if (view_contacts(&level, &oi, &ct, 1) > 0 && ct.depth > SIM_QUERY_TOLERANCE) {
+    if (scene_view_contacts(&level, &oi, &ct, 1) > 0 && ct.depth > SIM_QUERY_TOLERANCE) {
         out->hit = true;
         out->start_overlap = true;
         out->fraction = 0;
@@ -543,20 +525,14 @@ SCENE_COLD static void sweep_platforms(const scene_view *v, const sim_sweep_ray 
     }
 }
 
-static bool view_sweep(void *ctx, const sim_sweep_input *in, sim_sweep_result *out)
+bool scene_view_sweep(void *ctx, const sim_sweep_input *in, sim_sweep_result *out)
 {
     scene_view *v = ctx;
     sim_scene *sc = v->scene;
     sim_vec3 d = sim_query_clamp_displacement(in->displacement);
     if (!sim_query_accepts_shape_at(in->shape, in->start) || !sim_v3_in_world(sim_v3_add(in->start, d)))
         return sim_world_sweep(sc->world, in, out); // refused the same way
-    sim_sweep_ray ray;
-    ray.shape = in->shape;
-    ray.start = in->start;
-    ray.displacement = d;
-    ray.dir = sim_dir_from_v3(d);
-    ray.length = sim_v3_length(d);
-    ray.inflate = SIM_QUERY_TOLERANCE + (ray.length >> 12);
+    sim_sweep_ray ray = scene_sweep_ray(in, d);
     if (ray.length == 0)
         return sweep_still(v, in, out);
     sweep_best best = {0};
@@ -635,7 +611,7 @@ SCENE_COLD static void contacts_platforms(const scene_view *v, const sim_overlap
     }
 }
 
-static int view_contacts(void *ctx, const sim_overlap_input *in, sim_contact *out, int capacity)
+int scene_view_contacts(void *ctx, const sim_overlap_input *in, sim_contact *out, int capacity)
 {
     scene_view *v = ctx;
     sim_scene *sc = v->scene;
@@ -661,7 +637,7 @@ static int view_contacts(void *ctx, const sim_overlap_input *in, sim_contact *ou
     return l.count;
 }
 
-static bool view_raycast(void *ctx, const sim_ray_input *in, sim_ray_result *out)
+bool scene_view_raycast(void *ctx, const sim_ray_input *in, sim_ray_result *out)
 {
     scene_view *v = ctx;
     sim_scene *sc = v->scene;
@@ -806,7 +782,7 @@ static bool view_in_water(void *ctx, sim_vec3 p)
 
 sim_collider scene_view_collider(scene_view *v)
 {
-    sim_collider c = {v, view_sweep, view_contacts, view_raycast, view_in_water};
+    sim_collider c = {v, scene_view_sweep, scene_view_contacts, scene_view_raycast, view_in_water};
     return c;
 }
 
@@ -835,6 +811,10 @@ sim_scene *sim_scene_create(const sim_world *world, const sim_move_settings *set
     sc->span = calloc(2 * n, sizeof *sc->span);
     sc->views = calloc(n + 1, sizeof *sc->views);
     sc->near_keep = calloc(n, sizeof *sc->near_keep);
+    sc->alone = calloc(n, sizeof *sc->alone);
+    sc->near_count = calloc(n, sizeof *sc->near_count);
+    sc->step_box = calloc(n, sizeof *sc->step_box);
+    sc->near_body = calloc(n * BODY_NEAR_CAPACITY, sizeof *sc->near_body);
     size_t buckets = 2;
     while (buckets < 2 * n)
         buckets *= 2;
@@ -852,9 +832,10 @@ sim_scene *sim_scene_create(const sim_world *world, const sim_move_settings *set
     sc->scan_count = calloc(n, sizeof *sc->scan_count);
     sc->scan_mark = calloc(n, sizeof *sc->scan_mark);
     if (!sc->chars || !sc->inputs || !sc->has_input || !sc->bodies || !sc->bodies_next || !sc->order || !sc->scratch ||
-        !sc->keys || !sc->span || !sc->views || !sc->near_keep || !sc->grid_head || !sc->grid_built || !sc->grid_next ||
-        !sc->grid_prev || !sc->grid_cell || !sc->feet_offset || !sc->push || !sc->sep_flag || !sc->scan_other ||
-        !sc->scan_push || !sc->scan_count || !sc->scan_mark) {
+        !sc->keys || !sc->span || !sc->views || !sc->near_keep || !sc->alone || !sc->near_count || !sc->step_box ||
+        !sc->near_body || !sc->grid_head || !sc->grid_built || !sc->grid_next || !sc->grid_prev || !sc->grid_cell ||
+        !sc->feet_offset || !sc->push || !sc->sep_flag || !sc->scan_other || !sc->scan_push || !sc->scan_count ||
+        !sc->scan_mark) {
         sim_scene_destroy(sc);
         return NULL;
     }
@@ -876,6 +857,10 @@ void sim_scene_destroy(sim_scene *sc)
     free(sc->span);
     free(sc->views);
     free(sc->near_keep);
+    free(sc->alone);
+    free(sc->near_count);
+    free(sc->step_box);
+    free(sc->near_body);
     free(sc->grid_head);
     free(sc->grid_built);
     free(sc->grid_next);
@@ -988,7 +973,7 @@ static void carry(sim_scene *sc, sim_char_state *c, const scene_platform *p)
     scene_view v = {sc, -1, p->def.id, false, NULL, NULL};
     sim_sweep_input in = {sim_char_shape(s, c), sim_char_center(s, c), p->delta, 0};
     sim_sweep_result r;
-    if (!view_sweep(&v, &in, &r)) {
+    if (!scene_view_sweep(&v, &in, &r)) {
         c->position = sim_v3_add(c->position, p->delta); // exact: the rider keeps its gap
         return;
     }
@@ -1007,55 +992,119 @@ static void carry(sim_scene *sc, sim_char_state *c, const scene_platform *p)
         c->position = sim_v3_add(c->position, sim_v3_scale(u, travelled - back));
 }
 
-// Step characters [begin, end) against the snapshot. Each writes only its
-// own state and its own view and reads only what no move writes (the
-// snapshot, the platforms, the world, inputs), so any split of the
-// characters over any threads computes the same states.
-static void move_range(sim_scene *sc, uint32_t begin, uint32_t end)
+// Before the moves: the other solid bodies around character i's step box,
+// in the broad phase's order, into its slots of sc->near_body (the move's
+// body_near), and whether it is alone (scene_alone.c): no such body, or it
+// passes through them as a ghost, and no platform touches the box.
+static void move_prepare(sim_scene *sc, uint32_t i)
+{
+    const sim_char_state *c = &sc->chars[i];
+    sc->alone[i] = 0;
+    if (c->move_type == SIM_MOVE_FLY)
+        return;
+    sim_aabb box = sim_near_step_box(&sc->settings, c);
+    sc->step_box[i] = box;
+    uint32_t *list = &sc->near_body[(size_t)i * BODY_NEAR_CAPACITY];
+    scene_view v = {sc, (int64_t)i, 0, true, NULL, NULL};
+    body_cursor cur = bodies_in(&v, box);
+    uint32_t j, n = 0;
+    while (next_body(&v, box, &cur, &j)) {
+        if (n == BODY_NEAR_CAPACITY) {
+            n = BODY_NEAR_CAPACITY + 1; // too many: the queries scan the broad phase
+            break;
+        }
+        list[n++] = j;
+    }
+    sc->near_count[i] = (uint8_t)n;
+    for (uint32_t k = 0; k < sc->platform_count; k++)
+        if (sim_aabb_overlaps(box, sc->platforms[k].bounds))
+            return;
+    sc->alone[i] = n == 0 || (sc->sep_flag[i] & SEP_FLAG_GHOST);
+}
+
+// Step character i against the snapshot. It writes only its own state, its
+// own view and its own slots, and reads only what no move writes (the
+// snapshot, the platforms, the world, inputs), so the moves may run in any
+// order, on any threads, and compute the same states.
+static void move_one(sim_scene *sc, uint32_t i)
 {
     const sim_move_settings *s = &sc->settings;
-    uint32_t t = sc->tick; // the tick being computed
-    for (uint32_t i = begin; i < end; i++) {
-        sim_char_state *c = &sc->chars[i];
-        scene_view *v = &sc->views[i];
-        // The world near the character, gathered once for the step's queries
-        // (world_near.h: the same answers as the whole world's).
-        sim_near near;
-        body_near bodies;
-        bool flying = c->move_type == SIM_MOVE_FLY;
-        // A ghost (a character the separation could not place yet) and the
-        // others pass through each other this tick (scene_separate.c).
-        *v = (scene_view){sc, (int64_t)i, 0, !(sc->sep_flag[i] & SEP_FLAG_GHOST), NULL, NULL};
-        if (!flying) {
-            sim_aabb box = sim_near_step_box(s, c);
-            scene_near_step(&sc->near_keep[i], sc->world, box, &near);
-            body_near_gather(&bodies, v, box);
-            v->near = &near;
-            v->bodies_near = &bodies;
-        }
-        sim_collider col = scene_view_collider(v);
-        sim_input in;
-        if (sc->has_input[i]) {
-            in = sc->inputs[i];
+    sim_char_state *c = &sc->chars[i];
+    scene_view *v = &sc->views[i];
+    // The world near the character, gathered once for the step's queries
+    // (world_near.h: the same answers as the whole world's).
+    sim_near near;
+    body_near bodies;
+    sim_collider col;
+    // A ghost (a character the separation could not place yet) and the
+    // others pass through each other this tick (scene_separate.c).
+    *v = (scene_view){sc, (int64_t)i, 0, !(sc->sep_flag[i] & SEP_FLAG_GHOST), NULL, NULL};
+    if (c->move_type == SIM_MOVE_FLY) {
+        col = scene_view_collider(v);
+    } else {
+        sim_aabb box = sc->step_box[i]; // move_prepare's: the state has not changed since
+        scene_near_step(&sc->near_keep[i], sc->world, box, &near);
+        v->near = &near;
+        if (sc->alone[i]) {
+            col = scene_alone_collider(v);
         } else {
-            // No command: stand still, looking where the character looked.
-            in = (sim_input){0};
-            in.tick = t;
-            in.yaw = c->yaw;
-            in.pitch = c->pitch;
+            uint32_t n = sc->near_count[i];
+            bodies.box = box;
+            bodies.usable = n <= BODY_NEAR_CAPACITY;
+            bodies.count = bodies.usable ? n : 0;
+            for (uint32_t k = 0; k < bodies.count; k++) {
+                bodies.body[k] = sc->near_body[(size_t)i * BODY_NEAR_CAPACITY + k];
+                bodies.shrink[k] = -1;
+            }
+            v->bodies_near = &bodies;
+            col = scene_view_collider(v);
         }
-        // The scene admits only valid settings and states and keeps them
-        // valid, so the step never refuses here.
-        bool stepped = sim_move_step(&col, s, c, &in);
-        SIM_CHECK(stepped);
-        (void)stepped;
-        v->near = NULL; // they lived on this stack
-        v->bodies_near = NULL;
+    }
+    if (!sc->water_count)
+        col.in_water = NULL; // nothing is ever in water: no call at all
+    sim_input in;
+    if (sc->has_input[i]) {
+        in = sc->inputs[i];
+    } else {
+        // No command: stand still, looking where the character looked.
+        in = (sim_input){0};
+        in.tick = sc->tick; // the tick being computed
+        in.yaw = c->yaw;
+        in.pitch = c->pitch;
+    }
+    // The scene admits only valid settings and states and keeps them
+    // valid, so the step never refuses here.
+    bool stepped = sim_move_step(&col, s, c, &in);
+    SIM_CHECK(stepped);
+    (void)stepped;
+    v->near = NULL; // they lived on this stack
+    v->bodies_near = NULL;
+}
+
+// The moves of the characters in [begin, end) whose alone mark is `alone`.
+static void moves_run(sim_scene *sc, uint32_t begin, uint32_t end, uint8_t alone)
+{
+    for (uint32_t i = begin; i < end; i++)
+        if (sc->alone[i] == alone)
+            move_one(sc, i);
+}
+
+// Step characters [begin, end). In runs over the characters, each with less
+// code than a whole move, so that a run's code stays in the instruction
+// cache: who is alone; the moves of those alone (the code of a move against
+// the world alone); the others' moves; the bodies after the moves.
+static void move_range(sim_scene *sc, uint32_t begin, uint32_t end)
+{
+    for (uint32_t i = begin; i < end; i++)
+        move_prepare(sc, i);
+    moves_run(sc, begin, end, 1);
+    moves_run(sc, begin, end, 0);
+    for (uint32_t i = begin; i < end; i++) {
         // What the separation pass after the moves starts from (its
         // prepare, done here on the moves' threads): the body after the
         // move, kept apart from the snapshot the other moves still read.
         body_fill(sc, i, &sc->bodies_next[i]);
-        sc->feet_offset[i] = sim_v3_sub(sc->bodies_next[i].center, c->position);
+        sc->feet_offset[i] = sim_v3_sub(sc->bodies_next[i].center, sc->chars[i].position);
         sc->sep_flag[i] = 0;
     }
 }

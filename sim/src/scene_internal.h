@@ -52,11 +52,11 @@ typedef struct scene_view {
     struct body_near *bodies_near; // and of the other characters (NULL: none)
 } scene_view;
 
-// The other characters whose bounds touch a box, gathered once per move in
-// the broad phase's order (see body_cursor in scene.c): a query whose box
-// lies inside takes them from here, the same bodies in the same order; any
-// other query (or all, when more than BODY_NEAR_CAPACITY were found) scans
-// the broad phase.
+// The other characters whose bounds touch a box, gathered for each move
+// before the moves (scene.c: move_prepare) in the broad phase's order (see
+// body_cursor in scene.c): a query whose box lies inside takes them from
+// here, the same bodies in the same order; any other query (or all, when
+// more than BODY_NEAR_CAPACITY were found) scans the broad phase.
 #define BODY_NEAR_CAPACITY 64u
 #define SCAN_SLOTS 4u
 
@@ -104,6 +104,10 @@ struct sim_scene {
     sim_fx max_width;           // largest body extent along the sort axis
     scene_view *views;          // max_chars + 1: one per character slot, the last for none
     scene_near_keep *near_keep; // per character slot (scene_near.c)
+    uint8_t *alone;             // per character, during the moves: nobody near (scene_alone.c)
+    sim_aabb *step_box;         // per character, during the moves: its step box (sim_near_step_box)
+    uint8_t *near_count;        // per character, during the moves: its bodies near (> BODY_NEAR_CAPACITY: too many)
+    uint32_t *near_body;        // BODY_NEAR_CAPACITY per character: those bodies, in the broad phase's order
     scene_platform *platforms;  // sorted by id
     uint32_t platform_count;
     sim_aabb *water;
@@ -147,6 +151,20 @@ static inline bool scene_box_inside(sim_aabb in, sim_aabb out)
 {
     return in.min.x >= out.min.x && in.max.x <= out.max.x && in.min.y >= out.min.y && in.max.y <= out.max.y &&
            in.min.z >= out.min.z && in.max.z <= out.max.z;
+}
+
+/// The ray of a sweep with (clamped) displacement d, made as the world's
+/// sweep makes it (world_near.h: sim_near_sweep_ray).
+static inline sim_sweep_ray scene_sweep_ray(const sim_sweep_input *in, sim_vec3 d)
+{
+    sim_sweep_ray ray;
+    ray.shape = in->shape;
+    ray.start = in->start;
+    ray.displacement = d;
+    ray.dir = sim_dir_from_v3(d);
+    ray.length = sim_v3_length(d);
+    ray.inflate = SIM_QUERY_TOLERANCE + (ray.length >> 12);
+    return ray;
 }
 
 // ---- the grid of characters (scene_grid.c) ----
@@ -251,8 +269,16 @@ static inline void scene_item_range(const sim_scene *sc, uint32_t begin, uint32_
     *from = f > *to ? *to : (uint32_t)f;
 }
 
-/// A view's collider (scene.c).
+/// A view's collider and its queries (scene.c).
 sim_collider scene_view_collider(scene_view *v);
+bool scene_view_sweep(void *ctx, const sim_sweep_input *in, sim_sweep_result *out);
+int scene_view_contacts(void *ctx, const sim_overlap_input *in, sim_contact *out, int capacity);
+bool scene_view_raycast(void *ctx, const sim_ray_input *in, sim_ray_result *out);
+
+/// The collider of view `v` for a move with no other body and no platform
+/// near its step box v->near->box (v->near must be set): the same answers,
+/// from the world's own queries wherever they fit (scene_alone.c).
+sim_collider scene_alone_collider(scene_view *v);
 
 /// Platforms at `tick`; with `motion`, at tick + 1 with the motion between.
 void scene_build_platforms(sim_scene *sc, uint32_t tick, bool motion);

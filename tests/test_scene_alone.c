@@ -10,6 +10,7 @@
 #include <keel/sim_world.h>
 
 #include "scene_internal.h"
+#include "test_support.h"
 
 static uint64_t rng_state = 0x2545F4914F6CDD1Du;
 static uint32_t rnd(uint32_t n)
@@ -45,12 +46,7 @@ static sim_fx around(sim_fx range) { return (sim_fx)rnd(2u * (uint32_t)range + 1
 Test(scene_alone, same_answers_as_the_view)
 {
     sim_level level;
-    cr_assert_eq(sim_level_generate(&level, 7000, 1), 0);
-    sim_world_def def = sim_world_default_def();
-    sim_error err;
-    memset(&err, 0, sizeof err);
-    sim_world *world = sim_world_create(&level, &def, &err);
-    cr_assert_not_null(world, "%s", err.message);
+    sim_world *world = keel_test_generated_world(&level, 7000, 1);
     sim_aabb lb = sim_world_get_stats(world).bounds;
     sim_move_settings s = sim_move_default_settings();
     sim_scene *sc = sim_scene_create(world, &s, 4);
@@ -124,6 +120,5 @@ Test(scene_alone, same_answers_as_the_view)
     cr_assert(hits > 100, "hits %u", hits);
     v->near = NULL;
     sim_scene_destroy(sc);
-    sim_world_destroy(world);
-    sim_level_free(&level);
+    keel_test_builtin_free(&level, world);
 }

@@ -13,6 +13,7 @@
 #include <keel/sim_world.h>
 
 #include "scene_internal.h"
+#include "test_support.h"
 #include "world_internal.h"
 
 static uint64_t rng_state = 0x9E3779B97F4A7C15u;
@@ -85,12 +86,7 @@ static void same_as_gather(const sim_near *got, const sim_world *world, sim_aabb
 Test(scene_near, cut_from_kept_list_equals_gather)
 {
     sim_level level;
-    cr_assert_eq(sim_level_generate(&level, 7000, 1), 0);
-    sim_world_def def = sim_world_default_def();
-    sim_error err;
-    memset(&err, 0, sizeof err);
-    sim_world *world = sim_world_create(&level, &def, &err);
-    cr_assert_not_null(world, "%s", err.message);
+    sim_world *world = keel_test_generated_world(&level, 7000, 1);
     sim_aabb lb = sim_world_get_stats(world).bounds;
     static scene_near_keep keep; // zeroed: nothing kept yet
     static sim_near got;
@@ -121,8 +117,7 @@ Test(scene_near, cut_from_kept_list_equals_gather)
     cr_assert_gt(cut, 1000u, "cut from the kept list %u times", cut);
     cr_assert_gt(full, 0u, "kept list full %u times", full);
     cr_assert_gt(overflow, 0u, "more than SIM_NEAR_CAPACITY %u times", overflow);
-    sim_world_destroy(world);
-    sim_level_free(&level);
+    keel_test_builtin_free(&level, world);
 }
 
 // The packed test (sim/src/pbox.h) is sim_aabb_overlaps for a query box

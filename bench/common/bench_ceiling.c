@@ -105,8 +105,6 @@ bool bench_scene_ceiling(const char *prog, const sim_level *level, const sim_wor
             break;
         }
         ratio[r] = (double)threads * cs[0].seconds / together;
-        out->alone_s += cs[0].seconds;
-        out->together_s += together;
         for (uint32_t k = 1; k <= threads && ok; k++)
             if (sim_scene_hash(cs[k].scene) != sim_scene_hash(cs[0].scene)) {
                 fprintf(stderr, "%s: the ceiling's scenes differ after tick %u\n", prog, (unsigned)cs[0].tick);

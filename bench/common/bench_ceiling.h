@@ -11,8 +11,6 @@
 /// N independent scenes, one per thread, against one alone.
 typedef struct bench_ceiling {
     double median, min, max; ///< N x alone time / together time, over the rounds
-    double alone_s;          ///< summed over the rounds
-    double together_s;       ///< the slowest thread's time, summed over the rounds
     uint32_t rounds, ticks;  ///< rounds of `ticks` ticks each
 } bench_ceiling;
 

@@ -50,14 +50,7 @@ bool sim_near_sweep(const sim_world *world, const sim_near *near, const sim_swee
         return false;
     }
     out->position = sim_v3_add(in->start, d);
-    sim_fx length = sim_v3_length(d);
-    // Rounding grows with the distance travelled; so does the inflation.
-    sim_sweep_ray ray = {.shape = in->shape,
-                         .start = in->start,
-                         .dir = sim_dir_from_v3(d),
-                         .length = length,
-                         .displacement = d,
-                         .inflate = SIM_QUERY_TOLERANCE + (length >> 12)};
+    sim_sweep_ray ray = sim_sweep_ray_make(in->shape, in->start, d);
     if (ray.length == 0) {
         // No motion: only a real overlap is worth reporting.
         sim_overlap_input oi = {in->shape, in->start, 0};

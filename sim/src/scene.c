@@ -532,7 +532,7 @@ bool scene_view_sweep(void *ctx, const sim_sweep_input *in, sim_sweep_result *ou
     sim_vec3 d = sim_query_clamp_displacement(in->displacement);
     if (!sim_query_accepts_shape_at(in->shape, in->start) || !sim_v3_in_world(sim_v3_add(in->start, d)))
         return sim_world_sweep(sc->world, in, out); // refused the same way
-    sim_sweep_ray ray = scene_sweep_ray(in, d);
+    sim_sweep_ray ray = sim_sweep_ray_make(in->shape, in->start, d);
     if (ray.length == 0)
         return sweep_still(v, in, out);
     sweep_best best = {0};

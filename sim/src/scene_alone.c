@@ -28,7 +28,7 @@ static bool alone_sweep(void *ctx, const sim_sweep_input *in, sim_sweep_result *
     if (!sim_query_accepts_shape_at(in->shape, in->start) || !sim_v3_in_world(sim_v3_add(in->start, d)) ||
         sim_v3_is_zero(d))
         return sim_near_sweep(near->world, near, in, out);
-    sim_sweep_ray ray = scene_sweep_ray(in, d);
+    sim_sweep_ray ray = sim_sweep_ray_make(in->shape, in->start, d);
     // The box the view tests other bodies and platforms against.
     sim_fx g = ray.inflate + 2;
     sim_aabb box =

@@ -153,20 +153,6 @@ static inline bool scene_box_inside(sim_aabb in, sim_aabb out)
            in.min.z >= out.min.z && in.max.z <= out.max.z;
 }
 
-/// The ray of a sweep with (clamped) displacement d, made as the world's
-/// sweep makes it (world_near.h: sim_near_sweep_ray).
-static inline sim_sweep_ray scene_sweep_ray(const sim_sweep_input *in, sim_vec3 d)
-{
-    sim_sweep_ray ray;
-    ray.shape = in->shape;
-    ray.start = in->start;
-    ray.displacement = d;
-    ray.dir = sim_dir_from_v3(d);
-    ray.length = sim_v3_length(d);
-    ray.inflate = SIM_QUERY_TOLERANCE + (ray.length >> 12);
-    return ray;
-}
-
 // ---- the grid of characters (scene_grid.c) ----
 #define GRID_NONE UINT32_MAX
 // Added to coordinates before taking cells, so cells are non-negative

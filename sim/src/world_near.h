@@ -48,10 +48,25 @@ sim_aabb sim_near_step_box(const sim_move_settings *s, const sim_char_state *c);
 /// sim_world_sweep, sim_world_contacts and sim_world_raycast of near->world,
 /// answered from the neighbourhood when they fit in it. `near` may be NULL.
 bool sim_near_sweep(const sim_world *world, const sim_near *near, const sim_sweep_input *in, sim_sweep_result *out);
+/// The ray of a sweep of `shape` from `start` by the (accepted and clamped)
+/// displacement d, as every sweep makes it: the direction and length of d,
+/// inflated by SIM_QUERY_TOLERANCE + length / 4096 (rounding grows with the
+/// distance travelled; so does the inflation).
+static inline sim_sweep_ray sim_sweep_ray_make(sim_shape shape, sim_vec3 start, sim_vec3 d)
+{
+    sim_sweep_ray ray;
+    ray.shape = shape;
+    ray.start = start;
+    ray.displacement = d;
+    ray.dir = sim_dir_from_v3(d);
+    ray.length = sim_v3_length(d);
+    ray.inflate = SIM_QUERY_TOLERANCE + (ray.length >> 12);
+    return ray;
+}
+
 /// The sweep of sim_near_sweep for a motion already accepted, clamped and not
-/// zero, with its ray made as sim_world_sweep makes it (dir and length of the
-/// displacement, inflate SIM_QUERY_TOLERANCE + length / 4096): the same
-/// result without making the ray twice.
+/// zero, with its ray from sim_sweep_ray_make: the same result without making
+/// the ray twice.
 bool sim_near_sweep_ray(const sim_world *world, const sim_near *near, const sim_sweep_ray *ray, sim_sweep_result *out);
 int sim_near_contacts(const sim_world *world, const sim_near *near, const sim_overlap_input *in, sim_contact *contacts,
                       int capacity);

@@ -3,6 +3,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 
 #include <criterion/criterion.h>
@@ -45,6 +46,17 @@ sim_world *keel_test_builtin_world(sim_level *level)
     cr_assert_eq(sim_level_builtin(level), 0);
     sim_world *world = sim_world_create(level, NULL, NULL);
     cr_assert_not_null(world);
+    return world;
+}
+
+sim_world *keel_test_generated_world(sim_level *level, uint32_t triangles, uint32_t seed)
+{
+    cr_assert_eq(sim_level_generate(level, triangles, seed), 0);
+    sim_world_def def = sim_world_default_def();
+    sim_error err;
+    memset(&err, 0, sizeof err);
+    sim_world *world = sim_world_create(level, &def, &err);
+    cr_assert_not_null(world, "%s", err.message);
     return world;
 }
 

@@ -35,6 +35,9 @@ struct sim_move_settings;
 /// test when either fails; keel_test_builtin_free frees both.
 struct sim_world *keel_test_builtin_world(struct sim_level *level);
 void keel_test_builtin_free(struct sim_level *level, struct sim_world *world);
+/// The same for sim_level_generate's level of `triangles` triangles from
+/// `seed` (freed with keel_test_builtin_free too).
+struct sim_world *keel_test_generated_world(struct sim_level *level, uint32_t triangles, uint32_t seed);
 
 struct sim_char_state;
 

@@ -14,6 +14,7 @@
 
 #include "collide_shape.h"
 #include "ref_geom.h"
+#include "world_near.h"
 #include "test_support.h"
 
 #define M(x) ((sim_fx)llround((x)*65536.0))
@@ -167,18 +168,6 @@ static sim_shape random_shape(keel_rng *r, int type)
     return sim_shape_box(radius, keel_rng_fx(r, M(0.2), M(1.0)), keel_rng_fx(r, M(0.2), M(0.6)));
 }
 
-static sim_sweep_ray make_ray(sim_shape shape, sim_vec3 start, sim_vec3 d)
-{
-    sim_sweep_ray ray;
-    ray.shape = shape;
-    ray.start = start;
-    ray.displacement = d;
-    ray.dir = sim_dir_from_v3(d);
-    ray.length = sim_v3_length(d);
-    ray.inflate = SIM_QUERY_TOLERANCE + (ray.length >> 12);
-    return ray;
-}
-
 Test(scene, pair_narrow_phase_matches_a_double_reference)
 {
     keel_rng r = {2024};
@@ -225,7 +214,7 @@ Test(scene, pair_narrow_phase_matches_a_double_reference)
         ob.shrink = 0;
 
         // sweep: never late, never deep, and early only by the inflation
-        sim_sweep_ray ray = make_ray(a, pa, d);
+        sim_sweep_ray ray = sim_sweep_ray_make(a, pa, d);
         double L = D(ray.length);
         double toi = ref_pair_toi(a, ra, rd, b, rb);
         sim_tri_hit h;
@@ -286,11 +275,11 @@ Test(scene, pair_sweep_touching_and_separating_is_free)
     for (int k = 0; k < 2; k++) {
         sim_vec3 start = sim_v3(M(0.8) + (k ? 0 : S.skin), M(0.9), 0);
         sim_tri_hit h;
-        sim_sweep_ray away = make_ray(c, start, sim_v3(M(0.5), 0, 0));
+        sim_sweep_ray away = sim_sweep_ray_make(c, start, sim_v3(M(0.5), 0, 0));
         cr_assert_not(sim_sweep_shape_obstacle(&away, &ob, &h), "moving away");
-        sim_sweep_ray along = make_ray(c, start, sim_v3(0, 0, M(0.5)));
+        sim_sweep_ray along = sim_sweep_ray_make(c, start, sim_v3(0, 0, M(0.5)));
         cr_assert_not(sim_sweep_shape_obstacle(&along, &ob, &h), "moving along");
-        sim_sweep_ray into = make_ray(c, start, sim_v3(-M(0.5), 0, 0));
+        sim_sweep_ray into = sim_sweep_ray_make(c, start, sim_v3(-M(0.5), 0, 0));
         cr_assert(sim_sweep_shape_obstacle(&into, &ob, &h));
         cr_assert_not(h.start_overlap);
         cr_assert_leq(h.s, k ? 0 : S.skin);
@@ -298,7 +287,7 @@ Test(scene, pair_sweep_touching_and_separating_is_free)
     }
     // standing on another's head: the normal is straight up
     sim_tri_hit h;
-    sim_sweep_ray down = make_ray(c, sim_v3(M(0.1), M(2.9), 0), sim_v3(0, -M(0.5), 0));
+    sim_sweep_ray down = sim_sweep_ray_make(c, sim_v3(M(0.1), M(2.9), 0), sim_v3(0, -M(0.5), 0));
     cr_assert(sim_sweep_shape_obstacle(&down, &ob, &h));
     cr_assert_gt(h.normal.y, M(0.95));
     cr_assert(fabs(D(h.point.y) - 1.8) < 0.01, "contact at y %.4f", D(h.point.y));
@@ -314,7 +303,7 @@ Test(scene, pair_cylinder_rims_corners_and_coincident_axes)
     cr_assert(sim_contact_shape_obstacle(cyl, sim_v3(2 * r, 3 * hh, 0), &ob, 0, &h));
     cr_assert_eq(h.s, 0);
     cr_assert_eq(h.normal.y, SIM_FX_ONE);
-    sim_sweep_ray down = make_ray(cyl, sim_v3(2 * r, 3 * hh + M(0.3), 0), sim_v3(0, -M(0.5), 0));
+    sim_sweep_ray down = sim_sweep_ray_make(cyl, sim_v3(2 * r, 3 * hh + M(0.3), 0), sim_v3(0, -M(0.5), 0));
     cr_assert(sim_sweep_shape_obstacle(&down, &ob, &h));
     cr_assert_eq(h.normal.y, SIM_FX_ONE);
     cr_assert(fabs(D(h.s) - D(M(0.3))) <= D(down.inflate) + 0.0001, "landed after %.5f m", D(h.s));
@@ -347,7 +336,7 @@ Test(scene, pair_cylinder_rims_corners_and_coincident_axes)
     cr_assert(fabs(D(h.s) + (sqrt(0.18) - 0.4)) < 0.0001, "depth %.5f", D(h.s));
     cr_assert(h.normal.x < 0 && h.normal.z < 0);
     // sweeping diagonally into the edge stops a radius from it
-    sim_sweep_ray in = make_ray(cyl, sim_v3(M(1.2), M(0.9), M(1.2)), sim_v3(-M(1), 0, -M(1)));
+    sim_sweep_ray in = sim_sweep_ray_make(cyl, sim_v3(M(1.2), M(0.9), M(1.2)), sim_v3(-M(1), 0, -M(1)));
     cr_assert(sim_sweep_shape_obstacle(&in, &bo, &h));
     sim_vec3 at = sim_v3_add(in.start, sim_dir_scale(in.dir, h.s));
     double gap = hypot(D(at.x) - 0.4, D(at.z) - 0.4) - 0.4;

@@ -1081,12 +1081,35 @@ static void move_one(sim_scene *sc, uint32_t i)
     v->bodies_near = NULL;
 }
 
-// The moves of the characters in [begin, end) whose alone mark is `alone`.
+// Ask the memory for what move_one(sc, i) reads first and finds cold: its
+// kept neighbourhood of the world and its list of nearby bodies (written by
+// move_prepare, long before). Asked for while the move before runs.
+static void move_prefetch(const sim_scene *sc, uint32_t i)
+{
+    scene_near_prefetch(&sc->near_keep[i]);
+    if (sc->alone[i])
+        return;
+    const uint32_t *list = &sc->near_body[(size_t)i * BODY_NEAR_CAPACITY];
+    uint32_t n = sc->near_count[i] <= BODY_NEAR_CAPACITY ? sc->near_count[i] : 0;
+    for (uint32_t k = 0; k < n; k += 16)
+        SCENE_PREFETCH(list + k);
+}
+
+// The moves of the characters in [begin, end) whose alone mark is `alone`,
+// each next one's memory asked for while the one before runs.
 static void moves_run(sim_scene *sc, uint32_t begin, uint32_t end, uint8_t alone)
 {
-    for (uint32_t i = begin; i < end; i++)
-        if (sc->alone[i] == alone)
-            move_one(sc, i);
+    uint32_t next = begin;
+    while (next < end && sc->alone[next] != alone)
+        next++;
+    while (next < end) {
+        uint32_t i = next;
+        for (next = i + 1; next < end && sc->alone[next] != alone; next++) {
+        }
+        if (next < end)
+            move_prefetch(sc, next);
+        move_one(sc, i);
+    }
 }
 
 // Step characters [begin, end). In runs over the characters, each with less

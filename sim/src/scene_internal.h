@@ -18,6 +18,12 @@
 #else
 #define SCENE_COLD
 #endif
+// A hint to fetch the cache line at p early (no effect on any result).
+#if defined(__GNUC__) || defined(__clang__)
+#define SCENE_PREFETCH(p) __builtin_prefetch(p)
+#else
+#define SCENE_PREFETCH(p) ((void)(p))
+#endif
 #define SCENE_MAGIC 0x4E43534Bu /* "KSCN" as little-endian bytes */
 #define SCENE_VERSION 1u
 #define HEADER_BYTES 16u
@@ -64,15 +70,23 @@ typedef struct scene_view {
 #define SEP_FLAG_RELOCATE 1u // to be moved to a free spot
 #define SEP_FLAG_MOVED 2u    // its body moved: written back at the end
 #define SEP_FLAG_GHOST 4u    // not placed: passes through the others this tick
-// A character slot's kept neighbourhood of the world (scene_near.c).
-#define SCENE_NEAR_KEEP_CAPACITY 512u
+// A character slot's kept neighbourhood of the world (scene_near.c). Each
+// move reads its own slot once a tick, and a crowd's slots lie far apart in
+// memory: the first reads of a slot miss the caches. So a slot is small
+// (about 3 KiB: the slots of 1,000 characters share few memory pages), it is
+// read in one stream from its start (each triangle's packed bounds beside
+// its index), and the move before fetches it ahead (scene_near_prefetch).
+#define SCENE_NEAR_KEEP_CAPACITY 128u
+typedef struct scene_near_entry {
+    sim_pbox pbox; // the triangle's bounds, sim_pbox_rel to the kept box's minimum
+    uint32_t tri;  // its index in the world
+} scene_near_entry;
 typedef struct scene_near_keep {
     const sim_world *world; // NULL: nothing kept yet
     sim_aabb box;           // gathered around: every triangle overlapping it, in the walk's order
     bool full;              // more than the capacity overlap box: gather the step box directly
     uint32_t count;
-    uint32_t tri[SCENE_NEAR_KEEP_CAPACITY];
-    sim_pbox pbox[SCENE_NEAR_KEEP_CAPACITY]; // their bounds, sim_pbox_rel to box.min
+    scene_near_entry e[SCENE_NEAR_KEEP_CAPACITY];
 } scene_near_keep;
 
 typedef struct body_near {
@@ -240,6 +254,9 @@ void scene_bodies_fill(sim_scene *sc);
 /// it, cut out of the slot's kept list `k` (gathered again when the step box
 /// leaves it). scene_near.c.
 void scene_near_step(scene_near_keep *k, const sim_world *world, sim_aabb step, sim_near *near);
+// Ask the memory for the start of a slot a coming move will read (no effect
+// on any result).
+void scene_near_prefetch(const scene_near_keep *k);
 
 /// Work items of sc->batch characters (the last may hold fewer): how many
 /// cover the characters, and the characters [*from, *to) of items

@@ -32,7 +32,7 @@ static int64_t at_least_one(int64_t v) { return v < 1 ? 1 : v; }
 static int64_t prism_round(sim_shape s) { return s.type == SIM_SHAPE_BOX ? 0 : s.radius; }
 static int64_t prism_core(sim_shape s, int k) { return s.type == SIM_SHAPE_BOX ? (k == 0 ? s.half.x : s.half.z) : 0; }
 
-static pair_body make_body(sim_shape a, sim_shape b, sim_fx shrink, sim_fx grow)
+static pair_body make_body(sim_shape a, sim_shape b, sim_fx shrink)
 {
     pair_body p = {0};
     p.other_half = box_half(b);
@@ -42,7 +42,7 @@ static pair_body make_body(sim_shape a, sim_shape b, sim_fx shrink, sim_fx grow)
         shrink = 0;
     if (a.type == SIM_SHAPE_CAPSULE && b.type == SIM_SHAPE_CAPSULE) {
         p.kind = BODY_CAPSULE;
-        p.R = at_least_one((int64_t)a.radius + b.radius - shrink) + grow;
+        p.R = at_least_one((int64_t)a.radius + b.radius - shrink);
         p.H = (int64_t)sim_shape_segment_half(a) + sim_shape_segment_half(b);
         return p;
     }
@@ -59,17 +59,33 @@ static pair_body make_body(sim_shape a, sim_shape b, sim_fx shrink, sim_fx grow)
             cx = cx > rest ? cx - rest : 0;
             cz = cz > rest ? cz - rest : 0;
         }
-        p.R = r + grow;
+        p.R = r;
         p.C[0] = cx;
         p.C[1] = cz;
-        p.H = at_least_one((int64_t)a.half.y + b.half.y - shrink) + grow;
+        p.H = at_least_one((int64_t)a.half.y + b.half.y - shrink);
         return p;
     }
     p.kind = BODY_BOX;
     sim_vec3 ha = box_half(a), hb = box_half(b);
-    p.M[0] = at_least_one((int64_t)ha.x + hb.x - shrink) + grow;
-    p.M[1] = at_least_one((int64_t)ha.y + hb.y - shrink) + grow;
-    p.M[2] = at_least_one((int64_t)ha.z + hb.z - shrink) + grow;
+    p.M[0] = at_least_one((int64_t)ha.x + hb.x - shrink);
+    p.M[1] = at_least_one((int64_t)ha.y + hb.y - shrink);
+    p.M[2] = at_least_one((int64_t)ha.z + hb.z - shrink);
+    return p;
+}
+
+// A body grown by `grow` (a sweep's inflation): added to every size of its
+// kind, after the shrink and the floor of one unit.
+static pair_body body_grown(pair_body p, sim_fx grow)
+{
+    if (p.kind == BODY_CAPSULE) {
+        p.R += grow;
+    } else if (p.kind == BODY_PRISM) {
+        p.R += grow;
+        p.H += grow;
+    } else {
+        for (int k = 0; k < 3; k++)
+            p.M[k] += grow;
+    }
     return p;
 }
 
@@ -237,17 +253,25 @@ static int64_t pair_contact(const pair_body *p, sim_vec3 w, sim_vec3 other_cente
 
 sim_fx sim_shape_pair_depth(sim_shape a, sim_vec3 pa, sim_shape b, sim_vec3 pb)
 {
-    pair_body p = make_body(a, b, 0, 0);
-    sim_vec3 n, q;
+    pair_body p = make_body(a, b, 0);
+    sim_vec3 w = sim_v3_sub(pa, pb);
     // Only magnitudes of the offset enter the depth, so swapping the pair
     // (negating the offset, swapping the radii or halves) gives the same value.
-    int64_t d = pair_contact(&p, sim_v3_sub(pa, pb), pb, 1, &n, &q);
+    int64_t d;
+    if (p.kind == BODY_CAPSULE) {
+        // pair_contact's depth, without the normal and point it also finds.
+        int64_t gv;
+        d = p.R - (int64_t)sim_isqrt_u64((uint64_t)capsule_dist2(&p, w, &gv));
+    } else {
+        sim_vec3 n, q;
+        d = pair_contact(&p, w, pb, 1, &n, &q);
+    }
     return sim_fx_from_s64_checked(d);
 }
 
 bool sim_contact_shape_obstacle(sim_shape shape, sim_vec3 pos, const sim_obstacle *o, sim_fx margin, sim_tri_hit *hit)
 {
-    pair_body p = make_body(shape, o->shape, o->shrink, 0);
+    pair_body p = make_body(shape, o->shape, o->shrink);
     sim_vec3 n, q;
     sim_vec3 w = sim_v3_sub(pos, o->center);
     int64_t m = margin < 0 ? 0 : margin;
@@ -525,7 +549,8 @@ bool sim_sweep_shape_obstacle(const sim_sweep_ray *ray, const sim_obstacle *o, s
     }
     if (ray->length <= 0)
         return false;
-    pair_body p = make_body(ray->shape, o->shape, o->shrink, ray->inflate);
+    pair_body real = make_body(ray->shape, o->shape, o->shrink);
+    pair_body p = body_grown(real, ray->inflate);
     sim_vec3 w = sim_v3_sub(ray->start, o->center);
     int64_t s;
     int axis = 1, sign = 1;
@@ -539,7 +564,6 @@ bool sim_sweep_shape_obstacle(const sim_sweep_ray *ray, const sim_obstacle *o, s
     if (s < 0)
         return false;
     sim_vec3 at = sim_v3_add(ray->start, sim_dir_scale(ray->dir, (sim_fx)s));
-    pair_body real = make_body(ray->shape, o->shape, o->shrink, 0);
     sim_vec3 n, q;
     if (p.kind != BODY_PRISM)
         pair_contact(&real, sim_v3_sub(at, o->center), o->center, o->side, &n, &q);

@@ -19,8 +19,7 @@ static void same_ray(sim_vec3 d)
 {
     sim_sweep_ray r = sim_sweep_ray_make(sim_shape_capsule(SIM_FX_MM(300), SIM_FX_MM(1800)), sim_v3(1, 2, 3), d);
     sim_dir want = sim_dir_from_v3(d);
-    cr_assert(r.dir.x == want.x && r.dir.y == want.y && r.dir.z == want.z, "direction of (%d, %d, %d)", d.x, d.y,
-              d.z);
+    cr_assert(r.dir.x == want.x && r.dir.y == want.y && r.dir.z == want.z, "direction of (%d, %d, %d)", d.x, d.y, d.z);
     cr_assert_eq(r.length, sim_v3_length(d), "length of (%d, %d, %d)", d.x, d.y, d.z);
     cr_assert_eq(r.inflate, SIM_QUERY_TOLERANCE + (sim_v3_length(d) >> 12));
 }

@@ -183,6 +183,11 @@ typedef struct sim_sweep_ray {
 /// at 0 only when the motion goes into the triangle; real penetration deeper
 /// than SIM_QUERY_TOLERANCE is a hit at 0 with start_overlap set.
 bool sim_sweep_capsule_tri(const sim_sweep_ray *ray, const sim_tri *t, sim_tri_hit *hit);
+/// The earliest hit (under sim_tri_hit_before) of a capsule's sweep against
+/// tris[list[0..n)]: what sim_sweep_capsule_tri of each, kept the same way,
+/// gives, with the ray's own work done once.
+bool sim_sweep_capsule_tris(const sim_sweep_ray *ray, const sim_tri *tris, const uint32_t *list, uint32_t n,
+                            sim_tri_hit *best);
 bool sim_sweep_box_tri(const sim_sweep_ray *ray, const sim_tri *t, sim_tri_hit *hit);
 bool sim_sweep_cylinder_tri(const sim_sweep_ray *ray, const sim_tri *t, sim_tri_hit *hit);
 

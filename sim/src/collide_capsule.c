@@ -124,25 +124,57 @@ static bool beyond_an_edge(const sim_tri *t, sim_vec3 start, sim_vec3 d, sim_fx 
     return false;
 }
 
-bool sim_sweep_capsule_tri(const sim_sweep_ray *ray, const sim_tri *t, sim_tri_hit *hit)
+// What the sweep of one ray computes once for all its triangles.
+typedef struct capsule_ray {
+    const sim_sweep_ray *ray;
+    sim_fx R; // radius, inflated
+    sim_fx h; // the segment's half length
+} capsule_ray;
+
+static capsule_ray capsule_ray_of(const sim_sweep_ray *ray)
 {
-    sim_fx R = ray->shape.radius + ray->inflate;
-    sim_fx h = sim_shape_segment_half(ray->shape);
+    return (capsule_ray){ray, ray->shape.radius + ray->inflate, sim_shape_segment_half(ray->shape)};
+}
+
+// What the sweep of t computes first: the centre's distance to the plane,
+// the ends' (end_dists), whether the segment crosses it, whether every
+// feature is dead.
+typedef struct capsule_tri {
+    int64_t dist0_raw;
+    sim_fx e[2];
+    bool crosses;
+    bool dead;
+} capsule_tri;
+
+// Fills *ct; true when t is a piece of a flat surface (a floor tile) that
+// the segment does not cross and whose inside no end's centre passes over:
+// it cannot be touched.
+static inline bool capsule_tile_out(const capsule_ray *cr, const sim_tri *t, capsule_tri *ct)
+{
+    const sim_sweep_ray *ray = cr->ray;
     // The centre's distance to the plane in Q18.46; coordinates within the
     // world's range: the differences are exact.
-    int64_t dist0_raw = (int64_t)t->n.x * ((int64_t)ray->start.x - t->v[0].x) +
-                        (int64_t)t->n.y * ((int64_t)ray->start.y - t->v[0].y) +
-                        (int64_t)t->n.z * ((int64_t)ray->start.z - t->v[0].z);
+    ct->dist0_raw = (int64_t)t->n.x * ((int64_t)ray->start.x - t->v[0].x) +
+                    (int64_t)t->n.y * ((int64_t)ray->start.y - t->v[0].y) +
+                    (int64_t)t->n.z * ((int64_t)ray->start.z - t->v[0].z);
     // A piece of a flat surface (a floor tile) that the segment does not
     // cross: only an end's centre passing over its inside can touch it.
     // (First: the tiles around the one a character stands on are most of
     // what its probes are handed.)
-    sim_fx e[2];
-    end_dists(dist0_raw, t->n, h, e);
-    bool crosses = h > 0 && segment_crosses(e);
-    bool dead = features_all_dead(t);
-    if (dead && !crosses && beyond_an_edge(t, ray->start, ray->displacement, h))
-        return false;
+    end_dists(ct->dist0_raw, t->n, cr->h, ct->e);
+    ct->crosses = cr->h > 0 && segment_crosses(ct->e);
+    ct->dead = features_all_dead(t);
+    return ct->dead && !ct->crosses && beyond_an_edge(t, ray->start, ray->displacement, cr->h);
+}
+
+// The sweep of t past capsule_tile_out.
+static bool capsule_sweep(const capsule_ray *cr, const sim_tri *t, const capsule_tri *pre, sim_tri_hit *hit)
+{
+    const sim_sweep_ray *ray = cr->ray;
+    sim_fx R = cr->R, h = cr->h;
+    int64_t dist0_raw = pre->dist0_raw;
+    const sim_fx *e = pre->e;
+    bool crosses = pre->crosses, dead = pre->dead;
     // The whole swept capsule on one side of the triangle's plane, beyond its
     // reach: no contact. This drops the floor under a walking character (a
     // skin away) before any of the work below.
@@ -221,6 +253,31 @@ bool sim_sweep_capsule_tri(const sim_sweep_ray *ray, const sim_tri *t, sim_tri_h
     if (c.has)
         *hit = c.best;
     return c.has;
+}
+
+bool sim_sweep_capsule_tris(const sim_sweep_ray *ray, const sim_tri *tris, const uint32_t *list, uint32_t n,
+                            sim_tri_hit *best)
+{
+    capsule_ray cr = capsule_ray_of(ray);
+    bool has = false;
+    for (uint32_t i = 0; i < n; i++) {
+        const sim_tri *t = &tris[list[i]];
+        capsule_tri ct;
+        sim_tri_hit h;
+        if (capsule_tile_out(&cr, t, &ct) || !capsule_sweep(&cr, t, &ct, &h))
+            continue;
+        if (!has || sim_tri_hit_before(&h, best)) {
+            *best = h;
+            has = true;
+        }
+    }
+    return has;
+}
+
+bool sim_sweep_capsule_tri(const sim_sweep_ray *ray, const sim_tri *t, sim_tri_hit *hit)
+{
+    const uint32_t only = 0;
+    return sim_sweep_capsule_tris(ray, t, &only, 1, hit);
 }
 
 // ---- contact -----------------------------------------------------------------

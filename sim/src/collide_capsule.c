@@ -97,8 +97,10 @@ static void end_dists(int64_t dist0_raw, sim_dir n, sim_fx h, sim_fx e[2])
     e[1] = (sim_fx)sim_shr_round_s64(dist0_raw + hy, 30);
 }
 
-// round_segment_crosses, from the ends' distances.
-static bool segment_crosses(const sim_fx e[2]) { return (e[0] <= 0 && e[1] >= 0) || (e[0] >= 0 && e[1] <= 0); }
+// round_segment_crosses, from the ends' distances: (e0 <= 0 && e1 >= 0) ||
+// (e0 >= 0 && e1 <= 0) is one of them zero or their signs opposite, which
+// is their (exact, 64-bit) product at most zero.
+static bool segment_crosses(const sim_fx e[2]) { return (int64_t)e[0] * e[1] <= 0; }
 
 // Whether the vertical segment centre +- h, swept from start by d, stays
 // beyond one of the triangle's edge lines (against inward[i]) by more than
@@ -107,18 +109,20 @@ static bool segment_crosses(const sim_fx e[2]) { return (e[0] <= 0 && e[1] >= 0)
 // lies in that plane (to within 2^-16, times a distance of at most R), so
 // that point's position along inward[i] is the centre's, give or take a few
 // units of the last place: round_in_triangle cannot take it.
-static bool beyond_an_edge(const sim_tri *t, sim_vec3 start, sim_vec3 d, sim_fx h)
+static bool beyond_an_edge(const sim_tri *t, const int64_t start[3], const int64_t d[3], sim_fx h)
 {
     const int64_t one46 = (int64_t)1 << 30;
+    const int64_t margin = ((int64_t)SIM_QUERY_TOLERANCE + END_CLEARANCE) * one46;
     for (int i = 0; i < 3; i++) {
         sim_dir a = t->inward[i];
+        int64_t p0 = a.x * (start[0] - t->v[i].x) + a.y * (start[1] - t->v[i].y) + a.z * (start[2] - t->v[i].z);
+        if (p0 >= -margin) // then p0 >= lo too: most edges, found without lo
+            continue;
         int64_t ay = a.y < 0 ? -(int64_t)a.y : a.y;
-        int64_t lo = -(((int64_t)SIM_QUERY_TOLERANCE + END_CLEARANCE) * one46 + (int64_t)h * ay);
-        int64_t p0 = a.x * ((int64_t)start.x - t->v[i].x) + a.y * ((int64_t)start.y - t->v[i].y) +
-                     a.z * ((int64_t)start.z - t->v[i].z);
+        int64_t lo = -(margin + (int64_t)h * ay);
         if (p0 >= lo)
             continue;
-        if (p0 + (int64_t)a.x * d.x + (int64_t)a.y * d.y + (int64_t)a.z * d.z < lo)
+        if (p0 + a.x * d[0] + a.y * d[1] + a.z * d[2] < lo)
             return true;
     }
     return false;
@@ -127,13 +131,19 @@ static bool beyond_an_edge(const sim_tri *t, sim_vec3 start, sim_vec3 d, sim_fx 
 // What the sweep of one ray computes once for all its triangles.
 typedef struct capsule_ray {
     const sim_sweep_ray *ray;
-    sim_fx R; // radius, inflated
-    sim_fx h; // the segment's half length
+    sim_fx R;         // radius, inflated
+    sim_fx h;         // the segment's half length
+    int64_t start[3]; // ray->start, widened
+    int64_t d[3];     // ray->displacement, widened
 } capsule_ray;
 
 static capsule_ray capsule_ray_of(const sim_sweep_ray *ray)
 {
-    return (capsule_ray){ray, ray->shape.radius + ray->inflate, sim_shape_segment_half(ray->shape)};
+    return (capsule_ray){ray,
+                         ray->shape.radius + ray->inflate,
+                         sim_shape_segment_half(ray->shape),
+                         {ray->start.x, ray->start.y, ray->start.z},
+                         {ray->displacement.x, ray->displacement.y, ray->displacement.z}};
 }
 
 // What the sweep of t computes first: the centre's distance to the plane,
@@ -151,12 +161,10 @@ typedef struct capsule_tri {
 // it cannot be touched.
 static inline bool capsule_tile_out(const capsule_ray *cr, const sim_tri *t, capsule_tri *ct)
 {
-    const sim_sweep_ray *ray = cr->ray;
     // The centre's distance to the plane in Q18.46; coordinates within the
     // world's range: the differences are exact.
-    ct->dist0_raw = (int64_t)t->n.x * ((int64_t)ray->start.x - t->v[0].x) +
-                    (int64_t)t->n.y * ((int64_t)ray->start.y - t->v[0].y) +
-                    (int64_t)t->n.z * ((int64_t)ray->start.z - t->v[0].z);
+    ct->dist0_raw = (int64_t)t->n.x * (cr->start[0] - t->v[0].x) + (int64_t)t->n.y * (cr->start[1] - t->v[0].y) +
+                    (int64_t)t->n.z * (cr->start[2] - t->v[0].z);
     // A piece of a flat surface (a floor tile) that the segment does not
     // cross: only an end's centre passing over its inside can touch it.
     // (First: the tiles around the one a character stands on are most of
@@ -164,7 +172,7 @@ static inline bool capsule_tile_out(const capsule_ray *cr, const sim_tri *t, cap
     end_dists(ct->dist0_raw, t->n, cr->h, ct->e);
     ct->crosses = cr->h > 0 && segment_crosses(ct->e);
     ct->dead = features_all_dead(t);
-    return ct->dead && !ct->crosses && beyond_an_edge(t, ray->start, ray->displacement, cr->h);
+    return ct->dead && !ct->crosses && beyond_an_edge(t, cr->start, cr->d, cr->h);
 }
 
 // The sweep of t past capsule_tile_out.

@@ -46,6 +46,12 @@ typedef struct sim_tri {
     /// (min and max over its corners, rounded outward): the separating axes
     /// of sim_tri_apart.
     sim_fx in_lo[3], in_hi[3], side_lo[3], side_hi[3];
+    /// n . v[0] and inward[i] . v[i] (Q18.46, exact): a point p's distance
+    /// to the plane is n . p - n_at, its position along inward[i] is
+    /// inward[i] . p - in_at[i] (the same integers as n . (p - v[0]) and
+    /// inward[i] . (p - v[i]); every term is below 2^62 for any int32
+    /// coordinates, so nothing overflows).
+    int64_t n_at, in_at[3];
     sim_aabb box; ///< bounds (every broad-phase visit tests them)
     uint32_t id;  ///< stable feature id (see sim_feature)
     uint32_t flags;
@@ -88,15 +94,11 @@ static inline bool sim_tri_apart(const sim_tri *t, sim_vec3 start, sim_vec3 d, s
     const int64_t one46 = (int64_t)1 << 30; // multiplied, not shifted: extents may be negative
     const int64_t r46 = ((int64_t)radius + SIM_TRI_APART_CLEARANCE) * one46;
     for (int i = 0; i < 3; i++) {
-        // Coordinates within the world's range: the differences are exact in
-        // 64 bits, the products below 2^60.
-        int64_t wx = (int64_t)start.x - t->v[i].x, wy = (int64_t)start.y - t->v[i].y;
-        int64_t wz = (int64_t)start.z - t->v[i].z;
         sim_dir a = t->inward[i];
         int64_t ay = a.y < 0 ? -(int64_t)a.y : a.y;
         int64_t reach = r46 + (int64_t)h * ay;
         int64_t lo = t->in_lo[i] * one46 - reach, hi = t->in_hi[i] * one46 + reach;
-        int64_t p0 = a.x * wx + a.y * wy + a.z * wz;
+        int64_t p0 = (int64_t)a.x * start.x + (int64_t)a.y * start.y + (int64_t)a.z * start.z - t->in_at[i];
         if (p0 >= lo && p0 <= hi)
             continue; // the start is within reach along this axis
         int64_t p1 = p0 + (int64_t)a.x * d.x + (int64_t)a.y * d.y + (int64_t)a.z * d.z;

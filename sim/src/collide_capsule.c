@@ -115,7 +115,7 @@ static bool beyond_an_edge(const sim_tri *t, const int64_t start[3], const int64
     const int64_t margin = ((int64_t)SIM_QUERY_TOLERANCE + END_CLEARANCE) * one46;
     for (int i = 0; i < 3; i++) {
         sim_dir a = t->inward[i];
-        int64_t p0 = a.x * (start[0] - t->v[i].x) + a.y * (start[1] - t->v[i].y) + a.z * (start[2] - t->v[i].z);
+        int64_t p0 = a.x * start[0] + a.y * start[1] + a.z * start[2] - t->in_at[i];
         if (p0 >= -margin) // then p0 >= lo too: most edges, found without lo
             continue;
         int64_t ay = a.y < 0 ? -(int64_t)a.y : a.y;
@@ -161,10 +161,8 @@ typedef struct capsule_tri {
 // it cannot be touched.
 static inline bool capsule_tile_out(const capsule_ray *cr, const sim_tri *t, capsule_tri *ct)
 {
-    // The centre's distance to the plane in Q18.46; coordinates within the
-    // world's range: the differences are exact.
-    ct->dist0_raw = (int64_t)t->n.x * (cr->start[0] - t->v[0].x) + (int64_t)t->n.y * (cr->start[1] - t->v[0].y) +
-                    (int64_t)t->n.z * (cr->start[2] - t->v[0].z);
+    // The centre's distance to the plane in Q18.46, exact (n_at, collide.h).
+    ct->dist0_raw = t->n.x * cr->start[0] + t->n.y * cr->start[1] + t->n.z * cr->start[2] - t->n_at;
     // A piece of a flat surface (a floor tile) that the segment does not
     // cross: only an end's centre passing over its inside can touch it.
     // (First: the tiles around the one a character stands on are most of

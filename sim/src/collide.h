@@ -46,12 +46,12 @@ typedef struct sim_tri {
     /// (min and max over its corners, rounded outward): the separating axes
     /// of sim_tri_apart.
     sim_fx in_lo[3], in_hi[3], side_lo[3], side_hi[3];
-    /// n . v[0] and inward[i] . v[i] (Q18.46, exact): a point p's distance
-    /// to the plane is n . p - n_at, its position along inward[i] is
-    /// inward[i] . p - in_at[i] (the same integers as n . (p - v[0]) and
-    /// inward[i] . (p - v[i]); every term is below 2^62 for any int32
-    /// coordinates, so nothing overflows).
-    int64_t n_at, in_at[3];
+    /// n . v[0], inward[i] . v[i] and side[i] . v[i] (Q18.46, exact): a
+    /// point p's distance to the plane is n . p - n_at, its position along
+    /// inward[i] is inward[i] . p - in_at[i] (the same integers as
+    /// n . (p - v[0]) and inward[i] . (p - v[i]); every term is below 2^62
+    /// for any int32 coordinates, so nothing overflows). side[i].y is 0.
+    int64_t n_at, in_at[3], side_at[3];
     sim_aabb box; ///< bounds (every broad-phase visit tests them)
     uint32_t id;  ///< stable feature id (see sim_feature)
     uint32_t flags;
@@ -109,7 +109,7 @@ static inline bool sim_tri_apart(const sim_tri *t, sim_vec3 start, sim_vec3 d, s
         // side[i] is horizontal (zero for a vertical edge: never separates)
         sim_dir a = t->side[i];
         int64_t lo = t->side_lo[i] * one46 - r46, hi = t->side_hi[i] * one46 + r46;
-        int64_t p0 = a.x * ((int64_t)start.x - t->v[i].x) + a.z * ((int64_t)start.z - t->v[i].z);
+        int64_t p0 = (int64_t)a.x * start.x + (int64_t)a.z * start.z - t->side_at[i];
         if (p0 >= lo && p0 <= hi)
             continue;
         int64_t p1 = p0 + (int64_t)a.x * d.x + (int64_t)a.z * d.z;

@@ -1,7 +1,8 @@
 // keel tests: the sweep's shortcuts answer exactly what the general code
 // they stand in for answers. sim_sweep_ray_make (sim/src/world_near.h) makes
 // the ray of a straight vertical motion without sim_dir_from_v3 and
-// sim_v3_length: the same direction and length for every such motion.
+// sim_v3_length: the same direction and length for every such motion; the
+// capsule sweep decides a crossing from unrounded distances (below).
 // MIT licence, see LICENSE.
 #include <criterion/criterion.h>
 #include <stdint.h>
@@ -36,5 +37,33 @@ Test(sweep_fast, vertical_ray_as_the_general_one)
         same_ray(sim_v3(0, (n & 1) ? y : -y, 0));
         // and the general path beside it: one horizontal component
         same_ray(sim_v3(n & 2 ? 1 : 0, y >> 1, n & 2 ? 0 : -1));
+    }
+}
+
+// The capsule's floor-tile early-out (sim/src/collide_capsule.c) decides
+// whether the segment crosses a plane from the ends' unrounded distances:
+// sim_shr_round_s64(v, 30) is above zero exactly when v >= 2^29 and below
+// it exactly when v <= -2^29. Checked at and around both thresholds and at
+// random values of every magnitude.
+static void sign_as_thresholds(int64_t v)
+{
+    const int64_t half = (int64_t)1 << 29;
+    int64_t r = sim_shr_round_s64(v, 30);
+    cr_assert_eq(r > 0, v >= half, "v = %lld", (long long)v);
+    cr_assert_eq(r < 0, v <= -half, "v = %lld", (long long)v);
+}
+
+Test(sweep_fast, rounded_sign_from_the_unrounded_value)
+{
+    const int64_t half = (int64_t)1 << 29;
+    for (int64_t k = -3; k <= 3; k++) {
+        int64_t points[] = {half, -half, 3 * half, -3 * half, 0};
+        for (unsigned i = 0; i < sizeof points / sizeof points[0]; i++)
+            sign_as_thresholds(points[i] + k);
+    }
+    for (int n = 0; n < 200000; n++) {
+        int64_t v = (int64_t)(((uint64_t)rnd32() << 32 | rnd32()) >> (2 + rnd32() % 60));
+        sign_as_thresholds(v);
+        sign_as_thresholds(-v);
     }
 }

@@ -86,21 +86,33 @@ static bool features_all_dead(const sim_tri *t)
 }
 
 // The ends' distances to the plane, sim_dir_dot_v3(t->n, end - t->v[0]) for
-// the bottom (0) and the top (1), from the centre's (Q18.46): they are it
-// -+ h n.y, exactly, rounded as sim_dir_dot_v3 rounds them (coordinates
-// within the world's range: every difference is exact and every distance
-// fits sim_fx).
-static void end_dists(int64_t dist0_raw, sim_dir n, sim_fx h, sim_fx e[2])
+// the bottom (0) and the top (1), unrounded (Q18.46), from the centre's:
+// they are it -+ h n.y, exactly (coordinates within the world's range:
+// every difference is exact). end_dists rounds them as sim_dir_dot_v3 does
+// (every distance fits sim_fx).
+static void end_dists_raw(int64_t dist0_raw, sim_dir n, sim_fx h, int64_t raw[2])
 {
     int64_t hy = (int64_t)h * n.y;
-    e[0] = (sim_fx)sim_shr_round_s64(dist0_raw - hy, 30);
-    e[1] = (sim_fx)sim_shr_round_s64(dist0_raw + hy, 30);
+    raw[0] = dist0_raw - hy;
+    raw[1] = dist0_raw + hy;
 }
 
-// round_segment_crosses, from the ends' distances: (e0 <= 0 && e1 >= 0) ||
-// (e0 >= 0 && e1 <= 0) is one of them zero or their signs opposite, which
-// is their (exact, 64-bit) product at most zero.
-static bool segment_crosses(const sim_fx e[2]) { return (int64_t)e[0] * e[1] <= 0; }
+static void end_dists(const int64_t raw[2], sim_fx e[2])
+{
+    e[0] = (sim_fx)sim_shr_round_s64(raw[0], 30);
+    e[1] = (sim_fx)sim_shr_round_s64(raw[1], 30);
+}
+
+// round_segment_crosses, from the ends' unrounded distances, without
+// rounding them: it is (e0 <= 0 && e1 >= 0) || (e0 >= 0 && e1 <= 0) for
+// the rounded e0, e1, which fails exactly when both are above zero or both
+// below. sim_shr_round_s64(v, 30) (to nearest, ties away from zero) is
+// above zero exactly when v >= 2^29 and below exactly when v <= -2^29.
+static bool segment_crosses_raw(const int64_t raw[2])
+{
+    const int64_t half = (int64_t)1 << 29;
+    return !((raw[0] >= half && raw[1] >= half) || (raw[0] <= -half && raw[1] <= -half));
+}
 
 // Whether the vertical segment centre +- h, swept from start by d, stays
 // beyond one of the triangle's edge lines (against inward[i]) by more than
@@ -147,11 +159,11 @@ static capsule_ray capsule_ray_of(const sim_sweep_ray *ray)
 }
 
 // What the sweep of t computes first: the centre's distance to the plane,
-// the ends' (end_dists), whether the segment crosses it, whether every
-// feature is dead.
+// the ends' unrounded (end_dists_raw), whether the segment crosses it,
+// whether every feature is dead.
 typedef struct capsule_tri {
     int64_t dist0_raw;
-    sim_fx e[2];
+    int64_t e_raw[2];
     bool crosses;
     bool dead;
 } capsule_tri;
@@ -167,8 +179,8 @@ static inline bool capsule_tile_out(const capsule_ray *cr, const sim_tri *t, cap
     // cross: only an end's centre passing over its inside can touch it.
     // (First: the tiles around the one a character stands on are most of
     // what its probes are handed.)
-    end_dists(ct->dist0_raw, t->n, cr->h, ct->e);
-    ct->crosses = cr->h > 0 && segment_crosses(ct->e);
+    end_dists_raw(ct->dist0_raw, t->n, cr->h, ct->e_raw);
+    ct->crosses = cr->h > 0 && segment_crosses_raw(ct->e_raw);
     ct->dead = features_all_dead(t);
     return ct->dead && !ct->crosses && beyond_an_edge(t, cr->start, cr->d, cr->h);
 }
@@ -179,7 +191,8 @@ static bool capsule_sweep(const capsule_ray *cr, const sim_tri *t, const capsule
     const sim_sweep_ray *ray = cr->ray;
     sim_fx R = cr->R, h = cr->h;
     int64_t dist0_raw = pre->dist0_raw;
-    const sim_fx *e = pre->e;
+    sim_fx e[2];
+    end_dists(pre->e_raw, e);
     bool crosses = pre->crosses, dead = pre->dead;
     // The whole swept capsule on one side of the triangle's plane, beyond its
     // reach: no contact. This drops the floor under a walking character (a

@@ -2,11 +2,13 @@
 // they stand in for answers. sim_sweep_ray_make (sim/src/world_near.h) makes
 // the ray of a straight vertical motion without sim_dir_from_v3 and
 // sim_v3_length: the same direction and length for every such motion; the
-// capsule sweep decides a crossing from unrounded distances (below).
+// capsule sweep decides a crossing from unrounded distances, and
+// round_in_triangle tests a point against the edges without rounding (below).
 // MIT licence, see LICENSE.
 #include <criterion/criterion.h>
 #include <stdint.h>
 
+#include "collide_round.h"
 #include "world_near.h"
 
 static uint64_t rng_state = 0x6A09E667F3BCC909u;
@@ -66,4 +68,51 @@ Test(sweep_fast, rounded_sign_from_the_unrounded_value)
         sign_as_thresholds(v);
         sign_as_thresholds(-v);
     }
+}
+
+// round_in_triangle (sim/src/collide_round.c) against the rounded test it
+// stands in for, kept here as the reference: random triangles of every size
+// and slope, points around them (many within a few units of an edge line)
+// and slacks of either sign.
+static bool in_triangle_rounded(const sim_tri *t, sim_vec3 q, sim_fx slack)
+{
+    for (int i = 0; i < 3; i++)
+        if (sim_dir_dot_v3(t->inward[i], sim_v3_sub(q, t->v[i])) < -slack)
+            return false;
+    return true;
+}
+
+static sim_fx rnd_coord(sim_fx span) { return (sim_fx)((int64_t)(rnd32() % (2u * (uint32_t)span + 1)) - span); }
+
+Test(sweep_fast, in_triangle_as_the_rounded_test)
+{
+    const sim_fx slacks[] = {0, 1, SIM_QUERY_TOLERANCE, 1000, SIM_FX_INT(2), -1, -SIM_QUERY_TOLERANCE};
+    int tested = 0, near_edge = 0;
+    for (int n = 0; n < 20000; n++) {
+        sim_fx span = (sim_fx)(SIM_FX_MM(5) << (rnd32() % 14)); // 5 mm .. 40 m
+        sim_vec3 o = sim_v3(rnd_coord(SIM_FX_INT(4000)), rnd_coord(SIM_FX_INT(4000)), rnd_coord(SIM_FX_INT(4000)));
+        sim_vec3 a = sim_v3_add(o, sim_v3(rnd_coord(span), rnd_coord(span), rnd_coord(span)));
+        sim_vec3 b = sim_v3_add(o, sim_v3(rnd_coord(span), rnd_coord(span), rnd_coord(span)));
+        sim_vec3 c = sim_v3_add(o, sim_v3(rnd_coord(span), rnd_coord(span), rnd_coord(span)));
+        sim_tri t;
+        if (!sim_tri_init(&t, a, b, c, 1, 1))
+            continue;
+        for (int k = 0; k < 40; k++) {
+            sim_vec3 q = sim_v3_add(o, sim_v3(rnd_coord(span), rnd_coord(span), rnd_coord(span)));
+            if (k & 1) {
+                // onto an edge line, then a few units either way along inward
+                int i = (int)(rnd32() % 3);
+                sim_fx along = sim_dir_dot_v3(t.inward[i], sim_v3_sub(q, t.v[i]));
+                sim_fx off = (sim_fx)(rnd32() % 41) - 20 - (k & 2 ? SIM_QUERY_TOLERANCE : 0);
+                q = sim_v3_add(q, sim_dir_scale(t.inward[i], (sim_fx)(off - along)));
+                near_edge++;
+            }
+            sim_fx slack = slacks[rnd32() % (sizeof slacks / sizeof slacks[0])];
+            cr_assert_eq(round_in_triangle(&t, q, slack), in_triangle_rounded(&t, q, slack), "triangle %d point %d", n,
+                         k);
+            tested++;
+        }
+    }
+    cr_assert_gt(tested, 100000);
+    cr_assert_gt(near_edge, 50000);
 }

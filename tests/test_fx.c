@@ -12,7 +12,9 @@
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 
+#include "clz.h"
 #include "test_support.h"
 
 #define N_LIB_COMPARE 10000000L
@@ -613,4 +615,44 @@ Test(fx, normalize_near_nearest)
     cr_assert(sim_v3_eq(sim_v3_normalize(sim_v3(1, 1, 1)), sim_v3(37837, 37837, 37837)));
     cr_assert(sim_v3_eq(sim_v3_normalize(sim_v3(0, -5, 0)), sim_v3(0, -SIM_FX_ONE, 0)));
     cr_assert(sim_v3_is_zero(sim_v3_normalize(sim_v3_zero())));
+}
+
+// sim_v3_normalize_len as it was written before its components were divided
+// inline (each through sim_div_round_s64), kept as the reference: the
+// inline division must give every component bit for bit.
+static sim_vec3 normalize_by_div_round(sim_vec3 a)
+{
+    uint64_t ax = (uint64_t)llabs(a.x), ay = (uint64_t)llabs(a.y), az = (uint64_t)llabs(a.z);
+    uint64_t m = ax > ay ? ax : ay;
+    m = m > az ? m : az;
+    if (m == 0)
+        return sim_v3_zero();
+    int s = keel_clz64(m) - 34;
+    if (s < 0)
+        s = 0;
+    uint64_t sq = (ax << s) * (ax << s) + (ay << s) * (ay << s) + (az << s) * (az << s);
+    uint64_t r = sim_isqrt_u64(sq);
+    int64_t l = (int64_t)(r + (sq - r * r > r));
+    return sim_v3((sim_fx)sim_div_round_s64((int64_t)a.x * ((int64_t)1 << (16 + s)), l),
+                  (sim_fx)sim_div_round_s64((int64_t)a.y * ((int64_t)1 << (16 + s)), l),
+                  (sim_fx)sim_div_round_s64((int64_t)a.z * ((int64_t)1 << (16 + s)), l));
+}
+
+Test(fx, normalize_as_divided_by_div_round)
+{
+    keel_rng r = {29};
+    for (long i = 0; i < 1000000; i++) {
+        sim_fx lim = (i & 1) ? 2 * SIM_WORLD_LIMIT : (sim_fx)keel_rng_range(&r, 1, 1 << (int)keel_rng_range(&r, 1, 24));
+        sim_vec3 a = rnd_v3(&r, lim);
+        if (i % 3 == 0)
+            a.y = 0; // horizontal, as the moves normalize them
+        if (i % 7 == 0)
+            a.x = 0;
+        sim_vec3 want = normalize_by_div_round(a);
+        cr_assert(sim_v3_eq(sim_v3_normalize(a), want), "(%d, %d, %d)", a.x, a.y, a.z);
+    }
+    sim_vec3 edges[] = {sim_v3(SIM_FX_MIN, 0, 0), sim_v3(SIM_FX_MAX, SIM_FX_MIN, 1), sim_v3(0, 0, -1), sim_v3(1, -1, 0),
+                        sim_v3(SIM_FX_MAX, SIM_FX_MAX, SIM_FX_MAX)};
+    for (unsigned i = 0; i < sizeof edges / sizeof edges[0]; i++)
+        cr_assert(sim_v3_eq(sim_v3_normalize(edges[i]), normalize_by_div_round(edges[i])), "edge case %u", i);
 }

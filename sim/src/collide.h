@@ -46,6 +46,12 @@ typedef struct sim_tri {
     /// (min and max over its corners, rounded outward): the separating axes
     /// of sim_tri_apart.
     sim_fx in_lo[3], in_hi[3], side_lo[3], side_hi[3];
+    /// n . v[0], inward[i] . v[i] and side[i] . v[i] (Q18.46, exact): a
+    /// point p's distance to the plane is n . p - n_at, its position along
+    /// inward[i] is inward[i] . p - in_at[i] (the same integers as
+    /// n . (p - v[0]) and inward[i] . (p - v[i]); every term is below 2^62
+    /// for any int32 coordinates, so nothing overflows). side[i].y is 0.
+    int64_t n_at, in_at[3], side_at[3];
     sim_aabb box; ///< bounds (every broad-phase visit tests them)
     uint32_t id;  ///< stable feature id (see sim_feature)
     uint32_t flags;
@@ -88,15 +94,11 @@ static inline bool sim_tri_apart(const sim_tri *t, sim_vec3 start, sim_vec3 d, s
     const int64_t one46 = (int64_t)1 << 30; // multiplied, not shifted: extents may be negative
     const int64_t r46 = ((int64_t)radius + SIM_TRI_APART_CLEARANCE) * one46;
     for (int i = 0; i < 3; i++) {
-        // Coordinates within the world's range: the differences are exact in
-        // 64 bits, the products below 2^60.
-        int64_t wx = (int64_t)start.x - t->v[i].x, wy = (int64_t)start.y - t->v[i].y;
-        int64_t wz = (int64_t)start.z - t->v[i].z;
         sim_dir a = t->inward[i];
         int64_t ay = a.y < 0 ? -(int64_t)a.y : a.y;
         int64_t reach = r46 + (int64_t)h * ay;
         int64_t lo = t->in_lo[i] * one46 - reach, hi = t->in_hi[i] * one46 + reach;
-        int64_t p0 = a.x * wx + a.y * wy + a.z * wz;
+        int64_t p0 = (int64_t)a.x * start.x + (int64_t)a.y * start.y + (int64_t)a.z * start.z - t->in_at[i];
         if (p0 >= lo && p0 <= hi)
             continue; // the start is within reach along this axis
         int64_t p1 = p0 + (int64_t)a.x * d.x + (int64_t)a.y * d.y + (int64_t)a.z * d.z;
@@ -107,7 +109,7 @@ static inline bool sim_tri_apart(const sim_tri *t, sim_vec3 start, sim_vec3 d, s
         // side[i] is horizontal (zero for a vertical edge: never separates)
         sim_dir a = t->side[i];
         int64_t lo = t->side_lo[i] * one46 - r46, hi = t->side_hi[i] * one46 + r46;
-        int64_t p0 = a.x * ((int64_t)start.x - t->v[i].x) + a.z * ((int64_t)start.z - t->v[i].z);
+        int64_t p0 = (int64_t)a.x * start.x + (int64_t)a.z * start.z - t->side_at[i];
         if (p0 >= lo && p0 <= hi)
             continue;
         int64_t p1 = p0 + (int64_t)a.x * d.x + (int64_t)a.z * d.z;
@@ -183,6 +185,11 @@ typedef struct sim_sweep_ray {
 /// at 0 only when the motion goes into the triangle; real penetration deeper
 /// than SIM_QUERY_TOLERANCE is a hit at 0 with start_overlap set.
 bool sim_sweep_capsule_tri(const sim_sweep_ray *ray, const sim_tri *t, sim_tri_hit *hit);
+/// The earliest hit (under sim_tri_hit_before) of a capsule's sweep against
+/// tris[list[0..n)]: what sim_sweep_capsule_tri of each, kept the same way,
+/// gives, with the ray's own work done once.
+bool sim_sweep_capsule_tris(const sim_sweep_ray *ray, const sim_tri *tris, const uint32_t *list, uint32_t n,
+                            sim_tri_hit *best);
 bool sim_sweep_box_tri(const sim_sweep_ray *ray, const sim_tri *t, sim_tri_hit *hit);
 bool sim_sweep_cylinder_tri(const sim_sweep_ray *ray, const sim_tri *t, sim_tri_hit *hit);
 

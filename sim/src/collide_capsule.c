@@ -86,19 +86,33 @@ static bool features_all_dead(const sim_tri *t)
 }
 
 // The ends' distances to the plane, sim_dir_dot_v3(t->n, end - t->v[0]) for
-// the bottom (0) and the top (1), from the centre's (Q18.46): they are it
-// -+ h n.y, exactly, rounded as sim_dir_dot_v3 rounds them (coordinates
-// within the world's range: every difference is exact and every distance
-// fits sim_fx).
-static void end_dists(int64_t dist0_raw, sim_dir n, sim_fx h, sim_fx e[2])
+// the bottom (0) and the top (1), unrounded (Q18.46), from the centre's:
+// they are it -+ h n.y, exactly (coordinates within the world's range:
+// every difference is exact). end_dists rounds them as sim_dir_dot_v3 does
+// (every distance fits sim_fx).
+static void end_dists_raw(int64_t dist0_raw, sim_dir n, sim_fx h, int64_t raw[2])
 {
     int64_t hy = (int64_t)h * n.y;
-    e[0] = (sim_fx)sim_shr_round_s64(dist0_raw - hy, 30);
-    e[1] = (sim_fx)sim_shr_round_s64(dist0_raw + hy, 30);
+    raw[0] = dist0_raw - hy;
+    raw[1] = dist0_raw + hy;
 }
 
-// round_segment_crosses, from the ends' distances.
-static bool segment_crosses(const sim_fx e[2]) { return (e[0] <= 0 && e[1] >= 0) || (e[0] >= 0 && e[1] <= 0); }
+static void end_dists(const int64_t raw[2], sim_fx e[2])
+{
+    e[0] = (sim_fx)sim_shr_round_s64(raw[0], 30);
+    e[1] = (sim_fx)sim_shr_round_s64(raw[1], 30);
+}
+
+// round_segment_crosses, from the ends' unrounded distances, without
+// rounding them: it is (e0 <= 0 && e1 >= 0) || (e0 >= 0 && e1 <= 0) for
+// the rounded e0, e1, which fails exactly when both are above zero or both
+// below. sim_shr_round_s64(v, 30) (to nearest, ties away from zero) is
+// above zero exactly when v >= 2^29 and below exactly when v <= -2^29.
+static bool segment_crosses_raw(const int64_t raw[2])
+{
+    const int64_t half = (int64_t)1 << 29;
+    return !((raw[0] >= half && raw[1] >= half) || (raw[0] <= -half && raw[1] <= -half));
+}
 
 // Whether the vertical segment centre +- h, swept from start by d, stays
 // beyond one of the triangle's edge lines (against inward[i]) by more than
@@ -107,42 +121,79 @@ static bool segment_crosses(const sim_fx e[2]) { return (e[0] <= 0 && e[1] >= 0)
 // lies in that plane (to within 2^-16, times a distance of at most R), so
 // that point's position along inward[i] is the centre's, give or take a few
 // units of the last place: round_in_triangle cannot take it.
-static bool beyond_an_edge(const sim_tri *t, sim_vec3 start, sim_vec3 d, sim_fx h)
+static bool beyond_an_edge(const sim_tri *t, const int64_t start[3], const int64_t d[3], sim_fx h)
 {
     const int64_t one46 = (int64_t)1 << 30;
+    const int64_t margin = ((int64_t)SIM_QUERY_TOLERANCE + END_CLEARANCE) * one46;
     for (int i = 0; i < 3; i++) {
         sim_dir a = t->inward[i];
+        int64_t p0 = a.x * start[0] + a.y * start[1] + a.z * start[2] - t->in_at[i];
+        if (p0 >= -margin) // then p0 >= lo too: most edges, found without lo
+            continue;
         int64_t ay = a.y < 0 ? -(int64_t)a.y : a.y;
-        int64_t lo = -(((int64_t)SIM_QUERY_TOLERANCE + END_CLEARANCE) * one46 + (int64_t)h * ay);
-        int64_t p0 = a.x * ((int64_t)start.x - t->v[i].x) + a.y * ((int64_t)start.y - t->v[i].y) +
-                     a.z * ((int64_t)start.z - t->v[i].z);
+        int64_t lo = -(margin + (int64_t)h * ay);
         if (p0 >= lo)
             continue;
-        if (p0 + (int64_t)a.x * d.x + (int64_t)a.y * d.y + (int64_t)a.z * d.z < lo)
+        if (p0 + a.x * d[0] + a.y * d[1] + a.z * d[2] < lo)
             return true;
     }
     return false;
 }
 
-bool sim_sweep_capsule_tri(const sim_sweep_ray *ray, const sim_tri *t, sim_tri_hit *hit)
+// What the sweep of one ray computes once for all its triangles.
+typedef struct capsule_ray {
+    const sim_sweep_ray *ray;
+    sim_fx R;         // radius, inflated
+    sim_fx h;         // the segment's half length
+    int64_t start[3]; // ray->start, widened
+    int64_t d[3];     // ray->displacement, widened
+} capsule_ray;
+
+static capsule_ray capsule_ray_of(const sim_sweep_ray *ray)
 {
-    sim_fx R = ray->shape.radius + ray->inflate;
-    sim_fx h = sim_shape_segment_half(ray->shape);
-    // The centre's distance to the plane in Q18.46; coordinates within the
-    // world's range: the differences are exact.
-    int64_t dist0_raw = (int64_t)t->n.x * ((int64_t)ray->start.x - t->v[0].x) +
-                        (int64_t)t->n.y * ((int64_t)ray->start.y - t->v[0].y) +
-                        (int64_t)t->n.z * ((int64_t)ray->start.z - t->v[0].z);
+    return (capsule_ray){ray,
+                         ray->shape.radius + ray->inflate,
+                         sim_shape_segment_half(ray->shape),
+                         {ray->start.x, ray->start.y, ray->start.z},
+                         {ray->displacement.x, ray->displacement.y, ray->displacement.z}};
+}
+
+// What the sweep of t computes first: the centre's distance to the plane,
+// the ends' unrounded (end_dists_raw), whether the segment crosses it,
+// whether every feature is dead.
+typedef struct capsule_tri {
+    int64_t dist0_raw;
+    int64_t e_raw[2];
+    bool crosses;
+    bool dead;
+} capsule_tri;
+
+// Fills *ct; true when t is a piece of a flat surface (a floor tile) that
+// the segment does not cross and whose inside no end's centre passes over:
+// it cannot be touched.
+static inline bool capsule_tile_out(const capsule_ray *cr, const sim_tri *t, capsule_tri *ct)
+{
+    // The centre's distance to the plane in Q18.46, exact (n_at, collide.h).
+    ct->dist0_raw = t->n.x * cr->start[0] + t->n.y * cr->start[1] + t->n.z * cr->start[2] - t->n_at;
     // A piece of a flat surface (a floor tile) that the segment does not
     // cross: only an end's centre passing over its inside can touch it.
     // (First: the tiles around the one a character stands on are most of
     // what its probes are handed.)
+    end_dists_raw(ct->dist0_raw, t->n, cr->h, ct->e_raw);
+    ct->crosses = cr->h > 0 && segment_crosses_raw(ct->e_raw);
+    ct->dead = features_all_dead(t);
+    return ct->dead && !ct->crosses && beyond_an_edge(t, cr->start, cr->d, cr->h);
+}
+
+// The sweep of t past capsule_tile_out.
+static bool capsule_sweep(const capsule_ray *cr, const sim_tri *t, const capsule_tri *pre, sim_tri_hit *hit)
+{
+    const sim_sweep_ray *ray = cr->ray;
+    sim_fx R = cr->R, h = cr->h;
+    int64_t dist0_raw = pre->dist0_raw;
     sim_fx e[2];
-    end_dists(dist0_raw, t->n, h, e);
-    bool crosses = h > 0 && segment_crosses(e);
-    bool dead = features_all_dead(t);
-    if (dead && !crosses && beyond_an_edge(t, ray->start, ray->displacement, h))
-        return false;
+    end_dists(pre->e_raw, e);
+    bool crosses = pre->crosses, dead = pre->dead;
     // The whole swept capsule on one side of the triangle's plane, beyond its
     // reach: no contact. This drops the floor under a walking character (a
     // skin away) before any of the work below.
@@ -221,6 +272,31 @@ bool sim_sweep_capsule_tri(const sim_sweep_ray *ray, const sim_tri *t, sim_tri_h
     if (c.has)
         *hit = c.best;
     return c.has;
+}
+
+bool sim_sweep_capsule_tris(const sim_sweep_ray *ray, const sim_tri *tris, const uint32_t *list, uint32_t n,
+                            sim_tri_hit *best)
+{
+    capsule_ray cr = capsule_ray_of(ray);
+    bool has = false;
+    for (uint32_t i = 0; i < n; i++) {
+        const sim_tri *t = &tris[list[i]];
+        capsule_tri ct;
+        sim_tri_hit h;
+        if (capsule_tile_out(&cr, t, &ct) || !capsule_sweep(&cr, t, &ct, &h))
+            continue;
+        if (!has || sim_tri_hit_before(&h, best)) {
+            *best = h;
+            has = true;
+        }
+    }
+    return has;
+}
+
+bool sim_sweep_capsule_tri(const sim_sweep_ray *ray, const sim_tri *t, sim_tri_hit *hit)
+{
+    const uint32_t only = 0;
+    return sim_sweep_capsule_tris(ray, t, &only, 1, hit);
 }
 
 // ---- contact -----------------------------------------------------------------

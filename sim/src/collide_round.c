@@ -127,9 +127,24 @@ int64_t round_slab_entry(const round_ctx *c, sim_fx dist0, sim_dir n, int64_t ha
 
 bool round_in_triangle(const sim_tri *t, sim_vec3 q, sim_fx slack)
 {
-    for (int i = 0; i < 3; i++)
-        if (sim_dir_dot_v3(t->inward[i], sim_v3_sub(q, t->v[i])) < -slack)
+    if (slack < 0) {
+        for (int i = 0; i < 3; i++)
+            if (sim_dir_dot_v3(t->inward[i], sim_v3_sub(q, t->v[i])) < -slack)
+                return false;
+        return true;
+    }
+    // The same test without rounding: sim_dir_dot_v3 rounds raw =
+    // inward[i] . (q - v[i]) (Q18.46; inward[i] . q - in_at[i], the same
+    // integer) to nearest, ties away from zero, then saturates (which keeps
+    // the order). For slack >= 0 the result is below -slack, at most
+    // -slack - 1, exactly when raw <= -(slack + 1/2) 2^30 (a tie rounds
+    // away from zero, to -slack - 1).
+    const int64_t lim = -(2 * (int64_t)slack + 1) * ((int64_t)1 << 29);
+    for (int i = 0; i < 3; i++) {
+        sim_dir a = t->inward[i];
+        if ((int64_t)a.x * q.x + (int64_t)a.y * q.y + (int64_t)a.z * q.z - t->in_at[i] <= lim)
             return false;
+    }
     return true;
 }
 

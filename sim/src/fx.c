@@ -181,6 +181,14 @@ sim_fx sim_fx_acos(sim_fx a)
 
 // ---- 64-bit helpers and vectors ------------------------------------------------
 
+// |n| / d rounded to nearest, ties up (d > 0).
+static inline uint64_t udiv_round(uint64_t n, uint64_t d)
+{
+    uint64_t q = n / d;
+    uint64_t r = n % d;
+    return r >= d - r ? q + 1 : q;
+}
+
 int64_t sim_div_round_s64(int64_t num, int64_t den)
 {
     SIM_CHECK(den != 0);
@@ -189,10 +197,7 @@ int64_t sim_div_round_s64(int64_t num, int64_t den)
     bool neg = (num < 0) != (den < 0);
     uint64_t n = num < 0 ? (uint64_t)0 - (uint64_t)num : (uint64_t)num;
     uint64_t d = den < 0 ? (uint64_t)0 - (uint64_t)den : (uint64_t)den;
-    uint64_t q = n / d;
-    uint64_t r = n % d;
-    if (r >= d - r)
-        q += 1;
+    uint64_t q = udiv_round(n, d);
     SIM_CHECK(q <= (uint64_t)INT64_MAX + neg);
     return neg ? (int64_t)((uint64_t)0 - q) : (int64_t)q;
 }
@@ -216,6 +221,17 @@ sim_fx sim_v3_length(sim_vec3 a)
 {
     uint64_t r = isqrt_round_u64(len_sq_u64(abs_u32(a.x), abs_u32(a.y), abs_u32(a.z)));
     return sim_fx_from_s64_checked((int64_t)r);
+}
+
+// sim_div_round_s64(v * 2^(16 + s), l) of a component, for the length l
+// >= 1 of the vector scaled by 2^s (so |v| 2^s <= l and the quotient fits
+// Q16.16): the same value inline, with no division for a zero component.
+static inline sim_fx unit_component(sim_fx v, int s, uint64_t l)
+{
+    if (v == 0)
+        return 0;
+    uint64_t q = udiv_round((uint64_t)abs_u32(v) << (16 + s), l);
+    return v < 0 ? (sim_fx)(0 - (int64_t)q) : (sim_fx)q;
 }
 
 sim_vec3 sim_v3_normalize_len(sim_vec3 a, sim_fx *length)
@@ -243,10 +259,8 @@ sim_vec3 sim_v3_normalize_len(sim_vec3 a, sim_fx *length)
         uint64_t len = s > 0 ? (r + ((uint64_t)1 << (s - 1))) >> s : r + (sq - r * r > r);
         *length = sim_fx_from_s64_checked((int64_t)len);
     }
-    int64_t l = (int64_t)(r + (sq - r * r > r));
-    return sim_v3((sim_fx)sim_div_round_s64((int64_t)a.x * ((int64_t)1 << (16 + s)), l),
-                  (sim_fx)sim_div_round_s64((int64_t)a.y * ((int64_t)1 << (16 + s)), l),
-                  (sim_fx)sim_div_round_s64((int64_t)a.z * ((int64_t)1 << (16 + s)), l));
+    uint64_t l = r + (sq - r * r > r);
+    return sim_v3(unit_component(a.x, s, l), unit_component(a.y, s, l), unit_component(a.z, s, l));
 }
 
 sim_vec3 sim_v3_normalize(sim_vec3 a) { return sim_v3_normalize_len(a, NULL); }

@@ -250,7 +250,15 @@ void move_clamp_velocity(sim_move_ctx *m)
 
 bool sim_move_step(const sim_collider *col, const sim_move_settings *s, sim_char_state *c, const sim_input *in)
 {
-    if (!sim_move_settings_check(s, NULL) || !sim_char_state_check(c, NULL))
+    if (!sim_move_settings_check(s, NULL))
+        return false;
+    return move_step_checked_settings(col, s, c, in);
+}
+
+bool move_step_checked_settings(const sim_collider *col, const sim_move_settings *s, sim_char_state *c,
+                                const sim_input *in)
+{
+    if (!sim_char_state_check(c, NULL))
         return false;
     // The static world alone: its queries of this step come from the
     // character's neighbourhood, gathered once (the same answers, faster).

@@ -107,4 +107,10 @@ bool move_set_crouched(sim_move_ctx *m, bool crouched);
 /// never takes a character through a wall or a floor. Returns the centre.
 sim_vec3 mover_push_swept(const sim_collider *col, sim_fx skin, sim_shape shape, sim_vec3 center, sim_vec3 corr);
 
+/// sim_move_step for settings the caller has already checked with
+/// sim_move_settings_check and never changes after (a scene checks its
+/// copy once, when it is created): the state is still checked.
+bool move_step_checked_settings(const sim_collider *col, const sim_move_settings *s, sim_char_state *c,
+                                const sim_input *in);
+
 #endif

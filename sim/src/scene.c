@@ -18,6 +18,7 @@
 #include <keel/sim_scene.h>
 
 #include "collide_shape.h"
+#include "move_internal.h"
 #include "scene_internal.h"
 #include "world_near.h"
 
@@ -1073,8 +1074,9 @@ static void move_one(sim_scene *sc, uint32_t i)
         in.pitch = c->pitch;
     }
     // The scene admits only valid settings and states and keeps them
-    // valid, so the step never refuses here.
-    bool stepped = sim_move_step(&col, s, c, &in);
+    // valid, so the step never refuses here. (Its settings were checked
+    // when it was created and never change.)
+    bool stepped = move_step_checked_settings(&col, s, c, &in);
     SIM_CHECK(stepped);
     (void)stepped;
     v->near = NULL; // they lived on this stack

@@ -58,8 +58,16 @@ static inline sim_sweep_ray sim_sweep_ray_make(sim_shape shape, sim_vec3 start, 
     ray.shape = shape;
     ray.start = start;
     ray.displacement = d;
-    ray.dir = sim_dir_from_v3(d);
-    ray.length = sim_v3_length(d);
+    if (d.x == 0 && d.z == 0 && d.y != 0 && d.y != INT32_MIN) {
+        // Straight up or down (a ground probe): what sim_dir_from_v3 and
+        // sim_v3_length return for it (the root of y^2 is |y|, exactly), at
+        // no cost.
+        ray.dir = (sim_dir){0, d.y < 0 ? -SIM_DIR_ONE : SIM_DIR_ONE, 0};
+        ray.length = d.y < 0 ? -d.y : d.y;
+    } else {
+        ray.dir = sim_dir_from_v3(d);
+        ray.length = sim_v3_length(d);
+    }
     ray.inflate = SIM_QUERY_TOLERANCE + (ray.length >> 12);
     return ray;
 }

@@ -58,9 +58,7 @@
 #define PAR_CHARACTERS 1000u
 #define PAR_THREADS 2u
 #define TARGET_SCENE_RATIO 1.2 // scene step over world-only moves, 1000 characters
-#define CEILING_TICKS 32u      // a round of the ceiling (bench_ceiling.c), each side
-#define CEILING_ROUNDS 7u
-#define TARGET_SPEEDUP 1.8 // the scene step on PAR_THREADS threads over one, 1000 characters
+#define TARGET_SPEEDUP 1.8     // the scene step on PAR_THREADS threads over one, 1000 characters
 
 static const uint32_t counts[] = {1, 64, 1000};
 #define COUNT_KINDS (sizeof counts / sizeof counts[0])
@@ -441,7 +439,7 @@ static void summary_parallel(slevel *const *levels, int nlevels)
            ">= %.0f s of the one-thread scene; cores: what pure arithmetic got on the pool before/after;\n"
            "ceiling: what %u independent scenes, one per thread, got over one alone (median of %u rounds\n"
            "of %u ticks): no scheduling of one scene's work can beat it on this machine now\n",
-           PAR_THREADS, PAR_CHARACTERS, min_seconds, PAR_THREADS, CEILING_ROUNDS, CEILING_TICKS);
+           PAR_THREADS, PAR_CHARACTERS, min_seconds, PAR_THREADS, BENCH_CEILING_ROUNDS, BENCH_CEILING_TICKS);
     printf("%-9s %6s %6s %10s %10s %9s %8s %11s\n", "level", "chars", "ticks", "1 thr ms", "2 thr ms", "speed-up",
            "moves", "cores");
     for (int i = 0; i < nlevels; i++) {
@@ -466,8 +464,8 @@ static void summary_parallel(slevel *const *levels, int nlevels)
         printf("  speed-up x%.2f, target >= x%.2f on a quiet machine: %s\n", up, TARGET_SPEEDUP,
                up >= TARGET_SPEEDUP ? "met" : "not met");
         bench_ceiling c;
-        if (bench_scene_ceiling("bench_move", &l->level, l->world, l->rooms, PAR_CHARACTERS, PAR_THREADS, CEILING_TICKS,
-                                CEILING_ROUNDS, &c)) {
+        if (bench_scene_ceiling("bench_move", &l->level, l->world, l->rooms, PAR_CHARACTERS, PAR_THREADS,
+                                BENCH_CEILING_TICKS, BENCH_CEILING_ROUNDS, &c)) {
             printf("  ceiling x%.2f (rounds x%.2f to x%.2f); the speed-up is %.0f%% of it\n", c.median, c.min, c.max,
                    100.0 * up / c.median);
             printf("BENCH bench_move level=%s characters=%u threads=%u metric=ceiling value=%.3f min=%.3f max=%.3f\n",

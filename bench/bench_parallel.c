@@ -82,8 +82,8 @@ static bool bench_count(const char *name, const sim_level *level, const sim_worl
            s1.quick_joins - s0.quick_joins, s1.sleeps - s0.sleeps, s1.quick_returns - s0.quick_returns,
            s1.caller_sleeps - s0.caller_sleeps);
     bench_ceiling c;
-    if (threads <= BENCH_CEILING_MAX_THREADS &&
-        bench_scene_ceiling("bench_parallel", level, w, rooms, count, threads, 32, 7, &c)) {
+    if (threads <= BENCH_CEILING_MAX_THREADS && bench_scene_ceiling("bench_parallel", level, w, rooms, count, threads,
+                                                                    BENCH_CEILING_TICKS, BENCH_CEILING_ROUNDS, &c)) {
         printf("         ceiling: %" PRIu32
                " independent scenes, one per thread, x%.2f over one alone (median of %" PRIu32 " rounds of %" PRIu32
                " ticks, x%.2f to x%.2f); the speed-up is %.0f%% of it\n",

@@ -7,6 +7,8 @@
 
 #define BENCH_CEILING_MAX_THREADS 8
 #define BENCH_CEILING_MAX_ROUNDS 51
+#define BENCH_CEILING_TICKS 32u ///< each side of a round, as bench_move and bench_parallel take it
+#define BENCH_CEILING_ROUNDS 7u ///< the rounds they take the median of
 
 /// N independent scenes, one per thread, against one alone.
 typedef struct bench_ceiling {

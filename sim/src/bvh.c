@@ -158,6 +158,14 @@ typedef struct box_walk {
     int top;
 } box_walk;
 
+// A walk of the whole hierarchy (nothing to walk in an empty one).
+static inline void box_walk_begin(box_walk *k, const sim_world *w)
+{
+    k->top = 0;
+    if (w->node_count > 0)
+        k->stack[k->top++] = 0;
+}
+
 static inline const sim_bvh_node *next_leaf(const sim_world *w, sim_aabb box, box_walk *k)
 {
     while (k->top > 0) {
@@ -176,9 +184,7 @@ static inline const sim_bvh_node *next_leaf(const sim_world *w, sim_aabb box, bo
 void sim_bvh_query(const sim_world *w, sim_aabb box, sim_bvh_visit_fn visit, void *ctx)
 {
     box_walk k;
-    k.top = 0;
-    if (w->node_count > 0)
-        k.stack[k.top++] = 0;
+    box_walk_begin(&k, w);
     const sim_bvh_node *nd;
     while ((nd = next_leaf(w, box, &k)) != NULL)
         for (uint32_t i = nd->first; i < nd->first + nd->count; i++)
@@ -189,9 +195,7 @@ void sim_bvh_query(const sim_world *w, sim_aabb box, sim_bvh_visit_fn visit, voi
 uint32_t sim_bvh_collect(const sim_world *w, sim_aabb box, uint32_t *out, uint32_t cap)
 {
     box_walk k;
-    k.top = 0;
-    if (w->node_count > 0)
-        k.stack[k.top++] = 0;
+    box_walk_begin(&k, w);
     uint32_t n = 0;
     const sim_bvh_node *nd;
     while ((nd = next_leaf(w, box, &k)) != NULL) {

@@ -98,7 +98,7 @@ static inline bool sim_tri_apart(const sim_tri *t, sim_vec3 start, sim_vec3 d, s
         int64_t ay = a.y < 0 ? -(int64_t)a.y : a.y;
         int64_t reach = r46 + (int64_t)h * ay;
         int64_t lo = t->in_lo[i] * one46 - reach, hi = t->in_hi[i] * one46 + reach;
-        int64_t p0 = (int64_t)a.x * start.x + (int64_t)a.y * start.y + (int64_t)a.z * start.z - t->in_at[i];
+        int64_t p0 = sim_dir_dot_v3_raw(a, start) - t->in_at[i];
         if (p0 >= lo && p0 <= hi)
             continue; // the start is within reach along this axis
         int64_t p1 = p0 + (int64_t)a.x * d.x + (int64_t)a.y * d.y + (int64_t)a.z * d.z;
@@ -209,6 +209,29 @@ static inline bool sim_sweep_shape_tri(const sim_sweep_ray *ray, const sim_tri *
     default: return sim_sweep_capsule_tri(ray, t, hit);
     }
 }
+/// Strict order of hits for "earliest wins": smaller s, then a real overlap
+/// before a touch (the deeper overlap first), then face before edge before
+/// vertex, then smaller triangle id, then smaller feature index.
+bool sim_tri_hit_before(const sim_tri_hit *a, const sim_tri_hit *b);
+
+/// The earliest hit (under sim_tri_hit_before) of the ray's sweep against
+/// tris[list[0..n)]: sim_sweep_shape_tri of each, kept the same way (a
+/// capsule's ray does its own work once, sim_sweep_capsule_tris).
+static inline bool sim_sweep_shape_tris(const sim_sweep_ray *ray, const sim_tri *tris, const uint32_t *list, uint32_t n,
+                                        sim_tri_hit *best)
+{
+    if (ray->shape.type != SIM_SHAPE_BOX && ray->shape.type != SIM_SHAPE_CYLINDER)
+        return sim_sweep_capsule_tris(ray, tris, list, n, best);
+    bool has = false;
+    for (uint32_t i = 0; i < n; i++) {
+        sim_tri_hit h;
+        if (sim_sweep_shape_tri(ray, &tris[list[i]], &h) && (!has || sim_tri_hit_before(&h, best))) {
+            *best = h;
+            has = true;
+        }
+    }
+    return has;
+}
 static inline bool sim_contact_shape_tri(sim_shape shape, sim_vec3 pos, const sim_tri *t, sim_fx margin,
                                          sim_tri_hit *hit)
 {
@@ -250,11 +273,6 @@ static inline bool sim_tri_hit_from_touch(const sim_sweep_ray *ray, const sim_tr
 
 /// Ray against the triangle (both sides): distance along unit dir.
 bool sim_ray_tri(sim_vec3 origin, sim_dir dir, sim_fx length, const sim_tri *t, sim_tri_hit *hit);
-
-/// Strict order of hits for "earliest wins": smaller s, then a real overlap
-/// before a touch (the deeper overlap first), then face before edge before
-/// vertex, then smaller triangle id, then smaller feature index.
-bool sim_tri_hit_before(const sim_tri_hit *a, const sim_tri_hit *b);
 
 /// The face normal oriented toward point p (double-sided triangles); when p
 /// lies in the plane, against `motion`.

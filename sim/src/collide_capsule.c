@@ -174,7 +174,7 @@ typedef struct capsule_tri {
 static inline bool capsule_tile_out(const capsule_ray *cr, const sim_tri *t, capsule_tri *ct)
 {
     // The centre's distance to the plane in Q18.46, exact (n_at, collide.h).
-    ct->dist0_raw = t->n.x * cr->start[0] + t->n.y * cr->start[1] + t->n.z * cr->start[2] - t->n_at;
+    ct->dist0_raw = sim_dir_dot_v3_raw(t->n, cr->ray->start) - t->n_at;
     // A piece of a flat surface (a floor tile) that the segment does not
     // cross: only an end's centre passing over its inside can touch it.
     // (First: the tiles around the one a character stands on are most of

@@ -141,8 +141,7 @@ bool round_in_triangle(const sim_tri *t, sim_vec3 q, sim_fx slack)
     // away from zero, to -slack - 1).
     const int64_t lim = -(2 * (int64_t)slack + 1) * ((int64_t)1 << 29);
     for (int i = 0; i < 3; i++) {
-        sim_dir a = t->inward[i];
-        if ((int64_t)a.x * q.x + (int64_t)a.y * q.y + (int64_t)a.z * q.z - t->in_at[i] <= lim)
+        if (sim_dir_dot_v3_raw(t->inward[i], q) - t->in_at[i] <= lim)
             return false;
     }
     return true;

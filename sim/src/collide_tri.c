@@ -69,11 +69,10 @@ bool sim_tri_init(sim_tri *t, sim_vec3 a, sim_vec3 b, sim_vec3 c, uint32_t id, s
         t->side[i] = sim_dir_from_s64(-(int64_t)e[i].z, 0, e[i].x);
         extent_from(t, i, t->inward[i], &t->in_lo[i], &t->in_hi[i]);
         extent_from(t, i, t->side[i], &t->side_lo[i], &t->side_hi[i]);
-        t->in_at[i] = (int64_t)t->inward[i].x * t->v[i].x + (int64_t)t->inward[i].y * t->v[i].y +
-                      (int64_t)t->inward[i].z * t->v[i].z;
+        t->in_at[i] = sim_dir_dot_v3_raw(t->inward[i], t->v[i]);
         t->side_at[i] = (int64_t)t->side[i].x * t->v[i].x + (int64_t)t->side[i].z * t->v[i].z;
     }
-    t->n_at = (int64_t)t->n.x * a.x + (int64_t)t->n.y * a.y + (int64_t)t->n.z * a.z;
+    t->n_at = sim_dir_dot_v3_raw(t->n, a);
     return true;
 }
 

@@ -79,16 +79,10 @@ bool sim_near_sweep_ray(const sim_world *world, const sim_near *near, const sim_
     sim_fx g = ray->inflate + 2;
     sim_vec3 grow = sim_v3_add(ray->shape.half, sim_v3(g, g, g));
     uint32_t list[SIM_NEAR_CAPACITY], n;
-    if (sim_near_segment_tris(world, near, ray->start, ray->displacement, grow, list, &n)) {
-        if (ray->shape.type != SIM_SHAPE_BOX && ray->shape.type != SIM_SHAPE_CYLINDER) {
-            c.has = sim_sweep_capsule_tris(ray, world->tris, list, n, &c.best); // as sim_sweep_shape_tri picks
-        } else {
-            for (uint32_t i = 0; i < n; i++)
-                sweep_one(&c, &world->tris[list[i]]);
-        }
-    } else {
+    if (sim_near_segment_tris(world, near, ray->start, ray->displacement, grow, list, &n))
+        c.has = sim_sweep_shape_tris(ray, world->tris, list, n, &c.best);
+    else
         sim_bvh_query_segment(world, ray->start, ray->displacement, grow, sweep_visit, &c);
-    }
     if (!c.has)
         return false;
     out->hit = true;

@@ -993,6 +993,16 @@ static void carry(sim_scene *sc, sim_char_state *c, const scene_platform *p)
         c->position = sim_v3_add(c->position, sim_v3_scale(u, travelled - back));
 }
 
+// Character i's slots of sc->near_body (move_prepare fills them).
+static uint32_t *near_list(const sim_scene *sc, uint32_t i) { return &sc->near_body[(size_t)i * BODY_NEAR_CAPACITY]; }
+
+// How many of them hold bodies: 0 when move_prepare found too many (the
+// queries then scan the broad phase).
+static uint32_t near_listed(const sim_scene *sc, uint32_t i)
+{
+    return sc->near_count[i] <= BODY_NEAR_CAPACITY ? sc->near_count[i] : 0;
+}
+
 // Before the moves: the other solid bodies around character i's step box,
 // in the broad phase's order, into its slots of sc->near_body (the move's
 // body_near), and whether it is alone (scene_alone.c): no such body, or it
@@ -1005,7 +1015,7 @@ static void move_prepare(sim_scene *sc, uint32_t i)
         return;
     sim_aabb box = sim_near_step_box(&sc->settings, c);
     sc->step_box[i] = box;
-    uint32_t *list = &sc->near_body[(size_t)i * BODY_NEAR_CAPACITY];
+    uint32_t *list = near_list(sc, i);
     scene_view v = {sc, (int64_t)i, 0, true, NULL, NULL};
     body_cursor cur = bodies_in(&v, box);
     uint32_t j, n = 0;
@@ -1049,12 +1059,12 @@ static void move_one(sim_scene *sc, uint32_t i)
         if (sc->alone[i]) {
             col = scene_alone_collider(v);
         } else {
-            uint32_t n = sc->near_count[i];
+            const uint32_t *list = near_list(sc, i);
             bodies.box = box;
-            bodies.usable = n <= BODY_NEAR_CAPACITY;
-            bodies.count = bodies.usable ? n : 0;
+            bodies.usable = sc->near_count[i] <= BODY_NEAR_CAPACITY;
+            bodies.count = near_listed(sc, i);
             for (uint32_t k = 0; k < bodies.count; k++) {
-                bodies.body[k] = sc->near_body[(size_t)i * BODY_NEAR_CAPACITY + k];
+                bodies.body[k] = list[k];
                 bodies.shrink[k] = -1;
             }
             v->bodies_near = &bodies;
@@ -1091,9 +1101,8 @@ static void move_prefetch(const sim_scene *sc, uint32_t i)
     scene_near_prefetch(&sc->near_keep[i]);
     if (sc->alone[i])
         return;
-    const uint32_t *list = &sc->near_body[(size_t)i * BODY_NEAR_CAPACITY];
-    uint32_t n = sc->near_count[i] <= BODY_NEAR_CAPACITY ? sc->near_count[i] : 0;
-    for (uint32_t k = 0; k < n; k += 16)
+    const uint32_t *list = near_list(sc, i);
+    for (uint32_t k = 0, n = near_listed(sc, i); k < n; k += 16)
         SCENE_PREFETCH(list + k);
 }
 

@@ -21,7 +21,7 @@
 // and the (unchanging) world, whichever character it was gathered for, so
 // adds, removes, restores and rollbacks never need to touch them; a slot
 // whose list does not cover its character's step box gathers again. A kept
-// list with more than KEEP_CAPACITY triangles, or a kept box wider than
+// list with more than SCENE_NEAR_KEEP_CAPACITY triangles, or a kept box wider than
 // SIM_PBOX_REL_SPAN, is marked full: while the step box stays inside it, the
 // step box is gathered directly, as without the cache. The lists are taken
 // in sim_scene_create; a step allocates nothing, and each move writes only

@@ -166,8 +166,9 @@ static inline sim_angle ks_yaw_toward(sim_fx dx, sim_fx dz)
 // those edges and walks off into nothing. The soak test and the benchmark
 // want characters that stay on the level, so before each command they look
 // ahead: when there is no surface at all below a point in the direction of
-// travel, the character turns round and does not jump. Falling to a lower
-// floor is still allowed. Harness behaviour only: it reads the state, so
+// travel, the character turns round and does not jump; nor does it jump
+// within 1.5 m of such a point in any direction. Falling to a lower floor is
+// still allowed. Harness behaviour only: it reads the state, so
 // commands that pass through it are no longer a pure function of the seed.
 
 /// Whether nothing at all lies below `p` down to `bottom`.
@@ -184,32 +185,56 @@ static inline bool ks_void_below(const sim_world *world, sim_vec3 p, sim_fx bott
     return true;
 }
 
+// Whether there is no surface at all below some point along `dir` (not
+// normalised; zero: false) from a metre above the character's feet, at the
+// given distances.
+static inline bool ks_void_along(const sim_world *world, sim_aabb bounds, const sim_char_state *c, sim_vec3 dir,
+                                 const int32_t *ahead_mm, int count)
+{
+    if (sim_v3_is_zero(dir))
+        return false;
+    dir = sim_v3_normalize(dir);
+    sim_fx bottom = bounds.min.y - SIM_FX_ONE;
+    sim_vec3 from = sim_v3_add(c->position, sim_v3(0, SIM_FX_ONE, 0));
+    for (int i = 0; i < count; i++) {
+        sim_vec3 p = sim_v3_add(from, sim_v3_scale(dir, SIM_FX_MM(ahead_mm[i])));
+        if (!sim_v3_in_world(p) || ks_void_below(world, p, bottom))
+            return true;
+    }
+    return false;
+}
+
 /// Turns `in` away from open edges (see above). `bounds` is the world's.
 static inline void ks_guard_edges(const sim_world *world, sim_aabb bounds, const sim_char_state *c, sim_input *in)
 {
-    // Look along the horizontal velocity when moving, else along the wish.
-    sim_vec3 dir = sim_v3(c->velocity.x, 0, c->velocity.z);
-    if (sim_v3_len_sq64(dir) < (int64_t)SIM_FX_HALF * SIM_FX_HALF) {
-        sim_vec3 f, r;
-        sim_angle_forward_right(in->yaw, &f, &r);
-        dir = sim_v3_add(sim_v3_scale(f, (sim_fx)in->forward * 516),
-                         sim_v3_scale(r, (sim_fx)in->right * 516)); // 127 * 516 ~ 1.0
-        if (sim_v3_is_zero(dir))
-            return;
-    }
-    dir = sim_v3_normalize(dir);
     // A running jump carries about 5.4 m; look a little further.
     static const int32_t ahead_mm[] = {700, 1500, 3000, 6000};
-    sim_fx bottom = bounds.min.y - SIM_FX_ONE;
-    sim_vec3 from = sim_v3_add(c->position, sim_v3(0, SIM_FX_ONE, 0));
-    for (int i = 0; i < 4; i++) {
-        sim_vec3 p = sim_v3_add(from, sim_v3_scale(dir, SIM_FX_MM(ahead_mm[i])));
-        if (!sim_v3_in_world(p) || ks_void_below(world, p, bottom)) {
-            in->yaw = ks_yaw_toward(-dir.x, -dir.z);
-            in->forward = 127;
-            in->right = 0;
-            in->buttons &= (uint8_t)~SIM_BUTTON_JUMP;
-            return;
+    sim_vec3 f, r;
+    sim_angle_forward_right(in->yaw, &f, &r);
+    sim_vec3 wish = sim_v3_add(sim_v3_scale(f, (sim_fx)in->forward * 516),
+                               sim_v3_scale(r, (sim_fx)in->right * 516)); // 127 * 516 ~ 1.0
+    // Along the horizontal velocity when moving, else along the wish.
+    sim_vec3 dir = sim_v3(c->velocity.x, 0, c->velocity.z);
+    if (sim_v3_len_sq64(dir) < (int64_t)SIM_FX_HALF * SIM_FX_HALF)
+        dir = wish;
+    if (ks_void_along(world, bounds, c, dir, ahead_mm, 4)) {
+        in->yaw = ks_yaw_toward(-dir.x, -dir.z);
+        in->forward = 127;
+        in->right = 0;
+        in->buttons &= (uint8_t)~SIM_BUTTON_JUMP;
+        return;
+    }
+    // A jump may be turned by what it meets (another character's rounded
+    // bottom sends it sideways): none within 1.5 m of an edge, any way round.
+    if (in->buttons & SIM_BUTTON_JUMP) {
+        static const int32_t near_mm[] = {700, 1500};
+        for (int k = 0; k < 8; k++) {
+            sim_angle a = (sim_angle)(k * 8192);
+            sim_vec3 d = sim_v3(sim_angle_sin(a), 0, sim_angle_cos(a));
+            if (ks_void_along(world, bounds, c, d, near_mm, 2)) {
+                in->buttons &= (uint8_t)~SIM_BUTTON_JUMP;
+                return;
+            }
         }
     }
 }

@@ -984,6 +984,55 @@ Test(scene, two_characters_walking_into_each_other_end_up_touching)
     sim_scene_destroy(sc);
 }
 
+// A character touched higher than a step above the feet is a wall: walking
+// into one never tries the step-up (which costs sweeps and, with rounded
+// shapes, could report a step that never happened). One lower than a step
+// (here a crouched box 0.3 m tall) is still a step, and walked onto.
+static void walk_into_a_standing_character(bool low, int *stepped, int *walled, double *highest)
+{
+    sim_move_settings saved = S;
+    if (low) {
+        S.stand_shape = sim_shape_box(M(0.4), M(0.9), M(0.4));
+        S.crouch_shape = sim_shape_box(M(0.4), M(0.15), M(0.4));
+    }
+    sim_vec3 c0 = marker("platform_area");
+    sim_scene *sc = sim_scene_create(world, &S, 4);
+    add(sc, 1, offset(c0, -2, 0, 0), yaw_to(1, 0));
+    add(sc, 2, c0, 0);
+    const sim_char_state *a = get(sc, 1);
+    *stepped = *walled = 0;
+    *highest = 0;
+    for (int t = 0; t < 96; t++) {
+        uint32_t now = sim_scene_tick(sc);
+        sim_input ia = command(now, yaw_to(1, 0), 127, 0), ib = command(now, 0, 0, low ? SIM_BUTTON_CROUCH : 0);
+        sim_scene_set_input(sc, 1, &ia);
+        sim_scene_set_input(sc, 2, &ib);
+        sim_scene_step(sc);
+        *stepped += (a->flags & SIM_CHAR_STEPPED) != 0;
+        *walled += (a->flags & SIM_CHAR_WALL) != 0;
+        *highest = fmax(*highest, D(a->position.y - c0.y));
+    }
+    sim_scene_destroy(sc);
+    S = saved;
+}
+
+Test(scene, a_character_is_a_step_only_when_lower_than_one)
+{
+    int stepped, walled;
+    double highest;
+    walk_into_a_standing_character(false, &stepped, &walled, &highest);
+    cr_log_info("into a standing capsule: %d ticks stepped, %d walled, feet at most %.4f m up\n", stepped, walled,
+                highest);
+    cr_assert_eq(stepped, 0, "stepped on %d ticks", stepped);
+    cr_assert_gt(walled, 32, "a wall on only %d ticks", walled);
+    cr_assert_leq(highest, 2 * D(S.skin), "feet rose %.4f m", highest);
+    walk_into_a_standing_character(true, &stepped, &walled, &highest);
+    cr_log_info("into a crouched box 0.3 m tall: %d ticks stepped, %d walled, feet at most %.4f m up\n", stepped,
+                walled, highest);
+    cr_assert_gt(stepped, 0, "never stepped onto the low box");
+    cr_assert_gt(highest, 0.25, "feet rose only %.4f m", highest);
+}
+
 Test(scene, overlapping_characters_each_resolve_half)
 {
     sim_vec3 c0 = marker("platform_area");

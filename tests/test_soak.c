@@ -70,8 +70,8 @@
 #include "test_support.h"
 
 // Pinned final state hashes (see "Regenerating" above).
-#define SOAK_HASH_BUILTIN UINT64_C(0xf08fa0aafe1a5980)
-#define SOAK_HASH_ZDM2 UINT64_C(0x4478bd49c3ea2c04)
+#define SOAK_HASH_BUILTIN UINT64_C(0xda2c53ed7460374a)
+#define SOAK_HASH_ZDM2 UINT64_C(0x2e71219aea6eaae8)
 #define SOAK_HASH_PANDORA UINT64_C(0xc7a722760f37dcd6)
 #define SOAK_HASH_BUILTIN_BOX UINT64_C(0x1fceedd5f96d7202)
 #define SOAK_HASH_ZDM2_BOX UINT64_C(0x6ab8ce8e7540bc4e)
@@ -85,8 +85,8 @@
 #define SOAK_PILE 200
 #define SOAK_PILE_TICKS 384
 #define SOAK_MAX_CHARACTERS SOAK_PILE
-#define SOAK_HASH_PILE_BUILTIN UINT64_C(0x98383226b5968116)
-#define SOAK_HASH_PILE_ZDM2 UINT64_C(0xca06daafa9c2ee01)
+#define SOAK_HASH_PILE_BUILTIN UINT64_C(0x975175f19b1d8f17)
+#define SOAK_HASH_PILE_ZDM2 UINT64_C(0x846099a96f7dbcc3)
 #define SOAK_TICKS 2500 // 48 x 2500 = 120,000 character-ticks per level
 // The other shapes run shorter, so the three together cost about a third
 // more than the capsule alone (test_soak runs twice in CI, once sanitized).

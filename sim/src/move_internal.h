@@ -54,6 +54,11 @@ typedef enum slide_mode {
 typedef struct slide_result {
     int planes;         ///< planes touched
     bool blocked_steep; ///< a plane that is not walkable floor stopped part of the motion
+    /// Of those, one that could be a step: any of the level's, or an object
+    /// (a platform, another character) touched no higher than a step above
+    /// the feet. An object is convex: touched higher, it rises above
+    /// anything the step-up reaches, and the step-up cannot pass it.
+    bool blocked_riser;
     bool touched_ceiling;
     bool landed;  ///< touched walkable floor (air mode)
     bool climbed; ///< ground mode: walkable ground (a nosing, a ramp's foot) turned the motion upward

@@ -133,8 +133,12 @@ void mover_slide(const sim_move_ctx *m, sim_shape shape, sim_vec3 *center, sim_v
         }
         if (n.y < -SIM_FX_HALF)
             out->touched_ceiling = true;
-        if (!walkable && n.y > -SIM_FX_HALF)
+        if (!walkable && n.y > -SIM_FX_HALF) {
             out->blocked_steep = true;
+            if (!(r.feature.triangle & SIM_FEATURE_OBJECT_BIT) ||
+                (int64_t)r.point.y - (r.position.y - shape.half.y) <= (int64_t)s->step_height + s->skin)
+                out->blocked_riser = true;
+        }
         if (!walkable && n.y > 0 && mode != SLIDE_FREE) {
             // Walking, a slope too steep to stand on is a wall: clipping on
             // its real normal would lift the character up it. Airborne, the
@@ -394,9 +398,11 @@ void mover_walk_move(sim_move_ctx *m, sim_vec3 d)
     mover_slide(m, shape, &c1, &v1, d, SLIDE_GROUND, &r1);
     if (r1.touched_ceiling)
         m->c->flags |= SIM_CHAR_CEILING;
-    if (!(r1.blocked_steep || r1.climbed) || s->step_height <= 0 || (d.x == 0 && d.z == 0)) {
+    if (!(r1.blocked_riser || r1.climbed) || s->step_height <= 0 || (d.x == 0 && d.z == 0)) {
         mover_set_center(m, c1);
         m->c->velocity = v1;
+        if (r1.blocked_steep)
+            m->c->flags |= SIM_CHAR_WALL; // an object taller than a step: not tried as one
         return;
     }
     // Up, over, down, when something stopped or lifted the slide: a riser

@@ -92,12 +92,16 @@ Test(scene_near, cut_from_kept_list_equals_gather)
     static sim_near got;
     uint32_t cut = 0, full = 0, overflow = 0;
     int64_t sx = (int64_t)lb.max.x - lb.min.x, sy = (int64_t)lb.max.y - lb.min.y, sz = (int64_t)lb.max.z - lb.min.z;
-    sim_vec3 p = lb.min;
+    sim_vec3 p = lb.min, v = sim_v3_zero();
+    const sim_fx dt = SIM_FX_ONE / 64;
     for (uint32_t step = 0; step < 6000; step++) {
-        if (step % 40 == 0) // a new walk somewhere else
+        if (step % 40 == 0) { // a new walk somewhere else, at a new velocity (the kept box reaches ahead)
             p = sim_v3((sim_fx)(lb.min.x + (int64_t)rnd(1000) * sx / 1000),
                        (sim_fx)(lb.min.y + (int64_t)rnd(1000) * sy / 1000),
                        (sim_fx)(lb.min.z + (int64_t)rnd(1000) * sz / 1000));
+            v = sim_v3((sim_fx)rnd(SIM_FX_INT(32)) - SIM_FX_INT(16), (sim_fx)rnd(SIM_FX_INT(32)) - SIM_FX_INT(16),
+                       (sim_fx)rnd(SIM_FX_INT(32)) - SIM_FX_INT(16));
+        }
         // Drift by up to 0.25 m a step; sizes from a character's step box to
         // 24 m (the kept list and the cut list both overflow).
         p = sim_v3(p.x + (sim_fx)rnd(SIM_FX_MM(500)) - SIM_FX_MM(250), p.y + (sim_fx)rnd(SIM_FX_MM(100)),
@@ -107,7 +111,7 @@ Test(scene_near, cut_from_kept_list_equals_gather)
         sim_fx up = big ? half : SIM_FX_INT(2);
         sim_aabb box = {sim_v3(p.x - half, p.y - SIM_FX_MM(500), p.z - half), sim_v3(p.x + half, p.y + up, p.z + half)};
         bool inside = keep.world == world && scene_box_inside(box, keep.box);
-        scene_near_step(&keep, world, box, &got);
+        scene_near_step(&keep, world, box, v, dt, &got);
         cut += inside;
         full += keep.full;
         overflow += !got.usable;

@@ -799,6 +799,7 @@ sim_scene *sim_scene_create(const sim_world *world, const sim_move_settings *set
     size_t n = max_characters ? max_characters : 1;
     sc->world = world;
     sc->settings = *settings;
+    sc->dt = sim_move_dt(settings);
     sc->max_chars = max_characters;
     sc->batch = SIM_SCENE_DEFAULT_BATCH;
     sc->chars = calloc(n, sizeof *sc->chars);
@@ -1054,7 +1055,7 @@ static void move_one(sim_scene *sc, uint32_t i)
         col = scene_view_collider(v);
     } else {
         sim_aabb box = sc->step_box[i]; // move_prepare's: the state has not changed since
-        scene_near_step(&sc->near_keep[i], sc->world, box, &near);
+        scene_near_step(&sc->near_keep[i], sc->world, box, c->velocity, sc->dt, &near);
         v->near = &near;
         if (sc->alone[i]) {
             col = scene_alone_collider(v);

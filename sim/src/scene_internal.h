@@ -100,6 +100,7 @@ typedef struct body_near {
 struct sim_scene {
     const sim_world *world;
     sim_move_settings settings;
+    sim_fx dt; // sim_move_dt(&settings)
     uint32_t tick;
     uint32_t max_chars;
     uint32_t count;
@@ -252,8 +253,10 @@ void scene_bodies_fill(sim_scene *sc);
 
 /// The world near a step box, as sim_near_gather(near, world, step) gathers
 /// it, cut out of the slot's kept list `k` (gathered again when the step box
-/// leaves it). scene_near.c.
-void scene_near_step(scene_near_keep *k, const sim_world *world, sim_aabb step, sim_near *near);
+/// leaves it; the new kept box also reaches a few ticks of the character's
+/// motion ahead: `velocity` over ticks of `dt`). scene_near.c.
+void scene_near_step(scene_near_keep *k, const sim_world *world, sim_aabb step, sim_vec3 velocity, sim_fx dt,
+                     sim_near *near);
 // Ask the memory for the start of a slot a coming move will read (no effect
 // on any result).
 void scene_near_prefetch(const scene_near_keep *k);

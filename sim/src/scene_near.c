@@ -3,7 +3,8 @@
 //
 // A move's queries are answered from a sim_near gathered around the step box
 // (world_near.h). Gathering walks the hierarchy every tick; here each
-// character slot keeps a wider list (the step box grown by KEEP_GROW), with
+// character slot keeps a wider list (the step box grown by KEEP_GROW, and
+// KEEP_AHEAD_TICKS of the character's motion further ahead), with
 // each triangle's bounds packed relative to the kept box's minimum
 // (pbox.h), and the tick's sim_near is cut out of it while the step box
 // stays inside: the triangles of the kept list whose bounds overlap the step
@@ -32,15 +33,33 @@
 #include "world_internal.h"
 
 #define KEEP_GROW SIM_FX_MM(400)
+// Ticks of the present motion the kept box also reaches ahead (on the side
+// each axis moves to): a runner's step box leaves a box grown evenly after
+// a few ticks, and each new gather walks cold nodes of the hierarchy.
+#define KEEP_AHEAD_TICKS 8
 
-void scene_near_step(scene_near_keep *k, const sim_world *world, sim_aabb step, sim_near *near)
+// The box grown by `ahead` on the side its sign points to.
+static void reach(sim_fx *lo, sim_fx *hi, sim_fx ahead)
+{
+    if (ahead > 0)
+        *hi += ahead;
+    else
+        *lo += ahead;
+}
+
+void scene_near_step(scene_near_keep *k, const sim_world *world, sim_aabb step, sim_vec3 velocity, sim_fx dt,
+                     sim_near *near)
 {
     if (k->world != world || !scene_box_inside(step, k->box)) {
-        // Positions stay within SIM_MOVE_POSITION_LIMIT (2^12 m), far from
-        // the edge of the number range: the grown box does not overflow.
+        // Positions stay within SIM_MOVE_POSITION_LIMIT (2^12 m) and a tick's
+        // motion within SIM_MAX_DISPLACEMENT, far from the edge of the number
+        // range: the grown box does not overflow.
         const sim_fx g = KEEP_GROW;
         k->world = world;
         k->box = sim_aabb_expand(step, sim_v3(g, g, g));
+        reach(&k->box.min.x, &k->box.max.x, sim_fx_mul(velocity.x, dt) * KEEP_AHEAD_TICKS);
+        reach(&k->box.min.y, &k->box.max.y, sim_fx_mul(velocity.y, dt) * KEEP_AHEAD_TICKS);
+        reach(&k->box.min.z, &k->box.max.z, sim_fx_mul(velocity.z, dt) * KEEP_AHEAD_TICKS);
         k->count = 0;
         k->full = !sim_pbox_rel_fits(k->box);
         if (!k->full) {

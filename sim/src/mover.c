@@ -388,23 +388,13 @@ static int64_t horizontal_dist_sq(sim_vec3 a, sim_vec3 b)
     return sim_v3_len_sq64(d);
 }
 
-void mover_walk_move(sim_move_ctx *m, sim_vec3 d)
+// The stepped move from centre c0 at velocity v0 by d: up, over, down. When
+// it gets further than the plain slide's end *c1, it replaces *c1 and *v1
+// and the result is true.
+static bool step_up(const sim_move_ctx *m, sim_shape shape, sim_vec3 d, sim_vec3 c0, sim_vec3 v0, sim_vec3 *c1,
+                    sim_vec3 *v1)
 {
     const sim_move_settings *s = m->s;
-    sim_shape shape = mover_shape(m);
-    sim_vec3 c0 = mover_center(m), v0 = m->c->velocity;
-    sim_vec3 c1 = c0, v1 = v0;
-    slide_result r1;
-    mover_slide(m, shape, &c1, &v1, d, SLIDE_GROUND, &r1);
-    if (r1.touched_ceiling)
-        m->c->flags |= SIM_CHAR_CEILING;
-    if (!(r1.blocked_riser || r1.climbed) || s->step_height <= 0 || (d.x == 0 && d.z == 0)) {
-        mover_set_center(m, c1);
-        m->c->velocity = v1;
-        if (r1.blocked_steep)
-            m->c->flags |= SIM_CHAR_WALL; // an object taller than a step: not tried as one
-        return;
-    }
     // Up, over, down, when something stopped or lifted the slide: a riser
     // too steep to walk, or walkable ground that turned the motion upward.
     // The second is a rounded bottom on a step's nosing: the edge's normal
@@ -449,17 +439,34 @@ void mover_walk_move(sim_move_ctx *m, sim_vec3 d)
             // higher than a step: sliding over an edge at the raised height
             // must not add to it.
             if (c3.y <= c0.y + s->step_height + s->skin &&
-                horizontal_dist_sq(c3, c0) > horizontal_dist_sq(c1, c0) + (int64_t)SIM_FX_MM(1) * SIM_FX_MM(1)) {
-                c1 = c3;
-                v1 = sim_v3(v2.x, v0.y, v2.z);
+                horizontal_dist_sq(c3, c0) > horizontal_dist_sq(*c1, c0) + (int64_t)SIM_FX_MM(1) * SIM_FX_MM(1)) {
+                *c1 = c3;
+                *v1 = sim_v3(v2.x, v0.y, v2.z);
                 stepped = true;
             }
         }
     }
+    return stepped;
+}
+
+void mover_walk_move(sim_move_ctx *m, sim_vec3 d)
+{
+    const sim_move_settings *s = m->s;
+    sim_shape shape = mover_shape(m);
+    sim_vec3 c0 = mover_center(m), v0 = m->c->velocity;
+    sim_vec3 c1 = c0, v1 = v0;
+    slide_result r1;
+    mover_slide(m, shape, &c1, &v1, d, SLIDE_GROUND, &r1);
+    if (r1.touched_ceiling)
+        m->c->flags |= SIM_CHAR_CEILING;
+    // Something that could be a step stopped the slide, or walkable ground
+    // lifted it (an object taller than a step is not tried as one).
+    bool stepped = (r1.blocked_riser || r1.climbed) && s->step_height > 0 && !(d.x == 0 && d.z == 0) &&
+                   step_up(m, shape, d, c0, v0, &c1, &v1);
     mover_set_center(m, c1);
     m->c->velocity = v1;
     if (stepped)
         m->c->flags |= SIM_CHAR_STEPPED;
     else if (r1.blocked_steep)
-        m->c->flags |= SIM_CHAR_WALL; // blocked by a riser too high or a wall
+        m->c->flags |= SIM_CHAR_WALL; // blocked by a riser too high, a wall or a tall object
 }

@@ -52,8 +52,9 @@ void scene_near_step(scene_near_keep *k, const sim_world *world, sim_aabb step, 
 {
     if (k->world != world || !scene_box_inside(step, k->box)) {
         // Positions stay within SIM_MOVE_POSITION_LIMIT (2^12 m) and a tick's
-        // motion within SIM_MAX_DISPLACEMENT, far from the edge of the number
-        // range: the grown box does not overflow.
+        // motion within SIM_MAX_DISPLACEMENT (64 m), so the box reaches at
+        // most 512 m further: far from the edge of the number range (2^15 m),
+        // it does not overflow.
         const sim_fx g = KEEP_GROW;
         k->world = world;
         k->box = sim_aabb_expand(step, sim_v3(g, g, g));

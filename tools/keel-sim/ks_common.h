@@ -209,14 +209,14 @@ static inline void ks_guard_edges(const sim_world *world, sim_aabb bounds, const
 {
     // A running jump carries about 5.4 m; look a little further.
     static const int32_t ahead_mm[] = {700, 1500, 3000, 6000};
-    sim_vec3 f, r;
-    sim_angle_forward_right(in->yaw, &f, &r);
-    sim_vec3 wish = sim_v3_add(sim_v3_scale(f, (sim_fx)in->forward * 516),
-                               sim_v3_scale(r, (sim_fx)in->right * 516)); // 127 * 516 ~ 1.0
     // Along the horizontal velocity when moving, else along the wish.
     sim_vec3 dir = sim_v3(c->velocity.x, 0, c->velocity.z);
-    if (sim_v3_len_sq64(dir) < (int64_t)SIM_FX_HALF * SIM_FX_HALF)
-        dir = wish;
+    if (sim_v3_len_sq64(dir) < (int64_t)SIM_FX_HALF * SIM_FX_HALF) {
+        sim_vec3 f, r;
+        sim_angle_forward_right(in->yaw, &f, &r);
+        dir = sim_v3_add(sim_v3_scale(f, (sim_fx)in->forward * 516),
+                         sim_v3_scale(r, (sim_fx)in->right * 516)); // 127 * 516 ~ 1.0
+    }
     if (ks_void_along(world, bounds, c, dir, ahead_mm, 4)) {
         in->yaw = ks_yaw_toward(-dir.x, -dir.z);
         in->forward = 127;

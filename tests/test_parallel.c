@@ -459,6 +459,43 @@ Test(parallel, pool_runs_every_item_once)
     keel_jobs_destroy(NULL);
 }
 
+// The workers' watch for the next loop: the settings' edges, and pools that
+// sleep at once or watch for the longest time still run every item once. A
+// pool whose workers watch for 10 s is destroyed while they watch: the
+// destroy wakes them (it does not wait out the watch).
+Test(parallel, pool_watch_settings)
+{
+    keel_jobs_settings d = keel_jobs_default_settings();
+    cr_assert_eq(d.threads, 1u);
+    cr_assert_eq(d.watch_ns, (uint64_t)KEEL_JOBS_SPIN_NS);
+    keel_jobs_settings bad = d;
+    bad.threads = 0;
+    cr_assert_null(keel_jobs_create_with(&bad));
+    bad.threads = KEEL_JOBS_MAX_THREADS + 1;
+    cr_assert_null(keel_jobs_create_with(&bad));
+    bad = d;
+    bad.watch_ns = KEEL_JOBS_WATCH_MAX_NS + 1u;
+    cr_assert_null(keel_jobs_create_with(&bad));
+    static const uint64_t watch[] = {0u, KEEL_JOBS_SPIN_NS, KEEL_JOBS_WATCH_MAX_NS};
+    static uint32_t hits[100];
+    for (size_t w = 0; w < sizeof watch / sizeof watch[0]; w++) {
+        keel_jobs_settings s = d;
+        s.threads = 2;
+        s.watch_ns = watch[w];
+        keel_jobs *j = keel_jobs_create_with(&s);
+        cr_assert_not_null(j);
+        cr_assert_eq(keel_jobs_threads(j), 2u);
+        for (uint32_t loop = 0; loop < 50; loop++) {
+            memset(hits, 0, sizeof hits);
+            keel_jobs_parallel_for(j, 100, count_items, hits);
+            for (uint32_t i = 0; i < 100; i++)
+                cr_assert_eq(hits[i], 1u, "watch %llu ns: item %u ran %u times", (unsigned long long)watch[w],
+                             (unsigned)i, (unsigned)hits[i]);
+        }
+        keel_jobs_destroy(j);
+    }
+}
+
 // ---- keel-sim --threads ----------------------------------------------------------------
 
 static keel_test_run_result run_keelsim(const char *const *args)

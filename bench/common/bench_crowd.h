@@ -3,8 +3,8 @@
 //
 // The crowd both benchmarks walk (keel-sim's seeded random walk, spawns 1.2 m
 // apart, inside rooms on the real map), the shared levels folder and the real
-// map, and the speed-up of a scene whose moves run on a keel_jobs pool over
-// the same scene on one thread. Doubles appear only for times.
+// map, and the probe of the cores a pool gets (the speed-up of a scene on a
+// pool is in bench_speedup.h). Doubles appear only for times.
 #ifndef KEEL_BENCH_CROWD_H
 #define KEEL_BENCH_CROWD_H
 
@@ -50,25 +50,5 @@ void bench_scene_commands(sim_scene *const *scenes, int nscenes, const sim_world
 /// How many cores the pool gets now: pure arithmetic on the pool against the
 /// same on this thread alone.
 double bench_available_cores(keel_jobs *jobs);
-
-/// One scene on the calling thread against one whose moves run on `jobs`
-/// (bench_parallel's figure).
-typedef struct bench_speedup {
-    bool same;                 ///< the two scenes' hashes agreed on every tick
-    bool no_executor;          ///< one work item a tick: the scene never called the executor
-    uint64_t ticks;            ///< timed ticks
-    uint64_t mismatch_tick;    ///< when !same: the tick after which they differed
-    double seconds1, secondsN; ///< whole steps
-    double moves1, movesN;     ///< the move phase (inside the executor)
-    double work1, workN;       ///< summed over the work items
-    double cores_before, cores_after;
-} bench_speedup;
-
-/// Run the two scenes side by side (which steps first alternates every tick)
-/// for `min_seconds` of the one-thread scene and BENCH_MIN_TICKS ticks at
-/// least, after BENCH_WARMUP_TICKS. `batch` 0: the scene's default. False
-/// when setting up failed (out->same then says nothing).
-bool bench_scene_speedup(const char *prog, const sim_level *level, const sim_world *w, bool rooms, uint32_t count,
-                         keel_jobs *jobs, uint32_t batch, double min_seconds, bench_speedup *out);
 
 #endif

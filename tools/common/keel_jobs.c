@@ -14,11 +14,13 @@
 // microseconds) and follows the last one closely, so waking a sleeping thread
 // (a futex, and in a virtual machine an interrupt to a halted core) would
 // cost about as much as the loop. A worker that finished a loop therefore
-// watches for the next one for up to KEEL_JOBS_SPIN_NS before it sleeps on
-// the condition variable, and the caller watches for the workers still inside
-// a loop as long before it sleeps. Nobody spins when the pool has more
-// threads than the machine has processors online (a spinning thread would
-// take a core from one with work).
+// watches for the next one for up to the pool's watch time (KEEL_JOBS_SPIN_NS
+// unless set) before it sleeps on the condition variable, and the caller
+// watches for the workers still inside a loop for up to KEEL_JOBS_SPIN_NS
+// before it sleeps. Nobody spins when the pool has more threads than the
+// machine has processors online (a spinning thread would take a core from
+// one with work). keel_jobs_destroy bumps the generation, so a worker
+// watching for a long time sees the stop at once.
 //
 // Lifetime of a loop: the caller publishes it under the mutex (a new
 // generation, the shares) and wakes the sleeping workers. A worker joins
@@ -43,6 +45,17 @@
 struct keel_jobs {
     uint32_t threads;
 };
+
+keel_jobs_settings keel_jobs_default_settings(void)
+{
+    keel_jobs_settings s = {1u, KEEL_JOBS_SPIN_NS};
+    return s;
+}
+
+keel_jobs *keel_jobs_create_with(const keel_jobs_settings *settings)
+{
+    return settings->watch_ns <= KEEL_JOBS_WATCH_MAX_NS ? keel_jobs_create(settings->threads) : NULL;
+}
 
 keel_jobs *keel_jobs_create(uint32_t threads)
 {
@@ -94,6 +107,7 @@ struct keel_jobs {
     uint32_t worker_count; // started
     uint32_t threads;      // asked for: every one is started or the pool is not made
     bool spin;             // watch before sleeping (threads <= processors online)
+    uint64_t watch_ns;     // a worker's watch for the next loop
     share *shares;         // one per thread, the caller's first
     void *share_mem;
     bool stop;
@@ -175,11 +189,11 @@ static void relax(void)
 #endif
 }
 
-// Watches `*word` for up to KEEL_JOBS_SPIN_NS while it equals `value` (with
+// Watches `*word` for up to `limit_ns` while it equals `value` (with
 // `equal`) or differs from it: true when the wait ended before the time did.
-static bool spin_while(const keel_jobs *j, const _Atomic uint32_t *word, uint32_t value, bool equal)
+static bool spin_while(const keel_jobs *j, const _Atomic uint32_t *word, uint32_t value, bool equal, uint64_t limit_ns)
 {
-    if (!j->spin)
+    if (!j->spin || limit_ns == 0)
         return false;
     uint64_t t0 = 0;
     for (uint32_t k = 0;; k++) {
@@ -190,7 +204,7 @@ static bool spin_while(const keel_jobs *j, const _Atomic uint32_t *word, uint32_
             uint64_t t = now_ns();
             if (t0 == 0)
                 t0 = t;
-            else if (t - t0 > KEEL_JOBS_SPIN_NS)
+            else if (t - t0 > limit_ns)
                 return false;
         }
     }
@@ -212,7 +226,7 @@ static void *worker_main(void *arg)
         if (!j->stop && atomic_load_explicit(&j->generation, memory_order_relaxed) == seen) {
             // Watch for the next loop without the lock, then sleep.
             pthread_mutex_unlock(&j->lock);
-            bool quick = spin_while(j, &j->generation, seen, true);
+            bool quick = spin_while(j, &j->generation, seen, true, j->watch_ns);
             pthread_mutex_lock(&j->lock);
             if (quick)
                 j->stats.quick_joins++;
@@ -249,9 +263,23 @@ static long processors_online(void)
 #endif
 }
 
+keel_jobs_settings keel_jobs_default_settings(void)
+{
+    keel_jobs_settings s = {1u, KEEL_JOBS_SPIN_NS};
+    return s;
+}
+
 keel_jobs *keel_jobs_create(uint32_t threads)
 {
-    if (threads < 1 || threads > KEEL_JOBS_MAX_THREADS)
+    keel_jobs_settings s = keel_jobs_default_settings();
+    s.threads = threads;
+    return keel_jobs_create_with(&s);
+}
+
+keel_jobs *keel_jobs_create_with(const keel_jobs_settings *settings)
+{
+    uint32_t threads = settings->threads;
+    if (threads < 1 || threads > KEEL_JOBS_MAX_THREADS || settings->watch_ns > KEEL_JOBS_WATCH_MAX_NS)
         return NULL;
     keel_jobs *j = calloc(1, sizeof *j);
     if (!j)
@@ -259,6 +287,7 @@ keel_jobs *keel_jobs_create(uint32_t threads)
     atomic_init(&j->generation, 0);
     atomic_init(&j->inside, 0);
     j->threads = threads;
+    j->watch_ns = settings->watch_ns;
     long online = processors_online();
     j->spin = online < 1 || (long)threads <= online;
     // Shares aligned to 64 bytes by hand (one spare share of room).
@@ -320,6 +349,10 @@ void keel_jobs_destroy(keel_jobs *j)
         return;
     pthread_mutex_lock(&j->lock);
     j->stop = true;
+    // A new generation: a worker watching for the next loop sees it at once
+    // (and then the stop, under the lock).
+    uint32_t g = atomic_load_explicit(&j->generation, memory_order_relaxed) + 1u;
+    atomic_store_explicit(&j->generation, g ? g : 1u, memory_order_release);
     pthread_cond_broadcast(&j->wake);
     pthread_mutex_unlock(&j->lock);
     for (uint32_t i = 0; i < j->worker_count; i++)
@@ -371,7 +404,7 @@ void keel_jobs_parallel_for(void *jobs, uint32_t count, keel_jobs_task_fn fn, vo
     run_items(j, 0, fn, task);
     // Every item taken; wait for the workers inside (their last items), then
     // close the loop to latecomers.
-    bool quick = spin_while(j, &j->inside, 0, false);
+    bool quick = spin_while(j, &j->inside, 0, false, KEEL_JOBS_SPIN_NS);
     pthread_mutex_lock(&j->lock);
     if (quick)
         j->stats.quick_returns++;

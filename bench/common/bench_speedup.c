@@ -53,11 +53,11 @@ typedef struct padded_ns {
 // An executor that times what runs in it: the pool's when there is one,
 // else the plain loop on this thread.
 typedef struct timed_exec {
-    keel_jobs *jobs;   // NULL: one range on this thread
-    pthread_t caller;  // the thread that steps the scene
-    item_log *log;     // with by_thread, else NULL
-    double seconds;    // inside the executor
-    sim_task_fn fn;    // the call in flight
+    keel_jobs *jobs;  // NULL: one range on this thread
+    pthread_t caller; // the thread that steps the scene
+    item_log *log;    // with by_thread, else NULL
+    double seconds;   // inside the executor
+    sim_task_fn fn;   // the call in flight
     void *task;
     padded_ns work[2]; // summed over the items: [0] the caller's, [1] the workers'
 } timed_exec;
@@ -106,10 +106,7 @@ static void timed_run(void *user, uint32_t count, sim_task_fn fn, void *task)
         e->log->loops++;
 }
 
-static uint64_t work_ns(timed_exec *e)
-{
-    return atomic_load(&e->work[0].ns) + atomic_load(&e->work[1].ns);
-}
+static uint64_t work_ns(timed_exec *e) { return atomic_load(&e->work[0].ns) + atomic_load(&e->work[1].ns); }
 
 typedef struct side {
     sim_scene *scene;
@@ -145,8 +142,7 @@ bool bench_scene_speedup(const char *prog, const sim_level *level, const sim_wor
     if (ok) {
         sd[0].scene = sim_scene_create(w, &s, count);
         sd[1].scene = sim_scene_create(w, &s, count);
-        ok = sd[0].scene && sd[1].scene &&
-             bench_spawn_crowd(prog, level, w, rooms, &s, count, chars, walkers, NULL);
+        ok = sd[0].scene && sd[1].scene && bench_spawn_crowd(prog, level, w, rooms, &s, count, chars, walkers, NULL);
     }
     if (!ok) {
         fprintf(stderr, "%s: cannot set up the scenes\n", prog);

@@ -20,9 +20,9 @@
 //
 // The watch time is a trade. A worker that sleeps between a server's ticks
 // leaves its core to others, and on a virtual machine it pays for that when
-// it wakes: the same work items ran 12 to 24% slower on a worker that slept
-// between steps than on the caller, and 0 to 6% slower on one that watched
-// through the gap (bench_parallel's "work by thread"). A watch longer than
+// it wakes: the same work items ran 12 to 24% slower on a worker that had
+// slept between steps than on one thread, and 0 to 6% slower on one that
+// stayed awake (bench_parallel --by-thread). A watch longer than
 // the gap between steps (20 ms covers 64 Hz) keeps the workers awake, and
 // their cores busy, for as long as the steps keep coming.
 #ifndef KEEL_JOBS_H

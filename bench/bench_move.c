@@ -59,9 +59,8 @@
 #define PILE_TICKS 300u
 #define PAR_CHARACTERS 1000u
 #define PAR_THREADS 2u
-#define TARGET_SCENE_RATIO 1.2                // scene step over world-only moves, 1000 characters
-#define TARGET_SPEEDUP 1.8                    // the scene step on PAR_THREADS threads over one, 1000 characters
-#define PAR_WATCH_AWAKE_NS UINT64_C(20000000) // workers that stay awake: longer than a 64 Hz tick
+#define TARGET_SCENE_RATIO 1.2 // scene step over world-only moves, 1000 characters
+#define TARGET_SPEEDUP 1.8     // the scene step on PAR_THREADS threads over one, 1000 characters
 
 static const uint32_t counts[] = {1, 64, 1000};
 #define COUNT_KINDS (sizeof counts / sizeof counts[0])
@@ -432,10 +431,10 @@ static void print_summary_bench(scase *cases, int ncases)
 
 // The 2-thread speed-up of the scene step (see bench_parallel for more),
 // with the pool's workers sleeping between steps (the default watch) and
-// watching through the gap (PAR_WATCH_AWAKE_NS).
+// watching through the gap (BENCH_WATCH_AWAKE_NS).
 static void summary_parallel(slevel *const *levels, int nlevels)
 {
-    static const uint64_t watch_ns[2] = {KEEL_JOBS_SPIN_NS, PAR_WATCH_AWAKE_NS};
+    static const uint64_t watch_ns[2] = {KEEL_JOBS_SPIN_NS, BENCH_WATCH_AWAKE_NS};
     static const char *const watch_what[2] = {"sleep between steps", "stay awake"};
     keel_jobs *pools[2];
     for (int p = 0; p < 2; p++) {

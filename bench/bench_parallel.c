@@ -39,9 +39,6 @@
 static const uint32_t counts[] = {64, 1000};
 #define COUNT_KINDS (sizeof counts / sizeof counts[0])
 
-#define WATCH_AWAKE_US 20000u  // longer than a 64 Hz tick
-#define WATCH_MAX_US 10000000u // KEEL_JOBS_WATCH_MAX_NS
-
 static bench_speedup_options opt;     // --batch, --seconds, --by-thread
 static uint32_t only_count = 0;       // --characters: 0 for both counts
 static const char *only_level = NULL; // --level: NULL for both levels
@@ -215,7 +212,8 @@ int main(int argc, char **argv)
         } else if (strcmp(argv[i], "--seconds") == 0 && i + 1 < argc && parse_arg(argv[i + 1], 1, 60, &v)) {
             opt.min_seconds = (double)v;
             i++;
-        } else if (strcmp(argv[i], "--watch-us") == 0 && i + 1 < argc && parse_arg(argv[i + 1], 0, WATCH_MAX_US, &v)) {
+        } else if (strcmp(argv[i], "--watch-us") == 0 && i + 1 < argc &&
+                   parse_arg(argv[i + 1], 0, (long)(KEEL_JOBS_WATCH_MAX_NS / 1000u), &v)) {
             watch_only = v;
             i++;
         } else if (strcmp(argv[i], "--by-thread") == 0) {
@@ -231,7 +229,7 @@ int main(int argc, char **argv)
         pool_count = 1;
     } else {
         pool_watch_us[0] = (uint32_t)(KEEL_JOBS_SPIN_NS / 1000u);
-        pool_watch_us[1] = WATCH_AWAKE_US;
+        pool_watch_us[1] = (uint32_t)(BENCH_WATCH_AWAKE_NS / 1000u);
         pool_count = 2;
     }
     for (int p = 0; p < pool_count; p++) {

@@ -6,6 +6,10 @@
 
 #include "bench_crowd.h"
 
+/// A watch (keel_jobs_settings.watch_ns) longer than the gap between steps
+/// at 64 Hz: the pool's workers stay awake between steps.
+#define BENCH_WATCH_AWAKE_NS UINT64_C(20000000)
+
 /// How the two scenes are run.
 typedef struct bench_speedup_options {
     uint32_t batch;     ///< characters per work item; 0: the scene's default

@@ -41,16 +41,16 @@
 
 #include <stdlib.h>
 
-#ifdef __STDC_NO_ATOMICS__
-struct keel_jobs {
-    uint32_t threads;
-};
-
 keel_jobs_settings keel_jobs_default_settings(void)
 {
     keel_jobs_settings s = {1u, KEEL_JOBS_SPIN_NS};
     return s;
 }
+
+#ifdef __STDC_NO_ATOMICS__
+struct keel_jobs {
+    uint32_t threads;
+};
 
 keel_jobs *keel_jobs_create_with(const keel_jobs_settings *settings)
 {
@@ -261,12 +261,6 @@ static long processors_online(void)
 #else
     return -1; // unknown
 #endif
-}
-
-keel_jobs_settings keel_jobs_default_settings(void)
-{
-    keel_jobs_settings s = {1u, KEEL_JOBS_SPIN_NS};
-    return s;
 }
 
 keel_jobs *keel_jobs_create(uint32_t threads)

@@ -189,7 +189,7 @@ Test(metrics, a_scrape_during_a_session_agrees_with_the_summary_and_passes_promt
     char out[4096];
     int pt = promtool(file, out, sizeof out);
     if (pt < 0)
-        cr_log_warn("promtool not installed (Debian package prometheus): the format check is skipped\n");
+        keel_test_warn("promtool not installed (Debian package prometheus): the format check is skipped\n");
     else
         cr_expect_eq(pt, 0, "promtool check metrics: %s", out);
     // health

@@ -85,7 +85,7 @@ static char *xdotool(const char *const *args)
     keel_test_run_result r = keel_test_run(keel_test_which("xdotool"), args, &o);
     char *out = r.exit_code == 0 ? strdup(r.out) : NULL;
     if (!out)
-        cr_log_warn("xdotool %s: exit %d: %s", args[0], r.exit_code, r.err);
+        keel_test_warn("xdotool %s: exit %d: %s", args[0], r.exit_code, r.err);
     keel_test_run_free(&r);
     return out;
 }

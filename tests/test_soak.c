@@ -16,8 +16,14 @@
 // not cross a triangle between two ticks (a free shape's centre stays at
 // least its half width from geometry). Stuck flags and characters hanging in
 // the air (falling faster than after a second of free fall, yet not moving)
-// are counted and logged, not failed. Each run's final state hash is pinned,
-// so a change in movement shows here too.
+// are counted and logged (as warnings, which never fail a test), not failed.
+//
+// Seeds: CI runs the golden seed, whose runs' final state hashes are pinned
+// (so a change in movement shows here too), and a few other fixed seeds
+// (soak_ci_seeds), checked the same way but not pinned. KEEL_SOAK_SEEDS
+// ("1-1000", "3,7,20-40") runs any list of seeds instead and every level's
+// pile too; each run prints a `soak-table` line on standard output and each
+// level a `soak-summary`, which scripts/soak-seeds.sh gathers into a table.
 //
 // Before each command a character looks ahead for open edges and turns back
 // from them (ks_guard_edges): the built-in floor ends in open edges and the
@@ -105,6 +111,7 @@
 
 typedef struct soak_stats {
     const char *shape;
+    uint64_t seed;
     uint32_t ticks;
     uint64_t character_ticks;
     /// The deepest overlap with the level by the double reference, m (0:
@@ -158,6 +165,7 @@ typedef struct ref_level {
 
 typedef struct soak {
     const char *name;
+    uint64_t seed; ///< the run's seed: spawns, walkers, facings
     sim_level level;
     sim_world *world;
     ref_level ref;
@@ -367,7 +375,7 @@ static void fail_once(soak_stats *st, const char *name, uint32_t tick, const sim
         return;
     snprintf(st->first_failure, sizeof st->first_failure,
              "%s, %s (seed %" PRIu64 "): tick %u character %u feet (%.6f, %.6f, %.6f) %s (depth %.6f m)", name,
-             st->shape, SOAK_SEED, tick, c->id, keel_fx_to_d(c->position.x), keel_fx_to_d(c->position.y),
+             st->shape, st->seed, tick, c->id, keel_fx_to_d(c->position.x), keel_fx_to_d(c->position.y),
              keel_fx_to_d(c->position.z), what, keel_fx_to_d(depth));
 }
 
@@ -483,7 +491,7 @@ static const soak_shape soak_shapes[SOAK_SHAPES] = {
     {"box", SIM_SHAPE_BOX, SOAK_TICKS_BOX, 0},
     {"cylinder", SIM_SHAPE_CYLINDER, SOAK_TICKS_CYLINDER, 0},
 };
-static const soak_shape soak_pile = {"capsule pile", SIM_SHAPE_CAPSULE, SOAK_PILE_TICKS, SOAK_PILE};
+static const soak_shape soak_pile = {"pile", SIM_SHAPE_CAPSULE, SOAK_PILE_TICKS, SOAK_PILE};
 
 // The deepest overlap between two characters now (the pile's check).
 static void check_pairs(soak *k, soak_stats *st, uint32_t tick)
@@ -529,6 +537,7 @@ static void run(soak *k, soak_stats *st, const soak_shape *shape, bool require_c
 {
     memset(st, 0, sizeof *st);
     st->shape = shape->name;
+    st->seed = k->seed;
     st->ticks = shape->ticks;
     st->max_depth = SIM_FX_MIN;
     k->bounds = sim_world_get_stats(k->world).bounds;
@@ -545,12 +554,12 @@ static void run(soak *k, soak_stats *st, const soak_shape *shape, bool require_c
         if (shape->pile && i > 0)
             feet[i] = feet[0]; // everybody on the first one's spawn point
         else
-            cr_assert(ks_spawn_find(&area, SOAK_SEED, id, feet, i, SOAK_SPACING, &feet[i]),
+            cr_assert(ks_spawn_find(&area, k->seed, id, feet, i, SOAK_SPACING, &feet[i]),
                       "%s, %s: no spawn point found for character %u", k->name, shape->name, id);
-        ks_rng yaw = ks_rng_for(SOAK_SEED, id, KS_STREAM_FACING);
+        ks_rng yaw = ks_rng_for(k->seed, id, KS_STREAM_FACING);
         sim_char_state c = sim_char_spawn(id, feet[i], (sim_angle)ks_rng_range(&yaw, 0, 65535));
         cr_assert_eq(sim_scene_add_character(k->scene, &c), 0);
-        k->walkers[i] = ks_walker_init(SOAK_SEED, id);
+        k->walkers[i] = ks_walker_init(k->seed, id);
         k->centers[i] = sim_char_center(&k->s, &c);
         k->stuck_seen[i] = false;
         k->hung_seen[i] = false;
@@ -628,24 +637,68 @@ static void report(const soak *k, const soak_stats *st)
                                  sim_move_type_name(t), st->move_type_ticks[t]);
     cr_log_info("%s, %s: character-ticks per move type: %s\n", k->name, st->shape, types);
     if (st->hung)
-        cr_log_warn("%s, %s: %" PRIu64 " character-ticks (%u characters) hung in the air, falling "
-                    "without moving; first: %s\n",
-                    k->name, st->shape, st->hung, st->hung_characters, st->first_hang);
+        keel_test_warn("%s, %s: %" PRIu64 " character-ticks (%u characters) hung in the air, falling "
+                       "without moving; first: %s\n",
+                       k->name, st->shape, st->hung, st->hung_characters, st->first_hang);
 }
 
-static void check(const soak *k, const soak_stats *st, uint64_t pinned)
+// What a run broke, one bit per check (the seed table's columns).
+enum {
+    SOAK_F_DEPTH = 1 << 0,  ///< deeper than the skin by keel's own measure
+    SOAK_F_REF = 1 << 1,    ///< deeper than the skin by the double reference
+    SOAK_F_FALL = 1 << 2,   ///< feet below the level
+    SOAK_F_ESCAPE = 1 << 3, ///< outside the world's bounds
+    SOAK_F_CROSS = 1 << 4,  ///< a centre crossed a surface
+    SOAK_F_PAIR = 1 << 5,   ///< the pile: a pair over 1 mm after the first second
+    SOAK_F_STUCK = 1 << 6,  ///< the pile: stuck for a second
+    SOAK_F_HASH = 1 << 7,   ///< the golden seed's final hash differs from the pinned one
+};
+enum { SOAK_F_COUNT = 8 };
+static const char *const soak_f_names[SOAK_F_COUNT] = {"depth",    "depth(double)", "fall",  "escape",
+                                                       "crossing", "pair>1mm",      "stuck", "hash"};
+
+// One line of the seed table on standard output (scripts/soak-seeds.sh
+// gathers them): the run's figures and what it broke.
+static void table_line(const soak *k, const soak_stats *st, unsigned failed)
+{
+    char what[160] = "";
+    size_t used = 0;
+    for (int f = 0; f < SOAK_F_COUNT; f++)
+        if (failed & (1u << f))
+            used += (size_t)snprintf(what + used, sizeof what - used, "%s%s", used ? "," : "", soak_f_names[f]);
+    printf("soak-table seed=%" PRIu64 " level=%s shape=%s ref_mm=%.3f keel_mm=%.3f crossings=%" PRIu64 " falls=%" PRIu64
+           " escapes=%" PRIu64 " pair_mm=%.3f pair_ticks=%" PRIu64 " stuck_run=%u hung=%" PRIu64 " verdict=%s%s%s\n",
+           st->seed, k->name, st->shape, 1000 * st->ref_depth, 1000 * keel_fx_to_d(st->max_depth), st->tunnelled,
+           st->falls, st->escapes, 1000 * st->pair_depth, st->pair_over_1mm, st->max_stuck_run, st->hung,
+           failed ? "FAIL(" : "ok", what, failed ? ")" : "");
+    fflush(stdout);
+}
+
+// Checks one run; `pinned` is its final hash for the golden seed, 0 for
+// any other seed. Returns the checks it broke.
+static unsigned check(const soak *k, const soak_stats *st, uint64_t pinned)
 {
     report(k, st);
+    unsigned failed = 0;
     cr_expect(st->character_ticks >= (uint64_t)k->count * st->ticks);
+    failed |= st->over_depth ? SOAK_F_DEPTH : 0;
+    failed |= st->ref_over_depth ? SOAK_F_REF : 0;
+    failed |= st->falls ? SOAK_F_FALL : 0;
+    failed |= st->escapes ? SOAK_F_ESCAPE : 0;
+    failed |= st->tunnelled ? SOAK_F_CROSS : 0;
     cr_expect_eq(st->over_depth, 0, "%s", st->first_failure);
     cr_expect_eq(st->ref_over_depth, 0, "%s", st->first_failure);
     cr_expect_eq(st->falls, 0, "%s", st->first_failure);
     cr_expect_eq(st->escapes, 0, "%s", st->first_failure);
     cr_expect_eq(st->tunnelled, 0, "%s", st->first_failure);
-    cr_expect_eq(st->hash, pinned,
-                 "%s, %s: final hash %016" PRIx64 ", pinned %016" PRIx64
-                 " (if movement changed on purpose, update the constant)",
-                 k->name, st->shape, st->hash, pinned);
+    if (pinned != 0) {
+        failed |= st->hash != pinned ? SOAK_F_HASH : 0;
+        cr_expect_eq(st->hash, pinned,
+                     "%s, %s: final hash %016" PRIx64 ", pinned %016" PRIx64
+                     " (if movement changed on purpose, update the constant)",
+                     k->name, st->shape, st->hash, pinned);
+    }
+    return failed;
 }
 
 // The three shapes side by side, one line per level.
@@ -659,48 +712,170 @@ static void summary(const soak *k, const soak_stats st[SOAK_SHAPES])
                                  "stuck %" PRIu64 ", falls %" PRIu64 ", hung %" PRIu64,
                                  i ? " | " : "", st[i].shape, st[i].character_ticks, 1000 * st[i].ref_depth,
                                  1000 * keel_fx_to_d(st[i].max_depth), st[i].stuck_ticks, st[i].falls, st[i].hung);
-    cr_log_info("%s by shape: %s\n", k->name, line);
+    cr_log_info("%s by shape (seed %" PRIu64 "): %s\n", k->name, k->seed, line);
 }
-
-// The pile runs on the built-in level and zdm2 (pandora's figures would add
-// time, not coverage).
-static bool pile_hashes_wanted(const soak *k) { return strcmp(k->name, "pandora") != 0; }
 
 static soak soak_state;
 static soak_stats soak_results[SOAK_SHAPES];
 
-TestSuite(soak, .timeout = 900);
+TestSuite(soak, .timeout = 3600);
 
 // The pile: everybody at one spawn point walks off; after the first second
 // no pair overlaps by more than 1 mm, and nobody was stuck for a second.
-static void check_pile(soak *k, const soak_stats *st, uint64_t pinned)
+static unsigned check_pile(soak *k, const soak_stats *st, uint64_t pinned)
 {
-    check(k, st, pinned);
-    cr_log_info("%s, pile of %u: after the first second, deepest pair overlap %.4f mm (tick %u), pair-ticks "
-                "over 1 mm %" PRIu64 "; longest stuck %u ticks; slowest tick %.2f ms (this build, not judged)\n",
-                k->name, k->count, st->pair_depth * 1000, st->pair_depth_tick, st->pair_over_1mm, st->max_stuck_run,
-                st->worst_tick_ms);
-    cr_expect_leq(st->pair_depth, 0.001, "%s: pair overlap %.4f mm at tick %u", k->name, st->pair_depth * 1000,
-                  st->pair_depth_tick);
-    cr_expect_lt(st->max_stuck_run, 64u);
+    unsigned failed = check(k, st, pinned);
+    cr_log_info("%s, pile of %u (seed %" PRIu64 "): after the first second, deepest pair overlap %.4f mm (tick %u), "
+                "pair-ticks over 1 mm %" PRIu64 "; longest stuck %u ticks; slowest tick %.2f ms (this build, not "
+                "judged)\n",
+                k->name, k->count, k->seed, st->pair_depth * 1000, st->pair_depth_tick, st->pair_over_1mm,
+                st->max_stuck_run, st->worst_tick_ms);
+    failed |= st->pair_depth > 0.001 ? SOAK_F_PAIR : 0;
+    failed |= st->max_stuck_run >= 64u ? SOAK_F_STUCK : 0;
+    cr_expect_leq(st->pair_depth, 0.001, "%s (seed %" PRIu64 "): pair overlap %.4f mm at tick %u", k->name, k->seed,
+                  st->pair_depth * 1000, st->pair_depth_tick);
+    cr_expect_lt(st->max_stuck_run, 64u, "%s (seed %" PRIu64 "): stuck for %u ticks", k->name, k->seed,
+                 st->max_stuck_run);
+    return failed;
 }
 
-// Builds the world and the reference once and runs every shape on them.
+// ---- seeds ----------------------------------------------------------------------
+//
+// CI runs the golden seed (whose final hashes are pinned) and a few others,
+// fixed, whose runs are checked but not pinned. KEEL_SOAK_SEEDS replaces
+// both with any list of seeds and ranges ("1-1000", "3,7,20-40"): the long
+// mode (scripts/soak-seeds.sh). Every run prints one line of the seed table.
+
+static const uint64_t soak_ci_seeds[] = {SOAK_SEED};
+enum { SOAK_CI_SEEDS = sizeof soak_ci_seeds / sizeof soak_ci_seeds[0], SOAK_MAX_RANGES = 64 };
+
+typedef struct soak_seeds {
+    uint64_t lo[SOAK_MAX_RANGES], hi[SOAK_MAX_RANGES];
+    int count;
+    bool long_mode; ///< from KEEL_SOAK_SEEDS
+} soak_seeds;
+
+static bool parse_seed(const char **p, uint64_t *out)
+{
+    const char *s = *p;
+    if (*s < '0' || *s > '9')
+        return false;
+    uint64_t v = 0;
+    while (*s >= '0' && *s <= '9') {
+        if (v > (UINT64_MAX - 9) / 10)
+            return false;
+        v = v * 10 + (uint64_t)(*s++ - '0');
+    }
+    *p = s;
+    *out = v;
+    return true;
+}
+
+static soak_seeds soak_seeds_get(void)
+{
+    soak_seeds ss = {.count = 0};
+    const char *env = getenv("KEEL_SOAK_SEEDS");
+    if (!env || !*env) {
+        for (int i = 0; i < SOAK_CI_SEEDS; i++) {
+            ss.lo[i] = ss.hi[i] = soak_ci_seeds[i];
+            ss.count++;
+        }
+        return ss;
+    }
+    ss.long_mode = true;
+    const char *p = env;
+    for (;;) {
+        cr_assert_lt(ss.count, SOAK_MAX_RANGES, "KEEL_SOAK_SEEDS: more than %d ranges", SOAK_MAX_RANGES);
+        uint64_t lo, hi;
+        cr_assert(parse_seed(&p, &lo), "KEEL_SOAK_SEEDS: a seed expected at offset %d of \"%s\"", (int)(p - env), env);
+        hi = lo;
+        if (*p == '-') {
+            p++;
+            cr_assert(parse_seed(&p, &hi), "KEEL_SOAK_SEEDS: a seed expected at offset %d of \"%s\"", (int)(p - env),
+                      env);
+            cr_assert_leq(lo, hi, "KEEL_SOAK_SEEDS: the range %" PRIu64 "-%" PRIu64 " runs backwards", lo, hi);
+        }
+        ss.lo[ss.count] = lo;
+        ss.hi[ss.count] = hi;
+        ss.count++;
+        if (*p == '\0')
+            break;
+        cr_assert_eq(*p, ',', "KEEL_SOAK_SEEDS: ',' or '-' expected at offset %d of \"%s\"", (int)(p - env), env);
+        p++;
+    }
+    return ss;
+}
+
+// Failing runs per check over every seed of one level.
+typedef struct soak_tally {
+    uint64_t runs, failed_runs;
+    uint64_t by_check[SOAK_F_COUNT];
+    char failed_seeds[512]; ///< the first few seeds that failed, with the shape
+} soak_tally;
+
+static void tally_add(soak_tally *t, const soak_stats *st, unsigned failed)
+{
+    t->runs++;
+    if (!failed)
+        return;
+    t->failed_runs++;
+    for (int f = 0; f < SOAK_F_COUNT; f++)
+        t->by_check[f] += (failed >> f) & 1;
+    size_t used = strlen(t->failed_seeds);
+    if (used + 40 < sizeof t->failed_seeds)
+        snprintf(t->failed_seeds + used, sizeof t->failed_seeds - used, "%s%" PRIu64 "/%s", used ? " " : "", st->seed,
+                 st->shape);
+}
+
+static void tally_print(const soak *k, const soak_tally *t)
+{
+    char line[512];
+    size_t used = 0;
+    for (int f = 0; f < SOAK_F_COUNT; f++)
+        used += (size_t)snprintf(line + used, sizeof line - used, "%s%s %" PRIu64, f ? ", " : "", soak_f_names[f],
+                                 t->by_check[f]);
+    printf("soak-summary level=%s runs=%" PRIu64 " failed=%" PRIu64 " (%s) first failing: %s\n", k->name, t->runs,
+           t->failed_runs, line, t->failed_seeds[0] ? t->failed_seeds : "none");
+    fflush(stdout);
+    cr_log_info("%s: %" PRIu64 " runs, %" PRIu64 " failed (%s)\n", k->name, t->runs, t->failed_runs, line);
+}
+
+// Builds the world and the reference once and runs every shape of every
+// seed on them. The golden seed's runs are compared with `pinned`.
 static void soak_level(soak *k, bool require_ceiling, const uint64_t pinned[SOAK_SHAPES], uint64_t pile)
 {
     k->world = sim_world_create(&k->level, NULL, NULL);
     cr_assert_not_null(k->world, "%s: cannot build the world", k->name);
     ref_level_build(&k->ref, &k->level);
-    for (int i = 0; i < SOAK_SHAPES; i++) {
-        run(k, &soak_results[i], &soak_shapes[i], require_ceiling);
-        check(k, &soak_results[i], pinned[i]);
+    soak_seeds ss = soak_seeds_get();
+    // The pile runs on the built-in level and zdm2 in CI (pandora's would add
+    // time, not coverage), on every level in the long mode.
+    bool piles = ss.long_mode || strcmp(k->name, "pandora") != 0;
+    soak_tally tally;
+    memset(&tally, 0, sizeof tally);
+    for (int r = 0; r < ss.count; r++) {
+        for (uint64_t seed = ss.lo[r];; seed++) {
+            k->seed = seed;
+            bool golden = seed == SOAK_SEED;
+            for (int i = 0; i < SOAK_SHAPES; i++) {
+                run(k, &soak_results[i], &soak_shapes[i], require_ceiling);
+                unsigned failed = check(k, &soak_results[i], golden ? pinned[i] : 0);
+                table_line(k, &soak_results[i], failed);
+                tally_add(&tally, &soak_results[i], failed);
+            }
+            summary(k, soak_results);
+            if (piles) {
+                soak_stats ps;
+                run(k, &ps, &soak_pile, require_ceiling);
+                unsigned failed = check_pile(k, &ps, golden ? pile : 0);
+                table_line(k, &ps, failed);
+                tally_add(&tally, &ps, failed);
+            }
+            if (seed == ss.hi[r])
+                break;
+        }
     }
-    summary(k, soak_results);
-    if (pile_hashes_wanted(k)) {
-        soak_stats ps;
-        run(k, &ps, &soak_pile, require_ceiling);
-        check_pile(k, &ps, pile);
-    }
+    tally_print(k, &tally);
     ref_level_free(&k->ref);
     sim_world_destroy(k->world);
     k->world = NULL;

@@ -654,8 +654,8 @@ enum {
     SOAK_F_HASH = 1 << 7,   ///< the golden seed's final hash differs from the pinned one
 };
 enum { SOAK_F_COUNT = 8 };
-static const char *const soak_f_names[SOAK_F_COUNT] = {"depth",    "depth(double)", "fall",  "escape",
-                                                       "crossing", "pair>1mm",      "stuck", "hash"};
+static const char *const soak_f_names[SOAK_F_COUNT] = {"depth_keel", "depth_ref", "fall",  "escape",
+                                                       "crossing",   "pair_1mm",  "stuck", "hash"};
 
 // One line of the seed table on standard output (scripts/soak-seeds.sh
 // gathers them): the run's figures and what it broke.

@@ -64,7 +64,7 @@ _Static_assert(SCENE_GRID_PAD >= 2 * SEP_GAP, "free_of_characters looks SEP_GAP 
 // Spots tested against the level in one step, both passes together (each a
 // contact query and two rays): a bound on the time a step may spend placing
 // characters. A character left over waits, as a ghost, for the next pass.
-#define SPOT_BUDGET 1280
+#define SPOT_BUDGET 2560
 #define SPOT_TRIES 8192 // spots looked at (against the characters) in one step
 
 // ---- pairs ----------------------------------------------------------------------
@@ -262,8 +262,6 @@ static bool route_clear(const sim_scene *sc, const sim_collider *col, sim_shape 
     sim_vec3 a, b, c;
     if (!sweep_clear(col, shape, from, sim_v3(0, top - from.y, 0), 0, &a) && a.y - skin > from.y)
         a.y -= skin; // stopped under a ceiling: go across a skin below it
-    if (a.y < to.y)
-        return false;
     return sweep_clear(col, shape, a, sim_v3(to.x - a.x, 0, to.z - a.z), 0, &b) &&
            sweep_clear(col, shape, sim_v3(to.x, a.y, to.z), sim_v3(0, to.y - a.y, 0), skin, &c);
 }
@@ -376,6 +374,12 @@ static bool find_spot(sim_scene *sc, uint32_t self, sim_shape shape, sim_vec3 fr
                 cur->budget--;
                 int block = level_block(&col, shape, q);
                 if (block == 0) {
+                    // A ray between the centres first: it turns away most
+                    // spots behind a wall for a fraction of the route's cost.
+                    sim_ray_input ray = {origin, sim_v3_sub(q, origin)};
+                    sim_ray_result rr;
+                    if (col.raycast(col.ctx, &ray, &rr))
+                        break;
                     // The footprint's rays and the route's three sweeps:
                     // counted as two tests more.
                     cur->budget -= 2;

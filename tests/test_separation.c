@@ -486,23 +486,10 @@ Test(separation, a_free_spot_is_never_found_through_a_wall)
 // optional solid block (x0, z0, x1, z1, top) standing on the floor.
 static sim_world *room_world(sim_level *L, double w, double d, double h, const double *block)
 {
-    sim_level_builder b;
-    sim_level_builder_init(&b);
-    sim_fx x0 = M(-w / 2), x1 = M(w / 2), y0 = 0, y1 = M(h), z0 = M(-d / 2), z1 = M(d / 2);
-#define P(x, y, z) sim_v3(x, y, z)
-    sim_level_builder_quad(&b, P(x0, y0, z0), P(x0, y0, z1), P(x1, y0, z1), P(x1, y0, z0)); // floor
-    sim_level_builder_quad(&b, P(x0, y1, z0), P(x1, y1, z0), P(x1, y1, z1), P(x0, y1, z1)); // ceiling
-    sim_level_builder_quad(&b, P(x0, y0, z0), P(x1, y0, z0), P(x1, y1, z0), P(x0, y1, z0));
-    sim_level_builder_quad(&b, P(x0, y0, z1), P(x0, y1, z1), P(x1, y1, z1), P(x1, y0, z1));
-    sim_level_builder_quad(&b, P(x0, y0, z0), P(x0, y1, z0), P(x0, y1, z1), P(x0, y0, z1));
-    sim_level_builder_quad(&b, P(x1, y0, z0), P(x1, y0, z1), P(x1, y1, z1), P(x1, y1, z0));
-#undef P
-    if (block)
-        sim_level_builder_aabox(&b, sim_v3(M(block[0]), 0, M(block[1])), sim_v3(M(block[2]), M(block[4]), M(block[3])));
-    cr_assert_eq(sim_level_builder_finish(&b, L), 0);
-    sim_world *w_ = sim_world_create(L, NULL, NULL);
-    cr_assert_not_null(w_);
-    return w_;
+    sim_vec3 lo = block ? sim_v3(M(block[0]), 0, M(block[1])) : sim_v3_zero();
+    sim_vec3 hi = block ? sim_v3(M(block[2]), M(block[4]), M(block[3])) : sim_v3_zero();
+    return keel_test_room_world(L, M(-w / 2), M(-d / 2), M(w / 2), M(d / 2), M(h), block ? &lo : NULL,
+                                block ? &hi : NULL);
 }
 
 // What a relocation reported by sim_scene_relocation must satisfy, checked

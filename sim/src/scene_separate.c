@@ -85,22 +85,29 @@ static bool pair_contact(const sim_scene *sc, sim_shape shape, sim_vec3 c, uint3
     return true;
 }
 
-// Whether character i overlaps any other solid character by more than `limit`.
-static bool overlaps_any(const sim_scene *sc, uint32_t i, sim_fx limit)
+// Whether character i overlaps any other solid character by more than
+// `limit`. With `mark`, every such pair is marked SIM_CHAR_CROWDED (both).
+static bool overlaps_any(sim_scene *sc, uint32_t i, sim_fx limit, bool mark)
 {
     const scene_body *me = &sc->bodies[i];
     scene_grid_iter it;
     scene_grid_begin_body(&it, sc, i);
     uint32_t j;
+    bool any = false;
     while (scene_grid_next(&it, &j)) {
         if (j == i || !sim_aabb_overlaps(me->bounds, sc->bodies[j].bounds))
             continue;
         sim_fx d;
         sim_vec3 n;
-        if (pair_contact(sc, me->shape, me->center, j, 1, 0, &d, &n) && d > limit)
-            return true;
+        if (pair_contact(sc, me->shape, me->center, j, 1, 0, &d, &n) && d > limit) {
+            if (!mark)
+                return true;
+            any = true;
+            sc->chars[i].flags |= SIM_CHAR_CROWDED;
+            sc->chars[j].flags |= SIM_CHAR_CROWDED;
+        }
     }
-    return false;
+    return any;
 }
 
 // A character's scan marks (scan_one); STALE: its last scan may no longer
@@ -405,7 +412,7 @@ static void relocate_flagged(sim_scene *sc, sim_fx limit, spot_cursor *cur)
         if (!(sc->sep_flag[i] & SEP_FLAG_RELOCATE))
             continue;
         sc->sep_flag[i] &= (uint8_t)~SEP_FLAG_RELOCATE;
-        if (!overlaps_any(sc, i, limit))
+        if (!overlaps_any(sc, i, limit, false))
             continue;
         sim_vec3 to;
         sim_vec3 origin = sim_v3_add(sc->chars[i].position, sc->feet_offset[i]);
@@ -637,24 +644,9 @@ static void mark_crowded(sim_scene *sc, bool ghosts)
     sc->sep_crowded = 0;
     if (!ghosts)
         return;
-    for (uint32_t i = 0; i < sc->count; i++) {
-        if (!(sc->sep_flag[i] & SEP_FLAG_GHOST))
-            continue;
-        const scene_body *me = &sc->bodies[i];
-        scene_grid_iter it;
-        scene_grid_begin_body(&it, sc, i);
-        uint32_t j;
-        while (scene_grid_next(&it, &j)) {
-            if (j == i || !sim_aabb_overlaps(me->bounds, sc->bodies[j].bounds))
-                continue;
-            sim_fx d;
-            sim_vec3 n;
-            if (pair_contact(sc, me->shape, me->center, j, 1, 0, &d, &n) && d > SEP_LIMIT) {
-                sc->chars[i].flags |= SIM_CHAR_CROWDED;
-                sc->chars[j].flags |= SIM_CHAR_CROWDED;
-            }
-        }
-    }
+    for (uint32_t i = 0; i < sc->count; i++)
+        if (sc->sep_flag[i] & SEP_FLAG_GHOST)
+            (void)overlaps_any(sc, i, SEP_LIMIT, true);
     for (uint32_t i = 0; i < sc->count; i++)
         sc->sep_crowded += (sc->chars[i].flags & SIM_CHAR_CROWDED) != 0;
 }
@@ -694,7 +686,7 @@ bool scene_separate(sim_scene *sc)
         // The iterations ran out with pairs still overlapping: whoever is
         // still in by more than SEP_LIMIT goes to a free spot.
         for (uint32_t i = 0; i < sc->count; i++)
-            if (sc->bodies[i].solid && !(sc->sep_flag[i] & SEP_FLAG_GHOST) && overlaps_any(sc, i, SEP_LIMIT))
+            if (sc->bodies[i].solid && !(sc->sep_flag[i] & SEP_FLAG_GHOST) && overlaps_any(sc, i, SEP_LIMIT, false))
                 sc->sep_flag[i] |= SEP_FLAG_RELOCATE;
         relocate_flagged(sc, SEP_LIMIT, &cur);
     }

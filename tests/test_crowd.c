@@ -251,21 +251,9 @@ Test(crowd, a_character_spawned_in_a_room_lower_than_itself_stays_inside_and_is_
 {
     // A closed room 4 m x 1 m x 4 m (faces facing inward); the standing
     // capsule is 1.8 m tall, so it overlaps floor and ceiling at once.
-    sim_level_builder b;
-    sim_level_builder_init(&b);
     sim_fx x0 = M(-2), x1 = M(2), y0 = 0, y1 = M(1), z0 = M(-2), z1 = M(2);
-#define P(x, y, z) sim_v3(x, y, z)
-    sim_level_builder_quad(&b, P(x0, y0, z0), P(x0, y0, z1), P(x1, y0, z1), P(x1, y0, z0)); // floor
-    sim_level_builder_quad(&b, P(x0, y1, z0), P(x1, y1, z0), P(x1, y1, z1), P(x0, y1, z1)); // ceiling
-    sim_level_builder_quad(&b, P(x0, y0, z0), P(x1, y0, z0), P(x1, y1, z0), P(x0, y1, z0));
-    sim_level_builder_quad(&b, P(x0, y0, z1), P(x0, y1, z1), P(x1, y1, z1), P(x1, y0, z1));
-    sim_level_builder_quad(&b, P(x0, y0, z0), P(x0, y1, z0), P(x0, y1, z1), P(x0, y0, z1));
-    sim_level_builder_quad(&b, P(x1, y0, z0), P(x1, y0, z1), P(x1, y1, z1), P(x1, y1, z0));
-#undef P
     sim_level L;
-    cr_assert_eq(sim_level_builder_finish(&b, &L), 0);
-    sim_world *room = sim_world_create(&L, NULL, NULL);
-    cr_assert_not_null(room);
+    sim_world *room = keel_test_room_world(&L, x0, z0, x1, z1, y1, NULL, NULL);
     sim_collider col = sim_collider_world(room);
     sim_char_state c = sim_char_spawn(1, sim_v3(0, SIM_FX_MM(10), 0), 0);
     for (int t = 0; t < 64; t++) {

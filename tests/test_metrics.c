@@ -171,6 +171,7 @@ Test(metrics, a_scrape_during_a_session_agrees_with_the_summary_and_passes_promt
     cr_expect_eq(sample(text, "keel_server_joins_total"), 3);
     cr_expect_eq(sample(text, "keel_server_draining"), 0);
     cr_expect_eq(sample(text, "keel_server_secure"), 0);
+    cr_expect_geq(sample(text, "keel_server_crowded_characters"), 0); // present (-1: absent)
     cr_expect_eq(sample(text, "keel_server_recording"), 1);
     cr_expect_gt(sample(text, "keel_server_recording_ticks_total"), 0);
     cr_expect_geq(sample(text, "keel_server_recording_queue_bytes"), 0); // present (-1: absent)

@@ -150,7 +150,7 @@ void net_read_command(net_bit_reader *r, const sim_input *prev, sim_input *cur, 
 
 // ---- character states: every field exact ------------------------------------------
 //
-// id (31), flags (9), move_type (4), ground (2), position, velocity,
+// id (31), flags (10), move_type (4), ground (2), position, velocity,
 // ground_normal, ground_velocity (3 x 32 each, raw Q16.16), ground_object
 // (31), stuck_ticks (var), yaw (16), pitch (16).
 

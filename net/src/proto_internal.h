@@ -14,7 +14,7 @@
 #define NET_TYPE_BITS 4u
 #define NET_ID_BITS 31u        ///< character ids: 1 .. 2^31 - 1
 #define NET_TICK_RATE_BITS 10u ///< SIM_MOVE_MIN_TICK_RATE .. SIM_MOVE_MAX_TICK_RATE
-#define NET_FLAGS_BITS 9u      ///< SIM_CHAR_KNOWN_FLAGS
+#define NET_FLAGS_BITS 10u     ///< SIM_CHAR_KNOWN_FLAGS
 #define NET_MOVE_TYPE_BITS 4u
 #define NET_GROUND_BITS 2u
 #define NET_COUNT_BITS 9u       ///< 0 .. NET_MAX_CHARACTERS

@@ -76,6 +76,7 @@ typedef struct metrics_snapshot {
     bool recording, recording_failed;
     uint64_t recording_ticks;
     uint64_t recording_queue_bytes; ///< the writer's queue at the last look (rec_writer_pending)
+    uint32_t crowded;               ///< report_crowded after the last tick
     const char *recording_path;     ///< lives as long as the program
 } metrics_snapshot;
 
@@ -101,6 +102,9 @@ void report_tick(uint64_t wall_us, uint64_t cpu_us);
 void report_handshake(FILE *f, const net_host_stats *ns);
 /// With --stats-json, the last line: the whole run's counts and tick times.
 void report_summary_json(const sv_server *sv, const net_host_stats *ns, double secs, bool secure);
+/// Characters the last tick left marked SIM_CHAR_CROWDED: overlapping others
+/// because no free spot was found for them (sim_scene_last_separation).
+uint32_t report_crowded(const sv_server *sv);
 
 // ---- the match lifecycle (match.c) -------------------------------------------
 

@@ -38,6 +38,7 @@ static void publish(metrics *m, metrics_snapshot *s, const sv_server *sv, const 
     net_host_stats_get(host, &s->net);
     s->recording_ticks = rec->ticks;
     s->recording_failed = rec->failed;
+    s->crowded = report_crowded(sv);
     size_t queued;
     if (rec->w && rec_writer_pending(rec->w, &queued)) // else the last look stands
         s->recording_queue_bytes = queued;
@@ -547,7 +548,7 @@ int main(int argc, char **argv)
                        "\"rate_limited\":%llu,\"unexpected\":%llu,\"joined\":%llu,\"left\":%llu,\"timed_out\":%llu,"
                        "\"dropped_clients\":%llu,\"refused\":%llu,\"peers_refused\":%llu,"
                        "\"packets_rate_limited\":%llu,\"hello_timeouts\":%llu,\"input_packets_lost\":%llu,"
-                       "\"snapshots\":%llu,\"repairs\":%llu,\"full_states\":%llu,\"secure\":%s}\n",
+                       "\"snapshots\":%llu,\"repairs\":%llu,\"full_states\":%llu,\"crowded\":%u,\"secure\":%s}\n",
                        (double)(t1 - start) / 1e6, sv_server_scene_tick(sv), ss.clients, med, p99, in_p, out_p, in_w,
                        out_w, (unsigned long long)subst, (unsigned long long)dropped, (unsigned long long)malformed,
                        KEEL_DELTA(commands_received), KEEL_DELTA(commands_duplicate), KEEL_DELTA(commands_late),
@@ -556,14 +557,16 @@ int main(int argc, char **argv)
                        KEEL_DELTA(clients_timed_out), KEEL_DELTA(clients_dropped), KEEL_DELTA(clients_refused),
                        (unsigned long long)(ns.peers_refused - last_net.peers_refused),
                        KEEL_DELTA(packets_rate_limited), KEEL_DELTA(hello_timeouts), KEEL_DELTA(input_packets_lost),
-                       KEEL_DELTA(snapshots_delta), KEEL_DELTA(snapshots_repair), KEEL_DELTA(full_states), mode_json);
+                       KEEL_DELTA(snapshots_delta), KEEL_DELTA(snapshots_repair), KEEL_DELTA(full_states),
+                       report_crowded(sv), mode_json);
 #undef KEEL_DELTA
             else
                 printf(
                     "t %6.1f s  tick %u  clients %u  tick ms median %.3f p99 %.3f  in %.0f B/s (wire %.0f)  out %.0f "
-                    "B/s (wire %.0f)  substituted %llu  dropped %llu  malformed %llu  %s\n",
+                    "B/s (wire %.0f)  substituted %llu  dropped %llu  malformed %llu  crowded %u  %s\n",
                     (double)(t1 - start) / 1e6, sv_server_scene_tick(sv), ss.clients, med, p99, in_p, in_w, out_p,
-                    out_w, (unsigned long long)subst, (unsigned long long)dropped, (unsigned long long)malformed, mode);
+                    out_w, (unsigned long long)subst, (unsigned long long)dropped, (unsigned long long)malformed,
+                    report_crowded(sv), mode);
             fflush(stdout);
             last_net = ns;
             last_sv = ss;

@@ -140,6 +140,9 @@ static void format_metrics(text *t, const metrics_snapshot *s)
     gauge(t, "clients", "Clients joined now.", (double)sv->clients);
     gauge(t, "draining", "1 while the server shuts down (no players accepted), else 0.", s->draining ? 1 : 0);
     gauge(t, "secure", "1 in secure mode (connect tokens), 0 when --insecure.", s->secure ? 1 : 0);
+    gauge(t, "crowded_characters",
+          "Characters the last tick left overlapping others because no free spot was found (SIM_CHAR_CROWDED).",
+          (double)s->crowded);
     // Every counter since the start: name (after keel_server_), help, value.
     const struct {
         const char *name, *help;

@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include <keel/net_handshake.h>
+#include <keel/sim_scene.h>
 
 #include "keel_server.h"
 
@@ -80,6 +81,8 @@ void report_handshake(FILE *f, const net_host_stats *ns)
             (unsigned long long)ns->handshake_datagrams, handshake_us(ns), (unsigned long long)ns->sealed_forged,
             (unsigned long long)ns->sealed_replayed);
 }
+
+uint32_t report_crowded(const sv_server *sv) { return sim_scene_last_separation(sv_server_scene(sv)).crowded; }
 
 // With --stats-json, the last line: the whole run's counts and tick times.
 void report_summary_json(const sv_server *sv, const net_host_stats *ns, double secs, bool secure)

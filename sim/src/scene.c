@@ -833,11 +833,13 @@ sim_scene *sim_scene_create(const sim_world *world, const sim_move_settings *set
     sc->scan_push = calloc(SCAN_SLOTS * n, sizeof *sc->scan_push);
     sc->scan_count = calloc(n, sizeof *sc->scan_count);
     sc->scan_mark = calloc(n, sizeof *sc->scan_mark);
+    sc->reloc_feet = calloc(4 * n, sizeof *sc->reloc_feet);
+    sc->reloc_mark = calloc(n, sizeof *sc->reloc_mark);
     if (!sc->chars || !sc->inputs || !sc->has_input || !sc->bodies || !sc->bodies_next || !sc->order || !sc->scratch ||
         !sc->keys || !sc->span || !sc->views || !sc->near_keep || !sc->alone || !sc->near_count || !sc->step_box ||
         !sc->near_body || !sc->grid_head || !sc->grid_built || !sc->grid_next || !sc->grid_prev || !sc->grid_cell ||
         !sc->feet_offset || !sc->push || !sc->sep_flag || !sc->scan_other || !sc->scan_push || !sc->scan_count ||
-        !sc->scan_mark) {
+        !sc->scan_mark || !sc->reloc_feet || !sc->reloc_mark) {
         sim_scene_destroy(sc);
         return NULL;
     }
@@ -871,6 +873,8 @@ void sim_scene_destroy(sim_scene *sc)
     free(sc->feet_offset);
     free(sc->push);
     free(sc->sep_flag);
+    free(sc->reloc_feet);
+    free(sc->reloc_mark);
     free(sc->scan_other);
     free(sc->scan_push);
     free(sc->scan_count);
@@ -926,6 +930,7 @@ int sim_scene_add_character(sim_scene *sc, const sim_char_state *state)
     sc->has_input[at] = 0;
     sc->count++;
     sc->sep_clean = false;
+    sc->reloc_valid = false; // indices shift: the last step's relocations are gone
     return 0;
 }
 
@@ -939,6 +944,7 @@ bool sim_scene_remove_character(sim_scene *sc, uint32_t id)
     memmove(&sc->inputs[at], &sc->inputs[at + 1], tail * sizeof *sc->inputs);
     memmove(&sc->has_input[at], &sc->has_input[at + 1], tail * sizeof *sc->has_input);
     sc->count--;
+    sc->reloc_valid = false;
     return true;
 }
 
@@ -1419,6 +1425,7 @@ bool sim_scene_restore_states(sim_scene *sc, uint32_t tick, const sim_char_state
     sc->count = count;
     sc->tick = tick;
     sc->sep_clean = false;
+    sc->reloc_valid = false; // indices shift: the last step's relocations are gone
     return true;
 }
 
@@ -1455,5 +1462,6 @@ bool sim_scene_restore(sim_scene *sc, const void *buffer, size_t size, sim_scene
     sc->count = count;
     sc->tick = tick;
     sc->sep_clean = false;
+    sc->reloc_valid = false; // indices shift: the last step's relocations are gone
     return true;
 }

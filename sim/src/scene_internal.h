@@ -156,6 +156,15 @@ struct sim_scene {
     uint32_t sep_relocated; // statistics of the last step's passes
     uint32_t sep_pushed;
     uint32_t sep_unresolved;
+    uint32_t sep_crowded; // characters marked SIM_CHAR_CROWDED by the last step
+    int sep_pass;         // the pass running: 0 before the moves, 1 after
+    // Where each character's relocations of the last step took it (feet):
+    // from and to for the pass before the moves, then for the one after;
+    // reloc_mark bit p set when pass p relocated it. Valid after a step
+    // until an add, a remove or a restore (reloc_valid).
+    sim_vec3 *reloc_feet;
+    uint8_t *reloc_mark;
+    bool reloc_valid;
     bool sep_clean;  // the last pass left the scene clean and nothing moved since
     int spot_budget; // what the step's passes may still spend placing characters
     int spot_tries;

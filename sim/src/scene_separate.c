@@ -64,7 +64,7 @@ _Static_assert(SCENE_GRID_PAD >= 2 * SEP_GAP, "free_of_characters looks SEP_GAP 
 // Spots tested against the level in one step, both passes together (each a
 // contact query and two rays): a bound on the time a step may spend placing
 // characters. A character left over waits, as a ghost, for the next pass.
-#define SPOT_BUDGET 1280
+#define SPOT_BUDGET 2560
 #define SPOT_TRIES 8192 // spots looked at (against the characters) in one step
 
 // ---- pairs ----------------------------------------------------------------------
@@ -85,22 +85,29 @@ static bool pair_contact(const sim_scene *sc, sim_shape shape, sim_vec3 c, uint3
     return true;
 }
 
-// Whether character i overlaps any other solid character by more than `limit`.
-static bool overlaps_any(const sim_scene *sc, uint32_t i, sim_fx limit)
+// Whether character i overlaps any other solid character by more than
+// `limit`. With `mark`, every such pair is marked SIM_CHAR_CROWDED (both).
+static bool overlaps_any(sim_scene *sc, uint32_t i, sim_fx limit, bool mark)
 {
     const scene_body *me = &sc->bodies[i];
     scene_grid_iter it;
     scene_grid_begin_body(&it, sc, i);
     uint32_t j;
+    bool any = false;
     while (scene_grid_next(&it, &j)) {
         if (j == i || !sim_aabb_overlaps(me->bounds, sc->bodies[j].bounds))
             continue;
         sim_fx d;
         sim_vec3 n;
-        if (pair_contact(sc, me->shape, me->center, j, 1, 0, &d, &n) && d > limit)
-            return true;
+        if (pair_contact(sc, me->shape, me->center, j, 1, 0, &d, &n) && d > limit) {
+            if (!mark)
+                return true;
+            any = true;
+            sc->chars[i].flags |= SIM_CHAR_CROWDED;
+            sc->chars[j].flags |= SIM_CHAR_CROWDED;
+        }
     }
-    return false;
+    return any;
 }
 
 // A character's scan marks (scan_one); STALE: its last scan may no longer
@@ -171,23 +178,16 @@ static bool free_of_characters(const sim_scene *sc, uint32_t self, sim_shape sha
     return true;
 }
 
-// 0 when the shape at c is clear of the level and reached from `from`; 1
-// when something it could stand on is in the way (a step or a ramp: a spot
-// one step higher may be free); 2 otherwise.
-static int level_block(const sim_collider *col, sim_shape shape, sim_vec3 from, sim_vec3 c)
+// 0 when the shape at c is clear of the level and the platforms; 1 when
+// something it could stand on is in the way (a step or a ramp: a spot one
+// step higher may be free); 2 otherwise.
+static int level_block(const sim_collider *col, sim_shape shape, sim_vec3 c)
 {
     sim_overlap_input oi = {shape, c, 0};
     sim_contact ct;
     if (col->contacts(col->ctx, &oi, &ct, 1) > 0 && ct.depth > SIM_QUERY_TOLERANCE)
         return ct.normal.y > 0 ? 1 : 2;
-    if (sim_v3_eq(from, c))
-        return 0;
-    // Reached when a ray between the centres meets nothing: a wall between
-    // the two blocks it. (A sweep of the whole shape along the floor costs
-    // many times more, and a pile needs a spot per member.)
-    sim_ray_input ray = {from, sim_v3_sub(c, from)};
-    sim_ray_result r;
-    return col->raycast(col->ctx, &ray, &r) ? 2 : 0;
+    return 0;
 }
 
 // Walkable ground under the shape centred at c, within `below` of its
@@ -203,6 +203,76 @@ static bool ground_under(const sim_scene *sc, const sim_collider *col, sim_shape
     return true;
 }
 
+// Ground under the whole footprint of the shape at c: below each point of
+// its rim (a box's four corners; a round shape's eight points around, a skin
+// inside its radius) an upward-facing surface within a step height of its
+// bottom. (The centre's ground is walkable: the search dropped it there.) A
+// character put down with its centre just inside an open edge would roll off.
+static bool footprint_on_ground(const sim_scene *sc, const sim_collider *col, sim_shape shape, sim_vec3 c)
+{
+    const sim_move_settings *s = &sc->settings;
+    sim_fx ax, az, dx, dz; // the axis points and the diagonal ones
+    if (shape.type == SIM_SHAPE_BOX) {
+        ax = az = 0;
+        dx = shape.half.x - s->skin;
+        dz = shape.half.z - s->skin;
+    } else {
+        ax = az = shape.radius - s->skin;
+        dx = dz = sim_fx_mul(ax, SIM_FX_MM(707) + 7); // 0.70711: cos 45 degrees
+    }
+    static const int8_t sx[8] = {1, -1, 0, 0, 1, 1, -1, -1}, sz[8] = {0, 0, 1, -1, 1, -1, 1, -1};
+    for (int k = shape.type == SIM_SHAPE_BOX ? 4 : 0; k < 8; k++) {
+        sim_fx ox = k < 4 ? (sim_fx)(sx[k] * ax) : (sim_fx)(sx[k] * dx);
+        sim_fx oz = k < 4 ? (sim_fx)(sz[k] * az) : (sim_fx)(sz[k] * dz);
+        sim_ray_input down = {sim_v3_add(c, sim_v3(ox, 0, oz)), sim_v3(0, -(shape.half.y + s->step_height), 0)};
+        sim_ray_result r;
+        if (!col->raycast(col->ctx, &down, &r) || r.normal.y <= 0)
+            return false;
+    }
+    return true;
+}
+
+// Whether a sweep of the shape from `from` by `d` meets nothing (against the
+// level and the platforms), or meets it no more than `slack` short of the end.
+static bool sweep_clear(const sim_collider *col, sim_shape shape, sim_vec3 from, sim_vec3 d, sim_fx slack,
+                        sim_vec3 *reached)
+{
+    *reached = sim_v3_add(from, d);
+    if (sim_v3_is_zero(d))
+        return true;
+    sim_sweep_input in = {shape, from, d, 0};
+    sim_sweep_result r;
+    if (!col->sweep(col->ctx, &in, &r))
+        return true;
+    *reached = r.position;
+    if (r.start_overlap)
+        return false;
+    sim_fx len;
+    (void)sim_v3_normalize_len(d, &len);
+    return (int64_t)len - (((int64_t)len * r.fraction) >> 16) <= slack;
+}
+
+// The route a relocation takes, the way a character walking there would:
+// from `from` (where it was when the pass began) up by a step height over
+// the higher of the two ends, across horizontally to above `to`, and down
+// onto it. Each leg is a sweep of the whole shape against the level and the
+// platforms; the first may stop early (a low ceiling) as long as it still
+// clears the spot's height, the others must run their whole way (the last
+// may stop a skin short: the floor under the spot). So a spot behind a wall,
+// past a corner the shape would graze or through a floor is never reached,
+// and a spot below the start is reached only across open air the character
+// could walk off into and fall (SPOT_DROP at most, find_spot).
+static bool route_clear(const sim_scene *sc, const sim_collider *col, sim_shape shape, sim_vec3 from, sim_vec3 to)
+{
+    const sim_fx skin = sc->settings.skin;
+    sim_fx top = (sim_fx)((from.y > to.y ? from.y : to.y) + sc->settings.step_height);
+    sim_vec3 a, b, c;
+    if (!sweep_clear(col, shape, from, sim_v3(0, top - from.y, 0), 0, &a) && a.y - skin > from.y)
+        a.y -= skin; // stopped under a ceiling: go across a skin below it
+    return sweep_clear(col, shape, a, sim_v3(to.x - a.x, 0, to.z - a.z), 0, &b) &&
+           sweep_clear(col, shape, sim_v3(to.x, a.y, to.z), sim_v3(0, to.y - a.y, 0), skin, &c);
+}
+
 // Half the shape's horizontal width: the spacing of the rings.
 static sim_fx ring_step(sim_shape s)
 {
@@ -210,11 +280,25 @@ static sim_fx ring_step(sim_shape s)
     return w + SEP_GAP;
 }
 
-// The nearest free centre to `from` for `shape` (character `self` left out;
-// GRID_NONE for none) that a ray from `origin` reaches (where the character
-// was when the pass began: the pass may have pushed it since, and its whole
-// way in the pass must not cross a wall), searching on from cursor->next
-// when the cursor is for the same pile.
+static void cursor_keep(spot_cursor *cur, sim_vec3 center, sim_shape shape, uint32_t index)
+{
+    cur->valid = true;
+    cur->from = center;
+    cur->shape = shape;
+    cur->next = index;
+}
+
+// The nearest free spot to `from` for `shape` (character `self` left out;
+// GRID_NONE for none) that the shape reaches from `origin` (where the
+// character was when the pass began: the pass may have pushed it since, and
+// its whole way must be one it could take; route_clear), searching on from
+// cursor->next when the cursor is for the same pile. `from` itself is taken
+// when it is free (the pushes that took the character there were swept).
+// Any other spot rests on ground under its whole footprint (ground_under,
+// footprint_on_ground) between a step height above the ground under the
+// search's centre (or, with none there, under its bottom) and SPOT_DROP
+// below it. false when there is none in reach or in the pass's budget: the
+// character then stays where it is.
 static bool find_spot(sim_scene *sc, uint32_t self, sim_shape shape, sim_vec3 from, sim_vec3 origin, spot_cursor *cur,
                       sim_vec3 *out)
 {
@@ -236,29 +320,27 @@ static bool find_spot(sim_scene *sc, uint32_t self, sim_shape shape, sim_vec3 fr
             start = cur->next;
         }
     }
-    // A search from a point with ground under it puts the character on
-    // ground: each ring point is dropped onto the walkable ground under it
-    // (down to SPOT_DROP below the start), so a pile on a ledge spills onto
-    // the floor beside it, not into the air past the edge. A point with no
-    // such ground is kept only as a last resort (a rider squeezed off a
-    // platform), used when the whole search finds nothing better.
-    sim_fx floor_y = 0;
-    bool grounded = ground_under(sc, &col, shape, center, s->step_height + s->skin, &floor_y);
-    bool has_fallback = false;
-    sim_vec3 fallback = center;
-    uint32_t fallback_index = 0;
     if (start == 0) {
         if (cur->tries <= 0 || cur->budget <= 0)
             return false;
         cur->tries--;
         if (free_of_characters(sc, self, shape, from)) {
             cur->budget--;
-            if (level_block(&col, shape, origin, from) == 0) {
+            if (level_block(&col, shape, from) == 0) {
                 *out = from;
                 return true;
             }
         }
     }
+    // Each ring point is dropped onto the walkable ground under it: from a
+    // step height above the ground under the centre (a stair) down to
+    // SPOT_DROP below it (a pile on a ledge spills onto the floor beside it).
+    // A centre with no ground under it (a pile in the air) measures from its
+    // bottom instead. A point with no such ground is no spot.
+    sim_fx floor_y = 0;
+    if (!ground_under(sc, &col, shape, center, s->step_height + s->skin, &floor_y))
+        floor_y = (sim_fx)(center.y - shape.half.y);
+    sim_fx rest = (sim_fx)(center.y - floor_y); // centre above the ground it stands on
     uint32_t index = 1;
     for (uint32_t k = 1; k <= SPOT_RINGS; k++) {
         uint32_t count = 6u * k;
@@ -270,9 +352,8 @@ static bool find_spot(sim_scene *sc, uint32_t self, sim_shape shape, sim_vec3 fr
             sim_angle ang = (sim_angle)(phase + (uint32_t)(((uint64_t)a << 16) / count));
             sim_vec3 q =
                 sim_v3_add(center, sim_v3(sim_fx_mul(sim_angle_sin(ang), r), 0, sim_fx_mul(sim_angle_cos(ang), r)));
-            bool dropped = false;
             // Most ring points of a pile are taken by those placed before:
-            // look at the characters first, the ground only for the rest.
+            // look at the characters first, the level only for the rest.
             // (A point taken at this height is skipped even if its ground
             // lies lower: the spot found is still checked whole.)
             if (cur->tries <= 0)
@@ -280,21 +361,15 @@ static bool find_spot(sim_scene *sc, uint32_t self, sim_shape shape, sim_vec3 fr
             cur->tries--;
             if (!sim_v3_in_world(q) || !free_of_characters(sc, self, shape, sim_v3_add(q, sim_v3(0, s->skin, 0))))
                 continue;
-            if (grounded) {
-                // Ground within a step above (a stair) to SPOT_DROP below.
-                sim_vec3 top = sim_v3_add(q, sim_v3(0, s->step_height, 0));
-                sim_fx g;
-                if (ground_under(sc, &col, shape, top, s->step_height + SPOT_DROP, &g) &&
-                    (int64_t)g <= (int64_t)floor_y + s->step_height) {
-                    // A skin up: a shape resting exactly on a floor touches
-                    // every triangle under it, one a skin above meets none
-                    // of them (the level's tree skips them all).
-                    q.y = (sim_fx)((int64_t)g + (center.y - floor_y) + s->skin);
-                    dropped = true;
-                }
-            } else {
-                q.y += s->skin;
-            }
+            sim_vec3 top = sim_v3_add(q, sim_v3(0, s->step_height, 0));
+            sim_fx g;
+            if (!ground_under(sc, &col, shape, top, s->step_height + SPOT_DROP, &g) ||
+                (int64_t)g > (int64_t)floor_y + s->step_height)
+                continue;
+            // A skin up: a shape resting exactly on a floor touches every
+            // triangle under it, one a skin above meets none of them (the
+            // level's tree skips them all).
+            q.y = (sim_fx)((int64_t)g + rest + s->skin);
             for (int up = 0; up < 2; up++) {
                 if (up)
                     q = sim_v3_add(q, sim_v3(0, s->step_height, 0));
@@ -304,20 +379,20 @@ static bool find_spot(sim_scene *sc, uint32_t self, sim_shape shape, sim_vec3 fr
                 if (!sim_v3_in_world(q) || !free_of_characters(sc, self, shape, q))
                     break;
                 cur->budget--;
-                int block = level_block(&col, shape, origin, q);
-                if (block == 0 && grounded && !dropped) {
-                    if (!has_fallback) {
-                        has_fallback = true;
-                        fallback = q;
-                        fallback_index = index;
-                    }
-                    break;
-                }
+                int block = level_block(&col, shape, q);
                 if (block == 0) {
-                    cur->valid = true;
-                    cur->from = center;
-                    cur->shape = shape;
-                    cur->next = index;
+                    // A ray between the centres first: it turns away most
+                    // spots behind a wall for a fraction of the route's cost.
+                    sim_ray_input ray = {origin, sim_v3_sub(q, origin)};
+                    sim_ray_result rr;
+                    if (col.raycast(col.ctx, &ray, &rr))
+                        break;
+                    // The footprint's rays and the route's three sweeps:
+                    // counted as two tests more.
+                    cur->budget -= 2;
+                    if (!footprint_on_ground(sc, &col, shape, q) || !route_clear(sc, &col, shape, origin, q))
+                        break;
+                    cursor_keep(cur, center, shape, index);
                     *out = q;
                     return true;
                 }
@@ -325,14 +400,6 @@ static bool find_spot(sim_scene *sc, uint32_t self, sim_shape shape, sim_vec3 fr
                     break; // a wall: one step up is no better
             }
         }
-    }
-    if (has_fallback) {
-        cur->valid = true;
-        cur->from = center;
-        cur->shape = shape;
-        cur->next = fallback_index;
-        *out = fallback;
-        return true;
     }
     return false;
 }
@@ -345,13 +412,17 @@ static void relocate_flagged(sim_scene *sc, sim_fx limit, spot_cursor *cur)
         if (!(sc->sep_flag[i] & SEP_FLAG_RELOCATE))
             continue;
         sc->sep_flag[i] &= (uint8_t)~SEP_FLAG_RELOCATE;
-        if (!overlaps_any(sc, i, limit))
+        if (!overlaps_any(sc, i, limit, false))
             continue;
         sim_vec3 to;
         sim_vec3 origin = sim_v3_add(sc->chars[i].position, sc->feet_offset[i]);
         if (find_spot(sc, i, sc->bodies[i].shape, sc->bodies[i].center, origin, cur, &to)) {
             body_move(sc, i, to);
             sc->sep_relocated++;
+            sim_vec3 *r = &sc->reloc_feet[4 * (size_t)i + 2 * (size_t)sc->sep_pass];
+            r[0] = sc->chars[i].position; // not written back before the pass ends
+            r[1] = sim_v3_sub(to, sc->feet_offset[i]);
+            sc->reloc_mark[i] |= (uint8_t)(1u << sc->sep_pass);
         } else {
             sc->sep_flag[i] |= SEP_FLAG_GHOST; // a ghost until the next pass
             sc->sep_unresolved++;
@@ -560,18 +631,43 @@ static void write_back(sim_scene *sc)
     }
 }
 
+// After the pass after the moves: SIM_CHAR_CROWDED on every character that
+// overlaps another by more than SEP_LIMIT. Only a ghost of this pass can
+// (ghost: flagged for a free spot and none found): the last scan found no
+// pair of the others deeper than SEP_TOLERANCE, or the leftovers deeper than
+// SEP_LIMIT went to free spots (clear of everyone) or became ghosts. So only
+// the ghosts' neighbours are looked at: nothing when nobody is crowded.
+static void mark_crowded(sim_scene *sc, bool ghosts)
+{
+    for (uint32_t i = 0; i < sc->count; i++)
+        sc->chars[i].flags &= ~(uint32_t)SIM_CHAR_CROWDED;
+    sc->sep_crowded = 0;
+    if (!ghosts)
+        return;
+    for (uint32_t i = 0; i < sc->count; i++)
+        if (sc->sep_flag[i] & SEP_FLAG_GHOST)
+            (void)overlaps_any(sc, i, SEP_LIMIT, true);
+    for (uint32_t i = 0; i < sc->count; i++)
+        sc->sep_crowded += (sc->chars[i].flags & SIM_CHAR_CROWDED) != 0;
+}
+
 void scene_separate_begin_step(sim_scene *sc)
 {
-    sc->sep_pushed = sc->sep_relocated = sc->sep_unresolved = 0;
+    sc->sep_pushed = sc->sep_relocated = sc->sep_unresolved = sc->sep_crowded = 0;
+    memset(sc->reloc_mark, 0, sc->count ? sc->count : 1);
+    sc->reloc_valid = true;
     sc->spot_budget = SPOT_BUDGET;
     sc->spot_tries = SPOT_TRIES;
 }
 
 bool scene_separate(sim_scene *sc)
 {
+    sc->sep_pass = sc->bodies_ready ? 1 : 0; // after the moves: their bodies are ready
     if (sc->count < 2) {
         if (sc->count)
             sc->sep_flag[0] = 0;
+        if (sc->sep_pass)
+            mark_crowded(sc, false);
         return true;
     }
     prepare(sc);
@@ -590,11 +686,13 @@ bool scene_separate(sim_scene *sc)
         // The iterations ran out with pairs still overlapping: whoever is
         // still in by more than SEP_LIMIT goes to a free spot.
         for (uint32_t i = 0; i < sc->count; i++)
-            if (sc->bodies[i].solid && !(sc->sep_flag[i] & SEP_FLAG_GHOST) && overlaps_any(sc, i, SEP_LIMIT))
+            if (sc->bodies[i].solid && !(sc->sep_flag[i] & SEP_FLAG_GHOST) && overlaps_any(sc, i, SEP_LIMIT, false))
                 sc->sep_flag[i] |= SEP_FLAG_RELOCATE;
         relocate_flagged(sc, SEP_LIMIT, &cur);
     }
     write_back(sc);
+    if (sc->sep_pass)
+        mark_crowded(sc, sc->sep_unresolved != unresolved_before);
     sc->spot_budget = cur.budget;
     sc->spot_tries = cur.tries;
     // Clean: the last scan found no pair to push (so nothing was moved after
@@ -651,6 +749,24 @@ int sim_scene_place_character(sim_scene *sc, const sim_char_state *state, sim_ve
 
 sim_scene_separation sim_scene_last_separation(const sim_scene *sc)
 {
-    sim_scene_separation r = {sc->sep_pushed, sc->sep_relocated, sc->sep_unresolved};
+    sim_scene_separation r = {sc->sep_pushed, sc->sep_relocated, sc->sep_unresolved, sc->sep_crowded};
     return r;
+}
+
+bool sim_scene_relocation(const sim_scene *sc, uint32_t id, int pass, sim_vec3 *from_feet, sim_vec3 *to_feet)
+{
+    if (!sc->reloc_valid || (pass != SIM_SCENE_PASS_BEFORE_MOVES && pass != SIM_SCENE_PASS_AFTER_MOVES))
+        return false;
+    const sim_char_state *c = sim_scene_find(sc, id);
+    if (!c)
+        return false;
+    size_t i = (size_t)(c - sc->chars);
+    if (!(sc->reloc_mark[i] & (1u << pass)))
+        return false;
+    const sim_vec3 *r = &sc->reloc_feet[4 * i + 2 * (size_t)pass];
+    if (from_feet)
+        *from_feet = r[0];
+    if (to_feet)
+        *to_feet = r[1];
+    return true;
 }

@@ -60,6 +60,28 @@ sim_world *keel_test_generated_world(sim_level *level, uint32_t triangles, uint3
     return world;
 }
 
+sim_world *keel_test_room_world(sim_level *level, int32_t x0, int32_t z0, int32_t x1, int32_t z1, int32_t height,
+                                const sim_vec3 *block_min, const sim_vec3 *block_max)
+{
+    sim_level_builder b;
+    sim_level_builder_init(&b);
+    sim_fx y0 = 0, y1 = height;
+#define P(x, y, z) sim_v3(x, y, z)
+    sim_level_builder_quad(&b, P(x0, y0, z0), P(x0, y0, z1), P(x1, y0, z1), P(x1, y0, z0)); // floor
+    sim_level_builder_quad(&b, P(x0, y1, z0), P(x1, y1, z0), P(x1, y1, z1), P(x0, y1, z1)); // ceiling
+    sim_level_builder_quad(&b, P(x0, y0, z0), P(x1, y0, z0), P(x1, y1, z0), P(x0, y1, z0));
+    sim_level_builder_quad(&b, P(x0, y0, z1), P(x0, y1, z1), P(x1, y1, z1), P(x1, y0, z1));
+    sim_level_builder_quad(&b, P(x0, y0, z0), P(x0, y1, z0), P(x0, y1, z1), P(x0, y0, z1));
+    sim_level_builder_quad(&b, P(x1, y0, z0), P(x1, y0, z1), P(x1, y1, z1), P(x1, y1, z0));
+#undef P
+    if (block_min && block_max)
+        sim_level_builder_aabox(&b, *block_min, *block_max);
+    cr_assert_eq(sim_level_builder_finish(&b, level), 0);
+    sim_world *world = sim_world_create(level, NULL, NULL);
+    cr_assert_not_null(world);
+    return world;
+}
+
 void keel_test_builtin_free(sim_level *level, sim_world *world)
 {
     sim_world_destroy(world);

@@ -38,6 +38,12 @@ void keel_test_builtin_free(struct sim_level *level, struct sim_world *world);
 /// The same for sim_level_generate's level of `triangles` triangles from
 /// `seed` (freed with keel_test_builtin_free too).
 struct sim_world *keel_test_generated_world(struct sim_level *level, uint32_t triangles, uint32_t seed);
+/// A closed room (faces facing inward) with its floor at y 0 from (x0, z0) to
+/// (x1, z1), `height` high (raw Q16.16 units), plus an axis-aligned solid
+/// block from `block_min` to `block_max` when `block_max` is given; its world
+/// (freed with keel_test_builtin_free too).
+struct sim_world *keel_test_room_world(struct sim_level *level, int32_t x0, int32_t z0, int32_t x1, int32_t z1,
+                                       int32_t height, const sim_vec3 *block_min, const sim_vec3 *block_max);
 
 struct sim_char_state;
 

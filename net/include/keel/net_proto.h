@@ -45,7 +45,8 @@ extern "C" {
 /// acknowledged one.
 /// 4: an input's clock and the snapshots' and full parts' echo of it are 16
 /// bits (a round trip is far below 65 s), 2 bytes less each way.
-#define NET_PROTOCOL_VERSION 4u
+/// 5: a character's flags are 10 bits (SIM_CHAR_CROWDED).
+#define NET_PROTOCOL_VERSION 5u
 /// Largest datagram payload keel sends or accepts unfragmented (docs/protocol.md).
 #define NET_MTU 1200u
 /// A tick value meaning "none" (no baseline, nothing acknowledged yet).
@@ -245,7 +246,7 @@ bool net_full_part_decode(const uint8_t *data, size_t length, net_full_part *m);
 // ---- the simulation identity ---------------------------------------------------------
 
 /// Bumped whenever a change to sim/ changes results for the same inputs.
-#define NET_BEHAVIOUR_VERSION 5u
+#define NET_BEHAVIOUR_VERSION 6u
 
 /// Digest of every movement setting, field by field (xxHash64).
 uint64_t net_settings_digest(const sim_move_settings *s);

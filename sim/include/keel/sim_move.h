@@ -68,6 +68,13 @@ enum {
     SIM_CHAR_STEPPED = 1u << 6,   ///< stepped up or down this tick
     SIM_CHAR_IN_WATER = 1u << 7,  ///< centre inside a water volume
     SIM_CHAR_WALL = 1u << 8,      ///< touched a wall (too steep to stand on) this tick
+    /// Set by a scene's step (never by sim_move_step, which keeps it): after
+    /// the step the character overlaps another by more than SEP_LIMIT (0.73
+    /// mm) because no free spot was found for it: the crowd does not fit
+    /// where it stands, or the step's search budget ran out (docs/scene.md,
+    /// "How many characters a spot holds"). Cleared by the next step that
+    /// finds it apart from everyone.
+    SIM_CHAR_CROWDED = 1u << 9,
 };
 
 /// Where a character's feet rest: the classification of the ground probe.
@@ -162,7 +169,7 @@ sim_shape sim_char_shape(const sim_move_settings *s, const sim_char_state *c);
 sim_vec3 sim_char_center(const sim_move_settings *s, const sim_char_state *c);
 
 /// Flags a state may carry; any other bit makes it invalid.
-#define SIM_CHAR_KNOWN_FLAGS 0x1FFu
+#define SIM_CHAR_KNOWN_FLAGS 0x3FFu
 
 /// Whether a state could have come from the simulation: a known move type
 /// and ground kind, known flags, position within SIM_MOVE_POSITION_LIMIT,

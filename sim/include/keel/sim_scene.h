@@ -20,7 +20,9 @@
 //      a platform moving into a character is a penetration that the step's
 //      depenetration resolves (the platform pushes);
 //   5. overlapping characters are separated again: after a step no two
-//      overlap by more than 1 mm (a pile being placed excepted);
+//      overlap by more than 1 mm unless both are marked SIM_CHAR_CROWDED
+//      (no free spot was found for one of them: the crowd does not fit, or
+//      the step's search budget ran out while placing a pile);
 //   6. the tick number advances.
 // Separation pushes each of an overlapping pair half the way apart, swept
 // against the level, and moves piles and whoever stays squeezed to the
@@ -96,13 +98,18 @@ bool sim_scene_remove_character(sim_scene *scene, uint32_t id);
 /// standing or crouched, from the scene's settings) fits: clear of the level
 /// and the platforms (at the current tick), at least half a millimetre from
 /// every other solid character (the character `state->id` itself is left
-/// out, so a character already in the scene can be re-placed), and reached
-/// from `feet` by a straight sweep against the level (never through a wall
-/// or a floor). Tried in order: `feet` itself, then rings around it of
-/// radius k times half the shape's width (6k points on ring k, up to 40
-/// rings: 16 m for the default shapes), each point also one step height up.
-/// false (and *out_feet untouched) when none is found. Deterministic: the
-/// same scene and arguments give the same point on every machine.
+/// out, so a character already in the scene can be re-placed). Tried in
+/// order: `feet` itself, then rings around it of radius k times half the
+/// shape's width (6k points on ring k, up to 40 rings: 16 m for the default
+/// shapes), each point dropped onto the walkable ground under it and also
+/// tried one step height up. A ring spot must have ground under its whole
+/// footprint (its rim sampled, within a step height), lie at most a step
+/// height above the ground at `feet` and at most 2 m below it, and be
+/// reached as a walk would reach it: the shape swept up a step height,
+/// across, and down onto the spot, against the level and the platforms
+/// (docs/scene.md, "Free spots"). false (and *out_feet untouched) when none
+/// is found. Deterministic: the same scene and arguments give the same point
+/// on every machine.
 bool sim_scene_find_spot(sim_scene *scene, const sim_char_state *state, sim_vec3 feet, sim_vec3 *out_feet);
 
 /// sim_scene_add_character at the nearest free spot to state->position
@@ -123,13 +130,36 @@ void sim_scene_step(sim_scene *scene);
 /// characters apart"): characters pushed apart (counted once per push
 /// iteration that moved them), moved to a free spot (piles and leftovers),
 /// and left overlapping because no free spot was found in reach or in the
-/// pass's budget (they are tried again next tick).
+/// pass's budget (they are tried again next tick; counted per pass).
+/// `crowded`: characters marked SIM_CHAR_CROWDED after the step, those that
+/// still overlap another by more than 0.73 mm (both of each such pair). Zero
+/// means no two characters overlap by more than that.
 typedef struct sim_scene_separation {
     SIM_RETURNED_STRUCT uint32_t pushed;
     uint32_t relocated;
     uint32_t unresolved;
+    uint32_t crowded;
 } sim_scene_separation;
 sim_scene_separation sim_scene_last_separation(const sim_scene *scene);
+
+/// The separation passes of a step: before the characters' moves (after
+/// platforms carried their riders) and after them.
+enum { SIM_SCENE_PASS_BEFORE_MOVES = 0, SIM_SCENE_PASS_AFTER_MOVES = 1 };
+
+/// Whether pass `pass` of the last step moved character `id` to a free spot,
+/// with where its feet were when the pass began (*from_feet) and where the
+/// relocation put them (*to_feet; either may be NULL). The way between is
+/// the one the search checked: the shape swept up a step height over the
+/// higher end, across, and down onto the spot. Pushes of the same pass may
+/// move it on from there (each swept, a few millimetres). A character
+/// relocated twice in one pass reports the last spot (from is still where
+/// the pass began). Between the two passes the character made its move, so
+/// its path through a step is: from (pass 0) -> to (pass 0) -> its move ->
+/// from (pass 1) -> to (pass 1). false for an unknown id, a pass that did
+/// not relocate it, or when the scene changed (an add, a remove, a restore)
+/// since the step. Reads per-character slots filled during the step: no
+/// cost when nobody is relocated.
+bool sim_scene_relocation(const sim_scene *scene, uint32_t id, int pass, sim_vec3 *from_feet, sim_vec3 *to_feet);
 
 // ---- running the moves on several threads (optional) ------------------------
 // Every character collides with the others' start-of-tick shapes, so the

@@ -60,6 +60,8 @@ def check(src, health_ms):
     volumes = " ".join(a for w, a in ins if w == "VOLUME").split()
     user = [a for w, a in ins if w == "USER"]
     expect(cmd[0] == "keel-server" and "--agones" in cmd, "the image runs keel-server --agones: %s" % cmd)
+    for limit in ("--empty-seconds", "--join-seconds"):  # no Allocated GameServer left behind
+        expect(int(flag(cmd, limit) or 0) > 0, "the image ends a match with %s > 0" % limit)
     expect("%d/udp" % port in exposed, "EXPOSE %d/udp (--port)" % port)
     expect("%d/tcp" % metrics_port in exposed, "EXPOSE %d/tcp (--metrics)" % metrics_port)
     expect(record_dir in volumes, "VOLUME %s (--record's folder)" % record_dir)

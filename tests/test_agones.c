@@ -379,35 +379,59 @@ Test(agones, health_pings_and_healthz_stop_while_the_tick_loop_is_stalled)
     keel_test_proc_cleanup(&sd.p);
 }
 
-Test(agones, the_match_starts_at_allocation_and_ends_with_a_shutdown)
+// An allocated run: keel-server with `args` against the local sidecar,
+// allocated `wait_ms` after Ready, run to its end, which must be `reason`
+// with a shutdown call `min_ticks` or more after the allocation. The JSON
+// summary in *sum (a pointer into the returned text, freed by the caller).
+static char *allocated_run(const char **args, unsigned wait_ms, double min_ticks, const char *reason, const char **sum)
 {
     sidecar sd;
     begin(&sd, true);
     keel_test_proc sv;
-    const char *args[] = {KEEL_SERVER_ON_LOOPBACK, "--duration", "120", "--match-seconds", "2", "--stats-json",
-                          "--stats-interval",      "0",          NULL};
     keel_test_proc_start(&sv, "keel-server", args);
     cr_assert(keel_test_wait_text(sv.out, "{\"event\":\"agones_ready\"", 60000), "never Ready");
-    keel_test_sleep_ms(500); // some ticks before the allocation (only to show the clock starts there)
+    keel_test_sleep_ms(wait_ms); // ticks before the allocation (only to show the clock starts there)
     cr_assert_eq(http("POST", sd.http, "/allocate", "{}"), 200, "POST /allocate");
     char *out = server_end(&sv);
     char *log = sidecar_stop(&sd);
     const char *al = strstr(out, "{\"event\":\"agones_allocated\"");
-    const char *sum = strstr(out, "{\"summary\":1"), *ag = strstr(out, "{\"agones\":1");
-    cr_assert(al && sum && ag, "%s", out);
-    // 2 s at 64 Hz after the tick that saw the allocation
-    cr_expect_geq(keel_test_json_num(sum, "ticks"), keel_test_json_num(al, "tick") + 128, "%s%s", al, sum);
+    const char *ag = strstr(out, "{\"agones\":1");
+    *sum = strstr(out, "{\"summary\":1");
+    cr_assert(al && *sum && ag, "%s", out);
+    cr_expect_geq(keel_test_json_num(*sum, "ticks"), keel_test_json_num(al, "tick") + min_ticks, "%s%s", al, *sum);
     cr_expect(strstr(ag, "\"allocated\":true") && strstr(ag, "\"shutdown_sent\":true"), "%s", ag);
     char *err = keel_test_read_file(sv.err);
-    cr_expect(strstr(err, "server shutting down (its match is over)") != NULL, "%s", err);
+    cr_expect(strstr(err, reason) != NULL, "%s", err);
     free(err);
     const char *a = strstr(log, "Allocate request has been received!");
     const char *s = strstr(log, "Shutdown request has been received!");
     cr_expect(a && s && a < s, "sdk-server's log:\n%s", log);
-    free(out);
     free(log);
     keel_test_proc_cleanup(&sv);
     keel_test_proc_cleanup(&sd.p);
+    return out;
+}
+
+Test(agones, the_match_starts_at_allocation_and_ends_with_a_shutdown)
+{
+    const char *args[] = {KEEL_SERVER_ON_LOOPBACK, "--duration", "120", "--match-seconds", "2", "--stats-json",
+                          "--stats-interval",      "0",          NULL};
+    const char *sum;
+    // 2 s at 64 Hz after the tick that saw the allocation
+    free(allocated_run(args, 500, 128, "server shutting down (its match is over)", &sum));
+}
+
+// No player ever joins the allocated server: --join-seconds ends it (and
+// --empty-seconds, which counts only once there were players, does not).
+Test(agones, an_allocated_server_nobody_joins_ends_with_a_shutdown)
+{
+    const char *args[] = {
+        KEEL_SERVER_ON_LOOPBACK, "--duration", "120", "--join-seconds", "1", "--empty-seconds", "1", "--stats-json",
+        "--stats-interval",      "0",          NULL};
+    const char *sum;
+    char *out = allocated_run(args, 0, 64, "server shutting down (no player joined)", &sum);
+    cr_expect_eq(keel_test_json_num(sum, "joined"), 0, "%s", sum);
+    free(out);
 }
 
 // The image's command line (Dockerfile: ENTRYPOINT and CMD, read by
@@ -490,11 +514,13 @@ Test(agones, bad_fleet_flags_are_usage_errors)
     static const char *const bad[][6] = {
         {"--insecure", "--match-seconds", "x", NULL},
         {"--insecure", "--empty-seconds", NULL},
+        {"--insecure", "--join-seconds", "-1", NULL},
         {"--insecure", "--test-stall-seconds", "3", NULL},
         {"--insecure", "--test-stall-after-ticks", "10", NULL},
         {"--insecure", "--test-stall-after-ticks", "10", "--test-stall-seconds", "61", NULL},
         {"--key", "k", "--public", "agones", NULL},
         {"--virtual-bots", "2", "--agones", NULL},
+        {"--virtual-bots", "2", "--join-seconds", "5", NULL},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         keel_test_run_result r = keel_test_run(keel_test_program_path("keel-server"), bad[i], NULL);

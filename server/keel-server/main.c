@@ -108,6 +108,9 @@ static void usage(FILE *f)
           "  --match-seconds S     end the match S seconds after it started: with --agones when the\n"
           "                        GameServer is Allocated, else at the first tick (default 0: never)\n"
           "  --empty-seconds S     end S seconds after the last player left (once there were players)\n"
+          "  --join-seconds S      end the match when no player joined within S seconds of its\n"
+          "                        start (Allocated with --agones, else the first tick; default 0:\n"
+          "                        never; the image sets 60)\n"
           "  --test-stall-after-ticks N, --test-stall-seconds S\n"
           "                        (tests) stop the tick loop once, after tick N, for S seconds\n"
           "Stopping (docs/operations.md): on SIGTERM or SIGINT, and at the end of --duration or\n"
@@ -188,6 +191,7 @@ static int parse(int argc, char **argv, options *o)
                    0,
                    0,
                    0,
+                   0,
                    0};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -241,7 +245,8 @@ static int parse(int argc, char **argv, options *o)
                    strcmp(a, "--ticks") == 0 || strcmp(a, "--keyframe-interval") == 0 ||
                    strcmp(a, "--virtual-bots") == 0 || strcmp(a, "--seed") == 0 || strcmp(a, "--full-clients") == 0 ||
                    strcmp(a, "--match-seconds") == 0 || strcmp(a, "--empty-seconds") == 0 ||
-                   strcmp(a, "--test-stall-after-ticks") == 0 || strcmp(a, "--test-stall-seconds") == 0) {
+                   strcmp(a, "--join-seconds") == 0 || strcmp(a, "--test-stall-after-ticks") == 0 ||
+                   strcmp(a, "--test-stall-seconds") == 0) {
             if (!v)
                 return bad("value for", a);
             uint32_t lo = 0, hi = 86400u * 365u, *dst = &o->duration_s;
@@ -287,6 +292,8 @@ static int parse(int argc, char **argv, options *o)
                 dst = &o->match_s;
             } else if (strcmp(a, "--empty-seconds") == 0) {
                 dst = &o->empty_s;
+            } else if (strcmp(a, "--join-seconds") == 0) {
+                dst = &o->join_s;
             } else if (strcmp(a, "--test-stall-after-ticks") == 0) {
                 lo = 1;
                 hi = 0xFFFFFFFFu;
@@ -328,8 +335,9 @@ static int parse(int argc, char **argv, options *o)
         return bad("combination", "--key on --bind 0.0.0.0 without --public ADDR:PORT");
     if (o->key_file && o->virtual_bots)
         return bad("combination", "--key with --virtual-bots (no sockets)");
-    if (o->virtual_bots && (o->agones || o->match_s || o->empty_s || o->stall_after))
-        return bad("combination", "--virtual-bots with --agones, --match-seconds, --empty-seconds or a test stall");
+    if (o->virtual_bots && (o->agones || o->match_s || o->empty_s || o->join_s || o->stall_after))
+        return bad("combination",
+                   "--virtual-bots with --agones, --match-seconds, --empty-seconds, --join-seconds or a test stall");
     if (o->public_address && strcmp(o->public_address, "agones") == 0 && !o->agones)
         return bad("combination", "--public agones without --agones");
     if (!o->stall_after != !o->stall_s)

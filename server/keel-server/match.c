@@ -10,7 +10,8 @@
 // reads atomics and counts ticks, so it never waits. The match clock of
 // --match-seconds starts when the GameServer is Allocated (with --agones) or
 // at the first tick (without); --empty-seconds ends a run that had players
-// once they have all been gone that long. Both count ticks, so a stalled
+// once they have all been gone that long; --join-seconds ends a match that
+// no player joined within that long of its start. All three count ticks, so a stalled
 // loop does not shorten a match. match_end asks Agones to shut the
 // GameServer down when the server ended on its own (not on a signal: then
 // Kubernetes is stopping it already) and prints what the SDK thread did.
@@ -92,7 +93,7 @@ const char *match_after_tick(match *m, uint64_t k, const sv_server *sv)
 {
     const options *o = m->o;
     uint32_t n = 0;
-    if (m->sdk || o->empty_s) {
+    if (m->sdk || o->empty_s || o->join_s) {
         n = players(sv);
         agones_tick(m->sdk, keel_app_now_us(), n);
     }
@@ -127,8 +128,12 @@ const char *match_after_tick(match *m, uint64_t k, const sv_server *sv)
     }
     if (o->match_s && m->started && k - m->start_tick >= (uint64_t)o->match_s * o->rate)
         return "its match is over";
+    m->had_players |= n > 0;
+    // A match nobody joined (a failed allocation, players who never came)
+    // ends too, or an Allocated GameServer would stay forever.
+    if (o->join_s && m->started && !m->had_players && k - m->start_tick >= (uint64_t)o->join_s * o->rate)
+        return "no player joined";
     if (o->empty_s) {
-        m->had_players |= n > 0;
         m->empty_ticks = m->had_players && n == 0 ? m->empty_ticks + 1 : 0;
         if (m->empty_ticks >= (uint64_t)o->empty_s * o->rate)
             return "every player left";

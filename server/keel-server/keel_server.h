@@ -64,6 +64,11 @@ bool recorder_finish(recorder *r, sv_server *sv, FILE *text);
 #define METRICS_TICK_BUCKETS 8u
 /// /healthz fails when the tick loop has not published for this long.
 #define METRICS_ALIVE_US 1000000u
+/// HTTP connections held at once from one client address (more are closed at
+/// once), in all, and the seconds a connection may stay silent.
+#define METRICS_PER_ADDRESS 4u
+#define METRICS_CONNECTIONS 64u
+#define METRICS_IDLE_S 3u
 
 /// What the tick thread publishes after each tick: counters since the start.
 typedef struct metrics_snapshot {

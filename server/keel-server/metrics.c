@@ -277,12 +277,19 @@ metrics *metrics_start(const char *address, uint32_t *port)
         fputs("keel-server: --metrics: out of memory\n", stderr);
         return NULL;
     }
-    // At most 16 scrapes at once, each allowed 5 s: a stuck or hostile
-    // client holds nothing for long, and none of it touches the tick thread.
-    m->daemon =
-        MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG, (uint16_t)*port, NULL, NULL, on_request,
-                         m, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa, MHD_OPTION_CONNECTION_LIMIT, (unsigned)16,
-                         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)5, MHD_OPTION_END);
+    // Slow or hostile clients must not lock the probes out. At most
+    // METRICS_PER_ADDRESS connections from one address (libmicrohttpd
+    // closes the next at once), METRICS_CONNECTIONS in all, and each
+    // dropped after METRICS_IDLE_S without a byte. libmicrohttpd's timeout
+    // restarts with every byte (it has no whole-request deadline), so a
+    // client trickling bytes keeps its connections: the per-address limit is
+    // what leaves room for the kubelet and Prometheus, which come from
+    // addresses of their own. None of it touches the tick thread.
+    m->daemon = MHD_start_daemon(MHD_USE_AUTO | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG, (uint16_t)*port,
+                                 NULL, NULL, on_request, m, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
+                                 MHD_OPTION_CONNECTION_LIMIT, (unsigned)METRICS_CONNECTIONS,
+                                 MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)METRICS_PER_ADDRESS,
+                                 MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)METRICS_IDLE_S, MHD_OPTION_END);
     if (!m->daemon) {
         fprintf(stderr, "keel-server: --metrics: cannot serve HTTP on %s:%u (address in use?)\n", address, *port);
         pthread_mutex_destroy(&m->lock);

@@ -46,15 +46,21 @@ typedef struct options {
 
 /// The recording of a server through its tick observer.
 typedef struct recorder {
-    const char *path;
+    const char *path; ///< the file written: --record's path, or a free name beside it (path_buf)
+    char path_buf[1024];
     rec_writer *w;
     bool failed; ///< reported once on stderr; the server serves on
     uint64_t ticks;
 } recorder;
 
-/// Open `o->record` (nothing when NULL) and attach the observer. Prints the
-/// reason and returns false when the file cannot be opened.
+/// Open `o->record` (nothing when NULL) and attach the observer. An existing
+/// file is never truncated: when `o->record` exists (an earlier run's
+/// recording, perhaps of a match that crashed), the recording goes to the
+/// first free name STEM-N.EXT beside it (N from 1 to RECORDER_MAX_NAMES),
+/// said on stderr. Prints the reason and returns false when the file cannot
+/// be opened.
 bool recorder_start(recorder *r, const options *o, sv_server *sv);
+#define RECORDER_MAX_NAMES 9999u
 /// Detach, finish the file (ENDR) and print where it went, the ticks and the
 /// final hash. False when the recording failed at any point.
 bool recorder_finish(recorder *r, sv_server *sv, FILE *text);

@@ -127,7 +127,8 @@ static void usage(FILE *f)
           "  --protocol-id N       the protocol id tokens must carry, 0..2^64-1 (default 0)\n"
           "  --insecure            no handshake: any client may connect (a LAN, development)\n"
           "Recording (docs/replay.md; check one with keel-replay verify FILE):\n"
-          "  --record FILE         record every tick (what it applied and the hashes it reached)\n"
+          "  --record FILE         record every tick (what it applied and the hashes it reached);\n"
+          "                        an existing FILE is kept: then STEM-1.EXT, STEM-2.EXT, ...\n"
           "  --keyframe-interval N a full-state keyframe every N ticks (default 64; 0: none)\n"
           "  --record-full         debug mode: a keyframe every tick\n"
           "  --no-compress         no zstd compression of the tick blocks\n"
@@ -457,7 +458,7 @@ int main(int argc, char **argv)
         ms.tick_rate = o.rate;
         ms.secure = o.key_file != NULL;
         ms.recording = o.record != NULL;
-        ms.recording_path = o.record;
+        ms.recording_path = rec.path; // lives until main returns
     }
     // The mode is said first, and again on every stats line and at the end.
     const char *mode = o.key_file ? "secure" : "INSECURE", *mode_json = o.key_file ? "true" : "false";

@@ -83,6 +83,11 @@ typedef struct metrics_snapshot {
     uint64_t tick_buckets[METRICS_TICK_BUCKETS]; ///< ticks per bucket (not cumulative); above the last: none
     uint32_t tick_rate;
     bool draining, secure;
+    bool ready; ///< accepting players: from the start, or with --agones once Ready was accepted
+    // with --agones (agones.c): the GameServer's state as keel-server knows it and the SDK thread's counts
+    bool agones;
+    const char *agones_state; ///< agones_state(): a static string
+    agones_counts agones_counts;
     sv_stats sv;
     net_host_stats net;
     bool recording, recording_failed;
@@ -125,9 +130,14 @@ typedef struct match {
 } match;
 
 /// Before the tick loop: with --agones, start the SDK thread and wait until
-/// Ready is accepted (or *stop is set). False (the reason printed) when it
-/// cannot: exit 1.
-bool match_begin(match *m, const options *o, sv_server *sv, FILE *text, volatile sig_atomic_t *stop);
+/// Ready is accepted (or *stop is set), publishing to `mx` (may be NULL)
+/// meanwhile that the program is alive (/healthz 200) but not ready (/readyz
+/// 503); `ms->ready` is set once Ready was accepted (at once without
+/// --agones). False (the reason printed) when it cannot: exit 1.
+bool match_begin(match *m, const options *o, sv_server *sv, FILE *text, volatile sig_atomic_t *stop, metrics *mx,
+                 metrics_snapshot *ms);
+/// The SDK thread's state and counts into `ms` (atomics only, never waits).
+void match_publish(const match *m, metrics_snapshot *ms);
 /// After each tick (k ticks run): NULL to go on, or why the run is over.
 /// Never waits (except in the test stall it was asked for).
 const char *match_after_tick(match *m, uint64_t k, const sv_server *sv);

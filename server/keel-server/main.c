@@ -417,7 +417,14 @@ int main(int argc, char **argv)
                 net_token_key_wipe(&key);
                 sim_world_destroy(world);
                 sim_level_free(&level);
-                return 1;
+                if (!stop_requested)
+                    return 1; // the reason printed
+                // Stopped before serving anyone: nothing to drain, nothing failed.
+                fprintf(stderr,
+                        "keel-server: agones: %s while waiting for the GameServer's address: stopped before "
+                        "serving\n",
+                        stop_requested == SIGINT ? "SIGINT" : "SIGTERM");
+                return 0;
             }
             hc.public_address = o.public_address = from_agones;
         }
@@ -478,7 +485,7 @@ int main(int argc, char **argv)
     fflush(NULL);
     publish(m, &ms, sv, host, &rec);
     match mt;
-    if (!match_begin(&mt, &o, sv, text, &stop_requested))
+    if (!match_begin(&mt, &o, sv, text, &stop_requested, m, &ms))
         return give_up(m, &rec, sv, host, world, &level, text);
     static uint64_t samples[TICK_SAMPLES];
     uint32_t nsamples = 0;
@@ -515,6 +522,7 @@ int main(int argc, char **argv)
         k++;
         over = match_after_tick(&mt, k, sv);
         if (m) {
+            match_publish(&mt, &ms);
             ms.ticks++;
             ms.tick_us_sum += t1 - t0;
             uint32_t b = metrics_tick_bucket(t1 - t0);

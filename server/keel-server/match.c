@@ -44,11 +44,22 @@ static uint32_t players(const sv_server *sv)
     return s.clients;
 }
 
-bool match_begin(match *m, const options *o, sv_server *sv, FILE *text, volatile sig_atomic_t *stop)
+void match_publish(const match *m, metrics_snapshot *ms)
+{
+    ms->agones = m->sdk != NULL;
+    if (!m->sdk)
+        return;
+    ms->agones_state = agones_state(m->sdk);
+    agones_get_counts(m->sdk, &ms->agones_counts);
+}
+
+bool match_begin(match *m, const options *o, sv_server *sv, FILE *text, volatile sig_atomic_t *stop, metrics *mx,
+                 metrics_snapshot *ms)
 {
     memset(m, 0, sizeof *m);
     m->o = o;
     m->text = text;
+    ms->ready = !o->agones;
     if (!o->agones)
         return true;
     // The simulation's identity as a label value: protocol, behaviour, tick
@@ -74,10 +85,15 @@ bool match_begin(match *m, const options *o, sv_server *sv, FILE *text, volatile
             m->sdk = NULL;
             return false;
         }
+        // alive (/healthz: liveness does not depend on the sidecar), not ready (/readyz 503)
+        ms->alive_us = keel_app_now_us();
+        match_publish(m, ms);
+        metrics_publish(mx, ms);
         keel_app_sleep_until_us(keel_app_now_us() + 20000u);
     }
     if (*stop)
-        return true; // signalled while waiting: the loop ends at once and drains
+        return true;  // signalled while waiting: the loop ends at once and drains
+    ms->ready = true; // /readyz 200 from the next publication on
     agones_counts c;
     agones_get_counts(m->sdk, &c);
     fprintf(text, "keel-server: agones: Ready accepted after %" PRIu64 " tries; players may join; the match %s\n",
@@ -152,19 +168,22 @@ void match_finish(match *m)
     if (!m->sdk)
         return;
     agones_counts c;
+    bool ready = agones_ready(m->sdk);
     agones_stop(m->sdk, &c); // sends a requested shutdown first
     m->sdk = NULL;
     fprintf(m->text,
-            "keel-server: agones: Ready after %" PRIu64 " tries; health pings %" PRIu64 " (skipped while the tick "
+            "keel-server: agones: Ready %s %" PRIu64 " tries; health pings %" PRIu64 " (skipped while the tick "
             "loop stalled %" PRIu64 "); labels set %" PRIu64 "; GameServer reads %" PRIu64 "; failed calls %" PRIu64
             "; shutdown %s\n",
-            c.ready_tries, c.health_sent, c.health_skipped, c.labels_set, c.polls, c.errors,
-            c.shutdown_sent ? "sent" : "not sent");
+            ready ? "accepted after" : "never accepted, in", c.ready_tries, c.health_sent, c.health_skipped,
+            c.labels_set, c.polls, c.errors, c.shutdown_sent ? "sent" : "not sent");
     if (m->o->stats_json)
-        printf("{\"agones\":1,\"ready_tries\":%" PRIu64 ",\"health_sent\":%" PRIu64 ",\"health_skipped\":%" PRIu64
-               ",\"labels_set\":%" PRIu64 ",\"polls\":%" PRIu64 ",\"errors\":%" PRIu64 ",\"allocated\":%s,"
-               "\"shutdown_sent\":%s}\n",
-               c.ready_tries, c.health_sent, c.health_skipped, c.labels_set, c.polls, c.errors,
-               m->started ? "true" : "false", c.shutdown_sent ? "true" : "false");
+        printf("{\"agones\":1,\"ready\":%s,\"ready_tries\":%" PRIu64 ",\"health_sent\":%" PRIu64
+               ",\"health_skipped\":%" PRIu64 ",\"labels_set\":%" PRIu64 ",\"polls\":%" PRIu64 ",\"errors\":%" PRIu64
+               ",\"allocated\":%s,"
+               "\"shutdown_sent\":%s,\"shutdown_tries\":%" PRIu64 ",\"label_failures\":%" PRIu64 "}\n",
+               ready ? "true" : "false", c.ready_tries, c.health_sent, c.health_skipped, c.labels_set, c.polls,
+               c.errors, m->started ? "true" : "false", c.shutdown_sent ? "true" : "false", c.shutdown_tries,
+               c.label_failures);
     fflush(NULL);
 }

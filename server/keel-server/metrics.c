@@ -238,13 +238,15 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     bool published = m->published;
     pthread_mutex_unlock(&m->lock);
     if (strcmp(url, "/healthz") == 0 || strcmp(url, "/readyz") == 0) {
-        // healthz: the loop published within METRICS_ALIVE_US; readyz: and
-        // it is accepting players.
+        // healthz: the loop (or, before it, the wait for Agones' Ready)
+        // published within METRICS_ALIVE_US; readyz: and it is accepting
+        // players (Ready accepted, not draining).
         bool alive = published && keel_app_now_us() - s.alive_us < METRICS_ALIVE_US;
-        bool ok = url[1] == 'h' ? alive : alive && !s.draining;
+        bool ok = url[1] == 'h' ? alive : alive && s.ready && !s.draining;
         static char yes[] = "ok\n", stale[] = "the tick loop has not run for a second\n",
-                    draining[] = "draining: the server is shutting down\n";
-        char *body = ok ? yes : !alive ? stale : draining;
+                    draining[] = "draining: the server is shutting down\n",
+                    waiting[] = "waiting for Agones to accept Ready\n";
+        char *body = ok ? yes : !alive ? stale : s.draining ? draining : waiting;
         return reply(c, ok ? MHD_HTTP_OK : MHD_HTTP_SERVICE_UNAVAILABLE, "text/plain", body, strlen(body), false);
     }
     if (strcmp(url, "/metrics") != 0)

@@ -156,16 +156,25 @@ static const char *line_with(const char *text, const char *needle)
 }
 
 #ifdef KEEL_TEST_CURL
-static size_t discard(char *d, size_t size, size_t n, void *ctx)
+typedef struct http_answer {
+    char text[32768];
+    size_t len;
+} http_answer;
+
+static size_t keep(char *d, size_t size, size_t n, void *ctx)
 {
-    (void)d;
-    (void)ctx;
-    return size * n;
+    http_answer *a = ctx;
+    size_t len = size * n, take = len < sizeof a->text - 1 - a->len ? len : sizeof a->text - 1 - a->len;
+    memcpy(a->text + a->len, d, take);
+    a->len += take;
+    a->text[a->len] = 0;
+    return len;
 }
 #endif
 
-// One HTTP call to 127.0.0.1:port: its status (0: no answer within 5 s).
-static long http(const char *method, unsigned port, const char *path, const char *body)
+// One HTTP call to 127.0.0.1:port: its status (0: no answer within 5 s);
+// the answer's body (cut at 32 KiB) in *out when given (free it).
+static long http_body(const char *method, unsigned port, const char *path, const char *body, char **out)
 {
     long status = 0;
 #ifdef KEEL_TEST_CURL
@@ -177,19 +186,32 @@ static long http(const char *method, unsigned port, const char *path, const char
     curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
     curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, 5000L);
     curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, discard);
+    http_answer *a = calloc(1, sizeof *a);
+    cr_assert_not_null(a);
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, keep);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, a);
     if (body)
         curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
     if (curl_easy_perform(c) == CURLE_OK)
         curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
     curl_easy_cleanup(c);
+    if (out)
+        *out = strdup(a->text);
+    free(a);
 #else
     (void)method;
     (void)port;
     (void)path;
     (void)body;
+    if (out)
+        *out = strdup("");
 #endif
     return status;
+}
+
+static long http(const char *method, unsigned port, const char *path, const char *body)
+{
+    return http_body(method, port, path, body, NULL);
 }
 
 // keel-server's stdout once it has ended (bounded), checked for exit 0.
@@ -462,6 +484,16 @@ Test(agones, while_waiting_for_ready_it_is_alive_not_ready_and_a_sigterm_says_re
     }
     cr_expect_eq(healthz_200, PROBES, "/healthz answered 200 to %d of %d probes", healthz_200, PROBES);
     cr_expect_eq(readyz_503, PROBES, "/readyz answered 503 to %d of %d probes", readyz_503, PROBES);
+    // the metrics say why: Starting, not ready, Ready calls failing
+    char *scrape = NULL;
+    cr_expect_eq(http_body("GET", mport, "/metrics", NULL, &scrape), 200);
+    cr_expect(strstr(scrape, "\nkeel_server_agones_state{state=\"Starting\"} 1\n") != NULL, "%s", scrape);
+    cr_expect(strstr(scrape, "\nkeel_server_agones_state{state=\"Ready\"} 0\n") != NULL, "%s", scrape);
+    cr_expect(strstr(scrape, "\nkeel_server_ready 0\n") != NULL, "%s", scrape);
+    const char *rf = strstr(scrape, "keel_server_agones_call_failures_total{call=\"ready\"} ");
+    cr_expect(rf && strtoul(rf + strlen("keel_server_agones_call_failures_total{call=\"ready\"} "), NULL, 10) > 0, "%s",
+              scrape);
+    free(scrape);
     kill(sv.pid, SIGTERM);
     char *out = server_end(&sv);
     char *err = keel_test_read_file(sv.err);

@@ -22,6 +22,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <keel/net_proto.h>
+#include <keel/sim_version.h>
+
 #include "test_support.h"
 
 static char dir[256];
@@ -179,6 +182,17 @@ Test(metrics, a_scrape_during_a_session_agrees_with_the_summary_and_passes_promt
     cr_expect_eq(sample(text, "keel_server_tick_seconds_count"),
                  sample(text, "keel_server_tick_seconds_bucket{le=\"+Inf\"}"));
     cr_expect(strstr(text, "# TYPE keel_server_tick_seconds histogram\n") != NULL);
+    // Buckets from 10 us (an ordinary tick takes tens of microseconds; a first
+    // bound of 0.5 ms held them all) to 64 ms.
+    cr_expect_geq(sample(text, "keel_server_tick_seconds_bucket{le=\"0.00001\"}"), 0, "%s", text);
+    cr_expect_geq(sample(text, "keel_server_tick_seconds_bucket{le=\"0.0005\"}"), 0, "%s", text);
+    cr_expect_geq(sample(text, "keel_server_tick_seconds_bucket{le=\"0.064\"}"), 0, "%s", text);
+    char build[160];
+    snprintf(build, sizeof build, "keel_server_build_info{version=\"%s\",protocol=\"%u\",behaviour=\"%u\"}",
+             KEEL_VERSION_STRING, (unsigned)NET_PROTOCOL_VERSION, (unsigned)NET_BEHAVIOUR_VERSION);
+    cr_expect_eq(sample(text, build), 1, "no %s in the scrape", build);
+    cr_expect_eq(sample(text, "keel_server_ready"), 1);
+    cr_expect(strstr(text, "keel_server_agones_state") == NULL, "Agones metrics without --agones");
     cr_expect(strstr(text, "keel_server_handshake_refused_total{reason=\"") != NULL);
     // promtool, on the scrape as it came
     const char *file = keel_test_dir_file(dir, "scrape.txt");

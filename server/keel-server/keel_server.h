@@ -67,7 +67,7 @@ bool recorder_finish(recorder *r, sv_server *sv, FILE *text);
 
 // ---- --metrics (metrics.c; docs/operations.md) ---------------------------------
 
-#define METRICS_TICK_BUCKETS 8u
+#define METRICS_TICK_BUCKETS 13u
 /// /healthz fails when the tick loop has not published for this long.
 #define METRICS_ALIVE_US 1000000u
 /// HTTP connections held at once from one client address (more are closed at

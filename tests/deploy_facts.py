@@ -8,6 +8,7 @@
 #   deploy_facts.py check SRC HEALTH_MS  the checks below; prints one line per
 #                                        check ("ok ..." or "FAIL ..."), exit 1
 #                                        when one failed
+import fnmatch
 import json
 import os
 import re
@@ -44,6 +45,40 @@ def flag(cmd, name):
     return cmd[cmd.index(name) + 1] if name in cmd else None
 
 
+def dockerignore(src):
+    """The .dockerignore patterns in order: (pattern, excluded) pairs."""
+    pats = []
+    with open(os.path.join(src, ".dockerignore")) as f:
+        for line in f:
+            line = line.strip()
+            if line and not line.startswith("#"):
+                neg = line.startswith("!")
+                pats.append((line.lstrip("!").strip("/"), not neg))
+    return pats
+
+
+def ignored(pats, path):
+    """Whether Docker leaves `path` (relative to the context) out: the last
+    pattern matching it or one of its parent folders decides, as Docker's
+    own matcher (filepath.Match per part, "**" any number of folders)."""
+    def match(pat, p):
+        pp, parts = pat.split("/"), p.split("/")
+
+        def rec(i, j):
+            if i == len(pp):
+                return j == len(parts)
+            if pp[i] == "**":
+                return any(rec(i + 1, k) for k in range(j, len(parts) + 1))
+            return j < len(parts) and fnmatch.fnmatchcase(parts[j], pp[i]) and rec(i + 1, j + 1)
+        return rec(0, 0)
+    parts = path.split("/")
+    out = False
+    for pat, excl in pats:
+        if any(match(pat, "/".join(parts[:n])) for n in range(1, len(parts) + 1)):
+            out = excl
+    return out
+
+
 def check(src, health_ms):
     results = []
 
@@ -67,6 +102,16 @@ def check(src, health_ms):
     expect(record_dir in volumes, "VOLUME %s (--record's folder)" % record_dir)
     expect(("STOPSIGNAL", "SIGTERM") in ins, "STOPSIGNAL SIGTERM")
     expect(bool(user) and user[-1] not in ("0", "root"), "a non-root USER: %s" % user)
+
+    # The build context: no key, token or build tree left in the tree goes
+    # into it; the sources the build needs do.
+    pats = dockerignore(src)
+    for path in ("backend.key", "deploy/dev.key", "tmp/dev.key", "ada.token", "a/b/c.token", "tls.pem", ".env",
+                 "build/keel-server", "build-asan/CMakeCache.txt", "match.krec", ".git/config"):
+        expect(ignored(pats, path), ".dockerignore leaves %s out of the build context" % path)
+    for path in ("CMakeLists.txt", "server/keel-server/main.c", "client/tokens/tokens.c", "net/src/token_key.c",
+                 "sim/include/keel/sim_version.h"):
+        expect(not ignored(pats, path), ".dockerignore keeps %s in the build context" % path)
 
     docs = {}
     for name in sorted(os.listdir(os.path.join(src, "deploy", "agones"))):

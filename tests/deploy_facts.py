@@ -150,6 +150,29 @@ def check(src, health_ms):
     expect(record_dir in mounts, "a volume is mounted at %s (--record)" % record_dir)
     expect(docs["FleetAutoscaler"]["spec"]["fleetName"] == docs["Fleet"]["metadata"]["name"],
            "the FleetAutoscaler scales the Fleet")
+    # A restrictive securityContext (Kubernetes' "restricted" Pod Security
+    # Standard for the keel-server container): non-root as the image's
+    # user, no privilege escalation, no capabilities, a read-only root; the
+    # pod's seccomp profile RuntimeDefault and its volumes group-owned by keel.
+    sc = container.get("securityContext", {})
+    pod_sc = gs["template"]["spec"].get("securityContext", {})
+    uid = int(user[-1]) if user and user[-1].isdigit() else None
+    expect(sc.get("runAsNonRoot") is True and sc.get("runAsUser") == uid,
+           "keel-server runs as non-root uid %s (the image's USER): %s" % (uid, sc))
+    expect(sc.get("allowPrivilegeEscalation") is False and sc.get("privileged", False) is False,
+           "no privilege escalation, not privileged")
+    expect(sc.get("capabilities", {}).get("drop") == ["ALL"] and not sc.get("capabilities", {}).get("add"),
+           "every capability dropped, none added")
+    expect(sc.get("readOnlyRootFilesystem") is True, "a read-only root filesystem")
+    expect(pod_sc.get("seccompProfile", {}).get("type") == "RuntimeDefault", "the pod's seccomp profile is RuntimeDefault")
+    expect(pod_sc.get("fsGroup") == uid, "the pod's fsGroup is keel's group %s (the Secret and volumes readable)" % uid)
+    key_vol = volumes[mounts[key_dir]]["secret"] if key_dir in mounts else {}
+    expect(key_vol.get("defaultMode", 0o644) & 0o007 == 0, "the key Secret is not world-readable (defaultMode %s)"
+           % oct(key_vol.get("defaultMode", 0o644)))
+    for field in ("runAsNonRoot", "allowPrivilegeEscalation", "privileged", "readOnlyRootFilesystem"):
+        expect(isinstance(sc.get(field, False), bool), "securityContext.%s is a boolean" % field)
+    for field in ("runAsUser", "runAsGroup"):
+        expect(isinstance(sc.get(field, 0), int), "securityContext.%s is an integer" % field)
     grace = gs["template"]["spec"].get("terminationGracePeriodSeconds", 30)
     expect(grace >= 3, "terminationGracePeriodSeconds %d covers the 2 s drain" % grace)
     for r in results:

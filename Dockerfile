@@ -36,5 +36,6 @@ STOPSIGNAL SIGTERM
 ENTRYPOINT ["keel-server"]
 # The backend key comes from a mounted Secret; the public address and port
 # from the GameServer (the SDK sidecar); a match ends 30 s after its last
-# player left, and then Agones shuts the GameServer down.
-CMD ["--agones", "--key", "/run/secrets/keel/backend.key", "--public", "agones", "--port", "7777", "--metrics", "0.0.0.0:9100", "--record", "/var/lib/keel/recordings/match.krec", "--empty-seconds", "30", "--stats-json", "--stats-interval", "10"]
+# player left, or 60 s after its allocation when no player joined, and then
+# Agones shuts the GameServer down.
+CMD ["--agones", "--key", "/run/secrets/keel/backend.key", "--public", "agones", "--port", "7777", "--metrics", "0.0.0.0:9100", "--record", "/var/lib/keel/recordings/match.krec", "--empty-seconds", "30", "--join-seconds", "60", "--stats-json", "--stats-interval", "10"]

@@ -8,6 +8,7 @@
 #   deploy_facts.py check SRC HEALTH_MS  the checks below; prints one line per
 #                                        check ("ok ..." or "FAIL ..."), exit 1
 #                                        when one failed
+import fnmatch
 import json
 import os
 import re
@@ -44,6 +45,40 @@ def flag(cmd, name):
     return cmd[cmd.index(name) + 1] if name in cmd else None
 
 
+def dockerignore(src):
+    """The .dockerignore patterns in order: (pattern, excluded) pairs."""
+    pats = []
+    with open(os.path.join(src, ".dockerignore")) as f:
+        for line in f:
+            line = line.strip()
+            if line and not line.startswith("#"):
+                neg = line.startswith("!")
+                pats.append((line.lstrip("!").strip("/"), not neg))
+    return pats
+
+
+def ignored(pats, path):
+    """Whether Docker leaves `path` (relative to the context) out: the last
+    pattern matching it or one of its parent folders decides, as Docker's
+    own matcher (filepath.Match per part, "**" any number of folders)."""
+    def match(pat, p):
+        pp, parts = pat.split("/"), p.split("/")
+
+        def rec(i, j):
+            if i == len(pp):
+                return j == len(parts)
+            if pp[i] == "**":
+                return any(rec(i + 1, k) for k in range(j, len(parts) + 1))
+            return j < len(parts) and fnmatch.fnmatchcase(parts[j], pp[i]) and rec(i + 1, j + 1)
+        return rec(0, 0)
+    parts = path.split("/")
+    out = False
+    for pat, excl in pats:
+        if any(match(pat, "/".join(parts[:n])) for n in range(1, len(parts) + 1)):
+            out = excl
+    return out
+
+
 def check(src, health_ms):
     results = []
 
@@ -60,11 +95,23 @@ def check(src, health_ms):
     volumes = " ".join(a for w, a in ins if w == "VOLUME").split()
     user = [a for w, a in ins if w == "USER"]
     expect(cmd[0] == "keel-server" and "--agones" in cmd, "the image runs keel-server --agones: %s" % cmd)
+    for limit in ("--empty-seconds", "--join-seconds"):  # no Allocated GameServer left behind
+        expect(int(flag(cmd, limit) or 0) > 0, "the image ends a match with %s > 0" % limit)
     expect("%d/udp" % port in exposed, "EXPOSE %d/udp (--port)" % port)
     expect("%d/tcp" % metrics_port in exposed, "EXPOSE %d/tcp (--metrics)" % metrics_port)
     expect(record_dir in volumes, "VOLUME %s (--record's folder)" % record_dir)
     expect(("STOPSIGNAL", "SIGTERM") in ins, "STOPSIGNAL SIGTERM")
     expect(bool(user) and user[-1] not in ("0", "root"), "a non-root USER: %s" % user)
+
+    # The build context: no key, token or build tree left in the tree goes
+    # into it; the sources the build needs do.
+    pats = dockerignore(src)
+    for path in ("backend.key", "deploy/dev.key", "tmp/dev.key", "ada.token", "a/b/c.token", "tls.pem", ".env",
+                 "build/keel-server", "build-asan/CMakeCache.txt", "match.krec", ".git/config"):
+        expect(ignored(pats, path), ".dockerignore leaves %s out of the build context" % path)
+    for path in ("CMakeLists.txt", "server/keel-server/main.c", "client/tokens/tokens.c", "net/src/token_key.c",
+                 "sim/include/keel/sim_version.h"):
+        expect(not ignored(pats, path), ".dockerignore keeps %s in the build context" % path)
 
     docs = {}
     for name in sorted(os.listdir(os.path.join(src, "deploy", "agones"))):
@@ -103,6 +150,29 @@ def check(src, health_ms):
     expect(record_dir in mounts, "a volume is mounted at %s (--record)" % record_dir)
     expect(docs["FleetAutoscaler"]["spec"]["fleetName"] == docs["Fleet"]["metadata"]["name"],
            "the FleetAutoscaler scales the Fleet")
+    # A restrictive securityContext (Kubernetes' "restricted" Pod Security
+    # Standard for the keel-server container): non-root as the image's
+    # user, no privilege escalation, no capabilities, a read-only root; the
+    # pod's seccomp profile RuntimeDefault and its volumes group-owned by keel.
+    sc = container.get("securityContext", {})
+    pod_sc = gs["template"]["spec"].get("securityContext", {})
+    uid = int(user[-1]) if user and user[-1].isdigit() else None
+    expect(sc.get("runAsNonRoot") is True and sc.get("runAsUser") == uid,
+           "keel-server runs as non-root uid %s (the image's USER): %s" % (uid, sc))
+    expect(sc.get("allowPrivilegeEscalation") is False and sc.get("privileged", False) is False,
+           "no privilege escalation, not privileged")
+    expect(sc.get("capabilities", {}).get("drop") == ["ALL"] and not sc.get("capabilities", {}).get("add"),
+           "every capability dropped, none added")
+    expect(sc.get("readOnlyRootFilesystem") is True, "a read-only root filesystem")
+    expect(pod_sc.get("seccompProfile", {}).get("type") == "RuntimeDefault", "the pod's seccomp profile is RuntimeDefault")
+    expect(pod_sc.get("fsGroup") == uid, "the pod's fsGroup is keel's group %s (the Secret and volumes readable)" % uid)
+    key_vol = volumes[mounts[key_dir]]["secret"] if key_dir in mounts else {}
+    expect(key_vol.get("defaultMode", 0o644) & 0o007 == 0, "the key Secret is not world-readable (defaultMode %s)"
+           % oct(key_vol.get("defaultMode", 0o644)))
+    for field in ("runAsNonRoot", "allowPrivilegeEscalation", "privileged", "readOnlyRootFilesystem"):
+        expect(isinstance(sc.get(field, False), bool), "securityContext.%s is a boolean" % field)
+    for field in ("runAsUser", "runAsGroup"):
+        expect(isinstance(sc.get(field, 0), int), "securityContext.%s is an integer" % field)
     grace = gs["template"]["spec"].get("terminationGracePeriodSeconds", 30)
     expect(grace >= 3, "terminationGracePeriodSeconds %d covers the 2 s drain" % grace)
     for r in results:

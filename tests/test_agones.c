@@ -20,6 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -154,16 +156,25 @@ static const char *line_with(const char *text, const char *needle)
 }
 
 #ifdef KEEL_TEST_CURL
-static size_t discard(char *d, size_t size, size_t n, void *ctx)
+typedef struct http_answer {
+    char text[32768];
+    size_t len;
+} http_answer;
+
+static size_t keep(char *d, size_t size, size_t n, void *ctx)
 {
-    (void)d;
-    (void)ctx;
-    return size * n;
+    http_answer *a = ctx;
+    size_t len = size * n, take = len < sizeof a->text - 1 - a->len ? len : sizeof a->text - 1 - a->len;
+    memcpy(a->text + a->len, d, take);
+    a->len += take;
+    a->text[a->len] = 0;
+    return len;
 }
 #endif
 
-// One HTTP call to 127.0.0.1:port: its status (0: no answer within 5 s).
-static long http(const char *method, unsigned port, const char *path, const char *body)
+// One HTTP call to 127.0.0.1:port: its status (0: no answer within 5 s);
+// the answer's body (cut at 32 KiB) in *out when given (free it).
+static long http_body(const char *method, unsigned port, const char *path, const char *body, char **out)
 {
     long status = 0;
 #ifdef KEEL_TEST_CURL
@@ -175,19 +186,32 @@ static long http(const char *method, unsigned port, const char *path, const char
     curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
     curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, 5000L);
     curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, discard);
+    http_answer *a = calloc(1, sizeof *a);
+    cr_assert_not_null(a);
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, keep);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, a);
     if (body)
         curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
     if (curl_easy_perform(c) == CURLE_OK)
         curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
     curl_easy_cleanup(c);
+    if (out)
+        *out = strdup(a->text);
+    free(a);
 #else
     (void)method;
     (void)port;
     (void)path;
     (void)body;
+    if (out)
+        *out = strdup("");
 #endif
     return status;
+}
+
+static long http(const char *method, unsigned port, const char *path, const char *body)
+{
+    return http_body(method, port, path, body, NULL);
 }
 
 // keel-server's stdout once it has ended (bounded), checked for exit 0.
@@ -379,35 +403,258 @@ Test(agones, health_pings_and_healthz_stop_while_the_tick_loop_is_stalled)
     keel_test_proc_cleanup(&sd.p);
 }
 
-Test(agones, the_match_starts_at_allocation_and_ends_with_a_shutdown)
+// An allocated run: keel-server with `args` against the local sidecar,
+// allocated `wait_ms` after Ready, run to its end, which must be `reason`
+// with a shutdown call `min_ticks` or more after the allocation. The JSON
+// summary in *sum (a pointer into the returned text, freed by the caller).
+static char *allocated_run(const char **args, unsigned wait_ms, double min_ticks, const char *reason, const char **sum)
 {
     sidecar sd;
     begin(&sd, true);
     keel_test_proc sv;
-    const char *args[] = {KEEL_SERVER_ON_LOOPBACK, "--duration", "120", "--match-seconds", "2", "--stats-json",
-                          "--stats-interval",      "0",          NULL};
     keel_test_proc_start(&sv, "keel-server", args);
     cr_assert(keel_test_wait_text(sv.out, "{\"event\":\"agones_ready\"", 60000), "never Ready");
-    keel_test_sleep_ms(500); // some ticks before the allocation (only to show the clock starts there)
+    keel_test_sleep_ms(wait_ms); // ticks before the allocation (only to show the clock starts there)
     cr_assert_eq(http("POST", sd.http, "/allocate", "{}"), 200, "POST /allocate");
     char *out = server_end(&sv);
     char *log = sidecar_stop(&sd);
     const char *al = strstr(out, "{\"event\":\"agones_allocated\"");
-    const char *sum = strstr(out, "{\"summary\":1"), *ag = strstr(out, "{\"agones\":1");
-    cr_assert(al && sum && ag, "%s", out);
-    // 2 s at 64 Hz after the tick that saw the allocation
-    cr_expect_geq(keel_test_json_num(sum, "ticks"), keel_test_json_num(al, "tick") + 128, "%s%s", al, sum);
+    const char *ag = strstr(out, "{\"agones\":1");
+    *sum = strstr(out, "{\"summary\":1");
+    cr_assert(al && *sum && ag, "%s", out);
+    cr_expect_geq(keel_test_json_num(*sum, "ticks"), keel_test_json_num(al, "tick") + min_ticks, "%s%s", al, *sum);
     cr_expect(strstr(ag, "\"allocated\":true") && strstr(ag, "\"shutdown_sent\":true"), "%s", ag);
     char *err = keel_test_read_file(sv.err);
-    cr_expect(strstr(err, "server shutting down (its match is over)") != NULL, "%s", err);
+    cr_expect(strstr(err, reason) != NULL, "%s", err);
     free(err);
     const char *a = strstr(log, "Allocate request has been received!");
     const char *s = strstr(log, "Shutdown request has been received!");
     cr_expect(a && s && a < s, "sdk-server's log:\n%s", log);
+    free(log);
+    keel_test_proc_cleanup(&sv);
+    keel_test_proc_cleanup(&sd.p);
+    return out;
+}
+
+Test(agones, the_match_starts_at_allocation_and_ends_with_a_shutdown)
+{
+    const char *args[] = {KEEL_SERVER_ON_LOOPBACK, "--duration", "120", "--match-seconds", "2", "--stats-json",
+                          "--stats-interval",      "0",          NULL};
+    const char *sum;
+    // 2 s at 64 Hz after the tick that saw the allocation
+    free(allocated_run(args, 500, 128, "server shutting down (its match is over)", &sum));
+}
+
+// No player ever joins the allocated server: --join-seconds ends it (and
+// --empty-seconds, which counts only once there were players, does not).
+Test(agones, an_allocated_server_nobody_joins_ends_with_a_shutdown)
+{
+    const char *args[] = {
+        KEEL_SERVER_ON_LOOPBACK, "--duration", "120", "--join-seconds", "1", "--empty-seconds", "1", "--stats-json",
+        "--stats-interval",      "0",          NULL};
+    const char *sum;
+    char *out = allocated_run(args, 0, 64, "server shutting down (no player joined)", &sum);
+    cr_expect_eq(keel_test_json_num(sum, "joined"), 0, "%s", sum);
+    free(out);
+}
+
+// Until Agones accepted Ready the server is alive (/healthz 200: liveness
+// does not depend on the sidecar) but not ready (/readyz 503); SIGTERM then
+// ends it with exit 0, and its closing line says Ready was never accepted.
+// No sidecar at all: 20 probes of each, 100 ms apart (bounded).
+Test(agones, while_waiting_for_ready_it_is_alive_not_ready_and_a_sigterm_says_ready_never_came)
+{
+    sidecar sd;
+    begin(&sd, false);
+    keel_test_proc sv;
+    const char *args[] = {KEEL_SERVER_ON_LOOPBACK, "--metrics",        "127.0.0.1:0", "--duration", "120",
+                          "--stats-json",          "--stats-interval", "0",           NULL};
+    keel_test_proc_start(&sv, "keel-server", args);
+    cr_assert(keel_test_wait_text(sv.out, "\"metrics_port\":", 20000));
+    cr_assert(keel_test_wait_text(sv.err, "waiting for the SDK sidecar", 20000));
+    char *o = keel_test_read_file(sv.out);
+    unsigned mport = (unsigned)keel_test_json_num(o, "metrics_port");
+    free(o);
+    enum { PROBES = 20 };
+    int healthz_200 = 0, readyz_503 = 0;
+    for (int i = 0; i < PROBES; i++) {
+        healthz_200 += http("GET", mport, "/healthz", NULL) == 200;
+        readyz_503 += http("GET", mport, "/readyz", NULL) == 503;
+        keel_test_sleep_ms(100);
+    }
+    cr_expect_eq(healthz_200, PROBES, "/healthz answered 200 to %d of %d probes", healthz_200, PROBES);
+    cr_expect_eq(readyz_503, PROBES, "/readyz answered 503 to %d of %d probes", readyz_503, PROBES);
+    // the metrics say why: Starting, not ready, Ready calls failing
+    char *scrape = NULL;
+    cr_expect_eq(http_body("GET", mport, "/metrics", NULL, &scrape), 200);
+    cr_expect(strstr(scrape, "\nkeel_server_agones_state{state=\"Starting\"} 1\n") != NULL, "%s", scrape);
+    cr_expect(strstr(scrape, "\nkeel_server_agones_state{state=\"Ready\"} 0\n") != NULL, "%s", scrape);
+    cr_expect(strstr(scrape, "\nkeel_server_ready 0\n") != NULL, "%s", scrape);
+    const char *rf = strstr(scrape, "keel_server_agones_call_failures_total{call=\"ready\"} ");
+    cr_expect(rf && strtoul(rf + strlen("keel_server_agones_call_failures_total{call=\"ready\"} "), NULL, 10) > 0, "%s",
+              scrape);
+    free(scrape);
+    kill(sv.pid, SIGTERM);
+    char *out = server_end(&sv);
+    char *err = keel_test_read_file(sv.err);
+    const char *ag = strstr(out, "{\"agones\":1");
+    cr_assert_not_null(ag, "%s", out);
+    cr_expect(strstr(ag, "\"ready\":false") != NULL, "%s", ag);
+    cr_expect(strstr(err, "Ready never accepted") != NULL, "%s", err);
+    cr_expect(strstr(err, "Ready accepted") == NULL && strstr(err, "Ready after") == NULL, "%s", err);
+    free(err);
+    free(out);
+    keel_test_proc_cleanup(&sv);
+}
+
+// SIGTERM while --public agones waits for the GameServer's address: exit 0,
+// and it says so (no sidecar: the address never comes).
+Test(agones, a_sigterm_while_waiting_for_the_address_is_said_and_exits_0)
+{
+    sidecar sd;
+    begin(&sd, false);
+    const char *key = keel_test_dir_file(dir, "backend.key");
+    const char *kargs[] = {"keygen", key, NULL};
+    keel_test_run_result kr = keel_test_run(keel_test_program_path("keel-token"), kargs, NULL);
+    cr_assert_eq(kr.exit_code, 0, "keel-token keygen: %s", kr.err);
+    keel_test_run_free(&kr);
+    keel_test_proc sv;
+    const char *args[] = {"--agones", "--key", key, "--public", "agones", "--bind", "127.0.0.1", "--port", "0", NULL};
+    keel_test_proc_start(&sv, "keel-server", args);
+    cr_assert(keel_test_wait_text(sv.err, "waiting for the GameServer's address", 20000), "no word of the wait");
+    kill(sv.pid, SIGTERM);
+    cr_assert(keel_test_proc_wait(&sv, 30000), "keel-server did not end");
+    char *err = keel_test_read_file(sv.err);
+    cr_expect_eq(sv.status, 0, "%s", err);
+    cr_expect(strstr(err, "SIGTERM while waiting for the GameServer's address") != NULL, "%s", err);
+    free(err);
+    keel_test_proc_cleanup(&sv);
+}
+
+// The sidecar is gone when the match ends (here: stopped right after Ready,
+// before the run's 192 ticks are over) and back after keel-server's first
+// failed POST /shutdown: the shutdown is retried until the new sidecar
+// accepts it.
+Test(agones, a_shutdown_the_sidecar_missed_is_retried)
+{
+    sidecar sd;
+    begin(&sd, true);
+    keel_test_proc sv;
+    const char *args[] = {KEEL_SERVER_ON_LOOPBACK, "--ticks", "192", "--stats-json", "--stats-interval", "0", NULL};
+    keel_test_proc_start(&sv, "keel-server", args);
+    cr_assert(keel_test_wait_text(sv.out, "{\"event\":\"agones_ready\"", 60000), "never Ready");
+    free(sidecar_stop(&sd));
+    keel_test_proc_cleanup(&sd.p);
+    cr_assert(keel_test_wait_text(sv.err, "POST /shutdown failed; retrying", 60000), "no failed shutdown call");
+    sidecar_start(&sd, NULL);
+    char *out = server_end(&sv);
+    char *log = sidecar_stop(&sd);
+    const char *ag = strstr(out, "{\"agones\":1");
+    cr_assert_not_null(ag, "%s", out);
+    cr_expect(strstr(ag, "\"shutdown_sent\":true") != NULL, "%s", ag);
+    cr_expect_gt(keel_test_json_num(ag, "shutdown_tries"), 1, "%s", ag);
+    cr_expect(strstr(log, "Shutdown request has been received!") != NULL, "the second sidecar's log:\n%s", log);
     free(out);
     free(log);
     keel_test_proc_cleanup(&sv);
     keel_test_proc_cleanup(&sd.p);
+}
+
+// A stand-in sidecar that refuses every label (HTTP 500) and accepts every
+// other call, in a child process on 127.0.0.1:port, for at most
+// `seconds`: one line per label request in `count_file`. Returns the pid.
+static pid_t refusing_sidecar(unsigned port, const char *count_file, int seconds)
+{
+    int ls = socket(AF_INET, SOCK_STREAM, 0);
+    cr_assert(ls >= 0);
+    int one = 1;
+    setsockopt(ls, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    struct sockaddr_in sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sin_family = AF_INET;
+    sa.sin_port = htons((uint16_t)port);
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    cr_assert_eq(bind(ls, (struct sockaddr *)&sa, sizeof sa), 0);
+    cr_assert_eq(listen(ls, 16), 0);
+    fflush(NULL);
+    pid_t pid = fork();
+    cr_assert(pid >= 0);
+    if (pid > 0) {
+        close(ls);
+        return pid;
+    }
+    alarm((unsigned)seconds); // a hang guard: the child ends by itself
+    for (;;) {
+        int fd = accept(ls, NULL, NULL);
+        if (fd < 0)
+            continue;
+        struct timeval tv = {2, 0};
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+        char req[4096];
+        size_t len = 0;
+        ssize_t r;
+        char *end = NULL;
+        while (len < sizeof req - 1 && (r = read(fd, req + len, sizeof req - 1 - len)) > 0) {
+            len += (size_t)r;
+            req[len] = 0;
+            if ((end = strstr(req, "\r\n\r\n")) != NULL) {
+                const char *cl = strstr(req, "Content-Length: ");
+                size_t body = cl ? strtoul(cl + 16, NULL, 10) : 0;
+                if (len >= (size_t)(end + 4 - req) + body)
+                    break;
+            }
+        }
+        req[len] = 0;
+        bool label = strncmp(req, "PUT /metadata/label", 19) == 0;
+        if (label) {
+            FILE *f = fopen(count_file, "a");
+            if (f) {
+                fputs("label\n", f);
+                fclose(f);
+            }
+        }
+        const char *answer =
+            label ? "HTTP/1.1 500 Internal Server Error\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+                  : "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n"
+                    "Connection: close\r\n\r\n{}";
+        if (write(fd, answer, strlen(answer)) < 0)
+            (void)0;
+        close(fd);
+    }
+}
+
+// A sidecar that refuses the labels: keel-server tries them again after a
+// backoff, not on every pass of its SDK thread's loop (about 50 a second).
+// Judged by counts: the stand-in's label requests equal keel-server's
+// failed label calls, and over 192 ticks (3 s of its clock) they are few.
+Test(agones, a_refused_label_is_retried_with_a_backoff)
+{
+    need_agones();
+    unsigned port = free_port();
+    char port_s[16];
+    snprintf(port_s, sizeof port_s, "%u", port);
+    setenv("AGONES_SDK_HTTP_PORT", port_s, 1);
+    char count_file[512];
+    snprintf(count_file, sizeof count_file, "%s", keel_test_dir_file(dir, "labels.txt"));
+    pid_t fake = refusing_sidecar(port, count_file, 120);
+    keel_test_proc sv;
+    const char *args[] = {KEEL_SERVER_ON_LOOPBACK, "--ticks", "192", "--stats-json", "--stats-interval", "0", NULL};
+    keel_test_proc_start(&sv, "keel-server", args);
+    char *out = server_end(&sv);
+    kill(fake, SIGKILL);
+    waitpid(fake, NULL, 0);
+    char *labels = keel_test_read_file(count_file);
+    unsigned requests = count(labels, "label\n");
+    const char *ag = strstr(out, "{\"agones\":1");
+    cr_assert_not_null(ag, "%s", out);
+    cr_log_info("label requests: %u over 192 ticks; %s", requests, ag);
+    cr_expect_eq(keel_test_json_num(ag, "labels_set"), 0, "%s", ag);
+    cr_expect_eq(keel_test_json_num(ag, "label_failures"), requests, "%s", ag);
+    cr_expect_geq(requests, 2, "the label was not tried again");
+    cr_expect_leq(requests, 12, "%u label requests over 192 ticks: no backoff", requests);
+    free(labels);
+    free(out);
+    keel_test_proc_cleanup(&sv);
 }
 
 // The image's command line (Dockerfile: ENTRYPOINT and CMD, read by
@@ -490,11 +737,13 @@ Test(agones, bad_fleet_flags_are_usage_errors)
     static const char *const bad[][6] = {
         {"--insecure", "--match-seconds", "x", NULL},
         {"--insecure", "--empty-seconds", NULL},
+        {"--insecure", "--join-seconds", "-1", NULL},
         {"--insecure", "--test-stall-seconds", "3", NULL},
         {"--insecure", "--test-stall-after-ticks", "10", NULL},
         {"--insecure", "--test-stall-after-ticks", "10", "--test-stall-seconds", "61", NULL},
         {"--key", "k", "--public", "agones", NULL},
         {"--virtual-bots", "2", "--agones", NULL},
+        {"--virtual-bots", "2", "--join-seconds", "5", NULL},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         keel_test_run_result r = keel_test_run(keel_test_program_path("keel-server"), bad[i], NULL);

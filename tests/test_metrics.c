@@ -22,6 +22,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <keel/net_proto.h>
+#include <keel/sim_version.h>
+
 #include "test_support.h"
 
 static char dir[256];
@@ -180,6 +183,17 @@ Test(metrics, a_scrape_during_a_session_agrees_with_the_summary_and_passes_promt
     cr_expect_eq(sample(text, "keel_server_tick_seconds_count"),
                  sample(text, "keel_server_tick_seconds_bucket{le=\"+Inf\"}"));
     cr_expect(strstr(text, "# TYPE keel_server_tick_seconds histogram\n") != NULL);
+    // Buckets from 10 us (an ordinary tick takes tens of microseconds; a first
+    // bound of 0.5 ms held them all) to 64 ms.
+    cr_expect_geq(sample(text, "keel_server_tick_seconds_bucket{le=\"0.00001\"}"), 0, "%s", text);
+    cr_expect_geq(sample(text, "keel_server_tick_seconds_bucket{le=\"0.0005\"}"), 0, "%s", text);
+    cr_expect_geq(sample(text, "keel_server_tick_seconds_bucket{le=\"0.064\"}"), 0, "%s", text);
+    char build[160];
+    snprintf(build, sizeof build, "keel_server_build_info{version=\"%s\",protocol=\"%u\",behaviour=\"%u\"}",
+             KEEL_VERSION_STRING, (unsigned)NET_PROTOCOL_VERSION, (unsigned)NET_BEHAVIOUR_VERSION);
+    cr_expect_eq(sample(text, build), 1, "no %s in the scrape", build);
+    cr_expect_eq(sample(text, "keel_server_ready"), 1);
+    cr_expect(strstr(text, "keel_server_agones_state") == NULL, "Agones metrics without --agones");
     cr_expect(strstr(text, "keel_server_handshake_refused_total{reason=\"") != NULL);
     // promtool, on the scrape as it came
     const char *file = keel_test_dir_file(dir, "scrape.txt");
@@ -232,6 +246,80 @@ Test(metrics, a_scrape_during_a_session_agrees_with_the_summary_and_passes_promt
     free(sout);
     free(text);
     keel_test_proc_cleanup(&cl);
+    keel_test_proc_cleanup(&sv);
+}
+
+// A connection to 127.0.0.1:port from `from` (another loopback address)
+// that sent the start of a request and no more: -1 when it could not connect.
+static int slow_open(const char *from, unsigned port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    cr_assert(fd >= 0);
+    struct sockaddr_in sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sin_family = AF_INET;
+    cr_assert_eq(inet_pton(AF_INET, from, &sa.sin_addr), 1);
+    cr_assert_eq(bind(fd, (struct sockaddr *)&sa, sizeof sa), 0, "bind %s", from);
+    sa.sin_port = htons((uint16_t)port);
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    static const char start[] = "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n";
+    if (connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0 ||
+        send(fd, start, sizeof start - 1, MSG_NOSIGNAL) != (ssize_t)(sizeof start - 1)) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+// 24 connections from one address (127.0.0.2) that each send a byte of
+// header now and then and never finish their request, the way a slow or
+// hostile client holds a server's connections: /healthz and /metrics must
+// still answer a probe from another address (127.0.0.1) every time.
+// Bounded: 24 connections, 8 rounds, 250 ms apart.
+Test(metrics, slow_clients_from_one_address_do_not_lock_out_the_probes)
+{
+    if (!server_has_metrics())
+        cr_skip_test("keel-server was built without libmicrohttpd (Debian libmicrohttpd-dev): no --metrics");
+    keel_test_proc sv;
+    const char *sargs[] = {"--bind", "127.0.0.1", "--port",      "0",       "--insecure",   "--duration",
+                           "120",    "--metrics", "127.0.0.1:0", "--quiet", "--stats-json", NULL};
+    keel_test_proc_start(&sv, "keel-server", sargs);
+    unsigned mport = metrics_port(sv.err);
+    int up = 0;
+    for (int i = 0; i < 200 && up != 200; i++) { // a hang guard
+        up = http_get(mport, "/healthz", NULL);
+        keel_test_sleep_ms(25);
+    }
+    cr_assert_eq(up, 200, "/healthz never answered 200");
+    enum { SLOW = 24, ROUNDS = 8 };
+    int fd[SLOW];
+    for (int i = 0; i < SLOW; i++)
+        fd[i] = slow_open("127.0.0.2", mport);
+    unsigned healthz_ok = 0, metrics_ok = 0, held = 0;
+    for (int round = 0; round < ROUNDS; round++) {
+        held = 0;
+        for (int i = 0; i < SLOW; i++) { // one more byte of a header line: the connection is not idle
+            if (fd[i] >= 0 && send(fd[i], "X", 1, MSG_NOSIGNAL) != 1) {
+                close(fd[i]);
+                fd[i] = -1;
+            }
+            held += fd[i] >= 0;
+        }
+        healthz_ok += http_get(mport, "/healthz", NULL) == 200;
+        metrics_ok += http_get(mport, "/metrics", NULL) == 200;
+        keel_test_sleep_ms(250);
+    }
+    cr_log_info("slow connections still open after %d rounds: %u of %d; probes answered 200: /healthz %u, "
+                "/metrics %u of %d\n",
+                ROUNDS, held, SLOW, healthz_ok, metrics_ok, ROUNDS);
+    cr_expect_eq(healthz_ok, ROUNDS, "/healthz did not answer every probe");
+    cr_expect_eq(metrics_ok, ROUNDS, "/metrics did not answer every probe");
+    for (int i = 0; i < SLOW; i++)
+        if (fd[i] >= 0)
+            close(fd[i]);
+    kill(sv.pid, SIGTERM);
+    cr_assert(keel_test_proc_wait(&sv, 30000), "keel-server did not stop on SIGTERM");
+    cr_expect_eq(sv.status, 0);
     keel_test_proc_cleanup(&sv);
 }
 

@@ -6,6 +6,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include <criterion/criterion.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -115,6 +116,54 @@ Test(record_programs, a_recording_that_fails_midway_is_reported_and_the_server_r
     cr_expect(strstr(v.out, "truncated") != NULL || strstr(v.err, "truncated") != NULL, "%s%s", v.out, v.err);
     run_free(&r);
     run_free(&v);
+}
+
+// A whole file's bytes (free them), its length in *len.
+static char *read_whole(const char *path, size_t *len)
+{
+    int fd = open(path, O_RDONLY);
+    cr_assert(fd >= 0, "cannot open %s", path);
+    char *bytes = keel_test_read_fd(fd, len);
+    close(fd);
+    return bytes;
+}
+
+// A restarted server (the same --record path, as a container's fixed
+// command line) never truncates the earlier recording: the new one goes to
+// STEM-1.EXT, then STEM-2.EXT; every file verifies, the first unchanged.
+Test(record_programs, a_second_run_keeps_the_first_recording)
+{
+    char file[512]; // file_in_dir's buffers are reused
+    snprintf(file, sizeof file, "%s", file_in_dir("match.krec"));
+    const char *args[] = {"--virtual-bots", "1", "--full-clients", "0", "--ticks", "64", "--record", file, NULL};
+    run_result first = run("keel-server", args, 0);
+    cr_assert_eq(first.exit_code, 0, "%s%s", first.out, first.err);
+    size_t before_len, after_len;
+    char *before = read_whole(file, &before_len);
+    static const char *const names[] = {"match-1.krec", "match-2.krec"};
+    for (int i = 0; i < 2; i++) {
+        run_result again = run("keel-server", args, 0);
+        cr_expect_eq(again.exit_code, 0, "%s%s", again.out, again.err);
+        char want[600];
+        snprintf(want, sizeof want, "recorded 64 ticks to %s", file_in_dir(names[i]));
+        cr_expect(strstr(again.out, want) != NULL, "run %d: %s%s", i + 2, again.out, again.err);
+        cr_expect(strstr(again.err, "exists (an earlier run's recording, kept)") != NULL, "%s", again.err);
+        const char *vargs[] = {"verify", file_in_dir(names[i]), NULL};
+        run_result v = run("keel-replay", vargs, 0);
+        cr_expect_eq(v.exit_code, 0, "%s: %s%s", names[i], v.out, v.err);
+        run_free(&v);
+        run_free(&again);
+    }
+    char *after = read_whole(file, &after_len);
+    cr_expect(before_len > 0 && before_len == after_len && memcmp(before, after, before_len) == 0,
+              "the first recording changed (%zu bytes, then %zu)", before_len, after_len);
+    const char *vargs[] = {"verify", file, NULL};
+    run_result v = run("keel-replay", vargs, 0);
+    cr_expect_eq(v.exit_code, 0, "%s%s", v.out, v.err);
+    run_free(&v);
+    free(before);
+    free(after);
+    run_free(&first);
 }
 
 Test(record_programs, an_unwritable_recording_is_an_error_before_serving_and_bad_flags_are_usage)

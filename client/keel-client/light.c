@@ -106,6 +106,10 @@ static void step_one(light_set *ls, uint32_t i, uint64_t now_us)
             if (ls->shut_down++ == 0) // said once for all of them
                 fprintf(stderr, "keel-client: light clients: the server shut down: %s\n", c->cl.refusal);
             c->done = true;
+            // Serviced until the connection is closed, as a bot is: the
+            // server's drain waits for this side's acknowledgement.
+            c->leaving = true;
+            c->left = net_host_leave(c->host, 0) != NET_LEAVE_PENDING;
         } else if (c->cl.status == CL_LIGHT_REFUSED) {
             fail(ls, c, i, "refused by the server", c->cl.refusal);
         } else if (c->cl.status == CL_LIGHT_DISCONNECTED) {
@@ -163,7 +167,7 @@ int light_status(const light_set *ls) { return ls->status; }
 
 void light_summary(const light_set *ls, double secs, FILE *out)
 {
-    uint32_t played = 0, finished = 0, failed = 0, min_ticks = 0xFFFFFFFFu;
+    uint32_t played = 0, finished = 0, failed = 0, closed = 0, min_ticks = 0xFFFFFFFFu;
     cl_light_stats sum;
     memset(&sum, 0, sizeof sum);
     net_host_stats ns, tot;
@@ -173,6 +177,7 @@ void light_summary(const light_set *ls, double secs, FILE *out)
         played += c->played > 0;
         finished += c->done && !c->failed;
         failed += c->failed;
+        closed += c->left;
         min_ticks = c->played < min_ticks ? c->played : min_ticks;
         sum.snapshots += c->cl.stats.snapshots;
         sum.full_states += c->cl.stats.full_states;
@@ -190,11 +195,11 @@ void light_summary(const light_set *ls, double secs, FILE *out)
     double per = ls->count && secs > 0 ? 1.0 / ((double)ls->count * secs) : 0;
     fprintf(out,
             "\"light\":{\"clients\":%u,\"played\":%u,\"finished\":%u,\"failed\":%u,\"server_shutdown\":%u,"
-            "\"ticks_min\":%u,"
+            "\"closed\":%u,\"ticks_min\":%u,"
             "\"snapshots\":%llu,\"full_states\":%llu,\"input_packets\":%llu,\"commands_sent\":%llu,"
             "\"malformed\":%llu,\"up_payload_Bps\":%.0f,\"up_wire_Bps\":%.0f,\"down_payload_Bps\":%.0f,"
             "\"down_wire_Bps\":%.0f},",
-            ls->count, played, finished, failed, ls->shut_down, ls->count ? min_ticks : 0,
+            ls->count, played, finished, failed, ls->shut_down, closed, ls->count ? min_ticks : 0,
             (unsigned long long)sum.snapshots, (unsigned long long)sum.full_states,
             (unsigned long long)sum.input_packets, (unsigned long long)sum.commands_sent,
             (unsigned long long)sum.messages_malformed, (double)tot.payload_sent * per, (double)tot.wire_sent * per,

@@ -17,10 +17,13 @@
 //   replaces the server after its failure threshold.
 // - PUT /metadata/label: keel-sim (the simulation identity, once) and
 //   keel-players (whenever the count changed, at most every
-//   AGONES_LABEL_MS). Values are valid Kubernetes label values.
+//   AGONES_LABEL_MS). Values are valid Kubernetes label values. A refused
+//   label is tried again after a backoff (AGONES_LABEL_BACKOFF_MS doubling
+//   to AGONES_LABEL_BACKOFF_MAX_MS), not on every pass of the loop.
 // - GET /gameserver every AGONES_POLL_MS until status.state is Allocated.
-// - POST /shutdown once when requested; agones_stop sends a pending one
-//   before the thread ends. Each call is bounded by AGONES_CALL_TIMEOUT_MS.
+// - POST /shutdown when requested, retried with a backoff until accepted or
+//   AGONES_SHUTDOWN_TIMEOUT_MS passed; agones_stop waits for it. Each call
+//   is bounded by AGONES_CALL_TIMEOUT_MS.
 //
 // Built only with KEEL_HAVE_CURL (CMake sets it when pkg-config finds
 // libcurl); without it, --agones is an error that says so.
@@ -64,6 +67,11 @@ void agones_tick(agones *a, uint64_t now_us, uint32_t players)
 bool agones_ready(const agones *a) { return a == NULL; }
 bool agones_ready_failed(const agones *a) { return a != NULL; }
 bool agones_allocated(const agones *a) { return a == NULL; }
+const char *agones_state(const agones *a)
+{
+    (void)a;
+    return "Starting";
+}
 void agones_request_shutdown(agones *a) { (void)a; }
 void agones_get_counts(const agones *a, agones_counts *c)
 {
@@ -108,6 +116,8 @@ struct agones {
     atomic_bool ready, ready_failed, allocated, shutdown_requested, stop;
     // counts (written by the SDK thread, read by anyone)
     _Atomic uint64_t ready_tries, health_sent, health_skipped, labels_set, polls, errors;
+    _Atomic uint64_t ready_failures, health_failures, label_failures, poll_failures, shutdown_failures;
+    _Atomic uint64_t shutdown_tries;
     atomic_bool shutdown_sent;
 };
 
@@ -124,8 +134,9 @@ static size_t on_body(char *data, size_t size, size_t n, void *ctx)
     return len; // the rest of a long answer is dropped, not an error
 }
 
-// One call: true on a 2xx answer (its body in a->answer).
-static bool call(agones *a, const char *method, const char *path, const char *body)
+// One call: true on a 2xx answer (its body in a->answer); a failure counts
+// in a->errors and in *failures.
+static bool call(agones *a, const char *method, const char *path, const char *body, _Atomic uint64_t *failures)
 {
     char url[128];
     snprintf(url, sizeof url, "%s%s", a->base, path);
@@ -151,8 +162,10 @@ static bool call(agones *a, const char *method, const char *path, const char *bo
     curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
     curl_slist_free_all(headers);
     bool ok = rc == CURLE_OK && status >= 200 && status < 300;
-    if (!ok)
+    if (!ok) {
         atomic_fetch_add(&a->errors, 1);
+        atomic_fetch_add(failures, 1);
+    }
     return ok;
 }
 
@@ -160,7 +173,7 @@ static bool set_label(agones *a, const char *key, const char *value)
 {
     char body[160];
     snprintf(body, sizeof body, "{\"key\":\"%s\",\"value\":\"%s\"}", key, value);
-    bool ok = call(a, "PUT", "/metadata/label", body);
+    bool ok = call(a, "PUT", "/metadata/label", body, &a->label_failures);
     if (ok)
         atomic_fetch_add(&a->labels_set, 1);
     return ok;
@@ -185,6 +198,32 @@ static void state_of(const agones *a, char *state, size_t size)
 
 static void nap_ms(uint32_t ms) { keel_app_sleep_until_us(keel_app_now_us() + (uint64_t)ms * 1000u); }
 
+// The requested POST /shutdown, retried with a backoff (50 ms doubling to
+// 1 s) until accepted or AGONES_SHUTDOWN_TIMEOUT_MS passed; nothing else is
+// sent meanwhile (the server is going).
+static void send_shutdown(agones *a)
+{
+    const uint64_t t0 = keel_app_now_us();
+    uint32_t backoff_ms = 50;
+    for (;;) {
+        atomic_fetch_add(&a->shutdown_tries, 1);
+        if (call(a, "POST", "/shutdown", "{}", &a->shutdown_failures)) {
+            atomic_store(&a->shutdown_sent, true);
+            return;
+        }
+        if (atomic_load(&a->shutdown_tries) == 1)
+            fprintf(stderr, "keel-server: agones: POST /shutdown failed; retrying for up to %u s\n",
+                    AGONES_SHUTDOWN_TIMEOUT_MS / 1000u);
+        if (keel_app_now_us() - t0 >= (uint64_t)AGONES_SHUTDOWN_TIMEOUT_MS * 1000u) {
+            fprintf(stderr, "keel-server: agones: POST /shutdown not accepted in %llu tries within %u s; giving up\n",
+                    (unsigned long long)atomic_load(&a->shutdown_tries), AGONES_SHUTDOWN_TIMEOUT_MS / 1000u);
+            return;
+        }
+        nap_ms(backoff_ms);
+        backoff_ms = backoff_ms * 2 > 1000 ? 1000 : backoff_ms * 2;
+    }
+}
+
 static void *sdk_thread(void *arg)
 {
     agones *a = arg;
@@ -195,7 +234,7 @@ static void *sdk_thread(void *arg)
         if (atomic_load(&a->stop))
             return NULL;
         atomic_fetch_add(&a->ready_tries, 1);
-        if (call(a, "POST", "/ready", "{}"))
+        if (call(a, "POST", "/ready", "{}", &a->ready_failures))
             break;
         if (keel_app_now_us() - t0 >= (uint64_t)AGONES_READY_TIMEOUT_MS * 1000u) {
             atomic_store(&a->ready_failed, true);
@@ -208,40 +247,45 @@ static void *sdk_thread(void *arg)
     bool sim_labelled = false;
     uint32_t players_labelled = UINT32_MAX;
     uint64_t next_health = 0, next_label = 0, next_poll = 0;
-    uint32_t shutdown_tries = 0;
+    uint32_t label_backoff_ms = AGONES_LABEL_BACKOFF_MS;
     for (;;) {
-        bool stopping = atomic_load(&a->stop);
-        // A requested shutdown: up to 3 tries, then nothing else (the server is going).
-        if (atomic_load(&a->shutdown_requested) && !atomic_load(&a->shutdown_sent) && shutdown_tries < 3) {
-            shutdown_tries++;
-            if (call(a, "POST", "/shutdown", "{}"))
-                atomic_store(&a->shutdown_sent, true);
+        if (atomic_load(&a->shutdown_requested)) {
+            send_shutdown(a);
+            break;
         }
-        if (stopping || atomic_load(&a->shutdown_sent) || shutdown_tries == 3)
+        if (atomic_load(&a->stop))
             break;
         uint64_t now = keel_app_now_us(), alive = atomic_load(&a->alive_us);
         if (alive && now >= next_health) { // the first ping once the loop ticked
             next_health = now + AGONES_HEALTH_PERIOD_MS * 1000ull;
             if (now - alive < AGONES_STALE_US) {
-                if (call(a, "POST", "/health", "{}"))
+                if (call(a, "POST", "/health", "{}", &a->health_failures))
                     atomic_fetch_add(&a->health_sent, 1);
             } else {
                 atomic_fetch_add(&a->health_skipped, 1);
             }
         }
-        if (!sim_labelled)
-            sim_labelled = set_label(a, "keel-sim", a->sim_label);
+        // One label call at a time: keel-sim until it is set, then
+        // keel-players when the count changed, at most every
+        // AGONES_LABEL_MS; after a refusal, the backoff.
         uint32_t players = atomic_load(&a->players);
-        if (players != players_labelled && now >= next_label) {
+        if ((!sim_labelled || players != players_labelled) && now >= next_label) {
             char v[16];
             snprintf(v, sizeof v, "%u", players);
-            next_label = now + AGONES_LABEL_MS * 1000ull;
-            if (set_label(a, "keel-players", v))
+            bool sim = !sim_labelled;
+            bool ok = sim ? set_label(a, "keel-sim", a->sim_label) : set_label(a, "keel-players", v);
+            if (ok && sim)
+                sim_labelled = true; // keel-players may follow on the next pass
+            else if (ok)
                 players_labelled = players;
+            next_label = now + (!ok ? label_backoff_ms : sim ? 0u : AGONES_LABEL_MS) * 1000ull;
+            label_backoff_ms = ok ? AGONES_LABEL_BACKOFF_MS
+                                  : (label_backoff_ms * 2 > AGONES_LABEL_BACKOFF_MAX_MS ? AGONES_LABEL_BACKOFF_MAX_MS
+                                                                                        : label_backoff_ms * 2);
         }
         if (!atomic_load(&a->allocated) && now >= next_poll) {
             next_poll = now + AGONES_POLL_MS * 1000ull;
-            if (call(a, "GET", "/gameserver", NULL)) {
+            if (call(a, "GET", "/gameserver", NULL, &a->poll_failures)) {
                 atomic_fetch_add(&a->polls, 1);
                 char state[32];
                 state_of(a, state, sizeof state);
@@ -336,10 +380,11 @@ bool agones_public_address(char *out, size_t size, volatile sig_atomic_t *stop)
     agones *a = agones_new();
     if (!a)
         return false;
+    fprintf(stderr, "keel-server: agones: waiting for the GameServer's address from the SDK sidecar (%s)\n", a->base);
     uint64_t t0 = keel_app_now_us();
     bool ok = false;
     while (!ok && !*stop && keel_app_now_us() - t0 < (uint64_t)AGONES_READY_TIMEOUT_MS * 1000u) {
-        ok = call(a, "GET", "/gameserver", NULL) && address_of(a, out, size);
+        ok = call(a, "GET", "/gameserver", NULL, &a->poll_failures) && address_of(a, out, size);
         if (!ok)
             nap_ms(200);
     }
@@ -363,6 +408,14 @@ void agones_tick(agones *a, uint64_t now_us, uint32_t players)
 bool agones_ready(const agones *a) { return !a || atomic_load(&((agones *)a)->ready); }
 bool agones_ready_failed(const agones *a) { return a && atomic_load(&((agones *)a)->ready_failed); }
 bool agones_allocated(const agones *a) { return !a || atomic_load(&((agones *)a)->allocated); }
+const char *agones_state(const agones *a)
+{
+    agones *m = (agones *)a; // atomic_load takes a pointer to non-const in C11
+    return !m || !atomic_load(&m->ready)    ? "Starting"
+           : atomic_load(&m->shutdown_sent) ? "Shutdown"
+           : atomic_load(&m->allocated)     ? "Allocated"
+                                            : "Ready";
+}
 
 void agones_request_shutdown(agones *a)
 {
@@ -382,6 +435,12 @@ void agones_get_counts(const agones *a, agones_counts *c)
     c->labels_set = atomic_load(&m->labels_set);
     c->polls = atomic_load(&m->polls);
     c->errors = atomic_load(&m->errors);
+    c->ready_failures = atomic_load(&m->ready_failures);
+    c->health_failures = atomic_load(&m->health_failures);
+    c->label_failures = atomic_load(&m->label_failures);
+    c->poll_failures = atomic_load(&m->poll_failures);
+    c->shutdown_failures = atomic_load(&m->shutdown_failures);
+    c->shutdown_tries = atomic_load(&m->shutdown_tries);
     c->shutdown_sent = atomic_load(&m->shutdown_sent);
 }
 

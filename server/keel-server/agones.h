@@ -22,6 +22,14 @@
 #define AGONES_LABEL_MS 1000u
 /// Give up (and exit 1) when the sidecar has not accepted Ready for this long.
 #define AGONES_READY_TIMEOUT_MS 60000u
+/// A requested POST /shutdown is retried (backoff 50 ms doubling to 1 s) for
+/// this long while the sidecar does not accept it; agones_stop waits for it,
+/// so a drain plus this plus one call stays well inside Kubernetes' 30 s.
+#define AGONES_SHUTDOWN_TIMEOUT_MS 10000u
+/// A label the sidecar refused is tried again after this, doubling on each
+/// failure up to AGONES_LABEL_BACKOFF_MAX_MS (back to the start on success).
+#define AGONES_LABEL_BACKOFF_MS 250u
+#define AGONES_LABEL_BACKOFF_MAX_MS 8000u
 /// Each HTTP call gives up after this long (the SDK thread's bound, not the tick loop's).
 #define AGONES_CALL_TIMEOUT_MS 2000u
 
@@ -35,6 +43,8 @@ typedef struct agones_counts {
     uint64_t labels_set;     ///< PUT /metadata/label that succeeded
     uint64_t polls;          ///< GET /gameserver that succeeded
     uint64_t errors;         ///< calls that failed (no sidecar, a non-2xx answer)
+    uint64_t ready_failures, health_failures, label_failures, poll_failures, shutdown_failures; ///< errors by call
+    uint64_t shutdown_tries; ///< POST /shutdown attempts
     bool shutdown_sent;      ///< POST /shutdown succeeded
 } agones_counts;
 
@@ -66,6 +76,9 @@ bool agones_ready(const agones *a);
 bool agones_ready_failed(const agones *a);
 /// The GameServer's state was seen as Allocated.
 bool agones_allocated(const agones *a);
+/// The GameServer's state as keel-server knows it: "Starting" (Ready not yet
+/// accepted), "Ready", "Allocated", "Shutdown" (the shutdown call accepted).
+const char *agones_state(const agones *a);
 /// Ask for POST /shutdown (sent by the SDK thread; agones_stop waits for it).
 void agones_request_shutdown(agones *a);
 void agones_get_counts(const agones *a, agones_counts *c);

@@ -39,30 +39,42 @@ typedef struct options {
     bool agones;          ///< --agones: the Agones SDK sidecar's lifecycle
     uint32_t match_s;     ///< --match-seconds: end the match this long after it started (0: never)
     uint32_t empty_s;     ///< --empty-seconds: end when the players all left this long ago (0: never)
+    uint32_t join_s;      ///< --join-seconds: end when no player joined this long after the match started (0: never)
     uint32_t stall_after; ///< --test-stall-after-ticks (a test hook; 0: none)
     uint32_t stall_s;     ///< --test-stall-seconds
 } options;
 
 /// The recording of a server through its tick observer.
 typedef struct recorder {
-    const char *path;
+    const char *path; ///< the file written: --record's path, or a free name beside it (path_buf)
+    char path_buf[1024];
     rec_writer *w;
     bool failed; ///< reported once on stderr; the server serves on
     uint64_t ticks;
 } recorder;
 
-/// Open `o->record` (nothing when NULL) and attach the observer. Prints the
-/// reason and returns false when the file cannot be opened.
+/// Open `o->record` (nothing when NULL) and attach the observer. An existing
+/// file is never truncated: when `o->record` exists (an earlier run's
+/// recording, perhaps of a match that crashed), the recording goes to the
+/// first free name STEM-N.EXT beside it (N from 1 to RECORDER_MAX_NAMES),
+/// said on stderr. Prints the reason and returns false when the file cannot
+/// be opened.
 bool recorder_start(recorder *r, const options *o, sv_server *sv);
+#define RECORDER_MAX_NAMES 9999u
 /// Detach, finish the file (ENDR) and print where it went, the ticks and the
 /// final hash. False when the recording failed at any point.
 bool recorder_finish(recorder *r, sv_server *sv, FILE *text);
 
 // ---- --metrics (metrics.c; docs/operations.md) ---------------------------------
 
-#define METRICS_TICK_BUCKETS 8u
+#define METRICS_TICK_BUCKETS 13u
 /// /healthz fails when the tick loop has not published for this long.
 #define METRICS_ALIVE_US 1000000u
+/// HTTP connections held at once from one client address (more are closed at
+/// once), in all, and the seconds a connection may stay silent.
+#define METRICS_PER_ADDRESS 4u
+#define METRICS_CONNECTIONS 64u
+#define METRICS_IDLE_S 3u
 
 /// What the tick thread publishes after each tick: counters since the start.
 typedef struct metrics_snapshot {
@@ -71,6 +83,11 @@ typedef struct metrics_snapshot {
     uint64_t tick_buckets[METRICS_TICK_BUCKETS]; ///< ticks per bucket (not cumulative); above the last: none
     uint32_t tick_rate;
     bool draining, secure;
+    bool ready; ///< accepting players: from the start, or with --agones once Ready was accepted
+    // with --agones (agones.c): the GameServer's state as keel-server knows it and the SDK thread's counts
+    bool agones;
+    const char *agones_state; ///< agones_state(): a static string
+    agones_counts agones_counts;
     sv_stats sv;
     net_host_stats net;
     bool recording, recording_failed;
@@ -117,9 +134,14 @@ typedef struct match {
 } match;
 
 /// Before the tick loop: with --agones, start the SDK thread and wait until
-/// Ready is accepted (or *stop is set). False (the reason printed) when it
-/// cannot: exit 1.
-bool match_begin(match *m, const options *o, sv_server *sv, FILE *text, volatile sig_atomic_t *stop);
+/// Ready is accepted (or *stop is set), publishing to `mx` (may be NULL)
+/// meanwhile that the program is alive (/healthz 200) but not ready (/readyz
+/// 503); `ms->ready` is set once Ready was accepted (at once without
+/// --agones). False (the reason printed) when it cannot: exit 1.
+bool match_begin(match *m, const options *o, sv_server *sv, FILE *text, volatile sig_atomic_t *stop, metrics *mx,
+                 metrics_snapshot *ms);
+/// The SDK thread's state and counts into `ms` (atomics only, never waits).
+void match_publish(const match *m, metrics_snapshot *ms);
 /// After each tick (k ticks run): NULL to go on, or why the run is over.
 /// Never waits (except in the test stall it was asked for).
 const char *match_after_tick(match *m, uint64_t k, const sv_server *sv);

@@ -109,6 +109,9 @@ static void usage(FILE *f)
           "  --match-seconds S     end the match S seconds after it started: with --agones when the\n"
           "                        GameServer is Allocated, else at the first tick (default 0: never)\n"
           "  --empty-seconds S     end S seconds after the last player left (once there were players)\n"
+          "  --join-seconds S      end the match when no player joined within S seconds of its\n"
+          "                        start (Allocated with --agones, else the first tick; default 0:\n"
+          "                        never; the image sets 60)\n"
           "  --test-stall-after-ticks N, --test-stall-seconds S\n"
           "                        (tests) stop the tick loop once, after tick N, for S seconds\n"
           "Stopping (docs/operations.md): on SIGTERM or SIGINT, and at the end of --duration or\n"
@@ -125,7 +128,8 @@ static void usage(FILE *f)
           "  --protocol-id N       the protocol id tokens must carry, 0..2^64-1 (default 0)\n"
           "  --insecure            no handshake: any client may connect (a LAN, development)\n"
           "Recording (docs/replay.md; check one with keel-replay verify FILE):\n"
-          "  --record FILE         record every tick (what it applied and the hashes it reached)\n"
+          "  --record FILE         record every tick (what it applied and the hashes it reached);\n"
+          "                        an existing FILE is kept: then STEM-1.EXT, STEM-2.EXT, ...\n"
           "  --keyframe-interval N a full-state keyframe every N ticks (default 64; 0: none)\n"
           "  --record-full         debug mode: a keyframe every tick\n"
           "  --no-compress         no zstd compression of the tick blocks\n"
@@ -189,6 +193,7 @@ static int parse(int argc, char **argv, options *o)
                    0,
                    0,
                    0,
+                   0,
                    0};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -242,7 +247,8 @@ static int parse(int argc, char **argv, options *o)
                    strcmp(a, "--ticks") == 0 || strcmp(a, "--keyframe-interval") == 0 ||
                    strcmp(a, "--virtual-bots") == 0 || strcmp(a, "--seed") == 0 || strcmp(a, "--full-clients") == 0 ||
                    strcmp(a, "--match-seconds") == 0 || strcmp(a, "--empty-seconds") == 0 ||
-                   strcmp(a, "--test-stall-after-ticks") == 0 || strcmp(a, "--test-stall-seconds") == 0) {
+                   strcmp(a, "--join-seconds") == 0 || strcmp(a, "--test-stall-after-ticks") == 0 ||
+                   strcmp(a, "--test-stall-seconds") == 0) {
             if (!v)
                 return bad("value for", a);
             uint32_t lo = 0, hi = 86400u * 365u, *dst = &o->duration_s;
@@ -288,6 +294,8 @@ static int parse(int argc, char **argv, options *o)
                 dst = &o->match_s;
             } else if (strcmp(a, "--empty-seconds") == 0) {
                 dst = &o->empty_s;
+            } else if (strcmp(a, "--join-seconds") == 0) {
+                dst = &o->join_s;
             } else if (strcmp(a, "--test-stall-after-ticks") == 0) {
                 lo = 1;
                 hi = 0xFFFFFFFFu;
@@ -329,8 +337,9 @@ static int parse(int argc, char **argv, options *o)
         return bad("combination", "--key on --bind 0.0.0.0 without --public ADDR:PORT");
     if (o->key_file && o->virtual_bots)
         return bad("combination", "--key with --virtual-bots (no sockets)");
-    if (o->virtual_bots && (o->agones || o->match_s || o->empty_s || o->stall_after))
-        return bad("combination", "--virtual-bots with --agones, --match-seconds, --empty-seconds or a test stall");
+    if (o->virtual_bots && (o->agones || o->match_s || o->empty_s || o->join_s || o->stall_after))
+        return bad("combination",
+                   "--virtual-bots with --agones, --match-seconds, --empty-seconds, --join-seconds or a test stall");
     if (o->public_address && strcmp(o->public_address, "agones") == 0 && !o->agones)
         return bad("combination", "--public agones without --agones");
     if (!o->stall_after != !o->stall_s)
@@ -409,7 +418,14 @@ int main(int argc, char **argv)
                 net_token_key_wipe(&key);
                 sim_world_destroy(world);
                 sim_level_free(&level);
-                return 1;
+                if (!stop_requested)
+                    return 1; // the reason printed
+                // Stopped before serving anyone: nothing to drain, nothing failed.
+                fprintf(stderr,
+                        "keel-server: agones: %s while waiting for the GameServer's address: stopped before "
+                        "serving\n",
+                        stop_requested == SIGINT ? "SIGINT" : "SIGTERM");
+                return 0;
             }
             hc.public_address = o.public_address = from_agones;
         }
@@ -450,7 +466,7 @@ int main(int argc, char **argv)
         ms.tick_rate = o.rate;
         ms.secure = o.key_file != NULL;
         ms.recording = o.record != NULL;
-        ms.recording_path = o.record;
+        ms.recording_path = rec.path; // lives until main returns
     }
     // The mode is said first, and again on every stats line and at the end.
     const char *mode = o.key_file ? "secure" : "INSECURE", *mode_json = o.key_file ? "true" : "false";
@@ -470,7 +486,7 @@ int main(int argc, char **argv)
     fflush(NULL);
     publish(m, &ms, sv, host, &rec);
     match mt;
-    if (!match_begin(&mt, &o, sv, text, &stop_requested))
+    if (!match_begin(&mt, &o, sv, text, &stop_requested, m, &ms))
         return give_up(m, &rec, sv, host, world, &level, text);
     static uint64_t samples[TICK_SAMPLES];
     uint32_t nsamples = 0;
@@ -507,6 +523,7 @@ int main(int argc, char **argv)
         k++;
         over = match_after_tick(&mt, k, sv);
         if (m) {
+            match_publish(&mt, &ms);
             ms.ticks++;
             ms.tick_us_sum += t1 - t0;
             uint32_t b = metrics_tick_bucket(t1 - t0);

@@ -10,7 +10,8 @@
 // reads atomics and counts ticks, so it never waits. The match clock of
 // --match-seconds starts when the GameServer is Allocated (with --agones) or
 // at the first tick (without); --empty-seconds ends a run that had players
-// once they have all been gone that long. Both count ticks, so a stalled
+// once they have all been gone that long; --join-seconds ends a match that
+// no player joined within that long of its start. All three count ticks, so a stalled
 // loop does not shorten a match. match_end asks Agones to shut the
 // GameServer down when the server ended on its own (not on a signal: then
 // Kubernetes is stopping it already) and prints what the SDK thread did.
@@ -43,11 +44,22 @@ static uint32_t players(const sv_server *sv)
     return s.clients;
 }
 
-bool match_begin(match *m, const options *o, sv_server *sv, FILE *text, volatile sig_atomic_t *stop)
+void match_publish(const match *m, metrics_snapshot *ms)
+{
+    ms->agones = m->sdk != NULL;
+    if (!m->sdk)
+        return;
+    ms->agones_state = agones_state(m->sdk);
+    agones_get_counts(m->sdk, &ms->agones_counts);
+}
+
+bool match_begin(match *m, const options *o, sv_server *sv, FILE *text, volatile sig_atomic_t *stop, metrics *mx,
+                 metrics_snapshot *ms)
 {
     memset(m, 0, sizeof *m);
     m->o = o;
     m->text = text;
+    ms->ready = !o->agones;
     if (!o->agones)
         return true;
     // The simulation's identity as a label value: protocol, behaviour, tick
@@ -73,10 +85,15 @@ bool match_begin(match *m, const options *o, sv_server *sv, FILE *text, volatile
             m->sdk = NULL;
             return false;
         }
+        // alive (/healthz: liveness does not depend on the sidecar), not ready (/readyz 503)
+        ms->alive_us = keel_app_now_us();
+        match_publish(m, ms);
+        metrics_publish(mx, ms);
         keel_app_sleep_until_us(keel_app_now_us() + 20000u);
     }
     if (*stop)
-        return true; // signalled while waiting: the loop ends at once and drains
+        return true;  // signalled while waiting: the loop ends at once and drains
+    ms->ready = true; // /readyz 200 from the next publication on
     agones_counts c;
     agones_get_counts(m->sdk, &c);
     fprintf(text, "keel-server: agones: Ready accepted after %" PRIu64 " tries; players may join; the match %s\n",
@@ -92,7 +109,7 @@ const char *match_after_tick(match *m, uint64_t k, const sv_server *sv)
 {
     const options *o = m->o;
     uint32_t n = 0;
-    if (m->sdk || o->empty_s) {
+    if (m->sdk || o->empty_s || o->join_s) {
         n = players(sv);
         agones_tick(m->sdk, keel_app_now_us(), n);
     }
@@ -127,8 +144,12 @@ const char *match_after_tick(match *m, uint64_t k, const sv_server *sv)
     }
     if (o->match_s && m->started && k - m->start_tick >= (uint64_t)o->match_s * o->rate)
         return "its match is over";
+    m->had_players |= n > 0;
+    // A match nobody joined (a failed allocation, players who never came)
+    // ends too, or an Allocated GameServer would stay forever.
+    if (o->join_s && m->started && !m->had_players && k - m->start_tick >= (uint64_t)o->join_s * o->rate)
+        return "no player joined";
     if (o->empty_s) {
-        m->had_players |= n > 0;
         m->empty_ticks = m->had_players && n == 0 ? m->empty_ticks + 1 : 0;
         if (m->empty_ticks >= (uint64_t)o->empty_s * o->rate)
             return "every player left";
@@ -147,19 +168,22 @@ void match_finish(match *m)
     if (!m->sdk)
         return;
     agones_counts c;
+    bool ready = agones_ready(m->sdk);
     agones_stop(m->sdk, &c); // sends a requested shutdown first
     m->sdk = NULL;
     fprintf(m->text,
-            "keel-server: agones: Ready after %" PRIu64 " tries; health pings %" PRIu64 " (skipped while the tick "
+            "keel-server: agones: Ready %s %" PRIu64 " tries; health pings %" PRIu64 " (skipped while the tick "
             "loop stalled %" PRIu64 "); labels set %" PRIu64 "; GameServer reads %" PRIu64 "; failed calls %" PRIu64
             "; shutdown %s\n",
-            c.ready_tries, c.health_sent, c.health_skipped, c.labels_set, c.polls, c.errors,
-            c.shutdown_sent ? "sent" : "not sent");
+            ready ? "accepted after" : "never accepted, in", c.ready_tries, c.health_sent, c.health_skipped,
+            c.labels_set, c.polls, c.errors, c.shutdown_sent ? "sent" : "not sent");
     if (m->o->stats_json)
-        printf("{\"agones\":1,\"ready_tries\":%" PRIu64 ",\"health_sent\":%" PRIu64 ",\"health_skipped\":%" PRIu64
-               ",\"labels_set\":%" PRIu64 ",\"polls\":%" PRIu64 ",\"errors\":%" PRIu64 ",\"allocated\":%s,"
-               "\"shutdown_sent\":%s}\n",
-               c.ready_tries, c.health_sent, c.health_skipped, c.labels_set, c.polls, c.errors,
-               m->started ? "true" : "false", c.shutdown_sent ? "true" : "false");
+        printf("{\"agones\":1,\"ready\":%s,\"ready_tries\":%" PRIu64 ",\"health_sent\":%" PRIu64
+               ",\"health_skipped\":%" PRIu64 ",\"labels_set\":%" PRIu64 ",\"polls\":%" PRIu64 ",\"errors\":%" PRIu64
+               ",\"allocated\":%s,"
+               "\"shutdown_sent\":%s,\"shutdown_tries\":%" PRIu64 ",\"label_failures\":%" PRIu64 "}\n",
+               ready ? "true" : "false", c.ready_tries, c.health_sent, c.health_skipped, c.labels_set, c.polls,
+               c.errors, m->started ? "true" : "false", c.shutdown_sent ? "true" : "false", c.shutdown_tries,
+               c.label_failures);
     fflush(NULL);
 }

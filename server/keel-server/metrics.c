@@ -19,13 +19,20 @@
 
 #include "keel_server.h"
 
-// The upper bounds of the tick time histogram's buckets, seconds.
-static const double bucket_le[METRICS_TICK_BUCKETS] = {0.0005, 0.001, 0.002, 0.004, 0.008, 0.016, 0.032, 0.064};
+// The upper bounds of the tick time histogram's buckets, microseconds, and
+// as the le label writes them (seconds). From 10 us: an ordinary server's
+// tick takes tens of microseconds, so a first bound of 0.5 ms held every
+// tick and its quantiles said nothing; up to 64 ms, four ticks at 64 Hz.
+static const uint32_t bucket_us[METRICS_TICK_BUCKETS] = {10,   20,   50,   100,   200,   500,  1000,
+                                                         2000, 4000, 8000, 16000, 32000, 64000};
+static const char *const bucket_le[METRICS_TICK_BUCKETS] = {"0.00001", "0.00002", "0.00005", "0.0001", "0.0002",
+                                                            "0.0005",  "0.001",   "0.002",   "0.004",  "0.008",
+                                                            "0.016",   "0.032",   "0.064"};
 
 uint32_t metrics_tick_bucket(uint64_t tick_us)
 {
     uint32_t b = 0;
-    while (b < METRICS_TICK_BUCKETS && (double)tick_us / 1e6 > bucket_le[b])
+    while (b < METRICS_TICK_BUCKETS && tick_us > bucket_us[b])
         b++;
     return b; // METRICS_TICK_BUCKETS: above the last bound (+Inf only)
 }
@@ -64,6 +71,8 @@ void metrics_stop(metrics *m) { (void)m; }
 #include <sys/stat.h>
 
 #include <keel/net_handshake.h>
+#include <keel/net_proto.h>
+#include <keel/sim_version.h>
 
 #include "keel_app.h"
 
@@ -122,6 +131,32 @@ static void gauge(text *t, const char *name, const char *help, double v)
     put(t, "# HELP keel_server_%s %s\n# TYPE keel_server_%s gauge\nkeel_server_%s %.17g\n", name, help, name, name, v);
 }
 
+// --agones: the GameServer's state as keel-server knows it (one series per
+// state, 1 for the current one) and the SDK calls that failed, by call.
+static void format_agones(text *t, const metrics_snapshot *s)
+{
+    static const char *const states[] = {"Starting", "Ready", "Allocated", "Shutdown"};
+    put(t, "# HELP keel_server_agones_state The GameServer's state as keel-server knows it (1: the current one).\n"
+           "# TYPE keel_server_agones_state gauge\n");
+    for (size_t i = 0; i < sizeof states / sizeof states[0]; i++)
+        put(t, "keel_server_agones_state{state=\"%s\"} %d\n", states[i],
+            s->agones_state && strcmp(s->agones_state, states[i]) == 0);
+    const agones_counts *c = &s->agones_counts;
+    const struct {
+        const char *call;
+        uint64_t n;
+    } failures[] = {{"ready", c->ready_failures},
+                    {"health", c->health_failures},
+                    {"label", c->label_failures},
+                    {"gameserver", c->poll_failures},
+                    {"shutdown", c->shutdown_failures}};
+    put(t, "# HELP keel_server_agones_call_failures_total Agones SDK calls that failed (no sidecar, a non-2xx "
+           "answer), by call.\n# TYPE keel_server_agones_call_failures_total counter\n");
+    for (size_t i = 0; i < sizeof failures / sizeof failures[0]; i++)
+        put(t, "keel_server_agones_call_failures_total{call=\"%s\"} %llu\n", failures[i].call,
+            (unsigned long long)failures[i].n);
+}
+
 static void format_metrics(text *t, const metrics_snapshot *s)
 {
     const sv_stats *sv = &s->sv;
@@ -131,11 +166,20 @@ static void format_metrics(text *t, const metrics_snapshot *s)
     uint64_t cum = 0;
     for (uint32_t b = 0; b < METRICS_TICK_BUCKETS; b++) {
         cum += s->tick_buckets[b];
-        put(t, "keel_server_tick_seconds_bucket{le=\"%g\"} %llu\n", bucket_le[b], (unsigned long long)cum);
+        put(t, "keel_server_tick_seconds_bucket{le=\"%s\"} %llu\n", bucket_le[b], (unsigned long long)cum);
     }
     put(t, "keel_server_tick_seconds_bucket{le=\"+Inf\"} %llu\n", (unsigned long long)s->ticks);
     put(t, "keel_server_tick_seconds_sum %.6f\nkeel_server_tick_seconds_count %llu\n", (double)s->tick_us_sum / 1e6,
         (unsigned long long)s->ticks);
+    put(t,
+        "# HELP keel_server_build_info This keel-server: its version, network protocol and movement behaviour "
+        "version (always 1).\n# TYPE keel_server_build_info gauge\n"
+        "keel_server_build_info{version=\"%s\",protocol=\"%u\",behaviour=\"%u\"} 1\n",
+        KEEL_VERSION_STRING, (unsigned)NET_PROTOCOL_VERSION, (unsigned)NET_BEHAVIOUR_VERSION);
+    gauge(t, "ready", "1 while accepting players (with --agones: once Agones accepted Ready), else 0.",
+          s->ready ? 1 : 0);
+    if (s->agones)
+        format_agones(t, s);
     gauge(t, "tick_rate_hertz", "Ticks per second the server runs.", (double)s->tick_rate);
     gauge(t, "clients", "Clients joined now.", (double)sv->clients);
     gauge(t, "draining", "1 while the server shuts down (no players accepted), else 0.", s->draining ? 1 : 0);
@@ -241,13 +285,15 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     bool published = m->published;
     pthread_mutex_unlock(&m->lock);
     if (strcmp(url, "/healthz") == 0 || strcmp(url, "/readyz") == 0) {
-        // healthz: the loop published within METRICS_ALIVE_US; readyz: and
-        // it is accepting players.
+        // healthz: the loop (or, before it, the wait for Agones' Ready)
+        // published within METRICS_ALIVE_US; readyz: and it is accepting
+        // players (Ready accepted, not draining).
         bool alive = published && keel_app_now_us() - s.alive_us < METRICS_ALIVE_US;
-        bool ok = url[1] == 'h' ? alive : alive && !s.draining;
+        bool ok = url[1] == 'h' ? alive : alive && s.ready && !s.draining;
         static char yes[] = "ok\n", stale[] = "the tick loop has not run for a second\n",
-                    draining[] = "draining: the server is shutting down\n";
-        char *body = ok ? yes : !alive ? stale : draining;
+                    draining[] = "draining: the server is shutting down\n",
+                    waiting[] = "waiting for Agones to accept Ready\n";
+        char *body = ok ? yes : !alive ? stale : s.draining ? draining : waiting;
         return reply(c, ok ? MHD_HTTP_OK : MHD_HTTP_SERVICE_UNAVAILABLE, "text/plain", body, strlen(body), false);
     }
     if (strcmp(url, "/metrics") != 0)
@@ -280,12 +326,19 @@ metrics *metrics_start(const char *address, uint32_t *port)
         fputs("keel-server: --metrics: out of memory\n", stderr);
         return NULL;
     }
-    // At most 16 scrapes at once, each allowed 5 s: a stuck or hostile
-    // client holds nothing for long, and none of it touches the tick thread.
-    m->daemon =
-        MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG, (uint16_t)*port, NULL, NULL, on_request,
-                         m, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa, MHD_OPTION_CONNECTION_LIMIT, (unsigned)16,
-                         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)5, MHD_OPTION_END);
+    // Slow or hostile clients must not lock the probes out. At most
+    // METRICS_PER_ADDRESS connections from one address (libmicrohttpd
+    // closes the next at once), METRICS_CONNECTIONS in all, and each
+    // dropped after METRICS_IDLE_S without a byte. libmicrohttpd's timeout
+    // restarts with every byte (it has no whole-request deadline), so a
+    // client trickling bytes keeps its connections: the per-address limit is
+    // what leaves room for the kubelet and Prometheus, which come from
+    // addresses of their own. None of it touches the tick thread.
+    m->daemon = MHD_start_daemon(MHD_USE_AUTO | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG, (uint16_t)*port,
+                                 NULL, NULL, on_request, m, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
+                                 MHD_OPTION_CONNECTION_LIMIT, (unsigned)METRICS_CONNECTIONS,
+                                 MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)METRICS_PER_ADDRESS,
+                                 MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)METRICS_IDLE_S, MHD_OPTION_END);
     if (!m->daemon) {
         fprintf(stderr, "keel-server: --metrics: cannot serve HTTP on %s:%u (address in use?)\n", address, *port);
         pthread_mutex_destroy(&m->lock);

@@ -34,10 +34,13 @@
 
 // Characters 1, 2, 3 standing at x = -3, 0, 3 on the floor (z = 0, the
 // built-in level's clear lane), facing -z. join_tick: character 4 joins at
-// (0, 0, -6) then, and 10 ticks later character 3's command is a
-// substitute (the previous tick's, as a server records one). nudge_tick:
+// (0, 0, -6) then, and 10 ticks later character 3's command is marked as a
+// substitute (input.tick the tick before the one it ran in). nudge_tick:
 // character 2 runs forward for that one tick (a recording that diverges
 // from the plain one there).
+// The header's source: keel-server's recordings are read otherwise.
+static const char *recording_source = "test_play";
+
 static void write_recording(const char *path, uint32_t ticks, uint32_t join_tick, uint32_t nudge_tick)
 {
     sim_level level;
@@ -52,7 +55,7 @@ static void write_recording(const char *path, uint32_t ticks, uint32_t join_tick
     rec_header h = rec_default_header();
     rec_header_set_scene(&h, scene);
     h.settings = s;
-    snprintf(h.source, sizeof h.source, "test_play");
+    snprintf(h.source, sizeof h.source, "%s", recording_source);
     rec_error err;
     memset(&err, 0, sizeof err);
     rec_writer_config wc = rec_default_writer_config();
@@ -395,6 +398,36 @@ Test(play, real_map_follows_a_character, .timeout = 120)
     cr_expect_lt(clear, total / 2, "the map covers less than half the frame");
     stbi_image_free(im.px);
     keel_test_run_free(&s);
+    keel_test_run_free(&r);
+    keel_test_dir_remove(dir);
+    stop_display();
+}
+
+// keel-server records a substituted command as the tick's own (input.tick
+// the tick it ran in): its recording's markers cannot show substitutions,
+// and keel-play says so instead of counting 0 of them.
+Test(play, a_server_recording_without_substitution_marks_says_so, .timeout = 120)
+{
+    start_display();
+    char dir[256];
+    keel_test_dir_make(dir, sizeof dir, "play_subst");
+    const char *plain = keel_test_dir_file(dir, "server.rec"), *marked = keel_test_dir_file(dir, "marked.rec");
+    recording_source = "keel-server";
+    write_recording(plain, 40, 0, 0);
+    write_recording(marked, 40, 5, 0); // a substitute marked at tick 15
+    recording_source = "test_play";
+    const char *args[] = {"--replay", plain, "--frames", "1", "--size", "320x200", NULL};
+    keel_test_run_result r = play(args);
+    cr_assert_eq(r.exit_code, 0, "stderr: %s", r.err);
+    cr_expect(strstr(r.out, "\"substitutes_marked\":false"), "%s", r.out);
+    cr_expect(strstr(r.err, "marks no substituted command"), "%s", r.err);
+    keel_test_run_free(&r);
+    const char *args2[] = {"--replay", marked, "--frames", "1", "--size", "320x200", NULL};
+    r = play(args2);
+    cr_assert_eq(r.exit_code, 0, "stderr: %s", r.err);
+    cr_expect(strstr(r.out, "\"substitutes_marked\":true"), "%s", r.out);
+    cr_expect_eq(keel_test_json_num(r.out, "substitutes"), 1, "%s", r.out);
+    cr_expect(!strstr(r.err, "marks no substituted command"), "%s", r.err);
     keel_test_run_free(&r);
     keel_test_dir_remove(dir);
     stop_display();

@@ -110,6 +110,13 @@ int kp_run_open(kp_run *r, const char *file, const char *level_override, const s
         kp_run_close(r);
         return REC_EXIT_BAD_FILE;
     }
+    r->substitutes_marked = r->substitutes > 0 || strcmp(r->h->source, "keel-server") != 0;
+    if (!r->substitutes_marked)
+        fprintf(stderr,
+                "keel-play: %s: note: a keel-server recording marks no substituted command (it records a "
+                "substitute as the tick's own command), so no substitution markers are shown and "
+                "\"substitutes\" is not a count\n",
+                file);
     if (!r->info.complete)
         fprintf(stderr, "keel-play: %s: truncated at offset %llu (no end chunk): showing the %u readable ticks\n", file,
                 (unsigned long long)r->info.truncated_at, (unsigned)r->info.tick_count);

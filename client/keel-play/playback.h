@@ -71,6 +71,11 @@ typedef struct kp_run {
     uint32_t marker_count;
     uint64_t markers_dropped;            ///< events past KP_MAX_MARKERS: counted, not drawn
     uint64_t substitutes, joins, leaves; ///< counted over the whole recording
+    /// Whether the recording marks substituted commands (input.tick not the
+    /// tick run). keel-server records a substitute with input.tick = the tick
+    /// it ran in, so a keel-server recording without a marked one says
+    /// nothing about substitutions: false then, and `substitutes` is not a count.
+    bool substitutes_marked;
 } kp_run;
 
 /// Open a scene recording and put it at its first tick. With `world` given

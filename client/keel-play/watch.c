@@ -314,6 +314,8 @@ static void summary(const watch *w)
            (unsigned long long)w->a->joins, (unsigned long long)w->a->leaves, (unsigned long long)w->a->substitutes,
            (unsigned)(w->free_cam ? 0 : w->follow_id), w->free_cam ? "true" : "false", w->app->width, w->app->height,
            (unsigned)w->app->resizes, (unsigned)w->app->minimises, (unsigned)w->last_draw_calls);
+    if (!w->a->client)
+        printf(",\"substitutes_marked\":%s", w->a->substitutes_marked ? "true" : "false");
     if (w->a->client)
         printf(",\"client\":true,\"own_mispredictions\":%llu",
                (unsigned long long)(w->a->own_mispredictions[0] + w->a->own_mispredictions[1] +

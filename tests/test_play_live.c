@@ -327,6 +327,14 @@ Test(play_live, through_loss_and_latency_the_drawing_stays_within_the_smoothing_
                 json_in(sum, "own_mispredictions", "interaction"), pop, ratio, keel_test_json_num(sum, "pop_bound_m"),
                 keel_test_json_num(sum, "snaps"));
     cr_expect_leq(ratio, 1.0, "a pop of %.4f m beyond the smoothing bound: %s", pop, sum);
+    // On a lossy link the client keeps three input packets (2 ticks each) of
+    // margin beyond the one tick the round trip's lead counts: the target
+    // shown is the lead it aims at, margin included.
+    double target = keel_test_json_num(sum, "target_lead_ticks"), rt = keel_test_json_num(sum, "round_trip_lead_ticks");
+    cr_log_info("lead %.0f ticks, target %.0f (round trip %.0f, margin target %.0f)",
+                keel_test_json_num(sum, "lead_ticks"), target, rt, keel_test_json_num(sum, "margin_target_ticks"));
+    cr_expect_eq(keel_test_json_num(sum, "margin_target_ticks"), 7, "%s", sum);
+    cr_expect_eq(target, rt + 6, "%s", sum);
     cr_expect_gt(keel_test_json_num(sum, "pop_frames"), 0, "no frame measured: %s", sum);
     free(sum);
     keel_test_proc_kill(&bots, SIGTERM);

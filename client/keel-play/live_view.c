@@ -141,8 +141,12 @@ static void overlays(kp_live *L, uint64_t now)
         if (L->ctl.netgraph) {
             cl_stats s;
             cl_client_stats(L->link.cl, &s);
-            kp_ng_client c = {&s, cl_client_predicted_tick(L->link.cl), cl_client_confirmed_tick(L->link.cl),
-                              cl_client_target_lead(L->link.cl), (uint32_t)L->settings.tick_rate};
+            kp_ng_client c = {&s,
+                              cl_client_predicted_tick(L->link.cl),
+                              cl_client_confirmed_tick(L->link.cl),
+                              kp_aimed_lead(L->link.cl),
+                              cl_client_margin_target(L->link.cl),
+                              (uint32_t)L->settings.tick_rate};
             kp_netgraph_draw(&L->graph, ov, app->width, app->height, &c, now);
         }
         if (L->ctl.players) // on the right while the help is up

@@ -28,6 +28,7 @@
 
 #include <stb_image.h>
 
+#include "live_figures.h"
 #include "render.h"
 
 // ---- recordings ------------------------------------------------------------------
@@ -401,6 +402,33 @@ Test(play, real_map_follows_a_character, .timeout = 120)
     keel_test_run_free(&r);
     keel_test_dir_remove(dir);
     stop_display();
+}
+
+// The summary's pop figures: each one with its own frame's. A long frame
+// (bound 0.4 m) with the largest pop (0.325 m), a short one (bound 0.195 m)
+// with the largest ratio (0.18 m): pop_bound_m is the long frame's bound,
+// never the short one's beside the long one's pop.
+Test(play, pop_figures_name_their_own_frames)
+{
+    kp_figures *f = malloc(sizeof *f);
+    cr_assert_not_null(f);
+    kp_figures_init(f);
+    kp_figures_pop(f, 0.05, 0.2);
+    kp_figures_pop(f, 0.325, 0.4);
+    kp_figures_pop(f, 0.18, 0.195);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&text, &len);
+    cr_assert_not_null(out);
+    kp_figures_print(f, out);
+    fclose(out);
+    cr_log_info("%s", text);
+    cr_expect(strstr(text, "\"largest_pop_m\":0.32500,\"pop_bound_m\":0.40000"), "%s", text);
+    cr_expect(strstr(text, "\"largest_pop_ratio\":0.9231,\"ratio_pop_m\":0.18000,\"ratio_bound_m\":0.19500"), "%s",
+              text);
+    cr_expect_eq(keel_test_json_num(text, "pop_frames"), 3);
+    free(text);
+    free(f);
 }
 
 // keel-server records a substituted command as the tick's own (input.tick

@@ -300,6 +300,75 @@ Test(play, diff_starts_at_the_first_divergence, .timeout = 120)
     stop_display();
 }
 
+// Pixels of the diff notes' amber in the top-left quarter (the HUD's side).
+static uint32_t amber_pixels(const image *im)
+{
+    uint32_t n = 0;
+    for (int y = 0; y < im->h / 2; y++)
+        for (int x = 0; x < im->w / 2; x++) {
+            const unsigned char *p = pixel(im, x, y);
+            n += p[0] > 225 && p[1] > 190 && p[1] < 235 && p[2] > 70 && p[2] < 130;
+        }
+    return n;
+}
+
+// keel-replay diff's notes on the headers (a setting that differs) are
+// shown: on stderr and on screen; recordings of two levels are refused
+// (B's characters on A's level would mean nothing), naming both levels.
+Test(play, diff_shows_the_notes_and_refuses_two_levels, .timeout = 120)
+{
+    if (!keel_test_program_find("keel-sim"))
+        cr_skip_test("keel-sim is not built");
+    start_display();
+    char dir[256];
+    keel_test_dir_make(dir, sizeof dir, "play_diff_notes");
+    char a[512], b[512], g[512], png[512], plain[512];
+    snprintf(a, sizeof a, "%s/a.rec", dir);
+    snprintf(b, sizeof b, "%s/b.rec", dir);
+    snprintf(g, sizeof g, "%s/g.rec", dir);
+    snprintf(png, sizeof png, "%s/notes.png", dir);
+    snprintf(plain, sizeof plain, "%s/plain.png", dir);
+    const char *sa[] = {"--characters", "2", "--ticks", "64", "--record", a, "--quiet", NULL};
+    const char *sb[] = {"--characters", "2", "--ticks", "64", "--set", "max_speed=10", "--record", b, "--quiet", NULL};
+    const char *sg[] = {
+        "--level", "generated", "--generate-triangles", "2000", "--characters", "2", "--ticks", "64", "--record", g,
+        "--quiet", NULL};
+    const char *const *sims[] = {sa, sb, sg};
+    for (int i = 0; i < 3; i++) {
+        keel_test_run_result s = keel_test_run(keel_test_program_path("keel-sim"), sims[i], NULL);
+        cr_assert_eq(s.exit_code, 0, "%s", s.err);
+        keel_test_run_free(&s);
+    }
+    const char *args[] = {"--diff",       a,   b,        "--at-tick", "0", "--camera", "0,40,0,0,-89",
+                          "--screenshot", png, "--size", "960x540",   NULL};
+    keel_test_run_result r = play(args);
+    cr_assert_eq(r.exit_code, 0, "stderr: %s", r.err);
+    cr_expect(strstr(r.err, "keel-play: note: setting max_speed differs"), "%s", r.err);
+    cr_expect_geq(keel_test_json_num(r.out, "notes"), 1, "%s", r.out);
+    keel_test_run_free(&r);
+    const char *same[] = {"--diff",       a,     a,        "--at-tick", "0", "--camera", "0,40,0,0,-89",
+                          "--screenshot", plain, "--size", "960x540",   NULL};
+    r = play(same);
+    cr_assert_eq(r.exit_code, 0, "stderr: %s", r.err);
+    keel_test_run_free(&r);
+    image im = load_png(png), im0 = load_png(plain);
+    uint32_t with = amber_pixels(&im), without = amber_pixels(&im0);
+    cr_log_info("note pixels: %u with notes, %u without", with, without);
+    cr_expect_gt(with, without + 100, "the notes are not on screen (%u vs %u amber pixels)", with, without);
+    stbi_image_free(im.px);
+    stbi_image_free(im0.px);
+
+    const char *two[] = {"--diff", a, g, "--frames", "1", NULL};
+    r = play(two);
+    cr_expect_eq(r.exit_code, 2, "stderr: %s", r.err);
+    cr_expect(strstr(r.err, "different levels") && strstr(r.err, "the built-in level") &&
+                  strstr(r.err, "a generated level (2000 triangles"),
+              "%s", r.err);
+    keel_test_run_free(&r);
+    keel_test_dir_remove(dir);
+    stop_display();
+}
+
 #if KEEL_PLAY_SESSION
 
 #include <keel/cl_record.h>

@@ -321,8 +321,9 @@ static void summary(const watch *w)
                (unsigned long long)(w->a->own_mispredictions[0] + w->a->own_mispredictions[1] +
                                     w->a->own_mispredictions[2] + w->a->own_mispredictions[3]));
     if (w->diff)
-        printf(",\"diverged\":%s,\"divergent_tick\":%u,\"divergent_character\":%u", w->diff->found ? "true" : "false",
-               (unsigned)w->diff->tick, (unsigned)w->diff->character);
+        printf(",\"notes\":%u,\"diverged\":%s,\"divergent_tick\":%u,\"divergent_character\":%u",
+               (unsigned)w->diff->note_count, w->diff->found ? "true" : "false", (unsigned)w->diff->tick,
+               (unsigned)w->diff->character);
     printf(",\"exit\":%d}\n", w->rc);
 }
 

@@ -158,6 +158,11 @@ static void draw_hud(watch *w)
             snprintf(line, sizeof line, "no divergence: %s", w->diff->line);
         kp_overlay_text_box(w->ov, 12.0f, y, 2.0f, line, w->diff->found ? red : white);
         y += kp_overlay_text_height(line, 2.0f) + 12.0f;
+        if (w->diff->notes[0]) {
+            static const float note_color[4] = {1.0f, 0.85f, 0.4f, 1};
+            kp_overlay_text_box(w->ov, 12.0f, y, 2.0f, w->diff->notes, note_color);
+            y += kp_overlay_text_height(w->diff->notes, 2.0f) + 12.0f;
+        }
     }
     if (w->status[0] && w->app->time < w->status_until)
         kp_overlay_text_box(w->ov, 12.0f, y, 2.0f, w->status, white);

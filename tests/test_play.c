@@ -547,6 +547,57 @@ Test(play, no_display)
     keel_test_run_free(&r);
 }
 
+// --follow names a character the recording holds; --level is the recorded
+// level (its digest), never passed over for the recorded path.
+Test(play, follow_and_level_flags_are_checked_against_the_recording, .timeout = 120)
+{
+    start_display();
+    char dir[256], rec[512], a[512], b[512];
+    keel_test_dir_make(dir, sizeof dir, "play_flags");
+    snprintf(rec, sizeof rec, "%s/still.rec", dir);
+    snprintf(a, sizeof a, "%s/a.obj", dir);
+    snprintf(b, sizeof b, "%s/b.obj", dir);
+    write_recording(rec, 20, 0, 0);
+    const char *follow[] = {"--replay", rec, "--follow", "99", "--frames", "1", NULL};
+    keel_test_run_result r = play(follow);
+    cr_expect_eq(r.exit_code, 2, "stderr: %s", r.err);
+    cr_expect(strstr(r.err, "--follow 99") && strstr(r.err, "no character 99") && strstr(r.err, "1, 2, 3"), "%s",
+              r.err);
+    keel_test_run_free(&r);
+    const char *follow2[] = {"--replay", rec, "--follow", "2", "--frames", "1", NULL};
+    r = play(follow2);
+    cr_expect_eq(r.exit_code, 0, "stderr: %s", r.err);
+    cr_expect_eq(keel_test_json_num(r.out, "follow"), 2, "%s", r.out);
+    keel_test_run_free(&r);
+
+    if (!keel_test_program_find("keel-sim"))
+        cr_skip_test("keel-sim is not built");
+    static const char floor_obj[] = "v -20 0 -20\nv 20 0 -20\nv 20 0 20\nv -20 0 20\nf 1 3 2\nf 1 4 3\n";
+    static const char other_obj[] = "v -20 0 -20\nv 20 0 -20\nv 20 0 20\nv -20 0 20\nv 0 2 0\nf 1 3 2\nf 1 4 3\n";
+    FILE *f = fopen(a, "wb");
+    cr_assert_not_null(f);
+    fputs(floor_obj, f);
+    fclose(f);
+    f = fopen(b, "wb");
+    cr_assert_not_null(f);
+    fputs(other_obj, f);
+    fclose(f);
+    const char *sim[] = {"--level", a,    "--scale",  "1", "--characters", "2",
+                         "--ticks", "32", "--record", rec, "--quiet",      NULL};
+    keel_test_run_result s = keel_test_run(keel_test_program_path("keel-sim"), sim, NULL);
+    cr_assert_eq(s.exit_code, 0, "%s", s.err);
+    keel_test_run_free(&s);
+    const char *level[] = {"--replay", rec, "--level", b, "--frames", "1", NULL};
+    r = play(level);
+    cr_expect_eq(r.exit_code, 3, "stderr: %s", r.err);
+    cr_expect(strstr(r.err, "--level") && strstr(r.err, "is not the recorded level: its digest is") &&
+                  strstr(r.err, "the recording's"),
+              "%s", r.err);
+    keel_test_run_free(&r);
+    keel_test_dir_remove(dir);
+    stop_display();
+}
+
 Test(play, bad_flag_prints_usage)
 {
     if (!keel_test_program_find("keel-play"))

@@ -114,6 +114,12 @@ int kp_diff_run(kp_app *app, const kp_options *opt)
         kp_run_close(&a);
         return rc;
     }
+    rc = kp_run_check_follow(&a, opt->follow);
+    if (rc != 0) {
+        kp_run_close(&b);
+        kp_run_close(&a);
+        return rc;
+    }
     rec_diff_report *report = calloc(1, sizeof *report);
     if (!report) {
         fputs("keel-play: out of memory\n", stderr);

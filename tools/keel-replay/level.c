@@ -6,6 +6,7 @@
 // would compare a different world and report divergences that are not there.
 #define _POSIX_C_SOURCE 200809L
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,12 +41,55 @@ static int digest_mismatch(const char *file, const rec_header *h, const char *wh
     return REC_EXIT_BAD_FILE;
 }
 
+// --level given: that file and no other. It must be readable, load with the
+// recorded scale and up axis, and have the recorded digest.
+static int load_override(const char *file, const rec_header *h, const char *path, replay_level *out)
+{
+    const rec_level_ref *ref = &h->level;
+    if (ref->kind != REC_LEVEL_OBJ) {
+        bool builtin = ref->kind == REC_LEVEL_BUILTIN;
+        if (builtin && strcmp(path, "builtin") == 0)
+            return -1; // the recorded level: built as usual
+        fprintf(stderr,
+                "keel-replay: %s: --level %s: the recording is of the %s level (digest %016" PRIx64
+                "), not of an OBJ file; leave --level out\n",
+                file, path, builtin ? "built-in" : "generated", ref->digest);
+        return REC_EXIT_BAD_FILE;
+    }
+    if (access(path, R_OK) != 0) {
+        fprintf(stderr, "keel-replay: %s: --level %s: cannot read it: %s\n", file, path, strerror(errno));
+        return REC_EXIT_BAD_FILE;
+    }
+    const char *scale = ref->scale[0] ? ref->scale : "1";
+    char up = ref->up_axis == 'z' ? 'z' : 'y', err[600];
+    if (keel_app_load_level(path, scale, up, &out->level, err, sizeof err) != 0) {
+        fprintf(stderr, "keel-replay: %s: --level %s: %s\n", file, path, err);
+        return REC_EXIT_BAD_FILE;
+    }
+    uint64_t d = net_level_digest(&out->level);
+    if (d != ref->digest) {
+        sim_level_free(&out->level);
+        fprintf(stderr,
+                "keel-replay: %s: --level %s is not the recorded level: its digest is %016" PRIx64
+                " (scale %s, up %c), the recording's %016" PRIx64 " (recorded path %s)\n",
+                file, path, d, scale, up, ref->digest, ref->path[0] ? ref->path : "(none)");
+        return REC_EXIT_BAD_FILE;
+    }
+    snprintf(out->path, sizeof out->path, "%.4000s", path);
+    return build_world(file, out);
+}
+
 int replay_level_load(const char *file, const rec_header *h, const char *override, replay_level *out, bool *missing)
 {
     memset(out, 0, sizeof *out);
     if (missing)
         *missing = false;
     const rec_level_ref *ref = &h->level;
+    if (override && override[0]) {
+        int rc = load_override(file, h, override, out);
+        if (rc >= 0)
+            return rc;
+    }
     switch (ref->kind) {
     case REC_LEVEL_BUILTIN:
     case REC_LEVEL_GENERATED: {
@@ -78,8 +122,6 @@ int replay_level_load(const char *file, const rec_header *h, const char *overrid
     // OBJ: candidates in order; the first that loads with the right digest.
     char candidates[3][4200];
     int n = 0;
-    if (override && override[0])
-        snprintf(candidates[n++], sizeof candidates[0], "%s", override);
     if (ref->path[0])
         snprintf(candidates[n++], sizeof candidates[0], "%s", ref->path);
     const char *dir = getenv("KEEL_LEVELS_DIR");
@@ -131,10 +173,9 @@ int replay_level_load(const char *file, const rec_header *h, const char *overrid
     }
     if (!any)
         fprintf(stderr,
-                "keel-replay: %s: the recorded level %s (scale %s, up %c) is not found%s; give it with --level "
+                "keel-replay: %s: the recorded level %s (scale %s, up %c) is not found; give it with --level "
                 "PATH or set KEEL_LEVELS_DIR\n",
-                file, ref->path[0] ? ref->path : "(no path)", scale, up,
-                override && override[0] ? " (nor the --level file)" : "");
+                file, ref->path[0] ? ref->path : "(no path)", scale, up);
     else
         fprintf(stderr, "keel-replay: %s: no level could be loaded\n", file);
     return REC_EXIT_BAD_FILE;

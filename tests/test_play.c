@@ -545,6 +545,14 @@ Test(play, no_display)
     cr_expect(strstr(r.err, "keel-play: cannot open a window") && strstr(r.err, "is DISPLAY set?"), "stderr: %s",
               r.err);
     keel_test_run_free(&r);
+    // a display that is not there: named, with the variable it came from
+    setenv("DISPLAY", ":7177", 1);
+    r = play(args);
+    cr_expect_eq(r.exit_code, 1);
+    cr_expect(strstr(r.err, "keel-play: cannot open a window: the X display :7177 ($DISPLAY) could not be opened"),
+              "stderr: %s", r.err);
+    keel_test_run_free(&r);
+    unsetenv("DISPLAY");
 }
 
 // --follow names a character the recording holds; --level is the recorded
@@ -636,7 +644,23 @@ Test(play, corrupt_recording_as_keel_replay, .timeout = 120)
     keel_test_run_result r = play(args);
     cr_expect_eq(want.exit_code, REC_EXIT_BAD_FILE, "keel-replay: %s", want.err);
     cr_expect_eq(r.exit_code, want.exit_code, "keel-play: %s", r.err);
-    cr_expect(want.err_len > 0 && strstr(r.err, want.err), "keel-play said '%s', keel-replay '%s'", r.err, want.err);
+    // the same message, keel-play's name in front of it
+    const char *prefix = "keel-replay: ";
+    cr_assert(strncmp(want.err, prefix, strlen(prefix)) == 0, "%s", want.err);
+    cr_expect(strncmp(r.err, "keel-play: ", 11) == 0 && strstr(r.err, want.err + strlen(prefix)) &&
+                  !strstr(r.err, prefix),
+              "keel-play said '%s', keel-replay '%s'", r.err, want.err);
+    keel_test_run_free(&r);
+    // a file that cannot be opened: why, from both programs
+    const char *missing[] = {"--replay", "/nonexistent-dir/x.rec", "--frames", "1", NULL};
+    r = play(missing);
+    cr_expect_eq(r.exit_code, REC_EXIT_BAD_FILE, "%s", r.err);
+    cr_expect(strstr(r.err, "keel-play: cannot open /nonexistent-dir/x.rec: No such file or directory"), "%s", r.err);
+    const char *vmissing[] = {"verify", "/nonexistent-dir/x.rec", NULL};
+    keel_test_run_result v = keel_test_run(keel_test_program_path("keel-replay"), vmissing, NULL);
+    cr_expect_eq(v.exit_code, REC_EXIT_BAD_FILE, "%s", v.err);
+    cr_expect(strstr(v.err, "keel-replay: cannot open /nonexistent-dir/x.rec: No such file or directory"), "%s", v.err);
+    keel_test_run_free(&v);
     keel_test_run_free(&want);
     keel_test_run_free(&r);
     keel_test_dir_remove(dir);

@@ -50,7 +50,21 @@ int kp_app_open(kp_app *app, const kp_options *opt)
     // seeks at once; SDL's X11 backend drops it otherwise).
     SDL_SetHint(SDL_HINT_MOUSE_FOCUS_CLICKTHROUGH, "1");
     if (SDL_Init(SDL_INIT_VIDEO | SDL_INIT_EVENTS) != 0) {
-        fprintf(stderr, "keel-play: cannot open a window: %s (is DISPLAY set?)\n", SDL_GetError());
+        // SDL says "x11 not available" when the X display cannot be opened:
+        // name the display(s) tried instead.
+        if (driver && driver[0])
+            fprintf(stderr, "keel-play: cannot open a window: %s (SDL_VIDEODRIVER=%s)\n", SDL_GetError(), driver);
+        else if (x11 && x11[0] && wl && wl[0])
+            fprintf(stderr,
+                    "keel-play: cannot open a window: neither the X display %s ($DISPLAY) nor the Wayland display %s "
+                    "($WAYLAND_DISPLAY) could be opened (SDL: %s)\n",
+                    x11, wl, SDL_GetError());
+        else
+            fprintf(stderr,
+                    "keel-play: cannot open a window: the %s display %s (%s) could not be opened: is a display "
+                    "server running there, and may this user use it? (SDL: %s)\n",
+                    x11 && x11[0] ? "X" : "Wayland", x11 && x11[0] ? x11 : wl,
+                    x11 && x11[0] ? "$DISPLAY" : "$WAYLAND_DISPLAY", SDL_GetError());
         return KP_EXIT_FAILURE;
     }
     SDL_GL_SetAttribute(SDL_GL_CONTEXT_MAJOR_VERSION, 3);

@@ -85,9 +85,8 @@ int kp_diff_run(kp_app *app, const kp_options *opt)
     memset(&err, 0, sizeof err);
     {
         // B re-simulates on A's world when its level is the same one.
-        rec_file *peek = rec_file_open(opt->files[1], &err);
+        rec_file *peek = replay_open(opt->files[1]);
         if (!peek) {
-            replay_print_error(opt->files[1], &err);
             kp_run_close(&a);
             return REC_EXIT_BAD_FILE;
         }

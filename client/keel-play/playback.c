@@ -115,9 +115,8 @@ int kp_run_open(kp_run *r, const char *file, const char *level_override, const s
     r->file = file;
     rec_error err;
     memset(&err, 0, sizeof err);
-    r->f = rec_file_open(file, &err);
+    r->f = replay_open(file);
     if (!r->f) {
-        replay_print_error(file, &err);
         return REC_EXIT_BAD_FILE;
     }
     r->h = rec_file_header(r->f);

@@ -174,16 +174,6 @@ static int parse(int argc, char **argv, args *a)
     return 0;
 }
 
-static rec_file *open_file(const char *path)
-{
-    rec_error err;
-    memset(&err, 0, sizeof err);
-    rec_file *f = rec_file_open(path, &err);
-    if (!f)
-        replay_print_error(path, &err);
-    return f;
-}
-
 // A progress bar on stderr when it is a terminal and the file is long.
 typedef struct progress {
     const char *file;
@@ -231,7 +221,7 @@ static int truncated_verdict(const args *a, const char *file, const rec_info *in
 static int run_resim(const args *a, bool as_diff)
 {
     const char *file = a->files[0];
-    rec_file *f = open_file(file);
+    rec_file *f = replay_open(file);
     if (!f)
         return REC_EXIT_BAD_FILE;
     const rec_header *h = rec_file_header(f);
@@ -321,10 +311,10 @@ static int run_diff(const args *a)
 {
     if (a->resim)
         return run_resim(a, true);
-    rec_file *fa = open_file(a->files[0]);
+    rec_file *fa = replay_open(a->files[0]);
     if (!fa)
         return REC_EXIT_BAD_FILE;
-    rec_file *fb = open_file(a->files[1]);
+    rec_file *fb = replay_open(a->files[1]);
     if (!fb) {
         rec_file_close(fa);
         return REC_EXIT_BAD_FILE;
@@ -376,7 +366,7 @@ static int run_diff(const args *a)
 
 static int run_info(const args *a)
 {
-    rec_file *f = open_file(a->files[0]);
+    rec_file *f = replay_open(a->files[0]);
     if (!f)
         return REC_EXIT_BAD_FILE;
     int rc = replay_info(a->files[0], f, a->json);

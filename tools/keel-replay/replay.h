@@ -31,8 +31,16 @@ typedef struct replay_level {
 int replay_level_load(const char *file, const rec_header *h, const char *override, replay_level *out, bool *missing);
 void replay_level_free(replay_level *l);
 
-/// Print "keel-replay: FILE: offset N (chunk XXXX): message" on stderr.
+/// The program named at the start of the messages above and below
+/// ("keel-replay"; keel-play sets its own name).
+extern const char *replay_program;
+
+/// Print "PROGRAM: FILE: offset N (chunk XXXX): message" on stderr.
 void replay_print_error(const char *file, const rec_error *err);
+
+/// Open a recording (rec_file_open); NULL with the reason on stderr (a file
+/// that cannot be opened: strerror's words).
+rec_file *replay_open(const char *path);
 
 /// `info`: the header and the counts, as text or JSON.
 int replay_info(const char *file, rec_file *f, bool json);

@@ -759,6 +759,42 @@ Test(play, resize_and_minimise_keep_working, .timeout = 120)
     close_window(&w);
 }
 
+// F12 takes the next free keel-play-NNNNN.png (the same names in every
+// mode), never an earlier shot's, and says which it wrote.
+Test(play, f12_screenshots_take_the_next_free_name_and_say_so, .timeout = 120)
+{
+    window w;
+    open_window(&w, "play_shots", 64, 0, "10");
+    char old[512];
+    snprintf(old, sizeof old, "%s/keel-play-00001.png", w.dir);
+    FILE *f = fopen(old, "wb");
+    cr_assert_not_null(f);
+    fputs("an earlier shot", f);
+    fclose(f);
+    const char *keys[] = {"key", "--delay", "80", "F12", "F12", "Escape", NULL};
+    free(xdo(keys));
+    char *out = finish_window(&w.p);
+    char *err = keel_test_read_file(w.p.err);
+    cr_log_info("%s%s", out, err);
+    cr_expect_eq(keel_test_json_num(out, "screenshots"), 2, "%s", out);
+    cr_expect(strstr(err, "keel-play: wrote keel-play-00002.png") &&
+                  strstr(err, "keel-play: wrote keel-play-00003.png"),
+              "%s", err);
+    char *kept = keel_test_read_file(old);
+    cr_expect_str_eq(kept, "an earlier shot", "the earlier shot was overwritten");
+    free(kept);
+    for (int n = 2; n <= 3; n++) {
+        char png[512];
+        snprintf(png, sizeof png, "%s/keel-play-%05d.png", w.dir, n);
+        image im = load_png(png);
+        cr_expect_eq(im.w, 800);
+        stbi_image_free(im.px);
+    }
+    free(err);
+    free(out);
+    close_window(&w);
+}
+
 Test(play, pause_step_and_seek_by_clicking_the_timeline, .timeout = 120)
 {
     window w;

@@ -8,10 +8,13 @@
 #include "app.h"
 
 #include <epoxy/gl.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <stb_image_write.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static void update_size(kp_app *app)
 {
@@ -232,4 +235,30 @@ void kp_app_toggle_fullscreen(kp_app *app)
     if (SDL_SetWindowFullscreen(app->window, to ? SDL_WINDOW_FULLSCREEN_DESKTOP : 0) == 0)
         app->fullscreen = to;
     update_size(app);
+}
+
+bool kp_app_screenshot_next(kp_app *app, char *name, size_t size)
+{
+    // Claim the name first (O_EXCL: a file that exists is never replaced),
+    // then write the PNG over the empty file claimed.
+    for (uint32_t n = app->next_shot ? app->next_shot : 1u; n < 10000000u; n++) {
+        snprintf(name, size, "keel-play-%05u.png", (unsigned)n);
+        int fd = open(name, O_WRONLY | O_CREAT | O_EXCL, 0644);
+        if (fd < 0 && errno == EEXIST)
+            continue;
+        if (fd < 0) {
+            fprintf(stderr, "keel-play: cannot write %s: %s\n", name, strerror(errno));
+            return false;
+        }
+        close(fd);
+        app->next_shot = n + 1u;
+        if (!kp_app_screenshot(app, name)) {
+            unlink(name);
+            return false;
+        }
+        fprintf(stderr, "keel-play: wrote %s\n", name);
+        return true;
+    }
+    fprintf(stderr, "keel-play: cannot write a screenshot: keel-play-00001.png to keel-play-9999999.png all exist\n");
+    return false;
 }

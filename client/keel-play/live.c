@@ -205,12 +205,9 @@ static int live_loop(kp_live *L)
             if (!kp_app_screenshot(app, o->screenshot))
                 screenshot_failed = true;
         }
-        if (L->ctl.screenshot) { // F12: this frame, as keel-play-NNNNN.png in the working folder
-            L->ctl.screenshot = false;
+        for (; L->ctl.screenshots > 0; L->ctl.screenshots--) { // F12: this frame, keel-play-NNNNN.png
             char name[64];
-            snprintf(name, sizeof name, "keel-play-%05u.png", app->screenshots);
-            if (kp_app_screenshot(app, name))
-                fprintf(stderr, "keel-play: wrote %s\n", name);
+            kp_app_screenshot_next(app, name, sizeof name);
         }
         kp_app_frame_end(app);
         double work_ms = (double)(L->link.predict_us + L->link.rollback_us) / 1000.0 + smooth_ms;

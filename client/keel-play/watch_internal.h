@@ -29,7 +29,7 @@ typedef struct watch {
     kp_char_draw *prev;
     uint32_t prev_count, prev_tick;
     uint32_t last_draw_calls;
-    bool shot_requested;
+    uint32_t shots_requested; ///< F12 presses not written yet
     char status[256];
     double status_until;
 } watch;

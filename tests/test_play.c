@@ -28,6 +28,7 @@
 
 #include <stb_image.h>
 
+#include "labels.h"
 #include "live_figures.h"
 #include "render.h"
 
@@ -412,8 +413,21 @@ Test(play, client_recording_shows_the_prediction, .timeout = 120)
     keel_session_destroy(session);
     keel_test_builtin_free(&level, world);
 
-    const char *args[] = {"--replay", file, "--at-tick", "4000000000", "--frames", "2", "--size", "640x360", NULL};
+    const char *png = keel_test_dir_file(dir, "client.png");
+    const char *args[] = {"--replay", file,      "--at-tick",    "4000000000", "--frames", "2",
+                          "--size",   "640x360", "--screenshot", png,          NULL};
     keel_test_run_result r = play(args);
+    // The HUD's client line is wrapped to the window: no HUD text in the
+    // last 10 columns (it ran off the right edge at 1280 and 960 wide).
+    image im = load_png(png);
+    uint32_t edge = 0;
+    for (int y = 0; y < 140; y++)
+        for (int x = im.w - 10; x < im.w; x++) {
+            const unsigned char *p = pixel(&im, x, y);
+            edge += p[0] > 245 && p[1] > 245 && p[2] > 245;
+        }
+    cr_expect_eq(edge, 0, "%u white pixels of text at the right edge of the HUD", edge);
+    stbi_image_free(im.px);
     cr_log_info("own mispredictions %.0f, predicted tick %.0f\n%s", own, predicted, r.out);
     cr_assert_eq(r.exit_code, 0, "stderr: %s", r.err);
     cr_expect(strstr(r.out, "\"client\":true"), "%s", r.out);
@@ -498,6 +512,64 @@ Test(play, pop_figures_name_their_own_frames)
     cr_expect_eq(keel_test_json_num(text, "pop_frames"), 3);
     free(text);
     free(f);
+}
+
+// A character as keel-play draws it: a 0.6 x 1.8 m box on the floor at x, z
+// (half height `half_y`), labelled.
+static kp_char_draw label_char(uint32_t id, float x, float z, float half_y)
+{
+    kp_char_draw d;
+    memset(&d, 0, sizeof d);
+    d.id = id;
+    d.feet[0] = x, d.feet[2] = z;
+    d.centre[0] = x, d.centre[1] = half_y, d.centre[2] = z;
+    d.half[0] = 0.3f, d.half[1] = half_y, d.half[2] = 0.3f;
+    d.shape = KP_SHAPE_BOX;
+    d.label = true;
+    return d;
+}
+
+static bool placed(const kp_label *l, uint32_t n, uint32_t id)
+{
+    for (uint32_t i = 0; i < n; i++)
+        if (l[i].id == id)
+            return true;
+    return false;
+}
+
+// Labels: inside the view, off the HUD, not through a nearer character, not
+// over a nearer character's label.
+Test(play, labels_keep_off_the_hud_nearer_characters_and_each_other)
+{
+    kp_camera cam = kp_camera_make(0, 3, 7, 0, -20);
+    kp_char_draw c[6] = {
+        label_char(1, -3, 0, 0.9f), label_char(2, 0, 0, 0.9f),
+        label_char(3, 3, 0, 0.9f),  label_char(4, 3.05f, -0.3f, 0.9f), // just behind 3: its label would run into 3's
+        label_char(5, 0, -4, 0.9f),                                    // behind 6, a pillar 4 m tall in front of it
+        label_char(6, 0, -2, 2.0f),
+    };
+    kp_label out[KP_MAX_LABELS];
+    uint32_t n = kp_labels_place(&cam, 960, 540, c, 6, NULL, 0, out, KP_MAX_LABELS);
+    for (uint32_t i = 0; i < n; i++)
+        cr_log_info("label %u at (%.0f, %.0f) %.0fx%.0f", out[i].id, (double)out[i].box[0], (double)out[i].box[1],
+                    (double)out[i].box[2], (double)out[i].box[3]);
+    cr_expect(placed(out, n, 1) && placed(out, n, 2) && placed(out, n, 3) && placed(out, n, 6), "%u placed", n);
+    cr_expect(!placed(out, n, 4), "4's label runs into nearer 3's");
+    cr_expect(!placed(out, n, 5), "5 is behind the pillar 6");
+    for (uint32_t i = 0; i < n; i++)
+        for (uint32_t k = 0; k < i; k++) {
+            const float *a = out[i].box, *b = out[k].box;
+            cr_expect(!(a[0] < b[0] + b[2] && b[0] < a[0] + a[2] && a[1] < b[1] + b[3] && b[1] < a[1] + a[3]),
+                      "labels %u and %u overlap", out[i].id, out[k].id);
+        }
+    // a HUD over the left half: 1's label is left out, the others stay
+    const float hud[1][4] = {{0, 0, 420, 540}};
+    n = kp_labels_place(&cam, 960, 540, c, 6, hud, 1, out, KP_MAX_LABELS);
+    cr_expect(!placed(out, n, 1) && placed(out, n, 3), "%u placed", n);
+    // a view too narrow for a label at its edge: whole or not at all
+    n = kp_labels_place(&cam, 960, 540, c, 6, NULL, 0, out, KP_MAX_LABELS);
+    for (uint32_t i = 0; i < n; i++)
+        cr_expect(out[i].box[0] >= 0 && out[i].box[0] + out[i].box[2] <= 960, "label %u leaves the view", out[i].id);
 }
 
 // keel-server records a substituted command as the tick's own (input.tick

@@ -206,7 +206,8 @@ uint32_t kp_aimed_lead(const cl_client *cl)
     return cl_client_target_lead(cl) + (extra > 0 ? (uint32_t)(extra + 0.5) : 0u);
 }
 
-void kp_netgraph_draw(const kp_netgraph *g, kp_overlay *o, int width, int height, const kp_ng_client *c, uint64_t now)
+void kp_netgraph_draw(const kp_netgraph *g, kp_overlay *o, int width, int height, const kp_ng_client *c, uint64_t now,
+                      float rect[4])
 {
     const cl_stats *s = c->stats;
     char text[1024];
@@ -255,4 +256,5 @@ void kp_netgraph_draw(const kp_netgraph *g, kp_overlay *o, int width, int height
         kp_overlay_text_box(o, x, ty, NG_TEXT_SCALE, last, tc);
     }
     kp_overlay_text_box(o, x, ty + 14, NG_TEXT_SCALE, text, white);
+    rect[0] = x - 6, rect[1] = y - 6, rect[2] = w + 12, rect[3] = (float)height - (y - 6);
 }

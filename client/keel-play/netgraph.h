@@ -84,7 +84,8 @@ uint32_t kp_aimed_lead(const struct cl_client *cl);
 
 struct kp_overlay;
 /// Draw the graph in the bottom right corner of a width x height window.
+/// The region it covers goes to rect (x, y, w, h).
 void kp_netgraph_draw(const kp_netgraph *g, struct kp_overlay *o, int width, int height, const kp_ng_client *c,
-                      uint64_t now_us);
+                      uint64_t now_us, float rect[4]);
 
 #endif

@@ -28,16 +28,21 @@
 
 #include <stb_image.h>
 
+#include "labels.h"
+#include "live_figures.h"
 #include "render.h"
 
 // ---- recordings ------------------------------------------------------------------
 
 // Characters 1, 2, 3 standing at x = -3, 0, 3 on the floor (z = 0, the
 // built-in level's clear lane), facing -z. join_tick: character 4 joins at
-// (0, 0, -6) then, and 10 ticks later character 3's command is a
-// substitute (the previous tick's, as a server records one). nudge_tick:
+// (0, 0, -6) then, and 10 ticks later character 3's command is marked as a
+// substitute (input.tick the tick before the one it ran in). nudge_tick:
 // character 2 runs forward for that one tick (a recording that diverges
 // from the plain one there).
+// The header's source: keel-server's recordings are read otherwise.
+static const char *recording_source = "test_play";
+
 static void write_recording(const char *path, uint32_t ticks, uint32_t join_tick, uint32_t nudge_tick)
 {
     sim_level level;
@@ -52,7 +57,7 @@ static void write_recording(const char *path, uint32_t ticks, uint32_t join_tick
     rec_header h = rec_default_header();
     rec_header_set_scene(&h, scene);
     h.settings = s;
-    snprintf(h.source, sizeof h.source, "test_play");
+    snprintf(h.source, sizeof h.source, "%s", recording_source);
     rec_error err;
     memset(&err, 0, sizeof err);
     rec_writer_config wc = rec_default_writer_config();
@@ -296,6 +301,75 @@ Test(play, diff_starts_at_the_first_divergence, .timeout = 120)
     stop_display();
 }
 
+// Pixels of the diff notes' amber in the top-left quarter (the HUD's side).
+static uint32_t amber_pixels(const image *im)
+{
+    uint32_t n = 0;
+    for (int y = 0; y < im->h / 2; y++)
+        for (int x = 0; x < im->w / 2; x++) {
+            const unsigned char *p = pixel(im, x, y);
+            n += p[0] > 225 && p[1] > 190 && p[1] < 235 && p[2] > 70 && p[2] < 130;
+        }
+    return n;
+}
+
+// keel-replay diff's notes on the headers (a setting that differs) are
+// shown: on stderr and on screen; recordings of two levels are refused
+// (B's characters on A's level would mean nothing), naming both levels.
+Test(play, diff_shows_the_notes_and_refuses_two_levels, .timeout = 120)
+{
+    if (!keel_test_program_find("keel-sim"))
+        cr_skip_test("keel-sim is not built");
+    start_display();
+    char dir[256];
+    keel_test_dir_make(dir, sizeof dir, "play_diff_notes");
+    char a[512], b[512], g[512], png[512], plain[512];
+    snprintf(a, sizeof a, "%s/a.rec", dir);
+    snprintf(b, sizeof b, "%s/b.rec", dir);
+    snprintf(g, sizeof g, "%s/g.rec", dir);
+    snprintf(png, sizeof png, "%s/notes.png", dir);
+    snprintf(plain, sizeof plain, "%s/plain.png", dir);
+    const char *sa[] = {"--characters", "2", "--ticks", "64", "--record", a, "--quiet", NULL};
+    const char *sb[] = {"--characters", "2", "--ticks", "64", "--set", "max_speed=10", "--record", b, "--quiet", NULL};
+    const char *sg[] = {
+        "--level", "generated", "--generate-triangles", "2000", "--characters", "2", "--ticks", "64", "--record", g,
+        "--quiet", NULL};
+    const char *const *sims[] = {sa, sb, sg};
+    for (int i = 0; i < 3; i++) {
+        keel_test_run_result s = keel_test_run(keel_test_program_path("keel-sim"), sims[i], NULL);
+        cr_assert_eq(s.exit_code, 0, "%s", s.err);
+        keel_test_run_free(&s);
+    }
+    const char *args[] = {"--diff",       a,   b,        "--at-tick", "0", "--camera", "0,40,0,0,-89",
+                          "--screenshot", png, "--size", "960x540",   NULL};
+    keel_test_run_result r = play(args);
+    cr_assert_eq(r.exit_code, 0, "stderr: %s", r.err);
+    cr_expect(strstr(r.err, "keel-play: note: setting max_speed differs"), "%s", r.err);
+    cr_expect_geq(keel_test_json_num(r.out, "notes"), 1, "%s", r.out);
+    keel_test_run_free(&r);
+    const char *same[] = {"--diff",       a,     a,        "--at-tick", "0", "--camera", "0,40,0,0,-89",
+                          "--screenshot", plain, "--size", "960x540",   NULL};
+    r = play(same);
+    cr_assert_eq(r.exit_code, 0, "stderr: %s", r.err);
+    keel_test_run_free(&r);
+    image im = load_png(png), im0 = load_png(plain);
+    uint32_t with = amber_pixels(&im), without = amber_pixels(&im0);
+    cr_log_info("note pixels: %u with notes, %u without", with, without);
+    cr_expect_gt(with, without + 100, "the notes are not on screen (%u vs %u amber pixels)", with, without);
+    stbi_image_free(im.px);
+    stbi_image_free(im0.px);
+
+    const char *two[] = {"--diff", a, g, "--frames", "1", NULL};
+    r = play(two);
+    cr_expect_eq(r.exit_code, 2, "stderr: %s", r.err);
+    cr_expect(strstr(r.err, "different levels") && strstr(r.err, "the built-in level") &&
+                  strstr(r.err, "a generated level (2000 triangles"),
+              "%s", r.err);
+    keel_test_run_free(&r);
+    keel_test_dir_remove(dir);
+    stop_display();
+}
+
 #if KEEL_PLAY_SESSION
 
 #include <keel/cl_record.h>
@@ -339,8 +413,21 @@ Test(play, client_recording_shows_the_prediction, .timeout = 120)
     keel_session_destroy(session);
     keel_test_builtin_free(&level, world);
 
-    const char *args[] = {"--replay", file, "--at-tick", "4000000000", "--frames", "2", "--size", "640x360", NULL};
+    const char *png = keel_test_dir_file(dir, "client.png");
+    const char *args[] = {"--replay", file,      "--at-tick",    "4000000000", "--frames", "2",
+                          "--size",   "640x360", "--screenshot", png,          NULL};
     keel_test_run_result r = play(args);
+    // The HUD's client line is wrapped to the window: no HUD text in the
+    // last 10 columns (it ran off the right edge at 1280 and 960 wide).
+    image im = load_png(png);
+    uint32_t edge = 0;
+    for (int y = 0; y < 140; y++)
+        for (int x = im.w - 10; x < im.w; x++) {
+            const unsigned char *p = pixel(&im, x, y);
+            edge += p[0] > 245 && p[1] > 245 && p[2] > 245;
+        }
+    cr_expect_eq(edge, 0, "%u white pixels of text at the right edge of the HUD", edge);
+    stbi_image_free(im.px);
     cr_log_info("own mispredictions %.0f, predicted tick %.0f\n%s", own, predicted, r.out);
     cr_assert_eq(r.exit_code, 0, "stderr: %s", r.err);
     cr_expect(strstr(r.out, "\"client\":true"), "%s", r.out);
@@ -400,6 +487,121 @@ Test(play, real_map_follows_a_character, .timeout = 120)
     stop_display();
 }
 
+// The summary's pop figures: each one with its own frame's. A long frame
+// (bound 0.4 m) with the largest pop (0.325 m), a short one (bound 0.195 m)
+// with the largest ratio (0.18 m): pop_bound_m is the long frame's bound,
+// never the short one's beside the long one's pop.
+Test(play, pop_figures_name_their_own_frames)
+{
+    kp_figures *f = malloc(sizeof *f);
+    cr_assert_not_null(f);
+    kp_figures_init(f);
+    kp_figures_pop(f, 0.05, 0.2);
+    kp_figures_pop(f, 0.325, 0.4);
+    kp_figures_pop(f, 0.18, 0.195);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&text, &len);
+    cr_assert_not_null(out);
+    kp_figures_print(f, out);
+    fclose(out);
+    cr_log_info("%s", text);
+    cr_expect(strstr(text, "\"largest_pop_m\":0.32500,\"pop_bound_m\":0.40000"), "%s", text);
+    cr_expect(strstr(text, "\"largest_pop_ratio\":0.9231,\"ratio_pop_m\":0.18000,\"ratio_bound_m\":0.19500"), "%s",
+              text);
+    cr_expect_eq(keel_test_json_num(text, "pop_frames"), 3);
+    free(text);
+    free(f);
+}
+
+// A character as keel-play draws it: a 0.6 x 1.8 m box on the floor at x, z
+// (half height `half_y`), labelled.
+static kp_char_draw label_char(uint32_t id, float x, float z, float half_y)
+{
+    kp_char_draw d;
+    memset(&d, 0, sizeof d);
+    d.id = id;
+    d.feet[0] = x, d.feet[2] = z;
+    d.centre[0] = x, d.centre[1] = half_y, d.centre[2] = z;
+    d.half[0] = 0.3f, d.half[1] = half_y, d.half[2] = 0.3f;
+    d.shape = KP_SHAPE_BOX;
+    d.label = true;
+    return d;
+}
+
+static bool placed(const kp_label *l, uint32_t n, uint32_t id)
+{
+    for (uint32_t i = 0; i < n; i++)
+        if (l[i].id == id)
+            return true;
+    return false;
+}
+
+// Labels: inside the view, off the HUD, not through a nearer character, not
+// over a nearer character's label.
+Test(play, labels_keep_off_the_hud_nearer_characters_and_each_other)
+{
+    kp_camera cam = kp_camera_make(0, 3, 7, 0, -20);
+    kp_char_draw c[6] = {
+        label_char(1, -3, 0, 0.9f), label_char(2, 0, 0, 0.9f),
+        label_char(3, 3, 0, 0.9f),  label_char(4, 3.05f, -0.3f, 0.9f), // just behind 3: its label would run into 3's
+        label_char(5, 0, -4, 0.9f),                                    // behind 6, a pillar 4 m tall in front of it
+        label_char(6, 0, -2, 2.0f),
+    };
+    kp_label out[KP_MAX_LABELS];
+    uint32_t n = kp_labels_place(&cam, 960, 540, c, 6, NULL, 0, out, KP_MAX_LABELS);
+    for (uint32_t i = 0; i < n; i++)
+        cr_log_info("label %u at (%.0f, %.0f) %.0fx%.0f", out[i].id, (double)out[i].box[0], (double)out[i].box[1],
+                    (double)out[i].box[2], (double)out[i].box[3]);
+    cr_expect(placed(out, n, 1) && placed(out, n, 2) && placed(out, n, 3) && placed(out, n, 6), "%u placed", n);
+    cr_expect(!placed(out, n, 4), "4's label runs into nearer 3's");
+    cr_expect(!placed(out, n, 5), "5 is behind the pillar 6");
+    for (uint32_t i = 0; i < n; i++)
+        for (uint32_t k = 0; k < i; k++) {
+            const float *a = out[i].box, *b = out[k].box;
+            cr_expect(!(a[0] < b[0] + b[2] && b[0] < a[0] + a[2] && a[1] < b[1] + b[3] && b[1] < a[1] + a[3]),
+                      "labels %u and %u overlap", out[i].id, out[k].id);
+        }
+    // a HUD over the left half: 1's label is left out, the others stay
+    const float hud[1][4] = {{0, 0, 420, 540}};
+    n = kp_labels_place(&cam, 960, 540, c, 6, hud, 1, out, KP_MAX_LABELS);
+    cr_expect(!placed(out, n, 1) && placed(out, n, 3), "%u placed", n);
+    // a view too narrow for a label at its edge: whole or not at all
+    n = kp_labels_place(&cam, 960, 540, c, 6, NULL, 0, out, KP_MAX_LABELS);
+    for (uint32_t i = 0; i < n; i++)
+        cr_expect(out[i].box[0] >= 0 && out[i].box[0] + out[i].box[2] <= 960, "label %u leaves the view", out[i].id);
+}
+
+// keel-server records a substituted command as the tick's own (input.tick
+// the tick it ran in): its recording's markers cannot show substitutions,
+// and keel-play says so instead of counting 0 of them.
+Test(play, a_server_recording_without_substitution_marks_says_so, .timeout = 120)
+{
+    start_display();
+    char dir[256];
+    keel_test_dir_make(dir, sizeof dir, "play_subst");
+    const char *plain = keel_test_dir_file(dir, "server.rec"), *marked = keel_test_dir_file(dir, "marked.rec");
+    recording_source = "keel-server";
+    write_recording(plain, 40, 0, 0);
+    write_recording(marked, 40, 5, 0); // a substitute marked at tick 15
+    recording_source = "test_play";
+    const char *args[] = {"--replay", plain, "--frames", "1", "--size", "320x200", NULL};
+    keel_test_run_result r = play(args);
+    cr_assert_eq(r.exit_code, 0, "stderr: %s", r.err);
+    cr_expect(strstr(r.out, "\"substitutes_marked\":false"), "%s", r.out);
+    cr_expect(strstr(r.err, "marks no substituted command"), "%s", r.err);
+    keel_test_run_free(&r);
+    const char *args2[] = {"--replay", marked, "--frames", "1", "--size", "320x200", NULL};
+    r = play(args2);
+    cr_assert_eq(r.exit_code, 0, "stderr: %s", r.err);
+    cr_expect(strstr(r.out, "\"substitutes_marked\":true"), "%s", r.out);
+    cr_expect_eq(keel_test_json_num(r.out, "substitutes"), 1, "%s", r.out);
+    cr_expect(!strstr(r.err, "marks no substituted command"), "%s", r.err);
+    keel_test_run_free(&r);
+    keel_test_dir_remove(dir);
+    stop_display();
+}
+
 // ---- bad cases ---------------------------------------------------------------------
 
 Test(play, no_display)
@@ -415,6 +617,65 @@ Test(play, no_display)
     cr_expect(strstr(r.err, "keel-play: cannot open a window") && strstr(r.err, "is DISPLAY set?"), "stderr: %s",
               r.err);
     keel_test_run_free(&r);
+    // a display that is not there: named, with the variable it came from
+    setenv("DISPLAY", ":7177", 1);
+    r = play(args);
+    cr_expect_eq(r.exit_code, 1);
+    cr_expect(strstr(r.err, "keel-play: cannot open a window: the X display :7177 ($DISPLAY) could not be opened"),
+              "stderr: %s", r.err);
+    keel_test_run_free(&r);
+    unsetenv("DISPLAY");
+}
+
+// --follow names a character the recording holds; --level is the recorded
+// level (its digest), never passed over for the recorded path.
+Test(play, follow_and_level_flags_are_checked_against_the_recording, .timeout = 120)
+{
+    start_display();
+    char dir[256], rec[512], a[512], b[512];
+    keel_test_dir_make(dir, sizeof dir, "play_flags");
+    snprintf(rec, sizeof rec, "%s/still.rec", dir);
+    snprintf(a, sizeof a, "%s/a.obj", dir);
+    snprintf(b, sizeof b, "%s/b.obj", dir);
+    write_recording(rec, 20, 0, 0);
+    const char *follow[] = {"--replay", rec, "--follow", "99", "--frames", "1", NULL};
+    keel_test_run_result r = play(follow);
+    cr_expect_eq(r.exit_code, 2, "stderr: %s", r.err);
+    cr_expect(strstr(r.err, "--follow 99") && strstr(r.err, "no character 99") && strstr(r.err, "1, 2, 3"), "%s",
+              r.err);
+    keel_test_run_free(&r);
+    const char *follow2[] = {"--replay", rec, "--follow", "2", "--frames", "1", NULL};
+    r = play(follow2);
+    cr_expect_eq(r.exit_code, 0, "stderr: %s", r.err);
+    cr_expect_eq(keel_test_json_num(r.out, "follow"), 2, "%s", r.out);
+    keel_test_run_free(&r);
+
+    if (!keel_test_program_find("keel-sim"))
+        cr_skip_test("keel-sim is not built");
+    static const char floor_obj[] = "v -20 0 -20\nv 20 0 -20\nv 20 0 20\nv -20 0 20\nf 1 3 2\nf 1 4 3\n";
+    static const char other_obj[] = "v -20 0 -20\nv 20 0 -20\nv 20 0 20\nv -20 0 20\nv 0 2 0\nf 1 3 2\nf 1 4 3\n";
+    FILE *f = fopen(a, "wb");
+    cr_assert_not_null(f);
+    fputs(floor_obj, f);
+    fclose(f);
+    f = fopen(b, "wb");
+    cr_assert_not_null(f);
+    fputs(other_obj, f);
+    fclose(f);
+    const char *sim[] = {"--level", a,    "--scale",  "1", "--characters", "2",
+                         "--ticks", "32", "--record", rec, "--quiet",      NULL};
+    keel_test_run_result s = keel_test_run(keel_test_program_path("keel-sim"), sim, NULL);
+    cr_assert_eq(s.exit_code, 0, "%s", s.err);
+    keel_test_run_free(&s);
+    const char *level[] = {"--replay", rec, "--level", b, "--frames", "1", NULL};
+    r = play(level);
+    cr_expect_eq(r.exit_code, 3, "stderr: %s", r.err);
+    cr_expect(strstr(r.err, "--level") && strstr(r.err, "is not the recorded level: its digest is") &&
+                  strstr(r.err, "the recording's"),
+              "%s", r.err);
+    keel_test_run_free(&r);
+    keel_test_dir_remove(dir);
+    stop_display();
 }
 
 Test(play, bad_flag_prints_usage)
@@ -455,7 +716,23 @@ Test(play, corrupt_recording_as_keel_replay, .timeout = 120)
     keel_test_run_result r = play(args);
     cr_expect_eq(want.exit_code, REC_EXIT_BAD_FILE, "keel-replay: %s", want.err);
     cr_expect_eq(r.exit_code, want.exit_code, "keel-play: %s", r.err);
-    cr_expect(want.err_len > 0 && strstr(r.err, want.err), "keel-play said '%s', keel-replay '%s'", r.err, want.err);
+    // the same message, keel-play's name in front of it
+    const char *prefix = "keel-replay: ";
+    cr_assert(strncmp(want.err, prefix, strlen(prefix)) == 0, "%s", want.err);
+    cr_expect(strncmp(r.err, "keel-play: ", 11) == 0 && strstr(r.err, want.err + strlen(prefix)) &&
+                  !strstr(r.err, prefix),
+              "keel-play said '%s', keel-replay '%s'", r.err, want.err);
+    keel_test_run_free(&r);
+    // a file that cannot be opened: why, from both programs
+    const char *missing[] = {"--replay", "/nonexistent-dir/x.rec", "--frames", "1", NULL};
+    r = play(missing);
+    cr_expect_eq(r.exit_code, REC_EXIT_BAD_FILE, "%s", r.err);
+    cr_expect(strstr(r.err, "keel-play: cannot open /nonexistent-dir/x.rec: No such file or directory"), "%s", r.err);
+    const char *vmissing[] = {"verify", "/nonexistent-dir/x.rec", NULL};
+    keel_test_run_result v = keel_test_run(keel_test_program_path("keel-replay"), vmissing, NULL);
+    cr_expect_eq(v.exit_code, REC_EXIT_BAD_FILE, "%s", v.err);
+    cr_expect(strstr(v.err, "keel-replay: cannot open /nonexistent-dir/x.rec: No such file or directory"), "%s", v.err);
+    keel_test_run_free(&v);
     keel_test_run_free(&want);
     keel_test_run_free(&r);
     keel_test_dir_remove(dir);
@@ -550,6 +827,42 @@ Test(play, resize_and_minimise_keep_working, .timeout = 120)
     cr_expect_eq(im.w, 640);
     cr_expect_eq(im.h, 400);
     stbi_image_free(im.px);
+    free(out);
+    close_window(&w);
+}
+
+// F12 takes the next free keel-play-NNNNN.png (the same names in every
+// mode), never an earlier shot's, and says which it wrote.
+Test(play, f12_screenshots_take_the_next_free_name_and_say_so, .timeout = 120)
+{
+    window w;
+    open_window(&w, "play_shots", 64, 0, "10");
+    char old[512];
+    snprintf(old, sizeof old, "%s/keel-play-00001.png", w.dir);
+    FILE *f = fopen(old, "wb");
+    cr_assert_not_null(f);
+    fputs("an earlier shot", f);
+    fclose(f);
+    const char *keys[] = {"key", "--delay", "80", "F12", "F12", "Escape", NULL};
+    free(xdo(keys));
+    char *out = finish_window(&w.p);
+    char *err = keel_test_read_file(w.p.err);
+    cr_log_info("%s%s", out, err);
+    cr_expect_eq(keel_test_json_num(out, "screenshots"), 2, "%s", out);
+    cr_expect(strstr(err, "keel-play: wrote keel-play-00002.png") &&
+                  strstr(err, "keel-play: wrote keel-play-00003.png"),
+              "%s", err);
+    char *kept = keel_test_read_file(old);
+    cr_expect_str_eq(kept, "an earlier shot", "the earlier shot was overwritten");
+    free(kept);
+    for (int n = 2; n <= 3; n++) {
+        char png[512];
+        snprintf(png, sizeof png, "%s/keel-play-%05d.png", w.dir, n);
+        image im = load_png(png);
+        cr_expect_eq(im.w, 800);
+        stbi_image_free(im.px);
+    }
+    free(err);
     free(out);
     close_window(&w);
 }

@@ -327,6 +327,14 @@ Test(play_live, through_loss_and_latency_the_drawing_stays_within_the_smoothing_
                 json_in(sum, "own_mispredictions", "interaction"), pop, ratio, keel_test_json_num(sum, "pop_bound_m"),
                 keel_test_json_num(sum, "snaps"));
     cr_expect_leq(ratio, 1.0, "a pop of %.4f m beyond the smoothing bound: %s", pop, sum);
+    // On a lossy link the client keeps three input packets (2 ticks each) of
+    // margin beyond the one tick the round trip's lead counts: the target
+    // shown is the lead it aims at, margin included.
+    double target = keel_test_json_num(sum, "target_lead_ticks"), rt = keel_test_json_num(sum, "round_trip_lead_ticks");
+    cr_log_info("lead %.0f ticks, target %.0f (round trip %.0f, margin target %.0f)",
+                keel_test_json_num(sum, "lead_ticks"), target, rt, keel_test_json_num(sum, "margin_target_ticks"));
+    cr_expect_eq(keel_test_json_num(sum, "margin_target_ticks"), 7, "%s", sum);
+    cr_expect_eq(target, rt + 6, "%s", sum);
     cr_expect_gt(keel_test_json_num(sum, "pop_frames"), 0, "no frame measured: %s", sum);
     free(sum);
     keel_test_proc_kill(&bots, SIGTERM);
@@ -503,18 +511,30 @@ static const char *keygen(void)
 // Secure mode (docs/security.md): keel-play issues its own connect token
 // with the server's backend key (--token-key) and plays; the server says it
 // is secure and counts the admission.
-Test(play_live, with_token_key_it_joins_a_secure_server_and_plays)
+// A secure server with a fresh key (recording to `record_name`), and
+// keel-play run to its end on it with --connect and `args` (up to 10; the
+// key's path stands where "KEY" is); its summary (free it).
+static char *secure_session(keel_test_proc *sv, keel_test_proc *play, const char *record_name, const char *const *args)
 {
     need_display();
     const char *key = keygen();
-    keel_test_proc sv, play;
     char at[64];
-    start_secure_server(&sv, "secure.krec", false, key, at);
-    const char *args[] = {"--connect", at,        "--token-key",  key, "--client-id", "5",
-                          "--size",    "640x360", "--quit-after", "2", NULL};
-    start_play(&play, args);
-    cr_assert(keel_test_proc_wait(&play, 60000), "keel-play did not end");
-    char *sum = play_summary(&play);
+    start_secure_server(sv, record_name, false, key, at);
+    const char *all[14] = {"--connect", at};
+    size_t n = 2;
+    for (size_t i = 0; args[i] && n < 13; i++)
+        all[n++] = strcmp(args[i], "KEY") == 0 ? key : args[i];
+    all[n] = NULL;
+    start_play(play, all);
+    cr_assert(keel_test_proc_wait(play, 60000), "keel-play did not end");
+    return play_summary(play);
+}
+
+Test(play_live, with_token_key_it_joins_a_secure_server_and_plays)
+{
+    keel_test_proc sv, play;
+    const char *args[] = {"--token-key", "KEY", "--client-id", "5", "--size", "640x360", "--quit-after", "2", NULL};
+    char *sum = secure_session(&sv, &play, "secure.krec", args);
     cr_expect_eq(play.status, 0, "keel-play exit %d", play.status);
     cr_expect(strstr(sum, "\"end\":\"left\""), "%s", sum);
     expect_clean(sum);
@@ -532,6 +552,24 @@ Test(play_live, with_token_key_it_joins_a_secure_server_and_plays)
               "%s", out);
     cr_expect(challenges >= 1 && admitted >= 1 && refused == 0, "%s", out);
     free(out);
+    keel_test_proc_cleanup(&sv);
+    keel_test_proc_cleanup(&play);
+}
+
+// A secure server does not answer a client without a connect token: the
+// reason keel-play gives names that cause beside the others, with the flags
+// that would join.
+Test(play_live, a_secure_server_without_a_token_is_named_as_a_cause)
+{
+    keel_test_proc sv, play;
+    const char *args[] = {"--connect-timeout", "3", "--size", "640x360", "--quit-after", "20", NULL};
+    char *sum = secure_session(&sv, &play, "notoken.krec", args);
+    cr_expect_eq(play.status, 1, "keel-play exit %d", play.status);
+    cr_expect(strstr(sum, "\"end\":\"never_connected\"") || strstr(sum, "\"end\":\"unanswered\""), "%s", sum);
+    cr_expect(strstr(sum, "a secure keel-server (--key)") && strstr(sum, "--token FILE or --token-key FILE"), "%s",
+              sum);
+    free(sum);
+    keel_test_proc_kill(&sv, SIGTERM);
     keel_test_proc_cleanup(&sv);
     keel_test_proc_cleanup(&play);
 }

@@ -343,11 +343,13 @@ Test(replay, zdm2_verifies)
            (const char *const[]){"--level", map, "--scale", "0.12", "--characters", "32", "--ticks", "400", NULL});
     verify_both(path, NULL);
 
-    // The level is found by its recorded path; a different level is refused.
+    // The level is found by its recorded path; a different --level is
+    // refused, though the recorded path holds the right one.
     const char *other = keel_test_level_path("sauerbraten_pandora.obj");
     if (other) {
-        run_result r = expect("keel-replay", (const char *const[]){"verify", path, "--level", other, NULL}, 0);
-        run_free(&r); // the recorded path is tried next and matches
+        run_result r = expect("keel-replay", (const char *const[]){"verify", path, "--level", other, NULL}, 3);
+        cr_expect(strstr(r.err, "--level") && strstr(r.err, "is not the recorded level"), "%s", r.err);
+        run_free(&r);
     }
     unlink(path);
 }
@@ -772,11 +774,49 @@ Test(replay, truncated_file)
     cr_assert(strstr(j.out, "\"complete\":false") != NULL, "%s", j.out);
     long long ticks = json_int(j.out, "ticks");
     cr_assert(ticks > 0 && ticks < 600, "%lld", ticks);
+    long long cut_at = json_int(j.out, "truncated_at");
     run_free(&j);
-    run_result v = expect("keel-replay", (const char *const[]){"verify", path, NULL}, 0);
-    cr_assert(strstr(v.err, "truncated") != NULL && strstr(v.out, "truncated") != NULL, "%s%s", v.out, v.err);
+    // verify checks the readable prefix, then fails: the end is missing,
+    // and the message names where the file stops
+    char offset[64];
+    snprintf(offset, sizeof offset, "truncated at offset %lld of %zu bytes", cut_at, size * 2 / 3);
+    run_result v = expect("keel-replay", (const char *const[]){"verify", path, NULL}, 3);
+    cr_assert(strstr(v.err, offset) != NULL && strstr(v.out, "truncated") != NULL, "%s%s", v.out, v.err);
     run_free(&v);
+    // --partial accepts the readable prefix
+    run_result p = expect("keel-replay", (const char *const[]){"verify", path, "--partial", NULL}, 0);
+    cr_assert(strstr(p.err, "truncated") != NULL && strstr(p.out, "truncated") != NULL, "%s%s", p.out, p.err);
+    run_free(&p);
     unlink(path);
+}
+
+// A --level that is not the recorded level is an error naming the flag and
+// both digests, even when the recorded path holds the right one (it was
+// used instead, silently); a --level that cannot be read says why.
+Test(replay, a_level_flag_that_is_not_the_recorded_level_is_an_error)
+{
+    char rec[4096], a[4096], b[4096];
+    temp_path(rec, sizeof rec, "lvrec");
+    temp_path(a, sizeof a, "lva");
+    temp_path(b, sizeof b, "lvb");
+    static const char other_obj[] = "v -20 0 -20\nv 20 0 -20\nv 20 0 20\nv -20 0 20\nv 0 2 0\nf 1 3 2\nf 1 4 3\n";
+    write_file(a, box_obj, sizeof box_obj - 1);
+    write_file(b, other_obj, sizeof other_obj - 1);
+    record_on_obj(a, rec);
+    run_result ok = expect("keel-replay", (const char *const[]){"verify", rec, "--level", a, NULL}, 0);
+    run_free(&ok);
+    run_result v = expect("keel-replay", (const char *const[]){"verify", rec, "--level", b, NULL}, 3);
+    cr_expect(strstr(v.err, "--level") && strstr(v.err, b) &&
+                  strstr(v.err, "is not the recorded level: its digest is") && strstr(v.err, "the recording's"),
+              "%s", v.err);
+    run_free(&v);
+    run_result m =
+        expect("keel-replay", (const char *const[]){"verify", rec, "--level", "/nonexistent/x.obj", NULL}, 3);
+    cr_expect(strstr(m.err, "--level /nonexistent/x.obj: cannot read it: No such file"), "%s", m.err);
+    run_free(&m);
+    unlink(rec);
+    unlink(a);
+    unlink(b);
 }
 
 Test(replay, client_recordings_are_dispatched)

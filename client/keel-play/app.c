@@ -8,10 +8,13 @@
 #include "app.h"
 
 #include <epoxy/gl.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <stb_image_write.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static void update_size(kp_app *app)
 {
@@ -50,7 +53,21 @@ int kp_app_open(kp_app *app, const kp_options *opt)
     // seeks at once; SDL's X11 backend drops it otherwise).
     SDL_SetHint(SDL_HINT_MOUSE_FOCUS_CLICKTHROUGH, "1");
     if (SDL_Init(SDL_INIT_VIDEO | SDL_INIT_EVENTS) != 0) {
-        fprintf(stderr, "keel-play: cannot open a window: %s (is DISPLAY set?)\n", SDL_GetError());
+        // SDL says "x11 not available" when the X display cannot be opened:
+        // name the display(s) tried instead.
+        if (driver && driver[0])
+            fprintf(stderr, "keel-play: cannot open a window: %s (SDL_VIDEODRIVER=%s)\n", SDL_GetError(), driver);
+        else if (x11 && x11[0] && wl && wl[0])
+            fprintf(stderr,
+                    "keel-play: cannot open a window: neither the X display %s ($DISPLAY) nor the Wayland display %s "
+                    "($WAYLAND_DISPLAY) could be opened (SDL: %s)\n",
+                    x11, wl, SDL_GetError());
+        else
+            fprintf(stderr,
+                    "keel-play: cannot open a window: the %s display %s (%s) could not be opened: is a display "
+                    "server running there, and may this user use it? (SDL: %s)\n",
+                    x11 && x11[0] ? "X" : "Wayland", x11 && x11[0] ? x11 : wl,
+                    x11 && x11[0] ? "$DISPLAY" : "$WAYLAND_DISPLAY", SDL_GetError());
         return KP_EXIT_FAILURE;
     }
     SDL_GL_SetAttribute(SDL_GL_CONTEXT_MAJOR_VERSION, 3);
@@ -218,4 +235,30 @@ void kp_app_toggle_fullscreen(kp_app *app)
     if (SDL_SetWindowFullscreen(app->window, to ? SDL_WINDOW_FULLSCREEN_DESKTOP : 0) == 0)
         app->fullscreen = to;
     update_size(app);
+}
+
+bool kp_app_screenshot_next(kp_app *app, char *name, size_t size)
+{
+    // Claim the name first (O_EXCL: a file that exists is never replaced),
+    // then write the PNG over the empty file claimed.
+    for (uint32_t n = app->next_shot ? app->next_shot : 1u; n < 10000000u; n++) {
+        snprintf(name, size, "keel-play-%05u.png", (unsigned)n);
+        int fd = open(name, O_WRONLY | O_CREAT | O_EXCL, 0644);
+        if (fd < 0 && errno == EEXIST)
+            continue;
+        if (fd < 0) {
+            fprintf(stderr, "keel-play: cannot write %s: %s\n", name, strerror(errno));
+            return false;
+        }
+        close(fd);
+        app->next_shot = n + 1u;
+        if (!kp_app_screenshot(app, name)) {
+            unlink(name);
+            return false;
+        }
+        fprintf(stderr, "keel-play: wrote %s\n", name);
+        return true;
+    }
+    fprintf(stderr, "keel-play: cannot write a screenshot: keel-play-00001.png to keel-play-9999999.png all exist\n");
+    return false;
 }

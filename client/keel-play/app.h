@@ -28,6 +28,7 @@ struct kp_app {
     uint32_t resizes;     ///< size changes seen
     uint32_t minimises;   ///< times the window was minimised
     uint32_t screenshots; ///< PNGs written
+    uint32_t next_shot;   ///< F12: the number to try first for the next name
     double dt;            ///< seconds since the previous frame began (clamped to 0.25)
     double time;          ///< seconds since the window opened (monotonic)
     uint64_t last_counter;
@@ -54,6 +55,13 @@ void kp_app_frame_end(kp_app *app);
 /// Write the frame drawn so far (call before kp_app_frame_end) as a PNG.
 /// True on success; prints "keel-play: cannot write PATH: ..." otherwise.
 bool kp_app_screenshot(kp_app *app, const char *path);
+
+/// F12, in every mode: write the frame drawn so far as keel-play-NNNNN.png
+/// in the working folder, NNNNN the lowest number from 00001 on whose file
+/// does not exist yet (never an earlier shot overwritten, this run's or
+/// another's), and print "keel-play: wrote NAME" on stderr. The name is put
+/// in `name`. False (with a message) when no file could be written.
+bool kp_app_screenshot_next(kp_app *app, char *name, size_t size);
 
 /// Relative mouse mode (first-person look, free-fly) on or off.
 void kp_app_capture_mouse(kp_app *app, bool on);

@@ -62,6 +62,18 @@ static void describe(const rec_diff_report *r, kp_watch_diff *d, const char *a, 
     }
 }
 
+// The level a header names, for messages.
+static void level_text(char *out, size_t size, const rec_level_ref *l)
+{
+    if (l->kind == REC_LEVEL_BUILTIN)
+        snprintf(out, size, "the built-in level");
+    else if (l->kind == REC_LEVEL_GENERATED)
+        snprintf(out, size, "a generated level (%u triangles, seed %u)", (unsigned)l->generate_triangles,
+                 (unsigned)l->generate_seed);
+    else
+        snprintf(out, size, "%s", l->path);
+}
+
 int kp_diff_run(kp_app *app, const kp_options *opt)
 {
     kp_run a, b;
@@ -73,19 +85,37 @@ int kp_diff_run(kp_app *app, const kp_options *opt)
     memset(&err, 0, sizeof err);
     {
         // B re-simulates on A's world when its level is the same one.
-        rec_file *peek = rec_file_open(opt->files[1], &err);
+        rec_file *peek = replay_open(opt->files[1]);
         if (!peek) {
-            replay_print_error(opt->files[1], &err);
             kp_run_close(&a);
             return REC_EXIT_BAD_FILE;
         }
         hb = rec_file_header(peek);
         bool same = hb->level.digest == a.h->level.digest;
+        if (!same) {
+            // B's characters would be drawn on a level they never walked.
+            char la[300], lb[300];
+            level_text(la, sizeof la, &a.h->level);
+            level_text(lb, sizeof lb, &hb->level);
+            fprintf(stderr,
+                    "keel-play: --diff: the recordings are of different levels (A %s: %s, digest %016llx; B %s: %s, "
+                    "digest %016llx): B cannot be drawn on A's level; compare them with keel-replay diff\n",
+                    opt->files[0], la, (unsigned long long)a.h->level.digest, opt->files[1], lb,
+                    (unsigned long long)hb->level.digest);
+            rec_file_close(peek);
+            kp_run_close(&a);
+            return KP_EXIT_USAGE;
+        }
         rec_file_close(peek);
-        rc = same ? kp_run_open(&b, opt->files[1], NULL, a.level, a.world)
-                  : kp_run_open(&b, opt->files[1], opt->level, NULL, NULL);
+        rc = kp_run_open(&b, opt->files[1], NULL, a.level, a.world);
     }
     if (rc != 0) {
+        kp_run_close(&a);
+        return rc;
+    }
+    rc = kp_run_check_follow(&a, opt->follow);
+    if (rc != 0) {
+        kp_run_close(&b);
         kp_run_close(&a);
         return rc;
     }
@@ -111,6 +141,14 @@ int kp_diff_run(kp_app *app, const kp_options *opt)
                                                 : 0;
         snprintf(d.kind, sizeof d.kind, "%s", kind_name(report->kind));
         describe(report, &d, opt->files[0], opt->files[1]);
+        // keel-replay diff's notes (header differences), on stderr and on screen
+        snprintf(d.notes, sizeof d.notes, "%s", report->notes);
+        for (const char *n = report->notes; *n;) {
+            size_t len = strcspn(n, "\n");
+            fprintf(stderr, "keel-play: note: %.*s\n", (int)len, n);
+            d.note_count++;
+            n += len + (n[len] == '\n');
+        }
         if (d.found)
             fprintf(stderr, "keel-play: first divergence (%s): %s\n", d.kind, report->div.detail);
         rc = kp_watch_loop(app, opt, &a, &d);

@@ -113,6 +113,10 @@ static void live_summary(const kp_live *L, int status, uint64_t now)
            status, (double)(now - L->start_us) / 1e6, conn, (unsigned long long)L->app->frames,
            (unsigned long long)L->link.played, (unsigned long long)s.predicted_ticks, s.rtt_ms,
            s.input_margin_q8 / 256.0);
+    if (L->link.cl)
+        printf(",\"lead_ticks\":%d,\"target_lead_ticks\":%u,\"round_trip_lead_ticks\":%u,\"margin_target_ticks\":%.0f",
+               (int)(cl_client_predicted_tick(L->link.cl) - cl_client_confirmed_tick(L->link.cl)),
+               kp_aimed_lead(L->link.cl), cl_client_target_lead(L->link.cl), cl_client_margin_target(L->link.cl));
     print_causes("own_mispredictions", s.own_mispredictions);
     print_causes("remote_mispredictions", s.remote_mispredictions);
     printf(",\"rollbacks\":%llu,\"resimulated_ticks\":%llu,\"snapshots\":%llu,\"full_states\":%llu,"
@@ -201,12 +205,9 @@ static int live_loop(kp_live *L)
             if (!kp_app_screenshot(app, o->screenshot))
                 screenshot_failed = true;
         }
-        if (L->ctl.screenshot) { // F12: this frame, as keel-play-NNNNN.png in the working folder
-            L->ctl.screenshot = false;
+        for (; L->ctl.screenshots > 0; L->ctl.screenshots--) { // F12: this frame, keel-play-NNNNN.png
             char name[64];
-            snprintf(name, sizeof name, "keel-play-%05u.png", app->screenshots);
-            if (kp_app_screenshot(app, name))
-                fprintf(stderr, "keel-play: wrote %s\n", name);
+            kp_app_screenshot_next(app, name, sizeof name);
         }
         kp_app_frame_end(app);
         double work_ms = (double)(L->link.predict_us + L->link.rollback_us) / 1000.0 + smooth_ms;

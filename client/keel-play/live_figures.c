@@ -53,6 +53,21 @@ static double dist3(const float a[3], const float b[3])
     return sqrt(d);
 }
 
+void kp_figures_pop(kp_figures *f, double pop_m, double bound_m)
+{
+    double ratio = bound_m > 0 ? pop_m / bound_m : 0;
+    f->pop_frames++;
+    if (pop_m > f->largest_pop_m) {
+        f->largest_pop_m = pop_m;
+        f->pop_bound_m = bound_m;
+    }
+    if (ratio > f->largest_pop_ratio) {
+        f->largest_pop_ratio = ratio;
+        f->ratio_pop_m = pop_m;
+        f->ratio_bound_m = bound_m;
+    }
+}
+
 void kp_figures_pose(kp_figures *f, const cl_client *cl, const cl_smooth *smooth, const cl_pose *pose, float dt_s,
                      float alpha)
 {
@@ -78,14 +93,7 @@ void kp_figures_pose(kp_figures *f, const cl_client *cl, const cl_smooth *smooth
             const cl_smooth_settings *s = cl_smooth_get_settings(smooth);
             double bound =
                 s->half_life_s > 0 ? s->snap_distance * (1.0 - exp2(-(double)dt_s / s->half_life_s)) : s->snap_distance;
-            double ratio = bound > 0 ? pop / bound : 0;
-            f->pop_frames++;
-            if (pop > f->largest_pop_m)
-                f->largest_pop_m = pop;
-            if (ratio > f->largest_pop_ratio) {
-                f->largest_pop_ratio = ratio;
-                f->pop_bound_m = bound;
-            }
+            kp_figures_pop(f, pop, bound);
         } else {
             f->pop_unmeasured++;
         }
@@ -127,8 +135,9 @@ void kp_figures_print(const kp_figures *f, FILE *out)
     fprintf(out,
             ",\"frame_ms\":{\"median\":%.3f,\"p99\":%.3f},\"work_ms\":{\"median\":%.3f,\"p99\":%.3f},"
             "\"draw_calls\":{\"median\":%.0f,\"max\":%.0f},\"distance_m\":%.3f,\"displacement_m\":%.3f,"
-            "\"largest_pop_m\":%.5f,\"largest_pop_ratio\":%.4f,\"pop_bound_m\":%.5f,\"pop_frames\":%llu,"
-            "\"pop_unmeasured\":%llu,\"snaps\":%llu",
-            fm, fp, wm, wp, dm, dx, f->distance_m, disp, f->largest_pop_m, f->largest_pop_ratio, f->pop_bound_m,
-            (unsigned long long)f->pop_frames, (unsigned long long)f->pop_unmeasured, (unsigned long long)f->snaps);
+            "\"largest_pop_m\":%.5f,\"pop_bound_m\":%.5f,\"largest_pop_ratio\":%.4f,\"ratio_pop_m\":%.5f,"
+            "\"ratio_bound_m\":%.5f,\"pop_frames\":%llu,\"pop_unmeasured\":%llu,\"snaps\":%llu",
+            fm, fp, wm, wp, dm, dx, f->distance_m, disp, f->largest_pop_m, f->pop_bound_m, f->largest_pop_ratio,
+            f->ratio_pop_m, f->ratio_bound_m, (unsigned long long)f->pop_frames, (unsigned long long)f->pop_unmeasured,
+            (unsigned long long)f->snaps);
 }

@@ -39,10 +39,16 @@ typedef struct kp_figures {
     float prev_drawn[3];
     float first_drawn[3];
     bool have_first;
-    double distance_m;        ///< path length of the drawn position (snaps left out)
+    double distance_m; ///< path length of the drawn position (snaps left out)
+    // Each figure with its own frame's: the largest pop and the bound of
+    // the frame it was in; the largest pop/bound ratio and the pop and bound
+    // of the frame it was in (often another frame: a long frame has a
+    // larger bound).
     double largest_pop_m;     ///< the largest pop
-    double pop_bound_m;       ///< the bound at that frame's dt
-    double largest_pop_ratio; ///< the largest pop / its frame's bound
+    double pop_bound_m;       ///< the bound of largest_pop_m's frame
+    double largest_pop_ratio; ///< the largest pop / bound of a frame
+    double ratio_pop_m;       ///< the pop of largest_pop_ratio's frame
+    double ratio_bound_m;     ///< the bound of largest_pop_ratio's frame
     uint64_t pop_frames, pop_unmeasured, snaps;
     float last_drawn[3];
 } kp_figures;
@@ -54,6 +60,8 @@ void kp_figures_frame(kp_figures *f, double frame_ms, double work_ms, uint32_t d
 /// dt_s and alpha), measured against the client's prediction.
 void kp_figures_pose(kp_figures *f, const cl_client *cl, const cl_smooth *smooth, const cl_pose *pose, float dt_s,
                      float alpha);
+/// Count one measured frame: its pop and its bound (metres).
+void kp_figures_pop(kp_figures *f, double pop_m, double bound_m);
 /// Forget the previous pose (the own character changed, or none this frame).
 void kp_figures_break(kp_figures *f);
 /// The summary's figure fields, each ",\"name\":value".

@@ -39,7 +39,7 @@ static void key_down(kp_controls *c, SDL_Keycode k)
     case SDLK_n:
     case SDLK_F2: c->netgraph = !c->netgraph; break;
     case SDLK_F1: c->help = !c->help; break;
-    case SDLK_F12: c->screenshot = true; break;
+    case SDLK_F12: c->screenshots++; break;
     default: break;
     }
 }

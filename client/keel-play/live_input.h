@@ -27,9 +27,10 @@ typedef struct kp_controls {
     double sensitivity; ///< degrees per mouse count
     bool captured;
     bool fly, chase, netgraph, help, players;
-    bool quit, screenshot;
-    bool keys_ignored; ///< the window lost focus: commands carry no keys
-    bool jump_latched; ///< Space went down since the last command
+    bool quit;
+    uint32_t screenshots; ///< F12 presses not written yet (each press a shot)
+    bool keys_ignored;    ///< the window lost focus: commands carry no keys
+    bool jump_latched;    ///< Space went down since the last command
 } kp_controls;
 
 void kp_controls_init(kp_controls *c, double sensitivity, double yaw_deg);

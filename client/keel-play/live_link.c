@@ -16,6 +16,7 @@ bool kp_link_open(kp_link *l, const char *server, uint16_t port, const uint8_t *
     memset(l, 0, sizeof *l);
     snprintf(l->server, sizeof l->server, "%s", server);
     l->port = port;
+    l->token = connect_token != NULL;
     l->connect_timeout_ms = connect_timeout_ms;
     l->start_us = keel_app_now_us();
     net_host_config hc = net_host_default_config();
@@ -92,6 +93,16 @@ static void end_with(kp_link *l, uint64_t now, const char *end)
 
 // The host's disconnect, as keel-client names it in its summary, and a
 // sentence for the screen.
+// Why a server may not answer. A secure keel-server drops a connection
+// without a connect token unanswered (it gives no reply to a client it does
+// not know), so without a token that is one of the causes.
+static const char *no_answer_causes(const kp_link *l)
+{
+    return l->token ? "no server there, or every packet lost"
+                    : "no server there, every packet lost, or a secure keel-server (--key), which answers only "
+                      "a client with a connect token: give --token FILE or --token-key FILE";
+}
+
 static void lost(kp_link *l, uint64_t now)
 {
     unsigned timeout_s = net_host_default_config().timeout_ms / 1000u;
@@ -110,8 +121,8 @@ static void lost(kp_link *l, uint64_t now)
         end_with(l, now, "refused_token");
         return;
     case NET_DISCONNECT_UNANSWERED:
-        snprintf(l->why, sizeof l->why, "no answer from %s:%u within %u s (no server there, or every packet lost)",
-                 l->server, (unsigned)l->port, timeout_s);
+        snprintf(l->why, sizeof l->why, "no answer from %s:%u within %u s (%s)", l->server, (unsigned)l->port,
+                 timeout_s, no_answer_causes(l));
         end_with(l, now, "unanswered");
         return;
     case NET_DISCONNECT_CLOSED:
@@ -210,8 +221,12 @@ kp_link_state kp_link_pump(kp_link *l, uint64_t now, kp_link_command_fn command,
     }
     if (st != CL_STATUS_PLAYING) {
         if (now - l->start_us > (uint64_t)l->connect_timeout_ms * 1000u) {
-            snprintf(l->why, sizeof l->why, "not playing after %.1f s: %s:%u does not answer as a keel-server",
-                     l->connect_timeout_ms / 1000.0, l->server, (unsigned)l->port);
+            if (l->connected_us)
+                snprintf(l->why, sizeof l->why, "not playing after %.1f s: %s:%u does not answer as a keel-server",
+                         l->connect_timeout_ms / 1000.0, l->server, (unsigned)l->port);
+            else
+                snprintf(l->why, sizeof l->why, "no answer from %s:%u within %.1f s (%s)", l->server, (unsigned)l->port,
+                         l->connect_timeout_ms / 1000.0, no_answer_causes(l));
             end_with(l, now, l->connected_us ? "gave_up" : "never_connected");
         }
         return l->state;

@@ -45,6 +45,7 @@ typedef struct kp_link {
     struct cl_smooth *smooth;
     char server[64];
     uint16_t port;
+    bool token; ///< joined with a connect token (a secure server's client)
     uint32_t connect_timeout_ms;
     uint64_t start_us, connected_us, playing_us, ended_us;
     uint64_t next_tick_us;

@@ -91,80 +91,115 @@ static kp_camera live_camera(kp_live *L)
     return kp_camera_first_person(L->pose.position, height, yaw, pitch);
 }
 
-static void help_box(kp_overlay *ov, float x, float y)
+// The help, a table laid out by measured widths; its box in *rect.
+static void help_box(kp_overlay *ov, float x, float y, float rect[4])
 {
-    kp_overlay_text_box(ov, x, y, 2.0f,
-                        "W A S D      move\n"
-                        "mouse        look (--sensitivity)\n"
-                        "Space        jump (fly, swim: up)\n"
-                        "Ctrl or C    crouch (fly, swim: down)\n"
-                        "V            fly on/off (noclip flight)\n"
-                        "T or F3      chase camera\n"
-                        "N or F2      net graph\n"
-                        "Tab          player list (held)\n"
-                        "F1           this help\n"
-                        "F11          fullscreen\n"
-                        "F12          screenshot (keel-play-NNNNN.png)\n"
-                        "Esc          release the mouse; again: quit",
-                        text_white);
+    static const char *help = "W A S D\tmove\n"
+                              "mouse\tlook (--sensitivity)\n"
+                              "Space\tjump (fly, swim: up)\n"
+                              "Ctrl or C\tcrouch (fly, swim: down)\n"
+                              "V\tfly on/off (noclip flight)\n"
+                              "T or F3\tchase camera\n"
+                              "N or F2\tnet graph\n"
+                              "Tab\tplayer list (held)\n"
+                              "F1\tthis help\n"
+                              "F11\tfullscreen\n"
+                              "F12\tscreenshot (keel-play-NNNNN.png)\n"
+                              "Esc\trelease the mouse; again: quit";
+    kp_overlay_table(ov, x, y, 2.0f, help, text_white, true);
+    float w, h;
+    kp_overlay_table_size(help, 2.0f, &w, &h);
+    rect[0] = x - 6, rect[1] = y - 4, rect[2] = w + 12, rect[3] = h + 6;
 }
 
-static void player_list(kp_live *L, kp_overlay *ov, float x, float y)
+// The player list (Tab): a table, as many lines as the window has room for
+// below y, then "+N more"; its box in *rect.
+static void player_list(kp_live *L, kp_overlay *ov, float x, float y, float rect[4])
 {
-    char text[4096];
-    size_t used = (size_t)snprintf(text, sizeof text, "  id  move   speed m/s  height m\n");
+    char text[8192];
+    size_t used = (size_t)snprintf(text, sizeof text, "id\tmove\tspeed m/s\theight m\t\n");
     uint32_t n = 0, own = cl_client_character(L->link.cl);
     const sim_char_state *c = sim_scene_characters(cl_client_predicted(L->link.cl), &n);
-    for (uint32_t i = 0; i < n && used < sizeof text - 80; i++) {
+    float line_h = 12.0f * 2.0f;
+    int room = (int)(((float)L->app->height - y - 40.0f) / line_h) - 1; // lines below the header
+    uint32_t shown = n;
+    if (room < 2)
+        room = 2;
+    if (n > (uint32_t)room)
+        shown = (uint32_t)room - 1; // the last line says how many more
+    for (uint32_t i = 0; i < shown && used < sizeof text - 120; i++) {
         double vx = c[i].velocity.x / 65536.0, vz = c[i].velocity.z / 65536.0;
-        used += (size_t)snprintf(text + used, sizeof text - used, "%4u  %-6s %6.2f     %7.2f  %s\n", c[i].id,
+        used += (size_t)snprintf(text + used, sizeof text - used, "%u\t%s\t%.2f\t%.2f\t%s\n", c[i].id,
                                  sim_move_type_name(c[i].move_type), sqrt(vx * vx + vz * vz), c[i].position.y / 65536.0,
                                  c[i].id == own ? L->opt->name : "");
     }
-    float w = kp_overlay_text_width(text, 2.0f);
-    kp_overlay_text_box(ov, x > 0 ? x : (float)L->app->width - w - 40, y, 2.0f, text, text_white);
+    if (shown < n)
+        snprintf(text + used, sizeof text - used, "+%u more", (unsigned)(n - shown));
+    else if (used > 0)
+        text[used - 1] = '\0';
+    float w, h;
+    kp_overlay_table_size(text, 2.0f, &w, &h);
+    if (x < 0)
+        x = (float)L->app->width - w - 40;
+    kp_overlay_table(ov, x, y, 2.0f, text, text_white, true);
+    rect[0] = x - 6, rect[1] = y - 4, rect[2] = w + 12, rect[3] = h + 6;
 }
 
-static void overlays(kp_live *L, uint64_t now)
+// What is drawn over the view; the regions labels must keep out of go in
+// keep (up to 4), their count returned.
+static uint32_t overlays(kp_live *L, uint64_t now, float keep[4][4])
 {
     kp_app *app = L->app;
     kp_overlay *ov = L->overlay;
-    char line[512], status[300];
+    char line[512], status[300], wrapped[1024];
+    uint32_t nk = 0;
+    float room = (float)app->width - 24.0f;
     if (L->link.state == KP_LINK_PLAYING) {
         snprintf(line, sizeof line, "%s  #%u  %s:%u  tick %u%s%s", L->opt->name, cl_client_character(L->link.cl),
                  L->link.server, (unsigned)L->link.port, cl_client_predicted_tick(L->link.cl),
                  L->ctl.fly ? "  [fly]" : "", L->ctl.captured ? "" : "  (mouse released: click to look)");
-        kp_overlay_text_box(ov, 8, 8, 2.0f, line, text_white);
+        kp_overlay_wrap(line, 2.0f, room, wrapped, sizeof wrapped);
+        float w = kp_overlay_text_box(ov, 8, 8, 2.0f, wrapped, text_white);
+        keep[nk][0] = 0, keep[nk][1] = 0, keep[nk][2] = w + 20,
+        keep[nk][3] = kp_overlay_text_height(wrapped, 2.0f) + 16;
+        nk++;
         float cx = app->width / 2.0f, cy = app->height / 2.0f;
         kp_overlay_rect(ov, cx - 8, cy - 1, 16, 2, cross);
         kp_overlay_rect(ov, cx - 1, cy - 8, 2, 16, cross);
         if (L->ctl.netgraph) {
             cl_stats s;
             cl_client_stats(L->link.cl, &s);
-            kp_ng_client c = {&s, cl_client_predicted_tick(L->link.cl), cl_client_confirmed_tick(L->link.cl),
-                              cl_client_target_lead(L->link.cl), (uint32_t)L->settings.tick_rate};
-            kp_netgraph_draw(&L->graph, ov, app->width, app->height, &c, now);
+            kp_ng_client c = {&s,
+                              cl_client_predicted_tick(L->link.cl),
+                              cl_client_confirmed_tick(L->link.cl),
+                              kp_aimed_lead(L->link.cl),
+                              cl_client_margin_target(L->link.cl),
+                              (uint32_t)L->settings.tick_rate};
+            kp_netgraph_draw(&L->graph, ov, app->width, app->height, &c, now, keep[nk++]);
         }
         if (L->ctl.players) // on the right while the help is up
-            player_list(L, ov, L->ctl.help ? -1 : 40, 60);
+            player_list(L, ov, L->ctl.help ? -1 : 40, 60, keep[nk++]);
     } else {
         kp_link_status_text(&L->link, status, sizeof status);
         bool ended = L->link.state == KP_LINK_ENDED;
-        float scale = 3.0f, w = kp_overlay_text_width(status, scale);
-        if (w > app->width - 20) {
+        float scale = 3.0f;
+        if (kp_overlay_text_width(status, scale) > room)
             scale = 2.0f;
-            w = kp_overlay_text_width(status, scale);
-        }
-        kp_overlay_text_box(ov, (app->width - w) / 2, app->height / 2.0f - 20, scale, status,
+        kp_overlay_wrap(status, scale, room, wrapped, sizeof wrapped); // a long reason on several lines
+        float w = kp_overlay_text_width(wrapped, scale);
+        kp_overlay_text_box(ov, (app->width - w) / 2, app->height / 2.0f - 20, scale, wrapped,
                             ended ? text_red : text_white);
-        if (ended)
-            kp_overlay_text_box(ov, 8, 8, 2.0f, "the connection has ended: Esc quits (keel-play exits in 4 s)",
-                                text_white);
+        if (ended) {
+            kp_overlay_wrap("the connection has ended: Esc quits (keel-play exits in 4 s)", 2.0f, room, line,
+                            sizeof line);
+            kp_overlay_text_box(ov, 8, 8, 2.0f, line, text_white);
+        }
     }
     if (L->ctl.help)
-        help_box(ov, 40, 60);
+        help_box(ov, 40, 60, keep[nk++]);
     else if (L->link.state != KP_LINK_ENDED)
         kp_overlay_text_box(ov, 8, app->height - 24.0f, 1.5f, "F1 help", text_white);
+    return nk;
 }
 
 uint32_t kp_live_draw(kp_live *L, uint64_t now)
@@ -184,9 +219,10 @@ uint32_t kp_live_draw(kp_live *L, uint64_t now)
     kp_render_end(L->render);
     uint32_t calls = kp_render_draw_calls(L->render);
     kp_overlay_begin(L->overlay, app->width, app->height);
-    if (n)
-        kp_render_labels(L->render, L->overlay, L->draws, n);
-    overlays(L, now);
+    float keep[4][4];
+    uint32_t nk = overlays(L, now, keep);
+    if (n) // clear of what overlays drew
+        kp_render_labels(L->render, L->overlay, L->draws, n, (const float(*)[4])keep, nk);
     kp_overlay_end(L->overlay, &calls);
     return calls;
 }

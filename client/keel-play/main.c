@@ -14,6 +14,7 @@
 #include "app.h"
 #include "keel_app.h"
 #include "kp.h"
+#include "replay.h" // keel-replay's replay_program
 
 static void usage(FILE *f)
 {
@@ -347,6 +348,7 @@ int kp_options_parse(int argc, char **argv, kp_options *o)
 
 int main(int argc, char **argv)
 {
+    replay_program = "keel-play"; // the recording's messages (tools/keel-replay/level.c)
     kp_options opt;
     int rc = kp_options_parse(argc, argv, &opt);
     if (rc == -1)

@@ -200,22 +200,29 @@ static void strip(const kp_netgraph *g, kp_overlay *o, float x, float y, float w
         kp_overlay_lines(o, frame_line, n, 1.0f, dim);
 }
 
-void kp_netgraph_draw(const kp_netgraph *g, kp_overlay *o, int width, int height, const kp_ng_client *c, uint64_t now)
+uint32_t kp_aimed_lead(const cl_client *cl)
+{
+    double extra = cl_client_margin_target(cl) - 1.0;
+    return cl_client_target_lead(cl) + (extra > 0 ? (uint32_t)(extra + 0.5) : 0u);
+}
+
+void kp_netgraph_draw(const kp_netgraph *g, kp_overlay *o, int width, int height, const kp_ng_client *c, uint64_t now,
+                      float rect[4])
 {
     const cl_stats *s = c->stats;
     char text[1024];
     snprintf(text, sizeof text,
              "fps %.0f  frame %.1f ms (max %.1f)\n"
              "work/frame: predict %.2f  rollback %.2f  smooth %.2f  net %.2f ms\n"
-             "rtt %.0f ms  lead %d ticks (target %u)  margin %.2f ticks  clock x%.4f\n"
+             "rtt %.0f ms  lead %d ticks (target %u)  margin %.2f ticks (target %.0f)  clock x%.4f\n"
              "predicted %u  confirmed %u\n"
              "up %.1f kB/s  down %.1f kB/s  loss %.1f%%  snapshots lost %llu\n"
              "mispredictions/s own: subst %.1f  remote %.1f  inter %.1f  unexpl %.1f\n"
              "                 remote chars: %.1f  %.1f  %.1f  %.1f\n"
              "total own: %llu %llu %llu %llu  rollbacks %llu  hash mismatches %llu",
              g->fps, g->frame_ms, g->frame_ms_max, g->predict_ms, g->rollback_ms, g->smooth_ms, g->handle_ms, s->rtt_ms,
-             (int)(c->predicted - c->confirmed), c->target_lead, s->input_margin_q8 / 256.0, s->clock_scale,
-             c->predicted, c->confirmed, g->up_Bps / 1000.0, g->down_Bps / 1000.0, g->loss_pct,
+             (int)(c->predicted - c->confirmed), c->target_lead, s->input_margin_q8 / 256.0, c->margin_target,
+             s->clock_scale, c->predicted, c->confirmed, g->up_Bps / 1000.0, g->down_Bps / 1000.0, g->loss_pct,
              (unsigned long long)s->snapshot_packets_lost, g->own_per_s[0], g->own_per_s[1], g->own_per_s[2],
              g->own_per_s[3], g->remote_per_s[0], g->remote_per_s[1], g->remote_per_s[2], g->remote_per_s[3],
              (unsigned long long)s->own_mispredictions[0], (unsigned long long)s->own_mispredictions[1],
@@ -249,4 +256,5 @@ void kp_netgraph_draw(const kp_netgraph *g, kp_overlay *o, int width, int height
         kp_overlay_text_box(o, x, ty, NG_TEXT_SCALE, last, tc);
     }
     kp_overlay_text_box(o, x, ty + 14, NG_TEXT_SCALE, text, white);
+    rect[0] = x - 6, rect[1] = y - 6, rect[2] = w + 12, rect[3] = (float)height - (y - 6);
 }

@@ -70,13 +70,22 @@ void kp_netgraph_cause_color(cl_cause cause, float rgb[3]);
 /// The client's figures the graph shows besides its own.
 typedef struct kp_ng_client {
     const cl_stats *stats;
-    uint32_t predicted, confirmed, target_lead;
+    uint32_t predicted, confirmed;
+    uint32_t target_lead; ///< kp_aimed_lead: the lead the client aims at
+    double margin_target; ///< cl_client_margin_target
     uint32_t tick_rate;
 } kp_ng_client;
 
+struct cl_client;
+/// The lead the client aims at: cl_client_target_lead (from the round trip,
+/// one tick of input margin included) plus the margin it keeps beyond that
+/// tick (cl_client_margin_target - 1: three input packets on a lossy link).
+uint32_t kp_aimed_lead(const struct cl_client *cl);
+
 struct kp_overlay;
 /// Draw the graph in the bottom right corner of a width x height window.
+/// The region it covers goes to rect (x, y, w, h).
 void kp_netgraph_draw(const kp_netgraph *g, struct kp_overlay *o, int width, int height, const kp_ng_client *c,
-                      uint64_t now_us);
+                      uint64_t now_us, float rect[4]);
 
 #endif

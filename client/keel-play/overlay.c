@@ -199,6 +199,139 @@ float kp_overlay_text_box(kp_overlay *o, float x, float y, float scale, const ch
     return kp_overlay_text(o, x, y, scale, text, rgba);
 }
 
+char *kp_overlay_wrap(const char *text, float scale, float max_w, char *out, size_t size)
+{
+    size_t n = 0;
+    char line[512];
+    size_t ln = 0; // the current output line, for measuring
+    if (size == 0)
+        return out;
+    for (const char *p = text; *p && n + 1 < size;) {
+        if (*p == '\n') {
+            out[n++] = *p++;
+            ln = 0;
+            continue;
+        }
+        // the next word with the spaces before it
+        size_t sp = strspn(p, " "), wl = strcspn(p + sp, " \n");
+        size_t take = ln == 0 ? wl : sp + wl; // no spaces at a line's start
+        const char *from = ln == 0 ? p + sp : p;
+        if (ln + take >= sizeof line)
+            take = sizeof line - 1 - ln;
+        memcpy(line + ln, from, take);
+        line[ln + take] = '\0';
+        if (ln > 0 && kp_overlay_text_width(line, scale) > max_w) {
+            out[n++] = '\n'; // the word starts the next line
+            ln = 0;
+            p += sp;
+            continue;
+        }
+        // a word wider than a whole line: cut where it fits
+        size_t cut = take;
+        while (ln == 0 && cut > 1 && kp_overlay_text_width(line, scale) > max_w)
+            line[--cut] = '\0';
+        if (n + cut >= size)
+            cut = size - 1 - n;
+        memcpy(out + n, from, cut);
+        n += cut;
+        ln += cut;
+        p = from + cut;
+        if (cut < take && ln == cut && n + 1 < size) { // cut: go on on the next line
+            out[n++] = '\n';
+            ln = 0;
+        }
+    }
+    out[n] = '\0';
+    return out;
+}
+
+#define TABLE_COLUMNS 8
+#define TABLE_GAP 10.0f // pixels at scale 1 between columns
+
+// The cell of line p (len bytes) that starts at `at`, copied into cell (cut
+// to its size); returns its length in the line.
+static size_t table_cell(const char *p, size_t len, size_t at, char *cell, size_t size)
+{
+    size_t cl = strcspn(p + at, "\t\n");
+    if (at + cl > len)
+        cl = len - at;
+    size_t k = cl < size ? cl : size - 1;
+    memcpy(cell, p + at, k);
+    cell[k] = '\0';
+    return cl;
+}
+
+// The widths of the table's columns (a line without '\t' counts for none)
+// and of its widest spanning line.
+static void table_columns(const char *text, float scale, float col[TABLE_COLUMNS], float *span, uint32_t *lines)
+{
+    memset(col, 0, TABLE_COLUMNS * sizeof *col);
+    *span = 0;
+    *lines = 0;
+    char cell[256];
+    for (const char *p = text; *p || *lines == 0;) {
+        size_t len = strcspn(p, "\n");
+        bool cells = memchr(p, '\t', len) != NULL;
+        uint32_t c = 0;
+        for (size_t at = 0; at <= len && c < TABLE_COLUMNS; c++) {
+            size_t cl = table_cell(p, len, at, cell, sizeof cell);
+            float w = kp_overlay_text_width(cell, scale);
+            if (!cells)
+                *span = w > *span ? w : *span;
+            else if (w > col[c])
+                col[c] = w;
+            at += cl + 1;
+            if (!cells)
+                break;
+        }
+        ++*lines;
+        if (!p[len])
+            break;
+        p += len + 1;
+    }
+}
+
+void kp_overlay_table_size(const char *text, float scale, float *w, float *h)
+{
+    float col[TABLE_COLUMNS], span;
+    uint32_t lines;
+    table_columns(text, scale, col, &span, &lines);
+    float cw = 0;
+    for (int c = 0; c < TABLE_COLUMNS; c++)
+        cw += col[c] > 0 ? col[c] + (c ? TABLE_GAP * scale : 0) : 0;
+    *w = cw > span ? cw : span;
+    *h = kp_overlay_text_height(text, scale);
+}
+
+void kp_overlay_table(kp_overlay *o, float x, float y, float scale, const char *text, const float rgba[4], bool box)
+{
+    float col[TABLE_COLUMNS], span;
+    uint32_t lines;
+    table_columns(text, scale, col, &span, &lines);
+    if (box) {
+        static const float back[4] = {0.0f, 0.0f, 0.0f, 0.6f};
+        float w, h;
+        kp_overlay_table_size(text, scale, &w, &h);
+        kp_overlay_rect(o, x - 3.0f * scale, y - 2.0f * scale, w + 6.0f * scale, h + 3.0f * scale, back);
+    }
+    char cell[256];
+    for (const char *p = text;;) {
+        size_t len = strcspn(p, "\n");
+        float cx = x;
+        uint32_t c = 0;
+        for (size_t at = 0; at <= len && c < TABLE_COLUMNS; c++) {
+            size_t cl = table_cell(p, len, at, cell, sizeof cell);
+            text_line(o, cx, y, scale, cell, rgba);
+            cx += col[c] + TABLE_GAP * scale;
+            at += cl + 1;
+        }
+        if (!p[len])
+            break;
+        p += len + 1;
+        y += 12.0f * scale;
+    }
+}
+
 void kp_overlay_end(kp_overlay *o, uint32_t *draw_calls)
 {
     if (o->count == 0)

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kp.h"
 #include "rec_resim.h"
 
 void kp_run_add_marker(kp_run *r, uint32_t tick, uint32_t id, kp_marker_kind kind)
@@ -19,9 +20,62 @@ void kp_run_add_marker(kp_run *r, uint32_t tick, uint32_t id, kp_marker_kind kin
         r->markers_dropped++;
 }
 
-// One pass over the ticks (decoding only) for the markers.
+// Add a character id to r->ids (kept increasing); false when out of memory.
+static bool note_id(kp_run *r, uint32_t id)
+{
+    uint32_t lo = 0, hi = r->id_count;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (r->ids[mid] < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo < r->id_count && r->ids[lo] == id)
+        return true;
+    if (r->id_count == r->id_cap) {
+        uint32_t cap = r->id_cap ? r->id_cap * 2 : 64;
+        uint32_t *p = realloc(r->ids, (size_t)cap * sizeof *p);
+        if (!p)
+            return false;
+        r->ids = p;
+        r->id_cap = cap;
+    }
+    memmove(r->ids + lo + 1, r->ids + lo, (size_t)(r->id_count - lo) * sizeof *r->ids);
+    r->ids[lo] = id;
+    r->id_count++;
+    return true;
+}
+
+int kp_run_check_follow(const kp_run *r, uint32_t id)
+{
+    if (!id || r->client)
+        return 0;
+    for (uint32_t i = 0; i < r->id_count; i++)
+        if (r->ids[i] == id)
+            return 0;
+    char list[200] = "";
+    size_t used = 0;
+    for (uint32_t i = 0; i < r->id_count && used + 16 < sizeof list; i++)
+        used += (size_t)snprintf(list + used, sizeof list - used, "%s%u", i ? ", " : "", (unsigned)r->ids[i]);
+    if (used + 16 >= sizeof list)
+        snprintf(list + used, sizeof list - used, ", ...");
+    fprintf(stderr, "keel-play: --follow %u: %s holds no character %u (its characters: %s)\n", (unsigned)id, r->file,
+            (unsigned)id, r->id_count ? list : "none");
+    return KP_EXIT_USAGE;
+}
+
+// One pass over the ticks (decoding only) for the markers and the ids.
 static bool scan_markers(kp_run *r)
 {
+    const sim_char_state *init = NULL;
+    uint32_t init_count = 0;
+    rec_file_initial(r->f, NULL, &init, &init_count);
+    for (uint32_t i = 0; i < init_count; i++)
+        if (!note_id(r, init[i].id)) {
+            fputs("keel-play: out of memory\n", stderr);
+            return false;
+        }
     rec_error err;
     memset(&err, 0, sizeof err);
     rec_cursor *c = rec_cursor_create(r->f, r->first, &err);
@@ -33,8 +87,14 @@ static bool scan_markers(kp_run *r)
     while (rec_cursor_next(c, &t, &err)) {
         for (uint32_t i = 0; i < t.leave_count; i++, r->leaves++)
             kp_run_add_marker(r, t.tick, t.leaves[i], KP_MARK_LEAVE);
-        for (uint32_t i = 0; i < t.join_count; i++, r->joins++)
+        for (uint32_t i = 0; i < t.join_count; i++, r->joins++) {
             kp_run_add_marker(r, t.tick + 1u, t.joins[i].id, KP_MARK_JOIN);
+            if (!note_id(r, t.joins[i].id)) {
+                rec_cursor_destroy(c);
+                fputs("keel-play: out of memory\n", stderr);
+                return false;
+            }
+        }
         for (uint32_t i = 0; i < t.command_count; i++)
             if (t.commands[i].input.tick != t.tick) {
                 r->substitutes++;
@@ -55,9 +115,8 @@ int kp_run_open(kp_run *r, const char *file, const char *level_override, const s
     r->file = file;
     rec_error err;
     memset(&err, 0, sizeof err);
-    r->f = rec_file_open(file, &err);
+    r->f = replay_open(file);
     if (!r->f) {
-        replay_print_error(file, &err);
         return REC_EXIT_BAD_FILE;
     }
     r->h = rec_file_header(r->f);
@@ -110,6 +169,13 @@ int kp_run_open(kp_run *r, const char *file, const char *level_override, const s
         kp_run_close(r);
         return REC_EXIT_BAD_FILE;
     }
+    r->substitutes_marked = r->substitutes > 0 || strcmp(r->h->source, "keel-server") != 0;
+    if (!r->substitutes_marked)
+        fprintf(stderr,
+                "keel-play: %s: note: a keel-server recording marks no substituted command (it records a "
+                "substitute as the tick's own command), so no substitution markers are shown and "
+                "\"substitutes\" is not a count\n",
+                file);
     if (!r->info.complete)
         fprintf(stderr, "keel-play: %s: truncated at offset %llu (no end chunk): showing the %u readable ticks\n", file,
                 (unsigned long long)r->info.truncated_at, (unsigned)r->info.tick_count);
@@ -127,6 +193,7 @@ void kp_run_close(kp_run *r)
     if (r->f)
         rec_file_close(r->f);
     free(r->markers);
+    free(r->ids);
     memset(r, 0, sizeof *r);
 }
 

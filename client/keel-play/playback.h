@@ -71,6 +71,13 @@ typedef struct kp_run {
     uint32_t marker_count;
     uint64_t markers_dropped;            ///< events past KP_MAX_MARKERS: counted, not drawn
     uint64_t substitutes, joins, leaves; ///< counted over the whole recording
+    /// Whether the recording marks substituted commands (input.tick not the
+    /// tick run). keel-server records a substitute with input.tick = the tick
+    /// it ran in, so a keel-server recording without a marked one says
+    /// nothing about substitutions: false then, and `substitutes` is not a count.
+    bool substitutes_marked;
+    uint32_t *ids; ///< scene recordings: every character id in the recording, increasing
+    uint32_t id_count, id_cap;
 } kp_run;
 
 /// Open a scene recording and put it at its first tick. With `world` given
@@ -80,6 +87,11 @@ typedef struct kp_run {
 int kp_run_open(kp_run *r, const char *file, const char *level_override, const sim_level *level,
                 const sim_world *world);
 void kp_run_close(kp_run *r);
+
+/// --follow ID: 0 when the recording holds character `id` (or id is 0, or
+/// r is a client recording, whose characters are known only as it plays),
+/// else KP_EXIT_USAGE with a message naming the flag and the ids there are.
+int kp_run_check_follow(const kp_run *r, uint32_t id);
 
 uint32_t kp_run_tick(const kp_run *r);
 /// Show `tick` (clamped to [first, last]). False with a message on stderr

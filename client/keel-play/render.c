@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "gl_util.h"
+#include "labels.h"
 #include "overlay.h"
 
 typedef struct kp_mesh {
@@ -534,21 +535,14 @@ void kp_render_scene_objects(kp_render *r, const sim_scene *scene)
     }
 }
 
-void kp_render_labels(kp_render *r, kp_overlay *o, const kp_char_draw *chars, uint32_t count)
+void kp_render_labels(kp_render *r, kp_overlay *o, const kp_char_draw *chars, uint32_t count, const float (*keep)[4],
+                      uint32_t keep_count)
 {
     static const float white[4] = {1, 1, 1, 1};
-    for (uint32_t i = 0; i < count; i++) {
-        if (!chars[i].label)
-            continue;
-        float top[3] = {chars[i].centre[0], chars[i].centre[1] + chars[i].half[1] + 0.3f, chars[i].centre[2]};
-        float x, y;
-        if (!kp_camera_project(&r->cam, r->width, r->height, top, &x, &y))
-            continue;
-        char text[16];
-        snprintf(text, sizeof text, "%u", (unsigned)chars[i].id);
-        float w = kp_overlay_text_width(text, 2.0f);
-        kp_overlay_text_box(o, x - w * 0.5f, y - 14.0f, 2.0f, text, white);
-    }
+    static kp_label placed[KP_MAX_LABELS]; // the frame's labels (one renderer draws at a time)
+    uint32_t n = kp_labels_place(&r->cam, r->width, r->height, chars, count, keep, keep_count, placed, KP_MAX_LABELS);
+    for (uint32_t i = 0; i < n; i++)
+        kp_overlay_text_box(o, placed[i].x, placed[i].y, KP_LABEL_SCALE, placed[i].text, white);
 }
 
 void kp_render_end(kp_render *r)

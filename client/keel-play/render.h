@@ -108,9 +108,13 @@ void kp_render_scene_objects(kp_render *r, const sim_scene *scene);
 /// Wireframe-free solid boxes in a colour (markers, debugging): centre, half extents.
 void kp_render_box(kp_render *r, const float centre[3], const float half[3], const float rgba[4]);
 /// Draw each labelled character's id above it with the overlay (call after
-/// the 3D pass, between kp_overlay_begin and kp_overlay_end).
+/// the 3D pass, between kp_overlay_begin and kp_overlay_end), where
+/// kp_labels_place puts them: inside the view, clear of the `keep` regions
+/// (x, y, w, h: the HUD, the timeline, the net graph), not through nearer
+/// characters, not over each other.
 struct kp_overlay;
-void kp_render_labels(kp_render *r, struct kp_overlay *o, const kp_char_draw *chars, uint32_t count);
+void kp_render_labels(kp_render *r, struct kp_overlay *o, const kp_char_draw *chars, uint32_t count,
+                      const float (*keep)[4], uint32_t keep_count);
 void kp_render_end(kp_render *r);
 
 /// GL draw calls issued since the last kp_render_begin (the benchmark prints it).

@@ -12,7 +12,9 @@ int kp_replay_run(kp_app *app, const kp_options *opt)
     int rc = kp_run_open(&run, opt->files[0], opt->level, NULL, NULL);
     if (rc != 0)
         return rc;
-    rc = kp_watch_loop(app, opt, &run, NULL);
+    rc = kp_run_check_follow(&run, opt->follow);
+    if (rc == 0)
+        rc = kp_watch_loop(app, opt, &run, NULL);
     kp_run_close(&run);
     return rc;
 }

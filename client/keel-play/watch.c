@@ -255,7 +255,7 @@ static void key(watch *w, SDL_Keycode k)
         w->free_cam = true;
         break;
     case SDLK_F1: w->help = !w->help; break;
-    case SDLK_F12: w->shot_requested = true; break;
+    case SDLK_F12: w->shots_requested++; break; // each press a shot, two in one frame too
     case SDLK_ESCAPE:
         if (w->app->mouse_captured)
             kp_app_capture_mouse(w->app, false);
@@ -314,13 +314,16 @@ static void summary(const watch *w)
            (unsigned long long)w->a->joins, (unsigned long long)w->a->leaves, (unsigned long long)w->a->substitutes,
            (unsigned)(w->free_cam ? 0 : w->follow_id), w->free_cam ? "true" : "false", w->app->width, w->app->height,
            (unsigned)w->app->resizes, (unsigned)w->app->minimises, (unsigned)w->last_draw_calls);
+    if (!w->a->client)
+        printf(",\"substitutes_marked\":%s", w->a->substitutes_marked ? "true" : "false");
     if (w->a->client)
         printf(",\"client\":true,\"own_mispredictions\":%llu",
                (unsigned long long)(w->a->own_mispredictions[0] + w->a->own_mispredictions[1] +
                                     w->a->own_mispredictions[2] + w->a->own_mispredictions[3]));
     if (w->diff)
-        printf(",\"diverged\":%s,\"divergent_tick\":%u,\"divergent_character\":%u", w->diff->found ? "true" : "false",
-               (unsigned)w->diff->tick, (unsigned)w->diff->character);
+        printf(",\"notes\":%u,\"diverged\":%s,\"divergent_tick\":%u,\"divergent_character\":%u",
+               (unsigned)w->diff->note_count, w->diff->found ? "true" : "false", (unsigned)w->diff->tick,
+               (unsigned)w->diff->character);
     printf(",\"exit\":%d}\n", w->rc);
 }
 
@@ -391,11 +394,9 @@ int kp_watch_loop(kp_app *app, const kp_options *opt, kp_run *a, const kp_watch_
             bool last = limit && w.drawn >= limit;
             if (last && opt->screenshot && !kp_app_screenshot(app, opt->screenshot))
                 w.rc = KP_EXIT_FAILURE;
-            if (w.shot_requested) {
+            for (; w.shots_requested > 0; w.shots_requested--) {
                 char name[64];
-                snprintf(name, sizeof name, "keel-play-%llu.png", (unsigned long long)w.drawn);
-                w.shot_requested = false;
-                if (kp_app_screenshot(app, name)) {
+                if (kp_app_screenshot_next(app, name, sizeof name)) {
                     char msg[128];
                     snprintf(msg, sizeof msg, "screenshot: %s", name);
                     set_status(&w, msg);

@@ -20,6 +20,8 @@ typedef struct kp_watch_diff {
     uint32_t character; ///< the character to look at (0: none)
     char kind[16];      ///< "state", "inputs", "events", "start"
     char line[600];     ///< the differing field and values, for the overlay
+    char notes[512];    ///< rec_diff's notes on the headers ('\n'-separated), for the overlay
+    uint32_t note_count;
 } kp_watch_diff;
 
 /// Run the loop until quit (window closed, Esc, --frames reached). Returns

@@ -105,19 +105,36 @@ static void draw_timeline(watch *w)
     kp_overlay_rect(w->ov, now - 2.0f, b.y, 4.0f, b.h, knob);
 }
 
-static const char *help_text = "Space        play / pause\n"
-                               "[ ] or - +   slower / faster (1/4x to 8x)\n"
-                               ". , or arrows  one tick forward / back (pauses)\n"
-                               "Home End     first / last tick\n"
-                               "click or drag the timeline: seek; click a marker: jump there and follow its character\n"
-                               "  markers: green join, white leave, orange substituted command, red divergence;\n"
-                               "  client recordings, own mispredictions: orange substituted, blue remote command,\n"
-                               "  yellow interaction, magenta unexplained\n"
-                               "1..9         follow the n-th character     Tab  the next one\n"
-                               "0 or F       free camera: WASD, Q/E down/up, Shift faster\n"
-                               "click the view: capture the mouse to look around (Esc releases)\n"
-                               "mouse wheel  chase distance\n"
-                               "F1 this help   F11 fullscreen   F12 screenshot   Esc quit";
+// A table (kp_overlay_table): the key, a tab, what it does.
+static const char *help_text = "Space\tplay / pause\n"
+                               "[ ] or - +\tslower / faster (1/4x to 8x)\n"
+                               ". , or arrows\tone tick forward / back (pauses)\n"
+                               "Home End\tfirst / last tick\n"
+                               "timeline\tclick or drag: seek; click a marker: jump there, follow its character\n"
+                               "markers\tgreen join, white leave, orange substituted command, red divergence\n"
+                               "\tclient recordings, own mispredictions: orange substituted,\n"
+                               "\tblue remote command, yellow interaction, magenta unexplained\n"
+                               "1..9\tfollow the n-th character\n"
+                               "Tab\tfollow the next one\n"
+                               "0 or F\tfree camera: WASD, Q/E down/up, Shift faster\n"
+                               "click the view\tcapture the mouse to look around (Esc releases)\n"
+                               "mouse wheel\tchase distance\n"
+                               "F1\tthis help\n"
+                               "F11\tfullscreen\n"
+                               "F12\tscreenshot (keel-play-NNNNN.png)\n"
+                               "Esc\tquit";
+
+// A HUD box at (12, *y), wrapped to the window's width; *y moves below it,
+// *wmax grows to its width.
+static void hud_box(watch *w, float *y, float *wmax, const char *text, const float rgba[4])
+{
+    char wrapped[2048];
+    float room = (float)w->app->width - 24.0f - 12.0f;
+    kp_overlay_wrap(text, 2.0f, room > 40.0f ? room : 40.0f, wrapped, sizeof wrapped);
+    float tw = kp_overlay_text_box(w->ov, 12.0f, *y, 2.0f, wrapped, rgba);
+    *wmax = tw > *wmax ? tw : *wmax;
+    *y += kp_overlay_text_height(wrapped, 2.0f) + 12.0f;
+}
 
 static void draw_hud(watch *w)
 {
@@ -148,26 +165,51 @@ static void draw_hud(watch *w)
     }
     if (n > 0 && (size_t)n < sizeof text)
         snprintf(text + n, sizeof text - (size_t)n, "\nF1 help");
-    kp_overlay_text_box(w->ov, 12.0f, 12.0f, 2.0f, text, white);
-    float y = 12.0f + kp_overlay_text_height(text, 2.0f) + 12.0f;
+    // Each box wrapped to the window (never cut off at its right edge), one
+    // under the other; the region they take is kept free of labels.
+    float y = 12.0f, wmax = 0;
+    hud_box(w, &y, &wmax, text, white);
     if (w->diff) {
         char line[700];
         if (w->diff->found)
             snprintf(line, sizeof line, "first divergence (%s): %s", w->diff->kind, w->diff->line);
         else
             snprintf(line, sizeof line, "no divergence: %s", w->diff->line);
-        kp_overlay_text_box(w->ov, 12.0f, y, 2.0f, line, w->diff->found ? red : white);
-        y += kp_overlay_text_height(line, 2.0f) + 12.0f;
+        hud_box(w, &y, &wmax, line, w->diff->found ? red : white);
+        if (w->diff->notes[0]) {
+            static const float note_color[4] = {1.0f, 0.85f, 0.4f, 1};
+            hud_box(w, &y, &wmax, w->diff->notes, note_color);
+        }
     }
     if (w->status[0] && w->app->time < w->status_until)
-        kp_overlay_text_box(w->ov, 12.0f, y, 2.0f, w->status, white);
-    if (w->help) { // on a darker box than the HUD's: it covers the view
-        static const float shade[4] = {0, 0, 0, 0.5f};
-        float hw = kp_overlay_text_width(help_text, 2.0f), hh = kp_overlay_text_height(help_text, 2.0f);
-        float hx = ((float)w->app->width - hw) * 0.5f, hy = ((float)w->app->height - hh) * 0.5f;
-        kp_overlay_rect(w->ov, hx - 16.0f, hy - 14.0f, hw + 32.0f, hh + 24.0f, shade);
-        kp_overlay_text_box(w->ov, hx, hy, 2.0f, help_text, white);
+        hud_box(w, &y, &wmax, w->status, white);
+    w->hud_rect[0] = 0;
+    w->hud_rect[1] = 0;
+    w->hud_rect[2] = wmax + 24.0f;
+    w->hud_rect[3] = y;
+}
+
+// The help (F1) in the middle of the window; the region it covers in rect
+// (all zero when it is off).
+static void draw_help(watch *w, bool draw, float rect[4])
+{
+    memset(rect, 0, 4 * sizeof *rect);
+    if (!w->help)
+        return;
+    // on a darker box than the HUD's: it covers the view
+    static const float shade[4] = {0, 0, 0, 0.5f};
+    float scale = 2.0f, hw, hh;
+    kp_overlay_table_size(help_text, scale, &hw, &hh);
+    if (hw + 48.0f > (float)w->app->width || hh + 48.0f > (float)w->app->height) {
+        scale = 1.0f; // a small window: the small font
+        kp_overlay_table_size(help_text, scale, &hw, &hh);
     }
+    float hx = ((float)w->app->width - hw) * 0.5f, hy = ((float)w->app->height - hh) * 0.5f;
+    rect[0] = hx - 16.0f, rect[1] = hy - 14.0f, rect[2] = hw + 32.0f, rect[3] = hh + 24.0f;
+    if (!draw)
+        return;
+    kp_overlay_rect(w->ov, rect[0], rect[1], rect[2], rect[3], shade);
+    kp_overlay_table(w->ov, hx, hy, scale, help_text, white, true);
 }
 
 void kp_watch_draw(watch *w)
@@ -188,9 +230,16 @@ void kp_watch_draw(watch *w)
         if (d->label && kp_world_blocks(w->a->world, cam.eye, top))
             d->label = false;
     }
-    kp_render_labels(w->rend, w->ov, w->draws, w->draw_count);
     draw_timeline(w);
     draw_hud(w);
+    // the labels keep clear of the HUD and the timeline (and its markers)
+    bar b = kp_watch_timeline(w);
+    float keep[3][4] = {{w->hud_rect[0], w->hud_rect[1], w->hud_rect[2], w->hud_rect[3]},
+                        {0, b.y - 24.0f, (float)w->app->width, (float)w->app->height - (b.y - 24.0f)},
+                        {0, 0, 0, 0}};
+    draw_help(w, false, keep[2]);
+    kp_render_labels(w->rend, w->ov, w->draws, w->draw_count, (const float(*)[4])keep, 3);
+    draw_help(w, true, keep[2]);
     kp_overlay_end(w->ov, &calls);
     w->last_draw_calls = calls;
 }

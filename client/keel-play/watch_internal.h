@@ -29,7 +29,8 @@ typedef struct watch {
     kp_char_draw *prev;
     uint32_t prev_count, prev_tick;
     uint32_t last_draw_calls;
-    bool shot_requested;
+    uint32_t shots_requested; ///< F12 presses not written yet
+    float hud_rect[4];        ///< the HUD's boxes this frame (x, y, w, h): no label there
     char status[256];
     double status_until;
 } watch;

@@ -210,6 +210,14 @@ static void keep_last_commands(cl_client *cl, const net_snapshot *s)
     cl->last_cmd_count = k;
 }
 
+double cl_client_margin_target(const cl_client *cl)
+{
+    double target = 1.0;
+    if (cl->seen_snapshots < 64 || cl->lost_snapshots > 0.005 * (cl->seen_snapshots + cl->lost_snapshots))
+        target += 3.0 * cl->config.ticks_per_packet;
+    return target;
+}
+
 static void note_server(cl_client *cl, uint16_t sequence, uint32_t echo, uint16_t delay_ms, uint32_t last_applied,
                         int32_t margin, uint32_t now_ms)
 {
@@ -284,10 +292,7 @@ static void note_server(cl_client *cl, uint16_t sequence, uint32_t echo, uint16_
     // a link is taken as lossy until 64 snapshots have shown otherwise) the
     // target grows by three input packets: a command then still arrives in
     // time when the three packets that carry it first are all lost.
-    double target = 1.0;
-    if (cl->seen_snapshots < 64 || cl->lost_snapshots > 0.005 * (cl->seen_snapshots + cl->lost_snapshots))
-        target += 3.0 * cl->config.ticks_per_packet;
-    double err_ticks = (double)low / 256.0 - target;
+    double err_ticks = (double)low / 256.0 - cl_client_margin_target(cl);
     if (err_ticks > 4.0 && cl->margin_count >= 4 && cl->hold == 0) {
         // Far ahead (every margin of the last reports is): stop predicting
         // for the excess at once instead of drifting back at 2%; the margins

@@ -6,6 +6,7 @@
 // would compare a different world and report divergences that are not there.
 #define _POSIX_C_SOURCE 200809L
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,8 @@
 #include "keel_app.h"
 #include "replay.h"
 
+const char *replay_program = "keel-replay";
+
 static int build_world(const char *file, replay_level *out)
 {
     sim_world_def def = sim_world_default_def();
@@ -23,7 +26,7 @@ static int build_world(const char *file, replay_level *out)
     memset(&err, 0, sizeof err);
     out->world = sim_world_create(&out->level, &def, &err);
     if (!out->world) {
-        fprintf(stderr, "keel-replay: %s: cannot build the world of %s: %s\n", file, out->path,
+        fprintf(stderr, "%s: %s: cannot build the world of %s: %s\n", replay_program, file, out->path,
                 err.message[0] ? err.message : "unknown error");
         sim_level_free(&out->level);
         return REC_EXIT_BAD_FILE;
@@ -34,10 +37,48 @@ static int build_world(const char *file, replay_level *out)
 static int digest_mismatch(const char *file, const rec_header *h, const char *what, uint64_t found)
 {
     fprintf(stderr,
-            "keel-replay: %s: the level %s is not the recorded one (digest %016" PRIx64 ", the recording expects "
+            "%s: %s: the level %s is not the recorded one (digest %016" PRIx64 ", the recording expects "
             "%016" PRIx64 "); refusing to re-simulate on a different level\n",
-            file, what, found, h->level.digest);
+            replay_program, file, what, found, h->level.digest);
     return REC_EXIT_BAD_FILE;
+}
+
+// --level given: that file and no other. It must be readable, load with the
+// recorded scale and up axis, and have the recorded digest.
+static int load_override(const char *file, const rec_header *h, const char *path, replay_level *out)
+{
+    const rec_level_ref *ref = &h->level;
+    if (ref->kind != REC_LEVEL_OBJ) {
+        bool builtin = ref->kind == REC_LEVEL_BUILTIN;
+        if (builtin && strcmp(path, "builtin") == 0)
+            return -1; // the recorded level: built as usual
+        fprintf(stderr,
+                "%s: %s: --level %s: the recording is of the %s level (digest %016" PRIx64
+                "), not of an OBJ file; leave --level out\n",
+                replay_program, file, path, builtin ? "built-in" : "generated", ref->digest);
+        return REC_EXIT_BAD_FILE;
+    }
+    if (access(path, R_OK) != 0) {
+        fprintf(stderr, "%s: %s: --level %s: cannot read it: %s\n", replay_program, file, path, strerror(errno));
+        return REC_EXIT_BAD_FILE;
+    }
+    const char *scale = ref->scale[0] ? ref->scale : "1";
+    char up = ref->up_axis == 'z' ? 'z' : 'y', err[600];
+    if (keel_app_load_level(path, scale, up, &out->level, err, sizeof err) != 0) {
+        fprintf(stderr, "%s: %s: --level %s: %s\n", replay_program, file, path, err);
+        return REC_EXIT_BAD_FILE;
+    }
+    uint64_t d = net_level_digest(&out->level);
+    if (d != ref->digest) {
+        sim_level_free(&out->level);
+        fprintf(stderr,
+                "%s: %s: --level %s is not the recorded level: its digest is %016" PRIx64
+                " (scale %s, up %c), the recording's %016" PRIx64 " (recorded path %s)\n",
+                replay_program, file, path, d, scale, up, ref->digest, ref->path[0] ? ref->path : "(none)");
+        return REC_EXIT_BAD_FILE;
+    }
+    snprintf(out->path, sizeof out->path, "%.4000s", path);
+    return build_world(file, out);
 }
 
 int replay_level_load(const char *file, const rec_header *h, const char *override, replay_level *out, bool *missing)
@@ -46,6 +87,11 @@ int replay_level_load(const char *file, const rec_header *h, const char *overrid
     if (missing)
         *missing = false;
     const rec_level_ref *ref = &h->level;
+    if (override && override[0]) {
+        int rc = load_override(file, h, override, out);
+        if (rc >= 0)
+            return rc;
+    }
     switch (ref->kind) {
     case REC_LEVEL_BUILTIN:
     case REC_LEVEL_GENERATED: {
@@ -53,7 +99,7 @@ int replay_level_load(const char *file, const rec_header *h, const char *overrid
         int rc = builtin ? sim_level_builtin(&out->level)
                          : sim_level_generate(&out->level, ref->generate_triangles, ref->generate_seed);
         if (rc != 0) {
-            fprintf(stderr, "keel-replay: %s: cannot build the %s level (out of memory)\n", file,
+            fprintf(stderr, "%s: %s: cannot build the %s level (out of memory)\n", replay_program, file,
                     builtin ? "built-in" : "generated");
             return REC_EXIT_BAD_FILE;
         }
@@ -71,15 +117,13 @@ int replay_level_load(const char *file, const rec_header *h, const char *overrid
     }
     case REC_LEVEL_OBJ: break;
     default:
-        fprintf(stderr, "keel-replay: %s: unknown level kind %d in the header\n", file, (int)ref->kind);
+        fprintf(stderr, "%s: %s: unknown level kind %d in the header\n", replay_program, file, (int)ref->kind);
         return REC_EXIT_BAD_FILE;
     }
 
     // OBJ: candidates in order; the first that loads with the right digest.
     char candidates[3][4200];
     int n = 0;
-    if (override && override[0])
-        snprintf(candidates[n++], sizeof candidates[0], "%s", override);
     if (ref->path[0])
         snprintf(candidates[n++], sizeof candidates[0], "%s", ref->path);
     const char *dir = getenv("KEEL_LEVELS_DIR");
@@ -105,7 +149,7 @@ int replay_level_load(const char *file, const rec_header *h, const char *overrid
         sim_level level;
         memset(&level, 0, sizeof level);
         if (keel_app_load_level(candidates[i], scale, up, &level, err, sizeof err) != 0) {
-            fprintf(stderr, "keel-replay: %s: %s\n", file, err);
+            fprintf(stderr, "%s: %s: %s\n", replay_program, file, err);
             continue;
         }
         uint64_t d = net_level_digest(&level);
@@ -124,19 +168,18 @@ int replay_level_load(const char *file, const rec_header *h, const char *overrid
     if (!any && missing) {
         *missing = true;
         fprintf(stderr,
-                "keel-replay: note: %s: the recorded level %s is not found (give --level PATH or set "
+                "%s: note: %s: the recorded level %s is not found (give --level PATH or set "
                 "KEEL_LEVELS_DIR): a side without a keyframe at the divergent tick cannot be re-simulated\n",
-                file, ref->path[0] ? ref->path : "(no path)");
+                replay_program, file, ref->path[0] ? ref->path : "(no path)");
         return REC_EXIT_MATCH;
     }
     if (!any)
         fprintf(stderr,
-                "keel-replay: %s: the recorded level %s (scale %s, up %c) is not found%s; give it with --level "
+                "%s: %s: the recorded level %s (scale %s, up %c) is not found; give it with --level "
                 "PATH or set KEEL_LEVELS_DIR\n",
-                file, ref->path[0] ? ref->path : "(no path)", scale, up,
-                override && override[0] ? " (nor the --level file)" : "");
+                replay_program, file, ref->path[0] ? ref->path : "(no path)", scale, up);
     else
-        fprintf(stderr, "keel-replay: %s: no level could be loaded\n", file);
+        fprintf(stderr, "%s: %s: no level could be loaded\n", replay_program, file);
     return REC_EXIT_BAD_FILE;
 }
 
@@ -150,7 +193,7 @@ void replay_level_free(replay_level *l)
 
 void replay_print_error(const char *file, const rec_error *err)
 {
-    fprintf(stderr, "keel-replay: %s: ", file);
+    fprintf(stderr, "%s: %s: ", replay_program, file);
     // The reader's messages name the chunk and offset themselves.
     bool named = err->chunk[0] && strstr(err->message, err->chunk) && strstr(err->message, "offset");
     if (!named && err->chunk[0])
@@ -158,4 +201,21 @@ void replay_print_error(const char *file, const rec_error *err)
     else if (!named && err->offset > 0)
         fprintf(stderr, "offset %" PRIu64 ": ", err->offset);
     fprintf(stderr, "%s\n", err->message[0] ? err->message : "unreadable");
+}
+
+rec_file *replay_open(const char *path)
+{
+    // The reader says only "cannot open": the reason comes from fopen here.
+    FILE *fp = fopen(path, "rb");
+    if (!fp) {
+        fprintf(stderr, "%s: cannot open %s: %s\n", replay_program, path, strerror(errno));
+        return NULL;
+    }
+    fclose(fp);
+    rec_error err;
+    memset(&err, 0, sizeof err);
+    rec_file *f = rec_file_open(path, &err);
+    if (!f)
+        replay_print_error(path, &err);
+    return f;
 }

@@ -1,6 +1,6 @@
 // keel-replay: verify, diff and describe recordings. MIT licence, see LICENSE.
 //
-//   keel-replay verify FILE [--threads N] [--level PATH] [--quiet] [--json]
+//   keel-replay verify FILE [--threads N] [--level PATH] [--quiet] [--json] [--partial]
 //   keel-replay diff A B|--resim [--json] [--level PATH] [--threads N]
 //   keel-replay info FILE [--json]
 //
@@ -26,7 +26,7 @@ static void usage(FILE *f)
     fputs("usage: keel-replay COMMAND [options]\n"
           "Re-simulates keel recordings in this build and compares them.\n"
           "\n"
-          "  verify FILE [--threads N] [--level PATH] [--quiet] [--json]\n"
+          "  verify FILE [--threads N] [--level PATH] [--quiet] [--json] [--partial]\n"
           "      re-simulate FILE and compare every tick's hashes (and every keyframe)\n"
           "      with the recorded ones; name the first divergent tick, character and,\n"
           "      with full state (debug-mode recordings: --record-full), the field\n"
@@ -45,17 +45,21 @@ static void usage(FILE *f)
           "\n"
           "  --threads N   verify keyframe-to-keyframe spans on N threads (1 to 256, default 1;\n"
           "                the result is the same for any N)\n"
-          "  --level PATH  the OBJ file to re-simulate on; otherwise the recorded path, then\n"
-          "                $KEEL_LEVELS_DIR/<file name>. Its digest must be the recorded one.\n"
+          "  --level PATH  the OBJ file to re-simulate on (its digest must be the recorded\n"
+          "                one, or it is an error); without it the recorded path, then\n"
+          "                $KEEL_LEVELS_DIR/<file name>, the first with the recorded digest\n"
           "  --quiet       verify: print only the result line\n"
           "  --json        one JSON object on stdout\n"
+          "  --partial     verify: accept a truncated recording (no end chunk: a crash or a\n"
+          "                copy cut short) and check its readable prefix; without it a\n"
+          "                truncated recording is a bad file (exit 3) after that check\n"
           "\n"
           "exit codes:\n"
           "  0  match (verify: every tick reproduced; diff: equal as far as both go)\n"
           "  1  divergence (the first divergent tick is printed)\n"
           "  2  usage: a bad command or option\n"
-          "  3  a bad file: unreadable, corrupt (the offset and chunk are named), another\n"
-          "     format version, or not the recorded level\n",
+          "  3  a bad file: unreadable, corrupt (the offset and chunk are named), truncated\n"
+          "     (verify without --partial), another format version, or not the recorded level\n",
           f);
 }
 
@@ -82,7 +86,7 @@ typedef struct args {
     bool resim;
     uint32_t threads;
     const char *level;
-    bool quiet, json;
+    bool quiet, json, partial;
     bool seen_threads, seen_level;
 } args;
 
@@ -126,14 +130,15 @@ static int parse(int argc, char **argv, args *a)
         size_t len = strcspn(name, "=");
         const char *value = name[len] == '=' ? name + len + 1 : NULL;
 #define IS(opt) (len == strlen(opt) && strncmp(name, opt, len) == 0)
-        if (IS("quiet") || IS("json")) {
+        if (IS("quiet") || IS("json") || IS("partial")) {
             if (value)
                 return usage_error("option %s takes no value", arg);
-            if (IS("quiet") && !verify)
-                return usage_error("--quiet applies to verify only");
-            if (IS("json") && a->json)
+            if ((IS("quiet") || IS("partial")) && !verify)
+                return usage_error("%s applies to verify only", arg);
+            bool *flag = IS("quiet") ? &a->quiet : IS("json") ? &a->json : &a->partial;
+            if (*flag && !IS("quiet"))
                 return usage_error("option %s is given twice", arg);
-            *(IS("quiet") ? &a->quiet : &a->json) = true;
+            *flag = true;
             continue;
         }
         if (!IS("threads") && !IS("level"))
@@ -169,16 +174,6 @@ static int parse(int argc, char **argv, args *a)
     return 0;
 }
 
-static rec_file *open_file(const char *path)
-{
-    rec_error err;
-    memset(&err, 0, sizeof err);
-    rec_file *f = rec_file_open(path, &err);
-    if (!f)
-        replay_print_error(path, &err);
-    return f;
-}
-
 // A progress bar on stderr when it is a terminal and the file is long.
 typedef struct progress {
     const char *file;
@@ -209,22 +204,36 @@ static void truncated_note(const char *file, const rec_info *in)
                 file, in->truncated_at, (unsigned)in->tick_count);
 }
 
+// verify: a recording without its end chunk is not a whole recording. Its
+// readable prefix has been checked (rc); unless --partial, that is a bad file.
+static int truncated_verdict(const args *a, const char *file, const rec_info *in, int rc)
+{
+    if (in->complete || a->partial || rc != REC_EXIT_MATCH)
+        return rc;
+    fprintf(stderr,
+            "keel-replay: %s: truncated at offset %" PRIu64 " of %" PRIu64 " bytes (no end chunk: a crash or a "
+            "copy cut short); the readable prefix matches, but the recording is incomplete (--partial accepts "
+            "it)\n",
+            file, in->truncated_at, in->file_bytes);
+    return REC_EXIT_BAD_FILE;
+}
+
 static int run_resim(const args *a, bool as_diff)
 {
     const char *file = a->files[0];
-    rec_file *f = open_file(file);
+    rec_file *f = replay_open(file);
     if (!f)
         return REC_EXIT_BAD_FILE;
     const rec_header *h = rec_file_header(f);
+    rec_info in;
+    rec_file_info(f, &in);
     if (h->kind == REC_KIND_CLIENT) {
         int rc = as_diff ? (fprintf(stderr, "keel-replay: diff --resim: %s is a client recording; use verify\n", file),
                             REC_EXIT_USAGE)
-                         : replay_client_verify(file, f, a->level, a->json);
+                         : truncated_verdict(a, file, &in, replay_client_verify(file, f, a->level, a->json));
         rec_file_close(f);
         return rc;
     }
-    rec_info in;
-    rec_file_info(f, &in);
     replay_level lv;
     int rc = replay_level_load(file, h, a->level, &lv, NULL);
     if (rc != REC_EXIT_MATCH) {
@@ -295,17 +304,17 @@ static int run_resim(const args *a, bool as_diff)
     free(r);
     replay_level_free(&lv);
     rec_file_close(f);
-    return rc;
+    return as_diff ? rc : truncated_verdict(a, file, &in, rc);
 }
 
 static int run_diff(const args *a)
 {
     if (a->resim)
         return run_resim(a, true);
-    rec_file *fa = open_file(a->files[0]);
+    rec_file *fa = replay_open(a->files[0]);
     if (!fa)
         return REC_EXIT_BAD_FILE;
-    rec_file *fb = open_file(a->files[1]);
+    rec_file *fb = replay_open(a->files[1]);
     if (!fb) {
         rec_file_close(fa);
         return REC_EXIT_BAD_FILE;
@@ -357,7 +366,7 @@ static int run_diff(const args *a)
 
 static int run_info(const args *a)
 {
-    rec_file *f = open_file(a->files[0]);
+    rec_file *f = replay_open(a->files[0]);
     if (!f)
         return REC_EXIT_BAD_FILE;
     int rc = replay_info(a->files[0], f, a->json);

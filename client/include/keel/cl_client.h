@@ -169,6 +169,12 @@ uint32_t cl_client_confirmed_tick(const cl_client *cl);
 /// How many ticks the client should be ahead of its confirmed state now, from
 /// the round trip; the game predicts until P reaches C + this.
 uint32_t cl_client_target_lead(const cl_client *cl);
+/// The input margin in ticks the clock steers the lowest of the recent
+/// margins towards: 1, plus three input packets' worth (3 x ticks_per_packet)
+/// on a lossy link (snapshots went missing, or fewer than 64 were seen yet).
+/// cl_client_target_lead counts one tick of margin, so the lead the client
+/// settles at is about that plus this less one.
+double cl_client_margin_target(const cl_client *cl);
 /// The current tick duration in microseconds: the nominal one scaled within
 /// +-2% to keep the input margin near one tick.
 uint64_t cl_client_tick_us(const cl_client *cl);

@@ -44,11 +44,11 @@
 #include "token_fixture.h"
 
 enum {
-    STEPS = 300,     ///< steps of one phase
-    SETTLE = 250,    ///< steps after an attack before its phase is counted (ENet's 1 s throttle epoch)
+    STEPS = 300,  ///< steps of one phase
+    SETTLE = 250, ///< steps after an attack before its phase is counted (ENet's 1 s throttle epoch)
     CONNECT_STEPS = 500,
-    PEER_IDS = 64,   ///< the peer ids an attacker tries (keel's default max_peers)
-    SESSIONS = 4,    ///< ENet's 2-bit session ids
+    PEER_IDS = 64,     ///< the peer ids an attacker tries (keel's default max_peers)
+    SESSIONS = 4,      ///< ENet's 2-bit session ids
     GROUP_STEP = 1024, ///< ENet's unsequenced window
 };
 
@@ -140,7 +140,7 @@ static void close_pair(pair *p)
 
 /// What one phase delivered.
 typedef struct phase {
-    uint32_t inputs_sent, inputs_received;     ///< client to server
+    uint32_t inputs_sent, inputs_received;       ///< client to server
     uint32_t snapshots_sent, snapshots_received; ///< server to client
     uint32_t client_disconnects, server_disconnects;
 } phase;
@@ -308,8 +308,7 @@ static void need_raw(void)
 static void print_phase(const char *name, const phase *f)
 {
     cr_log_info("%-28s inputs %u/%u, snapshots %u/%u, disconnects client %u server %u", name, f->inputs_received,
-                f->inputs_sent, f->snapshots_received, f->snapshots_sent, f->client_disconnects,
-                f->server_disconnects);
+                f->inputs_sent, f->snapshots_received, f->snapshots_sent, f->client_disconnects, f->server_disconnects);
 }
 
 // Nine in ten messages of a phase arrive (loopback loses none; the margin is
@@ -345,7 +344,8 @@ Test(frame, forged_unsequenced_groups_do_not_stop_the_players_inputs)
     judged_phase(&p, "after the unsequenced sweep");
     net_host_stats s;
     net_host_stats_get(p.server, &s);
-    cr_expect_eq(s.sealed_forged, 0, "%llu forged commands reached keel as messages", (unsigned long long)s.sealed_forged);
+    cr_expect_eq(s.sealed_forged, 0, "%llu forged commands reached keel as messages",
+                 (unsigned long long)s.sealed_forged);
     cr_assert_geq(s.frames_forged, forged, "%llu of %u forged datagrams counted", (unsigned long long)s.frames_forged,
                   forged);
     close_pair(&p);

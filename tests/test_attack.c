@@ -346,11 +346,12 @@ Test(attack, every_threat_against_a_playing_server)
     cr_expect_eq(opt_num(cap_out, "replayed"), 1, "%s", cap_out);
     if (strstr(cap_out, "{\"attack\":"))
         add_row("captured session, same port, later", cap_out, server_clients(&s) - before,
-                "challenge already used|connect not admitted|#sealed_forged|#sealed_replayed");
+                "challenge already used|connect not admitted|#frames_forged|#sealed_forged|#sealed_replayed");
     free(cap_out);
     keel_test_proc_cleanup(&cap);
 
-    // bits flipped in sealed payloads between one bot and the server
+    // bits flipped in the tags at the end of datagrams (secure mode's
+    // datagram trailer) between one bot and the server
     before = server_clients(&s);
     keel_test_proc relay, flipped;
     const char *relay_args[] = {"--server",    s.addr, "--listen",    "0",   "--seed",     "7",
@@ -370,11 +371,11 @@ Test(attack, every_threat_against_a_playing_server)
     double flips_up = strtod(strstr(up, "flipped ") + 8, NULL), flips_down = strtod(strstr(down, "flipped ") + 8, NULL);
     cr_expect_gt(flips_up, 0, "%s", relay_out);
     cr_expect_gt(flips_down, 0, "%s", relay_out);
-    double client_forged = keel_test_json_num(strstr(flip_out, "],"), "sealed_forged");
-    cr_log_info("flips: up %.0f, down %.0f; the bot counted %.0f sealed messages forged", flips_up, flips_down,
+    double client_forged = keel_test_json_num(strstr(flip_out, "],"), "frames_forged");
+    cr_log_info("flips: up %.0f, down %.0f; the bot counted %.0f datagrams forged", flips_up, flips_down,
                 client_forged);
     cr_expect_gt(client_forged, 0, "flipped tags on the way down: %s", flip_out);
-    row *fr = add_row("bits flipped (datagrams)", NULL, server_clients(&s) - before, "#sealed_forged");
+    row *fr = add_row("bits flipped (datagrams)", NULL, server_clients(&s) - before, "#frames_forged");
     fr->sent = flips_up + flips_down;
     snprintf(fr->kinds, sizeof fr->kinds, "up %.0f, down %.0f; bot forged %.0f", flips_up, flips_down, client_forged);
     free(flip_out);
@@ -422,11 +423,11 @@ Test(attack, every_threat_against_a_playing_server)
     cr_expect_geq(reason_count(err, "damaged token"), 1);
     cr_expect_geq(reason_count(err, "token in use from another address"), 2, "the request and the replay");
     cr_expect_geq(reason_count(err, "invalid token"), 1, "the random flood");
-    double forged = keel_test_json_num(sum, "sealed_forged"), replayed_n = keel_test_json_num(sum, "sealed_replayed");
+    double forged = keel_test_json_num(sum, "frames_forged"), replayed_n = keel_test_json_num(sum, "sealed_replayed");
     double us = keel_test_json_num(sum, "handshake_us_per_datagram");
     double hs_n = keel_test_json_num(sum, "handshake_datagrams");
-    cr_log_info("server: tick ms p99 %.3f (cpu %.3f), handshake datagrams %.0f at %.2f us each, sealed forged %.0f, "
-                "sealed replayed %.0f, challenges %.0f",
+    cr_log_info("server: tick ms p99 %.3f (cpu %.3f), handshake datagrams %.0f at %.2f us each, datagrams forged "
+                "%.0f, sealed replayed %.0f, challenges %.0f",
                 keel_test_json_num(sum, "tick_ms_p99"), keel_test_json_num(sum, "tick_cpu_ms_p99"), hs_n, us, forged,
                 replayed_n, keel_test_json_num(sum, "handshake_challenges"));
     cr_expect_gt(forged, 0, "flipped tags on the way up: %s", sum);

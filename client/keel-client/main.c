@@ -518,7 +518,7 @@ int main(int argc, char **argv)
     cl_stats total;
     memset(&total, 0, sizeof total);
     double rtt_sum = 0, margin_sum = 0, up_wire = 0, down_wire = 0, down_payload = 0;
-    uint64_t rollbacks = 0, resim = 0, sealed_forged = 0, sealed_replayed = 0;
+    uint64_t rollbacks = 0, resim = 0, sealed_forged = 0, sealed_replayed = 0, frames_forged = 0, frames_replayed = 0;
     for (uint32_t i = 0; i < o.bots; i++) {
         cl_stats s;
         cl_client_stats(bots[i].cl, &s);
@@ -545,7 +545,8 @@ int main(int argc, char **argv)
                "\"snapshots_dropped\":%llu,\"held_ticks\":%llu,\"capped_ticks\":%llu,\"rollbacks_deferred\":%llu,"
                "\"confirms_coalesced\":%llu,\"up_wire_bytes\":%llu,"
                "\"down_wire_bytes\":%llu,\"up_payload_Bps\":%.0f,\"up_wire_Bps\":%.0f,"
-               "\"down_payload_Bps\":%.0f,\"down_wire_Bps\":%.0f,\"sealed_forged\":%llu,\"sealed_replayed\":%llu}",
+               "\"down_payload_Bps\":%.0f,\"down_wire_Bps\":%.0f,\"sealed_forged\":%llu,\"sealed_replayed\":%llu,"
+               "\"frames_forged\":%llu,\"frames_replayed\":%llu}",
                (unsigned long long)s.rollbacks, (unsigned long long)s.resimulated_ticks,
                (unsigned long long)s.snapshots, (unsigned long long)s.full_states,
                (unsigned long long)s.hash_mismatches, (unsigned long long)s.snapshot_packets_lost,
@@ -554,9 +555,12 @@ int main(int argc, char **argv)
                (unsigned long long)s.rollbacks_deferred, (unsigned long long)s.confirms_coalesced,
                (unsigned long long)ns.wire_sent, (unsigned long long)ns.wire_received, ns.payload_sent * per,
                ns.wire_sent * per, ns.payload_received * per, ns.wire_received * per,
-               (unsigned long long)ns.sealed_forged, (unsigned long long)ns.sealed_replayed);
+               (unsigned long long)ns.sealed_forged, (unsigned long long)ns.sealed_replayed,
+               (unsigned long long)ns.frames_forged, (unsigned long long)ns.frames_replayed);
         sealed_forged += ns.sealed_forged;
         sealed_replayed += ns.sealed_replayed;
+        frames_forged += ns.frames_forged;
+        frames_replayed += ns.frames_replayed;
         for (int c = 0; c < CL_CAUSE_COUNT; c++) {
             total.own_mispredictions[c] += s.own_mispredictions[c];
             total.remote_mispredictions[c] += s.remote_mispredictions[c];
@@ -579,9 +583,11 @@ int main(int argc, char **argv)
     for (int c = 0; c < CL_CAUSE_COUNT; c++)
         printf("%s\"%s\":%llu", c ? "," : "", cl_cause_name((cl_cause)c),
                (unsigned long long)total.own_mispredictions[c]);
-    printf("},\"hash_mismatches\":%llu,\"sealed_forged\":%llu,\"sealed_replayed\":%llu,\"status\":%d}\n",
+    printf("},\"hash_mismatches\":%llu,\"sealed_forged\":%llu,\"sealed_replayed\":%llu,\"frames_forged\":%llu,"
+           "\"frames_replayed\":%llu,\"status\":%d}\n",
            (unsigned long long)total.hash_mismatches, (unsigned long long)sealed_forged,
-           (unsigned long long)sealed_replayed, status);
+           (unsigned long long)sealed_replayed, (unsigned long long)frames_forged, (unsigned long long)frames_replayed,
+           status);
     uint64_t own = 0, remote = 0;
     for (int c = 0; c < CL_CAUSE_COUNT; c++) {
         own += total.own_mispredictions[c];

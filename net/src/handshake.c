@@ -497,11 +497,19 @@ size_t hs_server_receive(hs_server *s, const uint8_t *d, size_t n, hs_addr from,
 
 bool hs_server_admits(hs_server *s, hs_addr from, uint32_t connect_id, uint64_t now_ms, uint64_t *client_id)
 {
+    return hs_server_admits_if(s, from, connect_id, now_ms, client_id, NULL, NULL);
+}
+
+bool hs_server_admits_if(hs_server *s, hs_addr from, uint32_t connect_id, uint64_t now_ms, uint64_t *client_id,
+                         bool (*key_ok)(const uint8_t c2s[32], void *context), void *context)
+{
     for (uint32_t i = 0; i < s->admitted_cap; i++) {
         admitted *a = &s->admitted[i];
         if (!a->used || a->until_ms <= now_ms || !addr_eq(a->addr, from))
             continue;
         if (a->bound && a->connect_id != connect_id)
+            continue;
+        if (key_ok && !key_ok(a->c2s, context))
             continue;
         a->bound = true;
         a->connect_id = connect_id;

@@ -118,6 +118,11 @@ size_t hs_server_receive(hs_server *s, const uint8_t *d, size_t n, hs_addr from,
 /// CONNECT of an admission binds its connect id; its retransmissions pass,
 /// other connect ids do not. *client_id receives the token's client id.
 bool hs_server_admits(hs_server *s, hs_addr from, uint32_t connect_id, uint64_t now_ms, uint64_t *client_id);
+/// hs_server_admits for an admission whose client-to-server key passes
+/// `key_ok` (secure mode's authenticated CONNECT, frame.h): an admission
+/// whose key does not is neither bound nor used.
+bool hs_server_admits_if(hs_server *s, hs_addr from, uint32_t connect_id, uint64_t now_ms, uint64_t *client_id,
+                         bool (*key_ok)(const uint8_t c2s[32], void *context), void *context);
 
 /// The session of the admission `from` used with `connect_id`, expired or
 /// not (for the connect event, which comes a round trip after the CONNECT):

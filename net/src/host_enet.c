@@ -1,5 +1,6 @@
 // keel: the ENet host (UDP). With host_enet_gate.c (what it does with a
-// datagram before ENet reads it), the only code in keel that includes enet.h.
+// datagram before ENet reads it) and host_enet_frame.c (secure mode's
+// authenticated datagrams), the only code in keel that includes enet.h.
 // MIT licence, see LICENSE.
 //
 // docs/transport.md explains the settings; in short (ENet 1.3.17):
@@ -40,7 +41,9 @@
 //   (0x7F 0xFF 'k' 'h') from ENet and hands them to handshake.c; a secure
 //   server drops every CONNECT from an address it has not admitted, before
 //   ENet allocates a peer; a secure client runs the exchange from
-//   enet_service and calls enet_host_connect once admitted.
+//   enet_service and calls enet_host_connect once admitted; from that
+//   CONNECT on, every datagram both ways is authenticated
+//   (host_enet_frame.c).
 #include <stdlib.h>
 #include <string.h>
 
@@ -157,6 +160,7 @@ static bool watchdog(enet_net_host *h, net_event *ev)
         bool report = s->state != SLOT_CLOSING;
         ev->reason = s->state == SLOT_CONNECTING ? NET_DISCONNECT_UNANSWERED : NET_DISCONNECT_TIMEOUT;
         enet_peer_reset(p);
+        enet_frame_stop(h, i);
         s->state = SLOT_FREE;
         if (!report && h->leaving && h->leave_state == NET_LEAVE_PENDING)
             h->leave_state = NET_LEAVE_GAVE_UP;
@@ -219,6 +223,7 @@ static bool translate(enet_net_host *h, ENetEvent *e, net_event *ev)
         s->timeout_ms = 0;
         if (h->base.seals)
             net_host_seal_stop(&h->base, i);
+        enet_frame_stop(h, i); // ENet has reset the peer: it sends nothing more
         if (was == SLOT_CLOSING && h->leaving && h->leave_state == NET_LEAVE_PENDING)
             h->leave_state = NET_LEAVE_DONE; // acknowledged (or the server closed it too)
         if (was != SLOT_CONNECTED && was != SLOT_CONNECTING)
@@ -413,6 +418,7 @@ static void enet_destroy(net_host *host)
 {
     enet_net_host *h = impl(host);
     release_held(h);
+    enet_frame_free(h);         // before the socket closes: enet_socket_send forgets it
     enet_host_destroy(h->enet); // resets every peer without notice
     hs_server_destroy(h->hs);
     net_host_seal_free(&h->base);
@@ -506,6 +512,7 @@ bool enet_start_connect(enet_net_host *h)
     if (!p)
         return false;
     enet_peer_timeout(p, 0, h->base.config.timeout_ms, 2u * h->base.config.timeout_ms);
+    enet_frame_start_client(h, p); // secure mode: the CONNECT is the first authenticated datagram
     return true;
 }
 
@@ -552,6 +559,10 @@ net_host *net_host_enet_connect(const char *address, uint16_t port, const net_ho
             enet_destroy(&h->base);
             if (error)
                 *error = "cannot start the handshake (out of memory, or libsodium failed)";
+            return NULL;
+        }
+        if (!enet_frame_init(h, 1, error)) {
+            enet_destroy(&h->base);
             return NULL;
         }
         h->base.config.connect_token = NULL; // copied

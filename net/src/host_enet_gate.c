@@ -97,39 +97,58 @@ static void handshake_datagram(enet_net_host *h, ENetHost *e)
 }
 
 // Sees every datagram before ENet. Handshake datagrams: handshake_datagram.
-// On a client: take_refusal_datagram. On a server, for a CONNECT (a datagram
-// from no peer): clamps the proposed MTU in place; in secure mode drops it
-// when the handshake has not admitted its address and connect id (a
-// retransmission of an accepted CONNECT passes); counts the connection as
-// refused when ENet is about to drop it (the same test as
+// On a client: take_refusal_datagram, then in secure mode every other
+// datagram must authenticate (enet_frame_receive strips its trailer). On a
+// server, a datagram from a peer: in secure mode the same check; for a
+// CONNECT (a datagram from no peer): in secure mode dropped unless it
+// authenticates with the key of an admission of its address and connect id
+// (a retransmission of an accepted CONNECT passes), which binds the
+// admission (enet_frame_admit); clamps the proposed MTU in place; counts
+// the connection as refused when ENet is about to drop it (the same test as
 // enet_protocol_handle_connect: no free peer, or duplicatePeers peers
 // already from that address), once per connection attempt (the client
 // retransmits its CONNECT), and answers every such CONNECT with a refusal
-// datagram. Returns 1 for what ENet must skip (handshake and refusal
-// datagrams, an unadmitted CONNECT), else 0: ENet processes the datagram.
+// datagram. In secure mode any other datagram from no peer is dropped.
+// Returns 1 for what ENet must skip (handshake and refusal datagrams, an
+// unadmitted CONNECT, what does not authenticate), else 0: ENet processes
+// the datagram.
 int ENET_CALLBACK enet_gate_intercept(ENetHost *e, ENetEvent *event)
 {
     (void)event;
     enet_net_host *h = (enet_net_host *)e->peers[0].data;
     if (!h || e->receivedDataLength < 2)
-        return 0;
+        return h && h->frames ? enet_frame_drop(h, SEAL_FORGED) : 0;
     if (hs_is_handshake(e->receivedData, e->receivedDataLength)) {
         handshake_datagram(h, e);
         return 1; // never ENet's
     }
-    if (!h->base.server)
-        return take_refusal_datagram(h, e);
+    if (!h->base.server) {
+        if (take_refusal_datagram(h, e))
+            return 1;
+        return h->frames ? enet_frame_receive(h, e) : 0;
+    }
     enet_uint8 *d = e->receivedData;
     enet_uint16 peer_id = (enet_uint16)((d[0] << 8) | d[1]);
-    if ((peer_id & 0x0FFF) != ENET_PROTOCOL_MAXIMUM_PEER_ID || (peer_id & ENET_PROTOCOL_HEADER_FLAG_COMPRESSED))
-        return 0;
+    if ((peer_id & 0x0FFF) != ENET_PROTOCOL_MAXIMUM_PEER_ID)
+        return h->frames ? enet_frame_receive(h, e) : 0;
     size_t header = (peer_id & ENET_PROTOCOL_HEADER_FLAG_SENT_TIME) ? sizeof(ENetProtocolHeader)
                                                                     : offsetof(ENetProtocolHeader, sentTime);
-    if (e->receivedDataLength < header + sizeof(ENetProtocolConnect))
-        return 0;
     enet_uint8 *cmd = d + header;
-    if ((cmd[0] & ENET_PROTOCOL_COMMAND_MASK) != ENET_PROTOCOL_COMMAND_CONNECT)
-        return 0;
+    if ((peer_id & ENET_PROTOCOL_HEADER_FLAG_COMPRESSED) ||
+        e->receivedDataLength < header + sizeof(ENetProtocolConnect) ||
+        (cmd[0] & ENET_PROTOCOL_COMMAND_MASK) != ENET_PROTOCOL_COMMAND_CONNECT)
+        return h->frames ? enet_frame_drop(h, SEAL_FORGED) : 0;
+
+    refused_key k;
+    memset(&k, 0, sizeof k);
+    k.address = e->receivedAddress.host;
+    k.port = e->receivedAddress.port;
+    memcpy(&k.connect_id, cmd + offsetof(ENetProtocolConnect, connectID), sizeof k.connect_id);
+    if (h->hs) {
+        if (!enet_frame_admit(h, e, k.connect_id))
+            return 1;                             // dropped before ENet allocates a peer
+        e->receivedDataLength -= NET_FRAME_BYTES; // authenticated: ENet reads it without the trailer
+    }
 
     enet_uint32 mtu;
     memcpy(&mtu, cmd + offsetof(ENetProtocolConnect, mtu), sizeof mtu);
@@ -138,11 +157,6 @@ int ENET_CALLBACK enet_gate_intercept(ENetHost *e, ENetEvent *event)
         memcpy(cmd + offsetof(ENetProtocolConnect, mtu), &mtu, sizeof mtu);
     }
 
-    refused_key k;
-    memset(&k, 0, sizeof k);
-    k.address = e->receivedAddress.host;
-    k.port = e->receivedAddress.port;
-    memcpy(&k.connect_id, cmd + offsetof(ENetProtocolConnect, connectID), sizeof k.connect_id);
     bool free_peer = false;
     size_t same_address = 0;
     for (size_t i = 0; i < e->peerCount; i++) {
@@ -154,11 +168,6 @@ int ENET_CALLBACK enet_gate_intercept(ENetHost *e, ENetEvent *event)
                 return 0; // a retransmission of an accepted CONNECT
             same_address++;
         }
-    }
-    uint64_t client_id;
-    if (h->hs && !hs_server_admits(h->hs, (hs_addr){k.address, k.port}, k.connect_id, hs_clock_ms(), &client_id)) {
-        h->base.stats.handshake_refused[NET_HS_UNADMITTED]++;
-        return 1; // dropped before ENet allocates a peer
     }
     if (free_peer && same_address < e->duplicatePeers)
         return 0;
@@ -208,6 +217,8 @@ bool enet_gate_secure_server(enet_net_host *h, const net_host_config *c, const c
             *error = "cannot set up the handshake (out of memory, or libsodium failed)";
         return false;
     }
+    if (!enet_frame_init(h, c->max_peers, error))
+        return false;
     h->base.config.token_key = NULL; // copied: the caller's may go
     h->base.config.public_address = NULL;
     return true;

@@ -1,12 +1,14 @@
-// keel: the ENet host's private parts, shared by host_enet.c (the host) and
+// keel: the ENet host's private parts, shared by host_enet.c (the host),
 // host_enet_gate.c (what it does with datagrams before ENet reads them:
-// refusals and secure mode's handshake). Private to net/src; these two are
-// the only files in keel that include enet.h. MIT licence, see LICENSE.
+// refusals and secure mode's handshake) and host_enet_frame.c (secure mode's
+// authenticated datagrams). Private to net/src; these three are the only
+// files in keel that include enet.h. MIT licence, see LICENSE.
 #ifndef KEEL_NET_HOST_ENET_IMPL_H
 #define KEEL_NET_HOST_ENET_IMPL_H
 
 #include <enet/enet.h>
 
+#include "frame.h"
 #include "handshake.h"
 #include "host_impl.h"
 
@@ -53,6 +55,13 @@ typedef struct enet_net_host {
     hs_client *hsc;     ///< secure client
     ENetAddress server; ///< client: the server's address
     uint32_t mtu;       ///< the largest MTU a peer gets (NET_HOST_ENET_MTU, or the secure one)
+    /// Secure mode: one datagram state per ENet peer (host_enet_frame.c), a
+    /// buffer for the datagram being sent, the next secure host.
+    frame_peer *frames;
+    uint32_t frame_count;
+    uint32_t frame_hint; ///< the peer enet_socket_send matched last
+    uint8_t *frame_buffer;
+    struct enet_net_host *frame_next;
 } enet_net_host;
 
 // host_enet.c
@@ -70,5 +79,30 @@ bool enet_gate_handshake_step(enet_net_host *h);
 /// clients reach it (public_address, or `address` and the bound port), the
 /// handshake's state. False with *error set.
 bool enet_gate_secure_server(enet_net_host *h, const net_host_config *config, const char *address, const char **error);
+
+// host_enet_frame.c (frame.h: the layout)
+/// Secure mode on a new host: a datagram state per peer; the host's socket
+/// is known to enet_socket_send from now on. False with *error set (out of
+/// memory, or keel's enet_socket_send is not the one libenet calls).
+bool enet_frame_init(enet_net_host *h, uint32_t peers, const char **error);
+/// Forgets the host's socket and wipes every datagram state (no-op when
+/// not secure).
+void enet_frame_free(enet_net_host *h);
+/// Wipes the datagram state of ENet peer `peer` (its connection ended).
+void enet_frame_stop(enet_net_host *h, uint32_t peer);
+/// A secure client's connect: its datagrams from the CONNECT on carry the
+/// handshake's session keys.
+void enet_frame_start_client(enet_net_host *h, const ENetPeer *p);
+/// host->intercept, secure mode, a datagram from a peer (a client: any but a
+/// refusal): checks and strips its trailer. 0: ENet reads it; 1: dropped
+/// and counted.
+int enet_frame_receive(enet_net_host *h, ENetHost *e);
+/// A secure server's CONNECT (trailer included in e->receivedDataLength):
+/// true when it authenticates with the key of an admission of its address
+/// that hs_server_admits then binds; else counted (no admission:
+/// handshake_refused[NET_HS_UNADMITTED]; a wrong tag: frames_forged).
+bool enet_frame_admit(enet_net_host *h, ENetHost *e, enet_uint32 connect_id);
+/// Counts a dropped datagram (a seal_result) and returns 1 (ENet skips it).
+int enet_frame_drop(enet_net_host *h, int result);
 
 #endif

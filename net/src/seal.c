@@ -40,8 +40,7 @@ size_t seal_message(seal_peer *p, net_channel channel, const uint8_t *in, size_t
     return SEAL_SEQ_BYTES + (size_t)clen;
 }
 
-// The full sequence whose low 16 bits are `low`, nearest `w->highest`.
-static uint64_t rebuild(const seal_window *w, uint16_t low)
+uint64_t seal_window_rebuild(const seal_window *w, uint16_t low)
 {
     if (!w->any)
         return low; // the first message: the sender started at 0
@@ -54,7 +53,7 @@ static uint64_t rebuild(const seal_window *w, uint16_t low)
     return s;
 }
 
-static bool seen(const seal_window *w, uint64_t s)
+bool seal_window_seen(const seal_window *w, uint64_t s)
 {
     if (!w->any || s > w->highest)
         return false;
@@ -64,7 +63,7 @@ static bool seen(const seal_window *w, uint64_t s)
     return (w->bits[back / 64] >> (back % 64)) & 1u;
 }
 
-static void accept(seal_window *w, uint64_t s)
+void seal_window_accept(seal_window *w, uint64_t s)
 {
     if (!w->any || s > w->highest) {
         uint64_t shift = w->any ? s - w->highest : SEAL_WINDOW;
@@ -98,8 +97,8 @@ seal_result seal_open(seal_peer *p, net_channel channel, const uint8_t *in, size
     if (n < NET_SEAL_BYTES)
         return SEAL_FORGED;
     seal_window *w = &p->recv[channel];
-    uint64_t seq = rebuild(w, (uint16_t)(in[0] | (in[1] << 8)));
-    if (seen(w, seq))
+    uint64_t seq = seal_window_rebuild(w, (uint16_t)(in[0] | (in[1] << 8)));
+    if (seal_window_seen(w, seq))
         return SEAL_REPLAYED;
     uint8_t nonce[12];
     make_nonce(nonce, channel, seq);
@@ -107,7 +106,7 @@ seal_result seal_open(seal_peer *p, net_channel channel, const uint8_t *in, size
     if (crypto_aead_chacha20poly1305_ietf_decrypt(out, &mlen, NULL, in + SEAL_SEQ_BYTES, n - SEAL_SEQ_BYTES, NULL, 0,
                                                   nonce, p->recv_key) != 0)
         return SEAL_FORGED;
-    accept(w, seq);
+    seal_window_accept(w, seq);
     *out_n = (size_t)mlen;
     return SEAL_OK;
 }

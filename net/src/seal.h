@@ -83,6 +83,16 @@ size_t seal_message(seal_peer *p, net_channel channel, const uint8_t *in, size_t
 /// (*out_n), checking and then moving the channel's window.
 seal_result seal_open(seal_peer *p, net_channel channel, const uint8_t *in, size_t n, uint8_t *out, size_t *out_n);
 
+/// The full sequence whose low 16 bits are `low`: the value nearest the
+/// highest one the window accepted (`low` itself before the first).
+uint64_t seal_window_rebuild(const seal_window *w, uint16_t low);
+/// True when `s` was accepted before, or is SEAL_WINDOW or more behind the
+/// highest accepted (too old to tell: treated as replayed).
+bool seal_window_seen(const seal_window *w, uint64_t s);
+/// Marks `s` accepted (it authenticated), moving the window when it is the
+/// highest.
+void seal_window_accept(seal_window *w, uint64_t s);
+
 /// A session key for one direction: BLAKE2b-256 keyed with the token's key
 /// for that direction, of a label ("keel c2s" or "keel s2c") and the salt.
 void seal_derive(const uint8_t token_key[SEAL_KEY_BYTES], const char label[8], const uint8_t salt[SEAL_SALT_BYTES],

@@ -222,6 +222,10 @@ static void format_metrics(text *t, const metrics_snapshot *s)
         {"handshake_admitted_total", "Secure mode: addresses admitted by the handshake.", n->handshake_admitted},
         {"sealed_forged_total", "Secure mode: received messages that did not authenticate, dropped.", n->sealed_forged},
         {"sealed_replayed_total", "Secure mode: received messages replayed or too old, dropped.", n->sealed_replayed},
+        {"frames_forged_total", "Secure mode: received datagrams that did not authenticate, dropped before ENet.",
+         n->frames_forged},
+        {"frames_replayed_total", "Secure mode: received datagrams replayed or too old, dropped before ENet.",
+         n->frames_replayed},
         {"recording_ticks_total", "Ticks handed to the recording's writer.", s->recording_ticks},
     };
     for (size_t i = 0; i < sizeof counters / sizeof counters[0]; i++)

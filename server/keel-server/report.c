@@ -77,9 +77,10 @@ void report_handshake(FILE *f, const net_host_stats *ns)
     fputs(*sep == ',' ? ")\n" : "\n", f);
     fprintf(f,
             "keel-server: handshake datagrams %llu, %.2f us each; sealed messages dropped: forged %llu, "
-            "replayed %llu\n",
+            "replayed %llu; datagrams dropped: forged %llu, replayed %llu\n",
             (unsigned long long)ns->handshake_datagrams, handshake_us(ns), (unsigned long long)ns->sealed_forged,
-            (unsigned long long)ns->sealed_replayed);
+            (unsigned long long)ns->sealed_replayed, (unsigned long long)ns->frames_forged,
+            (unsigned long long)ns->frames_replayed);
 }
 
 uint32_t report_crowded(const sv_server *sv) { return sim_scene_last_separation(sv_server_scene(sv)).crowded; }
@@ -99,7 +100,8 @@ void report_summary_json(const sv_server *sv, const net_host_stats *ns, double s
            "\"in_payload_bytes\":%llu,\"out_payload_bytes\":%llu,\"in_wire_bytes\":%llu,\"out_wire_bytes\":%llu,"
            "\"handshake_challenges\":%llu,\"handshake_admitted\":%llu,\"handshake_refused\":%llu,"
            "\"handshake_rate_limited\":%llu,\"handshake_datagrams\":%llu,\"handshake_us_per_datagram\":%.3f,"
-           "\"sealed_forged\":%llu,\"sealed_replayed\":%llu,\"secure\":%s}\n",
+           "\"sealed_forged\":%llu,\"sealed_replayed\":%llu,\"frames_forged\":%llu,\"frames_replayed\":%llu,"
+           "\"secure\":%s}\n",
            sv_server_scene_tick(sv), (unsigned long long)ss.ticks, secs, hist_ms(&tick_wall, ss.ticks, 500),
            hist_ms(&tick_wall, ss.ticks, 990), (double)tick_wall.max_us / 1000.0, hist_ms(&tick_cpu, ss.ticks, 500),
            hist_ms(&tick_cpu, ss.ticks, 990), (double)tick_cpu.max_us / 1000.0, (unsigned long long)ss.clients_joined,
@@ -115,6 +117,7 @@ void report_summary_json(const sv_server *sv, const net_host_stats *ns, double s
            (unsigned long long)ns->handshake_challenges, (unsigned long long)ns->handshake_admitted,
            (unsigned long long)handshake_refused(ns), (unsigned long long)ns->handshake_refused[NET_HS_RATE_LIMITED],
            (unsigned long long)ns->handshake_datagrams, handshake_us(ns), (unsigned long long)ns->sealed_forged,
-           (unsigned long long)ns->sealed_replayed, secure ? "true" : "false");
+           (unsigned long long)ns->sealed_replayed, (unsigned long long)ns->frames_forged,
+           (unsigned long long)ns->frames_replayed, secure ? "true" : "false");
     fflush(stdout);
 }

@@ -48,6 +48,10 @@ extern "C" {
 /// What sealing adds to each message in secure mode: a 2-byte sequence and a
 /// 16-byte authentication tag.
 #define NET_SEAL_BYTES 18u
+/// What secure mode adds to each datagram after the handshake, ENet's own
+/// framing authenticated: a 2-byte datagram counter and a 16-byte tag
+/// (docs/security.md, "Datagrams").
+#define NET_FRAME_BYTES 18u
 
 typedef enum net_channel {
     NET_CHANNEL_CONTROL = 0,  ///< reliable, ordered
@@ -122,6 +126,11 @@ typedef struct net_host_stats {
     /// authenticate (damaged, forged, another session's), or because the
     /// replay window had seen them or they were too old for it.
     uint64_t sealed_forged, sealed_replayed;
+    /// Secure mode: received datagrams dropped before ENet read them
+    /// because they did not authenticate (forged, damaged, from no
+    /// session), or because the datagram replay window had seen them or
+    /// they were too old for it (docs/security.md, "Datagrams").
+    uint64_t frames_forged, frames_replayed;
 } net_host_stats;
 
 typedef struct net_host_config {

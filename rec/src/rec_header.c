@@ -65,6 +65,7 @@ static const hf_desc top_fields[] = {
     F("settings.fly_speed", HF_I32, settings.fly_speed),
     F("settings.swim_speed", HF_I32, settings.swim_speed),
     F("settings.water_gravity_scale", HF_I32, settings.water_gravity_scale),
+    F("settings.respawn_depth", HF_I32, settings.respawn_depth),
     F("settings_digest", HF_U64, settings_digest),
     F("level.kind", HF_ENUM, level.kind),
     F("level.path", HF_TEXT, level.path),

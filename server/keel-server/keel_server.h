@@ -16,6 +16,7 @@ typedef struct options {
     const char *bind, *level, *scale;
     char up;
     uint32_t port, rate, snapshot_ticks, max_clients, duration_s, stats_s, per_address;
+    uint32_t respawn_depth_m; ///< --respawn-depth M (default KEEL_APP_RESPAWN_DEPTH_M; 0: off)
     bool stats_json, platforms, quiet;
     uint32_t ticks; ///< stop after this many ticks (0: no limit)
     // recording

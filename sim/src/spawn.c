@@ -118,8 +118,8 @@ static bool feet_in_range(sim_vec3 p)
     return p.x >= -lim && p.x <= lim && p.y >= -lim && p.y <= lim && p.z >= -lim && p.z <= lim;
 }
 
-int sim_spawn_floors_at(const sim_world *world, const sim_spawn_settings *s, sim_fx x, sim_fx z,
-                        sim_spawn_floor *out, int capacity)
+int sim_spawn_floors_at(const sim_world *world, const sim_spawn_settings *s, sim_fx x, sim_fx z, sim_spawn_floor *out,
+                        int capacity)
 {
     sim_aabb bounds = world->stats.bounds;
     sim_fx bottom = bounds.min.y - SIM_FX_ONE;
@@ -239,6 +239,21 @@ bool sim_spawn_search(const sim_world *world, const sim_spawn_settings *s, uint3
         }
     }
     return false;
+}
+
+sim_angle sim_spawn_yaw_toward(sim_fx dx, sim_fx dz)
+{
+    sim_angle best = 0;
+    int64_t best_dot = INT64_MIN;
+    for (uint32_t k = 0; k < 256; k++) {
+        sim_angle a = (sim_angle)(k << 8);
+        int64_t dot = -(int64_t)sim_angle_sin(a) * dx - (int64_t)sim_angle_cos(a) * dz;
+        if (dot > best_dot) {
+            best_dot = dot;
+            best = a;
+        }
+    }
+    return best;
 }
 
 // ---- lists of spots ---------------------------------------------------------------

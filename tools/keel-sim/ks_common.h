@@ -120,20 +120,7 @@ static inline sim_input ks_walker_next(ks_walker *w, uint32_t tick)
 /// horizontal direction (dx, dz); yaw 0 looks along -Z, a quarter turn -X.
 /// Integer only (no atan2), and 1.4 degrees is plenty to turn away from an
 /// edge.
-static inline sim_angle ks_yaw_toward(sim_fx dx, sim_fx dz)
-{
-    sim_angle best = 0;
-    int64_t best_dot = INT64_MIN;
-    for (uint32_t k = 0; k < 256; k++) {
-        sim_angle a = (sim_angle)(k << 8);
-        int64_t dot = -(int64_t)sim_angle_sin(a) * dx - (int64_t)sim_angle_cos(a) * dz;
-        if (dot > best_dot) {
-            best_dot = dot;
-            best = a;
-        }
-    }
-    return best;
-}
+static inline sim_angle ks_yaw_toward(sim_fx dx, sim_fx dz) { return sim_spawn_yaw_toward(dx, dz); }
 
 /// One query accepts at most SIM_MAX_DISPLACEMENT per axis; long vertical
 /// rays are cast in pieces of this length.

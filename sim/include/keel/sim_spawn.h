@@ -98,16 +98,16 @@ sim_spawn_settings sim_spawn_default_settings(const sim_move_settings *move);
 // ---- single spots -----------------------------------------------------------------
 
 typedef struct sim_spawn_floor {
-    sim_vec3 point;      ///< where the line meets the floor
-    bool under_ceiling;  ///< some ceiling lies above it on the line
+    sim_vec3 point;     ///< where the line meets the floor
+    bool under_ceiling; ///< some ceiling lies above it on the line
 } sim_spawn_floor;
 
 /// The candidate floors on the vertical through (x, z), top to bottom (at
 /// most SIM_SPAWN_MAX_HITS surfaces are looked at); returns how many were
 /// written (at most `capacity`). Floors outside the character range are not
 /// candidates.
-int sim_spawn_floors_at(const sim_world *world, const sim_spawn_settings *s, sim_fx x, sim_fx z,
-                        sim_spawn_floor *out, int capacity);
+int sim_spawn_floors_at(const sim_world *world, const sim_spawn_settings *s, sim_fx x, sim_fx z, sim_spawn_floor *out,
+                        int capacity);
 
 /// Whether the shape with its feet at `feet` touches nothing (margin 0).
 bool sim_spawn_fits(const sim_world *world, sim_shape shape, sim_vec3 feet);
@@ -139,6 +139,11 @@ bool sim_spawn_search(const sim_world *world, const sim_spawn_settings *s, uint3
 /// markers give none): the seeded search for spot 1, 2, ... (inside rooms
 /// first when the level has any, like keel-sim). Allocates nothing.
 uint32_t sim_spawn_spots(const sim_world *world, const sim_spawn_settings *s, sim_vec3 *out, uint32_t capacity);
+
+/// The yaw (of 256 evenly spaced ones) that looks most nearly along the
+/// horizontal direction (dx, dz); yaw 0 looks along -Z, a quarter turn -X.
+/// (0, 0): 0.
+sim_angle sim_spawn_yaw_toward(sim_fx dx, sim_fx dz);
 
 /// The world's spawn markers (feet points of the level's markers whose names
 /// start with "spawn", in level order); *count gets how many.

@@ -23,7 +23,7 @@
 #define SETTLE_TICKS 192u // 3 s at 64 Hz
 
 #define D(v) keel_fx_to_d(v)
-#define M(x) ((sim_fx)llround((x) * 65536.0))
+#define M(x) ((sim_fx)llround((x)*65536.0))
 
 typedef struct map {
     const char *name;
@@ -127,6 +127,16 @@ static uint32_t start_players(const map *m, bool old, uint32_t *placed_on_ground
         cr_assert_geq(sim_scene_place_character(sc, &c, &start[id]), 0);
         *placed_on_ground += on_ground(m->world, start[id]);
         *worst_overlap = fmax(*worst_overlap, deepest(m->world, &s, start[id]));
+    }
+    if (!old) {
+        double far = 0, lo = 1e9, hi = -1e9;
+        for (uint32_t id = 1; id <= PLAYERS; id++) {
+            far = fmax(far, hypot(D(start[id].x - start[1].x), D(start[id].z - start[1].z)));
+            lo = fmin(lo, D(start[id].y)), hi = fmax(hi, D(start[id].y));
+        }
+        cr_log_info("%s: %u spawn spots; player 1 at (%.2f, %.2f, %.2f), the farthest %.1f m from it, feet heights "
+                    "%.2f..%.2f m\n",
+                    m->name, count, D(start[1].x), D(start[1].y), D(start[1].z), far, lo, hi);
     }
     for (uint32_t t = 0; t < SETTLE_TICKS; t++)
         sim_scene_step(sc);

@@ -98,9 +98,9 @@ static int bad(const char *what, const char *value)
 
 static int parse(int argc, char **argv, options *o)
 {
-    *o = (options){"127.0.0.1", "builtin", "0.12", 'y',           27900, 1,     0,    640,  1,    64, 10,
-                   1000,        2,         0,      CL_BOT_RANDOM, false, false, NULL, NULL, NULL, 0};
-    o->respawn_depth_m = KEEL_APP_RESPAWN_DEPTH_M;
+    *o = (options){
+        "127.0.0.1", "builtin", "0.12", 'y',           27900, 1,     0,    640,  1,    64, 10,
+        1000,        2,         0,      CL_BOT_RANDOM, false, false, NULL, NULL, NULL, 0,  KEEL_APP_RESPAWN_DEPTH_M};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(a, "--help") == 0) {

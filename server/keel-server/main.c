@@ -191,8 +191,8 @@ static int parse(int argc, char **argv, options *o)
                    0,
                    0,
                    0,
-                   0};
-    o->respawn_depth_m = KEEL_APP_RESPAWN_DEPTH_M;
+                   0,
+                   KEEL_APP_RESPAWN_DEPTH_M};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;

@@ -38,8 +38,7 @@ static bool occupied(const sim_scene *sc, uint32_t self, sim_vec3 spot)
     return false;
 }
 
-uint32_t sim_scene_free_spot(const sim_scene *sc, const sim_vec3 *spots, uint32_t count, uint32_t start,
-                             uint32_t self)
+uint32_t sim_scene_free_spot(const sim_scene *sc, const sim_vec3 *spots, uint32_t count, uint32_t start, uint32_t self)
 {
     for (uint32_t k = 0; k < count; k++) {
         uint32_t j = (uint32_t)(((uint64_t)start + k) % count);

@@ -351,16 +351,24 @@ uint32_t sim_spawn_spots(const sim_world *world, const sim_spawn_settings *s, si
     spot_list l = {out, 0, (int64_t)s->spacing * s->spacing};
     for (uint32_t m = 0; m < world->spawn_marker_count && l.count < capacity; m++)
         spots_around(world, s, world->spawn_markers[m], &l, capacity);
-    if (l.count > 0)
+    if (l.count > 0 || capacity == 0)
         return l.count;
     // No markers: the seeded search, inside rooms first when there are any
-    // (decided by spot 1, so the choice is the same for every spot).
+    // (decided by spot 1, so the choice is the same for every spot). Spot 1
+    // stands in for a marker: the spots around it come first, so players
+    // start together; the seeded search fills the rest.
     sim_spawn_settings t = *s;
     t.require_ceiling = true;
-    sim_vec3 probe;
-    if (!sim_spawn_search(world, &t, 1, NULL, NULL, NULL, &probe))
+    sim_vec3 anchor;
+    if (!sim_spawn_search(world, &t, 1, NULL, NULL, NULL, &anchor)) {
         t.require_ceiling = s->require_ceiling;
-    for (uint32_t i = 0; i < capacity; i++) {
+        if (!sim_spawn_search(world, &t, 1, NULL, NULL, NULL, &anchor))
+            return 0;
+    }
+    spots_around(world, s, anchor, &l, capacity);
+    if (l.count == 0)
+        out[l.count++] = anchor;
+    for (uint32_t i = 1; l.count < capacity && i <= capacity; i++) {
         bool found = sim_spawn_search(world, &t, i + 1, list_apart, &l, NULL, &out[l.count]);
         if (!found && t.require_ceiling && !s->require_ceiling) {
             t.require_ceiling = false; // the rooms are full: open floors too

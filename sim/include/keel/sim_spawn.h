@@ -26,7 +26,8 @@
 // starting "spawn") gets spots searched outward from its markers, each
 // reachable from its marker in a straight line at step height (a sweep of
 // the standing shape that hits nothing); a level without markers gets the
-// seeded open-floor search. Everything is integer arithmetic: the same
+// same around the seeded open-floor search's first spot, then more seeded
+// spots. Everything is integer arithmetic: the same
 // world and settings give the same spots on every machine.
 #ifndef KEEL_SIM_SPAWN_H
 #define KEEL_SIM_SPAWN_H
@@ -136,8 +137,10 @@ bool sim_spawn_search(const sim_world *world, const sim_spawn_settings *s, uint3
 /// s->marker_reach, each on the first floor found below 1 m above the
 /// marker's height (down to 4 m below it), valid, and reached from the
 /// marker by a straight sweep at step height. Without markers (or when the
-/// markers give none): the seeded search for spot 1, 2, ... (inside rooms
-/// first when the level has any, like keel-sim). Allocates nothing.
+/// markers give none): the seeded search's spot 1 (inside rooms first when
+/// the level has any, like keel-sim) stands in for a marker, so the spots
+/// around it come first and players start together; then the seeded search
+/// for spots 2, 3, ... fills the list. Allocates nothing.
 uint32_t sim_spawn_spots(const sim_world *world, const sim_spawn_settings *s, sim_vec3 *out, uint32_t capacity);
 
 /// The yaw (of 256 evenly spaced ones) that looks most nearly along the

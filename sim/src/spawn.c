@@ -104,7 +104,7 @@ sim_spawn_settings sim_spawn_default_settings(const sim_move_settings *move)
     s.footprint = true;
     s.ground_reach = move->step_height;
     s.attempts = 512;
-    s.spacing = SIM_FX_MM(1200);
+    s.spacing = SIM_FX_INT(4);
     s.marker_reach = SIM_FX_INT(24);
     s.seed = 0;
     return s;

@@ -83,7 +83,8 @@ typedef struct sim_spawn_settings {
     /// Seeded lines tried per spot (default 512; 1..65536).
     uint32_t attempts;
     /// Least horizontal distance between two spots of a list that are less
-    /// than 2 m apart in height (default 1.2 m; 0..64 m).
+    /// than 2 m apart in height (default 4 m, as far as players started apart
+    /// before; 0..64 m).
     sim_fx spacing;
     /// How far from a marker spots are searched, in x and z (default 24 m;
     /// 0..256 m).

@@ -396,6 +396,7 @@ static net_sim_identity the_identity(void)
     cr_assert(sim_level_builtin(&level) == 0);
     sim_move_settings s = sim_move_default_settings();
     s.tick_rate = (int32_t)RATE;
+    s.respawn_depth = SIM_FX_INT(16); // keel-server's default --respawn-depth (KEEL_APP_RESPAWN_DEPTH_M)
     net_sim_identity id = net_identity_make(&s, &level, NULL); // keel-server runs without --platforms
     sim_level_free(&level);
     return id;

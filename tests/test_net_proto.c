@@ -1809,6 +1809,7 @@ Test(net_identity, every_setting_and_vertex_changes_the_digest)
         case 25: t.fly_speed++; break;
         case 26: t.swim_speed++; break;
         case 27: t.water_gravity_scale++; break;
+        case 28: t.respawn_depth++; break;
         default: f = -1; break;
         }
         if (f < 0)

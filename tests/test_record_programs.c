@@ -106,7 +106,7 @@ Test(record_programs, a_recording_that_fails_midway_is_reported_and_the_server_r
 {
     const char *file = file_in_dir("limited.krec");
     const char *args[] = {"--virtual-bots", "4", "--full-clients", "0", "--ticks", "6000", "--record", file, NULL};
-    run_result r = run("keel-server", args, 40000);
+    run_result r = run("keel-server", args, 20000);
     cr_expect_eq(r.exit_code, 1, "%s%s", r.out, r.err);
     cr_expect(strstr(r.err, "failed at tick") != NULL && strstr(r.err, "serving on without it") != NULL, "%s", r.err);
     cr_expect(strstr(r.out, "final tick 6000") != NULL, "the session did not run to its end: %s", r.out);

@@ -34,6 +34,7 @@ typedef struct options {
     const char *record;
     const char *token_file, *token_key_file; ///< secure mode (tokens.h)
     uint64_t protocol_id;
+    uint32_t respawn_depth_m; ///< --respawn-depth M (the server's)
 } options;
 
 static void usage(FILE *f)
@@ -54,6 +55,7 @@ static void usage(FILE *f)
           "                        after another (default 0); a bot that is done leaves at once\n"
           "  --seed S              bot seed (default 1; bot i uses S + i)\n"
           "  --rate N              tick rate the server uses (default 64)\n"
+          "  --respawn-depth M     the server's --respawn-depth (default 16)\n"
           "  --level builtin|PATH  the server's level (default builtin)\n"
           "  --scale S             OBJ metres per unit (default 0.12)\n"
           "  --up y|z              OBJ up axis (default y)\n"
@@ -96,8 +98,9 @@ static int bad(const char *what, const char *value)
 
 static int parse(int argc, char **argv, options *o)
 {
-    *o = (options){"127.0.0.1", "builtin", "0.12", 'y',           27900, 1,     0,    640,  1,    64, 10,
-                   1000,        2,         0,      CL_BOT_RANDOM, false, false, NULL, NULL, NULL, 0};
+    *o = (options){
+        "127.0.0.1", "builtin", "0.12", 'y',           27900, 1,     0,    640,  1,    64, 10,
+        1000,        2,         0,      CL_BOT_RANDOM, false, false, NULL, NULL, NULL, 0,  KEEL_APP_RESPAWN_DEPTH_M};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(a, "--help") == 0) {
@@ -162,6 +165,8 @@ static int parse(int argc, char **argv, options *o)
             ok = keel_app_parse_u32(v, 0, 0xFFFFFFFFu, &o->seed);
         else if (strcmp(a, "--rate") == 0)
             ok = keel_app_parse_u32(v, SIM_MOVE_MIN_TICK_RATE, SIM_MOVE_MAX_TICK_RATE, &o->rate);
+        else if (strcmp(a, "--respawn-depth") == 0)
+            ok = keel_app_parse_u32(v, 0, KEEL_APP_RESPAWN_DEPTH_MAX_M, &o->respawn_depth_m);
         else if (strcmp(a, "--connect-timeout") == 0)
             ok = keel_app_parse_u32(v, 1, 3600, &o->connect_timeout_s);
         else if (strcmp(a, "--leash-mm") == 0)
@@ -308,6 +313,7 @@ int main(int argc, char **argv)
         return 1;
     sim_move_settings settings = sim_move_default_settings();
     settings.tick_rate = (int32_t)o.rate;
+    settings.respawn_depth = SIM_FX_INT((int32_t)o.respawn_depth_m);
     bot_run *bots = calloc(o.bots, sizeof *bots);
     net_host_config hc = net_host_default_config();
     cl_config cc = cl_default_config();

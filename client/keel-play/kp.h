@@ -65,6 +65,7 @@ typedef struct kp_options {
     float sensitivity;          ///< --sensitivity X: degrees per mouse count (default 0.15)
     bool platforms;             ///< --platforms (as keel-server --platforms)
     uint32_t rate;              ///< --rate N: the server's tick rate (default 64)
+    uint32_t respawn_depth_m;   ///< --respawn-depth M: the server's (default KEEL_APP_RESPAWN_DEPTH_M)
     const char *live_level;     ///< --level builtin|PATH in live mode (default builtin)
     const char *scale;          ///< --scale S: OBJ metres per unit (default 0.12)
     char up;                    ///< --up y|z (default y)

@@ -289,6 +289,7 @@ int kp_live_run(kp_app *app, const kp_options *opt)
     }
     L->settings = sim_move_default_settings();
     L->settings.tick_rate = (int32_t)opt->rate;
+    L->settings.respawn_depth = SIM_FX_INT((int32_t)opt->respawn_depth_m);
     cl_config cc = cl_default_config();
     cc.platforms = opt->platforms;
     cc.ticks_per_packet = opt->ticks_per_packet;

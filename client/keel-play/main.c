@@ -39,6 +39,7 @@ static void usage(FILE *f)
           "  --sensitivity X       degrees per mouse count (default 0.15)\n"
           "  --platforms           the built-in level's elevator and shuttle (keel-server --platforms)\n"
           "  --rate N              the server's tick rate (default 64)\n"
+          "  --respawn-depth M     the server's --respawn-depth (default 16)\n"
           "  --level builtin|PATH  the server's level (default builtin)\n"
           "  --scale S             OBJ metres per unit (default 0.12)\n"
           "  --up y|z              OBJ up axis (default y)\n"
@@ -91,6 +92,7 @@ void kp_options_defaults(kp_options *o)
     o->name = "player";
     o->sensitivity = 0.15f;
     o->rate = 64;
+    o->respawn_depth_m = KEEL_APP_RESPAWN_DEPTH_M;
     o->live_level = "builtin";
     o->scale = "0.12";
     o->up = 'y';
@@ -170,11 +172,31 @@ static bool parse_connect(const char *s, kp_options *o)
 }
 
 // Options that take a value; the rest are flags.
-static const char *const valued[] = {
-    "--replay",      "--level", "--speed",      "--follow",    "--connect",         "--name",
-    "--sensitivity", "--rate",  "--scale",      "--up",        "--connect-timeout", "--ticks-per-packet",
-    "--record",      "--size",  "--screenshot", "--frames",    "--at-tick",         "--camera",
-    "--quit-after",  "--token", "--token-key",  "--client-id", "--protocol-id",     NULL};
+static const char *const valued[] = {"--replay",
+                                     "--level",
+                                     "--speed",
+                                     "--follow",
+                                     "--connect",
+                                     "--name",
+                                     "--sensitivity",
+                                     "--rate",
+                                     "--respawn-depth",
+                                     "--scale",
+                                     "--up",
+                                     "--connect-timeout",
+                                     "--ticks-per-packet",
+                                     "--record",
+                                     "--size",
+                                     "--screenshot",
+                                     "--frames",
+                                     "--at-tick",
+                                     "--camera",
+                                     "--quit-after",
+                                     "--token",
+                                     "--token-key",
+                                     "--client-id",
+                                     "--protocol-id",
+                                     NULL};
 
 static bool takes_value(const char *a)
 {
@@ -227,6 +249,9 @@ static int parse_one(kp_options *o, const char *a, const char *v, bool *live_onl
         *live_only = true;
     } else if (strcmp(a, "--rate") == 0) {
         ok = keel_app_parse_u32(v, 2, 1000, &o->rate);
+        *live_only = true;
+    } else if (strcmp(a, "--respawn-depth") == 0) {
+        ok = keel_app_parse_u32(v, 0, KEEL_APP_RESPAWN_DEPTH_MAX_M, &o->respawn_depth_m);
         *live_only = true;
     } else if (strcmp(a, "--scale") == 0) {
         o->scale = v;

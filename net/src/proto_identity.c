@@ -42,7 +42,9 @@ static uint8_t *put_shape(uint8_t *o, sim_shape s)
 // gravity, max_speed, crouch_speed_scale, accelerate, air_accelerate,
 // air_max_speed, friction, stop_speed, jump_velocity, step_height,
 // max_slope_cos, skin, max_slide_iterations, depen_iterations, fly_speed,
-// swim_speed, water_gravity_scale: 112 bytes. Not the cookie.
+// swim_speed, water_gravity_scale: 112 bytes; then respawn_depth (4 bytes)
+// only when it is not 0, so settings without respawning digest as they did
+// before the field existed (old recordings still verify). Not the cookie.
 uint64_t net_settings_digest(const sim_move_settings *s)
 {
     uint8_t buf[128];
@@ -67,6 +69,8 @@ uint64_t net_settings_digest(const sim_move_settings *s)
     o = put_s32(o, s->fly_speed);
     o = put_s32(o, s->swim_speed);
     o = put_s32(o, s->water_gravity_scale);
+    if (s->respawn_depth != 0)
+        o = put_s32(o, s->respawn_depth);
     return (uint64_t)XXH64(buf, (size_t)(o - buf), SIM_HASH_SEED);
 }
 

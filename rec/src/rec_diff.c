@@ -72,11 +72,12 @@ static const struct {
     const char *name;
     size_t offset;
 } fx_settings[] = {
-    SETTING(gravity),     SETTING(max_speed),      SETTING(crouch_speed_scale),
-    SETTING(accelerate),  SETTING(air_accelerate), SETTING(air_max_speed),
-    SETTING(friction),    SETTING(stop_speed),     SETTING(jump_velocity),
-    SETTING(step_height), SETTING(max_slope_cos),  SETTING(skin),
-    SETTING(fly_speed),   SETTING(swim_speed),     SETTING(water_gravity_scale),
+    SETTING(gravity),       SETTING(max_speed),      SETTING(crouch_speed_scale),
+    SETTING(accelerate),    SETTING(air_accelerate), SETTING(air_max_speed),
+    SETTING(friction),      SETTING(stop_speed),     SETTING(jump_velocity),
+    SETTING(step_height),   SETTING(max_slope_cos),  SETTING(skin),
+    SETTING(fly_speed),     SETTING(swim_speed),     SETTING(water_gravity_scale),
+    SETTING(respawn_depth),
 };
 #undef SETTING
 

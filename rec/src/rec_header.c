@@ -65,6 +65,7 @@ static const hf_desc top_fields[] = {
     F("settings.fly_speed", HF_I32, settings.fly_speed),
     F("settings.swim_speed", HF_I32, settings.swim_speed),
     F("settings.water_gravity_scale", HF_I32, settings.water_gravity_scale),
+    F("settings.respawn_depth", HF_I32, settings.respawn_depth),
     F("settings_digest", HF_U64, settings_digest),
     F("level.kind", HF_ENUM, level.kind),
     F("level.path", HF_TEXT, level.path),
@@ -338,8 +339,13 @@ static void put_field(rec_buf *b, const char *name, const hf_desc *d, const void
 
 void rec_header_encode(rec_buf *b, const rec_header *h)
 {
-    for (size_t i = 0; i < COUNT(top_fields); i++)
+    for (size_t i = 0; i < COUNT(top_fields); i++) {
+        // Written only when set: a header without respawning has the bytes
+        // it had before the field existed (readers leave it at 0).
+        if (top_fields[i].offset == offsetof(rec_header, settings.respawn_depth) && h->settings.respawn_depth == 0)
+            continue;
         put_field(b, top_fields[i].name, &top_fields[i], h);
+    }
     char name[64];
     for (uint32_t i = 0; i < h->platform_count && i < REC_MAX_PLATFORMS; i++) {
         const sim_platform_def *pd = &h->platforms[i];

@@ -82,6 +82,9 @@ static void usage(FILE *f)
           "  --bind ADDR           IPv4 address to listen on (default 0.0.0.0: every interface)\n"
           "  --rate N              ticks per second, 2..1000 (default 64)\n"
           "  --snapshot-ticks N    a snapshot every N ticks, 1..16 (default 2)\n"
+          "  --respawn-depth M     a character whose feet fall M metres below the level's lowest\n"
+          "                        point is respawned on a spawn spot, 0..1024 (default 16; 0: off;\n"
+          "                        clients must use the same)\n"
           "  --max-clients N       1..256 (default 64)\n"
           "  --max-per-address N   connections from one IP address, 1..256 (default 4; bots on\n"
           "                        one machine need more)\n"
@@ -194,7 +197,8 @@ static int parse(int argc, char **argv, options *o)
                    0,
                    0,
                    0,
-                   0};
+                   0,
+                   KEEL_APP_RESPAWN_DEPTH_M};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -242,12 +246,13 @@ static int parse(int argc, char **argv, options *o)
             o->record = v;
             i++;
         } else if (strcmp(a, "--port") == 0 || strcmp(a, "--rate") == 0 || strcmp(a, "--snapshot-ticks") == 0 ||
-                   strcmp(a, "--max-clients") == 0 || strcmp(a, "--duration") == 0 ||
-                   strcmp(a, "--stats-interval") == 0 || strcmp(a, "--max-per-address") == 0 ||
-                   strcmp(a, "--ticks") == 0 || strcmp(a, "--keyframe-interval") == 0 ||
-                   strcmp(a, "--virtual-bots") == 0 || strcmp(a, "--seed") == 0 || strcmp(a, "--full-clients") == 0 ||
-                   strcmp(a, "--match-seconds") == 0 || strcmp(a, "--empty-seconds") == 0 ||
-                   strcmp(a, "--join-seconds") == 0 || strcmp(a, "--test-stall-after-ticks") == 0 ||
+                   strcmp(a, "--respawn-depth") == 0 || strcmp(a, "--max-clients") == 0 ||
+                   strcmp(a, "--duration") == 0 || strcmp(a, "--stats-interval") == 0 ||
+                   strcmp(a, "--max-per-address") == 0 || strcmp(a, "--ticks") == 0 ||
+                   strcmp(a, "--keyframe-interval") == 0 || strcmp(a, "--virtual-bots") == 0 ||
+                   strcmp(a, "--seed") == 0 || strcmp(a, "--full-clients") == 0 || strcmp(a, "--match-seconds") == 0 ||
+                   strcmp(a, "--empty-seconds") == 0 || strcmp(a, "--join-seconds") == 0 ||
+                   strcmp(a, "--test-stall-after-ticks") == 0 ||
                    strcmp(a, "--test-stall-seconds") == 0) {
             if (!v)
                 return bad("value for", a);
@@ -260,6 +265,9 @@ static int parse(int argc, char **argv, options *o)
                 lo = SIM_MOVE_MIN_TICK_RATE;
                 hi = SIM_MOVE_MAX_TICK_RATE;
                 dst = &o->rate;
+            } else if (strcmp(a, "--respawn-depth") == 0) {
+                hi = KEEL_APP_RESPAWN_DEPTH_MAX_M;
+                dst = &o->respawn_depth_m;
             } else if (strcmp(a, "--snapshot-ticks") == 0) {
                 lo = 1;
                 hi = 16;
@@ -390,6 +398,7 @@ int main(int argc, char **argv)
         return 1;
     sim_move_settings settings = sim_move_default_settings();
     settings.tick_rate = (int32_t)o.rate;
+    settings.respawn_depth = SIM_FX_INT((int32_t)o.respawn_depth_m);
     if (o.virtual_bots) {
         rc = run_virtual(&o, world, &level, &settings);
         sim_world_destroy(world);

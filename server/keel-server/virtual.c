@@ -33,7 +33,15 @@ int run_virtual(const options *o, const sim_world *world, const sim_level *level
         return 1;
     }
     uint64_t t0 = keel_app_now_us();
-    keel_session_run(s);
+    // Stepped here (keel_session_run's loop) to count the scene's respawns.
+    uint64_t respawns = 0;
+    uint32_t last_tick = sv_server_scene_tick(sv);
+    while (keel_session_step(s)) {
+        uint32_t t = sv_server_scene_tick(sv);
+        if (t != last_tick)
+            respawns += sim_scene_last_respawns(sv_server_scene(sv));
+        last_tick = t;
+    }
     double secs = (double)(keel_app_now_us() - t0) / 1e6;
     keel_session_stats st;
     keel_session_stats_get(s, &st);
@@ -55,6 +63,8 @@ int run_virtual(const options *o, const sim_world *world, const sim_level *level
            ", clients joined %" PRIu64 ", left %" PRIu64 ", timed out %" PRIu64 ", dropped %" PRIu64 "\n",
            ss.commands_received, ss.commands_late, ss.commands_duplicate, ss.commands_substituted, ss.clients_joined,
            ss.clients_left, ss.clients_timed_out, ss.clients_dropped);
+    printf("keel-server: respawned below the level: %" PRIu64 " (respawn depth %d m)\n", respawns,
+           settings->respawn_depth / SIM_FX_ONE);
     bool recorded = recorder_finish(&rec, sv, stdout);
     printf("keel-server: final tick %u, final hash %016" PRIx64 "\n", sv_server_scene_tick(sv),
            sim_scene_hash(sv_server_scene(sv)));

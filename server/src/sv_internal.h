@@ -89,7 +89,9 @@ struct sv_server {
     sv_history history;
     uint64_t tick_us;
     uint64_t now_us;
-    sim_vec3 spawn_origin;
+    sim_vec3 spawn_origin; // the level's spawn marker (or the origin): the fallback
+    sim_vec3 *spawns;      // the spawn spots (sim_spawn_spots), nearest the markers first
+    uint32_t spawn_count;
     // scratch for snapshots (allocated once)
     net_join *snap_joins;
     net_leave *snap_leaves;

@@ -8,14 +8,16 @@
 // acknowledged state to compute the server's state exactly.
 #include <keel/sv_server.h>
 
+#include <keel/sim_spawn.h>
+
 #include <stdlib.h>
 #include <string.h>
 
 #include "sv_internal.h"
 
 #define SV_COOKIE 0x73727672u
-#define MAX_SPAWN_SLOTS 1024u
-#define SPAWN_SPACING SIM_FX_INT(4)
+// Spawn spots found at creation: one per client, at least 64.
+#define MIN_SPAWN_SPOTS 64u
 
 sv_config sv_default_config(void)
 {
@@ -76,6 +78,16 @@ sv_server *sv_server_create(const sim_world *world, const sim_level *level, cons
     }
     const sim_marker *sp = sim_level_find_marker(level, "spawn");
     sv->spawn_origin = sp ? sp->position : sim_v3_zero();
+    // The same search the scene's respawns use (sim_spawn.h): outward from
+    // the spawn markers, or seeded open floors on a level without them.
+    uint32_t cap = n > MIN_SPAWN_SPOTS ? n : MIN_SPAWN_SPOTS;
+    sv->spawns = calloc(cap, sizeof *sv->spawns);
+    if (!sv->spawns) {
+        sv_server_destroy(sv);
+        return NULL;
+    }
+    sim_spawn_settings ss = sim_spawn_default_settings(settings);
+    sv->spawn_count = sim_spawn_spots(world, &ss, sv->spawns, cap);
     if (config->platforms) // ids far above any character's
         sim_scene_add_area_platforms(sv->scene, level, 0x7FFF0001u, 0x7FFF0002u);
     // After the platforms: clients must have built the same ones.
@@ -88,6 +100,7 @@ void sv_server_destroy(sv_server *sv)
     if (!sv)
         return;
     sim_scene_destroy(sv->scene);
+    free(sv->spawns);
     free(sv->clients);
     free(sv->pending_leaves);
     free(sv->waiting_peer);
@@ -456,56 +469,25 @@ void sv_server_handle(sv_server *sv, const net_event *ev, uint64_t now_us, uint6
 
 // ---- the tick ---------------------------------------------------------------------------------
 
-// The spawn for a joining character: the nearest point of a 4 m grid around
-// the level's spawn marker that is free of the level and at least a grid step
-// from every character, with floor within a metre below.
-static sim_vec3 spawn_point(sv_server *sv)
+// The spawn for a joining character: the first spawn spot that no
+// character stands on (within a body width and 2 m in height); all taken:
+// spot id mod count (sim_scene_place_character then finds the nearest free
+// place); no spots at all (an empty level): the spawn marker or the origin.
+static sim_vec3 spawn_point(sv_server *sv, uint32_t id)
 {
-    uint32_t n;
-    const sim_char_state *chars = sim_scene_characters(sv->scene, &n);
-    sim_shape sh = sv->settings.stand_shape;
-    for (int32_t ring = 0; ring < 16; ring++) {
-        for (int32_t k = 0; k < (ring == 0 ? 1 : 8 * ring); k++) {
-            // walk the square ring of radius `ring` in a fixed order
-            int32_t side = ring == 0 ? 0 : k / (2 * ring), off = ring == 0 ? 0 : k % (2 * ring);
-            int32_t gx = 0, gz = 0;
-            if (ring) {
-                if (side == 0) {
-                    gx = -ring + off;
-                    gz = -ring;
-                } else if (side == 1) {
-                    gx = ring;
-                    gz = -ring + off;
-                } else if (side == 2) {
-                    gx = ring - off;
-                    gz = ring;
-                } else {
-                    gx = -ring;
-                    gz = ring - off;
-                }
-            }
-            sim_vec3 p = sim_v3_add(sv->spawn_origin, sim_v3(gx * SPAWN_SPACING, 0, gz * SPAWN_SPACING));
-            bool taken = false;
-            for (uint32_t i = 0; i < n && !taken; i++) {
-                sim_vec3 d = sim_v3_sub(chars[i].position, p);
-                d.y = 0;
-                taken = sim_v3_len_sq64(d) < (int64_t)SPAWN_SPACING * SPAWN_SPACING / 4;
-            }
-            if (taken)
-                continue;
-            sim_vec3 center = sim_v3_add(p, sim_v3(0, sh.half.y + SIM_FX_MM(10), 0));
-            sim_overlap_input oi = {sh, center, 0};
-            sim_contact ct;
-            if (sim_world_contacts(sv->world, &oi, &ct, 1) > 0 && ct.depth > 0)
-                continue;
-            sim_ray_input ray = {sim_v3_add(p, sim_v3(0, SIM_FX_MM(100), 0)), sim_v3(0, -SIM_FX_INT(1), 0)};
-            sim_ray_result rr;
-            if (!sim_world_raycast(sv->world, &ray, &rr))
-                continue;
-            return p;
-        }
-    }
-    return sv->spawn_origin;
+    if (sv->spawn_count == 0)
+        return sv->spawn_origin;
+    uint32_t k = sim_scene_free_spot(sv->scene, sv->spawns, sv->spawn_count, 0, 0);
+    return sv->spawns[k < sv->spawn_count ? k : id % sv->spawn_count];
+}
+
+// A new character looks toward the middle of the level (not at the wall
+// that may stand behind a spawn marker).
+static sim_angle spawn_yaw(const sv_server *sv, sim_vec3 feet)
+{
+    sim_aabb b = sim_world_get_stats(sv->world).bounds;
+    int64_t mx = ((int64_t)b.min.x + b.max.x) / 2, mz = ((int64_t)b.min.z + b.max.z) / 2;
+    return sim_spawn_yaw_toward((sim_fx)((mx - feet.x) / 2), (sim_fx)((mz - feet.z) / 2));
 }
 
 // The tick just run, as a recording takes it: the history record in the
@@ -560,7 +542,8 @@ void sv_server_tick(sv_server *sv, uint64_t now_us)
         if (!c->used || c->joined)
             continue;
         uint32_t id = sv->next_id++;
-        sim_char_state st = sim_char_spawn(id, spawn_point(sv), 0);
+        sim_vec3 feet = spawn_point(sv, id);
+        sim_char_state st = sim_char_spawn(id, feet, spawn_yaw(sv, feet));
         // The nearest free spot to the spawn point (not inside whoever
         // stands there); the join carries where it went.
         if (sim_scene_place_character(sv->scene, &st, &st.position) < 0) {

@@ -52,6 +52,7 @@ sim_move_settings sim_move_default_settings(void)
     s.fly_speed = SIM_FX_INT(10);
     s.swim_speed = SIM_FX_INT(4);
     s.water_gravity_scale = SIM_FX_RATIO(1, 10);
+    s.respawn_depth = 0;
     s.cookie = SIM_MOVE_COOKIE;
     return s;
 }
@@ -108,6 +109,8 @@ bool sim_move_settings_check(const sim_move_settings *s, const char **reason)
         why = "depen_iterations outside 0..64";
     else if (!in_range(s->water_gravity_scale, 0, SIM_FX_INT(4)))
         why = "water_gravity_scale outside 0..4";
+    else if (!in_range(s->respawn_depth, 0, SIM_FX_INT(1024)))
+        why = "respawn_depth outside 0..1024 m";
     if (reason)
         *reason = why ? why : "";
     return why == NULL;

@@ -839,7 +839,7 @@ sim_scene *sim_scene_create(const sim_world *world, const sim_move_settings *set
         !sc->keys || !sc->span || !sc->views || !sc->near_keep || !sc->alone || !sc->near_count || !sc->step_box ||
         !sc->near_body || !sc->grid_head || !sc->grid_built || !sc->grid_next || !sc->grid_prev || !sc->grid_cell ||
         !sc->feet_offset || !sc->push || !sc->sep_flag || !sc->scan_other || !sc->scan_push || !sc->scan_count ||
-        !sc->scan_mark || !sc->reloc_feet || !sc->reloc_mark) {
+        !sc->scan_mark || !sc->reloc_feet || !sc->reloc_mark || !scene_respawn_init(sc)) {
         sim_scene_destroy(sc);
         return NULL;
     }
@@ -881,6 +881,7 @@ void sim_scene_destroy(sim_scene *sc)
     free(sc->scan_mark);
     free(sc->platforms);
     free(sc->water);
+    free(sc->spawns);
     free(sc);
 }
 
@@ -1205,12 +1206,14 @@ void sim_scene_step(sim_scene *sc)
     // them, and adds and removes shift the indices).
     memset(sc->sep_flag, 0, sc->count ? sc->count : 1);
     memset(sc->has_input, 0, sc->count ? sc->count : 1);
+    if (scene_respawn(sc))
+        sc->sep_clean = false;
 #ifdef KEEL_INJECT_DIVERGENCE
-    // A deliberate nondeterminism, compiled only into keel-replay's test
-    // programs (keel-sim-diverge, keel-replay-diverge): what a build that
-    // differs in one rounding would do. After tick KEEL_DIVERGE_TICK's step,
-    // the lowest bit of velocity.x of the character with the smallest id of
-    // at least 3 flips (kept within the speed limit, so the state stays valid).
+        // A deliberate nondeterminism, compiled only into keel-replay's test
+        // programs (keel-sim-diverge, keel-replay-diverge): what a build that
+        // differs in one rounding would do. After tick KEEL_DIVERGE_TICK's step,
+        // the lowest bit of velocity.x of the character with the smallest id of
+        // at least 3 flips (kept within the speed limit, so the state stays valid).
 #ifndef KEEL_DIVERGE_TICK
 #define KEEL_DIVERGE_TICK 200
 #endif

@@ -127,6 +127,12 @@ struct sim_scene {
     uint32_t platform_count;
     sim_aabb *water;
     uint32_t water_count;
+    // Respawning (scene_respawn.c): the spawn spots found at creation, the
+    // height below which a character is respawned, the last step's count.
+    sim_vec3 *spawns;
+    uint32_t spawn_count;
+    int64_t respawn_below;
+    uint32_t respawned;
     // The embedding's executor for the moves (NULL: the plain loop).
     sim_parallel_for_fn run;
     void *run_user;
@@ -253,6 +259,13 @@ static inline bool scene_grid_next(scene_grid_iter *it, uint32_t *out)
 /// True when it leaves the scene clean: no pair deeper than the pass's
 /// tolerance, nobody unplaced; a pass on a clean scene changes nothing.
 bool scene_separate(sim_scene *sc);
+
+/// The spawn spots for settings.respawn_depth > 0 (none when it is 0);
+/// false when memory runs out (scene_respawn.c).
+bool scene_respawn_init(sim_scene *sc);
+/// Respawns the characters below the level (the step's last part); true
+/// when any was moved.
+bool scene_respawn(sim_scene *sc);
 
 /// Resets the statistics and the placing budget of a step.
 void scene_separate_begin_step(sim_scene *sc);

@@ -74,10 +74,15 @@ sim_world *sim_world_create(const sim_level *level, const sim_world_def *def_in,
         return NULL;
     }
     w->def = def;
+    if (!sim_spawn_world_init(w, level)) {
+        sim_world_destroy(w);
+        set_error(err, "sim_world_create: out of memory");
+        return NULL;
+    }
     size_t cap = (size_t)level->triangle_count + 12 * (size_t)level->box_count;
     w->tris = malloc((cap ? cap : 1) * sizeof *w->tris);
     if (!w->tris) {
-        free(w);
+        sim_world_destroy(w);
         set_error(err, "sim_world_create: out of memory");
         return NULL;
     }
@@ -176,6 +181,8 @@ void sim_world_destroy(sim_world *w)
     free(w->tris);
     free(w->tri_box);
     free(w->nodes);
+    free(w->facing);
+    free(w->spawn_markers);
     free(w);
 }
 

@@ -30,7 +30,18 @@ struct sim_world {
     sim_bvh_node *nodes;
     uint32_t node_count;
     sim_world_stats stats;
+    /// Spawn search (spawn.c): the winding of each level triangle seen from
+    /// above (+1 up, -1 down, 0 vertical), indexed by triangle id; the level's
+    /// triangle count (ids past it are boxes); the spawn markers' feet points.
+    int8_t *facing;
+    uint32_t level_triangles;
+    sim_vec3 *spawn_markers;
+    uint32_t spawn_marker_count;
 };
+
+/// Fills facing, level_triangles and spawn_markers from the level (spawn.c).
+/// False when memory runs out.
+bool sim_spawn_world_init(sim_world *world, const sim_level *level);
 
 /// Build the hierarchy over world->tris (reordering them). Returns false when
 /// memory runs out.

@@ -8,6 +8,16 @@
 
 #include <keel/sim_level.h>
 
+/// The respawn depth (sim_move_settings.respawn_depth) keel-server plays with
+/// unless told otherwise (--respawn-depth M), in metres: a character whose feet
+/// fall 16 m below the level's lowest point (about 1.3 s of free fall from it)
+/// is put back on a spawn spot. keel-client and keel-play assume the same
+/// (their --respawn-depth must match the server's: the settings digest of the
+/// handshake checks it). 0 turns respawning off.
+#define KEEL_APP_RESPAWN_DEPTH_M 16u
+/// The most --respawn-depth accepts (sim_move_settings' range).
+#define KEEL_APP_RESPAWN_DEPTH_MAX_M 1024u
+
 /// Load "builtin" or an OBJ file (scale as a decimal string, up 'y' or 'z').
 /// 0 on success; -1 with a message in err.
 int keel_app_load_level(const char *name, const char *scale, char up, sim_level *out, char *err, size_t err_size);

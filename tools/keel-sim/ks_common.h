@@ -13,50 +13,29 @@
 #include <string.h>
 
 #include <keel/sim_move.h>
+#include <keel/sim_spawn.h>
 #include <keel/sim_world.h>
 
 // ---- random numbers (tool-side; never inside sim/) ---------------------------
 
-/// splitmix64: one 64-bit state, full period, good enough mixing for test
-/// motion, and trivially the same on every machine.
-typedef struct ks_rng {
-    uint64_t state;
-} ks_rng;
+/// The library's splitmix64 streams (sim_spawn.h): the same numbers on every
+/// machine, and the same ones the library's seeded spawn search draws.
+typedef sim_rng ks_rng;
 
-static inline uint64_t ks_mix64(uint64_t z)
-{
-    z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
-    return z ^ (z >> 31);
-}
-static inline uint64_t ks_rng_next(ks_rng *r)
-{
-    r->state += UINT64_C(0x9E3779B97F4A7C15);
-    return ks_mix64(r->state);
-}
-/// The stream of entity `id` for purpose `stream`: a function of (seed, id,
-/// stream) only, so an entity's random numbers do not depend on how many other
-/// entities exist or in which order they were created.
-static inline ks_rng ks_rng_for(uint64_t seed, uint32_t id, uint32_t stream)
-{
-    ks_rng r = {ks_mix64(seed ^ ks_mix64(((uint64_t)stream << 32 | id) + 1))};
-    return r;
-}
-/// Uniform integer in [lo, hi] (lo <= hi, hi - lo < 2^32; the modulo bias is
-/// below 2^-32).
-static inline int64_t ks_rng_range(ks_rng *r, int64_t lo, int64_t hi)
-{
-    uint64_t span = (uint64_t)(hi - lo) + 1u;
-    return lo + (int64_t)(ks_rng_next(r) % span);
-}
+static inline uint64_t ks_mix64(uint64_t z) { return sim_rng_mix(z); }
+static inline uint64_t ks_rng_next(ks_rng *r) { return sim_rng_next(r); }
+/// The stream of entity `id` for purpose `stream` (see sim_rng_for).
+static inline ks_rng ks_rng_for(uint64_t seed, uint32_t id, uint32_t stream) { return sim_rng_for(seed, id, stream); }
+/// Uniform integer in [lo, hi] (see sim_rng_range).
+static inline int64_t ks_rng_range(ks_rng *r, int64_t lo, int64_t hi) { return sim_rng_range(r, lo, hi); }
 
 /// Random streams; new purposes get new numbers, existing ones never change.
 enum {
-    KS_STREAM_SPAWN = 1,  ///< probes' random spawn points
-    KS_STREAM_MOTION = 2, ///< probes' acceleration
-    KS_STREAM_WALK = 3,   ///< characters' random-walk input
-    KS_STREAM_PLACE = 4,  ///< characters' random spawn points
-    KS_STREAM_FACING = 5, ///< characters' yaw at spawn
+    KS_STREAM_SPAWN = 1,                ///< probes' random spawn points
+    KS_STREAM_MOTION = 2,               ///< probes' acceleration
+    KS_STREAM_WALK = 3,                 ///< characters' random-walk input
+    KS_STREAM_PLACE = SIM_SPAWN_STREAM, ///< characters' random spawn points (4)
+    KS_STREAM_FACING = 5,               ///< characters' yaw at spawn
 };
 
 // ---- the random walk ------------------------------------------------------------
@@ -141,20 +120,7 @@ static inline sim_input ks_walker_next(ks_walker *w, uint32_t tick)
 /// horizontal direction (dx, dz); yaw 0 looks along -Z, a quarter turn -X.
 /// Integer only (no atan2), and 1.4 degrees is plenty to turn away from an
 /// edge.
-static inline sim_angle ks_yaw_toward(sim_fx dx, sim_fx dz)
-{
-    sim_angle best = 0;
-    int64_t best_dot = INT64_MIN;
-    for (uint32_t k = 0; k < 256; k++) {
-        sim_angle a = (sim_angle)(k << 8);
-        int64_t dot = -(int64_t)sim_angle_sin(a) * dx - (int64_t)sim_angle_cos(a) * dz;
-        if (dot > best_dot) {
-            best_dot = dot;
-            best = a;
-        }
-    }
-    return best;
-}
+static inline sim_angle ks_yaw_toward(sim_fx dx, sim_fx dz) { return sim_spawn_yaw_toward(dx, dz); }
 
 /// One query accepts at most SIM_MAX_DISPLACEMENT per axis; long vertical
 /// rays are cast in pieces of this length.
@@ -240,26 +206,18 @@ static inline void ks_guard_edges(const sim_world *world, sim_aabb bounds, const
 }
 
 // ---- spawn search -------------------------------------------------------------------
-// Places to stand, found by casting rays straight down through the whole level
-// at seeded (x, z) points and listing every surface on the way. Real maps are
-// octree render meshes whose faces are wound counter-clockwise seen from the
-// open (playable) side, so the winding tells the two sides apart even though
-// collision is double-sided: a face wound downwards is a ceiling, with open
-// space under it; a face wound upwards is a floor, with solid (or nothing)
-// under it. A floor is a candidate only when the space above it is open:
-// either the ray came straight from the sky, or the surface above it was a
-// ceiling. That keeps spawns off the top of a closed map's roof and out of
-// the gaps between stacked faces, where a character would stand outside the
-// playable space. Boxes (triangle ids past the level's triangles) are solids
-// seen from outside, so a hit on one from above is a floor.
+// The library's seeded search (sim_spawn.h: floors open above, found by
+// vertical rays through the level, the standing shape fitting). keel-sim
+// keeps the footprint test off, so its seeded spawns, and the scenarios
+// pinned on them, are what they were before the search moved into the library.
 
-#define KS_SPAWN_MAX_HITS 64
+#define KS_SPAWN_MAX_HITS SIM_SPAWN_MAX_HITS
 #define KS_SPAWN_ATTEMPTS 512
 
 typedef struct ks_spawn_area {
-    const sim_level *level; ///< for the winding of level triangles
+    const sim_level *level; ///< unused (the world knows its triangles' winding)
     const sim_world *world;
-    sim_aabb bounds;    ///< the world's bounds
+    sim_aabb bounds;    ///< unused: the world's bounds are used
     sim_shape shape;    ///< the standing shape
     sim_fx walkable_ny; ///< least normal.y of walkable floor
     sim_fx inset;       ///< x and z are drawn this far inside the bounds
@@ -268,34 +226,25 @@ typedef struct ks_spawn_area {
     bool require_ceiling;
 } ks_spawn_area;
 
-/// +1 when level triangle `t` is wound facing up, -1 facing down, 0 when
-/// vertical or not a level triangle.
-static inline int ks_triangle_facing(const sim_level *level, uint32_t t)
+/// The library's settings for an area and seed.
+static inline sim_spawn_settings ks_spawn_settings(const ks_spawn_area *a, uint64_t seed)
 {
-    if (!level || t >= level->triangle_count)
-        return 0;
-    const uint32_t *ix = &level->indices[3u * t];
-    sim_vec3 a = level->vertices[ix[0]], b = level->vertices[ix[1]], c = level->vertices[ix[2]];
-    // The y component of (b - a) x (c - a); coordinates within the world
-    // limit keep each product below 2^58.
-    int64_t ux = (int64_t)b.x - a.x, uz = (int64_t)b.z - a.z;
-    int64_t vx = (int64_t)c.x - a.x, vz = (int64_t)c.z - a.z;
-    int64_t ny = uz * vx - ux * vz;
-    return ny > 0 ? 1 : (ny < 0 ? -1 : 0);
+    sim_spawn_settings s = sim_spawn_default_settings(NULL);
+    s.shape = a->shape;
+    s.walkable_ny = a->walkable_ny;
+    s.inset = a->inset;
+    s.require_ceiling = a->require_ceiling;
+    s.footprint = false;
+    s.attempts = KS_SPAWN_ATTEMPTS;
+    s.seed = seed;
+    return s;
 }
 
 /// Whether the shape with its feet at `feet` touches nothing (margin 0).
 static inline bool ks_shape_fits(const sim_world *world, sim_shape shape, sim_vec3 feet)
 {
-    sim_overlap_input oi = {shape, sim_v3_add(feet, sim_v3(0, shape.half.y, 0)), 0};
-    sim_contact c;
-    return sim_world_contacts(world, &oi, &c, 1) == 0;
+    return sim_spawn_fits(world, shape, feet);
 }
-
-typedef struct ks_floor_hit {
-    sim_vec3 point;
-    bool under_ceiling;
-} ks_floor_hit;
 
 /// Whether a feet point lies in the character range: the mover clamps feet
 /// to +-SIM_MOVE_POSITION_LIMIT (4016 m) on each axis, so a spawn point
@@ -307,49 +256,9 @@ static inline bool ks_feet_in_range(sim_vec3 p)
     return p.x >= -lim && p.x <= lim && p.y >= -lim && p.y <= lim && p.z >= -lim && p.z <= lim;
 }
 
-/// The candidate floors on the vertical through (x, z), top to bottom;
-/// returns how many were written (at most `capacity`). Floors outside the
-/// character range are not candidates.
-static inline int ks_floors_at(const ks_spawn_area *a, sim_fx x, sim_fx z, ks_floor_hit *out, int capacity)
-{
-    sim_fx bottom = a->bounds.min.y - SIM_FX_ONE;
-    sim_vec3 at = sim_v3(x, a->bounds.max.y + SIM_FX_ONE, z);
-    int prev = 2; // 2: nothing above yet (open sky); else the facing of the last surface
-    bool ceiling_above = false;
-    int n = 0;
-    for (int hits = 0; hits < KS_SPAWN_MAX_HITS && at.y > bottom;) {
-        sim_fx piece = at.y - bottom < KS_RAY_PIECE ? at.y - bottom : KS_RAY_PIECE;
-        sim_ray_input in = {at, sim_v3(0, -piece, 0)};
-        sim_ray_result r;
-        if (!sim_world_raycast(a->world, &in, &r)) {
-            at.y -= piece;
-            continue;
-        }
-        hits++;
-        int facing = ks_triangle_facing(a->level, r.feature.triangle);
-        if (a->level && r.feature.triangle >= a->level->triangle_count)
-            facing = r.normal.y > 0 ? 1 : (r.normal.y < 0 ? -1 : 0);
-        bool open_above = prev == 2 || prev < 0;
-        if (facing > 0 && open_above && r.normal.y >= a->walkable_ny && (ceiling_above || !a->require_ceiling) &&
-            n < capacity && ks_feet_in_range(r.point)) {
-            out[n].point = r.point;
-            out[n].under_ceiling = ceiling_above;
-            n++;
-        }
-        if (facing < 0)
-            ceiling_above = true;
-        if (facing != 0)
-            prev = facing;
-        // Continue just below this surface; two faces closer than a
-        // millimetre count as one.
-        at.y = r.point.y - SIM_FX_MM(1);
-    }
-    return n;
-}
-
 /// Whether a candidate feet point keeps the spacing from the characters
 /// already placed (ctx is the caller's record of them).
-typedef bool (*ks_spawn_apart_fn)(const void *ctx, sim_vec3 p);
+typedef sim_spawn_apart_fn ks_spawn_apart_fn;
 
 /// Two feet points are too close when they are less than 2 m apart in height
 /// and less than `spacing` apart horizontally.
@@ -360,53 +269,14 @@ static inline bool ks_spawn_too_close(sim_vec3 a, sim_vec3 b, int64_t spacing_sq
     return dy < SIM_FX_INT(2) && dy > -SIM_FX_INT(2) && dx * dx + dz * dz < spacing_sq;
 }
 
-/// The search behind ks_spawn_find and ks_spawn_find_grid: up to
-/// KS_SPAWN_ATTEMPTS seeded vertical lines, one candidate floor on each,
-/// accepted when `apart` says so and the standing shape fits. Every spawn is a
-/// feet point in the character range (ks_feet_in_range).
+/// sim_spawn_search for an area: up to KS_SPAWN_ATTEMPTS seeded vertical
+/// lines, one candidate floor on each, accepted when `apart` says so and the
+/// standing shape fits.
 static inline bool ks_spawn_search(const ks_spawn_area *a, uint64_t seed, uint32_t id, ks_spawn_apart_fn apart,
                                    const void *ctx, uint64_t *lines, sim_vec3 *feet)
 {
-    ks_rng rng = ks_rng_for(seed, id, KS_STREAM_PLACE);
-    sim_aabb b = a->bounds;
-    sim_fx x0 = b.min.x + a->inset, x1 = b.max.x - a->inset;
-    sim_fx z0 = b.min.z + a->inset, z1 = b.max.z - a->inset;
-    if (x0 > x1)
-        x0 = x1 = b.min.x + (sim_fx)(((int64_t)b.max.x - b.min.x) / 2);
-    if (z0 > z1)
-        z0 = z1 = b.min.z + (sim_fx)(((int64_t)b.max.z - b.min.z) / 2);
-    // Lines are drawn inside the character range only.
-    const sim_fx lim = SIM_MOVE_POSITION_LIMIT;
-    x0 = sim_fx_max(x0, -lim), x1 = sim_fx_min(x1, lim);
-    z0 = sim_fx_max(z0, -lim), z1 = sim_fx_min(z1, lim);
-    if (x0 > x1 || z0 > z1)
-        return false;
-    // A sloped floor holds the shape's bottom below the hit point's height
-    // on one side; lifting it a little keeps such spots usable.
-    static const int32_t lift_mm[] = {5, 20, 100};
-    for (int attempt = 0; attempt < KS_SPAWN_ATTEMPTS; attempt++) {
-        sim_fx x = (sim_fx)ks_rng_range(&rng, x0, x1);
-        sim_fx z = (sim_fx)ks_rng_range(&rng, z0, z1);
-        uint64_t pick = ks_rng_next(&rng);
-        if (lines)
-            (*lines)++;
-        ks_floor_hit floors[KS_SPAWN_MAX_HITS];
-        int n = ks_floors_at(a, x, z, floors, KS_SPAWN_MAX_HITS);
-        if (n == 0)
-            continue;
-        // One floor of a multi-storey column, chosen by the stream.
-        sim_vec3 p = floors[pick % (uint64_t)n].point;
-        if (!apart(ctx, p))
-            continue;
-        for (int l = 0; l < 3; l++) {
-            sim_vec3 f = sim_v3(p.x, p.y + SIM_FX_MM(lift_mm[l]), p.z);
-            if (ks_feet_in_range(f) && ks_shape_fits(a->world, a->shape, f)) {
-                *feet = f;
-                return true;
-            }
-        }
-    }
-    return false;
+    sim_spawn_settings s = ks_spawn_settings(a, seed);
+    return sim_spawn_search(a->world, &s, id, apart, ctx, lines, feet);
 }
 
 typedef struct ks_spawn_taken {

@@ -140,7 +140,12 @@ typedef struct sim_move_settings {
     sim_fx fly_speed;             ///< (default 10 m/s)
     sim_fx swim_speed;            ///< (default 4 m/s)
     sim_fx water_gravity_scale;   ///< (default 0.1)
-    uint32_t cookie;              ///< set by sim_move_default_settings; checked
+    /// Respawn below the level (sim_scene.h, "Respawning"): a character
+    /// whose feet fall more than this below the world's lowest point is put
+    /// back on one of the scene's spawn spots. 0 (the default) is off;
+    /// 0..1024 m. keel-server turns it on (docs/server.md).
+    sim_fx respawn_depth;
+    uint32_t cookie; ///< set by sim_move_default_settings; checked
 } sim_move_settings;
 
 sim_move_settings sim_move_default_settings(void);

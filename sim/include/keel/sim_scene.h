@@ -119,6 +119,35 @@ bool sim_scene_find_spot(sim_scene *scene, const sim_char_state *state, sim_vec3
 /// *placed_feet (when given) is where it went.
 int sim_scene_place_character(sim_scene *scene, const sim_char_state *state, sim_vec3 *placed_feet);
 
+// ---- respawning -------------------------------------------------------------
+// With settings.respawn_depth > 0 the scene finds up to SIM_SCENE_SPAWN_SPOTS
+// spawn spots when it is created (sim_spawn_spots with
+// sim_spawn_default_settings of its settings: a function of the world and
+// the settings only, so every scene made from them, a client's and a
+// replay's alike, has the same spots). At the end of each step (after the
+// separation, before the tick advances) every character that is not flying
+// and whose feet lie more than respawn_depth below the world's lowest point
+// (sim_world_stats.bounds.min.y) is respawned, in id order: a fresh
+// sim_char_spawn state (same id, yaw and pitch; velocity zero, standing) on
+// the first spot, counting on from one chosen by (id, tick), that no other
+// character stands on (within a body width and 2 m in height); when all are
+// taken, on the chosen one. A level where no spot is found respawns nobody.
+
+/// Most spawn spots a scene keeps.
+#define SIM_SCENE_SPAWN_SPOTS 32u
+/// The scene's spawn spots (0 when respawning is off or none was found) and
+/// spot `index` (zero past the end).
+uint32_t sim_scene_spawn_count(const sim_scene *scene);
+sim_vec3 sim_scene_spawn_spot(const sim_scene *scene, uint32_t index);
+/// The first of `count` spots, counting on (cyclically) from `start`, that no
+/// character but `self` (0: none) stands on: none within a body width (the
+/// standing shape's width + 10 cm) horizontally and 2 m in height. `count`
+/// when every spot is taken. Reads only; time grows with count x characters.
+uint32_t sim_scene_free_spot(const sim_scene *scene, const sim_vec3 *spots, uint32_t count, uint32_t start,
+                             uint32_t self);
+/// Characters respawned by the last step.
+uint32_t sim_scene_last_respawns(const sim_scene *scene);
+
 /// The input a character uses next step (characters without one this tick
 /// use an empty command). Returns false for an unknown id.
 bool sim_scene_set_input(sim_scene *scene, uint32_t id, const sim_input *input);

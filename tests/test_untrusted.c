@@ -119,7 +119,7 @@ Test(untrusted, restore_names_every_kind_of_bad_field)
         {F_ID, 0, "character id 0 or not below 2^31"},
         {F_ID, 0x80000001u, "character id 0 or not below 2^31"},
         {F_ID, 1, "character ids not increasing"},
-        {F_FLAGS, 1u << 9, "unknown flag bits"},
+        {F_FLAGS, SIM_CHAR_KNOWN_FLAGS + 1u, "unknown flag bits"},
         {F_MOVE, 5, "unknown move type"},
         {F_MOVE, 0xFFFFFFFFu, "unknown move type"},
         {F_GROUND, 3, "unknown ground kind"},

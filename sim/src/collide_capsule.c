@@ -78,11 +78,12 @@ static int64_t reach_along(const sim_tri *t, sim_fx radius, sim_fx h)
 // sweep meets only its face slabs (and asks the contact only when the
 // segment crosses its plane).
 // (flags, collide.h: bits 0-5 the inactive edges and corners, bits 6-11
-// the buried ones, in the same order.)
+// the buried ones, bits 14-19 the folds, in the same order: a feature is
+// skipped when buried, or inactive and not at a fold.)
 static bool features_all_dead(const sim_tri *t)
 {
     uint32_t f = t->flags;
-    return ((f | (f >> 6)) & 0x3fu) == 0x3fu;
+    return (((f & ~(f >> 14)) | (f >> 6)) & 0x3fu) == 0x3fu;
 }
 
 // The ends' distances to the plane, sim_dir_dot_v3(t->n, end - t->v[0]) for
@@ -220,13 +221,13 @@ static bool capsule_sweep(const capsule_ray *cr, const sim_tri *t, const capsule
     // An internal (inactive or buried) edge or corner lies inside a surface
     // that other triangles' faces continue: the grown union of those faces
     // has no boundary there, so its pieces can never be entered first. On a
-    // tessellated floor that leaves only the two face slabs to solve.
+    // tessellated floor that leaves only the two face slabs to solve. An
+    // inactive edge at a fold is still solved (its ridge comes first on the
+    // convex side; round_consider reports the face normal).
     bool edge_live[3], vert_live[3];
     for (int i = 0; i < 3; i++) {
-        edge_live[i] =
-            !sim_tri_feature_inactive(t, SIM_FEATURE_EDGE, i) && !sim_tri_feature_buried(t, SIM_FEATURE_EDGE, i);
-        vert_live[i] =
-            !sim_tri_feature_inactive(t, SIM_FEATURE_VERTEX, i) && !sim_tri_feature_buried(t, SIM_FEATURE_VERTEX, i);
+        edge_live[i] = !sim_tri_feature_skipped(t, SIM_FEATURE_EDGE, i);
+        vert_live[i] = !sim_tri_feature_skipped(t, SIM_FEATURE_VERTEX, i);
     }
     int ends = h > 0 ? 2 : 1;
     sim_fx dn = sim_dir_dot_v3(t->n, ray->displacement);
@@ -390,7 +391,9 @@ bool sim_contact_capsule_tri(sim_shape shape, sim_vec3 pos, const sim_tri *t, si
         }
     }
     uint64_t dist = sim_isqrt_u64((uint64_t)best.d2);
-    if ((int64_t)dist > (int64_t)R + margin || sim_tri_feature_buried(t, best.f.type, best.f.index))
+    // A buried edge or corner is reported like any other: an overlap is
+    // never dropped (only the sweeps skip it, where a surface covers it).
+    if ((int64_t)dist > (int64_t)R + margin)
         return false;
     hit->s = (sim_fx)((int64_t)R - (int64_t)dist);
     hit->point = best.on_tri;

@@ -45,6 +45,11 @@ enum {
 /// R * angle / 2 beyond the edge, is within SIM_QUERY_TOLERANCE of the
 /// triangle: at once for every radius up to 2.7 m.
 #define SIM_FOLD_FLAT_ANGLE ((int64_t)1 << 34)
+/// The steepest fold an edge may be inactive at (1 - |cos| at most 2^-10,
+/// Q4.60; about 2.5 degrees, above the default coplanar_cos of 2): the
+/// capsule's face slabs reach R / 32 over such an edge, enough up to 3.5
+/// degrees. A steeper fold within a wider coplanar_cos keeps its edge active.
+#define SIM_FOLD_MAX_ANGLE ((int64_t)1 << 50)
 
 /// A collision triangle with everything the queries need precomputed at world
 /// build time (so no square roots are taken per query for these).

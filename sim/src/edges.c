@@ -314,14 +314,13 @@ static int side_of(const sim_tri *t, int e, sim_dir n, sim_vec3 p)
     return d > 0 ? 1 : (d < 0 ? -1 : 0);
 }
 
-// Whether two unit normals are parallel (either facing) to within
-// SIM_FOLD_FLAT_ANGLE (collide.h; exact, Q4.60: each product is below
-// 2^60, the sum below 2^62).
-static bool flat_pair(sim_dir a, sim_dir b)
+// 1 - |a . b| of two unit normals (either facing), exact in Q4.60: each
+// product is below 2^60, the sum below 2^62. Compared with
+// SIM_FOLD_FLAT_ANGLE and SIM_FOLD_MAX_ANGLE (collide.h).
+static int64_t fold_of(sim_dir a, sim_dir b)
 {
     int64_t d = (int64_t)a.x * b.x + (int64_t)a.y * b.y + (int64_t)a.z * b.z;
-    const int64_t one = (int64_t)1 << 60;
-    return abs64(d) >= one - SIM_FOLD_FLAT_ANGLE;
+    return ((int64_t)1 << 60) - abs64(d);
 }
 
 static void classify_edge(edge_ctx *c, bool *inactive, bool *buried, bool *fold)
@@ -338,8 +337,12 @@ static void classify_edge(edge_ctx *c, bool *inactive, bool *buried, bool *fold)
     *inactive = covered(sel, k, len, tol);
     *buried = false;
     *fold = false;
-    for (int i = 0; i < k && *inactive; i++)
-        *fold = *fold || !flat_pair(t->n, sel[i].n);
+    for (int i = 0; i < k && *inactive; i++) {
+        int64_t f = fold_of(t->n, sel[i].n);
+        *fold = *fold || f > SIM_FOLD_FLAT_ANGLE;
+        if (f > SIM_FOLD_MAX_ANGLE)
+            *inactive = *fold = false; // too steep for the slabs to reach over
+    }
     if (*inactive)
         return;
     for (int p = 0; p < c->count && !*buried; p++) {

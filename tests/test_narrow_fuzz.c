@@ -770,7 +770,7 @@ Test(narrow_map, pandora_capsule_on_shallow_ridge, .timeout = 600)
     cr_assert_eq(failures, 0);
 }
 
-// pandora and zdm2: a box 0.3-0.55 mm above a tilted face (normals with all
+// pandora and zdm2: a box 0.34-0.40 mm above a tilted face (normals with all
 // three components), swept down as far as the ground probe (the box that
 // walked 18 cm into a pandora ramp).
 Test(narrow_map, box_probe_near_tilted_faces, .timeout = 600)
@@ -795,7 +795,7 @@ Test(narrow_map, box_probe_near_tilted_faces, .timeout = 600)
             rv3 n = rv3_from(sim_dir_to_v3(t->n));
             geo_near(&G, w, c, 1.5);
             sim_vec3 pos;
-            if (!place(&G, s, c, n, 0.0003 + 0.00025 * (i % 2), &pos) || world_gap(&G, s, rv3_from(pos)) < 0)
+            if (!place(&G, s, c, n, 0.00034 + 0.00002 * (i % 4), &pos) || world_gap(&G, s, rv3_from(pos)) < 0)
                 continue;
             checked++;
             failures += !check_sweep(w, &G, s, pos, sim_v3(0, -FQ(0.36), 0), "map ground probe");

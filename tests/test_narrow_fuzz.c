@@ -35,7 +35,7 @@
 #include "world_internal.h"
 
 #define TOL ((double)SIM_QUERY_TOLERANCE / 65536.0 + 2e-5)
-#define DEFAULT_CONFIGS 20000
+#define DEFAULT_CONFIGS 12000
 #define MAX_TRIS 1024
 #define DEG (3.14159265358979323846 / 180.0)
 #define FQ(x) ((sim_fx)llround((x)*65536.0))
@@ -488,7 +488,7 @@ static double now_s(void)
     return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-Test(narrow_fuzz, conservative_against_reference, .timeout = 600)
+Test(narrow_fuzz, conservative_against_reference, .timeout = 86400)
 {
     uint64_t seed = env_u64("KEEL_FUZZ_SEED", 20261129);
     uint64_t seconds = env_u64("KEEL_FUZZ_SECONDS", 0);

@@ -31,7 +31,25 @@ enum {
     SIM_TRI_VERT0_BURIED = 1u << 9,
     SIM_TRI_BURIED = 1u << 12,
     SIM_TRI_RECHECK = 1u << 13, ///< world building only: judge the edges again
+    /// An inactive edge (vertex) at a fold: its neighbours are within
+    /// coplanar_cos but not flat with it (SIM_FOLD_FLAT_ANGLE). Hits on it
+    /// still report the face normal, but the sweeps solve it: on the convex
+    /// side of a fold the ridge is met before either face.
+    SIM_TRI_EDGE0_FOLD = 1u << 14,
+    SIM_TRI_VERT0_FOLD = 1u << 17,
 };
+
+/// Folds flatter than this count as flat (SIM_FOLD_FLAT_ANGLE: 1 - |cos| of
+/// the normals' angle at most 2^-26, Q4.60; about 0.01 degree). A sweep that
+/// skips such a ridge meets a face instead once the face's contact point,
+/// R * angle / 2 beyond the edge, is within SIM_QUERY_TOLERANCE of the
+/// triangle: at once for every radius up to 2.7 m.
+#define SIM_FOLD_FLAT_ANGLE ((int64_t)1 << 34)
+/// The steepest fold an edge may be inactive at (1 - |cos| at most 2^-10,
+/// Q4.60; about 2.5 degrees, above the default coplanar_cos of 2): the
+/// capsule's face slabs reach R / 32 over such an edge, enough up to 3.5
+/// degrees. A steeper fold within a wider coplanar_cos keeps its edge active.
+#define SIM_FOLD_MAX_ANGLE ((int64_t)1 << 50)
 
 /// A collision triangle with everything the queries need precomputed at world
 /// build time (so no square roots are taken per query for these).
@@ -73,6 +91,17 @@ static inline bool sim_tri_feature_buried(const sim_tri *t, int type, int i)
     if (type == SIM_FEATURE_VERTEX)
         return (t->flags >> (9 + i)) & 1u;
     return false;
+}
+
+/// A feature the sweeps need not solve: buried, or inactive and not at a
+/// fold (the faces around it are met first).
+static inline bool sim_tri_feature_skipped(const sim_tri *t, int type, int i)
+{
+    int bit = type == SIM_FEATURE_EDGE ? i : (type == SIM_FEATURE_VERTEX ? 3 + i : -1);
+    if (bit < 0)
+        return false;
+    uint32_t f = t->flags;
+    return ((f >> (6 + bit)) & 1u) || (((f >> bit) & 1u) && !((f >> (14 + bit)) & 1u));
 }
 
 /// How far beyond a shape's reach sim_tri_apart asks the triangle to be:

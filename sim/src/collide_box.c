@@ -156,8 +156,11 @@ bool sim_contact_box_tri(sim_shape shape, sim_vec3 pos, const sim_tri *t, sim_fx
         return false;
     hit->feature = axis_feature(t, best_k, best_p, true);
     (void)best_lower;
-    if (sim_tri_feature_buried(t, hit->feature.type, hit->feature.index))
-        return false;
+    // A buried edge or corner is still a real overlap: its axis is kept with
+    // its own normal and depth (the smallest over the axes). Where the edge
+    // lies in a surface that ends at it (a ramp's side edge in the wall, a
+    // wall's bottom edge in the floor) that axis is the face's own within
+    // rounding; dropping it lost the whole overlap.
     if (sim_tri_feature_inactive(t, hit->feature.type, hit->feature.index)) {
         // The surface's normal, the true (smallest) depth: see the capsule.
         best_n = sim_tri_facing_normal(t, pos, (sim_dir){0, -SIM_DIR_ONE, 0});
@@ -218,9 +221,14 @@ bool sim_sweep_box_tri(const sim_sweep_ray *ray, const sim_tri *t, sim_tri_hit *
             return false;
     }
     if (enter_k < 0 || enter < 0) {
-        // Overlapping (within the inflation) already at the start.
+        // Overlapping (within the inflation) already at the start. The box
+        // was grown by the inflation on each axis, which along a tilted axis
+        // reaches up to sqrt(3) times as far: the contact looks that far
+        // (7/4, rounded up, and two units for its own rounding), or a start
+        // between the two would be neither a hit nor a sweep.
         sim_tri_hit ct;
-        if (!sim_contact_box_tri(ray->shape, ray->start, t, ray->inflate, &ct))
+        sim_fx look = ray->inflate + (3 * ray->inflate + 3) / 4 + 2;
+        if (!sim_contact_box_tri(ray->shape, ray->start, t, look, &ct))
             return false;
         // Moving along or out of an overlap is never blocked (see the capsule).
         bool into = sim_v3_dot64(ct.normal, ray->displacement) < 0;
@@ -262,9 +270,9 @@ bool sim_sweep_box_tri(const sim_sweep_ray *ray, const sim_tri *t, sim_tri_hit *
     int64_t pf[3];
     for (int j = 0; j < 3; j++)
         pf[j] = enter_pos ? enter_p[j] : -enter_p[j];
+    // A buried feature is met like any other (see the contact): its axis is
+    // the one entered last, so the motion goes into its normal.
     sim_feature f = axis_feature(t, enter_k, pf, true);
-    if (sim_tri_feature_buried(t, f.type, f.index))
-        return false;
     sim_fx s = (sim_fx)((enter * (int64_t)ray->length) >> 16);
     sim_vec3 centre = sim_v3_add(ray->start, sim_dir_scale(ray->dir, s));
     if (sim_tri_feature_inactive(t, f.type, f.index)) {

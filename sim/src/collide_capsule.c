@@ -19,6 +19,25 @@
 // face); the depth is R minus their distance.
 #include "collide_round.h"
 
+// How far beyond an inactive edge at a fold (SIM_TRI_EDGE0_FOLD) a face
+// slab still counts, for an end of radius R: R / 32 >= R tan(theta / 2) for
+// every fold theta up to SIM_FOLD_MAX_ANGLE (2.5 degrees). On the convex side
+// of a ridge the end's centre lies over neither face while it is nearest the
+// ridge (within theta of both normals); its foot on the nearer face is then
+// at most R tan(theta / 2) beyond the edge. The slab grown that far is met
+// no later than the ridge (the ridge lies in the face's plane), and at most
+// R (1 / cos(theta) - 1), under 0.2 mm for R = 1 m, sooner. On the concave
+// side the other face's slab comes first anyway.
+static sim_fx fold_slack(sim_fx R) { return (sim_fx)(((int64_t)R + 31) / 32); }
+
+static bool in_face(const sim_tri *t, sim_vec3 q, sim_fx R)
+{
+    sim_fx slack[3];
+    for (int i = 0; i < 3; i++)
+        slack[i] = SIM_QUERY_TOLERANCE + (((t->flags >> (14 + i)) & 1u) ? fold_slack(R) : 0);
+    return round_in_triangle_each(t, q, slack);
+}
+
 // Ray from o against a sphere of radius c->R around `centre`.
 static void prim_sphere(round_ctx *c, sim_vec3 o, sim_vec3 centre, int vertex)
 {
@@ -50,7 +69,7 @@ static void prim_face(round_ctx *c, sim_vec3 o, sim_fx dist0)
     int64_t s = round_slab_entry(c, dist0, t->n, c->R, &sg);
     if (s == -2) {
         sim_vec3 q = sim_v3_sub(o, sim_dir_scale(t->n, dist0));
-        if (round_in_triangle(t, q, SIM_QUERY_TOLERANCE))
+        if (in_face(t, q, c->R))
             c->touching = true;
         return;
     }
@@ -58,7 +77,7 @@ static void prim_face(round_ctx *c, sim_vec3 o, sim_fx dist0)
         return;
     sim_vec3 at = sim_v3_add(o, sim_dir_scale(c->ray->dir, (sim_fx)s));
     sim_vec3 q = sim_v3_sub(at, sim_dir_scale(t->n, sim_dir_dot_v3(t->n, sim_v3_sub(at, t->v[0]))));
-    if (!round_in_triangle(t, q, SIM_QUERY_TOLERANCE))
+    if (!in_face(t, q, c->R))
         return;
     sim_dir n = sg > 0 ? t->n : sim_dir_neg(t->n);
     round_consider(c, (sim_fx)s, sim_dir_to_v3(n), SIM_FEATURE_FACE, 0, q);
@@ -78,7 +97,8 @@ static int64_t reach_along(const sim_tri *t, sim_fx radius, sim_fx h)
 // sweep meets only its face slabs (and asks the contact only when the
 // segment crosses its plane).
 // (flags, collide.h: bits 0-5 the inactive edges and corners, bits 6-11
-// the buried ones, in the same order.)
+// the buried ones, in the same order.) An inactive edge at a fold is dead
+// too: the face slabs reach over it instead (fold_slack).
 static bool features_all_dead(const sim_tri *t)
 {
     uint32_t f = t->flags;
@@ -121,11 +141,13 @@ static bool segment_crosses_raw(const int64_t raw[2])
 // lies in that plane (to within 2^-16, times a distance of at most R), so
 // that point's position along inward[i] is the centre's, give or take a few
 // units of the last place: round_in_triangle cannot take it.
-static bool beyond_an_edge(const sim_tri *t, const int64_t start[3], const int64_t d[3], sim_fx h)
+static bool beyond_an_edge(const sim_tri *t, const int64_t start[3], const int64_t d[3], sim_fx h, sim_fx R)
 {
     const int64_t one46 = (int64_t)1 << 30;
-    const int64_t margin = ((int64_t)SIM_QUERY_TOLERANCE + END_CLEARANCE) * one46;
     for (int i = 0; i < 3; i++) {
+        // a fold's edge: the face slab reaches fold_slack further
+        int64_t fold = ((t->flags >> (14 + i)) & 1u) ? fold_slack(R) : 0;
+        const int64_t margin = ((int64_t)SIM_QUERY_TOLERANCE + END_CLEARANCE + fold) * one46;
         sim_dir a = t->inward[i];
         int64_t p0 = a.x * start[0] + a.y * start[1] + a.z * start[2] - t->in_at[i];
         if (p0 >= -margin) // then p0 >= lo too: most edges, found without lo
@@ -182,7 +204,7 @@ static inline bool capsule_tile_out(const capsule_ray *cr, const sim_tri *t, cap
     end_dists_raw(ct->dist0_raw, t->n, cr->h, ct->e_raw);
     ct->crosses = cr->h > 0 && segment_crosses_raw(ct->e_raw);
     ct->dead = features_all_dead(t);
-    return ct->dead && !ct->crosses && beyond_an_edge(t, cr->start, cr->d, cr->h);
+    return ct->dead && !ct->crosses && beyond_an_edge(t, cr->start, cr->d, cr->h, cr->R);
 }
 
 // The sweep of t past capsule_tile_out.
@@ -220,7 +242,8 @@ static bool capsule_sweep(const capsule_ray *cr, const sim_tri *t, const capsule
     // An internal (inactive or buried) edge or corner lies inside a surface
     // that other triangles' faces continue: the grown union of those faces
     // has no boundary there, so its pieces can never be entered first. On a
-    // tessellated floor that leaves only the two face slabs to solve.
+    // tessellated floor that leaves only the two face slabs to solve. At a
+    // fold the slabs reach over the edge (fold_slack).
     bool edge_live[3], vert_live[3];
     for (int i = 0; i < 3; i++) {
         edge_live[i] =
@@ -390,7 +413,9 @@ bool sim_contact_capsule_tri(sim_shape shape, sim_vec3 pos, const sim_tri *t, si
         }
     }
     uint64_t dist = sim_isqrt_u64((uint64_t)best.d2);
-    if ((int64_t)dist > (int64_t)R + margin || sim_tri_feature_buried(t, best.f.type, best.f.index))
+    // A buried edge or corner is reported like any other: an overlap is
+    // never dropped (only the sweeps skip it, where a surface covers it).
+    if ((int64_t)dist > (int64_t)R + margin)
         return false;
     hit->s = (sim_fx)((int64_t)R - (int64_t)dist);
     hit->point = best.on_tri;

@@ -321,10 +321,7 @@ static void prim_end_corner(round_ctx *c, sim_fx lift, int i)
     round_consider(c, (sim_fx)s, sim_v3(0, dy0 > 0 ? SIM_FX_ONE : -SIM_FX_ONE, 0), SIM_FEATURE_VERTEX, i, c->t->v[i]);
 }
 
-static bool feature_live(const sim_tri *t, int type, int i)
-{
-    return !sim_tri_feature_inactive(t, type, i) && !sim_tri_feature_buried(t, type, i);
-}
+static bool feature_live(const sim_tri *t, int type, int i) { return !sim_tri_feature_skipped(t, type, i); }
 
 bool sim_sweep_cylinder_tri(const sim_sweep_ray *ray, const sim_tri *t, sim_tri_hit *hit)
 {
@@ -542,7 +539,9 @@ bool sim_contact_cylinder_tri(sim_shape shape, sim_vec3 pos, const sim_tri *t, s
             }
         }
     }
-    if (!x.best.has || x.best.sep > margin || sim_tri_feature_buried(t, x.best.type, x.best.index))
+    // A buried edge or corner is reported like any other: an overlap is
+    // never dropped (only the sweeps skip it, where a surface covers it).
+    if (!x.best.has || x.best.sep > margin)
         return false;
     sim_vec3 normal = sim_dir_to_v3(x.best.n);
     // On an internal edge or corner the surface's own normal is the truth;

@@ -147,6 +147,17 @@ bool round_in_triangle(const sim_tri *t, sim_vec3 q, sim_fx slack)
     return true;
 }
 
+bool round_in_triangle_each(const sim_tri *t, sim_vec3 q, const sim_fx slack[3])
+{
+    // round_in_triangle's exact test, edge by edge (every slack >= 0)
+    for (int i = 0; i < 3; i++) {
+        const int64_t lim = -(2 * (int64_t)slack[i] + 1) * ((int64_t)1 << 29);
+        if (sim_dir_dot_v3_raw(t->inward[i], q) - t->in_at[i] <= lim)
+            return false;
+    }
+    return true;
+}
+
 // Position along edge i (metres from v[i]) of the point whose horizontal
 // position matches p's; false for an (almost) vertical edge.
 bool round_edge_param_horizontal(const sim_tri *t, int i, sim_vec3 p, int64_t *lambda)

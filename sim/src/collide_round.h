@@ -52,6 +52,8 @@ int64_t round_slab_entry(const round_ctx *c, sim_fx dist0, sim_dir n, int64_t ha
 
 /// Whether q projects into the triangle (within `slack` of every edge).
 bool round_in_triangle(const sim_tri *t, sim_vec3 q, sim_fx slack);
+/// The same with a slack (>= 0) for each edge i (against inward[i]).
+bool round_in_triangle_each(const sim_tri *t, sim_vec3 q, const sim_fx slack[3]);
 
 /// Position along edge i (metres from v[i]) of the point whose horizontal
 /// position matches p's; false for an (almost) vertical edge.

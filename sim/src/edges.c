@@ -10,6 +10,10 @@
 // - Inactive: E is covered along its whole length by triangles coplanar with T
 //   (either facing) that continue the surface beyond E. Hits there report T's
 //   face normal.
+//   When one of those triangles is not flat with T (a fold of up to
+//   coplanar_cos, more than SIM_FOLD_FLAT_ANGLE) the edge is also a fold:
+//   on its convex side a shape meets the ridge before either face, so the
+//   sweeps still solve it (and its two corners), with the face normal.
 // - Buried: E is covered on BOTH sides by a flat surface of other triangles
 //   not coplanar with T (T's side face where two boxes touch: its top edge lies
 //   inside the boxes' joint top). That surface reports any contact itself, so
@@ -310,7 +314,16 @@ static int side_of(const sim_tri *t, int e, sim_dir n, sim_vec3 p)
     return d > 0 ? 1 : (d < 0 ? -1 : 0);
 }
 
-static void classify_edge(edge_ctx *c, bool *inactive, bool *buried)
+// 1 - |a . b| of two unit normals (either facing), exact in Q4.60: each
+// product is below 2^60, the sum below 2^62. Compared with
+// SIM_FOLD_FLAT_ANGLE and SIM_FOLD_MAX_ANGLE (collide.h).
+static int64_t fold_of(sim_dir a, sim_dir b)
+{
+    int64_t d = (int64_t)a.x * b.x + (int64_t)a.y * b.y + (int64_t)a.z * b.z;
+    return ((int64_t)1 << 60) - abs64(d);
+}
+
+static void classify_edge(edge_ctx *c, bool *inactive, bool *buried, bool *fold)
 {
     const sim_world *w = c->w;
     const sim_tri *t = c->t;
@@ -323,6 +336,13 @@ static void classify_edge(edge_ctx *c, bool *inactive, bool *buried)
             sel[k++] = c->m[i];
     *inactive = covered(sel, k, len, tol);
     *buried = false;
+    *fold = false;
+    for (int i = 0; i < k && *inactive; i++) {
+        int64_t f = fold_of(t->n, sel[i].n);
+        *fold = *fold || f > SIM_FOLD_FLAT_ANGLE;
+        if (f > SIM_FOLD_MAX_ANGLE)
+            *inactive = *fold = false; // too steep for the slabs to reach over
+    }
     if (*inactive)
         return;
     for (int p = 0; p < c->count && !*buried; p++) {
@@ -521,10 +541,12 @@ void sim_edges_classify(sim_world *w, bool bury)
             *c = (edge_ctx){.w = w, .k = &k, .t = t, .edge = e, .count = 0};
             for (uint32_t h = 0; h < r[e].hits; h++)
                 visit_edge(c, r[e].hit[h]);
-            bool inactive, buried;
-            classify_edge(c, &inactive, &buried);
+            bool inactive, buried, fold;
+            classify_edge(c, &inactive, &buried, &fold);
             if (inactive)
                 flags |= SIM_TRI_EDGE0_INACTIVE << e;
+            if (fold)
+                flags |= (SIM_TRI_EDGE0_FOLD << e) | (SIM_TRI_VERT0_FOLD << e) | (SIM_TRI_VERT0_FOLD << ((e + 1) % 3));
             if (buried)
                 flags |= SIM_TRI_EDGE0_BURIED << e;
         }

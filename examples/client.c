@@ -88,6 +88,10 @@ int main(int argc, char **argv)
         return 1;
     }
     sim_move_settings settings = sim_move_default_settings();
+    // keel-server respawns a character that falls 16 m below the level
+    // (--respawn-depth); the respawn is part of the simulation, so the
+    // client's settings say the same.
+    settings.respawn_depth = SIM_FX_INT(16);
     cl_config config = cl_default_config();
     net_host_config host_config = net_host_default_config();
     const char *why = NULL;

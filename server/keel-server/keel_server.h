@@ -36,12 +36,12 @@ typedef struct options {
     const char *metrics_host; ///< NULL: no metrics
     uint32_t metrics_port;
     // the match lifecycle (match.c, agones.c)
-    bool agones;              ///< --agones: the Agones SDK sidecar's lifecycle
-    uint32_t match_s;         ///< --match-seconds: end the match this long after it started (0: never)
-    uint32_t empty_s;         ///< --empty-seconds: end when the players all left this long ago (0: never)
-    uint32_t join_s;          ///< --join-seconds: end when no player joined this long after the match started (0: never)
-    uint32_t stall_after;     ///< --test-stall-after-ticks (a test hook; 0: none)
-    uint32_t stall_s;         ///< --test-stall-seconds
+    bool agones;          ///< --agones: the Agones SDK sidecar's lifecycle
+    uint32_t match_s;     ///< --match-seconds: end the match this long after it started (0: never)
+    uint32_t empty_s;     ///< --empty-seconds: end when the players all left this long ago (0: never)
+    uint32_t join_s;      ///< --join-seconds: end when no player joined this long after the match started (0: never)
+    uint32_t stall_after; ///< --test-stall-after-ticks (a test hook; 0: none)
+    uint32_t stall_s;     ///< --test-stall-seconds
     uint32_t respawn_depth_m; ///< --respawn-depth M (default KEEL_APP_RESPAWN_DEPTH_M; 0: off)
 } options;
 

@@ -252,8 +252,7 @@ static int parse(int argc, char **argv, options *o)
                    strcmp(a, "--keyframe-interval") == 0 || strcmp(a, "--virtual-bots") == 0 ||
                    strcmp(a, "--seed") == 0 || strcmp(a, "--full-clients") == 0 || strcmp(a, "--match-seconds") == 0 ||
                    strcmp(a, "--empty-seconds") == 0 || strcmp(a, "--join-seconds") == 0 ||
-                   strcmp(a, "--test-stall-after-ticks") == 0 ||
-                   strcmp(a, "--test-stall-seconds") == 0) {
+                   strcmp(a, "--test-stall-after-ticks") == 0 || strcmp(a, "--test-stall-seconds") == 0) {
             if (!v)
                 return bad("value for", a);
             uint32_t lo = 0, hi = 86400u * 365u, *dst = &o->duration_s;

@@ -278,7 +278,7 @@ static bool list_apart(const void *ctx, sim_vec3 p)
 
 // Cell k of a square spiral around (0, 0): k = 0 is the centre; ring r
 // (cells at Chebyshev distance r) holds 8r cells and starts at k = (2r - 1)^2.
-static void spiral_cell(uint32_t k, int32_t *dx, int32_t *dz)
+void sim_spawn_spiral_cell(uint32_t k, int32_t *dx, int32_t *dz)
 {
     *dx = *dz = 0;
     if (k == 0)
@@ -324,7 +324,7 @@ static void spots_around(const sim_world *world, const sim_spawn_settings *s, si
     static const int32_t lift_mm[] = {5, 20, 100};
     for (uint64_t k = 0; k < cells && l->count < capacity; k++) {
         int32_t dx, dz;
-        spiral_cell((uint32_t)k, &dx, &dz);
+        sim_spawn_spiral_cell((uint32_t)k, &dx, &dz);
         int64_t x = (int64_t)marker.x + (int64_t)dx * step, z = (int64_t)marker.z + (int64_t)dz * step;
         int64_t top = (int64_t)marker.y + SIM_FX_ONE;
         if (x < -SIM_MOVE_POSITION_LIMIT || x > SIM_MOVE_POSITION_LIMIT || z < -SIM_MOVE_POSITION_LIMIT ||

@@ -204,23 +204,6 @@ sim_vec3 ks_stage_probe_spawn(const ks_stage *stage, uint32_t id)
 /// full and later characters go straight above it (overflow_spot).
 #define KS_SPAWN_FULL_AFTER 16u
 
-// Cell k >= 1 of a square spiral around (0, 0): ring r (cells at Chebyshev
-// distance r) holds 8r cells and starts at k = (2r - 1)^2.
-static void spiral_cell(uint32_t k, int32_t *dx, int32_t *dz)
-{
-    uint32_t r = 1;
-    while ((uint64_t)(2 * r + 1) * (2 * r + 1) <= k)
-        r++;
-    uint32_t idx = k - (2 * r - 1) * (2 * r - 1);
-    int32_t side = (int32_t)(idx / (2 * r)), off = (int32_t)(idx % (2 * r)), R = (int32_t)r;
-    switch (side) {
-    case 0: *dx = R, *dz = -R + 1 + off; break;
-    case 1: *dx = R - 1 - off, *dz = R; break;
-    case 2: *dx = -R, *dz = R - 1 - off; break;
-    default: *dx = -R + 1 + off, *dz = -R; break;
-    }
-}
-
 // Where a character goes when the seeded search finds nothing (an empty,
 // all-steep or full level): 1 m above the top of the level, on a square
 // spiral of KS_CHARACTER_SPACING around the middle, skipping spots too close
@@ -239,7 +222,7 @@ static sim_vec3 overflow_spot(const ks_stage *stage, ks_spawn_grid *grid, uint32
         uint32_t k = (*next_cell)++;
         int32_t dx = 0, dz = 0;
         if (k > 0)
-            spiral_cell(k, &dx, &dz);
+            sim_spawn_spiral_cell(k, &dx, &dz);
         int64_t x = (int64_t)mid.x + (int64_t)dx * KS_CHARACTER_SPACING;
         int64_t z = (int64_t)mid.z + (int64_t)dz * KS_CHARACTER_SPACING;
         if (x < -lim || x > lim || z < -lim || z > lim)

@@ -149,6 +149,11 @@ uint32_t sim_spawn_spots(const sim_world *world, const sim_spawn_settings *s, si
 /// (0, 0): 0.
 sim_angle sim_spawn_yaw_toward(sim_fx dx, sim_fx dz);
 
+/// Cell k of a square spiral of grid cells around (0, 0): k = 0 is (0, 0);
+/// ring r >= 1 (the cells at Chebyshev distance r) holds 8r cells and starts
+/// at k = (2r - 1)^2. The order the spawn searches visit a grid in.
+void sim_spawn_spiral_cell(uint32_t k, int32_t *dx, int32_t *dz);
+
 /// The world's spawn markers (feet points of the level's markers whose names
 /// start with "spawn", in level order); *count gets how many.
 const sim_vec3 *sim_world_spawn_markers(const sim_world *world, uint32_t *count);

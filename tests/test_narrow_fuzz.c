@@ -699,7 +699,7 @@ Test(narrow_map, box_in_ramps_with_buried_edges, .timeout = 600)
         sim_level lv;
         sim_world *w = load_map(maps[m], &lv);
         if (!w) {
-            cr_log_warn("%s absent: skipped", maps[m]);
+            keel_test_warn("%s absent: skipped", maps[m]);
             continue;
         }
         sim_shape s = sim_shape_box(FQ(0.4), FQ(0.9), FQ(0.4));
@@ -741,7 +741,7 @@ Test(narrow_map, pandora_capsule_on_shallow_ridge, .timeout = 600)
     sim_level lv;
     sim_world *w = load_map("sauerbraten_pandora.obj", &lv);
     if (!w) {
-        cr_log_warn("sauerbraten_pandora.obj absent: skipped");
+        keel_test_warn("sauerbraten_pandora.obj absent: skipped");
         return;
     }
     const sim_tri *t0 = map_tri(w, 16614), *t1 = map_tri(w, 16615);
@@ -781,7 +781,7 @@ Test(narrow_map, box_probe_near_tilted_faces, .timeout = 600)
         sim_level lv;
         sim_world *w = load_map(maps[m], &lv);
         if (!w) {
-            cr_log_warn("%s absent: skipped", maps[m]);
+            keel_test_warn("%s absent: skipped", maps[m]);
             continue;
         }
         sim_shape s = sim_shape_box(FQ(0.4), FQ(0.9), FQ(0.4));

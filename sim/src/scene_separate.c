@@ -231,7 +231,7 @@ static bool footprint_on_ground(const sim_scene *sc, const sim_collider *col, si
         dz = shape.half.z - s->skin;
     } else {
         ax = az = shape.radius - s->skin;
-        dx = dz = sim_fx_mul(ax, SIM_FX_MM(707) + 7); // 0.70711: cos 45 degrees
+        dx = dz = sim_fx_mul(ax, SIM_FX_MM(707) + 7); // 46341 / 2^16: cos 45 degrees
     }
     static const int8_t sx[8] = {1, -1, 0, 0, 1, 1, -1, -1}, sz[8] = {0, 0, 1, -1, 1, -1, 1, -1};
     for (int k = shape.type == SIM_SHAPE_BOX ? 4 : 0; k < 8; k++) {

@@ -294,3 +294,96 @@ Test(handshake_server, requests_above_the_budget_are_dropped_unanswered)
     }
     cr_assert_eq(opened, NET_HS_REQUESTS_PER_S / 100u);
 }
+
+// One join over a link with round trip `rtt_ms` (half each way) on a
+// virtual clock in 1 ms steps, the datagrams in `lost` (bit k: the client's
+// k-th) lost: how many requests and responses the server received, and how
+// many of its answers refused something. Returns the time the client was
+// admitted, from its first request.
+static uint64_t paced_join(uint32_t rtt_ms, uint32_t lost, uint32_t *requests, uint32_t *responses, uint32_t *refused)
+{
+    net_token_address self = keel_test_token_server();
+    hs_server *sv = hs_server_create(&key, KEEL_TEST_PROTOCOL, &self, PEERS);
+    cr_assert_not_null(sv);
+    uint8_t token[NET_TOKEN_BYTES];
+    issue(token, 40 + rtt_ms);
+    hs_client c;
+    cr_assert(hs_client_start(&c, token));
+    enum { FLIGHT = 64 };
+    struct {
+        uint64_t at;
+        size_t n;
+        uint8_t d[HS_MAX_DATAGRAM];
+    } up[FLIGHT], down[FLIGHT];
+    uint32_t nup = 0, ndown = 0, sent = 0;
+    *requests = *responses = *refused = 0;
+    uint64_t t = T0;
+    for (; t < T0 + 20000; t++) { // each step: the client takes what arrived, sends, the server answers
+        for (uint32_t i = 0; i < ndown;) {
+            if (down[i].at > t) {
+                i++;
+                continue;
+            }
+            hs_client_take_at(&c, down[i].d, down[i].n, t);
+            down[i] = down[--ndown];
+        }
+        if (c.phase == HS_PHASE_ADMITTED)
+            break;
+        size_t n = 0;
+        const uint8_t *d = hs_client_due(&c, t, &n);
+        if (d && !(lost >> sent++ & 1u) && nup < FLIGHT) {
+            up[nup].at = t + rtt_ms / 2;
+            up[nup].n = n;
+            memcpy(up[nup++].d, d, n);
+        }
+        for (uint32_t i = 0; i < nup;) { // the server answers what arrived
+            if (up[i].at > t) {
+                i++;
+                continue;
+            }
+            hs_outcome o;
+            uint8_t reply[HS_MAX_DATAGRAM];
+            *requests += up[i].n == NET_HS_REQUEST_BYTES;
+            *responses += up[i].n == NET_HS_RESPONSE_BYTES;
+            size_t r = hs_server_receive(sv, up[i].d, up[i].n, addr(7000), NOW_S, t, reply, &o);
+            *refused += o.refusal != NET_HS_OK;
+            if (r && ndown < FLIGHT) {
+                down[ndown].at = t + (rtt_ms - rtt_ms / 2);
+                down[ndown].n = r;
+                memcpy(down[ndown++].d, reply, r);
+            }
+            up[i] = up[--nup];
+        }
+    }
+    cr_assert_eq(c.phase, HS_PHASE_ADMITTED, "rtt %u ms: not admitted in 20 s", rtt_ms);
+    hs_client_wipe(&c);
+    hs_server_destroy(sv);
+    return t - T0;
+}
+
+Test(handshake_server, resends_are_paced_by_the_round_trip_seen_so_far)
+{
+    // Without loss: one request and one response whatever the round trip up
+    // to NET_HS_RESEND_MS; above it, at most one more request (the resends
+    // double) and never a second response (it waits for twice the round
+    // trip the challenge showed), so no "challenge already used".
+    static const uint32_t rtts[] = {2, 20, 100, 150, 200, 240, 300, 400, 600};
+    for (size_t k = 0; k < sizeof rtts / sizeof rtts[0]; k++) {
+        uint32_t req, resp, refused;
+        uint64_t took = paced_join(rtts[k], 0, &req, &resp, &refused);
+        cr_log_info("rtt %u ms: %u requests, %u responses, %u refused, admitted after %llu ms\n", rtts[k], req, resp,
+                    refused, (unsigned long long)took);
+        cr_expect_eq(req, rtts[k] < NET_HS_RESEND_MS ? 1u : 2u, "rtt %u ms: %u requests", rtts[k], req);
+        cr_expect_eq(resp, 1u, "rtt %u ms: %u responses", rtts[k], resp);
+        cr_expect_eq(refused, 0u, "rtt %u ms", rtts[k]);
+        cr_expect_eq(took, 2u * rtts[k], "rtt %u ms: two round trips", rtts[k]);
+    }
+    // A lost request costs NET_HS_RESEND_MS; a lost response twice the
+    // round trip (exact on the virtual clock).
+    uint32_t req, resp, refused;
+    cr_expect_eq(paced_join(150, 1u, &req, &resp, &refused), NET_HS_RESEND_MS + 300u);
+    cr_expect_eq(refused, 0u);
+    cr_expect_eq(paced_join(150, 2u, &req, &resp, &refused), 300u + 300u);
+    cr_expect_eq(resp, 1u);
+    cr_expect_eq(refused, 0u);
+}

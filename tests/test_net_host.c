@@ -551,7 +551,7 @@ Test(net_host_enet, refuses_bad_arguments)
     cr_assert_null(net_host_listen("127.0.0.1", 0, &c, &err), "no cookie");
     cr_assert_not_null(err);
     c = net_host_default_config();
-    c.timeout_ms = 5001;
+    c.timeout_ms = NET_HOST_MAX_TIMEOUT_MS + 1;
     cr_assert_null(net_host_connect("127.0.0.1", net_host_port(s), &c, &err));
     c = net_host_default_config();
     c.max_peers = 0;
@@ -702,12 +702,12 @@ Test(net_host_memory, three_clients_exchange_on_every_channel)
     net_host_destroy(h[1]);
     h[1] = NULL;
     uint64_t t_kill = net_memory_now(mem);
-    mem_run(mem, h, logs, 4, 5100);
+    mem_run(mem, h, logs, 4, NET_HOST_DEFAULT_TIMEOUT_MS + 100);
     cr_assert_eq(log_count(&logs[0], NET_EVENT_DISCONNECT), 2u);
     d = &logs[0].r[logs[0].n - 1];
     cr_assert_eq(d->type, NET_EVENT_DISCONNECT);
     cr_assert_eq(d->peer, handle[1]);
-    cr_assert_eq(d->at, t_kill + 5000);
+    cr_assert_eq(d->at, t_kill + NET_HOST_DEFAULT_TIMEOUT_MS);
 
     for (int i = 0; i < 4; i++) {
         net_host_destroy(h[i]);

@@ -59,7 +59,8 @@ static void usage(FILE *f)
           "  --level builtin|PATH  the server's level (default builtin)\n"
           "  --scale S             OBJ metres per unit (default 0.12)\n"
           "  --up y|z              OBJ up axis (default y)\n"
-          "  --connect-timeout S   give up when not playing after S seconds (default 10)\n"
+          "  --connect-timeout S   give up when not playing after S seconds (default 10); a join that\n"
+          "                        ends unanswered or silent before play starts again meanwhile\n"
           "  --ticks-per-packet N  an input packet every N ticks, 1..8 (default 2: 32 packets/s at 64 Hz)\n"
           "  --leash-mm N          random bots: how far from their spawn they wander (default 1000;\n"
           "                        the server spawns characters 4 m apart)\n"
@@ -212,6 +213,7 @@ typedef struct bot_run {
     bool leaving, finished;
     net_leave_state leave;
     stall_watch stall; ///< the process stopped and woke: this bot's recovery
+    uint32_t rejoins;  ///< joins started again (rejoin)
 } bot_run;
 
 // One step of a done bot's leave, without waiting: true once it is over.
@@ -280,6 +282,40 @@ static void report_lost(const bot_run *b, uint32_t bot, const options *o, uint32
                 timeout_s);
         break;
     }
+}
+
+// A join that ended before the bot played (unanswered, silent, or closed
+// by the server before its welcome) starts again from scratch, with a new
+// connection, while --connect-timeout allows; refusals are final, and the
+// recorded bot is not tried again (its recording began with the first).
+static bool rejoin(bot_run *b, uint32_t bot, const options *o, net_host_config hc, token_source *tokens,
+                   const sim_world *world, const sim_level *level, const sim_move_settings *settings,
+                   const cl_config *cc)
+{
+    if (b->clock_started || (bot == 1 && o->record) ||
+        (b->end_reason != NET_DISCONNECT_UNANSWERED && b->end_reason != NET_DISCONNECT_TIMEOUT &&
+         b->end_reason != NET_DISCONNECT_CLOSED) ||
+        cl_client_status(b->cl) == CL_STATUS_REFUSED)
+        return false;
+    char err[256];
+    const char *why = NULL;
+    hc.connect_token = tokens_for(tokens, bot, o->server, o->port, err, sizeof err);
+    net_host *host = net_host_connect(o->server, (uint16_t)o->port, &hc, &why);
+    cl_client *cl = host ? cl_client_create(world, level, settings, cc, host) : NULL;
+    if (!cl) {
+        net_host_destroy(host);
+        return false;
+    }
+    fprintf(stderr, "keel-client: bot %u: the join ended (%s) before play; joining again\n", bot,
+            net_disconnect_reason_name((net_disconnect_reason)b->end_reason));
+    cl_client_destroy(b->cl);
+    net_host_destroy(b->host);
+    b->cl = cl;
+    b->host = host;
+    b->connected_us = b->ended_us = 0;
+    b->end_reason = 0;
+    b->rejoins++;
+    return true;
 }
 
 // A start that failed: free what was made (the first `made` bots) and exit 1,
@@ -372,10 +408,10 @@ int main(int argc, char **argv)
         lights = light_create(o.light, o.server, (uint16_t)o.port, &id, cc.ticks_per_packet, cc.redundancy_packets,
                               o.ticks, o.seed + o.bots, o.connect_timeout_s, &tokens, o.bots + 1);
     }
-    tokens_wipe(&tokens); // every host, and the light set, keeps its own copy
     if (o.light) {
         if (!lights) {
             fputs("keel-client: out of memory for the light clients\n", stderr);
+            tokens_wipe(&tokens);
             return give_up(bots, o.bots, rec, world, &level, NULL);
         }
     }
@@ -428,6 +464,11 @@ int main(int argc, char **argv)
                 b->done = true;
                 continue;
             }
+            if (st == CL_STATUS_DISCONNECTED && now - start < (uint64_t)o.connect_timeout_s * 1000000u &&
+                rejoin(b, i + 1, &o, hc, &tokens, world, &level, &settings, &cc)) {
+                all_done = false;
+                continue;
+            }
             if (st == CL_STATUS_DISCONNECTED) {
                 report_lost(b, i + 1, &o, hc.timeout_ms / 1000u);
                 status = 1;
@@ -473,7 +514,7 @@ int main(int argc, char **argv)
             all_done = false; // a bot done now leaves in the next rounds
         }
         if (o.trace && now >= next_trace) {
-            next_trace += 100000u;
+            next_trace = now - (now - start) % 100000u + 100000u; // once, however long the process stopped
             for (uint32_t i = 0; i < o.bots; i++) {
                 if (cl_client_status(bots[i].cl) != CL_STATUS_PLAYING)
                     continue;
@@ -536,9 +577,9 @@ int main(int argc, char **argv)
         double conn = bots[i].connected_us ? (double)(bots[i].ended_us - bots[i].connected_us) / 1e6 : 0;
         double per = conn >= 1.0 ? 1.0 / conn : 0;
         printf("%s{\"character\":%u,\"mode\":\"%s\",\"ticks\":%u,\"end\":\"%s\",\"connected_seconds\":%.2f,"
-               "\"rtt_ms\":%.1f,\"input_margin_ticks\":%.2f,\"own_mispredictions\":{",
+               "\"rejoins\":%u,\"rtt_ms\":%.1f,\"input_margin_ticks\":%.2f,\"own_mispredictions\":{",
                i ? "," : "", cl_client_character(bots[i].cl), cl_bot_mode_name((cl_bot_mode)o.mode), bots[i].played,
-               end_name(&bots[i]), conn, s.rtt_ms, s.input_margin_q8 / 256.0);
+               end_name(&bots[i]), conn, bots[i].rejoins, s.rtt_ms, s.input_margin_q8 / 256.0);
         for (int c = 0; c < CL_CAUSE_COUNT; c++)
             printf("%s\"%s\":%llu", c ? "," : "", cl_cause_name((cl_cause)c),
                    (unsigned long long)s.own_mispredictions[c]);
@@ -610,6 +651,7 @@ int main(int argc, char **argv)
             (unsigned long long)total.own_mispredictions[3], (unsigned long long)remote, (unsigned long long)rollbacks,
             (unsigned long long)resim, (unsigned long long)total.hash_mismatches, rtt_sum / nb, margin_sum / nb,
             up_wire / nb, down_payload / nb, down_wire / nb);
+    tokens_wipe(&tokens); // kept for the joins started again
     for (uint32_t i = 0; i < o.bots; i++) {
         cl_client_destroy(bots[i].cl);
         net_host_destroy(bots[i].host);

@@ -157,12 +157,24 @@ const uint8_t *hs_client_due(hs_client *c, uint64_t now_ms, size_t *n)
 {
     if ((c->phase != HS_PHASE_REQUEST && c->phase != HS_PHASE_RESPONSE) || now_ms < c->due_ms)
         return NULL;
-    c->due_ms = now_ms + NET_HS_RESEND_MS;
+    // The first resend after NET_HS_RESEND_MS, or after twice the round
+    // trip measured; then doubling: the wait so far bounds the round trip.
+    uint32_t first = c->phase == HS_PHASE_RESPONSE && c->rtt_ms ? 2u * c->rtt_ms : NET_HS_RESEND_MS;
+    if (first < NET_HS_RESEND_MIN_MS)
+        first = NET_HS_RESEND_MIN_MS;
+    c->interval_ms = c->sends == 0 ? first : 2u * c->interval_ms;
+    if (c->interval_ms > NET_HS_RESEND_MAX_MS)
+        c->interval_ms = NET_HS_RESEND_MAX_MS;
+    if (c->sends++ == 0)
+        c->sent_ms = now_ms;
+    c->due_ms = now_ms + c->interval_ms;
     *n = c->phase == HS_PHASE_REQUEST ? sizeof c->request : sizeof c->response;
     return c->phase == HS_PHASE_REQUEST ? c->request : c->response;
 }
 
-hs_reply hs_client_take(hs_client *c, const uint8_t *d, size_t n)
+hs_reply hs_client_take(hs_client *c, const uint8_t *d, size_t n) { return hs_client_take_at(c, d, n, hs_clock_ms()); }
+
+hs_reply hs_client_take_at(hs_client *c, const uint8_t *d, size_t n, uint64_t now_ms)
 {
     uint8_t response[NET_HS_RESPONSE_BYTES];
     uint8_t reason = 0;
@@ -174,6 +186,13 @@ hs_reply hs_client_take(hs_client *c, const uint8_t *d, size_t n)
         seal_derive(c->s2c, "keel s2c", salt, c->s2c);
         c->phase = HS_PHASE_RESPONSE;
         c->due_ms = 0;
+        // The round trip from the request's first send: exact when it went
+        // once, and never shorter than the real one when it went again
+        // (the challenge may answer any of them), so that the response is
+        // not sent again before its answer can be back.
+        uint64_t rtt = now_ms - c->sent_ms;
+        c->rtt_ms = c->sends && now_ms >= c->sent_ms && rtt <= 60000u ? (uint32_t)rtt + (rtt == 0) : 0;
+        c->sends = 0;
     } else if (r == HS_REPLY_ADMITTED && c->phase == HS_PHASE_RESPONSE) {
         c->phase = HS_PHASE_ADMITTED;
     } else if (r == HS_REPLY_DENIED && (c->phase == HS_PHASE_REQUEST || c->phase == HS_PHASE_RESPONSE)) {

@@ -65,6 +65,11 @@ typedef struct hs_client {
     uint8_t refusal; ///< net_hs_refusal of a DENIED
     uint8_t nonce[HS_NONCE_BYTES];
     uint64_t due_ms; ///< when the next datagram goes (0: now)
+    /// Pacing (hs_client_due): when this phase's datagram first went, how
+    /// often it went, the wait before the next resend, and the request's
+    /// round trip (0: not measured).
+    uint64_t sent_ms;
+    uint32_t sends, interval_ms, rtt_ms;
     uint8_t request[NET_HS_REQUEST_BYTES];
     uint8_t response[NET_HS_RESPONSE_BYTES];
     /// The token's session keys; from the challenge on, this session's
@@ -84,6 +89,10 @@ const uint8_t *hs_client_due(hs_client *c, uint64_t now_ms, size_t *n);
 /// A datagram from the server: moves the phase on (a challenge: the
 /// response is due at once). Returns what it was.
 hs_reply hs_client_take(hs_client *c, const uint8_t *d, size_t n);
+/// hs_client_take at `now_ms` (hs_client_take uses hs_clock_ms()): a
+/// challenge's arrival measures the request's round trip, which paces the
+/// response's resends.
+hs_reply hs_client_take_at(hs_client *c, const uint8_t *d, size_t n, uint64_t now_ms);
 
 /// A monotonic clock in milliseconds (CLOCK_MONOTONIC).
 uint64_t hs_clock_ms(void);

@@ -13,7 +13,7 @@ net_host_config net_host_default_config(void)
     memset(&c, 0, sizeof c); // secure mode off
     c.max_peers = 64;
     c.max_peers_per_address = 4;
-    c.timeout_ms = 5000;
+    c.timeout_ms = NET_HOST_DEFAULT_TIMEOUT_MS;
     c.cookie = NET_HOST_COOKIE;
     return c;
 }
@@ -27,8 +27,8 @@ const char *net_host_config_check(const net_host_config *config, net_host_config
         return "max_peers must be 1 to 4095";
     if (c.max_peers_per_address < 1)
         return "max_peers_per_address must be at least 1";
-    if (c.timeout_ms < 1 || c.timeout_ms > 5000)
-        return "timeout_ms must be 1 to 5000";
+    if (c.timeout_ms < 1 || c.timeout_ms > NET_HOST_MAX_TIMEOUT_MS)
+        return "timeout_ms must be 1 to 60000";
     if (c.token_key && c.connect_token)
         return "token_key (a server's) and connect_token (a client's) together";
     *out = c;

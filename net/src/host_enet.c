@@ -1,6 +1,7 @@
 // keel: the ENet host (UDP). With host_enet_gate.c (what it does with a
-// datagram before ENet reads it) and host_enet_frame.c (secure mode's
-// authenticated datagrams), the only code in keel that includes enet.h.
+// datagram before ENet reads it), host_enet_frame.c (secure mode's
+// authenticated datagrams) and host_enet_live.c (liveness, the join's
+// pacing), the only code in keel that includes enet.h.
 // MIT licence, see LICENSE.
 //
 // docs/transport.md explains the settings; in short (ENet 1.3.17):
@@ -12,15 +13,14 @@
 //   (ENet adopts the client's value, protocol.c enet_protocol_handle_connect),
 //   so both sides use it; clamped once more at the connect event;
 // - enet_peer_throttle_configure(peer, 5000, 32, 0): the throttle never
-//   drops; no bandwidth limit; peer timeout = config.timeout_ms, enforced by
-//   ENet and by a watchdog here (ENet checks timeouts only when a reliable
-//   command's doubling retransmission timer fires, which can be up to twice
-//   the configured time); ENet's own limits are timeout_ms once a reliable
-//   command was sent again and again unanswered, and twice that otherwise:
-//   a process that was stopped (SIGSTOP) for less than 2 x timeout_ms made no
-//   retransmissions, and its peer is not timed out before it reads what the
-//   other side sent meanwhile (the watchdog runs only once the socket is
-//   drained);
+//   drops; no bandwidth limit;
+// - liveness by traffic (host_enet_live.c): a watchdog here ends a
+//   connection after config.timeout_ms (or its token's shorter timeout) in
+//   which no datagram of it arrived; ENet's own timeout is only a backstop
+//   four times longer. The watchdog runs only once the socket is drained,
+//   so a process that was stopped (SIGSTOP) reads what the other side sent
+//   meanwhile before it judges a silence; a client's join is paced from its
+//   connect's round trip;
 // - host->duplicatePeers = max_peers_per_address; ENet drops a connection it
 //   refuses without a word, so the server's host->intercept looks at CONNECT
 //   datagrams, counts the ones ENet is about to drop and answers each with a
@@ -112,8 +112,7 @@ static void configure_peer(enet_net_host *h, ENetPeer *peer)
     // acceleration 32 only clamps it to the limit (32 without a bandwidth
     // limit), deceleration 0 never lowers it: nothing is ever dropped.
     enet_peer_throttle_configure(peer, 5000, ENET_PEER_PACKET_THROTTLE_SCALE, 0);
-    uint32_t limit = peer_timeout(h, peer_index(h, peer));
-    enet_peer_timeout(peer, 0, limit, 2u * limit);
+    enet_live_configure(peer, peer_timeout(h, peer_index(h, peer)));
     if (peer->mtu > h->mtu)
         peer->mtu = h->mtu;
 }
@@ -133,6 +132,7 @@ static ENetPeer *connected_peer(enet_net_host *h, uint32_t peer)
 static bool watchdog(enet_net_host *h, net_event *ev)
 {
     enet_uint32 now = enet_time_get();
+    enet_live_step(h, now);
     for (uint32_t i = 0; i < h->enet->peerCount; i++) {
         enet_slot *s = &h->slots[i];
         ENetPeer *p = &h->enet->peers[i];
@@ -152,9 +152,9 @@ static bool watchdog(enet_net_host *h, net_event *ev)
             continue;
         }
         s->half_open_since = 0;
-        enet_uint32 last = s->since;
-        if (s->state == SLOT_CONNECTED && p->lastReceiveTime != 0 && ENET_TIME_LESS(last, p->lastReceiveTime))
-            last = p->lastReceiveTime;
+        enet_uint32 last = s->since; // a connect's start, a close's start
+        if (s->state == SLOT_CONNECTED && ENET_TIME_LESS(last, s->heard))
+            last = s->heard; // any datagram of the connection
         if (ENET_TIME_LESS(now, last) || ENET_TIME_DIFFERENCE(now, last) < peer_timeout(h, i))
             continue;
         bool report = s->state != SLOT_CLOSING;
@@ -213,6 +213,7 @@ static bool translate(enet_net_host *h, ENetEvent *e, net_event *ev)
         s->since = enet_time_get();
         start_seal(h, e->peer, i);
         configure_peer(h, e->peer);
+        enet_live_start(h, e->peer, i);
         ev->type = NET_EVENT_CONNECT;
         ev->peer = i;
         return true;
@@ -221,6 +222,7 @@ static bool translate(enet_net_host *h, ENetEvent *e, net_event *ev)
         s->state = SLOT_FREE;
         s->has_client_id = false;
         s->timeout_ms = 0;
+        s->joining = false;
         if (h->base.seals)
             net_host_seal_stop(&h->base, i);
         enet_frame_stop(h, i); // ENet has reset the peer: it sends nothing more
@@ -511,7 +513,8 @@ bool enet_start_connect(enet_net_host *h)
     ENetPeer *p = enet_host_connect(h->enet, &h->server, NET_CHANNEL_COUNT, 0);
     if (!p)
         return false;
-    enet_peer_timeout(p, 0, h->base.config.timeout_ms, 2u * h->base.config.timeout_ms);
+    enet_live_configure(p, h->base.config.timeout_ms); // the watchdog bounds the connect
+    h->connect_sent = enet_time_get();
     enet_frame_start_client(h, p); // secure mode: the CONNECT is the first authenticated datagram
     return true;
 }

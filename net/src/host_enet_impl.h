@@ -1,8 +1,9 @@
 // keel: the ENet host's private parts, shared by host_enet.c (the host),
 // host_enet_gate.c (what it does with datagrams before ENet reads them:
-// refusals and secure mode's handshake) and host_enet_frame.c (secure mode's
-// authenticated datagrams). Private to net/src; these three are the only
-// files in keel that include enet.h. MIT licence, see LICENSE.
+// refusals and secure mode's handshake), host_enet_frame.c (secure mode's
+// authenticated datagrams) and host_enet_live.c (liveness, the join's
+// pacing). Private to net/src; these are the only files in keel that
+// include enet.h. MIT licence, see LICENSE.
 #ifndef KEEL_NET_HOST_ENET_IMPL_H
 #define KEEL_NET_HOST_ENET_IMPL_H
 
@@ -26,6 +27,13 @@ typedef struct enet_slot {
     /// Secure mode: the token's timeout when shorter than the host's
     /// timeout_ms (0: the host's).
     uint32_t timeout_ms;
+    /// Liveness (host_enet_live.c): when a datagram of the connection was
+    /// last seen to arrive, and ENet's incomingDataTotal then.
+    enet_uint32 heard, heard_total;
+    /// Client: the join is under way (no acknowledgement heard since the
+    /// connect): a datagram from the server sends the unacknowledged
+    /// reliable commands again at once.
+    bool joining;
 } enet_slot;
 
 typedef struct refused_key {
@@ -51,10 +59,11 @@ typedef struct enet_net_host {
     bool leaving;        ///< client: net_host_leave was called
     uint8_t leave_state; ///< a net_leave_state
     enet_uint32 leave_start;
-    hs_server *hs;      ///< secure server
-    hs_client *hsc;     ///< secure client
-    ENetAddress server; ///< client: the server's address
-    uint32_t mtu;       ///< the largest MTU a peer gets (NET_HOST_ENET_MTU, or the secure one)
+    hs_server *hs;            ///< secure server
+    hs_client *hsc;           ///< secure client
+    ENetAddress server;       ///< client: the server's address
+    enet_uint32 connect_sent; ///< client: enet_time_get() at ENet's connect
+    uint32_t mtu;             ///< the largest MTU a peer gets (NET_HOST_ENET_MTU, or the secure one)
     /// Secure mode: one datagram state per ENet peer (host_enet_frame.c), a
     /// buffer for the datagram being sent, the next secure host.
     frame_peer *frames;
@@ -68,6 +77,34 @@ typedef struct enet_net_host {
 /// ENet's connect to the server (at once, or once the handshake admitted
 /// the client). False when ENet has no free peer.
 bool enet_start_connect(enet_net_host *h);
+
+// host_enet_live.c
+/// ENet's own timeout for a connected peer whose silence limit is
+/// `limit_ms`: a backstop far beyond it, so that only keel's silence timer
+/// ends a connection that still delivers datagrams.
+void enet_live_configure(ENetPeer *peer, uint32_t limit_ms);
+/// At a connection's start (CONNECT): the silence timer starts; a client
+/// seeds ENet's round trip from its connect's.
+void enet_live_start(enet_net_host *h, ENetPeer *peer, uint32_t i);
+/// Once the socket is drained: notes which peers were heard from, and
+/// paces the join (a server resends its VERIFY_CONNECT to a client that
+/// shows it missed the acknowledgement; a client resends its first
+/// reliable commands to a server that shows it missed them).
+void enet_live_step(enet_net_host *h, enet_uint32 now);
+
+// host_enet_live.c
+/// ENet's own timeout for a connected peer whose silence limit is
+/// `limit_ms`: a backstop far beyond it, so that only keel's silence timer
+/// ends a connection that still delivers datagrams.
+void enet_live_configure(ENetPeer *peer, uint32_t limit_ms);
+/// At a connection's start (CONNECT): the silence timer starts; a client
+/// seeds ENet's round trip from its connect's.
+void enet_live_start(enet_net_host *h, ENetPeer *peer, uint32_t i);
+/// Once the socket is drained: notes which peers were heard from, and
+/// paces the join (a server resends its VERIFY_CONNECT to a client that
+/// shows it missed the acknowledgement; a client resends its first
+/// reliable commands to a server that shows it missed them).
+void enet_live_step(enet_net_host *h, enet_uint32 now);
 
 // host_enet_gate.c
 /// ENet's host->intercept: sees every datagram before ENet.

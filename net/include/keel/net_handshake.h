@@ -27,8 +27,9 @@
 // Any step may instead be answered with DENIED and a reason
 // (net_hs_refusal); the client's connect then fails at once with
 // NET_DISCONNECT_REFUSED_TOKEN. The client sends its REQUEST, then its
-// RESPONSE, again every NET_HS_RESEND_MS until answered, all within the
-// host's timeout_ms (then NET_DISCONNECT_UNANSWERED).
+// RESPONSE, again until answered, paced by the round trip seen so far
+// (NET_HS_RESEND_MS, doubling; a response after twice the request's round
+// trip), all within the host's timeout_ms (then NET_DISCONNECT_UNANSWERED).
 //
 // Invariants:
 //   - every handshake datagram starts with 0x7F 0xFF: to ENet, a header from
@@ -82,7 +83,14 @@ enum {
     NET_HS_DENIED_BYTES = 15,     ///< header 6, client nonce 8, reason 1
     NET_HS_CHALLENGE_MS = 5000,   ///< a challenge's lifetime
     NET_HS_ADMIT_MS = 5000,       ///< how long an admitted address may CONNECT
-    NET_HS_RESEND_MS = 100,       ///< client: request / response sent again after this
+    /// Client: a request unanswered is sent again after this; each later
+    /// resend waits twice as long as the one before, up to
+    /// NET_HS_RESEND_MAX_MS (the round trip is at least the time waited).
+    /// A response is sent again after twice the round trip the challenge
+    /// showed (at least NET_HS_RESEND_MIN_MS), doubling the same way.
+    NET_HS_RESEND_MS = 250,
+    NET_HS_RESEND_MIN_MS = 20,
+    NET_HS_RESEND_MAX_MS = 1000,
     /// A server opens at most this many requests a second (a token bucket
     /// as deep); the rest are dropped unanswered (NET_HS_RATE_LIMITED) and
     /// their clients send again NET_HS_RESEND_MS later.

@@ -14,8 +14,10 @@
 // traffic. ENet settings: ENet's MTU clamped to NET_MTU + 28 (1228, so that
 // any message up to NET_MTU = 1200 bytes is one datagram), the throttle set so
 // that it never drops (enet_peer_throttle_configure(peer, 5000, 32, 0)), no
-// bandwidth limit, peer timeout 5 s, at most `max_peers_per_address` peers
-// from one address. An unreliable message longer than NET_MTU is refused by
+// bandwidth limit, at most `max_peers_per_address` peers from one address.
+// Liveness is judged by traffic: a connection ends after timeout_ms (10 s by
+// default) in which no datagram of it arrived, whatever ENet's retransmission
+// timers say (docs/transport.md, "Liveness"). An unreliable message longer than NET_MTU is refused by
 // net_host_send (ENet would silently make it reliable fragments).
 //
 // Ending a connection: a client leaves with net_host_leave, which sends the
@@ -133,11 +135,20 @@ typedef struct net_host_stats {
     uint64_t frames_forged, frames_replayed;
 } net_host_stats;
 
+/// net_host_config.timeout_ms: the default silence that ends a connection
+/// (netcode.io's), and the largest accepted.
+#define NET_HOST_DEFAULT_TIMEOUT_MS 10000u
+#define NET_HOST_MAX_TIMEOUT_MS 60000u
+
 typedef struct net_host_config {
     uint32_t max_peers;             ///< default 64
     uint32_t max_peers_per_address; ///< default 4
-    /// default 5000, at most 5000; in secure mode a connection whose token
-    /// has a shorter timeout uses that one, on both sides
+    /// The silence that ends a connection: nothing heard from the peer for
+    /// this long (any datagram of the connection counts; in secure mode
+    /// only authenticated ones). Default NET_HOST_DEFAULT_TIMEOUT_MS, 1 to
+    /// NET_HOST_MAX_TIMEOUT_MS; in secure mode a connection whose token has a
+    /// shorter timeout uses that one, on both sides. Also the bound of a
+    /// client's connect (NET_DISCONNECT_UNANSWERED).
     uint32_t timeout_ms;
     uint32_t cookie; ///< set by net_host_default_config
     /// Secure mode (net_handshake.h), ENet hosts only; off by default.

@@ -12,7 +12,8 @@
 #   bench/stall.sh --runs 2 --stall 3   a short check
 #
 # Options: --build DIR (default build), --runs N (default: 20 at 3 s, 5 at 8 s),
-# --stall S (one stall length instead of both), --bots N (default 8).
+# --stall S (one stall length instead of both), --bots N (default 8). With
+# KEEP=DIR in the environment, the logs of a run that lost a bot are kept there.
 # Prints one line per run and the totals. Exit status: 0 no bot lost, 1 a bot lost
 # or a process failed, 2 bad usage.
 set -u
@@ -31,7 +32,7 @@ while [ $# -gt 0 ]; do
     shift
 done
 OUT=$(mktemp -d)
-[ -n "${KEEP:-}" ] || trap 'rm -rf "$OUT"' EXIT
+trap 'rm -rf "$OUT"' EXIT
 lost_total=0 runs_total=0
 wait_port() { # the port a program printed ("listening on ADDR:PORT") in one of the files
     local p=""
@@ -70,6 +71,9 @@ one_run() { # stall seconds, run number
     local ends
     ends=$(grep -o '"end":"[a-z_]*"' "$OUT/cl.out" | sort | uniq -c | tr '\n' ' ')
     echo "stall ${s} s run $r: bots lost $lost; ends: $ends"
+    if [ "$lost" -gt 0 ] && [ -n "${KEEP:-}" ]; then
+        mkdir -p "$KEEP/stall-$s-$r" && cp "$OUT"/* "$KEEP/stall-$s-$r/"
+    fi
     lost_total=$((lost_total + lost))
     runs_total=$((runs_total + 1))
 }

@@ -119,3 +119,66 @@ Test(stall_programs, a_stopped_client_wakes_confirms_and_needs_at_most_two_full_
     keel_test_proc_cleanup(&crowd);
     keel_test_proc_cleanup(&sv);
 }
+
+// Liveness by traffic (docs/transport.md, "Liveness"): 8 bots through
+// keel-relay at 75 +- 20 ms each way with 5% loss, their process stopped for
+// 3 s and, later, for 8 s, both shorter than the 10-s silence that ends a
+// connection: no bot loses its connection (before, ENet's retransmission
+// timeout ended some after 3 s and every one after 8 s), and --trace prints
+// one line per bot at most every 100 ms however long the process stopped.
+// Judged by keel-client's summary and messages (bench/stall.sh repeats it).
+Test(stall_programs, stops_shorter_than_the_silence_lose_no_bot_on_a_lossy_link)
+{
+    keel_test_proc sv, relay, cl;
+    const char *sargs[] = {"--bind",     "127.0.0.1",        "--port", "0",
+                           "--insecure", "--duration",       "120",    "--max-per-address",
+                           "64",         "--stats-interval", "0",      NULL};
+    keel_test_proc_start(&sv, "keel-server", sargs);
+    char server_at[64], port[16];
+    snprintf(server_at, sizeof server_at, "127.0.0.1:%u", keel_test_wait_port(sv.err));
+    const char *rargs[] = {"--server", server_at, "--seed", "3", "--latency", "75", "--jitter", "20",
+                           "--loss",   "5",       "--dup",  "1", "--reorder", "1",  NULL};
+    keel_test_proc_start(&relay, "keel-relay", rargs);
+    snprintf(port, sizeof port, "%u", keel_test_wait_port(relay.out));
+    // 8 bots, 1,920 ticks (30 s of play): longer than the two stops and
+    // their recoveries.
+    const char *cargs[] = {
+        "--port", port, "--bots", "8", "--ticks", "1920", "--seed", "3", "--trace", "--connect-timeout", "30", NULL};
+    keel_test_proc_start(&cl, "keel-client", cargs);
+    cr_assert(wait_for_text(&cl, cl.err, "\"trace\":1,\"t\":"), "no bot played");
+    keel_test_sleep_ms(2000);
+    static const long stops_ms[] = {3000, 8000};
+    for (int k = 0; k < 2; k++) {
+        kill(cl.pid, SIGSTOP);
+        keel_test_sleep_ms(stops_ms[k]);
+        kill(cl.pid, SIGCONT);
+        keel_test_sleep_ms(4000);
+    }
+    cr_assert(keel_test_proc_wait(&cl, 200000), "keel-client did not finish");
+    char *out = keel_test_read_file(cl.out), *err = keel_test_read_file(cl.err);
+    cr_assert_not_null(out);
+    cr_assert_not_null(err);
+    unsigned lost = 0, played = 0, traces = 0;
+    for (const char *p = strstr(err, "lost the connection"); p; p = strstr(p + 1, "lost the connection"))
+        lost++;
+    for (const char *p = strstr(out, "\"end\":\"left"); p; p = strstr(p + 1, "\"end\":\"left"))
+        played++;
+    for (const char *p = strstr(err, "{\"trace\":1,"); p; p = strstr(p + 1, "{\"trace\":1,"))
+        traces += strncmp(strstr(p, "\"bot\":"), "\"bot\":1,", 8) == 0;
+    double seconds = keel_test_json_num(strstr(out, "\"seconds\":"), "seconds");
+    cr_log_info("8 bots, stops of 3 s and 8 s: %u lost the connection, %u left at the end; bot 1 traced %u lines in "
+                "%.1f s\n",
+                lost, played, traces, seconds);
+    cr_expect_eq(lost, 0u, "%s", err);
+    cr_expect_eq(played, 8u, "%s", out);
+    cr_expect_eq(cl.status, 0, "keel-client exit %d", cl.status);
+    cr_expect_leq(traces, (unsigned)(seconds * 10.0) + 2u, "--trace printed %u lines for bot 1 in %.1f s", traces,
+                  seconds);
+    free(out);
+    free(err);
+    keel_test_proc_kill(&relay, SIGTERM);
+    keel_test_proc_kill(&sv, SIGTERM);
+    keel_test_proc_cleanup(&cl);
+    keel_test_proc_cleanup(&relay);
+    keel_test_proc_cleanup(&sv);
+}

@@ -34,6 +34,9 @@ typedef struct enet_slot {
     /// connect): a datagram from the server sends the unacknowledged
     /// reliable commands again at once.
     bool joining;
+    /// Server: a datagram from the peer in ENet's handshake was taken as the
+    /// acknowledgement of its VERIFY_CONNECT (enet_live_receive).
+    bool implied_ack;
 } enet_slot;
 
 typedef struct refused_key {
@@ -91,6 +94,11 @@ void enet_live_start(enet_net_host *h, ENetPeer *peer, uint32_t i);
 /// shows it missed the acknowledgement; a client resends its first
 /// reliable commands to a server that shows it missed them).
 void enet_live_step(enet_net_host *h, enet_uint32 now);
+/// host->intercept, server, a datagram from a peer that ENet will read (in
+/// secure mode, once it authenticated): from a peer still in ENet's
+/// handshake, an ACKNOWLEDGE of its VERIFY_CONNECT is put in front of its
+/// commands. Returns 0 (ENet reads it).
+int enet_live_receive(enet_net_host *h, ENetHost *e);
 
 // host_enet_live.c
 /// ENet's own timeout for a connected peer whose silence limit is
@@ -105,6 +113,11 @@ void enet_live_start(enet_net_host *h, ENetPeer *peer, uint32_t i);
 /// shows it missed the acknowledgement; a client resends its first
 /// reliable commands to a server that shows it missed them).
 void enet_live_step(enet_net_host *h, enet_uint32 now);
+/// host->intercept, server, a datagram from a peer that ENet will read (in
+/// secure mode, once it authenticated): from a peer still in ENet's
+/// handshake, an ACKNOWLEDGE of its VERIFY_CONNECT is put in front of its
+/// commands. Returns 0 (ENet reads it).
+int enet_live_receive(enet_net_host *h, ENetHost *e);
 
 // host_enet_gate.c
 /// ENet's host->intercept: sees every datagram before ENet.

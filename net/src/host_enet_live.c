@@ -34,6 +34,19 @@
 //   total moves: the CONNECT itself is not counted, it came from no peer)
 //   has a client that missed nothing but the acknowledgement: its
 //   VERIFY_CONNECT is sent again at once;
+// - a server peer in ACKNOWLEDGING_CONNECT that receives a datagram from
+//   its client (authenticated, in secure mode) takes it as the
+//   acknowledgement of its VERIFY_CONNECT, as ENet would the lost one: the
+//   client can only send it after the VERIFY_CONNECT arrived. enet_live_
+//   receive (called by the intercept) puts an ACKNOWLEDGE of the
+//   VERIFY_CONNECT in front of the datagram's commands, so that ENet
+//   connects the peer and then reads the hello that came with it instead
+//   of discarding it; the round trip that acknowledgement would show is
+//   no sample (it includes the client's wait), so at the CONNECT the
+//   peer's round trip goes back to ENet's starting estimate, to be
+//   replaced by the next real sample. Should the datagram not take the
+//   command (compressed, or no room), the VERIFY_CONNECT is sent again at
+//   once instead;
 // - a joining client (no acknowledgement heard since its connect) that
 //   receives a datagram from the server (a VERIFY_CONNECT sent again: the
 //   server missed our acknowledgement and discarded what came with it)
@@ -43,6 +56,9 @@
 // that ENet's next check retransmits it (and doubles its timeout, as for any
 // resend). This uses ENet 1.3.17's peer and command fields, which enet.h
 // declares; the Debian package is that version.
+#include <stddef.h>
+#include <string.h>
+
 #include <enet/enet.h>
 #include <enet/time.h>
 
@@ -62,8 +78,15 @@ void enet_live_start(enet_net_host *h, ENetPeer *peer, uint32_t i)
     enet_uint32 now = enet_time_get();
     s->heard = now;
     s->heard_total = peer->incomingDataTotal;
-    if (h->base.server)
+    if (h->base.server) {
+        if (s->implied_ack) { // no sample: ENet's start, replaced by the next acknowledgement's
+            peer->roundTripTime = ENET_PEER_DEFAULT_ROUND_TRIP_TIME;
+            peer->roundTripTimeVariance = 0;
+            peer->lastReceiveTime = 0;
+        }
+        s->implied_ack = false;
         return;
+    }
     enet_uint32 rtt = ENET_TIME_DIFFERENCE(now, h->connect_sent);
     if (rtt < 1)
         rtt = 1;
@@ -110,6 +133,7 @@ void enet_live_step(enet_net_host *h, enet_uint32 now)
                 resend_now(p, now);
             } else if (p->state == ENET_PEER_STATE_DISCONNECTED) {
                 s->heard_total = 0;
+                s->implied_ack = false;
             }
             continue;
         }
@@ -123,4 +147,64 @@ void enet_live_step(enet_net_host *h, enet_uint32 now)
                 resend_now(p, now);
         }
     }
+}
+
+// The server's VERIFY_CONNECT to peer p, sent at least once and not
+// acknowledged (NULL: none).
+static const ENetOutgoingCommand *verify_connect(ENetPeer *p)
+{
+    ENetList *lists[2] = {&p->sentReliableCommands, &p->outgoingCommands};
+    for (int k = 0; k < 2; k++) {
+        for (ENetListIterator it = enet_list_begin(lists[k]); it != enet_list_end(lists[k]); it = enet_list_next(it)) {
+            const ENetOutgoingCommand *c = (const ENetOutgoingCommand *)it;
+            if ((c->command.header.command & ENET_PROTOCOL_COMMAND_MASK) == ENET_PROTOCOL_COMMAND_VERIFY_CONNECT &&
+                c->sendAttempts > 0)
+                return c;
+        }
+    }
+    return NULL;
+}
+
+int enet_live_receive(enet_net_host *h, ENetHost *e)
+{
+    enet_uint8 *d = e->receivedData;
+    size_t n = e->receivedDataLength;
+    if (!h->base.server || n < 2 || d != e->packetData[0])
+        return 0;
+    unsigned id = (unsigned)((d[0] << 8) | d[1]);
+    unsigned peer_id = id & ENET_PROTOCOL_MAXIMUM_PEER_ID;
+    unsigned session = (id & ENET_PROTOCOL_HEADER_SESSION_MASK) >> ENET_PROTOCOL_HEADER_SESSION_SHIFT;
+    if (peer_id >= e->peerCount || (id & ENET_PROTOCOL_HEADER_FLAG_COMPRESSED))
+        return 0;
+    ENetPeer *p = &e->peers[peer_id];
+    size_t header = (id & ENET_PROTOCOL_HEADER_FLAG_SENT_TIME) ? sizeof(ENetProtocolHeader)
+                                                               : offsetof(ENetProtocolHeader, sentTime);
+    ENetProtocolAcknowledge ack;
+    if (p->state != ENET_PEER_STATE_ACKNOWLEDGING_CONNECT || p->address.host != e->receivedAddress.host ||
+        p->address.port != e->receivedAddress.port || session != p->incomingSessionID || n < header ||
+        n + sizeof ack > sizeof e->packetData[0])
+        return 0;
+    const ENetOutgoingCommand *vc = verify_connect(p);
+    if (!vc)
+        return 0;
+    // ENet puts acknowledgements first: one of the VERIFY_CONNECT there is
+    // the usual case, and ENet takes it with its round trip.
+    for (size_t at = header;
+         at + sizeof ack <= n && (d[at] & ENET_PROTOCOL_COMMAND_MASK) == ENET_PROTOCOL_COMMAND_ACKNOWLEDGE;
+         at += sizeof ack) {
+        memcpy(&ack, d + at, sizeof ack);
+        if (ack.header.channelID == 0xFF &&
+            ENET_NET_TO_HOST_16(ack.receivedReliableSequenceNumber) == vc->reliableSequenceNumber)
+            return 0;
+    }
+    memset(&ack, 0, sizeof ack);
+    ack.header.command = ENET_PROTOCOL_COMMAND_ACKNOWLEDGE;
+    ack.header.channelID = 0xFF;
+    ack.receivedReliableSequenceNumber = ENET_HOST_TO_NET_16(vc->reliableSequenceNumber);
+    ack.receivedSentTime = ENET_HOST_TO_NET_16((enet_uint16)(vc->sentTime & 0xFFFFu));
+    memmove(d + header + sizeof ack, d + header, n - header);
+    memcpy(d + header, &ack, sizeof ack);
+    e->receivedDataLength = n + sizeof ack;
+    h->slots[peer_id].implied_ack = true;
+    return 0;
 }

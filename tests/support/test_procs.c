@@ -9,6 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -84,6 +87,14 @@ void keel_test_proc_cleanup(keel_test_proc *p)
     keel_test_proc_kill(p, SIGKILL);
     unlink(p->out);
     unlink(p->err);
+}
+
+void keel_test_loopback(struct sockaddr_in *a, uint16_t port)
+{
+    memset(a, 0, sizeof *a);
+    a->sin_family = AF_INET;
+    a->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    a->sin_port = htons(port);
 }
 
 unsigned keel_test_wait_port(const char *file)

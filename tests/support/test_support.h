@@ -117,6 +117,9 @@ void keel_test_sleep_ms(long ms);
 /// The port in the first "... listening on 127.0.0.1:PORT" of a file, waiting
 /// up to 10 s for it to appear.
 unsigned keel_test_wait_port(const char *file);
+struct sockaddr_in;
+/// *a = 127.0.0.1:port (port in host order).
+void keel_test_loopback(struct sockaddr_in *a, uint16_t port);
 /// Waits up to `ms` for the file to hold `needle` (a guard against hangs);
 /// false when it never did.
 bool keel_test_wait_text(const char *file, const char *needle, long ms);

@@ -52,7 +52,7 @@ typedef struct relay {
     uint32_t latency_ms; ///< each way
     datagram q[QUEUE];
     size_t count;
-    const char *drop;   ///< drop the first datagram holding these bytes
+    const char *drop; ///< drop the first datagram holding these bytes
     bool drop_to_server;
     bool dropped;
     unsigned drop_after; ///< ... and only one that comes after this many of its direction
@@ -132,15 +132,28 @@ static void relay_step(relay *r)
 
 typedef struct join_result {
     bool joined;
-    uint32_t ms;         ///< from the client's CONNECT to the welcome
-    uint32_t connect_ms; ///< from the start to the client's CONNECT
-    bool dropped;        ///< the datagram chosen was seen and dropped
+    uint32_t ms;           ///< from the client's CONNECT to the welcome
+    uint32_t connect_ms;   ///< from the start to the client's CONNECT
+    bool dropped;          ///< the datagram chosen was seen and dropped
+    net_leave_state leave; ///< leaving: how the leave ended
+    uint32_t leave_ms;     ///< leaving: how long it took
 } join_result;
 
 // One join over a relay of `latency_ms` each way dropping the first
 // datagram towards the server (to_server) or the client holding `drop`
 // (NULL: none) after `drop_after` others of that direction.
+static join_result join_leave(uint32_t latency_ms, const char *drop, bool to_server, unsigned drop_after, bool leave,
+                              bool leave_loses_first);
+
 static join_result join(uint32_t latency_ms, const char *drop, bool to_server, unsigned drop_after)
+{
+    return join_leave(latency_ms, drop, to_server, drop_after, false, false);
+}
+
+// join, then (leave) the client leaves with net_host_leave, its first
+// datagram from then on lost when leave_loses_first.
+static join_result join_leave(uint32_t latency_ms, const char *drop, bool to_server, unsigned drop_after, bool leave,
+                              bool leave_loses_first)
 {
     static relay r; // (large: not on the stack)
     r = (relay){.latency_ms = latency_ms, .drop = drop, .drop_to_server = to_server, .drop_after = drop_after};
@@ -152,7 +165,7 @@ static join_result join(uint32_t latency_ms, const char *drop, bool to_server, u
     keel_test_loopback(&r.server, net_host_port(sv));
     net_host *cl = net_host_connect("127.0.0.1", front_port, NULL, NULL);
     cr_assert_not_null(cl);
-    join_result res = {false, 0, 0, false};
+    join_result res = {false, 0, 0, false, NET_LEAVE_NOT_CONNECTED, 0};
     uint32_t start = virtual_ms, connected = 0;
     bool up = false;
     for (uint32_t step = 0; step < 20000 && !res.joined; step++) {
@@ -186,6 +199,26 @@ static join_result join(uint32_t latency_ms, const char *drop, bool to_server, u
     res.ms = up && res.joined ? virtual_ms - connected : 0;
     res.connect_ms = up ? connected - start : 0;
     res.dropped = r.dropped;
+    uint32_t leave_start = virtual_ms;
+    if (leave && res.joined) {
+        r.drop = leave_loses_first ? "" : NULL;
+        r.drop_to_server = true;
+        r.drop_after = r.seen[1];
+        r.dropped = false;
+        res.leave = NET_LEAVE_PENDING;
+        for (uint32_t step = 0; step < 5000 && res.leave == NET_LEAVE_PENDING; step++) {
+            res.leave = net_host_leave(cl, 0);
+            net_event ev;
+            while (net_host_service(sv, &ev, 0) != NET_EVENT_NONE) {
+            }
+            net_host_flush(sv);
+            relay_step(&r);
+            if (res.leave == NET_LEAVE_PENDING)
+                virtual_ms++;
+        }
+        res.leave_ms = virtual_ms - leave_start;
+        res.dropped = r.dropped;
+    }
     net_host_destroy(cl);
     net_host_destroy(sv);
     close(r.front);
@@ -228,8 +261,7 @@ Test(net_join, a_lost_hello_welcome_or_acknowledgement_costs_at_most_its_retrans
             bool in_bound = j.joined && j.ms <= bound;
             over += !in_bound;
             cr_log_info("latency %3u ms each way, %s lost: joined %s after %u ms (control %u ms; bound %u ms)\n",
-                        latency, losses[k].name, j.joined ? "yes" : "NO", j.ms, control.ms,
-                        bound);
+                        latency, losses[k].name, j.joined ? "yes" : "NO", j.ms, control.ms, bound);
             cr_expect(j.dropped, "%s: no such datagram was seen", losses[k].name);
             cr_expect(in_bound, "latency %u ms, %s lost: the join took %u ms against %u ms without the loss", latency,
                       losses[k].name, j.ms, control.ms);
@@ -237,4 +269,29 @@ Test(net_join, a_lost_hello_welcome_or_acknowledgement_costs_at_most_its_retrans
     }
     cr_log_info("%u joins with one datagram lost: %u failed, %u over the bound\n", joins, failed, over);
     cr_expect_eq(failed, 0u);
+}
+
+Test(net_join, a_lost_disconnect_costs_a_round_and_a_half)
+{
+    // A leave whose DISCONNECT is lost: it is sent again one and a half
+    // round trips (+ 10 ms) after it went, not at ENet's doubling timeout,
+    // so the server sees it and acknowledges it within NET_LEAVE_MAX_MS.
+    unsigned done = 0, runs = 0;
+    for (uint32_t latency = 5; latency <= 150; latency += 5) {
+        join_result control = join_leave(latency, NULL, false, 0, true, false);
+        join_result j = join_leave(latency, NULL, false, 0, true, true);
+        cr_assert(control.joined && j.joined);
+        uint32_t rtt = 2u * latency, bound = control.leave_ms + rtt + rtt / 2u + 10u + 4u; // (4 ms: servicing)
+        cr_log_info("latency %3u ms each way: the leave %s after %u ms with its DISCONNECT lost (control: %s after %u "
+                    "ms; bound %u ms)\n",
+                    latency, j.leave == NET_LEAVE_DONE ? "acknowledged" : "NOT acknowledged", j.leave_ms,
+                    control.leave == NET_LEAVE_DONE ? "acknowledged" : "NOT acknowledged", control.leave_ms, bound);
+        cr_expect_eq(control.leave, NET_LEAVE_DONE);
+        cr_expect(j.dropped, "latency %u ms: nothing was lost", latency);
+        cr_expect(j.leave == NET_LEAVE_DONE && j.leave_ms <= bound, "latency %u ms: %u ms against %u", latency,
+                  j.leave_ms, control.leave_ms);
+        done += j.leave == NET_LEAVE_DONE;
+        runs++;
+    }
+    cr_log_info("%u of %u leaves with the DISCONNECT lost were acknowledged\n", done, runs);
 }

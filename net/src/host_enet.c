@@ -379,6 +379,9 @@ static net_leave_state enet_leave(net_host *host, uint32_t wait_ms)
         enet_uint32 wait = elapsed >= wait_ms ? 0 : wait_ms - elapsed;
         if (wait > NET_LEAVE_MAX_MS - spent)
             wait = NET_LEAVE_MAX_MS - spent;
+        if (wait > 10)
+            wait = 10; // the resends below on time
+        enet_live_leave_step(p, now);
         ENetEvent e;
         int r = enet_host_service(h->enet, &e, wait);
         fold_counters(h);

@@ -99,6 +99,9 @@ void enet_live_step(enet_net_host *h, enet_uint32 now);
 /// handshake, an ACKNOWLEDGE of its VERIFY_CONNECT is put in front of its
 /// commands. Returns 0 (ENet reads it).
 int enet_live_receive(enet_net_host *h, ENetHost *e);
+/// A client's leave under way: its unacknowledged commands (the DISCONNECT)
+/// are sent again every one and a half round trips.
+void enet_live_leave_step(ENetPeer *p, enet_uint32 now);
 
 // host_enet_live.c
 /// ENet's own timeout for a connected peer whose silence limit is
@@ -118,6 +121,9 @@ void enet_live_step(enet_net_host *h, enet_uint32 now);
 /// handshake, an ACKNOWLEDGE of its VERIFY_CONNECT is put in front of its
 /// commands. Returns 0 (ENet reads it).
 int enet_live_receive(enet_net_host *h, ENetHost *e);
+/// A client's leave under way: its unacknowledged commands (the DISCONNECT)
+/// are sent again every one and a half round trips.
+void enet_live_leave_step(ENetPeer *p, enet_uint32 now);
 
 // host_enet_gate.c
 /// ENet's host->intercept: sees every datagram before ENet.

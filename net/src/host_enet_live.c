@@ -52,6 +52,11 @@
 //   server missed our acknowledgement and discarded what came with it)
 //   sends its unacknowledged reliable commands again at once, right behind
 //   the new acknowledgement.
+// A leave (net_host_leave) waits at most NET_LEAVE_MAX_MS for its
+// acknowledgement: while it waits, what is unacknowledged (the DISCONNECT,
+// and what goes before it) is sent again every one and a half round trips
+// (+ 10 ms) rather than at ENet's doubling timeout, so that a lost
+// DISCONNECT costs a round trip, not the rest of the wait.
 // Resending "at once" moves a command's sentTime back by its timeout, so
 // that ENet's next check retransmits it (and doubles its timeout, as for any
 // resend). This uses ENet 1.3.17's peer and command fields, which enet.h
@@ -65,6 +70,7 @@
 #include "host_enet_impl.h"
 
 #define ENET_LIVE_BACKSTOP 4u
+#define ENET_LIVE_LEAVE_SLACK_MS 10u
 
 void enet_live_configure(ENetPeer *peer, uint32_t limit_ms)
 {
@@ -207,4 +213,20 @@ int enet_live_receive(enet_net_host *h, ENetHost *e)
     e->receivedDataLength = n + sizeof ack;
     h->slots[peer_id].implied_ack = true;
     return 0;
+}
+
+void enet_live_leave_step(ENetPeer *p, enet_uint32 now)
+{
+    if (enet_list_empty(&p->sentReliableCommands))
+        return;
+    const ENetOutgoingCommand *c = (const ENetOutgoingCommand *)enet_list_front(&p->sentReliableCommands);
+    // The round trip: ENet's smoothed one, or the lowest of its last
+    // throttle interval when smaller (a stall inflates the smoothed one for
+    // a while).
+    enet_uint32 rtt = p->roundTripTime;
+    if (p->lastRoundTripTime != 0 && p->lastRoundTripTime < rtt)
+        rtt = p->lastRoundTripTime;
+    enet_uint32 age = ENET_TIME_DIFFERENCE(now, c->sentTime);
+    if (age >= rtt + rtt / 2u + ENET_LIVE_LEAVE_SLACK_MS && age < c->roundTripTimeout)
+        resend_now(p, now);
 }

@@ -57,6 +57,8 @@ typedef struct relay {
     bool dropped;
     unsigned drop_after; ///< ... and only one that comes after this many of its direction
     unsigned seen[2];
+    unsigned loss_every;     ///< also drop every loss_every-th datagram of each direction (0: none)
+    uint32_t last_to_server; ///< when a datagram was last delivered to the server
 } relay;
 
 static int udp_socket(uint16_t *port)
@@ -97,6 +99,8 @@ static void relay_take(relay *r, int s, bool to_server)
             r->has_client = true;
         }
         unsigned k = r->seen[to_server]++;
+        if (r->loss_every && k % r->loss_every == r->loss_every - 1u)
+            continue;
         if (!r->dropped && r->drop && r->drop_to_server == to_server && k >= r->drop_after &&
             holds(g.d, (size_t)n, r->drop)) {
             r->dropped = true;
@@ -122,9 +126,10 @@ static void relay_step(relay *r)
             r->q[keep++] = *g;
             continue;
         }
-        if (g->to_server)
+        if (g->to_server) {
             sendto(r->back, g->d, g->n, 0, (struct sockaddr *)&r->server, sizeof r->server);
-        else
+            r->last_to_server = virtual_ms;
+        } else
             sendto(r->front, g->d, g->n, 0, (struct sockaddr *)&r->client, sizeof r->client);
     }
     r->count = keep;
@@ -294,4 +299,108 @@ Test(net_join, a_lost_disconnect_costs_a_round_and_a_half)
         runs++;
     }
     cr_log_info("%u of %u leaves with the DISCONNECT lost were acknowledged\n", done, runs);
+}
+
+// ---- liveness ------------------------------------------------------------------------
+
+typedef struct stall_result {
+    uint32_t client_end, server_end; ///< the DISCONNECT reasons (0: none)
+    uint32_t server_end_ms;          ///< when the server's came, from the stall's start
+    uint32_t server_silence_ms;      ///< when the server's came, from the last datagram it got
+} stall_result;
+
+// A client that plays (an input every 16 ms; the server a snapshot every
+// 32 ms and a control message every 500 ms) over a relay losing every 20th
+// datagram each way, then stops for stall_ms (not serviced, sends nothing;
+// the server goes on), then plays 3 s more.
+static stall_result stall_run(uint32_t latency_ms, uint32_t stall_ms)
+{
+    static relay r;
+    r = (relay){.latency_ms = latency_ms, .loss_every = 20};
+    net_host *sv = net_host_listen("127.0.0.1", 0, NULL, NULL);
+    cr_assert_not_null(sv);
+    uint16_t front_port;
+    r.front = udp_socket(&front_port);
+    r.back = udp_socket(NULL);
+    keel_test_loopback(&r.server, net_host_port(sv));
+    net_host *cl = net_host_connect("127.0.0.1", front_port, NULL, NULL);
+    cr_assert_not_null(cl);
+    stall_result res = {0, 0, 0, 0};
+    bool cl_up = false, sv_up = false;
+    uint32_t peer = 0, t = 0, stall_at = 0;
+    enum { PLAY_MS = 2000, AFTER_MS = 3000 };
+    for (; t < 100000; t++, virtual_ms++) {
+        bool stopped = cl_up && sv_up && t >= stall_at && t < stall_at + stall_ms && stall_at;
+        net_event ev;
+        if (!stopped && !res.client_end) {
+            while (net_host_service(cl, &ev, 0) != NET_EVENT_NONE) {
+                cl_up |= ev.type == NET_EVENT_CONNECT;
+                if (ev.type == NET_EVENT_DISCONNECT)
+                    res.client_end = ev.reason;
+            }
+            if (cl_up && !res.client_end && t % 16 == 0)
+                net_host_send(cl, 0, NET_CHANNEL_INPUT, (const uint8_t *)"input", 5);
+            net_host_flush(cl);
+        }
+        while (!res.server_end && net_host_service(sv, &ev, 0) != NET_EVENT_NONE) {
+            if (ev.type == NET_EVENT_CONNECT) {
+                sv_up = true;
+                peer = ev.peer;
+            } else if (ev.type == NET_EVENT_DISCONNECT) {
+                res.server_end = ev.reason;
+                res.server_end_ms = t - stall_at;
+                res.server_silence_ms = virtual_ms - r.last_to_server;
+            }
+        }
+        if (sv_up && !res.server_end) {
+            if (t % 32 == 0)
+                net_host_send(sv, peer, NET_CHANNEL_SNAPSHOT, (const uint8_t *)"snapshot", 8);
+            if (t % 500 == 0)
+                net_host_send(sv, peer, NET_CHANNEL_CONTROL, (const uint8_t *)"control", 7);
+        }
+        net_host_flush(sv);
+        relay_step(&r);
+        if (cl_up && sv_up && !stall_at)
+            stall_at = t + PLAY_MS;
+        if ((stall_at && t >= stall_at + stall_ms + AFTER_MS) || (res.client_end && res.server_end))
+            break;
+    }
+    cr_assert(stall_at, "never connected");
+    net_host_destroy(cl);
+    net_host_destroy(sv);
+    close(r.front);
+    close(r.back);
+    virtual_ms += 60000;
+    return res;
+}
+
+Test(net_join, a_stall_shorter_than_the_silence_loses_nobody_and_a_longer_one_ends_at_it)
+{
+    // Stops of 3, 6 and 9.5 s on a link losing 5% each way: the client
+    // reads what waited for it and nobody's connection ends (before, ENet
+    // ended the client's after 5 s: its ping sent before the stop
+    // unacknowledged). A stop of 12 s: the server ends the connection
+    // NET_HOST_DEFAULT_TIMEOUT_MS after the client's last datagram arrived
+    // (+ 1 ms: the relay delivers it at the end of a step, the server reads
+    // it in the next).
+    static const uint32_t stops[] = {3000, 6000, 9500};
+    for (uint32_t latency = 10; latency <= 150; latency += 70) {
+        for (size_t k = 0; k < sizeof stops / sizeof stops[0]; k++) {
+            stall_result s = stall_run(latency, stops[k]);
+            cr_log_info("latency %u ms, stop %u ms: client %s, server %s\n", latency, stops[k],
+                        s.client_end ? net_disconnect_reason_name((net_disconnect_reason)s.client_end) : "connected",
+                        s.server_end ? net_disconnect_reason_name((net_disconnect_reason)s.server_end) : "connected");
+            cr_expect_eq(s.client_end, 0u, "latency %u ms, stop %u ms: the client's connection ended", latency,
+                         stops[k]);
+            cr_expect_eq(s.server_end, 0u, "latency %u ms, stop %u ms: the server's connection ended", latency,
+                         stops[k]);
+        }
+        stall_result s = stall_run(latency, 12000);
+        cr_log_info("latency %u ms, stop 12000 ms: server %s %u ms into the stop, %u ms after the last datagram\n",
+                    latency,
+                    s.server_end ? net_disconnect_reason_name((net_disconnect_reason)s.server_end) : "connected",
+                    s.server_end_ms, s.server_silence_ms);
+        cr_expect_eq(s.server_end, (uint32_t)NET_DISCONNECT_TIMEOUT);
+        cr_expect_eq(s.server_silence_ms, NET_HOST_DEFAULT_TIMEOUT_MS + 1u, "latency %u ms", latency);
+    }
 }

@@ -142,6 +142,7 @@ typedef struct join_result {
     bool dropped;          ///< the datagram chosen was seen and dropped
     net_leave_state leave; ///< leaving: how the leave ended
     uint32_t leave_ms;     ///< leaving: how long it took
+    uint8_t ended;         ///< a connection ended (either side's reason)
 } join_result;
 
 // One join over a relay of `latency_ms` each way dropping the first
@@ -170,10 +171,14 @@ static join_result join_leave(uint32_t latency_ms, const char *drop, bool to_ser
     keel_test_loopback(&r.server, net_host_port(sv));
     net_host *cl = net_host_connect("127.0.0.1", front_port, NULL, NULL);
     cr_assert_not_null(cl);
-    join_result res = {false, 0, 0, false, NET_LEAVE_NOT_CONNECTED, 0};
-    uint32_t start = virtual_ms, connected = 0;
+    join_result res = {false, 0, 0, false, NET_LEAVE_NOT_CONNECTED, 0, 0};
+    uint32_t start = virtual_ms, connected = 0, joined_at = 0, peer = UINT32_MAX;
     bool up = false;
-    for (uint32_t step = 0; step < 20000 && !res.joined; step++) {
+    // Until the welcome, and (not leaving) 3 s more of play: an input every
+    // 16 ms from the client's CONNECT on, a snapshot every 16 ms from the
+    // server once it has the hello.
+    uint32_t tail_ms = leave ? 0 : 3000;
+    for (uint32_t step = 0; step < 20000 && (!res.joined || virtual_ms < joined_at + tail_ms) && !res.ended; step++) {
         net_event ev;
         while (net_host_service(cl, &ev, 0) != NET_EVENT_NONE) {
             if (ev.type == NET_EVENT_CONNECT) {
@@ -181,27 +186,36 @@ static join_result join_leave(uint32_t latency_ms, const char *drop, bool to_ser
                 connected = virtual_ms;
                 cr_assert(net_host_send(cl, 0, NET_CHANNEL_CONTROL, (const uint8_t *)"hello-keel", 10));
                 cr_assert(net_host_send(cl, 0, NET_CHANNEL_INPUT, (const uint8_t *)"ping-keel", 9));
-            } else if (ev.type == NET_EVENT_RECEIVE && ev.channel == NET_CHANNEL_CONTROL) {
+            } else if (ev.type == NET_EVENT_RECEIVE && ev.channel == NET_CHANNEL_CONTROL && !res.joined) {
                 res.joined = ev.length == 12 && memcmp(ev.data, "welcome-keel", 12) == 0;
+                joined_at = virtual_ms;
             } else if (ev.type == NET_EVENT_DISCONNECT) {
+                res.ended = ev.reason;
                 cr_log_info("the client's connection ended (%s) at %u ms", net_disconnect_reason_name(ev.reason),
                             virtual_ms - start);
-                step = 20000;
                 break;
             }
         }
+        if (up && !res.ended && virtual_ms % 16 == 0)
+            net_host_send(cl, 0, NET_CHANNEL_INPUT, (const uint8_t *)"input", 5);
         net_host_flush(cl);
         while (net_host_service(sv, &ev, 0) != NET_EVENT_NONE) {
             if (ev.type == NET_EVENT_RECEIVE && ev.channel == NET_CHANNEL_CONTROL && ev.length == 10 &&
-                memcmp(ev.data, "hello-keel", 10) == 0)
+                memcmp(ev.data, "hello-keel", 10) == 0) {
+                peer = ev.peer;
                 net_host_send(sv, ev.peer, NET_CHANNEL_CONTROL, (const uint8_t *)"welcome-keel", 12);
+            } else if (ev.type == NET_EVENT_DISCONNECT) {
+                res.ended = ev.reason;
+            }
         }
+        if (peer != UINT32_MAX && virtual_ms % 16 == 8)
+            net_host_send(sv, peer, NET_CHANNEL_SNAPSHOT, (const uint8_t *)"snapshot", 8);
         net_host_flush(sv);
         relay_step(&r);
-        if (!res.joined)
+        if (!res.joined || virtual_ms < joined_at + tail_ms)
             virtual_ms++;
     }
-    res.ms = up && res.joined ? virtual_ms - connected : 0;
+    res.ms = up && res.joined ? joined_at - connected : 0;
     res.connect_ms = up ? connected - start : 0;
     res.dropped = r.dropped;
     uint32_t leave_start = virtual_ms;
@@ -268,6 +282,8 @@ Test(net_join, a_lost_hello_welcome_or_acknowledgement_costs_at_most_its_retrans
             cr_log_info("latency %3u ms each way, %s lost: joined %s after %u ms (control %u ms; bound %u ms)\n",
                         latency, losses[k].name, j.joined ? "yes" : "NO", j.ms, control.ms, bound);
             cr_expect(j.dropped, "%s: no such datagram was seen", losses[k].name);
+            cr_expect_eq(j.ended, 0, "latency %u ms, %s lost: a connection ended (%s) in the 3 s of play after",
+                         latency, losses[k].name, net_disconnect_reason_name((net_disconnect_reason)j.ended));
             cr_expect(in_bound, "latency %u ms, %s lost: the join took %u ms against %u ms without the loss", latency,
                       losses[k].name, j.ms, control.ms);
         }

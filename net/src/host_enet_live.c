@@ -57,9 +57,8 @@
 // and what goes before it) is sent again every one and a half round trips
 // (+ 10 ms) rather than at ENet's doubling timeout, so that a lost
 // DISCONNECT costs a round trip, not the rest of the wait.
-// Resending "at once" moves a command's sentTime back by its timeout, so
-// that ENet's next check retransmits it (and doubles its timeout, as for any
-// resend). This uses ENet 1.3.17's peer and command fields, which enet.h
+// Resending "at once" sets a command's timeout to its age (resend_now), so
+// that ENet's next check retransmits it, at most once a round trip. This uses ENet 1.3.17's peer and command fields, which enet.h
 // declares; the Debian package is that version.
 #include <stddef.h>
 #include <string.h>
@@ -103,17 +102,39 @@ void enet_live_start(enet_net_host *h, ENetPeer *peer, uint32_t i)
     s->joining = true;
 }
 
-// Every unacknowledged reliable command of the peer is due now.
-static void resend_now(ENetPeer *p, enet_uint32 now)
+// Every unacknowledged reliable command of the peer sent at least
+// `min_age` ms ago is due now: its timeout becomes its age, which ENet's
+// next check finds expired (it then doubles it, as for any resend). Its
+// sentTime stays, and with it ENet's backstop (earliestTimeout). A command
+// sent just now gets a timeout of 0, which ENet replaces by a fresh one
+// from the round trip when it sends it again. At most one resend a
+// min_age, so datagrams arriving faster than the acknowledgement can come
+// back do not make a storm of resends.
+static void resend_now(ENetPeer *p, enet_uint32 now, enet_uint32 min_age)
 {
-    if (enet_list_empty(&p->sentReliableCommands))
-        return;
+    bool any = false;
     for (ENetListIterator it = enet_list_begin(&p->sentReliableCommands); it != enet_list_end(&p->sentReliableCommands);
          it = enet_list_next(it)) {
         ENetOutgoingCommand *c = (ENetOutgoingCommand *)it;
-        c->sentTime = now - c->roundTripTimeout;
+        enet_uint32 age = ENET_TIME_DIFFERENCE(now, c->sentTime);
+        if (ENET_TIME_LESS(now, c->sentTime) || age < min_age || age >= c->roundTripTimeout)
+            continue; // too recent, or due anyway
+        c->roundTripTimeout = age;
+        any = true;
     }
-    p->nextTimeout = now;
+    if (any)
+        p->nextTimeout = now;
+}
+
+// The round trip to pace resends by: ENet's smoothed one, or the lowest of
+// its last throttle interval when smaller (a stall inflates the smoothed
+// one for a while).
+static enet_uint32 pace_rtt(const ENetPeer *p)
+{
+    enet_uint32 rtt = p->roundTripTime;
+    if (p->lastRoundTripTime != 0 && p->lastRoundTripTime < rtt)
+        rtt = p->lastRoundTripTime;
+    return rtt;
 }
 
 // Whether a datagram of peer p arrived since the last look.
@@ -136,7 +157,7 @@ void enet_live_step(enet_net_host *h, enet_uint32 now)
             if (h->base.server && p->state == ENET_PEER_STATE_ACKNOWLEDGING_CONNECT && p->incomingDataTotal != 0 &&
                 p->incomingDataTotal != s->heard_total) {
                 s->heard_total = p->incomingDataTotal;
-                resend_now(p, now);
+                resend_now(p, now, 0); // (one datagram of the client's: it waits for our answer)
             } else if (p->state == ENET_PEER_STATE_DISCONNECTED) {
                 s->heard_total = 0;
                 s->implied_ack = false;
@@ -150,7 +171,7 @@ void enet_live_step(enet_net_host *h, enet_uint32 now)
             if (p->lastReceiveTime != 0) // an acknowledgement came: the server is past its handshake
                 s->joining = false;
             else
-                resend_now(p, now);
+                resend_now(p, now, pace_rtt(p)); // (what arrives while the acknowledgement is on its way)
         }
     }
 }
@@ -217,16 +238,6 @@ int enet_live_receive(enet_net_host *h, ENetHost *e)
 
 void enet_live_leave_step(ENetPeer *p, enet_uint32 now)
 {
-    if (enet_list_empty(&p->sentReliableCommands))
-        return;
-    const ENetOutgoingCommand *c = (const ENetOutgoingCommand *)enet_list_front(&p->sentReliableCommands);
-    // The round trip: ENet's smoothed one, or the lowest of its last
-    // throttle interval when smaller (a stall inflates the smoothed one for
-    // a while).
-    enet_uint32 rtt = p->roundTripTime;
-    if (p->lastRoundTripTime != 0 && p->lastRoundTripTime < rtt)
-        rtt = p->lastRoundTripTime;
-    enet_uint32 age = ENET_TIME_DIFFERENCE(now, c->sentTime);
-    if (age >= rtt + rtt / 2u + ENET_LIVE_LEAVE_SLACK_MS && age < c->roundTripTimeout)
-        resend_now(p, now);
+    enet_uint32 rtt = pace_rtt(p);
+    resend_now(p, now, rtt + rtt / 2u + ENET_LIVE_LEAVE_SLACK_MS);
 }

@@ -5,8 +5,8 @@
 # 75 +- 20 ms each way with 5% loss, 1% duplication and 1% reordering, and one
 # keel-client with 8 bots through the relay. After 4 s of play the client is
 # stopped (SIGSTOP) for the stall, woken (SIGCONT), plays 10 s more and leaves.
-# A run loses a bot when keel-client reports "lost the connection" or a bot's
-# summary ends otherwise than "left"/"left_unacknowledged".
+# A bot is lost when keel-client reports it ("lost the connection", or "not
+# playing after" --connect-timeout); each run prints how the bots' summaries end.
 #
 #   bench/stall.sh                      20 runs of a 3 s stall, then 5 of an 8 s stall
 #   bench/stall.sh --runs 2 --stall 3   a short check

@@ -135,7 +135,7 @@ Test(stall_programs, stops_shorter_than_the_silence_lose_no_bot_on_a_lossy_link)
                            "64",         "--stats-interval", "0",      NULL};
     keel_test_proc_start(&sv, "keel-server", sargs);
     char server_at[64], port[16];
-    snprintf(server_at, sizeof server_at, "127.0.0.1:%u", keel_test_wait_port(sv.err));
+    snprintf(server_at, sizeof server_at, "127.0.0.1:%u", keel_test_wait_port(sv.out)); // (text on stdout)
     const char *rargs[] = {"--server", server_at, "--seed", "3", "--latency", "75", "--jitter", "20",
                            "--loss",   "5",       "--dup",  "1", "--reorder", "1",  NULL};
     keel_test_proc_start(&relay, "keel-relay", rargs);
@@ -158,22 +158,30 @@ Test(stall_programs, stops_shorter_than_the_silence_lose_no_bot_on_a_lossy_link)
     char *out = keel_test_read_file(cl.out), *err = keel_test_read_file(cl.err);
     cr_assert_not_null(out);
     cr_assert_not_null(err);
-    unsigned lost = 0, played = 0, traces = 0;
+    unsigned lost = 0, played = 0, traces = 0, bursts = 0;
+    double last_t = -1.0;
     for (const char *p = strstr(err, "lost the connection"); p; p = strstr(p + 1, "lost the connection"))
         lost++;
     for (const char *p = strstr(out, "\"end\":\"left"); p; p = strstr(p + 1, "\"end\":\"left"))
         played++;
-    for (const char *p = strstr(err, "{\"trace\":1,"); p; p = strstr(p + 1, "{\"trace\":1,"))
-        traces += strncmp(strstr(p, "\"bot\":"), "\"bot\":1,", 8) == 0;
+    for (const char *p = strstr(err, "{\"trace\":1,"); p; p = strstr(p + 1, "{\"trace\":1,")) {
+        if (strncmp(strstr(p, "\"bot\":"), "\"bot\":1,", 8) != 0)
+            continue;
+        double t = keel_test_json_num(p, "t"); // a burst: two lines of bot 1 under 50 ms apart
+        bursts += last_t >= 0.0 && t - last_t < 0.05;
+        last_t = t;
+        traces++;
+    }
     double seconds = keel_test_json_num(strstr(out, "\"seconds\":"), "seconds");
     cr_log_info("8 bots, stops of 3 s and 8 s: %u lost the connection, %u left at the end; bot 1 traced %u lines in "
-                "%.1f s\n",
-                lost, played, traces, seconds);
+                "%.1f s, %u of them less than 50 ms after the one before\n",
+                lost, played, traces, seconds, bursts);
     cr_expect_eq(lost, 0u, "%s", err);
     cr_expect_eq(played, 8u, "%s", out);
     cr_expect_eq(cl.status, 0, "keel-client exit %d", cl.status);
     cr_expect_leq(traces, (unsigned)(seconds * 10.0) + 2u, "--trace printed %u lines for bot 1 in %.1f s", traces,
                   seconds);
+    cr_expect_eq(bursts, 0u, "--trace printed bot 1's state %u times less than 50 ms after the one before", bursts);
     free(out);
     free(err);
     keel_test_proc_kill(&relay, SIGTERM);

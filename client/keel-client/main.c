@@ -514,7 +514,7 @@ int main(int argc, char **argv)
             all_done = false; // a bot done now leaves in the next rounds
         }
         if (o.trace && now >= next_trace) {
-            next_trace = now - (now - start) % 100000u + 100000u; // once, however long the process stopped
+            next_trace = now + 100000u; // after a stop: once, not once per period missed
             for (uint32_t i = 0; i < o.bots; i++) {
                 if (cl_client_status(bots[i].cl) != CL_STATUS_PLAYING)
                     continue;

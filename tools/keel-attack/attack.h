@@ -28,7 +28,7 @@
 #include <keel/net_token.h>
 
 enum {
-    AT_MAX_RATE = 100000,   ///< datagrams per second
+    AT_MAX_RATE = 200000,   ///< datagrams per second
     AT_MAX_SECONDS = 60,    ///< any duration
     AT_MAX_COUNT = 1000000, ///< datagrams in one run
     AT_EXIT_NO_RAW = 77,    ///< spoof: no permission for a raw socket
@@ -50,6 +50,7 @@ enum {
 typedef struct at_options {
     const char *server_text;
     struct sockaddr_in server;
+    struct sockaddr_in source; ///< flood: the address it sends from (default 127.0.0.1)
     const char *token_file, *in_file, *out_file;
     uint32_t rate, seconds, count, listen_port, ports, wait_ms, replay_after_s;
     int64_t damage; ///< -1: none; else the offset of the byte to flip in the token's sent part

@@ -8,6 +8,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <arpa/inet.h>
+
 #include "attack.h"
 
 // The token's sent part with the byte at --damage flipped, or NULL without
@@ -34,7 +36,8 @@ int at_flood(const at_options *o)
     const uint8_t *sent;
     if (!load_sent(o, token, &sent))
         return 1;
-    int fd = at_udp_socket(0x7F000001u, 0, &o->server);
+    uint32_t from = o->source.sin_family ? ntohl(o->source.sin_addr.s_addr) : 0x7F000001u;
+    int fd = at_udp_socket(from, 0, &o->server);
     if (fd < 0)
         return 1;
     uint64_t rng = at_seed(o->seed);

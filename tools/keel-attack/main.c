@@ -17,6 +17,7 @@
 static void usage(FILE *f)
 {
     fputs("usage: keel-attack flood   --server A:P --rate N --seconds S [--token FILE [--damage OFFSET]]\n"
+          "                           [--source A.B.C.D]\n"
           "       keel-attack request --server A:P --token FILE [--count N] [--damage OFFSET]\n"
           "       keel-attack spoof   --server A:P --count N [--rate N] [--ports K] [--token FILE]\n"
           "       keel-attack capture --server A:P --listen PORT --seconds S [--out FILE]\n"
@@ -41,9 +42,10 @@ static void usage(FILE *f)
           "  replay   sends a capture again, with its original spacing, from a new port\n"
           "\n"
           "  --server A.B.C.D:PORT  the server (127.0.0.0/8 only)\n"
-          "  --rate N               datagrams a second, 1..100000 (spoof: default 1000)\n"
+          "  --rate N               datagrams a second, 1..200000 (spoof: default 1000)\n"
           "  --seconds S            1..60\n"
           "  --count N              1..1000000 (request: default 1)\n"
+          "  --source A.B.C.D       flood: send from this 127.0.0.0/8 address (default 127.0.0.1)\n"
           "  --token FILE           a connect token (keel-token issue)\n"
           "  --damage OFFSET        flip the token's byte at OFFSET (0..1031, its sent part)\n"
           "  --ports K              spoof: forged source ports, 1..64 (default 16)\n"
@@ -76,7 +78,7 @@ typedef struct command {
 } command;
 
 static const command COMMANDS[] = {
-    {"flood", " server rate seconds token damage wait seed ", " server rate seconds ", at_flood},
+    {"flood", " server rate seconds token damage wait seed source ", " server rate seconds ", at_flood},
     {"request", " server token count damage wait seed ", " server token ", at_request},
     {"spoof", " server count rate ports token wait seed ", " server count ", at_spoof},
     {"capture", " server listen seconds out replay-after wait ", " server listen seconds ", at_capture},
@@ -98,6 +100,11 @@ static bool set_option(at_options *o, const char *name, const char *v)
     if (strcmp(name, "server") == 0) {
         o->server_text = v;
         return at_parse_loopback(v, &o->server);
+    }
+    if (strcmp(name, "source") == 0) {
+        char text[40];
+        snprintf(text, sizeof text, "%s:1", v);
+        return strlen(v) < 32 && at_parse_loopback(text, &o->source);
     }
     if (strcmp(name, "token") == 0 || strcmp(name, "in") == 0 || strcmp(name, "out") == 0) {
         *(name[0] == 't' ? &o->token_file : name[0] == 'i' ? &o->in_file : &o->out_file) = v;

@@ -481,6 +481,74 @@ Test(attack, spoofed_sources_take_no_slot_and_get_nothing_larger)
     keel_test_proc_cleanup(&s.proc);
 }
 
+// A flood of 200,000 handshake REQUESTs a second from 127.9.9.9 (keel-attack
+// flood --source; at most 3 s, 600,000 datagrams) while a player
+// (keel-attack request, 10 rounds of one token from 127.0.0.1, each sent
+// again every 100 ms for up to 1 s) and, with random tokens, 4 bots join.
+// Random token bytes fail the clear header: they spend no budget (the
+// server counts none rate limited) and every round is answered. A damaged
+// real token passes it: the flood is opened only within its prefix's share
+// (NET_HS_PREFIX_REQUESTS_PER_S), and the player's rounds are still
+// answered. Judged by the counts the programs print.
+static void flood_and_join(bool damaged)
+{
+    server s;
+    server_start(&s);
+    char port[16];
+    snprintf(port, sizeof port, "%u", s.port);
+    const char *flood_token = issue("share_flood", 301, s.addr, 0), *player = issue("share_player", 302, s.addr, 0);
+    keel_test_proc flood, bots;
+    const char *random_args[] = {"flood", "--server", s.addr,      "--rate", "200000", "--seconds",
+                                 "3",     "--source", "127.9.9.9", "--wait", "200",    NULL};
+    const char *damaged_args[] = {"flood",     "--server", s.addr,      "--rate", "200000", "--seconds",
+                                  "3",         "--source", "127.9.9.9", "--wait", "200",    "--token",
+                                  flood_token, "--damage", "600",       NULL};
+    keel_test_proc_start(&flood, "keel-attack", damaged ? damaged_args : random_args);
+    keel_test_sleep_ms(300);
+    if (!damaged)
+        bot_start(&bots, port, "--token-key", key, "4", "128");
+    const char *req_args[] = {"request", "--server", s.addr,   "--token", player,
+                              "--count", "10",       "--wait", "1000",    NULL};
+    char *req = attack(req_args);
+    if (!damaged)
+        free(bot_finish(&bots, "four bots joining during the flood", false));
+    cr_assert(keel_test_proc_wait(&flood, 60000), "the flood did not end");
+    char *flood_out = keel_test_read_file(flood.out);
+    cr_log_info("keel-attack flood: %s", flood_out);
+    keel_test_proc_kill(&s.proc, SIGTERM);
+    char *out = keel_test_read_file(s.proc.out), *err = keel_test_read_file(s.proc.err);
+    const char *sum = strstr(out, "{\"summary\":1");
+    cr_assert_not_null(sum, "no summary: %s %s", out, err);
+    const char *hs = strstr(err, "keel-server: handshake:");
+    cr_log_info("%.*s", hs ? (int)strcspn(hs, "\n") : 0, hs ? hs : "");
+    double sent = keel_test_json_num(flood_out, "sent"), secs = keel_test_json_num(flood_out, "send_seconds");
+    cr_log_info("%s flood: %.0f sent in %.2f s; the player's rounds: %.0f of 10 unanswered",
+                damaged ? "damaged" : "random", sent, secs, keel_test_json_num(req, "rounds_unanswered"));
+    cr_expect_gt(sent, 0);
+    cr_expect_eq(keel_test_json_num(req, "rounds_unanswered"), 0, "the player was not answered: %s", req);
+    if (!damaged) {
+        cr_expect_eq(keel_test_json_num(sum, "joined"), 4, "the bots joined during the flood");
+        cr_expect_eq(reason_count(err, "rate limited"), 0, "random tokens spent the budget: %s", hs);
+    } else {
+        // opened: the flood's denials (each one opened), at most its share
+        // for the time it was read (flood, its wait, and a second of margin)
+        double opened = (double)reason_count(err, "damaged token"), bound = NET_HS_PREFIX_REQUESTS_PER_S * (secs + 2.2);
+        cr_log_info("damaged tokens opened %.0f, the prefix's share allows %.0f", opened, bound);
+        cr_expect_leq(opened, bound, "the flood spent more than its prefix's share: %s", hs);
+        cr_expect_gt(reason_count(err, "rate limited"), 0, "%s", hs);
+    }
+    free(req);
+    free(flood_out);
+    free(out);
+    free(err);
+    keel_test_proc_cleanup(&flood);
+    keel_test_proc_cleanup(&s.proc);
+}
+
+Test(attack, a_random_flood_spends_no_budget) { flood_and_join(false); }
+
+Test(attack, a_flood_from_one_prefix_spends_its_own_share) { flood_and_join(true); }
+
 Test(attack, bad_usage_is_exit_2_and_a_missing_raw_right_is_77_not_1)
 {
     const char *none[] = {NULL};

@@ -15,6 +15,7 @@
 // (bench/attack.sh runs 10 s at 10,000 a second).
 #define _POSIX_C_SOURCE 200809L
 #include <criterion/criterion.h>
+#include <dirent.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -548,6 +549,109 @@ static void flood_and_join(bool damaged)
 Test(attack, a_random_flood_spends_no_budget) { flood_and_join(false); }
 
 Test(attack, a_flood_from_one_prefix_spends_its_own_share) { flood_and_join(true); }
+
+// The UDP port (host order) a process's socket is bound to, from its
+// /proc/PID/fd links and /proc/net/udp (0: none found): what an attacker who
+// knows where a player is knows.
+static unsigned process_udp_port(pid_t pid)
+{
+    char path[64], link[64];
+    unsigned long inodes[16];
+    int n = 0;
+    snprintf(path, sizeof path, "/proc/%d/fd", (int)pid);
+    DIR *d = opendir(path);
+    if (!d)
+        return 0;
+    for (struct dirent *e; (e = readdir(d)) && n < 16;) {
+        char fd_path[320];
+        snprintf(fd_path, sizeof fd_path, "%s/%s", path, e->d_name);
+        ssize_t len = readlink(fd_path, link, sizeof link - 1);
+        if (len > 0) {
+            link[len] = '\0';
+            if (sscanf(link, "socket:[%lu]", &inodes[n]) == 1)
+                n++;
+        }
+    }
+    closedir(d);
+    FILE *f = fopen("/proc/net/udp", "r");
+    if (!f)
+        return 0;
+    char line[512];
+    unsigned port = 0;
+    while (!port && fgets(line, sizeof line, f)) {
+        unsigned p;
+        unsigned long inode;
+        if (sscanf(line, " %*s %*[0-9A-Fa-f]:%x %*s %*s %*s %*s %*s %*s %*s %lu", &p, &inode) != 2)
+            continue;
+        for (int i = 0; i < n; i++)
+            if (inodes[i] == inode)
+                port = p;
+    }
+    fclose(f);
+    return port;
+}
+
+// keel-attack forge against a playing keel-client (one bot, 20 s): ENet's
+// framing forged from the player's address and port through a raw socket
+// (an unsequenced-group sweep, a bandwidth limit of 1 byte/s to the server)
+// and from the server's (a DISCONNECT in each session). Every forgery is
+// dropped and counted, and the player plays to the end: its commands reach
+// the server, its snapshots reach it, nobody is disconnected.
+Test(attack, forged_enet_framing_from_a_players_address_changes_nothing)
+{
+    server s;
+    server_start(&s);
+    char port[16];
+    snprintf(port, sizeof port, "%u", s.port);
+    keel_test_proc bot;
+    bot_start(&bot, port, "--token", issue("forge_player", 401, s.addr, 0), "1", "1280");
+    wait_clients(&s, 1);
+    unsigned player_port = process_udp_port(bot.pid);
+    cr_assert_gt(player_port, 0, "the player's port was not found");
+    char victim[32];
+    snprintf(victim, sizeof victim, "127.0.0.1:%u", player_port);
+    const char *args[] = {"forge", "--server", s.addr, "--victim", victim, "--wait", "1000", NULL};
+    keel_test_run_result r = run("keel-attack", args);
+    if (r.exit_code == 77) {
+        char why[256];
+        snprintf(why, sizeof why, "%s", r.err);
+        keel_test_run_free(&r);
+        keel_test_proc_kill(&bot, SIGINT);
+        keel_test_proc_cleanup(&bot);
+        keel_test_proc_cleanup(&s.proc);
+        cr_skip("no raw socket here (run as root or with CAP_NET_RAW): %s", why);
+    }
+    cr_assert_eq(r.exit_code, 0, "%s", r.err);
+    cr_log_info("keel-attack forge: %s", r.out);
+    double to_server =
+        keel_test_json_num(r.out, "unsequenced_sent") + keel_test_json_num(r.out, "bandwidth_limit_sent");
+    double to_client = keel_test_json_num(r.out, "disconnect_sent");
+    char *bot_out = bot_finish(&bot, "the player", false);
+    const char *b = strstr(bot_out, "{\"character\":");
+    cr_assert_not_null(b, "%s", bot_out);
+    char end[32];
+    str_field(b, "end", end, sizeof end);
+    double snapshots = keel_test_json_num(b, "snapshots"), bot_forged = keel_test_json_num(b, "frames_forged");
+    keel_test_proc_kill(&s.proc, SIGTERM);
+    char *out = keel_test_read_file(s.proc.out), *err = keel_test_read_file(s.proc.err);
+    const char *sum = strstr(out, "{\"summary\":1");
+    cr_assert_not_null(sum, "no summary: %s %s", out, err);
+    double commands = keel_test_json_num(sum, "commands"), substituted = keel_test_json_num(sum, "substituted");
+    double forged = keel_test_json_num(sum, "frames_forged");
+    cr_log_info("forged to the server %.0f (counted %.0f), to the player %.0f (counted %.0f); the player: end %s, "
+                "snapshots %.0f of 640; the server: commands %.0f, substituted %.0f",
+                to_server, forged, to_client, bot_forged, end, snapshots, commands, substituted);
+    cr_expect_geq(forged * 10, to_server * 9, "forgeries to the server counted");
+    cr_expect_geq(bot_forged, 1, "forged disconnects counted by the player");
+    cr_expect_str_eq(end, "left", "the player played to the end");
+    cr_expect_geq(snapshots, 512, "snapshots to the player (640 sent at one per 2 ticks)");
+    cr_expect_leq(substituted * 10, commands, "the player's commands were replaced on the server");
+    free(bot_out);
+    free(out);
+    free(err);
+    keel_test_run_free(&r);
+    keel_test_proc_cleanup(&s.proc);
+}
 
 Test(attack, bad_usage_is_exit_2_and_a_missing_raw_right_is_77_not_1)
 {

@@ -20,6 +20,7 @@ static void usage(FILE *f)
           "                           [--source A.B.C.D]\n"
           "       keel-attack request --server A:P --token FILE [--count N] [--damage OFFSET]\n"
           "       keel-attack spoof   --server A:P --count N [--rate N] [--ports K] [--token FILE]\n"
+          "       keel-attack forge   --server A:P --victim A:P [--rate N]\n"
           "       keel-attack capture --server A:P --listen PORT --seconds S [--out FILE]\n"
           "                           [--replay-after S]\n"
           "       keel-attack replay  --server A:P --in FILE\n"
@@ -35,6 +36,10 @@ static void usage(FILE *f)
           "  spoof    REQUESTs and ENet CONNECTs from forged 127.x.y.z sources through a raw\n"
           "           socket (root or CAP_NET_RAW; exit 77 without); replies to the forged\n"
           "           addresses are counted on sockets bound to 0.0.0.0 at their ports\n"
+          "  forge    ENet's own framing forged through a raw socket from a playing client's\n"
+          "           address (--victim): an unsequenced-group sweep and a bandwidth limit\n"
+          "           to the server, then a DISCONNECT from the server's address to the\n"
+          "           client (--wait between the attacks; root or CAP_NET_RAW, exit 77 without)\n"
           "  capture  a relay for one client: forwards both ways through its own upstream\n"
           "           socket and records what the client sends (--out FILE); with\n"
           "           --replay-after S, once the client has been quiet S seconds, sends the\n"
@@ -42,12 +47,13 @@ static void usage(FILE *f)
           "  replay   sends a capture again, with its original spacing, from a new port\n"
           "\n"
           "  --server A.B.C.D:PORT  the server (127.0.0.0/8 only)\n"
-          "  --rate N               datagrams a second, 1..200000 (spoof: default 1000)\n"
+          "  --rate N               datagrams a second, 1..200000 (spoof: 1000, forge: 2000)\n"
           "  --seconds S            1..60\n"
           "  --count N              1..1000000 (request: default 1)\n"
           "  --source A.B.C.D       flood: send from this 127.0.0.0/8 address (default 127.0.0.1)\n"
           "  --token FILE           a connect token (keel-token issue)\n"
           "  --damage OFFSET        flip the token's byte at OFFSET (0..1031, its sent part)\n"
+          "  --victim A.B.C.D:PORT  forge: the playing client's address (127.0.0.0/8)\n"
           "  --ports K              spoof: forged source ports, 1..64 (default 16)\n"
           "  --listen PORT          capture: where the client sends (0: a free port, printed on\n"
           "                         stderr as \"listening on 127.0.0.1:PORT\")\n"
@@ -57,7 +63,7 @@ static void usage(FILE *f)
           "                         0..10000 (default 500; request: per exchange, default 2000)\n"
           "  --seed S               random numbers (nonces, forged addresses; default: the system)\n"
           "  --help                 this help\n"
-          "Exit status: 0 done, 1 a socket or file error, 2 bad usage, 77 spoof not allowed.\n",
+          "Exit status: 0 done, 1 a socket or file error, 2 bad usage, 77 spoof or forge not allowed.\n",
           f);
 }
 
@@ -81,6 +87,7 @@ static const command COMMANDS[] = {
     {"flood", " server rate seconds token damage wait seed source ", " server rate seconds ", at_flood},
     {"request", " server token count damage wait seed ", " server token ", at_request},
     {"spoof", " server count rate ports token wait seed ", " server count ", at_spoof},
+    {"forge", " server victim rate wait ", " server victim ", at_forge_framing},
     {"capture", " server listen seconds out replay-after wait ", " server listen seconds ", at_capture},
     {"replay", " server in wait ", " server in ", at_replay},
 };
@@ -101,6 +108,8 @@ static bool set_option(at_options *o, const char *name, const char *v)
         o->server_text = v;
         return at_parse_loopback(v, &o->server);
     }
+    if (strcmp(name, "victim") == 0)
+        return at_parse_loopback(v, &o->victim);
     if (strcmp(name, "source") == 0) {
         char text[40];
         snprintf(text, sizeof text, "%s:1", v);
@@ -164,7 +173,7 @@ int main(int argc, char **argv)
     memset(&o, 0, sizeof o);
     o.damage = -1;
     o.count = 1;
-    o.rate = strcmp(cmd->name, "spoof") == 0 ? 1000 : 0;
+    o.rate = strcmp(cmd->name, "spoof") == 0 ? 1000 : strcmp(cmd->name, "forge") == 0 ? 2000 : 0;
     o.ports = 16;
     o.wait_ms = strcmp(cmd->name, "request") == 0 ? 2000 : 500;
     char seen[256] = " ";

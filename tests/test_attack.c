@@ -653,6 +653,43 @@ Test(attack, forged_enet_framing_from_a_players_address_changes_nothing)
     keel_test_proc_cleanup(&s.proc);
 }
 
+// keel-attack race: the player completes its handshake, plain CONNECTs are
+// forged from its address and port (one bare, one with a made-up trailer)
+// before its own authenticated CONNECT: the forged ones bind nothing
+// (counted as forged datagrams) and the server answers the player's CONNECT
+// with an authenticated VERIFY_CONNECT for the player's connect id.
+Test(attack, a_connect_spoofed_before_the_players_own_binds_nothing)
+{
+    server s;
+    server_start(&s);
+    const char *args[] = {"race", "--server", s.addr, "--token", issue("race", 501, s.addr, 0), "--wait", "1000", NULL};
+    keel_test_run_result r = run("keel-attack", args);
+    if (r.exit_code == 77) {
+        char why[256];
+        snprintf(why, sizeof why, "%s", r.err);
+        keel_test_run_free(&r);
+        keel_test_proc_cleanup(&s.proc);
+        cr_skip("no raw socket here (run as root or with CAP_NET_RAW): %s", why);
+    }
+    cr_assert_eq(r.exit_code, 0, "%s", r.err);
+    cr_log_info("keel-attack race: %s", r.out);
+    char result[64];
+    cr_expect_str_eq(str_field(r.out, "result", result, sizeof result), "verified", "%s", r.out);
+    cr_expect_eq(keel_test_json_num(r.out, "spoofed_connects"), 2);
+    cr_expect_geq(keel_test_json_num(r.out, "own_connect_id_answers"), 1, "%s", r.out);
+    cr_expect_eq(keel_test_json_num(r.out, "answers"), keel_test_json_num(r.out, "own_connect_id_answers"),
+                 "every answer to the player's address is for its own connect id: %s", r.out);
+    keel_test_proc_kill(&s.proc, SIGTERM);
+    char *out = keel_test_read_file(s.proc.out), *err = keel_test_read_file(s.proc.err);
+    const char *sum = strstr(out, "{\"summary\":1");
+    cr_assert_not_null(sum, "no summary: %s %s", out, err);
+    cr_expect_geq(keel_test_json_num(sum, "frames_forged"), 2, "the forged CONNECTs counted: %s", sum);
+    free(out);
+    free(err);
+    keel_test_run_free(&r);
+    keel_test_proc_cleanup(&s.proc);
+}
+
 Test(attack, bad_usage_is_exit_2_and_a_missing_raw_right_is_77_not_1)
 {
     const char *none[] = {NULL};

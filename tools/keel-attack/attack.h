@@ -137,12 +137,21 @@ int at_raw_socket(void);
 size_t at_forge(uint8_t *out, uint32_t src, uint16_t sport, const struct sockaddr_in *dst, const uint8_t *payload,
                 size_t n);
 
+// ---- flood.c -----------------------------------------------------------------------
+
+/// One datagram, sent again every NET_HS_RESEND_MS until a reply with our
+/// nonce comes (copied to `reply`) or `wait_ms` passes; the reply's type (0:
+/// none) and *reason (a DENIED's).
+uint8_t at_exchange(int fd, const uint8_t *d, size_t n, const uint8_t nonce[AT_HS_NONCE], uint32_t wait_ms, at_tally *t,
+                    uint8_t *reply, uint8_t *reason);
+
 // ---- the subcommands ------------------------------------------------------------
 
 int at_flood(const at_options *o);
 int at_request(const at_options *o);
 int at_spoof(const at_options *o);
 int at_forge_framing(const at_options *o);
+int at_race(const at_options *o);
 int at_capture(const at_options *o);
 int at_replay(const at_options *o);
 

@@ -21,6 +21,7 @@ static void usage(FILE *f)
           "       keel-attack request --server A:P --token FILE [--count N] [--damage OFFSET]\n"
           "       keel-attack spoof   --server A:P --count N [--rate N] [--ports K] [--token FILE]\n"
           "       keel-attack forge   --server A:P --victim A:P [--rate N]\n"
+          "       keel-attack race    --server A:P --token FILE\n"
           "       keel-attack capture --server A:P --listen PORT --seconds S [--out FILE]\n"
           "                           [--replay-after S]\n"
           "       keel-attack replay  --server A:P --in FILE\n"
@@ -40,6 +41,9 @@ static void usage(FILE *f)
           "           address (--victim): an unsequenced-group sweep and a bandwidth limit\n"
           "           to the server, then a DISCONNECT from the server's address to the\n"
           "           client (--wait between the attacks; root or CAP_NET_RAW, exit 77 without)\n"
+          "  race     the CONNECT race: the token's handshake, then plain CONNECTs forged from\n"
+          "           its own address (raw socket) before its authenticated CONNECT; reports\n"
+          "           whether the server's answer authenticates and names its connect id\n"
           "  capture  a relay for one client: forwards both ways through its own upstream\n"
           "           socket and records what the client sends (--out FILE); with\n"
           "           --replay-after S, once the client has been quiet S seconds, sends the\n"
@@ -63,7 +67,7 @@ static void usage(FILE *f)
           "                         0..10000 (default 500; request: per exchange, default 2000)\n"
           "  --seed S               random numbers (nonces, forged addresses; default: the system)\n"
           "  --help                 this help\n"
-          "Exit status: 0 done, 1 a socket or file error, 2 bad usage, 77 spoof or forge not allowed.\n",
+          "Exit status: 0 done, 1 a socket or file error, 2 bad usage, 77 spoof, forge or race not allowed.\n",
           f);
 }
 
@@ -88,6 +92,7 @@ static const command COMMANDS[] = {
     {"request", " server token count damage wait seed ", " server token ", at_request},
     {"spoof", " server count rate ports token wait seed ", " server count ", at_spoof},
     {"forge", " server victim rate wait ", " server victim ", at_forge_framing},
+    {"race", " server token wait seed ", " server token ", at_race},
     {"capture", " server listen seconds out replay-after wait ", " server listen seconds ", at_capture},
     {"replay", " server in wait ", " server in ", at_replay},
 };

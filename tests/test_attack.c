@@ -695,12 +695,15 @@ Test(attack, bad_usage_is_exit_2_and_a_missing_raw_right_is_77_not_1)
     const char *none[] = {NULL};
     const char *unknown[] = {"nuke", NULL};
     const char *far[] = {"flood", "--server", "192.0.2.1:5000", "--rate", "10", "--seconds", "1", NULL};
-    const char *fast[] = {"flood", "--server", "127.0.0.1:5000", "--rate", "100001", "--seconds", "1", NULL};
+    const char *fast[] = {"flood", "--server", "127.0.0.1:5000", "--rate", "200001", "--seconds", "1", NULL};
     const char *lng[] = {"flood", "--server", "127.0.0.1:5000", "--rate", "10", "--seconds", "61", NULL};
     const char *missing[] = {"request", "--server", "127.0.0.1:5000", NULL};
     const char *foreign[] = {"replay", "--server", "127.0.0.1:5000", "--in", "x", "--rate", "5", NULL};
     const char *damage[] = {"request", "--server", "127.0.0.1:5000", "--token", "t", "--damage", "1032", NULL};
-    const char *const *cases[] = {none, unknown, far, fast, lng, missing, foreign, damage};
+    const char *no_victim[] = {"forge", "--server", "127.0.0.1:5000", NULL};
+    const char *far_source[] = {"flood",     "--server", "127.0.0.1:5000", "--rate",   "10",
+                                "--seconds", "1",        "--source",       "10.0.0.1", NULL};
+    const char *const *cases[] = {none, unknown, far, fast, lng, missing, foreign, damage, no_victim, far_source};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         keel_test_run_result r = run("keel-attack", cases[i]);
         cr_expect_eq(r.exit_code, 2, "case %zu: %s", i, r.err);

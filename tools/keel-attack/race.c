@@ -64,8 +64,8 @@ static bool authentic(const uint8_t *d, size_t n, const uint8_t key[32])
     size_t body = n - TRAILER;
     uint8_t nonce[12], none = 0;
     frame_nonce(nonce, (uint64_t)(d[body] | (d[body + 1] << 8)));
-    return crypto_aead_chacha20poly1305_ietf_decrypt_detached(&none, NULL, &none, 0, d + body + 2, d, body, nonce, key) ==
-           0;
+    return crypto_aead_chacha20poly1305_ietf_decrypt_detached(&none, NULL, &none, 0, d + body + 2, d, body, nonce,
+                                                              key) == 0;
 }
 
 static uint32_t be32(const uint8_t *p)

@@ -637,3 +637,30 @@ Test(frame, one_connection_per_client_id)
     close(fd3);
     net_host_destroy(server);
 }
+
+// A join started again from the same address and port while the server's
+// side of its first CONNECT is still under way (its VERIFY_CONNECT was lost,
+// so it was never acknowledged): that is the client's own abandoned
+// attempt, not a second connection. The new handshake is admitted and its
+// CONNECT replaces the old one: still one ENet peer.
+Test(frame, a_join_started_again_replaces_its_own_connect_under_way)
+{
+    net_host *server = secure_server();
+    uint16_t server_port = net_host_port(server);
+    uint8_t token[NET_TOKEN_BYTES];
+    issue(token, server_port);
+    struct sockaddr_in to;
+    int fd = player_socket(server_port, &to);
+    hs_client c, again;
+    cr_assert_eq(handshake_by_hand(fd, &to, server, &c, token), HS_PHASE_ADMITTED);
+    cr_assert(connect_by_hand(fd, &to, server, &c, 0x1000u, false));
+    cr_assert_eq(net_host_enet_peers_in_use(server), 1);
+    cr_assert_eq(handshake_by_hand(fd, &to, server, &again, token), HS_PHASE_ADMITTED, "denied: %s",
+                 net_hs_refusal_name((net_hs_refusal)again.refusal));
+    cr_assert(connect_by_hand(fd, &to, server, &again, 0x2000u, true), "the new CONNECT was not answered");
+    cr_assert_eq(net_host_enet_peers_in_use(server), 1, "the abandoned connect still holds a peer");
+    hs_client_wipe(&c);
+    hs_client_wipe(&again);
+    close(fd);
+    net_host_destroy(server);
+}

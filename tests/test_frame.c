@@ -576,6 +576,19 @@ static bool connect_by_hand(int fd, const struct sockaddr_in *to, net_host *serv
     return got > 0;
 }
 
+// A secure server, a token for it (client id 77) and a player's socket on
+// it, admitted, its CONNECT (connect id 0x1000) answered, and acknowledged
+// when `ack`. Returns the server.
+static net_host *first_connect(uint8_t token[NET_TOKEN_BYTES], int *fd, struct sockaddr_in *to, hs_client *c, bool ack)
+{
+    net_host *server = secure_server();
+    issue(token, net_host_port(server));
+    *fd = player_socket(net_host_port(server), to);
+    cr_assert_eq(handshake_by_hand(*fd, to, server, c, token), HS_PHASE_ADMITTED);
+    cr_assert(connect_by_hand(*fd, to, server, c, 0x1000u, ack));
+    return server;
+}
+
 // One token from one address and port handshakes again and again and
 // CONNECTs each time with a new connect id (ENet would give each its own
 // peer, up to max_peers_per_address): the first holds the client id's one
@@ -584,15 +597,12 @@ static bool connect_by_hand(int fd, const struct sockaddr_in *to, net_host *serv
 // CONNECT takes the peer, the second is dropped.
 Test(frame, one_connection_per_client_id)
 {
-    net_host *server = secure_server();
-    uint16_t server_port = net_host_port(server);
     uint8_t token[NET_TOKEN_BYTES];
-    issue(token, server_port);
     struct sockaddr_in to;
-    int fd = player_socket(server_port, &to);
+    int fd;
     hs_client c;
-    cr_assert_eq(handshake_by_hand(fd, &to, server, &c, token), HS_PHASE_ADMITTED);
-    cr_assert(connect_by_hand(fd, &to, server, &c, 0x1000u, true));
+    net_host *server = first_connect(token, &fd, &to, &c, true);
+    uint16_t server_port = net_host_port(server);
     unsigned admitted = 1, peers_max = 1;
     for (uint32_t k = 1; k < 4; k++) {
         hs_client again;
@@ -645,15 +655,11 @@ Test(frame, one_connection_per_client_id)
 // CONNECT replaces the old one: still one ENet peer.
 Test(frame, a_join_started_again_replaces_its_own_connect_under_way)
 {
-    net_host *server = secure_server();
-    uint16_t server_port = net_host_port(server);
     uint8_t token[NET_TOKEN_BYTES];
-    issue(token, server_port);
     struct sockaddr_in to;
-    int fd = player_socket(server_port, &to);
+    int fd;
     hs_client c, again;
-    cr_assert_eq(handshake_by_hand(fd, &to, server, &c, token), HS_PHASE_ADMITTED);
-    cr_assert(connect_by_hand(fd, &to, server, &c, 0x1000u, false));
+    net_host *server = first_connect(token, &fd, &to, &c, false);
     cr_assert_eq(net_host_enet_peers_in_use(server), 1);
     cr_assert_eq(handshake_by_hand(fd, &to, server, &again, token), HS_PHASE_ADMITTED, "denied: %s",
                  net_hs_refusal_name((net_hs_refusal)again.refusal));

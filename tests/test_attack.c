@@ -15,6 +15,7 @@
 // (bench/attack.sh runs 10 s at 10,000 a second).
 #define _POSIX_C_SOURCE 200809L
 #include <criterion/criterion.h>
+#include <dirent.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -481,17 +482,228 @@ Test(attack, spoofed_sources_take_no_slot_and_get_nothing_larger)
     keel_test_proc_cleanup(&s.proc);
 }
 
+// A flood of 200,000 handshake REQUESTs a second from 127.9.9.9 (keel-attack
+// flood --source; at most 3 s, 600,000 datagrams) while a player
+// (keel-attack request, 10 rounds of one token from 127.0.0.1, each sent
+// again every 100 ms for up to 1 s) and, with random tokens, 4 bots join.
+// Random token bytes fail the clear header: they spend no budget (the
+// server counts none rate limited) and every round is answered. A damaged
+// real token passes it: the flood is opened only within its prefix's share
+// (NET_HS_PREFIX_REQUESTS_PER_S), and the player's rounds are still
+// answered. Judged by the counts the programs print.
+static void flood_and_join(bool damaged)
+{
+    server s;
+    server_start(&s);
+    char port[16];
+    snprintf(port, sizeof port, "%u", s.port);
+    const char *flood_token = issue("share_flood", 301, s.addr, 0), *player = issue("share_player", 302, s.addr, 0);
+    keel_test_proc flood, bots;
+    const char *random_args[] = {"flood", "--server", s.addr,      "--rate", "200000", "--seconds",
+                                 "3",     "--source", "127.9.9.9", "--wait", "200",    NULL};
+    const char *damaged_args[] = {"flood",     "--server", s.addr,      "--rate", "200000", "--seconds",
+                                  "3",         "--source", "127.9.9.9", "--wait", "200",    "--token",
+                                  flood_token, "--damage", "600",       NULL};
+    keel_test_proc_start(&flood, "keel-attack", damaged ? damaged_args : random_args);
+    keel_test_sleep_ms(300);
+    if (!damaged)
+        bot_start(&bots, port, "--token-key", key, "4", "128");
+    const char *req_args[] = {"request", "--server", s.addr,   "--token", player,
+                              "--count", "10",       "--wait", "1000",    NULL};
+    char *req = attack(req_args);
+    if (!damaged)
+        free(bot_finish(&bots, "four bots joining during the flood", false));
+    cr_assert(keel_test_proc_wait(&flood, 60000), "the flood did not end");
+    char *flood_out = keel_test_read_file(flood.out);
+    cr_log_info("keel-attack flood: %s", flood_out);
+    keel_test_proc_kill(&s.proc, SIGTERM);
+    char *out = keel_test_read_file(s.proc.out), *err = keel_test_read_file(s.proc.err);
+    const char *sum = strstr(out, "{\"summary\":1");
+    cr_assert_not_null(sum, "no summary: %s %s", out, err);
+    const char *hs = strstr(err, "keel-server: handshake:");
+    cr_log_info("%.*s", hs ? (int)strcspn(hs, "\n") : 0, hs ? hs : "");
+    double sent = keel_test_json_num(flood_out, "sent"), secs = keel_test_json_num(flood_out, "send_seconds");
+    cr_log_info("%s flood: %.0f sent in %.2f s; the player's rounds: %.0f of 10 unanswered",
+                damaged ? "damaged" : "random", sent, secs, keel_test_json_num(req, "rounds_unanswered"));
+    cr_expect_gt(sent, 0);
+    cr_expect_eq(keel_test_json_num(req, "rounds_unanswered"), 0, "the player was not answered: %s", req);
+    if (!damaged) {
+        cr_expect_eq(keel_test_json_num(sum, "joined"), 4, "the bots joined during the flood");
+        cr_expect_eq(reason_count(err, "rate limited"), 0, "random tokens spent the budget: %s", hs);
+    } else {
+        // opened: the flood's denials (each one opened), at most its share
+        // for the time it was read (flood, its wait, and a second of margin)
+        double opened = (double)reason_count(err, "damaged token"), bound = NET_HS_PREFIX_REQUESTS_PER_S * (secs + 2.2);
+        cr_log_info("damaged tokens opened %.0f, the prefix's share allows %.0f", opened, bound);
+        cr_expect_leq(opened, bound, "the flood spent more than its prefix's share: %s", hs);
+        cr_expect_gt(reason_count(err, "rate limited"), 0, "%s", hs);
+    }
+    free(req);
+    free(flood_out);
+    free(out);
+    free(err);
+    keel_test_proc_cleanup(&flood);
+    keel_test_proc_cleanup(&s.proc);
+}
+
+Test(attack, a_random_flood_spends_no_budget) { flood_and_join(false); }
+
+Test(attack, a_flood_from_one_prefix_spends_its_own_share) { flood_and_join(true); }
+
+// The UDP port (host order) a process's socket is bound to, from its
+// /proc/PID/fd links and /proc/net/udp (0: none found): what an attacker who
+// knows where a player is knows.
+static unsigned process_udp_port(pid_t pid)
+{
+    char path[64], link[64];
+    unsigned long inodes[16];
+    int n = 0;
+    snprintf(path, sizeof path, "/proc/%d/fd", (int)pid);
+    DIR *d = opendir(path);
+    if (!d)
+        return 0;
+    for (struct dirent *e; (e = readdir(d)) && n < 16;) {
+        char fd_path[320];
+        snprintf(fd_path, sizeof fd_path, "%s/%s", path, e->d_name);
+        ssize_t len = readlink(fd_path, link, sizeof link - 1);
+        if (len > 0) {
+            link[len] = '\0';
+            if (sscanf(link, "socket:[%lu]", &inodes[n]) == 1)
+                n++;
+        }
+    }
+    closedir(d);
+    FILE *f = fopen("/proc/net/udp", "r");
+    if (!f)
+        return 0;
+    char line[512];
+    unsigned port = 0;
+    while (!port && fgets(line, sizeof line, f)) {
+        unsigned p;
+        unsigned long inode;
+        if (sscanf(line, " %*s %*[0-9A-Fa-f]:%x %*s %*s %*s %*s %*s %*s %*s %lu", &p, &inode) != 2)
+            continue;
+        for (int i = 0; i < n; i++)
+            if (inodes[i] == inode)
+                port = p;
+    }
+    fclose(f);
+    return port;
+}
+
+// keel-attack forge against a playing keel-client (one bot, 20 s): ENet's
+// framing forged from the player's address and port through a raw socket
+// (an unsequenced-group sweep, a bandwidth limit of 1 byte/s to the server)
+// and from the server's (a DISCONNECT in each session). Every forgery is
+// dropped and counted, and the player plays to the end: its commands reach
+// the server, its snapshots reach it, nobody is disconnected.
+Test(attack, forged_enet_framing_from_a_players_address_changes_nothing)
+{
+    server s;
+    server_start(&s);
+    char port[16];
+    snprintf(port, sizeof port, "%u", s.port);
+    keel_test_proc bot;
+    bot_start(&bot, port, "--token", issue("forge_player", 401, s.addr, 0), "1", "1280");
+    wait_clients(&s, 1);
+    unsigned player_port = process_udp_port(bot.pid);
+    cr_assert_gt(player_port, 0, "the player's port was not found");
+    char victim[32];
+    snprintf(victim, sizeof victim, "127.0.0.1:%u", player_port);
+    const char *args[] = {"forge", "--server", s.addr, "--victim", victim, "--wait", "1000", NULL};
+    keel_test_run_result r = run("keel-attack", args);
+    if (r.exit_code == 77) {
+        char why[256];
+        snprintf(why, sizeof why, "%s", r.err);
+        keel_test_run_free(&r);
+        keel_test_proc_kill(&bot, SIGINT);
+        keel_test_proc_cleanup(&bot);
+        keel_test_proc_cleanup(&s.proc);
+        cr_skip("no raw socket here (run as root or with CAP_NET_RAW): %s", why);
+    }
+    cr_assert_eq(r.exit_code, 0, "%s", r.err);
+    cr_log_info("keel-attack forge: %s", r.out);
+    double to_server =
+        keel_test_json_num(r.out, "unsequenced_sent") + keel_test_json_num(r.out, "bandwidth_limit_sent");
+    double to_client = keel_test_json_num(r.out, "disconnect_sent");
+    char *bot_out = bot_finish(&bot, "the player", false);
+    const char *b = strstr(bot_out, "{\"character\":");
+    cr_assert_not_null(b, "%s", bot_out);
+    char end[32];
+    str_field(b, "end", end, sizeof end);
+    double snapshots = keel_test_json_num(b, "snapshots"), bot_forged = keel_test_json_num(b, "frames_forged");
+    keel_test_proc_kill(&s.proc, SIGTERM);
+    char *out = keel_test_read_file(s.proc.out), *err = keel_test_read_file(s.proc.err);
+    const char *sum = strstr(out, "{\"summary\":1");
+    cr_assert_not_null(sum, "no summary: %s %s", out, err);
+    double commands = keel_test_json_num(sum, "commands"), substituted = keel_test_json_num(sum, "substituted");
+    double forged = keel_test_json_num(sum, "frames_forged");
+    cr_log_info("forged to the server %.0f (counted %.0f), to the player %.0f (counted %.0f); the player: end %s, "
+                "snapshots %.0f of 640; the server: commands %.0f, substituted %.0f",
+                to_server, forged, to_client, bot_forged, end, snapshots, commands, substituted);
+    cr_expect_geq(forged * 10, to_server * 9, "forgeries to the server counted");
+    cr_expect_geq(bot_forged, 1, "forged disconnects counted by the player");
+    cr_expect_str_eq(end, "left", "the player played to the end");
+    cr_expect_geq(snapshots, 512, "snapshots to the player (640 sent at one per 2 ticks)");
+    cr_expect_leq(substituted * 10, commands, "the player's commands were replaced on the server");
+    free(bot_out);
+    free(out);
+    free(err);
+    keel_test_run_free(&r);
+    keel_test_proc_cleanup(&s.proc);
+}
+
+// keel-attack race: the player completes its handshake, plain CONNECTs are
+// forged from its address and port (one bare, one with a made-up trailer)
+// before its own authenticated CONNECT: the forged ones bind nothing
+// (counted as forged datagrams) and the server answers the player's CONNECT
+// with an authenticated VERIFY_CONNECT for the player's connect id.
+Test(attack, a_connect_spoofed_before_the_players_own_binds_nothing)
+{
+    server s;
+    server_start(&s);
+    const char *args[] = {"race", "--server", s.addr, "--token", issue("race", 501, s.addr, 0), "--wait", "1000", NULL};
+    keel_test_run_result r = run("keel-attack", args);
+    if (r.exit_code == 77) {
+        char why[256];
+        snprintf(why, sizeof why, "%s", r.err);
+        keel_test_run_free(&r);
+        keel_test_proc_cleanup(&s.proc);
+        cr_skip("no raw socket here (run as root or with CAP_NET_RAW): %s", why);
+    }
+    cr_assert_eq(r.exit_code, 0, "%s", r.err);
+    cr_log_info("keel-attack race: %s", r.out);
+    char result[64];
+    cr_expect_str_eq(str_field(r.out, "result", result, sizeof result), "verified", "%s", r.out);
+    cr_expect_eq(keel_test_json_num(r.out, "spoofed_connects"), 2);
+    cr_expect_geq(keel_test_json_num(r.out, "own_connect_id_answers"), 1, "%s", r.out);
+    cr_expect_eq(keel_test_json_num(r.out, "answers"), keel_test_json_num(r.out, "own_connect_id_answers"),
+                 "every answer to the player's address is for its own connect id: %s", r.out);
+    keel_test_proc_kill(&s.proc, SIGTERM);
+    char *out = keel_test_read_file(s.proc.out), *err = keel_test_read_file(s.proc.err);
+    const char *sum = strstr(out, "{\"summary\":1");
+    cr_assert_not_null(sum, "no summary: %s %s", out, err);
+    cr_expect_geq(keel_test_json_num(sum, "frames_forged"), 2, "the forged CONNECTs counted: %s", sum);
+    free(out);
+    free(err);
+    keel_test_run_free(&r);
+    keel_test_proc_cleanup(&s.proc);
+}
+
 Test(attack, bad_usage_is_exit_2_and_a_missing_raw_right_is_77_not_1)
 {
     const char *none[] = {NULL};
     const char *unknown[] = {"nuke", NULL};
     const char *far[] = {"flood", "--server", "192.0.2.1:5000", "--rate", "10", "--seconds", "1", NULL};
-    const char *fast[] = {"flood", "--server", "127.0.0.1:5000", "--rate", "100001", "--seconds", "1", NULL};
+    const char *fast[] = {"flood", "--server", "127.0.0.1:5000", "--rate", "200001", "--seconds", "1", NULL};
     const char *lng[] = {"flood", "--server", "127.0.0.1:5000", "--rate", "10", "--seconds", "61", NULL};
     const char *missing[] = {"request", "--server", "127.0.0.1:5000", NULL};
     const char *foreign[] = {"replay", "--server", "127.0.0.1:5000", "--in", "x", "--rate", "5", NULL};
     const char *damage[] = {"request", "--server", "127.0.0.1:5000", "--token", "t", "--damage", "1032", NULL};
-    const char *const *cases[] = {none, unknown, far, fast, lng, missing, foreign, damage};
+    const char *no_victim[] = {"forge", "--server", "127.0.0.1:5000", NULL};
+    const char *far_source[] = {"flood",     "--server", "127.0.0.1:5000", "--rate",   "10",
+                                "--seconds", "1",        "--source",       "10.0.0.1", NULL};
+    const char *const *cases[] = {none, unknown, far, fast, lng, missing, foreign, damage, no_victim, far_source};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         keel_test_run_result r = run("keel-attack", cases[i]);
         cr_expect_eq(r.exit_code, 2, "case %zu: %s", i, r.err);

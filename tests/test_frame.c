@@ -87,15 +87,15 @@ static net_host *secure_server(void)
     return h;
 }
 
-// A token for 127.0.0.1:port, valid from now for 300 s.
-static void issue(uint8_t token[NET_TOKEN_BYTES], uint16_t port)
+// A token for 127.0.0.1:port, valid from now for 300 s, for client id 77.
+static void issue_id(uint8_t token[NET_TOKEN_BYTES], uint16_t port, uint64_t client_id)
 {
     net_token_params tp;
     keel_test_token_params(&tp);
     uint64_t now = (uint64_t)time(NULL);
     tp.create_time = now;
     tp.expire_time = now + 300;
-    tp.client_id = 77;
+    tp.client_id = client_id;
     tp.server_count = 1;
     memset(tp.servers, 0, sizeof tp.servers);
     char text[32];
@@ -104,6 +104,8 @@ static void issue(uint8_t token[NET_TOKEN_BYTES], uint16_t port)
     const char *err = NULL;
     cr_assert(net_token_issue(&tp, &key, token, &err), "%s", err ? err : "?");
 }
+
+static void issue(uint8_t token[NET_TOKEN_BYTES], uint16_t port) { issue_id(token, port, 77); }
 
 static void connect_pair(pair *p)
 {
@@ -489,6 +491,182 @@ Test(frame, a_spoofed_connect_cannot_take_an_admission)
     cr_assert_eq(net_host_enet_peers_in_use(server), 1);
     hs_client_wipe(&c);
     frame_stop(&f);
+    close(fd);
+    net_host_destroy(server);
+}
+
+// ---- one connection per client id -------------------------------------------------
+
+// A UDP socket on 127.0.0.1 (any port) and the server's address in *to.
+static int player_socket(uint16_t server_port, struct sockaddr_in *to)
+{
+    int fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    cr_assert_geq(fd, 0);
+    memset(to, 0, sizeof *to);
+    to->sin_family = AF_INET;
+    to->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    cr_assert_eq(bind(fd, (const struct sockaddr *)to, sizeof *to), 0);
+    to->sin_port = htons(server_port);
+    return fd;
+}
+
+// A player's handshake by hand with `token` until it is admitted or denied;
+// the phase it ended in.
+static uint8_t handshake_by_hand(int fd, const struct sockaddr_in *to, net_host *server, hs_client *c,
+                                 const uint8_t *token)
+{
+    cr_assert(hs_client_start(c, token));
+    uint8_t buf[2048];
+    net_event ev;
+    for (int i = 0; i < CONNECT_STEPS && (c->phase == HS_PHASE_REQUEST || c->phase == HS_PHASE_RESPONSE); i++) {
+        size_t n;
+        const uint8_t *d = hs_client_due(c, hs_clock_ms(), &n);
+        if (d)
+            cr_assert_eq(sendto(fd, d, n, 0, (const struct sockaddr *)to, sizeof *to), (ssize_t)n);
+        net_host_service(server, &ev, 2);
+        ssize_t got = recv(fd, buf, sizeof buf, 0);
+        if (got > 0)
+            hs_client_take(c, buf, (size_t)got);
+    }
+    return c->phase;
+}
+
+// The admitted player's CONNECT with `connect_id`, authenticated with its
+// session's key; the server serviced a few times. True when the server
+// answered (its VERIFY_CONNECT: ENet gave the CONNECT a peer); with `ack`,
+// the VERIFY_CONNECT is acknowledged (authenticated too): the server's
+// connection is then up.
+static bool connect_by_hand(int fd, const struct sockaddr_in *to, net_host *server, const hs_client *c,
+                            uint32_t connect_id, bool ack)
+{
+    frame_peer f;
+    frame_start(&f, c->c2s, c->s2c, connect_id, 0, 0);
+    uint8_t d[52 + NET_FRAME_BYTES], buf[2048];
+    enet_connect(d, connect_id);
+    size_t n = frame_seal(&f, d, 52);
+    cr_assert_eq(sendto(fd, d, n, 0, (const struct sockaddr *)to, sizeof *to), (ssize_t)n);
+    net_event ev;
+    ssize_t got = -1;
+    for (int i = 0; i < 50 && got <= 0; i++) {
+        net_host_service(server, &ev, 2);
+        got = recv(fd, buf, sizeof buf, 0);
+    }
+    if (got > 0 && frame_open(&f, buf, (size_t)got) != SEAL_OK)
+        got = -1; // a refusal datagram (from no peer, not authenticated)
+    if (got > 0 && ack) {
+        // VERIFY_CONNECT: header peer id 2, sent time 2 | command 1, channel 1,
+        // reliable sequence 2 | outgoing peer id 2, incoming session 1,
+        // outgoing session 1, ...
+        unsigned peer_id = ((unsigned)buf[8] << 8) | buf[9], session = buf[11] & 3;
+        uint8_t a[2 + 8 + NET_FRAME_BYTES];
+        size_t k = header(a, peer_id, session);
+        a[k++] = 1; // ACKNOWLEDGE
+        a[k++] = 0xFF;
+        k += put16(a + k, 0);
+        memcpy(a + k, buf + 6, 2);     // the sequence number acknowledged
+        memcpy(a + k + 2, buf + 2, 2); // its sent time
+        k = frame_seal(&f, a, k + 4);
+        cr_assert_eq(sendto(fd, a, k, 0, (const struct sockaddr *)to, sizeof *to), (ssize_t)k);
+        bool up = false;
+        for (int i = 0; i < 50 && !up; i++)
+            up = net_host_service(server, &ev, 2) == NET_EVENT_CONNECT;
+        cr_assert(up, "the acknowledged connection did not come up");
+    }
+    frame_stop(&f);
+    return got > 0;
+}
+
+// A secure server, a token for it (client id 77) and a player's socket on
+// it, admitted, its CONNECT (connect id 0x1000) answered, and acknowledged
+// when `ack`. Returns the server.
+static net_host *first_connect(uint8_t token[NET_TOKEN_BYTES], int *fd, struct sockaddr_in *to, hs_client *c, bool ack)
+{
+    net_host *server = secure_server();
+    issue(token, net_host_port(server));
+    *fd = player_socket(net_host_port(server), to);
+    cr_assert_eq(handshake_by_hand(*fd, to, server, c, token), HS_PHASE_ADMITTED);
+    cr_assert(connect_by_hand(*fd, to, server, c, 0x1000u, ack));
+    return server;
+}
+
+// One token from one address and port handshakes again and again and
+// CONNECTs each time with a new connect id (ENet would give each its own
+// peer, up to max_peers_per_address): the first holds the client id's one
+// peer, every later handshake is denied. Then two tokens of another client
+// id, from two addresses, both admitted before either CONNECTs: the first
+// CONNECT takes the peer, the second is dropped.
+Test(frame, one_connection_per_client_id)
+{
+    uint8_t token[NET_TOKEN_BYTES];
+    struct sockaddr_in to;
+    int fd;
+    hs_client c;
+    net_host *server = first_connect(token, &fd, &to, &c, true);
+    uint16_t server_port = net_host_port(server);
+    unsigned admitted = 1, peers_max = 1;
+    for (uint32_t k = 1; k < 4; k++) {
+        hs_client again;
+        if (handshake_by_hand(fd, &to, server, &again, token) == HS_PHASE_ADMITTED) {
+            admitted++;
+            connect_by_hand(fd, &to, server, &again, 0x1000u + k, true);
+        } else {
+            cr_expect_eq(again.refusal, NET_HS_CLIENT_CONNECTED, "denied: %s",
+                         net_hs_refusal_name((net_hs_refusal)again.refusal));
+        }
+        uint32_t peers = net_host_enet_peers_in_use(server);
+        peers_max = peers > peers_max ? peers : peers_max;
+        hs_client_wipe(&again);
+    }
+    cr_log_info("one token, one address and port, 4 handshakes: %u admitted, at most %u ENet peers", admitted,
+                peers_max);
+    cr_expect_eq(admitted, 1, "handshakes admitted again for a client id with a connection");
+    cr_expect_eq(peers_max, 1, "ENet peers held by one token");
+
+    uint8_t t2[NET_TOKEN_BYTES], t3[NET_TOKEN_BYTES];
+    issue_id(t2, server_port, 88);
+    issue_id(t3, server_port, 88);
+    struct sockaddr_in to2, to3;
+    int fd2 = player_socket(server_port, &to2), fd3 = player_socket(server_port, &to3);
+    hs_client c2, c3;
+    cr_assert_eq(handshake_by_hand(fd2, &to2, server, &c2, t2), HS_PHASE_ADMITTED);
+    cr_assert_eq(handshake_by_hand(fd3, &to3, server, &c3, t3), HS_PHASE_ADMITTED);
+    bool first = connect_by_hand(fd2, &to2, server, &c2, 0x2000u, false);
+    bool second = connect_by_hand(fd3, &to3, server, &c3, 0x3000u, false);
+    net_host_stats s;
+    net_host_stats_get(server, &s);
+    cr_log_info("two admissions of one client id raced: CONNECTs answered %d and %d, ENet peers %u, refused %llu",
+                first, second, net_host_enet_peers_in_use(server),
+                (unsigned long long)s.handshake_refused[NET_HS_CLIENT_CONNECTED]);
+    cr_expect(first && !second, "the first CONNECT answered (%d), the second not (%d)", first, second);
+    cr_expect_eq(net_host_enet_peers_in_use(server), 2, "client ids 77 and 88: one peer each");
+    hs_client_wipe(&c);
+    hs_client_wipe(&c2);
+    hs_client_wipe(&c3);
+    close(fd);
+    close(fd2);
+    close(fd3);
+    net_host_destroy(server);
+}
+
+// A join started again from the same address and port while the server's
+// side of its first CONNECT is still under way (its VERIFY_CONNECT was lost,
+// so it was never acknowledged): that is the client's own abandoned
+// attempt, not a second connection. The new handshake is admitted and its
+// CONNECT replaces the old one: still one ENet peer.
+Test(frame, a_join_started_again_replaces_its_own_connect_under_way)
+{
+    uint8_t token[NET_TOKEN_BYTES];
+    struct sockaddr_in to;
+    int fd;
+    hs_client c, again;
+    net_host *server = first_connect(token, &fd, &to, &c, false);
+    cr_assert_eq(net_host_enet_peers_in_use(server), 1);
+    cr_assert_eq(handshake_by_hand(fd, &to, server, &again, token), HS_PHASE_ADMITTED, "denied: %s",
+                 net_hs_refusal_name((net_hs_refusal)again.refusal));
+    cr_assert(connect_by_hand(fd, &to, server, &again, 0x2000u, true), "the new CONNECT was not answered");
+    cr_assert_eq(net_host_enet_peers_in_use(server), 1, "the abandoned connect still holds a peer");
+    hs_client_wipe(&c);
+    hs_client_wipe(&again);
     close(fd);
     net_host_destroy(server);
 }

@@ -44,16 +44,18 @@ static void teardown(void)
 
 TestSuite(handshake_fuzz, .init = setup, .fini = teardown, .timeout = 300);
 
-// A genuine request and its response.
-static void genuine(uint8_t *request, uint8_t *response)
+// A genuine request at now_ms and its response.
+static void genuine_at(uint8_t *request, uint8_t *response, uint64_t now_ms)
 {
     hs_request_write(token, NONCE, request);
     uint8_t challenge[HS_MAX_DATAGRAM], reason = 0;
     hs_outcome o;
-    size_t n = hs_server_receive(server, request, NET_HS_REQUEST_BYTES, FROM, NOW_S, NOW_MS, challenge, &o);
+    size_t n = hs_server_receive(server, request, NET_HS_REQUEST_BYTES, FROM, NOW_S, now_ms, challenge, &o);
     cr_assert_eq(n, NET_HS_CHALLENGE_BYTES, "refused: %s", net_hs_refusal_name(o.refusal));
     cr_assert_eq(hs_client_receive(challenge, n, NONCE, response, &reason), HS_REPLY_CHALLENGE);
 }
+
+static void genuine(uint8_t *request, uint8_t *response) { genuine_at(request, response, NOW_MS); }
 
 // Changes d (size *n) in one of several ways; returns the first byte that
 // differs from before, or *n when only the size changed.
@@ -105,19 +107,21 @@ Test(handshake_fuzz, random_bytes)
 
 // Mutates a genuine request (or response) `rounds` times and hands the
 // server's outcome for each to `check`, with the first changed byte and the
-// size.
+// size. Each round 2 ms after the one before: the two requests it may open
+// come from one source prefix, whose share refills 2.048 in that time.
 static void fuzz_server(uint64_t seed, bool response, int rounds,
                         void (*check)(int round, size_t at, size_t n, const hs_outcome *o))
 {
     keel_rng rng = {seed};
     uint8_t request[CAP], resp[CAP], out[HS_MAX_DATAGRAM];
     for (int round = 0; round < rounds; round++) {
-        genuine(request, resp);
+        const uint64_t now_ms = NOW_MS + 2u * (uint64_t)round;
+        genuine_at(request, resp, now_ms);
         uint8_t *d = response ? resp : request;
         size_t n = response ? NET_HS_RESPONSE_BYTES : NET_HS_REQUEST_BYTES;
         size_t at = mutate(&rng, d, &n);
         hs_outcome o;
-        size_t r = hs_server_receive(server, d, n, FROM, NOW_S, NOW_MS, out, &o);
+        size_t r = hs_server_receive(server, d, n, FROM, NOW_S, now_ms, out, &o);
         cr_assert_leq(r, n);
         check(round, at, n, &o);
     }

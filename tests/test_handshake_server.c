@@ -266,33 +266,76 @@ Test(handshake_server, both_sides_derive_the_same_keys_new_for_every_admission)
     cr_assert_arr_neq(keys[0][1], keys[1][1], 32);
 }
 
-Test(handshake_server, requests_above_the_budget_are_dropped_unanswered)
+// 10.(k / 256).(k % 256).1:5000, a source in prefix (/24) k.
+static hs_addr prefix_addr(unsigned k)
 {
-    uint8_t token[NET_TOKEN_BYTES], request[NET_HS_REQUEST_BYTES], reply[HS_MAX_DATAGRAM];
-    issue(token, 3);
-    hs_request_write(token, NONCE, request);
-    request[6 + HS_NONCE_BYTES + 100] ^= 1; // damaged: opened, then refused (cheap to answer)
+    const uint8_t b[4] = {10, (uint8_t)(k >> 8), (uint8_t)k, 1};
+    hs_addr a = {0, 5000};
+    memcpy(&a.host, b, 4);
+    return a;
+}
+
+// `count` requests from `from` (prefix_addr(i) for the i-th when `from` is
+// NULL) at now_ms: how many were opened (not rate limited).
+static unsigned opened_of(const uint8_t *request, unsigned count, const hs_addr *from, uint64_t now_ms)
+{
+    uint8_t reply[HS_MAX_DATAGRAM];
     hs_outcome o;
-    unsigned opened = 0, limited = 0;
-    for (unsigned i = 0; i < NET_HS_REQUESTS_PER_S + 10u; i++) {
-        size_t n = hs_server_receive(server, request, sizeof request, addr(100), NOW_S, T0, reply, &o);
+    unsigned opened = 0;
+    for (unsigned i = 0; i < count; i++) {
+        size_t n = hs_server_receive(server, request, NET_HS_REQUEST_BYTES, from ? *from : prefix_addr(i), NOW_S,
+                                     now_ms, reply, &o);
         if (o.refusal == NET_HS_RATE_LIMITED) {
             cr_assert_eq(n, 0, "no reply");
-            limited++;
         } else {
             cr_assert_eq(o.refusal, NET_HS_DAMAGED);
             opened++;
         }
     }
-    cr_assert_eq(opened, NET_HS_REQUESTS_PER_S, "the bucket starts full");
-    cr_assert_eq(limited, 10);
-    // 10 ms later: NET_HS_REQUESTS_PER_S / 100 more
-    opened = 0;
-    for (unsigned i = 0; i < 200; i++) {
-        hs_server_receive(server, request, sizeof request, addr(100), NOW_S, T0 + 10, reply, &o);
-        opened += o.refusal != NET_HS_RATE_LIMITED;
+    return opened;
+}
+
+Test(handshake_server, requests_above_the_budget_are_dropped_unanswered)
+{
+    uint8_t token[NET_TOKEN_BYTES], request[NET_HS_REQUEST_BYTES];
+    issue(token, 3);
+    hs_request_write(token, NONCE, request);
+    request[6 + HS_NONCE_BYTES + 100] ^= 1; // damaged: opened, then refused (cheap to answer)
+    // from as many prefixes (about 32 a bucket): the cap over all sources
+    cr_assert_eq(opened_of(request, NET_HS_REQUESTS_PER_S + 10u, NULL, T0), NET_HS_REQUESTS_PER_S,
+                 "the bucket starts full");
+    cr_assert_eq(opened_of(request, 200, NULL, T0 + 10), NET_HS_REQUESTS_PER_S / 100u, "10 ms later: 1/100 more");
+    // from one address, once every bucket is full again: its prefix's share
+    const hs_addr one = addr(100);
+    cr_assert_eq(opened_of(request, NET_HS_PREFIX_REQUESTS_PER_S + 10u, &one, T0 + 2000), NET_HS_PREFIX_REQUESTS_PER_S);
+    cr_assert_eq(opened_of(request, 100, &one, T0 + 2010), NET_HS_PREFIX_REQUESTS_PER_S / 100u);
+    // ... while other prefixes still get theirs (but those few whose hash
+    // shares its bucket: 1 in 256 each, so 10 of 100 has a chance near 1e-13)
+    cr_assert_geq(opened_of(request, 100, NULL, T0 + 2010), 90);
+}
+
+// A request whose token's clear header fails (random bytes: no magic) is
+// refused before the budget: a flood of them costs the players nothing, and
+// its denials are answered within a budget of their own.
+Test(handshake_server, a_bad_clear_header_costs_no_budget)
+{
+    uint8_t token[NET_TOKEN_BYTES], request[NET_HS_REQUEST_BYTES], junk[NET_HS_REQUEST_BYTES];
+    uint8_t reply[HS_MAX_DATAGRAM];
+    issue(token, 3);
+    hs_request_write(token, NONCE, request);
+    request[6 + HS_NONCE_BYTES + 100] ^= 1;
+    memset(junk, 0xA5, sizeof junk); // no magic
+    hs_request_write(junk + 14, NONCE, junk);
+    const hs_addr one = addr(100);
+    unsigned answered = 0;
+    hs_outcome o;
+    for (unsigned i = 0; i < 4u * NET_HS_REQUESTS_PER_S; i++) {
+        answered += hs_server_receive(server, junk, sizeof junk, one, NOW_S, T0, reply, &o) > 0;
+        cr_assert_eq(o.refusal, NET_HS_TOKEN_INVALID);
     }
-    cr_assert_eq(opened, NET_HS_REQUESTS_PER_S / 100u);
+    cr_assert_eq(answered, NET_HS_REQUESTS_PER_S, "denials of a clear header: their own bucket");
+    cr_assert_eq(opened_of(request, NET_HS_PREFIX_REQUESTS_PER_S, &one, T0), NET_HS_PREFIX_REQUESTS_PER_S,
+                 "the prefix's share untouched");
 }
 
 // One join over a link with round trip `rtt_ms` (half each way) on a

@@ -23,6 +23,7 @@
 
 #include "handshake.h"
 #include "seal.h"
+#include "token_internal.h"
 
 enum {
     HEADER = 6,
@@ -232,18 +233,35 @@ typedef struct in_use {
     uint64_t challenge_ms; ///< the expiry of the last challenge that admitted it
 } in_use;
 
+// A token bucket: `level` is what may be taken now, x 1000; it fills at a
+// rate a second up to as deep (a full bucket on first use).
+typedef struct bucket {
+    uint64_t level;
+    uint64_t ms; ///< when it was last filled
+    bool set;
+} bucket;
+
 struct hs_server {
     net_token_key key;
     uint8_t challenge_key[crypto_aead_xchacha20poly1305_ietf_KEYBYTES];
+    uint8_t prefix_key[crypto_shorthash_KEYBYTES]; ///< hashes a source prefix to its bucket
     uint64_t protocol_id;
     net_token_address self;
     admitted *admitted;
     in_use *in_use;
     uint32_t admitted_cap, in_use_cap;
-    uint64_t bucket;    ///< requests that may be opened now, x 1000
-    uint64_t bucket_ms; ///< when the bucket was last filled
-    bool bucket_set;
+    bucket opens;                           ///< requests opened, all sources: NET_HS_REQUESTS_PER_S
+    bucket denials;                         ///< denials of a clear header answered: NET_HS_REQUESTS_PER_S
+    bucket prefixes[NET_HS_PREFIX_BUCKETS]; ///< requests opened per source prefix: NET_HS_PREFIX_REQUESTS_PER_S
+    bool (*held)(void *context, uint64_t client_id, hs_addr from);
+    void *held_context;
 };
+
+void hs_server_set_held(hs_server *s, bool (*held)(void *context, uint64_t client_id, hs_addr from), void *context)
+{
+    s->held = held;
+    s->held_context = context;
+}
 
 hs_server *hs_server_create(const net_token_key *key, uint64_t protocol_id, const net_token_address *self,
                             uint32_t max_peers)
@@ -265,6 +283,7 @@ hs_server *hs_server_create(const net_token_key *key, uint64_t protocol_id, cons
     s->protocol_id = protocol_id;
     s->self = *self;
     crypto_aead_xchacha20poly1305_ietf_keygen(s->challenge_key);
+    crypto_shorthash_keygen(s->prefix_key);
     return s;
 }
 
@@ -378,35 +397,72 @@ static size_t write_denied(uint8_t *out, const uint8_t *nonce, net_hs_refusal wh
     return NET_HS_DENIED_BYTES;
 }
 
-// The token bucket of requests: true when one may be opened at now_ms.
-static bool take_budget(hs_server *s, uint64_t now_ms)
+// Fills `b` (per_s a second, as deep) to now_ms; true when one may be taken.
+static bool bucket_fill(bucket *b, uint32_t per_s, uint64_t now_ms)
 {
-    const uint64_t full = (uint64_t)NET_HS_REQUESTS_PER_S * 1000u;
-    if (!s->bucket_set) {
-        s->bucket = full;
-        s->bucket_ms = now_ms;
-        s->bucket_set = true;
-    } else if (now_ms > s->bucket_ms) {
-        uint64_t gap = now_ms - s->bucket_ms;
-        uint64_t add = gap >= 1000u ? full : gap * NET_HS_REQUESTS_PER_S;
-        s->bucket = s->bucket + add >= full ? full : s->bucket + add;
-        s->bucket_ms = now_ms;
+    const uint64_t full = (uint64_t)per_s * 1000u;
+    if (!b->set) {
+        b->level = full;
+        b->ms = now_ms;
+        b->set = true;
+    } else if (now_ms > b->ms) {
+        uint64_t gap = now_ms - b->ms;
+        uint64_t add = gap >= 1000u ? full : gap * per_s;
+        b->level = b->level + add >= full ? full : b->level + add;
+        b->ms = now_ms;
     }
-    if (s->bucket < 1000u)
+    return b->level >= 1000u;
+}
+
+static bool bucket_take(bucket *b, uint32_t per_s, uint64_t now_ms)
+{
+    if (!bucket_fill(b, per_s, now_ms))
         return false;
-    s->bucket -= 1000u;
+    b->level -= 1000u;
+    return true;
+}
+
+// The bucket of the source's prefix (IPv4 /24, the first three bytes of the
+// address): a keyed hash (SipHash, the server's random key), so that a
+// sender cannot choose whose bucket it shares.
+static bucket *prefix_bucket(hs_server *s, hs_addr from)
+{
+    uint8_t prefix[3], h[crypto_shorthash_BYTES];
+    memcpy(prefix, &from.host, sizeof prefix); // network order: the first three bytes
+    crypto_shorthash(h, prefix, sizeof prefix, s->prefix_key);
+    _Static_assert(NET_HS_PREFIX_BUCKETS == 256, "one hash byte picks the bucket");
+    return &s->prefixes[h[0]];
+}
+
+// The request budget, charged only for a request whose clear header passed:
+// its prefix's share, and the cap over all sources. True when it may be
+// opened (both charged); else neither is.
+static bool take_budget(hs_server *s, hs_addr from, uint64_t now_ms)
+{
+    bucket *p = prefix_bucket(s, from);
+    bool prefix_ok = bucket_fill(p, NET_HS_PREFIX_REQUESTS_PER_S, now_ms);
+    if (!bucket_fill(&s->opens, NET_HS_REQUESTS_PER_S, now_ms) || !prefix_ok)
+        return false;
+    p->level -= 1000u;
+    s->opens.level -= 1000u;
     return true;
 }
 
 static size_t on_request(hs_server *s, const uint8_t *d, hs_addr from, uint64_t now_s, uint64_t now_ms, uint8_t *out,
                          hs_outcome *o)
 {
-    if (!take_budget(s, now_ms)) {
+    const uint8_t *token = d + BODY_AT;
+    const uint8_t *tag = token + NET_TOKEN_SEALED_BYTES - TOKEN_TAG;
+    // the clear header first: what fails it costs no budget, and its denial
+    // is answered only within a budget of its own
+    o->refusal = token_refusal(net_token_check_clear(token, NET_TOKEN_SEALED_BYTES, s->protocol_id, now_s));
+    if (o->refusal != NET_HS_OK)
+        return bucket_take(&s->denials, NET_HS_REQUESTS_PER_S, now_ms) ? write_denied(out, d + NONCE_AT, o->refusal)
+                                                                       : 0;
+    if (!take_budget(s, from, now_ms)) {
         o->refusal = NET_HS_RATE_LIMITED;
         return 0;
     }
-    const uint8_t *token = d + BODY_AT;
-    const uint8_t *tag = token + NET_TOKEN_SEALED_BYTES - TOKEN_TAG;
     net_token_private p;
     o->refusal =
         token_refusal(net_token_open(token, NET_TOKEN_SEALED_BYTES, &s->key, s->protocol_id, now_s, &s->self, &p));
@@ -468,6 +524,8 @@ static net_hs_refusal admit_response(hs_server *s, const uint8_t *plain, const u
         const admitted *a = find_unbound(s, from);
         return a && a->challenge_ms == challenge_ms && a->until_ms > now_ms ? NET_HS_OK : NET_HS_CHALLENGE_USED;
     }
+    if (s->held && s->held(s->held_context, client_id, from))
+        return NET_HS_CLIENT_CONNECTED; // one connection per client id
     uint8_t c2s[SEAL_KEY_BYTES], s2c[SEAL_KEY_BYTES];
     seal_derive(plain + 48, "keel c2s", salt, c2s);
     seal_derive(plain + 80, "keel s2c", salt, s2c);
@@ -575,6 +633,7 @@ const char *net_hs_refusal_name(net_hs_refusal r)
         [NET_HS_NO_CRYPTO] = "no crypto",
         [NET_HS_RATE_LIMITED] = "rate limited",
         [NET_HS_CHALLENGE_USED] = "challenge already used",
+        [NET_HS_CLIENT_CONNECTED] = "client id already connected",
     };
     if ((unsigned)r >= NET_HS_REFUSAL_COUNT)
         return "unknown";

@@ -106,6 +106,10 @@ typedef struct hs_server hs_server;
 /// tables sized for `max_peers`. NULL when out of memory or libsodium fails.
 hs_server *hs_server_create(const net_token_key *key, uint64_t protocol_id, const net_token_address *self,
                             uint32_t max_peers);
+/// Asks `held(context, client_id, from)` before each new admission: when it says
+/// the client id has a connection already, the response is refused
+/// (NET_HS_CLIENT_CONNECTED). NULL: not asked.
+void hs_server_set_held(hs_server *s, bool (*held)(void *context, uint64_t client_id, hs_addr from), void *context);
 /// Wipes the keys and frees it (NULL: nothing).
 void hs_server_destroy(hs_server *s);
 

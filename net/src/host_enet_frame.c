@@ -245,12 +245,11 @@ static bool check_connect(const uint8_t c2s[32], void *context)
     return frame_check(c2s, c->d, c->n);
 }
 
-bool enet_frame_admit(enet_net_host *h, ENetHost *e, enet_uint32 connect_id)
+bool enet_frame_admit(enet_net_host *h, ENetHost *e, enet_uint32 connect_id, uint64_t *client_id)
 {
     connect_check c = {e->receivedData, e->receivedDataLength, 0};
-    uint64_t client_id;
     if (hs_server_admits_if(h->hs, (hs_addr){e->receivedAddress.host, e->receivedAddress.port}, connect_id,
-                            hs_clock_ms(), &client_id, check_connect, &c))
+                            hs_clock_ms(), client_id, check_connect, &c))
         return true;
     if (c.candidates == 0)
         h->base.stats.handshake_refused[NET_HS_UNADMITTED]++; // no admission for the address

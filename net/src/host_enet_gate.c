@@ -10,6 +10,8 @@
 #include <string.h>
 #include <time.h>
 
+#include <sodium.h>
+
 #include "host_enet_impl.h"
 
 static void send_raw(enet_net_host *h, const ENetAddress *to, const uint8_t *d, size_t n)
@@ -66,6 +68,50 @@ static int take_refusal_datagram(enet_net_host *h, ENetHost *e)
         (d[6] == NET_DISCONNECT_REFUSED_FULL || d[6] == NET_DISCONNECT_REFUSED_ADDRESS))
         h->refusal = d[6];
     return 1;
+}
+
+// Secure server: the ENet peer, other than `except` (its address, port and
+// connect id), that holds `client_id` (-1: none): a connected one by its
+// slot, one whose connect is under way by the admission its CONNECT bound.
+// A connect under way from except's own address and port is that client's
+// own earlier attempt (its VERIFY_CONNECT lost, the join started again):
+// with `reset` it is reset, and never reported.
+static long client_id_holder(enet_net_host *h, uint64_t client_id, const refused_key *except, bool reset)
+{
+    for (size_t i = 0; i < h->enet->peerCount; i++) {
+        ENetPeer *p = &h->enet->peers[i];
+        bool same_address = p->address.host == except->address && p->address.port == except->port;
+        if (p->state == ENET_PEER_STATE_DISCONNECTED || (same_address && p->connectID == except->connect_id))
+            continue;
+        uint64_t id = 0;
+        uint32_t timeout_s;
+        uint8_t c2s[32], s2c[32];
+        bool connected = h->slots[i].has_client_id, known = connected;
+        if (known)
+            id = h->slots[i].client_id;
+        else
+            known = hs_server_session(h->hs, (hs_addr){p->address.host, p->address.port}, p->connectID, &id, &timeout_s,
+                                      c2s, s2c);
+        sodium_memzero(c2s, sizeof c2s);
+        sodium_memzero(s2c, sizeof s2c);
+        if (!known || id != client_id)
+            continue;
+        if (!connected && same_address && h->slots[i].state == SLOT_FREE) {
+            if (reset) {
+                enet_peer_reset(p);
+                enet_frame_stop(h, (uint32_t)i);
+            }
+            continue;
+        }
+        return (long)i;
+    }
+    return -1;
+}
+
+static bool held_by_a_peer(void *context, uint64_t client_id, hs_addr from)
+{
+    refused_key none = {from.host, from.port, 0};
+    return client_id_holder(context, client_id, &none, false) >= 0;
 }
 
 // A handshake datagram: a secure server answers it, a secure client moves
@@ -147,9 +193,14 @@ int ENET_CALLBACK enet_gate_intercept(ENetHost *e, ENetEvent *event)
     k.port = e->receivedAddress.port;
     memcpy(&k.connect_id, cmd + offsetof(ENetProtocolConnect, connectID), sizeof k.connect_id);
     if (h->hs) {
-        if (!enet_frame_admit(h, e, k.connect_id))
-            return 1;                             // dropped before ENet allocates a peer
-        e->receivedDataLength -= NET_FRAME_BYTES; // authenticated: ENet reads it without the trailer
+        uint64_t client_id;
+        if (!enet_frame_admit(h, e, k.connect_id, &client_id))
+            return 1;                                        // dropped before ENet allocates a peer
+        e->receivedDataLength -= NET_FRAME_BYTES;            // authenticated: ENet reads it without the trailer
+        if (client_id_holder(h, client_id, &k, true) >= 0) { // two admissions of one client id raced: the first wins
+            h->base.stats.handshake_refused[NET_HS_CLIENT_CONNECTED]++;
+            return 1;
+        }
     }
 
     enet_uint32 mtu;
@@ -219,6 +270,7 @@ bool enet_gate_secure_server(enet_net_host *h, const net_host_config *c, const c
             *error = "cannot set up the handshake (out of memory, or libsodium failed)";
         return false;
     }
+    hs_server_set_held(h->hs, held_by_a_peer, h);
     if (!enet_frame_init(h, c->max_peers, error))
         return false;
     h->base.config.token_key = NULL; // copied: the caller's may go

@@ -157,7 +157,8 @@ int enet_frame_receive(enet_net_host *h, ENetHost *e);
 /// true when it authenticates with the key of an admission of its address
 /// that hs_server_admits then binds; else counted (no admission:
 /// handshake_refused[NET_HS_UNADMITTED]; a wrong tag: frames_forged).
-bool enet_frame_admit(enet_net_host *h, ENetHost *e, enet_uint32 connect_id);
+/// *client_id receives the admission's client id.
+bool enet_frame_admit(enet_net_host *h, ENetHost *e, enet_uint32 connect_id, uint64_t *client_id);
 /// Counts a dropped datagram (a seal_result) and returns 1 (ENet skips it).
 int enet_frame_drop(enet_net_host *h, int result);
 

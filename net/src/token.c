@@ -388,22 +388,36 @@ static net_token_result read_private(const uint8_t *priv, net_token_private *out
     return NET_TOKEN_OK;
 }
 
+static net_token_result check_clear(const uint8_t *d, size_t size, uint64_t protocol_id, uint64_t now, header *h)
+{
+    size_t where;
+    if (size > NET_TOKEN_SEALED_BYTES && size != NET_TOKEN_BYTES)
+        return NET_TOKEN_BAD_SIZE;
+    net_token_result r = read_header(d, size, NET_TOKEN_SEALED_BYTES, NET_TOKEN_BYTES, h, &where);
+    if (r != NET_TOKEN_OK)
+        return r;
+    if (h->protocol_id != protocol_id)
+        return NET_TOKEN_WRONG_PROTOCOL;
+    if (now >= h->expire_time)
+        return NET_TOKEN_EXPIRED;
+    if (h->create_time > h->expire_time)
+        return NET_TOKEN_MALFORMED;
+    return NET_TOKEN_OK;
+}
+
+net_token_result net_token_check_clear(const uint8_t *data, size_t size, uint64_t protocol_id, uint64_t now)
+{
+    header h;
+    return check_clear(data, size, protocol_id, now, &h);
+}
+
 static net_token_result open_token(const uint8_t *d, size_t size, const net_token_key *key, uint64_t protocol_id,
                                    uint64_t now, const net_token_address *server, net_token_private *out)
 {
     header h;
-    size_t where;
-    if (size > NET_TOKEN_SEALED_BYTES && size != NET_TOKEN_BYTES)
-        return NET_TOKEN_BAD_SIZE;
-    net_token_result r = read_header(d, size, NET_TOKEN_SEALED_BYTES, NET_TOKEN_BYTES, &h, &where);
+    net_token_result r = check_clear(d, size, protocol_id, now, &h);
     if (r != NET_TOKEN_OK)
         return r;
-    if (h.protocol_id != protocol_id)
-        return NET_TOKEN_WRONG_PROTOCOL;
-    if (now >= h.expire_time)
-        return NET_TOKEN_EXPIRED;
-    if (h.create_time > h.expire_time)
-        return NET_TOKEN_MALFORMED;
     if (!net_token_crypto_ready())
         return NET_TOKEN_NO_CRYPTO;
     uint8_t priv[NET_TOKEN_PRIVATE_BYTES];

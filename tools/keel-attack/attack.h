@@ -28,7 +28,7 @@
 #include <keel/net_token.h>
 
 enum {
-    AT_MAX_RATE = 100000,   ///< datagrams per second
+    AT_MAX_RATE = 200000,   ///< datagrams per second
     AT_MAX_SECONDS = 60,    ///< any duration
     AT_MAX_COUNT = 1000000, ///< datagrams in one run
     AT_EXIT_NO_RAW = 77,    ///< spoof: no permission for a raw socket
@@ -44,12 +44,15 @@ enum {
     AT_HS_BODY = AT_HS_HEADER + AT_HS_NONCE,
     AT_ENET_CONNECT_BYTES = 52, ///< ENet protocol header 4 + CONNECT command 48
     AT_DATAGRAM_MAX = 65536,
+    AT_FORGED_HEADERS = 28, ///< IPv4 20 + UDP 8, written by at_forge
 };
 
 /// Every option any subcommand takes; each subcommand accepts its own few.
 typedef struct at_options {
     const char *server_text;
     struct sockaddr_in server;
+    struct sockaddr_in source; ///< flood: the address it sends from (default 127.0.0.1)
+    struct sockaddr_in victim; ///< forge: the playing client's address
     const char *token_file, *in_file, *out_file;
     uint32_t rate, seconds, count, listen_port, ports, wait_ms, replay_after_s;
     int64_t damage; ///< -1: none; else the offset of the byte to flip in the token's sent part
@@ -123,11 +126,32 @@ void at_json_end(void);
 /// The name of a handshake type ("challenge", ...; "other" for 0).
 const char *at_type_name(uint8_t type);
 
+// ---- spoof.c: forged sources --------------------------------------------------------
+
+/// A raw socket (IP_HDRINCL), or minus the exit status with a message
+/// (-AT_EXIT_NO_RAW without the right, -1 another error).
+int at_raw_socket(void);
+/// A datagram from src:sport (host order) to `dst` for a raw socket: the IPv4
+/// and UDP headers (the kernel fills the IPv4 checksum; UDP checksum 0: none)
+/// and the payload; returns the total size (AT_FORGED_HEADERS + n).
+size_t at_forge(uint8_t *out, uint32_t src, uint16_t sport, const struct sockaddr_in *dst, const uint8_t *payload,
+                size_t n);
+
+// ---- flood.c -----------------------------------------------------------------------
+
+/// One datagram, sent again every NET_HS_RESEND_MS until a reply with our
+/// nonce comes (copied to `reply`) or `wait_ms` passes; the reply's type (0:
+/// none) and *reason (a DENIED's).
+uint8_t at_exchange(int fd, const uint8_t *d, size_t n, const uint8_t nonce[AT_HS_NONCE], uint32_t wait_ms, at_tally *t,
+                    uint8_t *reply, uint8_t *reason);
+
 // ---- the subcommands ------------------------------------------------------------
 
 int at_flood(const at_options *o);
 int at_request(const at_options *o);
 int at_spoof(const at_options *o);
+int at_forge_framing(const at_options *o);
+int at_race(const at_options *o);
 int at_capture(const at_options *o);
 int at_replay(const at_options *o);
 

@@ -8,6 +8,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <arpa/inet.h>
+
 #include "attack.h"
 
 // The token's sent part with the byte at --damage flipped, or NULL without
@@ -34,7 +36,8 @@ int at_flood(const at_options *o)
     const uint8_t *sent;
     if (!load_sent(o, token, &sent))
         return 1;
-    int fd = at_udp_socket(0x7F000001u, 0, &o->server);
+    uint32_t from = o->source.sin_family ? ntohl(o->source.sin_addr.s_addr) : 0x7F000001u;
+    int fd = at_udp_socket(from, 0, &o->server);
     if (fd < 0)
         return 1;
     uint64_t rng = at_seed(o->seed);
@@ -80,10 +83,8 @@ int at_flood(const at_options *o)
     return 0;
 }
 
-// One datagram, sent again every NET_HS_RESEND_MS until a reply with our
-// nonce comes or `wait_ms` passes; the reply's type (0: none) and reason.
-static uint8_t exchange(int fd, const uint8_t *d, size_t n, const uint8_t nonce[AT_HS_NONCE], uint32_t wait_ms,
-                        at_tally *t, uint8_t *reply, uint8_t *reason)
+uint8_t at_exchange(int fd, const uint8_t *d, size_t n, const uint8_t nonce[AT_HS_NONCE], uint32_t wait_ms, at_tally *t,
+                    uint8_t *reply, uint8_t *reason)
 {
     static uint8_t buf[AT_DATAGRAM_MAX];
     const uint64_t end = at_now_us() + (uint64_t)wait_ms * 1000u;
@@ -125,11 +126,11 @@ int at_request(const at_options *o)
         uint8_t req[NET_HS_REQUEST_BYTES], nonce[AT_HS_NONCE], reply[AT_DATAGRAM_MAX], reason = 0;
         at_rand_fill(&rng, nonce, sizeof nonce);
         size_t n = at_hs_request(req, nonce, sent, &rng);
-        uint8_t type = exchange(fd, req, n, nonce, o->wait_ms, &t, reply, &reason);
+        uint8_t type = at_exchange(fd, req, n, nonce, o->wait_ms, &t, reply, &reason);
         if (type == AT_HS_CHALLENGE) {
             _Static_assert(NET_HS_RESPONSE_BYTES == NET_HS_CHALLENGE_BYTES, "a response is its challenge echoed");
             reply[5] = AT_HS_RESPONSE;
-            uint8_t second = exchange(fd, reply, NET_HS_RESPONSE_BYTES, nonce, o->wait_ms, &t, reply, &reason);
+            uint8_t second = at_exchange(fd, reply, NET_HS_RESPONSE_BYTES, nonce, o->wait_ms, &t, reply, &reason);
             type = second ? second : AT_HS_CHALLENGE;
         }
         close(fd);

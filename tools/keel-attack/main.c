@@ -17,8 +17,11 @@
 static void usage(FILE *f)
 {
     fputs("usage: keel-attack flood   --server A:P --rate N --seconds S [--token FILE [--damage OFFSET]]\n"
+          "                           [--source A.B.C.D]\n"
           "       keel-attack request --server A:P --token FILE [--count N] [--damage OFFSET]\n"
           "       keel-attack spoof   --server A:P --count N [--rate N] [--ports K] [--token FILE]\n"
+          "       keel-attack forge   --server A:P --victim A:P [--rate N]\n"
+          "       keel-attack race    --server A:P --token FILE\n"
           "       keel-attack capture --server A:P --listen PORT --seconds S [--out FILE]\n"
           "                           [--replay-after S]\n"
           "       keel-attack replay  --server A:P --in FILE\n"
@@ -34,6 +37,13 @@ static void usage(FILE *f)
           "  spoof    REQUESTs and ENet CONNECTs from forged 127.x.y.z sources through a raw\n"
           "           socket (root or CAP_NET_RAW; exit 77 without); replies to the forged\n"
           "           addresses are counted on sockets bound to 0.0.0.0 at their ports\n"
+          "  forge    ENet's own framing forged through a raw socket from a playing client's\n"
+          "           address (--victim): an unsequenced-group sweep and a bandwidth limit\n"
+          "           to the server, then a DISCONNECT from the server's address to the\n"
+          "           client (--wait between the attacks; root or CAP_NET_RAW, exit 77 without)\n"
+          "  race     the CONNECT race: the token's handshake, then plain CONNECTs forged from\n"
+          "           its own address (raw socket) before its authenticated CONNECT; reports\n"
+          "           whether the server's answer authenticates and names its connect id\n"
           "  capture  a relay for one client: forwards both ways through its own upstream\n"
           "           socket and records what the client sends (--out FILE); with\n"
           "           --replay-after S, once the client has been quiet S seconds, sends the\n"
@@ -41,11 +51,13 @@ static void usage(FILE *f)
           "  replay   sends a capture again, with its original spacing, from a new port\n"
           "\n"
           "  --server A.B.C.D:PORT  the server (127.0.0.0/8 only)\n"
-          "  --rate N               datagrams a second, 1..100000 (spoof: default 1000)\n"
+          "  --rate N               datagrams a second, 1..200000 (spoof: 1000, forge: 2000)\n"
           "  --seconds S            1..60\n"
           "  --count N              1..1000000 (request: default 1)\n"
+          "  --source A.B.C.D       flood: send from this 127.0.0.0/8 address (default 127.0.0.1)\n"
           "  --token FILE           a connect token (keel-token issue)\n"
           "  --damage OFFSET        flip the token's byte at OFFSET (0..1031, its sent part)\n"
+          "  --victim A.B.C.D:PORT  forge: the playing client's address (127.0.0.0/8)\n"
           "  --ports K              spoof: forged source ports, 1..64 (default 16)\n"
           "  --listen PORT          capture: where the client sends (0: a free port, printed on\n"
           "                         stderr as \"listening on 127.0.0.1:PORT\")\n"
@@ -55,7 +67,7 @@ static void usage(FILE *f)
           "                         0..10000 (default 500; request: per exchange, default 2000)\n"
           "  --seed S               random numbers (nonces, forged addresses; default: the system)\n"
           "  --help                 this help\n"
-          "Exit status: 0 done, 1 a socket or file error, 2 bad usage, 77 spoof not allowed.\n",
+          "Exit status: 0 done, 1 a socket or file error, 2 bad usage, 77 spoof, forge or race not allowed.\n",
           f);
 }
 
@@ -76,9 +88,11 @@ typedef struct command {
 } command;
 
 static const command COMMANDS[] = {
-    {"flood", " server rate seconds token damage wait seed ", " server rate seconds ", at_flood},
+    {"flood", " server rate seconds token damage wait seed source ", " server rate seconds ", at_flood},
     {"request", " server token count damage wait seed ", " server token ", at_request},
     {"spoof", " server count rate ports token wait seed ", " server count ", at_spoof},
+    {"forge", " server victim rate wait ", " server victim ", at_forge_framing},
+    {"race", " server token wait seed ", " server token ", at_race},
     {"capture", " server listen seconds out replay-after wait ", " server listen seconds ", at_capture},
     {"replay", " server in wait ", " server in ", at_replay},
 };
@@ -98,6 +112,13 @@ static bool set_option(at_options *o, const char *name, const char *v)
     if (strcmp(name, "server") == 0) {
         o->server_text = v;
         return at_parse_loopback(v, &o->server);
+    }
+    if (strcmp(name, "victim") == 0)
+        return at_parse_loopback(v, &o->victim);
+    if (strcmp(name, "source") == 0) {
+        char text[40];
+        snprintf(text, sizeof text, "%s:1", v);
+        return strlen(v) < 32 && at_parse_loopback(text, &o->source);
     }
     if (strcmp(name, "token") == 0 || strcmp(name, "in") == 0 || strcmp(name, "out") == 0) {
         *(name[0] == 't' ? &o->token_file : name[0] == 'i' ? &o->in_file : &o->out_file) = v;
@@ -157,7 +178,7 @@ int main(int argc, char **argv)
     memset(&o, 0, sizeof o);
     o.damage = -1;
     o.count = 1;
-    o.rate = strcmp(cmd->name, "spoof") == 0 ? 1000 : 0;
+    o.rate = strcmp(cmd->name, "spoof") == 0 ? 1000 : strcmp(cmd->name, "forge") == 0 ? 2000 : 0;
     o.ports = 16;
     o.wait_ms = strcmp(cmd->name, "request") == 0 ? 2000 : 500;
     char seen[256] = " ";

@@ -25,10 +25,8 @@
 
 enum { MAX_PORTS = 64, IP_BYTES = 20, UDP_BYTES = 8 };
 
-// The IPv4 and UDP headers (the kernel fills the IPv4 checksum; a zero UDP
-// checksum means none) and the payload; returns the total size.
-static size_t forge(uint8_t *out, uint32_t src, uint16_t sport, const struct sockaddr_in *dst, const uint8_t *payload,
-                    size_t n)
+size_t at_forge(uint8_t *out, uint32_t src, uint16_t sport, const struct sockaddr_in *dst, const uint8_t *payload,
+                size_t n)
 {
     struct iphdr ip;
     memset(&ip, 0, sizeof ip);
@@ -67,17 +65,26 @@ static void drain_all(const int *fds, uint32_t k, at_tally *req, at_tally *con)
     }
 }
 
-int at_spoof(const at_options *o)
+int at_raw_socket(void)
 {
     int raw = socket(AF_INET, SOCK_RAW | SOCK_CLOEXEC, IPPROTO_RAW); // implies IP_HDRINCL
     if (raw < 0) {
         if (errno == EPERM || errno == EACCES) {
-            fprintf(stderr, "keel-attack: spoof needs a raw socket (root or CAP_NET_RAW): %s\n", strerror(errno));
-            return AT_EXIT_NO_RAW;
+            fprintf(stderr, "keel-attack: forged sources need a raw socket (root or CAP_NET_RAW): %s\n",
+                    strerror(errno));
+            return -AT_EXIT_NO_RAW;
         }
         fprintf(stderr, "keel-attack: raw socket: %s\n", strerror(errno));
-        return 1;
+        return -1;
     }
+    return raw;
+}
+
+int at_spoof(const at_options *o)
+{
+    int raw = at_raw_socket();
+    if (raw < 0)
+        return -raw;
     static uint8_t token[NET_TOKEN_BYTES];
     const uint8_t *sent = NULL;
     if (o->token_file) {
@@ -120,7 +127,7 @@ int at_spoof(const at_options *o)
             } else {
                 n = at_enet_connect(payload, (uint32_t)at_rand(&rng));
             }
-            size_t len = forge(packet, src, ports[i % o->ports], &o->server, payload, n);
+            size_t len = at_forge(packet, src, ports[i % o->ports], &o->server, payload, n);
             bool ok =
                 sendto(raw, packet, len, 0, (const struct sockaddr *)&o->server, sizeof o->server) == (ssize_t)len;
             at_tally_sent(i % 2 == 0 ? &req : &con, n, ok);

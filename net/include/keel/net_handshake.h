@@ -57,9 +57,15 @@
 //     or the same challenge of a token, once that challenge led to a
 //     CONNECT, is refused (NET_HS_CHALLENGE_USED), so a captured handshake
 //     cannot start the captured session again;
-//   - opening a token costs the most (an AEAD open of 976 bytes): at most
-//     NET_HS_REQUESTS_PER_S a second are opened, the rest dropped unanswered;
-//     addresses are not limited one by one, since a spoofer picks any;
+//   - opening a token costs the most (an AEAD open of 976 bytes). A request
+//     is first checked by its token's clear header (magic, version, protocol
+//     id, expiry): one that fails it costs no budget, and such denials are
+//     answered at most NET_HS_REQUESTS_PER_S a second (the rest silently).
+//     Then at most NET_HS_PREFIX_REQUESTS_PER_S a second are opened per
+//     source prefix (IPv4 /24) and NET_HS_REQUESTS_PER_S over all sources,
+//     the rest dropped unanswered (NET_HS_RATE_LIMITED): a flood from a few
+//     prefixes spends its own share; one spoofed from many prefixes with
+//     well-formed headers can still spend the whole cap;
 //   - state is bounded: the admitted addresses (max_peers + 16 entries, each
 //     for NET_HS_ADMIT_MS) and the tokens in use (2 x max_peers + 16, each
 //     until its token expires; when full, the entry that expires first is
@@ -95,6 +101,11 @@ enum {
     /// as deep); the rest are dropped unanswered (NET_HS_RATE_LIMITED) and
     /// their clients send again NET_HS_RESEND_MS later.
     NET_HS_REQUESTS_PER_S = 8192,
+    /// One source prefix's share of it (IPv4 /24; a bucket as deep), so that
+    /// a flood from a few prefixes spends its own share, not the players'.
+    /// Prefixes share NET_HS_PREFIX_BUCKETS buckets by a keyed hash.
+    NET_HS_PREFIX_REQUESTS_PER_S = 1024,
+    NET_HS_PREFIX_BUCKETS = 256,
 };
 
 /// Why a secure server turned a handshake datagram or a CONNECT away
@@ -119,6 +130,10 @@ typedef enum net_hs_refusal {
     NET_HS_NO_CRYPTO,         ///< libsodium could not be initialised
     NET_HS_RATE_LIMITED,      ///< a request above the server's budget of NET_HS_REQUESTS_PER_S (silent)
     NET_HS_CHALLENGE_USED,    ///< a response to a challenge that already led to a connection
+    /// The token's client id has a connection already (connected, or its
+    /// CONNECT under way): one connection per client id. At a response, or
+    /// silently at a second CONNECT when two admissions of one client id raced.
+    NET_HS_CLIENT_CONNECTED,
     NET_HS_REFUSAL_COUNT
 } net_hs_refusal;
 

@@ -49,7 +49,7 @@ static inline bool scene_pair_contact(const sim_scene *sc, sim_shape shape, sim_
 
 // The nearest free spot to `from` for `shape` that the shape reaches from
 // `origin` (scene_spot.c): true with its centre in *out.
-bool scene_find_spot(sim_scene *sc, uint32_t self, sim_shape shape, sim_vec3 from, sim_vec3 origin,
-                     spot_cursor *cur, sim_vec3 *out);
+bool scene_find_spot(sim_scene *sc, uint32_t self, sim_shape shape, sim_vec3 from, sim_vec3 origin, spot_cursor *cur,
+                     sim_vec3 *out);
 
 #endif

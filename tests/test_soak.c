@@ -34,7 +34,8 @@
 // the long mode): 48 capsules without the edge guard, with keel-server's
 // respawn depth, so walkers do walk off the open edges. Every walker that
 // falls must come back (none a metre past the respawn depth) on one of the
-// scene's spawn spots, standing still with walkable ground under it; its
+// scene's spawn spots, still, with walkable ground within a step height
+// under its feet, and stand there (grounded) within half a second; its
 // overlap with the level is checked every tick like everyone's
 // (check_respawn, SOAK_RESPAWN_TICKS).
 //
@@ -120,6 +121,9 @@
 // 1 or 2 on pandora (seeds 1, 3 and the golden one).
 #define SOAK_RESPAWN_TICKS 640
 #define SOAK_RESPAWN_DEPTH SIM_FX_INT(16)
+/// A respawned character stands (SIM_CHAR_GROUNDED) within this many ticks
+/// (a spot lifted 10 cm lands in about 9).
+#define SOAK_LAND_TICKS 32u
 /// Depth beyond the skin that still counts as resting: none. The target is
 /// "never more than the skin" (5 mm); the deepest seen is about 1.5 mm.
 #define SOAK_DEPTH_TOLERANCE 0
@@ -219,6 +223,7 @@ typedef struct soak {
     sim_fx feet_y[SOAK_MAX_CHARACTERS];    ///< the feet's height before the tick
     bool crossed[SOAK_MAX_CHARACTERS];     ///< its path crossed a surface (ever)
     bool outside[SOAK_MAX_CHARACTERS];     ///< below the level or outside its bounds now
+    uint32_t land_by[SOAK_MAX_CHARACTERS]; ///< respawned: grounded by this tick (0: none due)
     bool respawn;                          ///< the run is the respawn variant
     bool stuck_seen[SOAK_MAX_CHARACTERS];
     bool hung_seen[SOAK_MAX_CHARACTERS];
@@ -511,19 +516,22 @@ static void check_left(soak *k, soak_stats *st, const sim_char_state *c, sim_sha
 }
 
 // A character the scene has just respawned (the respawn variant): on one of
-// the scene's spawn spots, with walkable ground under it (its shape swept
-// 15 cm down meets a floor: a spot may be lifted up to 10 cm off a slope,
-// sim_spawn_search), standing still. Its overlap with the level is checked
-// every tick like everyone's.
+// the scene's spawn spots, standing still, with walkable ground under its
+// feet within a step height (the spawn search's rule: a spot may be lifted
+// up to 10 cm where the shape fits only so, beside a ledge or on a slope,
+// sim_spawn_search), and it must land: be grounded within SOAK_LAND_TICKS.
+// Its overlap with the level is checked every tick like everyone's.
 static void check_respawn(soak *k, soak_stats *st, const sim_char_state *c, uint32_t tick)
 {
     st->respawns++;
     bool on_spot = false;
     for (uint32_t j = 0; j < sim_scene_spawn_count(k->scene); j++)
         on_spot |= sim_v3_eq(c->position, sim_scene_spawn_spot(k->scene, j));
-    sim_sweep_input down = {sim_char_shape(&k->s, c), sim_char_center(&k->s, c), sim_v3(0, -SIM_FX_MM(150), 0), 0};
-    sim_sweep_result r;
-    bool ground = sim_world_sweep(k->world, &down, &r) && r.hit && r.normal.y >= k->s.max_slope_cos;
+    sim_ray_input down = {sim_v3_add(c->position, sim_v3(0, SIM_FX_MM(100), 0)),
+                          sim_v3(0, -(SIM_FX_MM(100) + k->s.step_height), 0)};
+    sim_ray_result r;
+    bool ground = sim_world_raycast(k->world, &down, &r) && r.normal.y >= k->s.max_slope_cos;
+    k->land_by[c->id - 1] = tick + SOAK_LAND_TICKS;
     if (on_spot && ground && sim_v3_is_zero(c->velocity))
         return;
     st->respawn_bad++;
@@ -575,6 +583,13 @@ static void check_character(soak *k, soak_stats *st, const sim_char_state *c, ui
         st->tunnelled++;
         k->crossed[i] = true;
         fail_once(st, k->name, tick, c, "crossed a surface with its centre", depth);
+    }
+    if (k->land_by[i] && (c->flags & SIM_CHAR_GROUNDED)) {
+        k->land_by[i] = 0;
+    } else if (k->land_by[i] && tick >= k->land_by[i]) {
+        k->land_by[i] = 0;
+        st->respawn_bad++;
+        fail_once(st, k->name, tick, c, "did not land after its respawn", depth);
     }
     if (c->move_type == SIM_MOVE_AIR && c->velocity.y < -k->s.gravity &&
         sim_v3_len_sq64(sim_v3_sub(center, from)) < (int64_t)SIM_FX_MM(1) * SIM_FX_MM(1)) {
@@ -727,6 +742,7 @@ static void run(soak *k, soak_stats *st, const soak_shape *shape, bool require_c
         k->feet_y[i] = c.position.y;
         k->crossed[i] = false;
         k->outside[i] = false;
+        k->land_by[i] = 0;
         k->stuck_seen[i] = false;
         k->hung_seen[i] = false;
     }
@@ -1115,6 +1131,7 @@ Test(soak, open_edge_is_not_a_failure)
         k->half_y[0] = sim_char_shape(&k->s, &c).half.y;
         k->feet_y[0] = c.position.y;
         k->outside[0] = false;
+        k->land_by[0] = 0;
         k->crossed[0] = crossed; // as if its path had gone through a surface before
         for (uint32_t t = 0; t < 192; t++) {
             sim_input in = {.tick = t, .forward = 127, .yaw = 49152};

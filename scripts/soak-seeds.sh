@@ -3,6 +3,7 @@
 # MIT licence, see LICENSE.
 #
 #   scripts/soak-seeds.sh [--jobs N] 1-1000 [OUT [CRITERION-OPTIONS...]]
+#   scripts/soak-seeds.sh --table FILE...   # the table of lines already made
 #
 # Runs build/test_soak (tests/test_soak.c) with KEEL_SOAK_SEEDS set to the
 # first argument ("1-1000", "3,7,20-40"): every seed's capsule, box and
@@ -20,28 +21,11 @@
 # test_soak). Exits 1 when any run failed.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-jobs=3
-if [ "${1:-}" = --jobs ]; then
-    jobs=${2:?soak-seeds: --jobs N}
-    shift 2
-fi
-case $jobs in '' | *[!0-9]* | 0)
-    echo "soak-seeds: --jobs takes a count of 1 or more, not '$jobs'" >&2
-    exit 2
-    ;;
-esac
-seeds=${1:?usage: scripts/soak-seeds.sh SEEDS [OUT]   (SEEDS: 1-1000, 3,7,20-40)}
-out=${2:-build/soak-seeds.txt}
-shift $(($# < 2 ? $# : 2))
-bin=${KEEL_SOAK_BIN:-build/test_soak}
-[ -x "$bin" ] || {
-    echo "soak-seeds: $bin is not built (cmake --build build --target test_soak)" >&2
-    exit 2
-}
-rc=0
-KEEL_SOAK_SEEDS=$seeds "$bin" --jobs "$jobs" "$@" 2>"$out.log" | grep --line-buffered '^soak-' >"$out" || rc=$?
-# The table: one row per level and shape.
-awk '
+
+# The table: one row per level and shape, from the soak-table lines of the
+# files named.
+table() {
+    awk '
 /^soak-table/ {
     for (i = 2; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] }
     key = f["level"] " " f["shape"]
@@ -67,7 +51,39 @@ END {
         total += runs[k]; totalf += failed[k]
     }
     printf "%d runs, %d failed\n", total, totalf
-}' "$out"
+}' "$@"
+}
+
+if [ "${1:-}" = --table ]; then
+    shift
+    [ $# -gt 0 ] || {
+        echo "soak-seeds: --table FILE... (the lines of earlier runs)" >&2
+        exit 2
+    }
+    table "$@"
+    exit 0
+fi
+jobs=3
+if [ "${1:-}" = --jobs ]; then
+    jobs=${2:?soak-seeds: --jobs N}
+    shift 2
+fi
+case $jobs in '' | *[!0-9]* | 0)
+    echo "soak-seeds: --jobs takes a count of 1 or more, not '$jobs'" >&2
+    exit 2
+    ;;
+esac
+seeds=${1:?usage: scripts/soak-seeds.sh [--jobs N] SEEDS [OUT]   (SEEDS: 1-1000, 3,7,20-40)}
+out=${2:-build/soak-seeds.txt}
+shift $(($# < 2 ? $# : 2))
+bin=${KEEL_SOAK_BIN:-build/test_soak}
+[ -x "$bin" ] || {
+    echo "soak-seeds: $bin is not built (cmake --build build --target test_soak)" >&2
+    exit 2
+}
+rc=0
+KEEL_SOAK_SEEDS=$seeds "$bin" --jobs "$jobs" "$@" 2>"$out.log" | grep --line-buffered '^soak-' >"$out" || rc=$?
+table "$out"
 grep -h '^soak-summary' "$out" || true
 echo "lines: $out; the test log: $out.log"
 exit $((rc != 0))

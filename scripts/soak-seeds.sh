@@ -20,7 +20,6 @@
 # 1-1000 takes about two hours on two cores. Build first (scripts/test.sh, or cmake --build build --target
 # test_soak). Exits 1 when any run failed.
 set -euo pipefail
-cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 # The table: one row per level and shape, from the soak-table lines of the
 # files named.
@@ -63,6 +62,7 @@ if [ "${1:-}" = --table ]; then
     table "$@"
     exit 0
 fi
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
 jobs=3
 if [ "${1:-}" = --jobs ]; then
     jobs=${2:?soak-seeds: --jobs N}

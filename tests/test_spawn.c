@@ -137,6 +137,9 @@ static uint32_t start_players(const map *m, bool old, uint32_t *placed_on_ground
         cr_log_info("%s: %u spawn spots; player 1 at (%.2f, %.2f, %.2f), the farthest %.1f m from it, feet heights "
                     "%.2f..%.2f m\n",
                     m->name, count, D(start[1].x), D(start[1].y), D(start[1].z), far, lo, hi);
+        // Where every player starts (docs/spawns.md lists them): id x y z.
+        for (uint32_t id = 1; id <= PLAYERS; id++)
+            cr_log_info("%s: spawn %u %.2f %.2f %.2f\n", m->name, id, D(start[id].x), D(start[id].y), D(start[id].z));
     }
     for (uint32_t t = 0; t < SETTLE_TICKS; t++)
         sim_scene_step(sc);

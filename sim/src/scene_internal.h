@@ -1,5 +1,8 @@
-// keel: the scene's private parts, shared by scene.c (the tick, queries,
-// save and restore) and scene_separate.c (keeping characters apart and
+// keel: the scene's private parts, shared by its files: scene_tick.c (the
+// order of a tick), scene_move.c (carrying and moving characters),
+// scene_view.c and scene_bodies.h (the snapshot and its broad phase),
+// scene_query.c, scene_life.c (lifetime and contents), scene_save.c,
+// scene_platforms.c and scene_separate.c (keeping characters apart and
 // finding free spots). MIT licence, see LICENSE.
 #ifndef KEEL_SCENE_INTERNAL_H
 #define KEEL_SCENE_INTERNAL_H
@@ -59,8 +62,8 @@ typedef struct scene_view {
 } scene_view;
 
 // The other characters whose bounds touch a box, gathered for each move
-// before the moves (scene.c: move_prepare) in the broad phase's order (see
-// body_cursor in scene.c): a query whose box lies inside takes them from
+// before the moves (scene_move.c: move_prepare) in the broad phase's order (see
+// body_cursor in scene_bodies.h): a query whose box lies inside takes them from
 // here, the same bodies in the same order; any other query (or all, when
 // more than BODY_NEAR_CAPACITY were found) scans the broad phase.
 #define BODY_NEAR_CAPACITY 64u
@@ -176,6 +179,48 @@ struct sim_scene {
     int spot_tries;
 };
 
+// ---- lookups: characters and platforms are kept sorted by id ----
+// Index of the first character with id >= id.
+static inline uint32_t scene_char_lower_bound(const sim_scene *sc, uint32_t id)
+{
+    uint32_t lo = 0, hi = sc->count;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (sc->chars[mid].id < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static inline int64_t scene_char_index(const sim_scene *sc, uint32_t id)
+{
+    uint32_t i = scene_char_lower_bound(sc, id);
+    return i < sc->count && sc->chars[i].id == id ? (int64_t)i : -1;
+}
+
+static inline uint32_t scene_platform_lower_bound(const sim_scene *sc, uint32_t id)
+{
+    uint32_t lo = 0, hi = sc->platform_count;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (sc->platforms[mid].def.id < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static inline scene_platform *scene_find_platform(sim_scene *sc, uint32_t id)
+{
+    if (id == 0)
+        return NULL;
+    uint32_t i = scene_platform_lower_bound(sc, id);
+    return i < sc->platform_count && sc->platforms[i].def.id == id ? &sc->platforms[i] : NULL;
+}
+
 /// Whether box `in` lies inside box `out`.
 static inline bool scene_box_inside(sim_aabb in, sim_aabb out)
 {
@@ -287,7 +332,7 @@ void scene_near_prefetch(const scene_near_keep *k);
 /// cover the characters, and the characters [*from, *to) of items
 /// [begin, end). scene_run_items runs fn(sc, begin, end) over all of them on
 /// the scene's executor (inside a step only), or here in one range when
-/// there is none or a single item. scene.c.
+/// there is none or a single item. scene_tick.c.
 uint32_t scene_item_count(const sim_scene *sc);
 void scene_run_items(sim_scene *sc, sim_task_fn fn);
 static inline void scene_item_range(const sim_scene *sc, uint32_t begin, uint32_t end, uint32_t *from, uint32_t *to)
@@ -297,7 +342,7 @@ static inline void scene_item_range(const sim_scene *sc, uint32_t begin, uint32_
     *from = f > *to ? *to : (uint32_t)f;
 }
 
-/// A view's collider and its queries (scene.c).
+/// A view's collider and its queries (scene_query.c).
 sim_collider scene_view_collider(scene_view *v);
 bool scene_view_sweep(void *ctx, const sim_sweep_input *in, sim_sweep_result *out);
 int scene_view_contacts(void *ctx, const sim_overlap_input *in, sim_contact *out, int capacity);
@@ -308,7 +353,22 @@ bool scene_view_raycast(void *ctx, const sim_ray_input *in, sim_ray_result *out)
 /// from the world's own queries wherever they fit (scene_alone.c).
 sim_collider scene_alone_collider(scene_view *v);
 
-/// Platforms at `tick`; with `motion`, at tick + 1 with the motion between.
+/// Platforms at `tick`; with `motion`, at tick + 1 with the motion between
+/// (scene_platforms.c). scene_platform_build: p's triangles and bounds
+/// with its centre at c; scene_platform_valid: whether a definition can be
+/// added (ids, sizes, points in the world, at most 16 m per tick).
 void scene_build_platforms(sim_scene *sc, uint32_t tick, bool motion);
+void scene_platform_build(scene_platform *p, sim_vec3 c);
+bool scene_platform_valid(const sim_platform_def *p);
+
+/// The snapshot sc->bodies and the broad phase over it (scene_view.c);
+/// `parallel`: the bodies filled on the executor (in a step only).
+void scene_build_bodies(sim_scene *sc, bool parallel);
+
+/// The tick's parts that move characters (scene_move.c): riders carried
+/// with their platforms (each one's ground velocity set), and the moves of
+/// work items [begin, end) as the executor's task (task: the scene).
+void scene_carry_riders(sim_scene *sc);
+void scene_move_items(void *task, uint32_t begin, uint32_t end);
 
 #endif

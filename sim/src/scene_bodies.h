@@ -14,9 +14,8 @@ static inline void scene_body_fill(const sim_scene *sc, uint32_t i, scene_body *
     b->shape = sim_char_shape(s, &sc->chars[i]);
     b->center = sim_char_center(s, &sc->chars[i]);
     b->bounds = sim_shape_bounds(b->shape, b->center);
-    b->solid = sc->chars[i].move_type != SIM_MOVE_FLY;
+    b->solid = sc->chars[i].move_type != SIM_MOVE_FLY && !scene_out(sc, i);
 }
-
 
 // The first sorted slot whose body can reach `lo` along the sort axis.
 static inline uint32_t bodies_from(const sim_scene *sc, int64_t lo)

@@ -7,6 +7,7 @@
 #ifndef KEEL_SCENE_INTERNAL_H
 #define KEEL_SCENE_INTERNAL_H
 
+#include <keel/sim_game.h>
 #include <keel/sim_scene.h>
 
 #include "collide_shape.h"
@@ -29,6 +30,7 @@
 #endif
 #define SCENE_MAGIC 0x4E43534Bu /* "KSCN" as little-endian bytes */
 #define SCENE_VERSION 1u
+#define SCENE_VERSION_GAME 2u /* with a game's block (scene_save.c) */
 #define HEADER_BYTES 16u
 #define CHAR_BYTES 76u
 #define MAX_CHARACTERS (1u << 24)
@@ -177,6 +179,16 @@ struct sim_scene {
     bool sep_clean;  // the last pass left the scene clean and nothing moved since
     int spot_budget; // what the step's passes may still spend placing characters
     int spot_tries;
+    // The game (keel/sim_game.h, scene_game.c): NULL for none, and then
+    // every pointer below is NULL and no part of a tick looks at them.
+    const sim_game *game;
+    uint8_t *game_cmd;          // per character: its command struct this tick
+    uint8_t *game_char;         // per character: its game state
+    uint8_t *game_out;          // per character: 1 when out of collisions
+    uint8_t *game_state;        // the game-wide state
+    uint32_t *game_char_faults; // per character: faults of a per-character rule pass
+    uint64_t game_faults;
+    sim_game_char_rule_fn game_each; // the per-character rule of the pass running
 };
 
 // ---- lookups: characters and platforms are kept sorted by id ----
@@ -370,5 +382,26 @@ void scene_build_bodies(sim_scene *sc, bool parallel);
 /// work items [begin, end) as the executor's task (task: the scene).
 void scene_carry_riders(sim_scene *sc);
 void scene_move_items(void *task, uint32_t begin, uint32_t end);
+
+// ---- the game (scene_game.c, scene_game_move.c; NULL game: never called) ----
+/// Whether character i is out of collisions (a game took it out).
+static inline bool scene_out(const sim_scene *sc, uint32_t i) { return sc->game_out && sc->game_out[i]; }
+/// sim_char_state_check, which with a game also accepts its move types.
+bool scene_char_check(const sim_scene *sc, const sim_char_state *c, const char **why);
+/// The game's arrays opened for a character inserted at index `at` (with its
+/// initial game state), or closed over one removed from `at` (count is the
+/// count before the change).
+void scene_game_insert(sim_scene *sc, uint32_t at);
+void scene_game_erase(sim_scene *sc, uint32_t at);
+void scene_game_free(sim_scene *sc);
+/// The rules of one point of the tick: before the movement (after = false)
+/// or after it.
+void scene_game_rules(sim_scene *sc, bool after);
+/// The per-character fault counts (rules, game moves) into the scene's.
+void scene_game_fold_faults(sim_scene *sc);
+/// The move of character i under a game move type through collider `col`.
+void scene_game_move(sim_scene *sc, uint32_t i, const sim_collider *col, const sim_input *in);
+/// The game's part of the scene's hash.
+uint64_t scene_game_hash(const sim_scene *sc, uint64_t h);
 
 #endif

@@ -16,7 +16,6 @@
 #include "scene_internal.h"
 #include "world_near.h"
 
-
 sim_scene *sim_scene_create(const sim_world *world, const sim_move_settings *settings, uint32_t max_characters)
 {
     if (!world || !sim_move_settings_check(settings, NULL) || max_characters > MAX_CHARACTERS)
@@ -110,6 +109,7 @@ void sim_scene_destroy(sim_scene *sc)
     free(sc->platforms);
     free(sc->water);
     free(sc->spawns);
+    scene_game_free(sc);
     free(sc);
 }
 
@@ -148,9 +148,11 @@ int sim_scene_add_character(sim_scene *sc, const sim_char_state *state)
 {
     uint32_t id = state->id;
     if (sc->count >= sc->max_chars || id == 0 || (id & SIM_FEATURE_OBJECT_BIT) || scene_char_index(sc, id) >= 0 ||
-        scene_find_platform(sc, id) || !sim_char_state_check(state, NULL))
+        scene_find_platform(sc, id) || !scene_char_check(sc, state, NULL))
         return -1;
     uint32_t at = scene_char_lower_bound(sc, id);
+    if (sc->game)
+        scene_game_insert(sc, at);
     uint32_t tail = sc->count - at;
     memmove(&sc->chars[at + 1], &sc->chars[at], tail * sizeof *sc->chars);
     memmove(&sc->inputs[at + 1], &sc->inputs[at], tail * sizeof *sc->inputs);
@@ -169,6 +171,8 @@ bool sim_scene_remove_character(sim_scene *sc, uint32_t id)
     if (i < 0)
         return false;
     uint32_t at = (uint32_t)i, tail = sc->count - at - 1;
+    if (sc->game)
+        scene_game_erase(sc, at);
     memmove(&sc->chars[at], &sc->chars[at + 1], tail * sizeof *sc->chars);
     memmove(&sc->inputs[at], &sc->inputs[at + 1], tail * sizeof *sc->inputs);
     memmove(&sc->has_input[at], &sc->has_input[at + 1], tail * sizeof *sc->has_input);
@@ -219,7 +223,7 @@ uint64_t sim_scene_hash(const sim_scene *sc)
     uint64_t h = sim_hash_u32(SIM_HASH_SEED, sc->tick);
     for (uint32_t i = 0; i < sc->count; i++)
         h = sim_hash_char(h, &sc->chars[i]);
-    return h;
+    return sc->game ? scene_game_hash(sc, h) : h;
 }
 
 sim_collider sim_scene_collider(sim_scene *sc, uint32_t self)
@@ -231,4 +235,3 @@ sim_collider sim_scene_collider(sim_scene *sc, uint32_t self)
     *v = (scene_view){sc, i, 0, true, NULL, NULL};
     return scene_view_collider(v);
 }
-

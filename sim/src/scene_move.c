@@ -16,6 +16,7 @@
 #include "scene_internal.h"
 #include "world_near.h"
 #include "scene_bodies.h"
+#include <keel/sim_game.h>
 
 // Move a rider with its platform, stopped (a skin early) by the world and
 // other platforms. Characters are left out: the snapshot is taken after
@@ -119,6 +120,8 @@ static void move_one(sim_scene *sc, uint32_t i)
     const sim_move_settings *s = &sc->settings;
     sim_char_state *c = &sc->chars[i];
     scene_view *v = &sc->views[i];
+    if (scene_out(sc, i))
+        return; // out of collisions (a game's): it does not move
     // The world near the character, gathered once for the step's queries
     // (world_near.h: the same answers as the whole world's).
     sim_near near;
@@ -163,9 +166,13 @@ static void move_one(sim_scene *sc, uint32_t i)
     // The scene admits only valid settings and states and keeps them
     // valid, so the step never refuses here. (Its settings were checked
     // when it was created and never change.)
-    bool stepped = move_step_checked_settings(&col, s, c, &in);
-    SIM_CHECK(stepped);
-    (void)stepped;
+    if (c->move_type >= SIM_GAME_MOVE_FIRST) {
+        scene_game_move(sc, i, &col, &in); // a game's move type (scene_game_move.c)
+    } else {
+        bool stepped = move_step_checked_settings(&col, s, c, &in);
+        SIM_CHECK(stepped);
+        (void)stepped;
+    }
     v->near = NULL; // they lived on this stack
     v->bodies_near = NULL;
 }
@@ -229,4 +236,3 @@ void scene_move_items(void *task, uint32_t begin, uint32_t end)
     if (from < to)
         move_range(sc, from, to);
 }
-

@@ -335,7 +335,7 @@ bool sim_scene_raycast(const sim_scene *sc, const sim_ray_input *in, uint32_t ig
     const sim_fx g = SIM_QUERY_TOLERANCE;
     for (uint32_t i = 0; i < sc->count; i++) {
         const sim_char_state *c = &sc->chars[i];
-        if (c->id == ignore_id || c->move_type == SIM_MOVE_FLY)
+        if (c->id == ignore_id || c->move_type == SIM_MOVE_FLY || scene_out(sc, i))
             continue;
         sim_shape shape = sim_char_shape(s, c);
         sim_vec3 center = sim_char_center(s, c);
@@ -370,4 +370,3 @@ sim_collider scene_view_collider(scene_view *v)
     sim_collider c = {v, scene_view_sweep, scene_view_contacts, scene_view_raycast, view_in_water};
     return c;
 }
-

@@ -9,6 +9,7 @@
 #include "collide_shape.h"
 #include "move_internal.h"
 #include "scene_internal.h"
+#include "game_internal.h"
 #include "world_near.h"
 
 // ---- save and restore ---------------------------------------------------------------
@@ -67,13 +68,120 @@ static sim_vec3 get_vec3(const uint8_t **p)
     return sim_v3(x, y, z);
 }
 
-size_t sim_scene_state_size(const sim_scene *sc) { return HEADER_BYTES + (size_t)sc->count * CHAR_BYTES; }
+static bool refuse(sim_scene_error *e, const char *reason, int64_t record, size_t offset)
+{
+    if (e)
+        *e = (sim_scene_error){reason, record, offset, ""};
+    return false;
+}
+
+// ---- the game's block -------------------------------------------------------------
+// A scene with a game saves as version 2: the version 1 layout, then the
+// game's digest (two u32, low half first), every element of the game-wide
+// state, and per character a u32 "out of collisions" (0 or 1) and every
+// element of its game state; each element a u32 (two's complement for the
+// signed kinds), in schema order.
+
+static size_t game_bytes(const sim_scene *sc, uint32_t count)
+{
+    if (!sc->game)
+        return 0;
+    const sim_game *g = sc->game;
+    return 8u + 4u * (size_t)g->part[SIM_GAME_PART_STATE].elements +
+           (size_t)count * 4u * (1u + g->part[SIM_GAME_PART_CHARACTER].elements);
+}
+
+static uint8_t *put_fields(uint8_t *p, const game_schema *s, const uint8_t *data)
+{
+    for (uint32_t i = 0; i < s->field_count; i++)
+        for (uint32_t k = 0; k < s->fields[i].count; k++)
+            p = put_u32(p, (uint32_t)(game_field_get(&s->fields[i], data, k) & 0xFFFFFFFF));
+    return p;
+}
+
+static uint8_t *save_game(const sim_scene *sc, uint8_t *p)
+{
+    const sim_game *g = sc->game;
+    size_t ch = g->part[SIM_GAME_PART_CHARACTER].size;
+    p = put_u32(p, (uint32_t)(g->digest & 0xFFFFFFFFu));
+    p = put_u32(p, (uint32_t)(g->digest >> 32));
+    p = put_fields(p, &g->part[SIM_GAME_PART_STATE], sc->game_state);
+    for (uint32_t i = 0; i < sc->count; i++) {
+        p = put_u32(p, sc->game_out[i]);
+        p = put_fields(p, &g->part[SIM_GAME_PART_CHARACTER], sc->game_char + i * ch);
+    }
+    return p;
+}
+
+// Reads a schema's elements at *p: checked (dst NULL) or written into dst.
+static bool get_fields(const uint8_t **p, const game_schema *s, uint8_t *dst, const uint8_t *start, int64_t record,
+                       sim_scene_error *e)
+{
+    for (uint32_t i = 0; i < s->field_count; i++) {
+        const game_field *f = &s->fields[i];
+        for (uint32_t k = 0; k < f->count; k++) {
+            size_t at = (size_t)(*p - start);
+            uint32_t u = get_u32(p);
+            int64_t v = (f->kind == SIM_GAME_INT || f->kind == SIM_GAME_FX) ? (int64_t)(int32_t)u : (int64_t)u;
+            if (!game_field_valid(f, v)) {
+                refuse(e, "game field out of its declared range", record, at);
+                if (e)
+                    e->field = f->name;
+                return false;
+            }
+            if (dst)
+                game_field_set(f, dst, k, v);
+        }
+    }
+    return true;
+}
+
+// The game's block at p (count characters): checked (apply false) or applied.
+static bool restore_game(sim_scene *sc, const uint8_t *p, const uint8_t *start, uint32_t count, bool apply,
+                         sim_scene_error *e)
+{
+    const sim_game *g = sc->game;
+    size_t ch = g->part[SIM_GAME_PART_CHARACTER].size;
+    size_t at = (size_t)(p - start);
+    uint64_t lo = get_u32(&p), hi = get_u32(&p);
+    if ((lo | hi << 32) != g->digest)
+        return refuse(e, "saved by another game (digest)", -1, at);
+    if (!get_fields(&p, &g->part[SIM_GAME_PART_STATE], apply ? sc->game_state : NULL, start, -1, e))
+        return false;
+    for (uint32_t i = 0; i < count; i++) {
+        at = (size_t)(p - start);
+        uint32_t out = get_u32(&p);
+        if (out > 1)
+            return refuse(e, "game out-of-collisions mark not 0 or 1", i, at);
+        if (apply)
+            sc->game_out[i] = (uint8_t)out;
+        if (!get_fields(&p, &g->part[SIM_GAME_PART_CHARACTER], apply ? sc->game_char + i * ch : NULL, start, i, e))
+            return false;
+    }
+    return true;
+}
+
+// After a restore of count characters: no commands, no faults pending.
+static void game_restored(sim_scene *sc, uint32_t count)
+{
+    size_t cmd = sc->game->part[SIM_GAME_PART_COMMAND].size;
+    if (cmd)
+        memset(sc->game_cmd, 0, (size_t)(count ? count : 1) * cmd);
+    memset(sc->game_char_faults, 0, (count ? count : 1) * sizeof *sc->game_char_faults);
+}
+
+// ---- the scene ---------------------------------------------------------------------
+
+size_t sim_scene_state_size(const sim_scene *sc)
+{
+    return HEADER_BYTES + (size_t)sc->count * CHAR_BYTES + game_bytes(sc, sc->count);
+}
 
 void sim_scene_save(const sim_scene *sc, void *buffer)
 {
     uint8_t *p = buffer;
     p = put_u32(p, SCENE_MAGIC);
-    p = put_u32(p, SCENE_VERSION);
+    p = put_u32(p, sc->game ? SCENE_VERSION_GAME : SCENE_VERSION);
     p = put_u32(p, sc->tick);
     p = put_u32(p, sc->count);
     for (uint32_t i = 0; i < sc->count; i++) {
@@ -99,6 +207,8 @@ void sim_scene_save(const sim_scene *sc, void *buffer)
         p = put_u16(p, c->yaw);
         p = put_u16(p, c->pitch);
     }
+    if (sc->game)
+        save_game(sc, p);
 }
 
 static sim_char_state read_char(const uint8_t **p)
@@ -119,16 +229,6 @@ static sim_char_state read_char(const uint8_t **p)
     return c;
 }
 
-static bool refuse(sim_scene_error *e, const char *reason, int64_t record, size_t offset)
-{
-    if (e) {
-        e->reason = reason;
-        e->record = record;
-        e->offset = offset;
-    }
-    return false;
-}
-
 // One character record of a restore: its id in order and its state valid.
 static bool check_record(const sim_scene *sc, const sim_char_state *c, uint32_t *last, uint32_t i, size_t at,
                          sim_scene_error *error)
@@ -140,7 +240,7 @@ static bool check_record(const sim_scene *sc, const sim_char_state *c, uint32_t 
         return refuse(error, "character ids not increasing", i, at);
     if (scene_find_platform((sim_scene *)sc, c->id))
         return refuse(error, "character id is a platform's", i, at);
-    if (!sim_char_state_check(c, &why))
+    if (!scene_char_check(sc, c, &why))
         return refuse(error, why, i, at);
     *last = c->id;
     return true;
@@ -150,7 +250,7 @@ bool sim_scene_restore_states(sim_scene *sc, uint32_t tick, const sim_char_state
                               sim_scene_error *error)
 {
     if (error)
-        *error = (sim_scene_error){"", -1, 0};
+        *error = (sim_scene_error){"", -1, 0, ""};
     if (count > sc->max_chars)
         return refuse(error, "more characters than the scene holds", -1, 0);
     uint32_t last = 0;
@@ -160,6 +260,16 @@ bool sim_scene_restore_states(sim_scene *sc, uint32_t tick, const sim_char_state
     for (uint32_t i = 0; i < count; i++) {
         sc->chars[i] = states[i];
         sc->has_input[i] = 0;
+    }
+    if (sc->game) {
+        // Characters from states alone: each gets the initial game state.
+        size_t ch = sc->game->part[SIM_GAME_PART_CHARACTER].size;
+        for (uint32_t i = 0; i < count; i++) {
+            if (ch)
+                memcpy(sc->game_char + i * ch, sc->game->char_initial, ch);
+            sc->game_out[i] = 0;
+        }
+        game_restored(sc, count);
     }
     sc->count = count;
     sc->tick = tick;
@@ -171,19 +281,25 @@ bool sim_scene_restore_states(sim_scene *sc, uint32_t tick, const sim_char_state
 bool sim_scene_restore(sim_scene *sc, const void *buffer, size_t size, sim_scene_error *error)
 {
     if (error)
-        *error = (sim_scene_error){"", -1, 0};
+        *error = (sim_scene_error){"", -1, 0, ""};
     if (!buffer || size < HEADER_BYTES)
         return refuse(error, "shorter than the 16-byte header", -1, 0);
     const uint8_t *p = buffer;
     if (get_u32(&p) != SCENE_MAGIC)
         return refuse(error, "not a saved scene (magic)", -1, 0);
-    if (get_u32(&p) != SCENE_VERSION)
+    uint32_t version = get_u32(&p);
+    if (version != SCENE_VERSION && version != SCENE_VERSION_GAME)
         return refuse(error, "unknown version", -1, 4);
+    if (version != (sc->game ? SCENE_VERSION_GAME : SCENE_VERSION))
+        return refuse(error,
+                      sc->game ? "saved without a game, and this scene has one"
+                               : "saved with a game, and this scene has none",
+                      -1, 4);
     uint32_t tick = get_u32(&p);
     uint32_t count = get_u32(&p);
     if (count > sc->max_chars)
         return refuse(error, "more characters than the scene holds", -1, 12);
-    if (size != HEADER_BYTES + (size_t)count * CHAR_BYTES)
+    if (size != HEADER_BYTES + (size_t)count * CHAR_BYTES + game_bytes(sc, count))
         return refuse(error, "size does not match the character count", -1, 12);
     // Check every record before changing anything: a bad buffer leaves the
     // scene as it was.
@@ -194,9 +310,15 @@ bool sim_scene_restore(sim_scene *sc, const void *buffer, size_t size, sim_scene
         if (!check_record(sc, &c, &last, i, HEADER_BYTES + (size_t)i * CHAR_BYTES, error))
             return false;
     }
+    if (sc->game && !restore_game(sc, q, buffer, count, false, error))
+        return false;
     for (uint32_t i = 0; i < count; i++) {
         sc->chars[i] = read_char(&p);
         sc->has_input[i] = 0;
+    }
+    if (sc->game) {
+        restore_game(sc, p, buffer, count, true, NULL);
+        game_restored(sc, count);
     }
     sc->count = count;
     sc->tick = tick;
@@ -204,4 +326,3 @@ bool sim_scene_restore(sim_scene *sc, const void *buffer, size_t size, sim_scene
     sc->reloc_valid = false; // indices shift: the last step's relocations are gone
     return true;
 }
-

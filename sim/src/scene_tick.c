@@ -31,16 +31,26 @@ void sim_scene_set_parallel(sim_scene *sc, sim_parallel_for_fn run, void *user, 
     sc->batch = batch ? batch : SIM_SCENE_DEFAULT_BATCH;
 }
 
+// The order of a tick. A game's rules (keel/sim_game.h) run at the two
+// marked points; without a game nothing else of the tick changes.
 void sim_scene_step(sim_scene *sc)
 {
     uint32_t t = sc->tick;
+    // 1. Platforms to their places at t + 1; riders carried along.
     scene_build_platforms(sc, t, true);
     scene_carry_riders(sc);
+    // 2. The game's rules before the movement: per character (in parallel),
+    //    then the serial one. They see the commands of this tick.
+    if (sc->game)
+        scene_game_rules(sc, false);
+    // 3. Characters apart. Skipped only when it would change nothing: the
+    //    last step's pass left the scene clean and no add, restore, carry or
+    //    rule has moved anyone since.
     scene_separate_begin_step(sc);
-    // Skipped only when it would change nothing: the last step's pass left
-    // the scene clean and no add, restore or carry has moved anyone since.
     if (!sc->sep_clean)
         scene_separate(sc);
+    // 4. The snapshot, then every character's move against it (built-in or
+    //    game move types), in parallel; then characters apart again.
     scene_build_bodies(sc, true);
     scene_run_items(sc, scene_move_items);
     sc->bodies_ready = true;
@@ -49,6 +59,12 @@ void sim_scene_step(sim_scene *sc)
     // Ghost marks are for this tick's moves only (nothing outside a step sees
     // them, and adds and removes shift the indices).
     memset(sc->sep_flag, 0, sc->count ? sc->count : 1);
+    // 5. The game's rules after the movement: per character, then serial.
+    if (sc->game) {
+        scene_game_fold_faults(sc);
+        scene_game_rules(sc, true);
+    }
+    // 6. Commands are for one tick; characters below the level respawn.
     memset(sc->has_input, 0, sc->count ? sc->count : 1);
     if (scene_respawn(sc))
         sc->sep_clean = false;
@@ -73,4 +89,3 @@ void sim_scene_step(sim_scene *sc)
 #endif
     sc->tick = t + 1u;
 }
-

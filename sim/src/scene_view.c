@@ -135,4 +135,3 @@ void scene_build_bodies(sim_scene *sc, bool parallel)
         sc->span[2 * i + 1] = sim_v3_comp(b->bounds.max, 2 - sc->sort_axis);
     }
 }
-

@@ -12,6 +12,7 @@
 // - no game, no change: a scene created with a NULL game, and a game with
 //   no rules, move exactly as a scene without one.
 #include <criterion/criterion.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -178,7 +179,7 @@ Test(game, state_from_outside_out_of_range_is_refused_naming_the_field)
     buf[at] = 200;
     sim_scene_error se;
     cr_expect_not(sim_scene_restore(sc, buf, size, &se));
-    cr_expect_str_eq(se.field, "health");
+    cr_expect_str_eq(sim_scene_refused_field(sc), "health");
     cr_expect_eq(se.record, 0);
     cr_expect_eq(se.offset, at);
     cr_expect_eq(sim_scene_hash(sc), before);
@@ -365,4 +366,73 @@ Test(game, no_game_and_a_game_without_rules_move_as_before)
     sim_scene_destroy(null_game);
     sim_scene_destroy(ruleless);
     sim_game_destroy(quiet);
+}
+
+// ---- effects and queries ---------------------------------------------------------
+
+typedef struct probe_state {
+    int32_t cast_hit;   // 1 when the shape cast down from character 1 hit the floor
+    int32_t cast_other; // the character the cast along the row hit
+    sim_fx fraction;
+} probe_state;
+
+static const sim_game_field probe_fields[] = {
+    {"cast_hit", SIM_GAME_INT, offsetof(probe_state, cast_hit), 4, 32, 0, 0, 0, 0},
+    {"cast_other", SIM_GAME_INT, offsetof(probe_state, cast_other), 4, 32, 0, 0, 0, 0},
+    {"fraction", SIM_GAME_FX, offsetof(probe_state, fraction), 4, 32, 0, 0, 0, 0},
+};
+
+static void probe_each(sim_game_tick *t, uint32_t i)
+{
+    sim_game_set_velocity(t, i + 1, sim_v3_zero()); // another's: refused
+    cr_assert_null(sim_game_state(t));
+    cr_assert_null(sim_game_character(t, i + 1));
+}
+
+static void probe_after(sim_game_tick *t)
+{
+    probe_state *s = sim_game_state(t);
+    const sim_char_state *c = sim_game_character(t, 0);
+    sim_game_teleport(t, 0, sim_v3(SIM_FX_INT(5000), 0, 0), sim_v3_zero()); // outside: refused
+    sim_game_set_velocity(t, 0, sim_v3(SIM_FX_INT(200), 0, 0));             // too fast: refused
+    sim_game_set_move_type(t, 0, 99);                                       // unknown: refused
+    sim_shape shape = sim_shape_capsule(SIM_FX_MM(400), SIM_FX_MM(1000));
+    sim_sweep_result r;
+    uint32_t who = 0;
+    sim_vec3 center = sim_v3_add(c->position, sim_v3(0, SIM_FX_INT(2), 0));
+    s->cast_hit = sim_game_shape_cast(t, shape, center, sim_v3(0, -SIM_FX_INT(4), 0), c->id, &r, &who) && who == 0;
+    s->fraction = r.fraction;
+    // Along the row (+x): the neighbour 0.85 m away is hit.
+    sim_vec3 side = sim_v3_add(c->position, sim_v3(0, SIM_FX_MM(900), 0));
+    s->cast_other = sim_game_shape_cast(t, sim_shape_capsule(SIM_FX_MM(100), SIM_FX_MM(300)), side,
+                                        sim_v3(SIM_FX_INT(3), 0, 0), c->id, &r, &who)
+                        ? (int32_t)who
+                        : -1;
+}
+
+Test(game, effects_are_checked_and_counted_and_shape_casts_find_the_floor_and_characters)
+{
+    sim_game_def d = sim_game_default_def();
+    d.name = "probe";
+    d.state = (sim_game_schema){sizeof(probe_state), probe_fields, 3};
+    d.rules.after_move_char = probe_each;
+    d.rules.after_move = probe_after;
+    sim_game *g = sim_game_create(&d, NULL);
+    cr_assert_not_null(g);
+    sim_scene *sc = sim_scene_create_game(world, &S, N, g);
+    add_players(sc);
+    for (uint32_t t = 0; t < 30; t++)
+        sim_scene_step(sc);
+    const probe_state *s = sim_scene_game_state(sc);
+    cr_expect_eq(s->cast_hit, 1);
+    cr_expect_gt(s->fraction, 0);
+    cr_expect_lt(s->fraction, SIM_FX_ONE);
+    cr_expect_eq(s->cast_other, 2, "the cast along the row hit %d", s->cast_other);
+    // Per tick: N refused per-character effects, three refused serial ones.
+    cr_expect_eq(sim_scene_game_faults(sc), 30u * (N + 3));
+    const sim_char_state *c = sim_scene_find(sc, 1);
+    cr_expect_lt(c->position.x, SIM_FX_INT(1000));
+    cr_expect_lt(c->move_type, SIM_MOVE_TYPE_COUNT);
+    sim_scene_destroy(sc);
+    sim_game_destroy(g);
 }

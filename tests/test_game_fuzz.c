@@ -78,8 +78,9 @@ Test(game_fuzz, damaged_saves_of_a_scene_with_a_game_are_refused_or_step_cleanly
     const sim_marker *m = sim_level_find_marker(&level, "platform_area");
     cr_assert_not_null(m);
     for (uint32_t i = 0; i < 8; i++) {
-        sim_char_state c = sim_char_spawn(i + 1, sim_v3_add(m->position, sim_v3(SIM_FX_INT((int32_t)i) - SIM_FX_INT(4), 0, 0)),
-                                          (sim_angle)(i * 9000u));
+        sim_char_state c =
+            sim_char_spawn(i + 1, sim_v3_add(m->position, sim_v3(SIM_FX_INT((int32_t)i) - SIM_FX_INT(4), 0, 0)),
+                           (sim_angle)(i * 9000u));
         cr_assert_eq(sim_scene_add_character(sc, &c), 0);
     }
     for (uint32_t t = 0; t < 20; t++)

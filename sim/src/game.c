@@ -135,8 +135,8 @@ static bool name_ok(const char *name, bool dots_only)
     size_t n = 0;
     for (const char *p = name; *p; p++, n++) {
         char c = *p;
-        bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
-                  c == '.' || (!dots_only && c == '-');
+        bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.' ||
+                  (!dots_only && c == '-');
         if (!ok || n >= SIM_GAME_NAME_MAX)
             return false;
     }
@@ -181,8 +181,8 @@ static bool field_compile(const sim_game_field *in, uint32_t struct_size, game_f
             f->max = sg ? ((int64_t)1 << (f->bits - 1)) - 1 : ((int64_t)1 << f->bits) - 1;
         } else {
             int64_t lo = in->kind == SIM_GAME_INT ? -((int64_t)1 << (8 * in->size - 1)) : 0;
-            int64_t hi = in->kind == SIM_GAME_INT ? ((int64_t)1 << (8 * in->size - 1)) - 1
-                                                  : ((int64_t)1 << (8 * in->size)) - 1;
+            int64_t hi =
+                in->kind == SIM_GAME_INT ? ((int64_t)1 << (8 * in->size - 1)) - 1 : ((int64_t)1 << (8 * in->size)) - 1;
             if (in->min < lo || in->max > hi)
                 return refuse(e, "range does not fit the field's size", nm, -1);
         }
@@ -209,8 +209,7 @@ static bool field_compile(const sim_game_field *in, uint32_t struct_size, game_f
         f->min = 0;
         f->max = 65535 - ((1 << (16 - f->bits)) - 1);
         break;
-    default:
-        return refuse(e, "unknown field kind", nm, -1);
+    default: return refuse(e, "unknown field kind", nm, -1);
     }
     if (f->bits < 1 || f->bits > 32)
         return refuse(e, "bit width outside 1..32", nm, -1);

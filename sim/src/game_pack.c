@@ -74,7 +74,8 @@ bool sim_game_unpack_command(const sim_game *g, const uint8_t *in, size_t size, 
                 if (s->size)
                     memset(dst, 0, s->size);
                 if (error)
-                    *error = (sim_game_error){"field out of its declared range", f->name, f->count > 1 ? (int64_t)k : -1};
+                    *error =
+                        (sim_game_error){"field out of its declared range", f->name, f->count > 1 ? (int64_t)k : -1};
                 return false;
             }
             game_field_set(f, dst, k, v);

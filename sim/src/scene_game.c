@@ -57,6 +57,7 @@ void scene_game_free(sim_scene *sc)
 
 const sim_game *sim_scene_game(const sim_scene *sc) { return sc->game; }
 uint64_t sim_scene_game_faults(const sim_scene *sc) { return sc->game_faults; }
+const char *sim_scene_refused_field(const sim_scene *sc) { return sc->game_refused ? sc->game_refused : ""; }
 
 static void shift(uint8_t *base, size_t size, uint32_t from, uint32_t to, uint32_t n)
 {

@@ -62,7 +62,8 @@ void scene_game_move(sim_scene *sc, uint32_t i, const sim_collider *col, const s
     move_clamp_velocity(&g.m);
     sc->game_char_faults[i] += game_clamp(&sc->game->part[SIM_GAME_PART_CHARACTER], g.state);
     const sim_fx lim = SIM_MOVE_POSITION_LIMIT;
-    c->position = sim_v3(clamp_axis(c->position.x, lim), clamp_axis(c->position.y, lim), clamp_axis(c->position.z, lim));
+    c->position =
+        sim_v3(clamp_axis(c->position.x, lim), clamp_axis(c->position.y, lim), clamp_axis(c->position.z, lim));
     sim_char_state probe = *c;
     probe.move_type = next;
     if (!scene_char_check(sc, &probe, NULL)) {

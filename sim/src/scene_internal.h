@@ -188,6 +188,7 @@ struct sim_scene {
     uint8_t *game_state;        // the game-wide state
     uint32_t *game_char_faults; // per character: faults of a per-character rule pass
     uint64_t game_faults;
+    const char *game_refused;        // the game field the last restore refused ("" or NULL: none)
     sim_game_char_rule_fn game_each; // the per-character rule of the pass running
 };
 

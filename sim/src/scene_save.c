@@ -71,7 +71,7 @@ static sim_vec3 get_vec3(const uint8_t **p)
 static bool refuse(sim_scene_error *e, const char *reason, int64_t record, size_t offset)
 {
     if (e)
-        *e = (sim_scene_error){reason, record, offset, ""};
+        *e = (sim_scene_error){reason, record, offset};
     return false;
 }
 
@@ -114,8 +114,8 @@ static uint8_t *save_game(const sim_scene *sc, uint8_t *p)
 }
 
 // Reads a schema's elements at *p: checked (dst NULL) or written into dst.
-static bool get_fields(const uint8_t **p, const game_schema *s, uint8_t *dst, const uint8_t *start, int64_t record,
-                       sim_scene_error *e)
+static bool get_fields(sim_scene *sc, const uint8_t **p, const game_schema *s, uint8_t *dst, const uint8_t *start,
+                       int64_t record, sim_scene_error *e)
 {
     for (uint32_t i = 0; i < s->field_count; i++) {
         const game_field *f = &s->fields[i];
@@ -124,10 +124,8 @@ static bool get_fields(const uint8_t **p, const game_schema *s, uint8_t *dst, co
             uint32_t u = get_u32(p);
             int64_t v = (f->kind == SIM_GAME_INT || f->kind == SIM_GAME_FX) ? (int64_t)(int32_t)u : (int64_t)u;
             if (!game_field_valid(f, v)) {
-                refuse(e, "game field out of its declared range", record, at);
-                if (e)
-                    e->field = f->name;
-                return false;
+                sc->game_refused = f->name;
+                return refuse(e, "game field out of its declared range", record, at);
             }
             if (dst)
                 game_field_set(f, dst, k, v);
@@ -146,7 +144,7 @@ static bool restore_game(sim_scene *sc, const uint8_t *p, const uint8_t *start, 
     uint64_t lo = get_u32(&p), hi = get_u32(&p);
     if ((lo | hi << 32) != g->digest)
         return refuse(e, "saved by another game (digest)", -1, at);
-    if (!get_fields(&p, &g->part[SIM_GAME_PART_STATE], apply ? sc->game_state : NULL, start, -1, e))
+    if (!get_fields(sc, &p, &g->part[SIM_GAME_PART_STATE], apply ? sc->game_state : NULL, start, -1, e))
         return false;
     for (uint32_t i = 0; i < count; i++) {
         at = (size_t)(p - start);
@@ -155,7 +153,7 @@ static bool restore_game(sim_scene *sc, const uint8_t *p, const uint8_t *start, 
             return refuse(e, "game out-of-collisions mark not 0 or 1", i, at);
         if (apply)
             sc->game_out[i] = (uint8_t)out;
-        if (!get_fields(&p, &g->part[SIM_GAME_PART_CHARACTER], apply ? sc->game_char + i * ch : NULL, start, i, e))
+        if (!get_fields(sc, &p, &g->part[SIM_GAME_PART_CHARACTER], apply ? sc->game_char + i * ch : NULL, start, i, e))
             return false;
     }
     return true;
@@ -250,7 +248,7 @@ bool sim_scene_restore_states(sim_scene *sc, uint32_t tick, const sim_char_state
                               sim_scene_error *error)
 {
     if (error)
-        *error = (sim_scene_error){"", -1, 0, ""};
+        *error = (sim_scene_error){"", -1, 0};
     if (count > sc->max_chars)
         return refuse(error, "more characters than the scene holds", -1, 0);
     uint32_t last = 0;
@@ -281,7 +279,8 @@ bool sim_scene_restore_states(sim_scene *sc, uint32_t tick, const sim_char_state
 bool sim_scene_restore(sim_scene *sc, const void *buffer, size_t size, sim_scene_error *error)
 {
     if (error)
-        *error = (sim_scene_error){"", -1, 0, ""};
+        *error = (sim_scene_error){"", -1, 0};
+    sc->game_refused = "";
     if (!buffer || size < HEADER_BYTES)
         return refuse(error, "shorter than the 16-byte header", -1, 0);
     const uint8_t *p = buffer;

@@ -212,8 +212,8 @@ bool sim_game_unpack_command(const sim_game *game, const uint8_t *in, size_t siz
 /// sim_scene_create with a game (which must outlive the scene; NULL: no game,
 /// exactly sim_scene_create). The game-wide state starts as the game's
 /// initial state; each added character gets the initial character state.
-sim_scene *sim_scene_create_game(const sim_world *world, const sim_move_settings *settings,
-                                 uint32_t max_characters, const sim_game *game);
+sim_scene *sim_scene_create_game(const sim_world *world, const sim_move_settings *settings, uint32_t max_characters,
+                                 const sim_game *game);
 /// The scene's game (NULL for none).
 const sim_game *sim_scene_game(const sim_scene *scene);
 
@@ -234,6 +234,11 @@ bool sim_scene_game_out(const sim_scene *scene, uint32_t id);
 /// Checked field by field before anything changes (*error names the field).
 bool sim_scene_set_game_state(sim_scene *scene, const void *state, sim_game_error *error);
 bool sim_scene_set_game_char(sim_scene *scene, uint32_t id, const void *state, sim_game_error *error);
+
+/// The game field the last sim_scene_restore refused ("" when it refused
+/// none: the reason of its sim_scene_error then says why). Its offset and
+/// record are the sim_scene_error's.
+const char *sim_scene_refused_field(const sim_scene *scene);
 
 /// Effects the scene refused and game fields it clamped since creation.
 uint64_t sim_scene_game_faults(const sim_scene *scene);

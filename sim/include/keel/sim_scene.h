@@ -273,7 +273,6 @@ typedef struct sim_scene_error {
     const char *reason; ///< static text; "" when nothing was refused
     int64_t record;     ///< 0-based character record, -1 for the header
     size_t offset;      ///< byte offset of the header or of that record
-    const char *field;  ///< a game field refused (its name, keel/sim_game.h); "" otherwise
 } sim_scene_error;
 
 /// Restore a saved state. The buffer is untrusted (snapshots and recordings

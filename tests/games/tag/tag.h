@@ -22,8 +22,8 @@ extern "C" {
 typedef struct tag_command {
     uint8_t fire;
     uint8_t dash;
-    uint8_t weapon;    ///< 0..2
-    sim_angle aim;     ///< an aim offset added to the view yaw, 12 bits
+    uint8_t weapon;     ///< 0..2
+    sim_angle aim;      ///< an aim offset added to the view yaw, 12 bits
     sim_fx throw_speed; ///< 0..20 m/s
 } tag_command;
 

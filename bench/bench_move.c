@@ -718,6 +718,8 @@ static void print_usage(FILE *f)
           "    extra cost over world-only, and the cost per character at 1000 over 64;\n"
           "  - the speed-up of the scene step on 2 threads (keel_jobs) over one, 1000\n"
           "    characters, on the built-in level and zdm2;\n"
+          "  - at 1000 characters, the scene with a game of empty rules (keel/sim_game.h)\n"
+          "    against the scene alone, beside its target (at most +2%);\n"
           "  - a pile: 1000 characters added at the built-in level's spawn marker, idle,\n"
           "    300 ticks: worst and mean tick, and the longest run of consecutive ticks\n"
           "    any character had SIM_CHAR_STUCK.\n"

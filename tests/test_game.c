@@ -185,10 +185,18 @@ Test(game, state_from_outside_out_of_range_is_refused_naming_the_field)
     cr_expect_eq(sim_scene_hash(sc), before);
     buf[at] = 100;
     cr_expect(sim_scene_restore(sc, buf, size, &se), "%s", se.reason);
-    // A scene without the game refuses the game's save, and the other way.
+    // A scene without the game refuses the game's save as it always refused
+    // an unknown version, and the game's scene refuses a save without it.
     sim_scene *plain = sim_scene_create(world, &S, N);
     cr_expect_not(sim_scene_restore(plain, buf, size, &se));
-    cr_expect_str_eq(se.reason, "saved with a game, and this scene has none");
+    cr_expect_str_eq(se.reason, "unknown version");
+    add_players(plain);
+    size_t plain_size = sim_scene_state_size(plain);
+    uint8_t *plain_buf = malloc(plain_size);
+    sim_scene_save(plain, plain_buf);
+    cr_expect_not(sim_scene_restore(sc, plain_buf, plain_size, &se));
+    cr_expect_str_eq(se.reason, "saved without a game, and this scene has one");
+    free(plain_buf);
     free(buf);
     sim_scene_destroy(plain);
     sim_scene_destroy(sc);

@@ -286,14 +286,12 @@ bool sim_scene_restore(sim_scene *sc, const void *buffer, size_t size, sim_scene
     const uint8_t *p = buffer;
     if (get_u32(&p) != SCENE_MAGIC)
         return refuse(error, "not a saved scene (magic)", -1, 0);
+    // Without a game, exactly the checks of before games: only version 1.
     uint32_t version = get_u32(&p);
-    if (version != SCENE_VERSION && version != SCENE_VERSION_GAME)
-        return refuse(error, "unknown version", -1, 4);
+    if (sc->game && version == SCENE_VERSION)
+        return refuse(error, "saved without a game, and this scene has one", -1, 4);
     if (version != (sc->game ? SCENE_VERSION_GAME : SCENE_VERSION))
-        return refuse(error,
-                      sc->game ? "saved without a game, and this scene has one"
-                               : "saved with a game, and this scene has none",
-                      -1, 4);
+        return refuse(error, "unknown version", -1, 4);
     uint32_t tick = get_u32(&p);
     uint32_t count = get_u32(&p);
     if (count > sc->max_chars)

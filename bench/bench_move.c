@@ -14,7 +14,10 @@
 // idle for 300 ticks (worst and mean tick, longest run of ticks any of them
 // stayed stuck). The scene/world-only ratio at 1000 characters and the
 // 2-thread speed-up are printed beside their targets (TARGET_SCENE_RATIO,
-// TARGET_SPEEDUP).
+// TARGET_SPEEDUP). At 1000 characters a third case, the scene with a game of
+// empty rules (keel/sim_game.h: a 16-byte command, 64 bytes per character,
+// 1 KiB game-wide), is timed in the same rounds and printed against the scene
+// alone beside TARGET_GAME_COST.
 //
 // With --table (or --independent or --shape), the older table instead:
 // character-ticks per second of sim_scene_step (or, with --independent,
@@ -40,6 +43,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include <keel/sim_game.h>
 #include <keel/sim_hash.h>
 #include <keel/sim_move.h>
 #include <keel/sim_scene.h>
@@ -61,6 +65,7 @@
 #define PAR_THREADS 2u
 #define TARGET_SCENE_RATIO 1.2 // scene step over world-only moves, 1000 characters
 #define TARGET_SPEEDUP 1.8     // the scene step on PAR_THREADS threads over one, 1000 characters
+#define TARGET_GAME_COST 0.02  // a game with empty rules over the scene step alone, 1000 characters
 
 static const uint32_t counts[] = {1, 64, 1000};
 #define COUNT_KINDS (sizeof counts / sizeof counts[0])
@@ -108,6 +113,25 @@ typedef struct figure {
     uint64_t stuck;     ///< character-ticks with SIM_CHAR_STUCK
     uint64_t hash;      ///< state hash after WARMUP_TICKS + MIN_TICKS ticks
 } figure;
+
+// A game with the smallest sizes keel/sim_game.h promises (a 16-byte
+// command, 64 bytes per character, 1 KiB game-wide) and no rules: what the
+// mechanism costs a step by itself. crowd_init puts the scenes it makes
+// into it while crowd_game is set.
+static const sim_game *crowd_game;
+
+static sim_game *empty_game(void)
+{
+    static const sim_game_field command[] = {{"word", SIM_GAME_INT, 0, 4, 32, 0, 0, 4, 4}};
+    static const sim_game_field character[] = {{"word", SIM_GAME_INT, 0, 4, 32, 0, 0, 16, 4}};
+    static const sim_game_field state[] = {{"word", SIM_GAME_UINT, 0, 4, 32, 0, 0, 256, 4}};
+    sim_game_def d = sim_game_default_def();
+    d.name = "empty";
+    d.command = (sim_game_schema){16, command, 1};
+    d.character = (sim_game_schema){64, character, 1};
+    d.state = (sim_game_schema){1024, state, 1};
+    return sim_game_create(&d, NULL);
+}
 
 // The characters, stepped either in a scene or one by one.
 typedef struct crowd {
@@ -189,7 +213,7 @@ static bool crowd_init(crowd *c, const sim_level *level, const sim_world *w, boo
     c->inputs = calloc(count, sizeof *c->inputs);
     c->chars = calloc(count, sizeof *c->chars);
     if (in_scene)
-        c->scene = sim_scene_create(w, &c->s, count);
+        c->scene = sim_scene_create_game(w, &c->s, count, crowd_game);
     if (!c->walkers || !c->inputs || !c->chars || (in_scene && !c->scene)) {
         crowd_free(c);
         fputs("bench_move: out of memory\n", stderr);
@@ -280,6 +304,7 @@ typedef struct scase {
     const char *level;
     uint32_t triangles, count;
     bool scene;
+    bool game; // a scene with empty_game
     crowd c;
     double us[MAX_ROUNDS]; // per character-tick, one a round
     uint64_t ticks;        // timed
@@ -367,7 +392,7 @@ static void print_summary_table(scase *cases, int ncases, double round_s)
         // One row per level and count: world-only and scene side by side.
         scase *w = NULL, *sc = NULL;
         for (int j = 0; j < ncases; j++)
-            if (strcmp(cases[j].level, cases[i].level) == 0 && cases[j].count == cases[i].count)
+            if (!cases[j].game && strcmp(cases[j].level, cases[i].level) == 0 && cases[j].count == cases[i].count)
                 *(cases[j].scene ? &sc : &w) = &cases[j];
         if (&cases[i] != (w ? w : sc))
             continue;
@@ -381,13 +406,32 @@ static void print_summary_table(scase *cases, int ncases, double round_s)
                cases[i].level, cases[i].triangles, cases[i].count, wmin, wmed, smin, smed,
                w && sc ? 100.0 * (smed / wmed - 1) : 0.0, w ? w->hash : 0, sc ? sc->hash : 0);
     }
+    // A game's cost: the scene step with a game of empty rules against the
+    // same scene without one.
+    for (int i = 0; i < ncases; i++) {
+        if (!cases[i].game)
+            continue;
+        for (int j = 0; j < ncases; j++) {
+            if (!cases[j].scene || cases[j].game || cases[j].count != cases[i].count ||
+                strcmp(cases[j].level, cases[i].level) != 0)
+                continue;
+            double gmin, gmed, smin, smed;
+            min_median(cases[i].us, rounds, &gmin, &gmed);
+            min_median(cases[j].us, rounds, &smin, &smed);
+            printf("scene with a game of empty rules / scene, %s, %" PRIu32
+                   " characters (medians): %+.1f%% (min %+.1f%%), target <= %+.0f%%: %s, hash %016" PRIx64 "\n",
+                   cases[i].level, cases[i].count, 100.0 * (gmed / smed - 1), 100.0 * (gmin / smin - 1),
+                   100.0 * TARGET_GAME_COST, gmed / smed <= 1 + TARGET_GAME_COST ? "met" : "not met", cases[i].hash);
+        }
+    }
     // The target for a crowd: the scene step at most TARGET_SCENE_RATIO times
     // the same moves against the world alone.
     for (int i = 0; i < ncases; i++) {
         if (cases[i].scene || cases[i].count != PAR_CHARACTERS)
             continue;
         for (int j = 0; j < ncases; j++) {
-            if (!cases[j].scene || cases[j].count != cases[i].count || strcmp(cases[j].level, cases[i].level) != 0)
+            if (!cases[j].scene || cases[j].game || cases[j].count != cases[i].count ||
+                strcmp(cases[j].level, cases[i].level) != 0)
                 continue;
             double wmin, wmed, smin, smed;
             min_median(cases[i].us, rounds, &wmin, &wmed);
@@ -400,10 +444,10 @@ static void print_summary_table(scase *cases, int ncases, double round_s)
     printf("\ncost per character, 1000 characters over 64 (medians):");
     bool first = true;
     for (int i = 0; i < ncases; i++) {
-        if (cases[i].count != 64)
+        if (cases[i].count != 64 || cases[i].game)
             continue;
         for (int j = 0; j < ncases; j++) {
-            if (cases[j].count != 1000 || cases[j].scene != cases[i].scene ||
+            if (cases[j].count != 1000 || cases[j].scene != cases[i].scene || cases[j].game ||
                 strcmp(cases[j].level, cases[i].level) != 0)
                 continue;
             double a, am, b, bm;
@@ -425,7 +469,11 @@ static void print_summary_bench(scase *cases, int ncases)
         min_median(k->us, rounds, &mn, &md);
         printf("BENCH bench_move level=%s characters=%" PRIu32 " collision=%s metric=us_per_character_tick "
                "min=%.3f median=%.3f rounds=%d max_tick_ms=%.3f hash=%016" PRIx64 "\n",
-               k->level, k->count, k->scene ? "scene" : "independent", mn, md, rounds, k->max_tick_ms, k->hash);
+               k->level, k->count,
+               k->game    ? "scene_game"
+               : k->scene ? "scene"
+                          : "independent",
+               mn, md, rounds, k->max_tick_ms, k->hash);
     }
 }
 
@@ -595,23 +643,29 @@ static int run_summary(void)
     if (have_zdm2 && (!only_level || strcmp(only_level, "zdm2") == 0))
         levels[nlevels++] = &zdm2;
     static const uint32_t sizes[2] = {64, 1000};
-    scase cases[8];
+    scase cases[12];
     int ncases = 0;
-    bool ok = nlevels > 0;
+    sim_game *game = empty_game();
+    bool ok = nlevels > 0 && game;
+    // Modes: world-only, scene, and (1000 characters) a scene with a game.
     for (int li = 0; li < nlevels && ok; li++)
         for (int ci = 0; ci < 2 && ok; ci++)
-            for (int mode = 0; mode < 2 && ok; mode++) {
-                if ((only_count && sizes[ci] != only_count) || (only_mode >= 0 && mode != only_mode))
+            for (int mode = 0; mode < 3 && ok; mode++) {
+                if ((only_count && sizes[ci] != only_count) || (only_mode >= 0 && (mode > 0) != only_mode) ||
+                    (mode == 2 && sizes[ci] != PAR_CHARACTERS))
                     continue;
                 scase *k = &cases[ncases];
                 memset(k, 0, sizeof *k);
                 k->level = levels[li]->name;
                 k->triangles = sim_world_get_stats(levels[li]->world).triangle_count;
                 k->count = sizes[ci];
-                k->scene = mode == 1;
+                k->scene = mode >= 1;
+                k->game = mode == 2;
                 uint32_t in_rooms;
+                crowd_game = k->game ? game : NULL;
                 ok = crowd_init(&k->c, &levels[li]->level, levels[li]->world, levels[li]->rooms, SIM_SHAPE_CAPSULE,
                                 k->count, k->scene, &in_rooms);
+                crowd_game = NULL;
                 if (!ok)
                     break;
                 ncases++;
@@ -629,6 +683,7 @@ static int run_summary(void)
     }
     for (int i = 0; i < ncases; i++)
         crowd_free(&cases[i].c);
+    sim_game_destroy(game);
 
     slevel *par[2];
     int npar = 0;
@@ -663,6 +718,8 @@ static void print_usage(FILE *f)
           "    extra cost over world-only, and the cost per character at 1000 over 64;\n"
           "  - the speed-up of the scene step on 2 threads (keel_jobs) over one, 1000\n"
           "    characters, on the built-in level and zdm2;\n"
+          "  - at 1000 characters, the scene with a game of empty rules (keel/sim_game.h)\n"
+          "    against the scene alone, beside its target (at most +2%);\n"
           "  - a pile: 1000 characters added at the built-in level's spawn marker, idle,\n"
           "    300 ticks: worst and mean tick, and the longest run of consecutive ticks\n"
           "    any character had SIM_CHAR_STUCK.\n"

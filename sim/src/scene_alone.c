@@ -9,12 +9,12 @@
 // queries go straight to the neighbourhood's world queries (world_near.h),
 // the code a move against the world alone runs, so the move runs through no
 // more code than that one; any other query (rare: the step box is made to
-// hold a step's queries) goes to the full view (scene.c), which answers it
+// hold a step's queries) goes to the full view (scene_query.c), which answers it
 // right wherever it is. Same answers, to the bit, either way.
 //
 // Whether a character is alone is decided from the snapshot and the
 // platforms of the tick, which no move writes, and its own state, which only
-// its own move writes (after the decision): scene.c decides it for a run of
+// its own move writes (after the decision): scene_move.c decides it for a run of
 // characters before their moves.
 #include "scene_internal.h"
 

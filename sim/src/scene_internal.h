@@ -1,9 +1,13 @@
-// keel: the scene's private parts, shared by scene.c (the tick, queries,
-// save and restore) and scene_separate.c (keeping characters apart and
+// keel: the scene's private parts, shared by its files: scene_tick.c (the
+// order of a tick), scene_move.c (carrying and moving characters),
+// scene_view.c and scene_bodies.h (the snapshot and its broad phase),
+// scene_query.c, scene_life.c (lifetime and contents), scene_save.c,
+// scene_platforms.c and scene_separate.c (keeping characters apart and
 // finding free spots). MIT licence, see LICENSE.
 #ifndef KEEL_SCENE_INTERNAL_H
 #define KEEL_SCENE_INTERNAL_H
 
+#include <keel/sim_game.h>
 #include <keel/sim_scene.h>
 
 #include "collide_shape.h"
@@ -26,6 +30,7 @@
 #endif
 #define SCENE_MAGIC 0x4E43534Bu /* "KSCN" as little-endian bytes */
 #define SCENE_VERSION 1u
+#define SCENE_VERSION_GAME 2u /* with a game's block (scene_save.c) */
 #define HEADER_BYTES 16u
 #define CHAR_BYTES 76u
 #define MAX_CHARACTERS (1u << 24)
@@ -59,8 +64,8 @@ typedef struct scene_view {
 } scene_view;
 
 // The other characters whose bounds touch a box, gathered for each move
-// before the moves (scene.c: move_prepare) in the broad phase's order (see
-// body_cursor in scene.c): a query whose box lies inside takes them from
+// before the moves (scene_move.c: move_prepare) in the broad phase's order (see
+// body_cursor in scene_bodies.h): a query whose box lies inside takes them from
 // here, the same bodies in the same order; any other query (or all, when
 // more than BODY_NEAR_CAPACITY were found) scans the broad phase.
 #define BODY_NEAR_CAPACITY 64u
@@ -174,7 +179,60 @@ struct sim_scene {
     bool sep_clean;  // the last pass left the scene clean and nothing moved since
     int spot_budget; // what the step's passes may still spend placing characters
     int spot_tries;
+    // The game (keel/sim_game.h, scene_game.c): NULL for none, and then
+    // every pointer below is NULL and no part of a tick looks at them.
+    const sim_game *game;
+    uint8_t *game_cmd;          // per character: its command struct this tick
+    uint8_t *game_char;         // per character: its game state
+    uint8_t *game_out;          // per character: 1 when out of collisions
+    uint8_t *game_state;        // the game-wide state
+    uint32_t *game_char_faults; // per character: faults of a per-character rule pass
+    uint64_t game_faults;
+    const char *game_refused;        // the game field the last restore refused ("" or NULL: none)
+    sim_game_char_rule_fn game_each; // the per-character rule of the pass running
 };
+
+// ---- lookups: characters and platforms are kept sorted by id ----
+// Index of the first character with id >= id.
+static inline uint32_t scene_char_lower_bound(const sim_scene *sc, uint32_t id)
+{
+    uint32_t lo = 0, hi = sc->count;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (sc->chars[mid].id < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static inline int64_t scene_char_index(const sim_scene *sc, uint32_t id)
+{
+    uint32_t i = scene_char_lower_bound(sc, id);
+    return i < sc->count && sc->chars[i].id == id ? (int64_t)i : -1;
+}
+
+static inline uint32_t scene_platform_lower_bound(const sim_scene *sc, uint32_t id)
+{
+    uint32_t lo = 0, hi = sc->platform_count;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (sc->platforms[mid].def.id < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static inline scene_platform *scene_find_platform(sim_scene *sc, uint32_t id)
+{
+    if (id == 0)
+        return NULL;
+    uint32_t i = scene_platform_lower_bound(sc, id);
+    return i < sc->platform_count && sc->platforms[i].def.id == id ? &sc->platforms[i] : NULL;
+}
 
 /// Whether box `in` lies inside box `out`.
 static inline bool scene_box_inside(sim_aabb in, sim_aabb out)
@@ -287,7 +345,7 @@ void scene_near_prefetch(const scene_near_keep *k);
 /// cover the characters, and the characters [*from, *to) of items
 /// [begin, end). scene_run_items runs fn(sc, begin, end) over all of them on
 /// the scene's executor (inside a step only), or here in one range when
-/// there is none or a single item. scene.c.
+/// there is none or a single item. scene_tick.c.
 uint32_t scene_item_count(const sim_scene *sc);
 void scene_run_items(sim_scene *sc, sim_task_fn fn);
 static inline void scene_item_range(const sim_scene *sc, uint32_t begin, uint32_t end, uint32_t *from, uint32_t *to)
@@ -297,7 +355,7 @@ static inline void scene_item_range(const sim_scene *sc, uint32_t begin, uint32_
     *from = f > *to ? *to : (uint32_t)f;
 }
 
-/// A view's collider and its queries (scene.c).
+/// A view's collider and its queries (scene_query.c).
 sim_collider scene_view_collider(scene_view *v);
 bool scene_view_sweep(void *ctx, const sim_sweep_input *in, sim_sweep_result *out);
 int scene_view_contacts(void *ctx, const sim_overlap_input *in, sim_contact *out, int capacity);
@@ -308,7 +366,43 @@ bool scene_view_raycast(void *ctx, const sim_ray_input *in, sim_ray_result *out)
 /// from the world's own queries wherever they fit (scene_alone.c).
 sim_collider scene_alone_collider(scene_view *v);
 
-/// Platforms at `tick`; with `motion`, at tick + 1 with the motion between.
+/// Platforms at `tick`; with `motion`, at tick + 1 with the motion between
+/// (scene_platforms.c). scene_platform_build: p's triangles and bounds
+/// with its centre at c; scene_platform_valid: whether a definition can be
+/// added (ids, sizes, points in the world, at most 16 m per tick).
 void scene_build_platforms(sim_scene *sc, uint32_t tick, bool motion);
+void scene_platform_build(scene_platform *p, sim_vec3 c);
+bool scene_platform_valid(const sim_platform_def *p);
+
+/// The snapshot sc->bodies and the broad phase over it (scene_view.c);
+/// `parallel`: the bodies filled on the executor (in a step only).
+void scene_build_bodies(sim_scene *sc, bool parallel);
+
+/// The tick's parts that move characters (scene_move.c): riders carried
+/// with their platforms (each one's ground velocity set), and the moves of
+/// work items [begin, end) as the executor's task (task: the scene).
+void scene_carry_riders(sim_scene *sc);
+void scene_move_items(void *task, uint32_t begin, uint32_t end);
+
+// ---- the game (scene_game.c, scene_game_move.c; NULL game: never called) ----
+/// Whether character i is out of collisions (a game took it out).
+static inline bool scene_out(const sim_scene *sc, uint32_t i) { return sc->game_out && sc->game_out[i]; }
+/// sim_char_state_check, which with a game also accepts its move types.
+bool scene_char_check(const sim_scene *sc, const sim_char_state *c, const char **why);
+/// The game's arrays opened for a character inserted at index `at` (with its
+/// initial game state), or closed over one removed from `at` (count is the
+/// count before the change).
+void scene_game_insert(sim_scene *sc, uint32_t at);
+void scene_game_erase(sim_scene *sc, uint32_t at);
+void scene_game_free(sim_scene *sc);
+/// The rules of one point of the tick: before the movement (after = false)
+/// or after it.
+void scene_game_rules(sim_scene *sc, bool after);
+/// The per-character fault counts (rules, game moves) into the scene's.
+void scene_game_fold_faults(sim_scene *sc);
+/// The move of character i under a game move type through collider `col`.
+void scene_game_move(sim_scene *sc, uint32_t i, const sim_collider *col, const sim_input *in);
+/// The game's part of the scene's hash.
+uint64_t scene_game_hash(const sim_scene *sc, uint64_t h);
 
 #endif

@@ -285,7 +285,8 @@ bool sim_scene_restore(sim_scene *scene, const void *buffer, size_t size, sim_sc
 
 /// The same from states in memory (`count` of them, ids increasing): every
 /// state is checked as sim_scene_restore checks a record (record is the index
-/// into `states`, offset 0).
+/// into `states`, offset 0). With a game (keel/sim_game.h) the game-wide
+/// state is kept and each character gets the game's initial character state.
 bool sim_scene_restore_states(sim_scene *scene, uint32_t tick, const sim_char_state *states, uint32_t count,
                               sim_scene_error *error);
 

@@ -806,3 +806,39 @@ Test(narrow_map, box_probe_near_tilted_faces, .timeout = 600)
     cr_log_info("%u placements checked", checked);
     cr_assert_eq(failures, 0);
 }
+
+// Found by the fuzzer (seed 3): a cylinder 0.3 mm from a tilted tessellated
+// floor, moving slightly away from the floor's plane toward its high corner.
+// The start touched a rim against an inactive seam, whose contact reports
+// the face normal; the motion went away from that normal, so the sweep
+// answered "no hit" and ended 5.3 mm inside the floor.
+Test(narrow_case, cylinder_leaves_tilted_tessellated_floor)
+{
+    static const sim_fx tri[8][3][3] = {
+        {{-811607, 551372, 2043960}, {-792652, 562993, 2046591}, {-789573, 562993, 2024415}},
+        {{-811607, 551372, 2043960}, {-789573, 562993, 2024415}, {-808529, 551373, 2021784}},
+        {{-792652, 562993, 2046591}, {-773696, 574613, 2049223}, {-770618, 574613, 2027047}},
+        {{-792652, 562993, 2046591}, {-770618, 574613, 2027047}, {-789573, 562993, 2024415}},
+        {{-808529, 551373, 2021784}, {-789573, 562993, 2024415}, {-786494, 562992, 2002239}},
+        {{-808529, 551373, 2021784}, {-786494, 562992, 2002239}, {-805449, 551372, 1999607}},
+        {{-789573, 562993, 2024415}, {-770618, 574613, 2027047}, {-767539, 574613, 2004870}},
+        {{-789573, 562993, 2024415}, {-767539, 574613, 2004870}, {-786494, 562992, 2002239}},
+    };
+    G.nt = 0;
+    G.kind = "tessellated";
+    for (uint32_t t = 0; t < 8; t++) {
+        for (int j = 0; j < 3; j++) {
+            G.v[3 * t + (uint32_t)j] = sim_v3(tri[t][j][0], tri[t][j][1], tri[t][j][2]);
+            G.idx[3 * t + (uint32_t)j] = 3 * t + (uint32_t)j;
+        }
+        G.id[t] = t;
+        G.nt++;
+    }
+    sim_world *w = geo_world(&G);
+    cr_assert_not_null(w);
+    sim_shape s = sim_shape_cylinder(26440, 2 * 61572);
+    cr_assert_eq(s.half.y, 61572);
+    bool ok = check_sweep(w, &G, s, sim_v3(-747889, 601587, 1987159), sim_v3(-285, -95, 221), "tessellated floor");
+    sim_world_destroy(w);
+    cr_assert(ok);
+}

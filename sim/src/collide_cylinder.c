@@ -454,6 +454,43 @@ static void sat_vertical(sat_ctx *x)
     }
 }
 
+// The triangle's corners nearest the cylinder along the best axis (within
+// SUPPORT_TIE of the nearest): one names a corner, two an edge. True (and
+// the best axis renamed) when that feature is live; false when it is
+// internal or the whole face.
+#define SUPPORT_TIE 4
+static bool support_relabel(sat_ctx *x)
+{
+    int64_t p[3], top = INT64_MIN;
+    for (int k = 0; k < 3; k++) {
+        p[k] = sim_shr_round_s64(sim_dir_dot_v3_raw(x->best.n, x->rel[k]), 30);
+        top = p[k] > top ? p[k] : top;
+    }
+    int count = 0, first = -1, last = -1;
+    for (int k = 0; k < 3; k++)
+        if (p[k] >= top - SUPPORT_TIE) {
+            count++;
+            first = first < 0 ? k : first;
+            last = k;
+        }
+    uint8_t type;
+    int index;
+    if (count == 1) {
+        type = SIM_FEATURE_VERTEX;
+        index = first;
+    } else if (count == 2) {
+        type = SIM_FEATURE_EDGE;
+        index = (first + 1) % 3 == last ? first : last; // edge i runs from v[i] to v[i + 1]
+    } else {
+        return false;
+    }
+    if (sim_tri_feature_inactive(x->t, type, index))
+        return false;
+    x->best.type = type;
+    x->best.index = index;
+    return true;
+}
+
 bool sim_contact_cylinder_tri(sim_shape shape, sim_vec3 pos, const sim_tri *t, sim_fx margin, sim_tri_hit *hit)
 {
     if (margin < 0)
@@ -545,8 +582,12 @@ bool sim_contact_cylinder_tri(sim_shape shape, sim_vec3 pos, const sim_tri *t, s
         return false;
     sim_vec3 normal = sim_dir_to_v3(x.best.n);
     // On an internal edge or corner the surface's own normal is the truth;
-    // the depth stays the one found.
-    if (sim_tri_feature_inactive(t, x.best.type, x.best.index))
+    // the depth stays the one found. An axis is named after the feature it
+    // was built from, which need not be where the triangle meets it (the
+    // horizontal axis toward one corner can rest on another): when that
+    // feature is internal, the corners nearest along the axis decide, and a
+    // live one keeps the axis (the sweeps' start test relies on it).
+    if (sim_tri_feature_inactive(t, x.best.type, x.best.index) && !support_relabel(&x))
         normal = sim_dir_to_v3(sim_tri_facing_normal(t, pos, (sim_dir){0, -SIM_DIR_ONE, 0}));
     // The point of the triangle nearest the cylinder's deepest point.
     sim_dir nh = sim_dir_from_s64(x.best.n.x, 0, x.best.n.z);

@@ -31,6 +31,9 @@
 // Below this thickness (Q16.16) an edge's rim ellipse is left to the
 // neighbouring slabs, which contain it up to that much.
 #define RIM_MIN_THICKNESS 4
+// Below this half thickness (Q16.16, about 1 mm) of an end's face slab the
+// face counts as nearly level (sim_sweep_cylinder_tri).
+#define NEAR_LEVEL_THICKNESS 64
 
 static int64_t abs64(int64_t v) { return v < 0 ? -v : v; }
 
@@ -337,18 +340,28 @@ bool sim_sweep_cylinder_tri(const sim_sweep_ray *ray, const sim_tri *t, sim_tri_
         if ((d0 > reach && d1 > reach) || (d0 < -reach && d1 < -reach))
             return false;
     }
-    bool edge_live[3], vert_live[3];
+    bool edge_live[3], vert_live[3], edge_end[3], vert_end[3];
+    // A nearly level face (not level: see prim_end_face) meets an end at
+    // the rim's point down its slope, whose direction turns wildly between
+    // neighbours that are flat with each other within SIM_FOLD_FLAT_ANGLE:
+    // the faces around an internal edge or corner can all miss a disc that
+    // lands on it. There the ends solve internal edges and corners too
+    // (hits on them report the face normal); buried ones stay skipped.
+    int64_t slab = ((int64_t)c.R * nh + ((int64_t)1 << 30) - 1) >> 30;
+    bool near_level = slab >= RIM_MIN_THICKNESS && slab < NEAR_LEVEL_THICKNESS;
     for (int i = 0; i < 3; i++) {
         edge_live[i] = feature_live(t, SIM_FEATURE_EDGE, i);
         vert_live[i] = feature_live(t, SIM_FEATURE_VERTEX, i);
+        edge_end[i] = edge_live[i] || (near_level && !sim_tri_feature_buried(t, SIM_FEATURE_EDGE, i));
+        vert_end[i] = vert_live[i] || (near_level && !sim_tri_feature_buried(t, SIM_FEATURE_VERTEX, i));
     }
     for (int k = 0; k < 2; k++) {
         sim_fx lift = k == 0 ? H : -H;
         prim_end_face(&c, lift, nh);
         for (int i = 0; i < 3; i++) {
-            if (edge_live[i])
+            if (edge_end[i])
                 prim_rim_edge(&c, lift, i);
-            if (vert_live[i])
+            if (vert_end[i])
                 prim_end_corner(&c, lift, i);
         }
     }

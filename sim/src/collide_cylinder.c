@@ -31,6 +31,9 @@
 // Below this thickness (Q16.16) an edge's rim ellipse is left to the
 // neighbouring slabs, which contain it up to that much.
 #define RIM_MIN_THICKNESS 4
+// Below this half thickness (Q16.16, about 1 mm) of an end's face slab the
+// face counts as nearly level (sim_sweep_cylinder_tri).
+#define NEAR_LEVEL_THICKNESS 64
 
 static int64_t abs64(int64_t v) { return v < 0 ? -v : v; }
 
@@ -337,18 +340,28 @@ bool sim_sweep_cylinder_tri(const sim_sweep_ray *ray, const sim_tri *t, sim_tri_
         if ((d0 > reach && d1 > reach) || (d0 < -reach && d1 < -reach))
             return false;
     }
-    bool edge_live[3], vert_live[3];
+    bool edge_live[3], vert_live[3], edge_end[3], vert_end[3];
+    // A nearly level face (not level: see prim_end_face) meets an end at
+    // the rim's point down its slope, whose direction turns wildly between
+    // neighbours that are flat with each other within SIM_FOLD_FLAT_ANGLE:
+    // the faces around an internal edge or corner can all miss a disc that
+    // lands on it. There the ends solve internal edges and corners too
+    // (hits on them report the face normal); buried ones stay skipped.
+    int64_t slab = ((int64_t)c.R * nh + ((int64_t)1 << 30) - 1) >> 30;
+    bool near_level = slab >= RIM_MIN_THICKNESS && slab < NEAR_LEVEL_THICKNESS;
     for (int i = 0; i < 3; i++) {
         edge_live[i] = feature_live(t, SIM_FEATURE_EDGE, i);
         vert_live[i] = feature_live(t, SIM_FEATURE_VERTEX, i);
+        edge_end[i] = edge_live[i] || (near_level && !sim_tri_feature_buried(t, SIM_FEATURE_EDGE, i));
+        vert_end[i] = vert_live[i] || (near_level && !sim_tri_feature_buried(t, SIM_FEATURE_VERTEX, i));
     }
     for (int k = 0; k < 2; k++) {
         sim_fx lift = k == 0 ? H : -H;
         prim_end_face(&c, lift, nh);
         for (int i = 0; i < 3; i++) {
-            if (edge_live[i])
+            if (edge_end[i])
                 prim_rim_edge(&c, lift, i);
-            if (vert_live[i])
+            if (vert_end[i])
                 prim_end_corner(&c, lift, i);
         }
     }
@@ -454,6 +467,43 @@ static void sat_vertical(sat_ctx *x)
     }
 }
 
+// The triangle's corners nearest the cylinder along the best axis (within
+// SUPPORT_TIE of the nearest): one names a corner, two an edge. True (and
+// the best axis renamed) when that feature is live; false when it is
+// internal or the whole face.
+#define SUPPORT_TIE 4
+static bool support_relabel(sat_ctx *x)
+{
+    int64_t p[3], top = INT64_MIN;
+    for (int k = 0; k < 3; k++) {
+        p[k] = sim_shr_round_s64(sim_dir_dot_v3_raw(x->best.n, x->rel[k]), 30);
+        top = p[k] > top ? p[k] : top;
+    }
+    int count = 0, first = -1, last = -1;
+    for (int k = 0; k < 3; k++)
+        if (p[k] >= top - SUPPORT_TIE) {
+            count++;
+            first = first < 0 ? k : first;
+            last = k;
+        }
+    uint8_t type;
+    int index;
+    if (count == 1) {
+        type = SIM_FEATURE_VERTEX;
+        index = first;
+    } else if (count == 2) {
+        type = SIM_FEATURE_EDGE;
+        index = (first + 1) % 3 == last ? first : last; // edge i runs from v[i] to v[i + 1]
+    } else {
+        return false;
+    }
+    if (sim_tri_feature_inactive(x->t, type, index))
+        return false;
+    x->best.type = type;
+    x->best.index = index;
+    return true;
+}
+
 bool sim_contact_cylinder_tri(sim_shape shape, sim_vec3 pos, const sim_tri *t, sim_fx margin, sim_tri_hit *hit)
 {
     if (margin < 0)
@@ -545,8 +595,12 @@ bool sim_contact_cylinder_tri(sim_shape shape, sim_vec3 pos, const sim_tri *t, s
         return false;
     sim_vec3 normal = sim_dir_to_v3(x.best.n);
     // On an internal edge or corner the surface's own normal is the truth;
-    // the depth stays the one found.
-    if (sim_tri_feature_inactive(t, x.best.type, x.best.index))
+    // the depth stays the one found. An axis is named after the feature it
+    // was built from, which need not be where the triangle meets it (the
+    // horizontal axis toward one corner can rest on another): when that
+    // feature is internal, the corners nearest along the axis decide, and a
+    // live one keeps the axis (the sweeps' start test relies on it).
+    if (sim_tri_feature_inactive(t, x.best.type, x.best.index) && !support_relabel(&x))
         normal = sim_dir_to_v3(sim_tri_facing_normal(t, pos, (sim_dir){0, -SIM_DIR_ONE, 0}));
     // The point of the triangle nearest the cylinder's deepest point.
     sim_dir nh = sim_dir_from_s64(x.best.n.x, 0, x.best.n.z);

@@ -241,6 +241,7 @@ static double edge_sep_at(const edge_family *e, double t) { return edge_sep(e, c
 
 #define CYL_STEPS 720
 #define CYL_REFINE 8
+#define CYL_BLOCK 48
 
 static double cyl_cos[CYL_STEPS], cyl_sin[CYL_STEPS];
 static bool cyl_table_ready;
@@ -286,6 +287,22 @@ static double edge_refine(const edge_family *e, double lo, double hi)
     return dmax(f1, f2);
 }
 
+// Samples f over the steps lo..hi (f[lo] and f[hi] known), halving while
+// the interval could hold a value above *bar (half_lip: lip * step / 2).
+static void family_fill(const edge_family *e, double *f, int lo, int hi, double half_lip, double *bar)
+{
+    if (hi - lo <= 1)
+        return;
+    double flo = f[lo], fhi = f[hi % CYL_STEPS];
+    if (0.5 * (flo + fhi) + half_lip * (hi - lo) <= *bar)
+        return;
+    int mid = (lo + hi) / 2;
+    f[mid] = edge_sep(e, cyl_cos[mid], cyl_sin[mid]);
+    *bar = dmax(*bar, f[mid]);
+    family_fill(e, f, lo, mid, half_lip, bar);
+    family_fill(e, f, mid, hi, half_lip, bar);
+}
+
 // The family's largest separation, or a value <= `floor` when it has none
 // above that: only brackets that could beat `floor` are refined (within a
 // step of a sample the separation changes by at most `lip` per radian).
@@ -294,18 +311,29 @@ static double edge_family_max(const edge_family *e, double floor)
     cyl_table_init();
     double f[CYL_STEPS];
     double best = -1e300;
-    for (int i = 0; i < CYL_STEPS; i++) {
+    const double step = 2 * REF_PI / CYL_STEPS;
+    double lip = dmax(sqrt(e->qx * e->qx + e->qy * e->qy), sqrt(e->rx * e->rx + e->ry * e->ry)) + e->hy + e->radius;
+    // Samples every CYL_BLOCK steps, then each interval halved while its
+    // ends do not bound it below the best so far (a function of slope at
+    // most lip exceeds its ends' mean by at most lip * width / 2): what is
+    // left unsampled cannot win.
+    for (int i = 0; i < CYL_STEPS; i++)
+        f[i] = -1e300;
+    for (int i = 0; i < CYL_STEPS; i += CYL_BLOCK) {
         f[i] = edge_sep(e, cyl_cos[i], cyl_sin[i]);
         best = dmax(best, f[i]);
     }
+    double bar = dmax(floor, best);
+    for (int i = 0; i < CYL_STEPS; i += CYL_BLOCK)
+        family_fill(e, f, i, i + CYL_BLOCK, lip * step * 0.5, &bar);
+    for (int i = 0; i < CYL_STEPS; i++)
+        best = dmax(best, f[i]);
     // the triangle's kink: n perpendicular to q - r
     double dx = e->qx - e->rx, dy = e->qy - e->ry;
     if (dx * dx + dy * dy > 0) {
         double t = atan2(dx, -dy);
         best = dmax(best, dmax(edge_sep_at(e, t), edge_sep_at(e, t + REF_PI)));
     }
-    const double step = 2 * REF_PI / CYL_STEPS;
-    double lip = dmax(sqrt(e->qx * e->qx + e->qy * e->qy), sqrt(e->rx * e->rx + e->ry * e->ry)) + e->hy + e->radius;
     floor = dmax(floor, best);
     // refine the sampled local maxima that could still win, the highest few
     int cand[CYL_REFINE];
@@ -403,6 +431,15 @@ double ref_cylinder_tri_gap(double R, double H, rv3 pos, rv3 a, rv3 b, rv3 c)
 {
     return cyl_tri_gap(R, H, pos, a, b, c, 1e300);
 }
+
+double ref_shape_tri_gap_stop(sim_shape s, rv3 pos, rv3 a, rv3 b, rv3 c, double stop)
+{
+    if (s.type == SIM_SHAPE_CYLINDER)
+        return cyl_tri_gap(s.radius / 65536.0, s.half.y / 65536.0, pos, a, b, c, stop);
+    return ref_shape_tri_gap(s, pos, a, b, c);
+}
+
+double ref_box_tri_gap(rv3 half, rv3 pos, rv3 a, rv3 b, rv3 c) { return box_tri_gap(half, pos, a, b, c); }
 
 double ref_shape_tri_gap(sim_shape s, rv3 pos, rv3 a, rv3 b, rv3 c)
 {

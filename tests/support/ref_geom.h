@@ -36,6 +36,15 @@ double ref_seg_tri_dist(rv3 p0, rv3 p1, rv3 a, rv3 b, rv3 c);
 /// for a cylinder, the same exactly (ref_cylinder_tri_gap).
 double ref_shape_tri_gap(sim_shape s, rv3 pos, rv3 a, rv3 b, rv3 c);
 
+/// ref_shape_tri_gap when it is at most `stop`; otherwise some value above
+/// `stop` (the cylinder's slow searches end as soon as one shows that).
+double ref_shape_tri_gap_stop(sim_shape s, rv3 pos, rv3 a, rv3 b, rv3 c, double stop);
+
+/// The box's gap (ref_shape_tri_gap of a box of half extents `half`). A
+/// shape inside that box has a gap at least this: the bounding box's is a
+/// cheap lower bound.
+double ref_box_tri_gap(rv3 half, rv3 pos, rv3 a, rv3 b, rv3 c);
+
 /// Signed gap between the upright cylinder of radius R and half height H
 /// centred at `pos` and triangle abc: the distance when apart, else minus the
 /// penetration depth (the shortest translation that frees it).

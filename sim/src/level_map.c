@@ -19,7 +19,7 @@
 #include "level_text.h"
 
 #define MAP_DEFAULT_MAX_BYTES ((size_t)64 << 20)
-#define MAP_SCALE_MAX 1000000u // exclusive bound of the scale's significant digits
+#define MAP_SCALE_MAX 1000000u        // exclusive bound of the scale's significant digits
 #define MAP_PLAYER_FEET_Q8 (24 * 256) // a Quake player's origin is 24 units above its feet
 
 sim_map_options sim_map_default_options(void)
@@ -27,7 +27,7 @@ sim_map_options sim_map_default_options(void)
     sim_map_options o;
     o.unit_scale = "0.025";
     o.max_bytes = MAP_DEFAULT_MAX_BYTES;
-    o.csg_work_limit = (uint32_t)1 << 24;
+    o.csg_work_limit = (uint32_t)1 << 22;
     return o;
 }
 
@@ -198,9 +198,10 @@ static bool coordinate(map_parser *ps, int64_t *out, bool in_brush)
         return false;
     if (!level_decimal_to_raw(&d, &q8, &raw) || raw > MAP_COORD_LIMIT || raw < -MAP_COORD_LIMIT) {
         char q[32], w[48];
-        level_set_error(ps->name, ps->err, ps->line, "%s: coordinate '%s' is out of range (more than %d units from "
-                        "the origin)", where(ps, in_brush, w), level_quote(tok, len, q),
-                        (int)(MAP_COORD_LIMIT >> 8));
+        level_set_error(ps->name, ps->err, ps->line,
+                        "%s: coordinate '%s' is out of range (more than %d units from "
+                        "the origin)",
+                        where(ps, in_brush, w), level_quote(tok, len, q), (int)(MAP_COORD_LIMIT >> 8));
         return false;
     }
     *out = raw;
@@ -408,8 +409,8 @@ static int parse_brush(map_parser *ps, map_entity_src *e)
             break;
         if (*ps->p != '(') {
             size_t n = word_len(ps);
-            if (n > 0 && (tex_is(ps->p, n, "patchdef2") || tex_is(ps->p, n, "brushdef") ||
-                          tex_is(ps->p, n, "patchdef3")))
+            if (n > 0 &&
+                (tex_is(ps->p, n, "patchdef2") || tex_is(ps->p, n, "brushdef") || tex_is(ps->p, n, "patchdef3")))
                 level_set_error(ps->name, ps->err, ps->line, "%s: '%s' (Quake 3 brushes and patches) is not supported",
                                 where(ps, true, w), found(ps, q));
             else
@@ -531,7 +532,6 @@ static int parse_text(map_parser *ps)
     }
 }
 
-
 // ---- the public entry points ----------------------------------------------------------
 
 int sim_level_parse_map(const char *name, const char *text, size_t length, const sim_map_options *options,
@@ -566,8 +566,8 @@ int sim_level_parse_map(const char *name, const char *text, size_t length, const
         rc = -1;
     }
     if (rc == 0) {
-        map_source src = {ps.faces.data,    ps.brushes.data, ps.brushes.count, ps.entities.data, ps.entities.count,
-                          ps.keys.data,     ps.keys.count,   ps.pool,          ps.pool_len};
+        map_source src = {ps.faces.data, ps.brushes.data, ps.brushes.count, ps.entities.data, ps.entities.count,
+                          ps.keys.data,  ps.keys.count,   ps.pool,          ps.pool_len};
         rc = map_finish(ps.name, &src, sc.mantissa, sc.exponent, opt.csg_work_limit, out, map, err);
         ps.pool = NULL; // map_finish took it
     }
@@ -579,8 +579,7 @@ int sim_level_parse_map(const char *name, const char *text, size_t length, const
     return rc;
 }
 
-int sim_level_load_map(const char *path, const sim_map_options *options, sim_level *out, sim_map *map,
-                       sim_error *err)
+int sim_level_load_map(const char *path, const sim_map_options *options, sim_level *out, sim_map *map, sim_error *err)
 {
     sim_map_options opt = options ? *options : sim_map_default_options();
     char *buf;

@@ -31,7 +31,8 @@
 /// A brush vertex beyond twice the coordinate limit means the planes leave
 /// it open (or reach far out of the level).
 #define VERTEX_LIMIT (2 * MAP_COORD_LIMIT)
-#define POLY_MAX 192
+#define POLY_MAX 128
+_Static_assert(MAP_MAX_FACES + 6 <= POLY_MAX, "a face polygon (4 + one point per other plane) is never cut short");
 
 typedef struct poly {
     int n;
@@ -73,10 +74,17 @@ static void base_winding(const map_plane *pl, poly *w)
                          sv[k] * (up[i] / (Q30 / BASE_HALF));
 }
 
+static void copy_poly(poly *dst, const poly *src)
+{
+    dst->n = src->n;
+    memcpy(dst->p, src->p, (size_t)src->n * sizeof src->p[0]);
+}
+
 /// Splits `in` by the plane: the part in front into `front` and the part
 /// behind into `back` (either may be NULL). Points on the plane go to both.
 /// Returns 0 when the polygon crosses the plane, 1 when it is all in front
-/// (or on), -1 all behind (or on), 2 all on the plane.
+/// (or on), -1 all behind (or on), 2 all on the plane, 3 when a part would
+/// have more than POLY_MAX points (nothing is split then).
 static int split(const poly *in, const map_plane *pl, poly *front, poly *back)
 {
     int64_t d[POLY_MAX];
@@ -92,6 +100,8 @@ static int split(const poly *in, const map_plane *pl, poly *front, poly *back)
         return 1;
     if (!any_front)
         return -1;
+    if (in->n + 2 > POLY_MAX)
+        return 3; // each part has at most two points more than the whole
     if (front)
         front->n = 0;
     if (back)
@@ -102,9 +112,9 @@ static int split(const poly *in, const map_plane *pl, poly *front, poly *back)
         int64_t da = d[i], db = d[j];
         int sa = da > MAP_EPS ? 1 : (da < -MAP_EPS ? -1 : 0);
         int sb = db > MAP_EPS ? 1 : (db < -MAP_EPS ? -1 : 0);
-        if (sa >= 0 && front && front->n < POLY_MAX)
+        if (sa >= 0 && front)
             memcpy(front->p[front->n++], a, sizeof front->p[0]);
-        if (sa <= 0 && back && back->n < POLY_MAX)
+        if (sa <= 0 && back)
             memcpy(back->p[back->n++], a, sizeof back->p[0]);
         if (sa * sb >= 0)
             continue;
@@ -119,9 +129,9 @@ static int split(const poly *in, const map_plane *pl, poly *front, poly *back)
         int64_t m[3];
         for (int c = 0; c < 3; c++)
             m[c] = f[c] + sim_div_round_s64((k[c] - f[c]) * df, den > 0 ? den : 1);
-        if (front && front->n < POLY_MAX)
+        if (front)
             memcpy(front->p[front->n++], m, sizeof m);
-        if (back && back->n < POLY_MAX)
+        if (back)
             memcpy(back->p[back->n++], m, sizeof m);
     }
     return 0;
@@ -198,8 +208,8 @@ static bool store_poly(builder_state *st, const poly *w, uint32_t face)
 
 static int brush_error(builder_state *st, const map_brush_src *br, const char *what)
 {
-    level_set_error(st->name, st->err, br->line, "entity %u, brush %u: %s", (unsigned)br->entity,
-                    (unsigned)br->index, what);
+    level_set_error(st->name, st->err, br->line, "entity %u, brush %u: %s", (unsigned)br->entity, (unsigned)br->index,
+                    what);
     return -1;
 }
 
@@ -228,9 +238,9 @@ static int brush_polys(builder_state *st, const map_brush_src *br, brush_geom *g
             } else if (s == 1) {
                 w->n = 0; // wholly in front of another plane: the face is not on the brush
             } else if (s == 0) {
-                memcpy(w, tmp, sizeof *w);
+                copy_poly(w, tmp);
                 tidy(w);
-            }
+            } // s == 3 cannot happen: a face has at most MAP_MAX_FACES + 4 points
         }
         if (w->n == 0)
             continue;
@@ -315,7 +325,7 @@ static bool boxes_touch(const int64_t amin[3], const int64_t amax[3], const int6
 static void clip_outside(csg_state *cs, const poly *f, const map_plane *pf, uint32_t a, uint32_t b, poly_list *out)
 {
     const brush_geom *g = &cs->geom[b];
-    cs->cur = *f;
+    copy_poly(&cs->cur, f);
     for (uint32_t k = 0; k < g->poly_count; k++) {
         const map_plane *q = &cs->st->faces[cs->st->polys[g->first_poly + k].face].plane;
         cs->work += (uint64_t)cs->cur.n;
@@ -330,15 +340,15 @@ static void clip_outside(csg_state *cs, const poly *f, const map_plane *pf, uint
             }
             continue;
         }
-        if (s == 1) {
-            list_push(cs, out, &cs->cur);
+        if (s == 1 || s == 3) {
+            list_push(cs, out, &cs->cur); // outside b (or too many points to cut: kept whole)
             return;
         }
         if (s == -1)
             continue;
         tidy(&cs->front);
         list_push(cs, out, &cs->front);
-        cs->cur = cs->back;
+        copy_poly(&cs->cur, &cs->back);
         tidy(&cs->cur);
         if (cs->cur.n == 0)
             return;
@@ -450,7 +460,7 @@ static bool union_brush(csg_state *cs, sim_level_builder *b, uint32_t a, uint32_
         lists[0].count = 0;
         list_push(cs, &lists[0], &face);
         int cur = 0;
-        for (uint32_t i = from; i < to && lists[cur].count > 0; i++) {
+        for (uint32_t i = from; i < to && lists[cur].count > 0 && cs->work <= cs->limit; i++) {
             uint32_t nb = pairs[i][1];
             const brush_geom *g = &cs->geom[nb];
             if (!boxes_touch(fmin, fmax, g->min, g->max))
@@ -461,6 +471,8 @@ static bool union_brush(csg_state *cs, sim_level_builder *b, uint32_t a, uint32_
                 int64_t pmin[3], pmax[3];
                 poly_bounds(&in->items[j], pmin, pmax);
                 if (cs->work > cs->limit || !boxes_touch(pmin, pmax, g->min, g->max))
+                    // past the budget the pieces stay whole (the world's
+                    // buried-face test still drops most hidden ones)
                     list_push(cs, out, &in->items[j]);
                 else
                     clip_outside(cs, &in->items[j], pf, a, nb, out);
@@ -541,6 +553,7 @@ int map_build_world(const char *name, const map_face *faces, map_brush_src *brus
         }
         map->csg_complete = complete && cs->work <= cs->limit;
         map->csg_fragments = cs->fragments;
+        map->csg_work = cs->work;
     }
     free(pairs);
     free(lists[0].items);

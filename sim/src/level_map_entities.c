@@ -64,12 +64,9 @@ static sim_map_contents contents_of(sim_map_role role, uint32_t textures)
         if (textures & (MAP_TEX_HINT | MAP_TEX_ORIGIN))
             return SIM_MAP_NONSOLID;
         return SIM_MAP_SOLID;
-    case SIM_MAP_ROLE_WATER:
-        return SIM_MAP_LIQUID;
-    case SIM_MAP_ROLE_PLATFORM:
-        return SIM_MAP_MOVER;
-    default:
-        return SIM_MAP_NONSOLID;
+    case SIM_MAP_ROLE_WATER: return SIM_MAP_LIQUID;
+    case SIM_MAP_ROLE_PLATFORM: return SIM_MAP_MOVER;
+    default: return SIM_MAP_NONSOLID;
     }
 }
 
@@ -166,8 +163,8 @@ static int entity_place(const char *name, const sim_map *map, sim_map_entity *e,
             q8[i] = raw[i];
         if (!ok || !map_to_engine(q8, scale_m, scale_e, &e->origin)) {
             level_set_error(name, err, e->line, "entity %u (%s): bad origin '%s' (three numbers within %d units)",
-                            (unsigned)(e - map->entities), e->classname,
-                            level_quote(origin, strlen(origin), q), (int)(MAP_COORD_LIMIT >> 8));
+                            (unsigned)(e - map->entities), e->classname, level_quote(origin, strlen(origin), q),
+                            (int)(MAP_COORD_LIMIT >> 8));
             return -1;
         }
         e->has_origin = true;
@@ -256,8 +253,8 @@ int map_finish(const char *name, map_source *src, uint64_t scale_m, int64_t scal
         sim_map_free(&m);
         return -1;
     }
-    int rc = map_build_world(name, src->faces, src->brushes, src->brush_count, scale_m, scale_e, work_limit, &b, &m,
-                             err);
+    int rc =
+        map_build_world(name, src->faces, src->brushes, src->brush_count, scale_m, scale_e, work_limit, &b, &m, err);
     for (uint32_t i = 0; rc == 0 && i < m.entity_count; i++) {
         sim_map_entity *e = &m.entities[i];
         int64_t q8[3] = {0, 0, 0};

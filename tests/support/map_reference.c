@@ -71,8 +71,7 @@ int map_ref_read(const char *text, map_ref *out)
                        &b[2], &c[0], &c[1], &c[2], tex) != 10 ||
                 cur.planes == 64)
                 return -1;
-            if (tex[0] == '*' || strcmp(tex, "hint") == 0 || strcmp(tex, "hintskip") == 0 ||
-                strcmp(tex, "origin") == 0)
+            if (tex[0] == '*' || strcmp(tex, "hint") == 0 || strcmp(tex, "hintskip") == 0 || strcmp(tex, "origin") == 0)
                 brush_ok = false;
             double u[3] = {a[0] - b[0], a[1] - b[1], a[2] - b[2]}, w[3] = {c[0] - b[0], c[1] - b[1], c[2] - b[2]};
             double n[3] = {u[1] * w[2] - u[2] * w[1], u[2] * w[0] - u[0] * w[2], u[0] * w[1] - u[1] * w[0]};

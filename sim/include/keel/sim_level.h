@@ -91,11 +91,12 @@ typedef struct sim_map_options {
     size_t max_bytes;
     /// Budget of the CSG union (polygon splits). When it runs out the
     /// remaining faces are kept whole (the world's buried-face test still
-    /// drops most hidden ones) and sim_map.csg_complete is false. Default 2^24.
+    /// drops most hidden ones) and sim_map.csg_complete is false. Default
+    /// 2^22: 25 times what lqdm1 (389 brushes) needs.
     uint32_t csg_work_limit;
 } sim_map_options;
 
-/// Defaults: unit_scale "0.025", max_bytes 64 MiB, csg_work_limit 2^24.
+/// Defaults: unit_scale "0.025", max_bytes 64 MiB, csg_work_limit 2^22.
 sim_map_options sim_map_default_options(void);
 
 /// What an entity is to keel (docs/levels.md, "Quake .map entities").
@@ -161,6 +162,7 @@ typedef struct sim_map {
     uint32_t face_count;        ///< face lines in the file
     uint32_t solid_brush_count; ///< brushes that make the static world
     uint32_t csg_fragments;     ///< face pieces that survive the union
+    uint64_t csg_work;          ///< point classifications the union made (csg_work_limit caps them)
     bool csg_complete;          ///< false when csg_work_limit ran out
     const char **unknown;       ///< unknown classnames, each once, in file order
     uint32_t unknown_count;

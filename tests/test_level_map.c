@@ -489,25 +489,7 @@ Test(level_map_fuzz, mutated_texts, .timeout = 600)
         size_t len = strlen(seed);
         memcpy(text, seed, len);
         int ops = (int)keel_rng_range(&rng, 1, 4);
-        for (int k = 0; k < ops; k++) {
-            int op = (int)keel_rng_range(&rng, 0, 3);
-            size_t at = len ? (size_t)keel_rng_range(&rng, 0, (int64_t)len - 1) : 0;
-            char c = alphabet[keel_rng_range(&rng, 0, (int64_t)sizeof alphabet - 2)];
-            if (op == 0 && len) {
-                text[at] = c;
-            } else if (op == 1 && len + 1 < sizeof text) {
-                memmove(text + at + 1, text + at, len - at);
-                text[at] = c;
-                len++;
-            } else if (op == 2 && len) {
-                memmove(text + at, text + at + 1, len - at - 1);
-                len--;
-            } else if (op == 3 && len && 2 * len < sizeof text) {
-                size_t n2 = (size_t)keel_rng_range(&rng, 1, (int64_t)(len - at));
-                memmove(text + at + n2, text + at, len - at); // the segment repeated
-                len += n2;
-            }
-        }
+        keel_test_mutate(&rng, text, &len, sizeof text, alphabet, sizeof alphabet - 1, ops);
         double t1 = now_seconds();
         check_one(text, len, &ok, &failed);
         double dt = now_seconds() - t1;

@@ -647,3 +647,52 @@ Test(level_map_real, three_thousand_brushes, .timeout = 300)
     sim_level_free(&l);
     sim_map_free(&m);
 }
+
+// ---- keel's own arena -------------------------------------------------------------
+
+static uint32_t count_role(const sim_map *m, sim_map_role role)
+{
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < m->entity_count; i++)
+        n += m->entities[i].role == role;
+    return n;
+}
+
+Test(level_map, arena)
+{
+    sim_level l;
+    sim_map m;
+    sim_error e;
+    cr_assert_eq(sim_level_load_map(KEEL_SOURCE_DIR "/levels/arena.map", NULL, &l, &m, &e), 0, "%s", e.message);
+    cr_assert(m.csg_complete);
+    cr_assert_eq(m.unknown_count, 0);
+    cr_assert_eq(count_role(&m, SIM_MAP_ROLE_SPAWN), 5);
+    cr_assert_eq(count_role(&m, SIM_MAP_ROLE_PLATFORM), 2);
+    cr_assert_eq(count_role(&m, SIM_MAP_ROLE_PATH), 2);
+    cr_assert_eq(count_role(&m, SIM_MAP_ROLE_PUSH), 1);
+    cr_assert_eq(count_role(&m, SIM_MAP_ROLE_TELEPORT), 1);
+    cr_assert_eq(count_role(&m, SIM_MAP_ROLE_TELEPORT_TARGET), 1);
+    cr_assert_eq(count_role(&m, SIM_MAP_ROLE_ITEM), 4);
+    uint32_t liquid = 0, mover = 0;
+    for (uint32_t i = 0; i < m.brush_count; i++) {
+        liquid += m.brushes[i].contents == SIM_MAP_LIQUID;
+        mover += m.brushes[i].contents == SIM_MAP_MOVER;
+    }
+    cr_assert_eq(liquid, 1);
+    cr_assert_eq(mover, 2);
+    cr_assert_eq(l.marker_count, 5);
+    // the spawn points stand on the floor (y 0) inside the room
+    for (uint32_t i = 0; i < l.marker_count; i++)
+        cr_assert_eq(l.markers[i].position.y, 0, "%s", l.markers[i].name);
+    // the pool's water: 192 x 176 units, 40 deep, in engine terms
+    for (uint32_t i = 0; i < m.brush_count; i++)
+        if (m.brushes[i].contents == SIM_MAP_LIQUID) {
+            sim_aabb b = m.brushes[i].bounds;
+            cr_assert_eq(b.min.y, 0);
+            cr_assert_eq(b.max.y, SIM_FX_INT(1)); // 40 units
+        }
+    fprintf(stderr, "arena: %u entities, %u brushes (%u solid), %u triangles\n", m.entity_count, m.brush_count,
+            m.solid_brush_count, l.triangle_count);
+    sim_level_free(&l);
+    sim_map_free(&m);
+}

@@ -44,8 +44,8 @@ static void soak_map(const char *file, uint64_t seed)
     ks_walker walkers[WALKERS];
     for (uint32_t i = 0; i < WALKERS; i++) {
         uint32_t id = i + 1;
-        cr_assert(ks_spawn_find(&area, seed, id, feet, i, SIM_FX_MM(1200), &feet[i]), "%s: no spawn point for %u",
-                  file, id);
+        cr_assert(ks_spawn_find(&area, seed, id, feet, i, SIM_FX_MM(1200), &feet[i]), "%s: no spawn point for %u", file,
+                  id);
         sim_char_state c = sim_char_spawn(id, feet[i], 0);
         cr_assert_eq(sim_scene_add_character(scene, &c), 0);
         walkers[i] = ks_walker_init(seed, id);
@@ -72,8 +72,8 @@ static void soak_map(const char *file, uint64_t seed)
         for (uint32_t i = 0; i < n; i++)
             fell += chars[i].position.y < bounds.min.y;
     }
-    fprintf(stderr, "%s: %d walkers x %d ticks, %llu crossings, %llu character-ticks below the level\n", file,
-            WALKERS, TICKS, (unsigned long long)crossings, (unsigned long long)fell);
+    fprintf(stderr, "%s: %d walkers x %d ticks, %llu crossings, %llu character-ticks below the level\n", file, WALKERS,
+            TICKS, (unsigned long long)crossings, (unsigned long long)fell);
     cr_assert_eq(crossings, 0);
     cr_assert_eq(fell, 0);
     sim_scene_destroy(scene);

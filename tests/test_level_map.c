@@ -9,6 +9,8 @@
 #include <time.h>
 
 #include <keel/sim_level.h>
+#include <keel/sim_move.h>
+#include <keel/sim_scene.h>
 #include <keel/sim_world.h>
 
 #include "map_reference.h"
@@ -258,6 +260,8 @@ static const char VALVE[] =
     "\"origin\" \"8 0 24\"\n"
     "}\n";
 
+static char *valve_with(const char *from, const char *to);
+
 Test(level_map, valve_format_entities_and_spawn_points)
 {
     sim_level l;
@@ -287,6 +291,15 @@ Test(level_map, valve_format_entities_and_spawn_points)
     cr_assert_str_eq(m.unknown[0], "monster_dog");
     cr_assert_eq(m.entities[4].role, SIM_MAP_ROLE_OTHER);
     cr_assert_str_eq(sim_map_value(&m, &m.entities[4], "origin"), "8 0 24");
+    // the digest covers the entities: one key changed changes it
+    uint64_t digest = sim_map_digest(&m);
+    sim_level_free(&l);
+    sim_map_free(&m);
+    char *t = valve_with("\"angle\" \"90\"", "\"angle\" \"91\"");
+    cr_assert_eq(parse(t, &l, &m, &e), 0, "%s", e.message);
+    free(t);
+    cr_assert_neq(sim_map_digest(&m), digest);
+    cr_assert_neq(sim_map_digest(NULL), digest);
     sim_level_free(&l);
     sim_map_free(&m);
 }
@@ -647,10 +660,11 @@ Test(level_map_real, three_thousand_brushes, .timeout = 300)
     cr_assert_eq(m.brush_count, 3000);
     cr_assert(m.csg_complete);
     fprintf(stderr,
-            "generated: %zu bytes, %u brushes, %u faces; %u pieces after the union, %u triangles; union work %llu; "
+            "generated: %zu bytes, %u entities, %u brushes (%u solid), %u faces; %u pieces after the union, %u "
+            "triangles; union work %llu; "
             "loaded in %.1f ms (cpu %.1f ms)\n",
-            n, m.brush_count, m.face_count, m.csg_fragments, l.triangle_count, (unsigned long long)m.csg_work, dt * 1e3,
-            dc * 1e3);
+            n, m.entity_count, m.brush_count, m.solid_brush_count, m.face_count, m.csg_fragments, l.triangle_count,
+            (unsigned long long)m.csg_work, dt * 1e3, dc * 1e3);
     c0 = cpu_seconds();
     sim_world *w = sim_world_create(&l, NULL, &e);
     cr_assert_not_null(w, "%s", e.message);
@@ -706,6 +720,28 @@ Test(level_map, arena)
         }
     fprintf(stderr, "arena: %u entities, %u brushes (%u solid), %u triangles\n", m.entity_count, m.brush_count,
             m.solid_brush_count, l.triangle_count);
+    sim_level_free(&l);
+    sim_map_free(&m);
+}
+
+Test(level_map, arena_platforms_and_water_in_a_scene)
+{
+    sim_level l;
+    sim_map m;
+    sim_error e;
+    cr_assert_eq(sim_level_load_map(KEEL_SOURCE_DIR "/levels/arena.map", NULL, &l, &m, &e), 0, "%s", e.message);
+    sim_world *w = sim_world_create(&l, NULL, &e);
+    cr_assert_not_null(w, "%s", e.message);
+    sim_move_settings s = sim_move_default_settings();
+    sim_scene *scene = sim_scene_create(w, &s, 4);
+    uint32_t platforms = 0, water = 0;
+    cr_assert_eq(sim_map_add_to_scene(&m, scene, s.tick_rate, 1638, 100, &platforms, &water), 0); // 0.025 m
+    cr_assert_eq(platforms, 2);
+    cr_assert_eq(water, 1);
+    cr_assert_eq(sim_scene_platform_count(scene), 2);
+    cr_assert_eq(sim_scene_water_count(scene), 1);
+    sim_scene_destroy(scene);
+    sim_world_destroy(w);
     sim_level_free(&l);
     sim_map_free(&m);
 }

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <keel/sim_hash.h>
+
 #include "level_map.h"
 #include "level_text.h"
 
@@ -111,6 +113,35 @@ const char *sim_map_value(const sim_map *map, const sim_map_entity *e, const cha
             return k->value;
     }
     return NULL;
+}
+
+static uint64_t hash_text(uint64_t h, const char *t)
+{
+    size_t n = strlen(t);
+    return sim_hash_bytes(sim_hash_u32(h, (uint32_t)n), t, n);
+}
+
+uint64_t sim_map_digest(const sim_map *map)
+{
+    uint64_t h = SIM_HASH_SEED;
+    uint32_t ec = map ? map->entity_count : 0, bc = map ? map->brush_count : 0;
+    h = sim_hash_u32(h, ec);
+    for (uint32_t i = 0; i < ec; i++) {
+        const sim_map_entity *e = &map->entities[i];
+        h = sim_hash_u32(sim_hash_u32(h, (uint32_t)e->role), e->key_count);
+        for (uint32_t k = 0; k < e->key_count; k++)
+            h = hash_text(hash_text(h, map->keys[e->first_key + k].key), map->keys[e->first_key + k].value);
+        h = sim_hash_u32(sim_hash_u32(h, e->first_brush), e->brush_count);
+        h = sim_hash_vec3(sim_hash_bool(h, e->has_origin), e->origin);
+        h = sim_hash_fx(h, e->yaw);
+    }
+    h = sim_hash_u32(h, bc);
+    for (uint32_t i = 0; i < bc; i++) {
+        const sim_map_brush *b = &map->brushes[i];
+        h = sim_hash_u32(sim_hash_u32(h, b->entity), (uint32_t)b->contents);
+        h = sim_hash_vec3(sim_hash_vec3(h, b->bounds.min), b->bounds.max);
+    }
+    return h;
 }
 
 void sim_map_free(sim_map *map)

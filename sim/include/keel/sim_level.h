@@ -184,6 +184,25 @@ int sim_level_parse_map(const char *name, const char *text, size_t length, const
 /// The value of `key` in entity `e`, or NULL.
 const char *sim_map_value(const sim_map *map, const sim_map_entity *e, const char *key);
 
+struct sim_scene;
+
+/// Adds what moves and what is water to a scene: each liquid brush as a water
+/// box, each func_plat (up and down by "height" at "speed", 3 s pauses) and
+/// func_train (along its path_corner chain at "speed", pausing the first
+/// corner's "wait"; at most SIM_PLATFORM_MAX_POINTS corners) as a platform
+/// with ids from first_platform_id. tick_rate as in sim_move_settings,
+/// unit_m the metres per unit the map was loaded with (Q16.16). docs/levels.md
+/// has the details. Returns 0, or -1 when the scene refused one (the rest are
+/// added); the counts added go to *platforms and *water (may be NULL).
+int sim_map_add_to_scene(const sim_map *map, struct sim_scene *scene, int32_t tick_rate, sim_fx unit_m,
+                         uint32_t first_platform_id, uint32_t *platforms, uint32_t *water);
+
+/// A digest of the entities (roles, keys, origins, yaws) and the brushes
+/// (entity, contents, bounds), for a simulation identity to cover what the
+/// level's triangles do not. The same on every build; NULL gives the digest
+/// of an empty map.
+uint64_t sim_map_digest(const sim_map *map);
+
 void sim_map_free(sim_map *map);
 
 /// The built-in test level (see docs/levels.md for its layout and markers).

@@ -745,3 +745,58 @@ Test(level_map, arena_platforms_and_water_in_a_scene)
     sim_level_free(&l);
     sim_map_free(&m);
 }
+
+Test(level_map_fuzz, random_brushes, .timeout = 600)
+{
+    // Maps assembled from random brushes: boxes cut by random planes through
+    // integer points, overlapping, touching and coplanar, with sometimes one
+    // bad piece (a repeated point, an open side, a huge or broken number).
+    static const char *bad[] = {"( 0 0 0 ) ( 0 0 0 ) ( 1 0 0 ) t 0 0 0 1 1\n",
+                                "( 1e6 0 0 ) ( 0 1 0 ) ( 0 0 1 ) t 0 0 0 1 1\n",
+                                "( 0 0 0 ) ( 0 1 0 ) ( 0 0 ) t 0 0 0 1 1\n",
+                                "}\n",
+                                "{\n",
+                                "\"k\" \"v\"\n",
+                                "( 0 0 0 ) ( 0 1 0 ) ( 1 0 0 ) t [ 1 0 0 0 ] 0 1 1\n"};
+    keel_rng rng = {31337};
+    static char text[16384];
+    int ok = 0, failed = 0, iterations = 4000;
+    double worst = 0;
+    for (int iter = 0; iter < iterations; iter++) {
+        size_t n = (size_t)snprintf(text, sizeof text, "{\n\"classname\" \"worldspawn\"\n");
+        int brushes = (int)keel_rng_range(&rng, 1, 12);
+        bool bad_run = keel_rng_range(&rng, 0, 3) == 0;
+        for (int b = 0; b < brushes && n < sizeof text - 2048; b++) {
+            int x0 = (int)keel_rng_range(&rng, -8, 8) * 16, y0 = (int)keel_rng_range(&rng, -8, 8) * 16;
+            int z0 = (int)keel_rng_range(&rng, -4, 4) * 16;
+            int sx = (int)keel_rng_range(&rng, 1, 8) * 16, sy = (int)keel_rng_range(&rng, 1, 8) * 16;
+            int sz = (int)keel_rng_range(&rng, 1, 4) * 16;
+            n += (size_t)box_brush(text + n, sizeof text - n, x0, y0, z0, x0 + sx, y0 + sy, z0 + sz, "t");
+            n -= 2; // reopen the brush: drop "}\n"
+            int cuts = (int)keel_rng_range(&rng, 0, 3);
+            for (int c = 0; c < cuts; c++) {
+                // a plane through three random points near the box, either way round
+                int p[3][3];
+                for (int k = 0; k < 3; k++) {
+                    p[k][0] = x0 + (int)keel_rng_range(&rng, -8, sx + 8);
+                    p[k][1] = y0 + (int)keel_rng_range(&rng, -8, sy + 8);
+                    p[k][2] = z0 + (int)keel_rng_range(&rng, -8, sz + 8);
+                }
+                n += (size_t)snprintf(text + n, sizeof text - n, "( %d %d %d ) ( %d %d %d ) ( %d %d %d ) t 0 0 0 1 1\n",
+                                      p[0][0], p[0][1], p[0][2], p[1][0], p[1][1], p[1][2], p[2][0], p[2][1], p[2][2]);
+            }
+            if (bad_run && keel_rng_range(&rng, 0, 3) == 0)
+                n += (size_t)snprintf(text + n, sizeof text - n, "%s", bad[keel_rng_range(&rng, 0, 6)]);
+            n += (size_t)snprintf(text + n, sizeof text - n, "}\n");
+        }
+        n += (size_t)snprintf(text + n, sizeof text - n, "}\n");
+        double t1 = now_seconds();
+        check_one(text, n, &ok, &failed);
+        double dt = now_seconds() - t1;
+        worst = dt > worst ? dt : worst;
+    }
+    fprintf(stderr, "random brushes: %d maps, %d parsed, %d rejected, slowest %.2f ms\n", iterations, ok, failed,
+            worst * 1e3);
+    cr_assert_gt(ok, iterations / 10);
+    cr_assert_gt(failed, iterations / 10);
+}

@@ -20,7 +20,6 @@
 
 #define MAP_DEFAULT_MAX_BYTES ((size_t)64 << 20)
 #define MAP_SCALE_MAX 1000000u        // exclusive bound of the scale's significant digits
-#define MAP_PLAYER_FEET_Q8 (24 * 256) // a Quake player's origin is 24 units above its feet
 
 sim_map_options sim_map_default_options(void)
 {

@@ -19,7 +19,7 @@
 #include "level_text.h"
 
 #define MAP_DEFAULT_MAX_BYTES ((size_t)64 << 20)
-#define MAP_SCALE_MAX 1000000u        // exclusive bound of the scale's significant digits
+#define MAP_SCALE_MAX 1000000u // exclusive bound of the scale's significant digits
 
 sim_map_options sim_map_default_options(void)
 {

@@ -700,26 +700,7 @@ Test(level_fuzz, mutated_texts)
         size_t len = strlen(seed);
         memcpy(text, seed, len);
         int ops = (int)keel_rng_range(&rng, 1, 6);
-        for (int k = 0; k < ops; k++) {
-            int op = (int)keel_rng_range(&rng, 0, 3);
-            size_t at = len ? (size_t)keel_rng_range(&rng, 0, (int64_t)len - 1) : 0;
-            char c = alphabet[keel_rng_range(&rng, 0, (int64_t)sizeof alphabet - 2)];
-            if (op == 0 && len) {
-                text[at] = c;
-            } else if (op == 1 && len + 1 < sizeof text) {
-                memmove(text + at + 1, text + at, len - at);
-                text[at] = c;
-                len++;
-            } else if (op == 2 && len) {
-                memmove(text + at, text + at + 1, len - at - 1);
-                len--;
-            } else if (op == 3 && len && 2 * len < sizeof text) {
-                size_t n2 = (size_t)keel_rng_range(&rng, 1, (int64_t)(len - at));
-                // The segment [at, at + n2) stays in place and is copied after itself.
-                memmove(text + at + n2, text + at, len - at);
-                len += n2;
-            }
-        }
+        keel_test_mutate(&rng, text, &len, sizeof text, alphabet, sizeof alphabet - 1, ops);
         sim_obj_options o = sim_obj_default_options();
         o.unit_scale = scales[keel_rng_range(&rng, 0, 3)];
         o.up_axis = keel_rng_range(&rng, 0, 1) ? 'y' : 'z';

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "collide.h"
+#include "level_text.h"
 
 #define OBJ_MAX_LINE 65536u
 #define OBJ_MAX_ELEMENTS ((uint32_t)1 << 24)
@@ -36,21 +37,11 @@ sim_obj_options sim_obj_default_options(void)
 
 // ---- decimal numbers ----------------------------------------------------------
 
-/// The syntax of one number: sign, integer digits, fraction digits, exponent.
-typedef struct obj_decimal {
-    bool negative;
-    const char *int_digits;
-    size_t int_len;
-    const char *frac_digits;
-    size_t frac_len;
-    int64_t exponent;
-} obj_decimal;
-
 static bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
 /// [+-]? digits? ('.' digits?)? ([eE] [+-]? digits)? with at least one mantissa
 /// digit, and nothing else. Hex, "inf" and "nan" are not numbers here.
-static bool decimal_parse(const char *s, size_t len, obj_decimal *d)
+bool level_decimal_parse(const char *s, size_t len, level_decimal *d)
 {
     size_t i = 0;
     memset(d, 0, sizeof *d);
@@ -95,22 +86,16 @@ static bool decimal_parse(const char *s, size_t len, obj_decimal *d)
 }
 
 /// k-th digit of the mantissa (integer digits followed by fraction digits).
-static uint64_t decimal_digit(const obj_decimal *d, size_t k)
+static uint64_t decimal_digit(const level_decimal *d, size_t k)
 {
     char c = k < d->int_len ? d->int_digits[k] : d->frac_digits[k - d->int_len];
     return (uint64_t)(c - '0');
 }
 
-/// The unit scale as mantissa * 10^exponent, mantissa in [1, 10^12).
-typedef struct obj_scale {
-    uint64_t mantissa;
-    int64_t exponent;
-} obj_scale;
-
-static bool scale_parse(const char *text, obj_scale *sc)
+bool level_scale_parse(const char *text, level_scale *sc)
 {
-    obj_decimal d;
-    if (!decimal_parse(text, strlen(text), &d) || d.negative)
+    level_decimal d;
+    if (!level_decimal_parse(text, strlen(text), &d) || d.negative)
         return false;
     size_t n = d.int_len + d.frac_len;
     size_t first = 0, last = n;
@@ -141,7 +126,7 @@ static bool scale_parse(const char *text, obj_scale *sc)
 /// fraction times C = S * 2^17 comes from Horner's rule run from the last
 /// digit backwards, where floor((d*C + t)/10) with t already floored is exact.
 /// Then raw = floor((floor(x) + 1) / 2) is round-half-away of x / 2.
-static bool decimal_to_raw(const obj_decimal *d, const obj_scale *sc, sim_fx *out)
+bool level_decimal_to_raw(const level_decimal *d, const level_scale *sc, sim_fx *out)
 {
     size_t total = d->int_len + d->frac_len;
     size_t lead = 0;
@@ -198,7 +183,7 @@ static bool decimal_to_raw(const obj_decimal *d, const obj_scale *sc, sim_fx *ou
 typedef struct obj_parser {
     const char *name;
     sim_error *err;
-    obj_scale scale;
+    level_scale scale;
     bool z_up;
     /// False when the first pass saw that a count limit will be exceeded: the
     /// second pass then only validates, up to the error, and stores nothing.
@@ -209,7 +194,7 @@ typedef struct obj_parser {
     uint32_t triangle_count;
 } obj_parser;
 
-static void set_error(const char *name, sim_error *err, uint32_t line, const char *fmt, ...)
+void level_set_error(const char *name, sim_error *err, uint32_t line, const char *fmt, ...)
 {
     if (!err)
         return;
@@ -226,7 +211,7 @@ static void set_error(const char *name, sim_error *err, uint32_t line, const cha
 }
 
 /// A token for messages: at most 24 bytes, non-printable bytes as '?'.
-static const char *quote(const char *s, size_t len, char buf[32])
+const char *level_quote(const char *s, size_t len, char buf[32])
 {
     size_t n = len < 24 ? len : 24;
     for (size_t i = 0; i < n; i++) {
@@ -313,35 +298,35 @@ static int parse_vertex(obj_parser *ps, uint32_t line, const char *p, const char
     const char *tok = "";
     size_t len = 0, k = count_tokens(p, end);
     if (k < 3) {
-        set_error(ps->name, ps->err, line, "too few coordinates (%u, need x y z)", (unsigned)k);
+        level_set_error(ps->name, ps->err, line, "too few coordinates (%u, need x y z)", (unsigned)k);
         return -1;
     }
     if (k > 4) {
-        set_error(ps->name, ps->err, line, "too many coordinates (%u, at most x y z w)", (unsigned)k);
+        level_set_error(ps->name, ps->err, line, "too many coordinates (%u, at most x y z w)", (unsigned)k);
         return -1;
     }
     sim_fx c[3] = {0, 0, 0};
     for (size_t i = 0; i < k; i++) {
-        obj_decimal d;
+        level_decimal d;
         char q[32];
         // count_tokens found k tokens, so this finds one each time; were it
         // not to, the empty token is reported as a bad number.
         if (!next_token(&p, end, &tok, &len))
             len = 0;
-        if (!decimal_parse(tok, len, &d)) {
-            set_error(ps->name, ps->err, line, "bad number '%s'", quote(tok, len, q));
+        if (!level_decimal_parse(tok, len, &d)) {
+            level_set_error(ps->name, ps->err, line, "bad number '%s'", level_quote(tok, len, q));
             return -1;
         }
         if (i == 3)
             break; // w: checked for syntax, otherwise ignored
-        if (!decimal_to_raw(&d, &ps->scale, &c[i])) {
-            set_error(ps->name, ps->err, line, "coordinate '%s' is beyond 4096 m from the origin after scaling",
-                      quote(tok, len, q));
+        if (!level_decimal_to_raw(&d, &ps->scale, &c[i])) {
+            level_set_error(ps->name, ps->err, line, "coordinate '%s' is beyond 4096 m from the origin after scaling",
+                            level_quote(tok, len, q));
             return -1;
         }
     }
     if (ps->vertex_count >= OBJ_MAX_ELEMENTS) {
-        set_error(ps->name, ps->err, line, "too many vertices (more than %u)", (unsigned)OBJ_MAX_ELEMENTS);
+        level_set_error(ps->name, ps->err, line, "too many vertices (more than %u)", (unsigned)OBJ_MAX_ELEMENTS);
         return -1;
     }
     if (ps->store) {
@@ -398,17 +383,17 @@ static int parse_corner(obj_parser *ps, uint32_t line, const char *tok, size_t l
         ok = ok && i == len;
     }
     if (!ok) {
-        set_error(ps->name, ps->err, line, "bad face index '%s'", quote(tok, len, q));
+        level_set_error(ps->name, ps->err, line, "bad face index '%s'", level_quote(tok, len, q));
         return -1;
     }
     if (v == 0) {
-        set_error(ps->name, ps->err, line, "face index 0 (OBJ indices start at 1)");
+        level_set_error(ps->name, ps->err, line, "face index 0 (OBJ indices start at 1)");
         return -1;
     }
     int64_t count = ps->vertex_count;
     if (v > count || v < -count) {
-        set_error(ps->name, ps->err, line, "face index %s is out of range (%u vertices defined before this line)",
-                  quote(tok, len, q), (unsigned)ps->vertex_count);
+        level_set_error(ps->name, ps->err, line, "face index %s is out of range (%u vertices defined before this line)",
+                        level_quote(tok, len, q), (unsigned)ps->vertex_count);
         return -1;
     }
     *index = (uint32_t)(v > 0 ? v - 1 : count + v);
@@ -420,11 +405,11 @@ static int parse_face(obj_parser *ps, uint32_t line, const char *p, const char *
     const char *tok = "";
     size_t len = 0, k = count_tokens(p, end);
     if (k < 3) {
-        set_error(ps->name, ps->err, line, "face with fewer than 3 vertices (%u)", (unsigned)k);
+        level_set_error(ps->name, ps->err, line, "face with fewer than 3 vertices (%u)", (unsigned)k);
         return -1;
     }
     if ((uint64_t)ps->triangle_count + (k - 2) > OBJ_MAX_ELEMENTS) {
-        set_error(ps->name, ps->err, line, "too many triangles (more than %u)", (unsigned)OBJ_MAX_ELEMENTS);
+        level_set_error(ps->name, ps->err, line, "too many triangles (more than %u)", (unsigned)OBJ_MAX_ELEMENTS);
         return -1;
     }
     uint32_t first = 0, prev = 0;
@@ -462,11 +447,11 @@ static int obj_parse_lines(obj_parser *ps, const char *text, size_t length)
         size_t len = (size_t)(line_end - p);
         line++;
         if (len > OBJ_MAX_LINE) {
-            set_error(ps->name, ps->err, line, "line longer than %u bytes", OBJ_MAX_LINE);
+            level_set_error(ps->name, ps->err, line, "line longer than %u bytes", OBJ_MAX_LINE);
             return -1;
         }
         if (memchr(p, '\0', len)) {
-            set_error(ps->name, ps->err, line, "NUL byte (not a text file?)");
+            level_set_error(ps->name, ps->err, line, "NUL byte (not a text file?)");
             return -1;
         }
         const char *q = p, *stop = content_end(p, line_end), *tok;
@@ -508,23 +493,16 @@ int sim_level_parse_obj(const char *name, const char *text, size_t length, const
     memset(&ps, 0, sizeof ps);
     ps.name = name ? name : "<memory>";
     ps.err = err;
-    if (err) {
-        err->message[0] = '\0';
-        err->line = 0;
-    }
-    if (!out) {
-        set_error(ps.name, err, 0, "no output level");
-        return -1;
-    }
-    memset(out, 0, sizeof *out);
-    if (!opt.unit_scale)
-        opt.unit_scale = "1";
     if (opt.max_bytes == 0)
         opt.max_bytes = OBJ_DEFAULT_MAX_BYTES;
-    if (!scale_parse(opt.unit_scale, &ps.scale)) {
+    if (level_text_begin(ps.name, err, out, &text, &length, opt.max_bytes) != 0)
+        return -1;
+    if (!opt.unit_scale)
+        opt.unit_scale = "1";
+    if (!level_scale_parse(opt.unit_scale, &ps.scale)) {
         char q[32];
-        set_error(ps.name, err, 0, "bad unit_scale '%s' (a positive decimal with at most %d significant digits)",
-                  quote(opt.unit_scale, strlen(opt.unit_scale), q), OBJ_SCALE_MAX_DIGITS);
+        level_set_error(ps.name, err, 0, "bad unit_scale '%s' (a positive decimal with at most %d significant digits)",
+                        level_quote(opt.unit_scale, strlen(opt.unit_scale), q), OBJ_SCALE_MAX_DIGITS);
         return -1;
     }
     if (opt.up_axis == 0 || opt.up_axis == 'y' || opt.up_axis == 'Y') {
@@ -532,26 +510,8 @@ int sim_level_parse_obj(const char *name, const char *text, size_t length, const
     } else if (opt.up_axis == 'z' || opt.up_axis == 'Z') {
         ps.z_up = true;
     } else {
-        set_error(ps.name, err, 0, "bad up_axis (use 'y' or 'z')");
+        level_set_error(ps.name, err, 0, "bad up_axis (use 'y' or 'z')");
         return -1;
-    }
-    if (!text && length > 0) {
-        set_error(ps.name, err, 0, "no text");
-        return -1;
-    }
-    if (length > opt.max_bytes) {
-        set_error(ps.name, err, 0, "file is larger than %zu bytes", opt.max_bytes);
-        return -1;
-    }
-    if (length == 0) {
-        set_error(ps.name, err, 0, "empty file");
-        return -1;
-    }
-    // A UTF-8 byte-order mark (some Windows editors write one) is not part of
-    // the first line.
-    if (length >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0) {
-        text += 3;
-        length -= 3;
     }
 
     obj_counts counts;
@@ -565,13 +525,13 @@ int sim_level_parse_obj(const char *name, const char *text, size_t length, const
         if (!ps.vertices || !ps.indices) {
             free(ps.vertices);
             free(ps.indices);
-            set_error(ps.name, err, 0, "out of memory");
+            level_set_error(ps.name, err, 0, "out of memory");
             return -1;
         }
     }
     int rc = obj_parse_lines(&ps, text, length);
     if (rc == 0 && ps.triangle_count == 0) {
-        set_error(ps.name, err, 0, "no triangles (no f statements with 3 or more vertices)");
+        level_set_error(ps.name, err, 0, "no triangles (no f statements with 3 or more vertices)");
         rc = -1;
     }
     if (rc == 0 && ps.store && !any_usable_triangle(&ps)) {
@@ -581,16 +541,16 @@ int sim_level_parse_obj(const char *name, const char *text, size_t length, const
         char count[48] = "the only triangle is";
         if (ps.triangle_count > 1)
             snprintf(count, sizeof count, "all %u triangles are", (unsigned)ps.triangle_count);
-        set_error(ps.name, err, 0,
-                  "no triangles left: %s degenerate at unit_scale '%s' (zero area, or an edge "
-                  "shorter than 1/65536 m)",
-                  count, quote(opt.unit_scale, strlen(opt.unit_scale), q));
+        level_set_error(ps.name, err, 0,
+                        "no triangles left: %s degenerate at unit_scale '%s' (zero area, or an edge "
+                        "shorter than 1/65536 m)",
+                        count, level_quote(opt.unit_scale, strlen(opt.unit_scale), q));
         rc = -1;
     }
     if (rc == 0 && !ps.store) {
         // Unreachable: the first pass overcounts, so the second pass hits
         // the same limit and stops with an error first.
-        set_error(ps.name, err, 0, "too many vertices or triangles");
+        level_set_error(ps.name, err, 0, "too many vertices or triangles");
         rc = -1;
     }
     if (rc != 0) {
@@ -605,25 +565,55 @@ int sim_level_parse_obj(const char *name, const char *text, size_t length, const
     return 0;
 }
 
-int sim_level_load_obj(const char *path, const sim_obj_options *options, sim_level *out, sim_error *err)
+int level_text_begin(const char *name, sim_error *err, sim_level *out, const char **text, size_t *length,
+                     size_t max_bytes)
 {
-    sim_obj_options opt = options ? *options : sim_obj_default_options();
-    const char *name = path ? path : "<null>";
-    if (opt.max_bytes == 0)
-        opt.max_bytes = OBJ_DEFAULT_MAX_BYTES;
     if (err) {
         err->message[0] = '\0';
         err->line = 0;
     }
-    if (out)
-        memset(out, 0, sizeof *out);
+    if (!out) {
+        level_set_error(name, err, 0, "no output level");
+        return -1;
+    }
+    memset(out, 0, sizeof *out);
+    if (!*text && *length > 0) {
+        level_set_error(name, err, 0, "no text");
+        return -1;
+    }
+    if (*length > max_bytes) {
+        level_set_error(name, err, 0, "file is larger than %zu bytes", max_bytes);
+        return -1;
+    }
+    if (*length == 0) {
+        level_set_error(name, err, 0, "empty file");
+        return -1;
+    }
+    // A UTF-8 byte-order mark (some Windows editors write one) is not part of
+    // the first line.
+    if (*length >= 3 && memcmp(*text, "\xEF\xBB\xBF", 3) == 0) {
+        *text += 3;
+        *length -= 3;
+    }
+    return 0;
+}
+
+int level_read_file(const char *path, size_t max_bytes, char **text, size_t *length, sim_error *err)
+{
+    const char *name = path ? path : "<null>";
+    *text = NULL;
+    *length = 0;
+    if (err) {
+        err->message[0] = '\0';
+        err->line = 0;
+    }
     if (!path) {
-        set_error(name, err, 0, "no path");
+        level_set_error(name, err, 0, "no path");
         return -1;
     }
     FILE *f = fopen(path, "rb");
     if (!f) {
-        set_error(name, err, 0, "cannot open: %s", strerror(errno));
+        level_set_error(name, err, 0, "cannot open: %s", strerror(errno));
         return -1;
     }
     // Read in growing chunks rather than trusting a size from fseek: works
@@ -632,20 +622,20 @@ int sim_level_load_obj(const char *path, const sim_obj_options *options, sim_lev
     char *buf = malloc(cap);
     int rc = 0;
     if (!buf) {
-        set_error(name, err, 0, "out of memory");
+        level_set_error(name, err, 0, "out of memory");
         rc = -1;
     }
     while (rc == 0) {
         if (len == cap) {
-            if (cap > opt.max_bytes) {
-                set_error(name, err, 0, "file is larger than %zu bytes", opt.max_bytes);
+            if (cap > max_bytes) {
+                level_set_error(name, err, 0, "file is larger than %zu bytes", max_bytes);
                 rc = -1;
                 break;
             }
             size_t ncap = cap * 2;
             char *nb = ncap > cap ? realloc(buf, ncap) : NULL;
             if (!nb) {
-                set_error(name, err, 0, "out of memory");
+                level_set_error(name, err, 0, "out of memory");
                 rc = -1;
                 break;
             }
@@ -656,15 +646,35 @@ int sim_level_load_obj(const char *path, const sim_obj_options *options, sim_lev
         len += got;
         if (got == 0) {
             if (ferror(f)) {
-                set_error(name, err, 0, "cannot read: %s", strerror(errno));
+                level_set_error(name, err, 0, "cannot read: %s", strerror(errno));
                 rc = -1;
             }
             break;
         }
     }
     fclose(f);
-    if (rc == 0)
-        rc = sim_level_parse_obj(name, buf, len, &opt, out, err);
+    if (rc != 0) {
+        free(buf);
+        return -1;
+    }
+    *text = buf;
+    *length = len;
+    return 0;
+}
+
+int sim_level_load_obj(const char *path, const sim_obj_options *options, sim_level *out, sim_error *err)
+{
+    sim_obj_options opt = options ? *options : sim_obj_default_options();
+    const char *name = path ? path : "<null>";
+    if (opt.max_bytes == 0)
+        opt.max_bytes = OBJ_DEFAULT_MAX_BYTES;
+    if (out)
+        memset(out, 0, sizeof *out);
+    char *buf;
+    size_t len;
+    if (level_read_file(path, opt.max_bytes, &buf, &len, err) != 0)
+        return -1;
+    int rc = sim_level_parse_obj(name, buf, len, &opt, out, err);
     free(buf);
     return rc;
 }

@@ -127,3 +127,30 @@ uint32_t keel_test_crossings(const sim_world *world, const sim_move_settings *s,
     }
     return crossed;
 }
+
+void keel_test_mutate(keel_rng *r, char *text, size_t *len, size_t cap, const char *alphabet, size_t alphabet_len,
+                      int ops)
+{
+    size_t n = *len;
+    for (int k = 0; k < ops; k++) {
+        int op = (int)keel_rng_range(r, 0, 3);
+        size_t at = n ? (size_t)keel_rng_range(r, 0, (int64_t)n - 1) : 0;
+        char c = alphabet[keel_rng_range(r, 0, (int64_t)alphabet_len - 1)];
+        if (op == 0 && n) {
+            text[at] = c;
+        } else if (op == 1 && n + 1 < cap) {
+            memmove(text + at + 1, text + at, n - at);
+            text[at] = c;
+            n++;
+        } else if (op == 2 && n) {
+            memmove(text + at, text + at + 1, n - at - 1);
+            n--;
+        } else if (op == 3 && n && 2 * n < cap) {
+            size_t n2 = (size_t)keel_rng_range(r, 1, (int64_t)(n - at));
+            // The segment [at, at + n2) stays in place and is copied after itself.
+            memmove(text + at + n2, text + at, n - at);
+            n += n2;
+        }
+    }
+    *len = n;
+}

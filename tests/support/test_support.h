@@ -26,6 +26,11 @@ uint64_t keel_rng_next(keel_rng *r);
 int64_t keel_rng_range(keel_rng *r, int64_t lo, int64_t hi);
 /// Uniform sim_fx in [lo, hi].
 sim_fx keel_rng_fx(keel_rng *r, sim_fx lo, sim_fx hi);
+/// `ops` random edits of text[0..*len) (capacity `cap`): a byte replaced,
+/// inserted or deleted (from `alphabet`, `alphabet_len` bytes, NULs allowed)
+/// or a segment repeated. The loaders' fuzzers use it.
+void keel_test_mutate(keel_rng *r, char *text, size_t *len, size_t cap, const char *alphabet, size_t alphabet_len,
+                      int ops);
 
 struct sim_level;
 struct sim_world;

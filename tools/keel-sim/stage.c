@@ -39,6 +39,15 @@ static int load_level(const ks_options *opt, sim_level *level)
         }
         return KS_EXIT_OK;
     case KS_LEVEL_OBJ: {
+        size_t n = strlen(opt->level_name);
+        if (n > 4 && strcmp(opt->level_name + n - 4, ".map") == 0) {
+            // A Quake .map: its own scale (2.5 cm per unit) and Z-up axis.
+            if (sim_level_load_map(opt->level_name, NULL, level, NULL, &err) != 0) {
+                fprintf(stderr, "keel-sim: %s\n", err.message);
+                return KS_EXIT_FAILURE;
+            }
+            return KS_EXIT_OK;
+        }
         sim_obj_options o = sim_obj_default_options();
         o.unit_scale = opt->scale;
         o.up_axis = opt->up_axis;

@@ -77,6 +77,134 @@ int sim_level_load_obj(const char *path, const sim_obj_options *options, sim_lev
 int sim_level_parse_obj(const char *name, const char *text, size_t length, const sim_obj_options *options,
                         sim_level *out, sim_error *err);
 
+// ---- Quake .map levels (TrenchBroom) -------------------------------------------
+// docs/levels.md has the conversions and the entity mapping table.
+
+/// How a .map file maps to the engine. Quake is Z-up in units of about an
+/// inch; the engine is Y-up in metres: file (x, y, z) becomes
+/// (x, z, -y) * unit_scale (a rotation, not a mirror).
+typedef struct sim_map_options {
+    /// Metres per Quake unit as a decimal string, parsed exactly, at most 6
+    /// significant digits (default "0.025": 1 unit = 2.5 cm).
+    const char *unit_scale;
+    /// Files larger than this are refused (default 64 MiB).
+    size_t max_bytes;
+    /// Budget of the CSG union (polygon splits). When it runs out the
+    /// remaining faces are kept whole (the world's buried-face test still
+    /// drops most hidden ones) and sim_map.csg_complete is false. Default
+    /// 2^22: 25 times what lqdm1 (389 brushes) needs.
+    uint32_t csg_work_limit;
+} sim_map_options;
+
+/// Defaults: unit_scale "0.025", max_bytes 64 MiB, csg_work_limit 2^22.
+sim_map_options sim_map_default_options(void);
+
+/// What an entity is to keel (docs/levels.md, "Quake .map entities").
+typedef enum sim_map_role {
+    SIM_MAP_ROLE_OTHER = 0,       ///< unknown classname: kept with its keys, listed in sim_map.unknown
+    SIM_MAP_ROLE_WORLD,           ///< worldspawn: its brushes are solid
+    SIM_MAP_ROLE_SOLID,           ///< func_detail, func_group, func_wall, ...: brushes merged into the world
+    SIM_MAP_ROLE_DECORATION,      ///< func_illusionary, func_detail_illusionary: no collision
+    SIM_MAP_ROLE_SPAWN,           ///< info_player_start / info_player_deathmatch: a spawn point
+    SIM_MAP_ROLE_PLATFORM,        ///< func_plat, func_train, func_door: a mover (not in the static world)
+    SIM_MAP_ROLE_PATH,            ///< path_corner
+    SIM_MAP_ROLE_PUSH,            ///< trigger_push: a jump pad volume
+    SIM_MAP_ROLE_TELEPORT,        ///< trigger_teleport
+    SIM_MAP_ROLE_TELEPORT_TARGET, ///< info_teleport_destination
+    SIM_MAP_ROLE_TRIGGER,         ///< other trigger_* volumes
+    SIM_MAP_ROLE_WATER,           ///< func_water
+    SIM_MAP_ROLE_ITEM,            ///< item_*, weapon_*, ammo_*: points handed to the game
+    SIM_MAP_ROLE_LIGHT,           ///< light*: ignored by the simulation
+} sim_map_role;
+
+/// One "key" "value" pair, as written (escapes are not interpreted).
+typedef struct sim_map_key {
+    const char *key;
+    const char *value;
+} sim_map_key;
+
+/// Brush contents, from the entity and the texture names.
+typedef enum sim_map_contents {
+    SIM_MAP_SOLID = 0, ///< collision surface (world, detail, clip, sky)
+    SIM_MAP_LIQUID,    ///< a texture starting with '*' (water, slime, lava) or func_water
+    SIM_MAP_NONSOLID,  ///< decoration, triggers, hint and origin brushes
+    SIM_MAP_MOVER,     ///< brushes of func_plat / func_train / func_door
+} sim_map_contents;
+
+typedef struct sim_map_brush {
+    uint32_t entity; ///< index into sim_map.entities
+    uint32_t line;   ///< line of its opening brace
+    uint32_t face_count;
+    sim_map_contents contents;
+    sim_aabb bounds; ///< engine coordinates
+} sim_map_brush;
+
+typedef struct sim_map_entity {
+    const char *classname; ///< "" when the entity has none
+    sim_map_role role;
+    uint32_t line;                     ///< line of its opening brace
+    uint32_t first_key, key_count;     ///< into sim_map.keys
+    uint32_t first_brush, brush_count; ///< into sim_map.brushes
+    bool has_origin;
+    sim_vec3 origin; ///< "origin" in engine coordinates
+    sim_fx yaw;      ///< "angle" (or the yaw of "angles") in degrees, Q16.16; 0 when absent
+    sim_aabb bounds; ///< of its brushes (brush entities), else origin..origin
+} sim_map_entity;
+
+/// Everything in a .map besides the collision triangles.
+typedef struct sim_map {
+    sim_map_entity *entities;
+    uint32_t entity_count;
+    sim_map_key *keys;
+    uint32_t key_count;
+    sim_map_brush *brushes;
+    uint32_t brush_count;
+    uint32_t face_count;        ///< face lines in the file
+    uint32_t solid_brush_count; ///< brushes that make the static world
+    uint32_t csg_fragments;     ///< face pieces that survive the union
+    uint64_t csg_work;          ///< point classifications the union made (csg_work_limit caps them)
+    bool csg_complete;          ///< false when csg_work_limit ran out
+    const char **unknown;       ///< unknown classnames, each once, in file order
+    uint32_t unknown_count;
+    char *strings; ///< storage of every string above
+} sim_map;
+
+/// Load a Quake .map (standard or Valve 220 format). The static world (solid
+/// brushes after a CSG union: no face inside another solid or between two)
+/// goes into *level as triangles; spawn points become markers
+/// "spawn_start", "spawn_dm" and "spawn_coop" at the feet (24 units below
+/// the entity origin). `map` (may be NULL) receives entities and brushes.
+/// Returns 0, or -1 with "path:line: message" naming the brush or entity.
+int sim_level_load_map(const char *path, const sim_map_options *options, sim_level *out, sim_map *map, sim_error *err);
+
+/// The same from a memory buffer; `name` stands for the path in messages.
+int sim_level_parse_map(const char *name, const char *text, size_t length, const sim_map_options *options,
+                        sim_level *out, sim_map *map, sim_error *err);
+
+/// The value of `key` in entity `e`, or NULL.
+const char *sim_map_value(const sim_map *map, const sim_map_entity *e, const char *key);
+
+struct sim_scene;
+
+/// Adds what moves and what is water to a scene: each liquid brush as a water
+/// box, each func_plat (up and down by "height" at "speed", 3 s pauses) and
+/// func_train (along its path_corner chain at "speed", pausing the first
+/// corner's "wait"; at most SIM_PLATFORM_MAX_POINTS corners) as a platform
+/// with ids from first_platform_id. tick_rate as in sim_move_settings,
+/// unit_m the metres per unit the map was loaded with (Q16.16). docs/levels.md
+/// has the details. Returns 0, or -1 when the scene refused one (the rest are
+/// added); the counts added go to *platforms and *water (may be NULL).
+int sim_map_add_to_scene(const sim_map *map, struct sim_scene *scene, int32_t tick_rate, sim_fx unit_m,
+                         uint32_t first_platform_id, uint32_t *platforms, uint32_t *water);
+
+/// A digest of the entities (roles, keys, origins, yaws) and the brushes
+/// (entity, contents, bounds), for a simulation identity to cover what the
+/// level's triangles do not. The same on every build; NULL gives the digest
+/// of an empty map.
+uint64_t sim_map_digest(const sim_map *map);
+
+void sim_map_free(sim_map *map);
+
 /// The built-in test level (see docs/levels.md for its layout and markers).
 int sim_level_builtin(sim_level *out);
 

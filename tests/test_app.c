@@ -1,4 +1,4 @@
-// keel tests: the programs' shared helpers (tools/common/keel_app.c): the
+// keel tests: the programs' shared helpers (app/keel_app.c): the
 // sleep until a deadline (Linux's absolute sleep and the relative loop every
 // other system uses), and file names taken from Linux and Windows paths.
 // MIT licence, see LICENSE.

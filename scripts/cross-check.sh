@@ -216,6 +216,8 @@ build() { # one line of the table
     [ "$name" = wasm ] && ldflags=(-lm -sNODERAWFS=1 -sALLOW_MEMORY_GROWTH=1 -sEXIT_RUNTIME=1
                                    --pre-js app/keel_node_env.js)
     [ "$link" = static ] && [ "$name" != wasm ] && ldflags+=(-static)
+    # Windows: getaddrinfo (app/keel_addr.c) is Winsock's
+    [ "$name" = win64 ] && ldflags+=(-lws2_32)
     local prog
     for prog in keel-sim keel-replay keel-server bench_tick; do
         [ "$prog" = keel-replay ] && [ "$have_replay" -eq 0 ] && continue

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "keel_addr.h"
 #include "relay.h"
 
 static void usage(FILE *f)
@@ -25,7 +26,8 @@ static void usage(FILE *f)
           "directions get latency, jitter, loss, burst gaps, duplication, reordering\n"
           "and a bandwidth cap. Only 127.0.0.0/8 addresses are accepted.\n"
           "\n"
-          "  --server ADDR:PORT     where to forward (loopback only; required)\n"
+          "  --server HOST:PORT     where to forward (loopback only; required; HOST a name\n"
+          "                         such as localhost or an IPv4 address)\n"
           "  --listen [ADDR:]PORT   where clients send (default 127.0.0.1:0, a free\n"
           "                         port; the port is printed on the first line)\n"
           "  --seed S               random seed, decimal or 0x hex (default 1)\n"
@@ -260,7 +262,9 @@ static bool parse_addr(const char *s, bool allow_bare_port, bool allow_port0, st
     uint64_t port;
     if (!parse_u64(port_s, allow_port0 ? 0 : 1, 65535, &port))
         return false;
-    if (inet_pton(AF_INET, host, &out->sin_addr) != 1)
+    char dotted[16], err[300]; // a host name or an IPv4 address (keel_addr.h)
+    if (!keel_addr_ipv4(host, dotted, sizeof dotted, err, sizeof err) ||
+        inet_pton(AF_INET, dotted, &out->sin_addr) != 1)
         return false;
     out->sin_port = htons((uint16_t)port);
     return true;
@@ -273,8 +277,7 @@ __attribute__((format(printf, 1, 2))) static int bad(const char *fmt, ...)
     fputs("keel-relay: ", stderr);
     vfprintf(stderr, fmt, ap);
     va_end(ap);
-    fputs("\n", stderr);
-    usage(stderr);
+    fputs(" (keel-relay --help lists the options)\n", stderr);
     return 2;
 }
 
@@ -353,7 +356,7 @@ int main(int argc, char **argv)
         uint64_t u;
         if (strcmp(name, "server") == 0) {
             if (!parse_addr(value, false, false, &c.server_addr))
-                return bad("--server: '%s' is not ADDR:PORT (IPv4, numeric)", value);
+                return bad("--server: '%s' is not HOST:PORT (a name or an IPv4 address)", value);
             if (!relay_is_loopback(&c.server_addr))
                 return bad("--server: %s is not a loopback address (127.0.0.0/8); keel-relay "
                            "only sends on loopback",
@@ -361,7 +364,7 @@ int main(int argc, char **argv)
             have_server = true;
         } else if (strcmp(name, "listen") == 0) {
             if (!parse_addr(value, true, true, &c.listen_addr))
-                return bad("--listen: '%s' is not [ADDR:]PORT (IPv4, numeric)", value);
+                return bad("--listen: '%s' is not [HOST:]PORT (a name or an IPv4 address)", value);
             if (!relay_is_loopback(&c.listen_addr))
                 return bad("--listen: %s is not a loopback address (127.0.0.0/8)", value);
         } else if (strcmp(name, "seed") == 0) {

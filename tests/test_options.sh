@@ -58,6 +58,11 @@ expect 2 "keel-client: --connect-timeout: 'soon'" "$bin/keel-client" --connect-t
 expect 2 "keel-client: --bot: 'dance' is not random" "$bin/keel-client" --bot=dance
 expect 2 "keel-token: --client-id: 'me' is not a whole number" "$bin/keel-token" issue --client-id=me
 expect 2 "keel-token: unknown option '--jsn'" "$bin/keel-token" inspect --jsn x
+expect 0 "final_hash" "$bin/keel-sim" --ticks=5 --characters=1 --quiet
+expect 2 "keel-sim: --ticks: needs a value" "$bin/keel-sim" --ticks
+expect 2 "keel-replay: option --quiet takes no value" "$bin/keel-replay" verify --quiet=1 x.krec
+expect 2 "keel-attack: --rate: needs a value" "$bin/keel-attack" flood --server=127.0.0.1:5000 --rate
+expect 2 "keel-relay: --control: takes no value" "$bin/keel-relay" --server=localhost:9 --control=1
 if [ -x "$bin/keel-play" ]; then
     expect 2 "keel-play: --connect: cannot resolve 'nosuch.invalid'" "$bin/keel-play" --connect=nosuch.invalid:27900
     expect 2 "keel-play: --speed: bad value 'fast'" "$bin/keel-play" --replay x --speed fast

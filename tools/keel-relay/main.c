@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "keel_addr.h"
+#include "keel_opt.h"
 #include "relay.h"
 
 static void usage(FILE *f)
@@ -305,8 +306,10 @@ int main(int argc, char **argv)
     bool have_server = false, have_step_latency = false;
     char err[256];
 
-    for (int i = 1; i < argc; i++) {
-        const char *arg = argv[i];
+    keel_opt p; // the programs' shared parser (keel_opt.h): --name value, --name=value
+    keel_opt_init(&p, "keel-relay", argc, argv, 1);
+    const char *arg;
+    while ((arg = keel_opt_next(&p))) {
         if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
             usage(stdout);
             return 0;
@@ -315,16 +318,13 @@ int main(int argc, char **argv)
             return bad("unexpected argument '%s'", arg);
         char name[64];
         const char *value = NULL;
-        const char *eq = strchr(arg, '=');
-        size_t n = eq ? (size_t)(eq - arg) : strlen(arg);
+        size_t n = strlen(arg);
         if (n - 2 >= sizeof name)
             return bad("unknown option '%s'", arg);
         memcpy(name, arg + 2, n - 2);
         name[n - 2] = '\0';
         if (strcmp(name, "control") == 0) {
-            if (eq)
-                return bad("--control takes no value");
-            c.control = true;
+            c.control = true; // (keel_opt refuses "--control=x")
             continue;
         }
         // Shaping settings, with an optional -up / -down suffix.
@@ -341,13 +341,8 @@ int main(int argc, char **argv)
         }
         if (!find_setting(key) && !is_option(name))
             return bad("unknown option '--%s'", name);
-        if (eq) {
-            value = eq + 1;
-        } else {
-            if (i + 1 >= argc)
-                return bad("option --%s needs a value", name);
-            value = argv[++i];
-        }
+        if (!(value = keel_opt_value(&p)))
+            return 2; // "keel-relay: --x: needs a value"
         if (find_setting(key)) {
             if (!relay_setting(c.dir, key, dirs, value, err, sizeof err))
                 return bad("--%s", err);
@@ -402,6 +397,8 @@ int main(int argc, char **argv)
             return bad("unknown option '--%s'", name);
         }
     }
+    if (p.failed)
+        return 2;
     if (!have_server)
         return bad("--server is required");
     if (c.step != have_step_latency)

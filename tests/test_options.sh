@@ -81,10 +81,12 @@ start() {
     "$@" >"$tmp/$name" 2>"$tmp/$name.err" &
     pids+=($!)
 }
-# port_of <file> <sed expression>: waits up to 10 s for the port line
+# port_of <file> <sed expression>: waits for the port line (up to 60 s, a
+# hang guard: the servers and the relay run until this script ends and
+# kills them, so no step depends on how fast a loaded machine is)
 port_of() {
     local i p
-    for i in $(seq 100); do
+    for i in $(seq 600); do
         p=$(sed -nE "$2" "$1" | head -n 1)
         [ -n "$p" ] && echo "$p" && return 0
         sleep 0.1
@@ -93,23 +95,23 @@ port_of() {
 }
 
 # a client by name: keel-server bound to localhost, keel-client to localhost
-start insecure "$bin/keel-server" --insecure --bind=localhost --port=0 --duration=8 --stats-json --stats-interval=0
+start insecure "$bin/keel-server" --insecure --bind=localhost --port=0 --duration=600 --stats-json --stats-interval=0
 port=$(port_of "$tmp/insecure" 's/.*"port":([0-9]+).*/\1/p') || fail "keel-server printed no port"
-expect 0 "" "$bin/keel-client" --server=localhost --port="$port" --ticks=64 --connect-timeout=5.5
+expect 0 "" "$bin/keel-client" --server=localhost --port="$port" --ticks=64 --connect-timeout=60.5
 
 # secure, through keel-relay: the token must list the server's own address
 "$bin/keel-token" keygen "$tmp/key" >/dev/null || fail "keygen"
-start secure "$bin/keel-server" --key "$tmp/key" --bind 127.0.0.1 --port 0 --duration 12 --stats-json --stats-interval 0
+start secure "$bin/keel-server" --key "$tmp/key" --bind 127.0.0.1 --port 0 --duration 600 --stats-json --stats-interval 0
 sport=$(port_of "$tmp/secure" 's/.*"port":([0-9]+).*/\1/p') || fail "the secure keel-server printed no port"
-start relay "$bin/keel-relay" --server "localhost:$sport" --listen 0 --duration 12
+start relay "$bin/keel-relay" --server "localhost:$sport" --listen 0 --duration 600
 rport=$(port_of "$tmp/relay" "s/.*listening on 127\\.0\\.0\\.1:([0-9]+),.*/\\1/p") || fail "keel-relay printed no port"
 expect 1 "wrong server" "$bin/keel-client" --server localhost --port "$rport" --token-key "$tmp/key" --ticks 32 \
-    --connect-timeout 3
+    --connect-timeout 60
 expect 0 "" "$bin/keel-client" --server localhost --port "$rport" --token-key "$tmp/key" --ticks 32 \
-    --connect-timeout 5 --token-server "localhost:$sport"
+    --connect-timeout 60 --token-server "localhost:$sport"
 # keel-token names the server's own address by name too
 expect 0 "" "$bin/keel-token" issue --key "$tmp/key" --client-id 7 --server "localhost:$sport" --out "$tmp/token"
-expect 0 "" "$bin/keel-client" --server localhost --port "$rport" --token "$tmp/token" --ticks 32 --connect-timeout 5
+expect 0 "" "$bin/keel-client" --server localhost --port "$rport" --token "$tmp/token" --ticks 32 --connect-timeout 60
 
 [ "$failed" -eq 0 ] || exit 1
 echo "test_options: options, host names and tokens through a relay"

@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../tools/common/keel_app.h"
+#include "keel_app.h"
 
 #if defined(__EMSCRIPTEN__)
 #define TICK_SYSTEM "emscripten"

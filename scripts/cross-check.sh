@@ -127,7 +127,7 @@ for b in "${builds[@]}"; do names+=("${b%%|*}"); done
 
 reference=x86_64-gcc
 common=(-std=c11 -Iserver/include -Isim/include -Isim/src -Inet/include -Inet/src -Irec/include -Irec/src
-        -Iclient/include -Itools/common -DKEEL_CHECKS=1 -DKEEL_CROSS_BUILD=1)
+        -Iclient/include -Iapp -DKEEL_CHECKS=1 -DKEEL_CROSS_BUILD=1)
 # Everything keel-replay and keel-sim need besides their own folders: the core,
 # the recordings, the protocol's encoders (not the ENet host) and the client
 # library (keel-replay replays client recordings). The connect tokens and
@@ -144,7 +144,7 @@ lib_sources() {
         -e '/seal\.c$' -e '/host_seal\.c$' -e '/frame\.c$'
     ls client/src/*.c
     ls server/src/*.c
-    ls tools/common/*.c
+    ls app/*.c
 }
 have_replay=0
 [ -d tools/keel-replay ] && ls tools/keel-replay/*.c >/dev/null 2>&1 && have_replay=1
@@ -214,8 +214,10 @@ build() { # one line of the table
     # calling thread), the host's files through Node (NODERAWFS), its
     # environment (keel_node_env.js), the exit code passed on to Node's.
     [ "$name" = wasm ] && ldflags=(-lm -sNODERAWFS=1 -sALLOW_MEMORY_GROWTH=1 -sEXIT_RUNTIME=1
-                                   --pre-js tools/common/keel_node_env.js)
+                                   --pre-js app/keel_node_env.js)
     [ "$link" = static ] && [ "$name" != wasm ] && ldflags+=(-static)
+    # Windows: getaddrinfo (app/keel_addr.c) is Winsock's
+    [ "$name" = win64 ] && ldflags+=(-lws2_32)
     local prog
     for prog in keel-sim keel-replay keel-server bench_tick; do
         [ "$prog" = keel-replay ] && [ "$have_replay" -eq 0 ] && continue

@@ -687,14 +687,16 @@ Test(play, follow_and_level_flags_are_checked_against_the_recording, .timeout = 
     stop_display();
 }
 
-Test(play, bad_flag_prints_usage)
+Test(play, a_bad_flag_is_named_without_the_usage)
 {
     if (!keel_test_program_find("keel-play"))
         cr_skip_test("keel-play is not built");
     const char *args[] = {"--replay", "x.rec", "--frobnicate", NULL};
     keel_test_run_result r = play(args);
     cr_expect_eq(r.exit_code, 2);
-    cr_expect(strstr(r.err, "unknown option --frobnicate") && strstr(r.err, "usage: keel-play"), "%s", r.err);
+    cr_expect(strstr(r.err, "unknown option '--frobnicate'") && strstr(r.err, "keel-play --help lists the options") &&
+                  !strstr(r.err, "usage: keel-play"),
+              "%s", r.err);
     keel_test_run_free(&r);
     const char *live_only[] = {"--replay", "x.rec", "--sensitivity", "0.2", NULL};
     r = play(live_only);

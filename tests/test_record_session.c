@@ -1,5 +1,5 @@
 // keel tests: recording a whole server session with bots on the in-memory
-// network (tools/common/keel_session.h) -- churn, pushing, platforms -- on
+// network (app/keel_session.h) -- churn, pushing, platforms -- on
 // the server side through its tick observer and on one client through
 // cl_record; then the server recording re-simulates (rec_verify), the client
 // recording replays offline (cl_replay_verify), and the client's confirmed

@@ -15,7 +15,7 @@
 #include <keel/sim_scene.h>
 #include <keel/sim_world.h>
 
-#include "../../tools/common/keel_jobs.h"
+#include "keel_jobs.h"
 #include "../../tools/keel-sim/ks_common.h"
 
 #define BENCH_SEED UINT64_C(1)

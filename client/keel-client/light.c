@@ -26,7 +26,7 @@ typedef struct light_client {
 } light_client;
 
 struct light_set {
-    uint32_t count, ticks, connect_timeout_s;
+    uint32_t count, ticks, connect_timeout_ms;
     const char *server;
     uint16_t port;
     uint64_t start_us;
@@ -39,7 +39,7 @@ struct light_set {
 
 light_set *light_create(uint32_t count, const char *server, uint16_t port, const net_sim_identity *identity,
                         uint32_t ticks_per_packet, uint32_t redundancy_packets, uint32_t ticks, uint64_t seed,
-                        uint32_t connect_timeout_s, const token_source *tokens, uint32_t first_client_id)
+                        uint32_t connect_timeout_ms, const token_source *tokens, uint32_t first_client_id)
 {
     light_set *ls = calloc(1, sizeof *ls);
     light_client *c = calloc(count, sizeof *c);
@@ -48,7 +48,7 @@ light_set *light_create(uint32_t count, const char *server, uint16_t port, const
         free(c);
         return NULL;
     }
-    *ls = (light_set){count, ticks, connect_timeout_s, server, port, keel_app_now_us(), 0, 0, c, {0}, first_client_id};
+    *ls = (light_set){count, ticks, connect_timeout_ms, server, port, keel_app_now_us(), 0, 0, c, {0}, first_client_id};
     if (tokens)
         ls->tokens = *tokens;
     for (uint32_t i = 0; i < count; i++) {
@@ -114,7 +114,7 @@ static void step_one(light_set *ls, uint32_t i, uint64_t now_us)
             fail(ls, c, i, "refused by the server", c->cl.refusal);
         } else if (c->cl.status == CL_LIGHT_DISCONNECTED) {
             fail(ls, c, i, "lost the connection", NULL);
-        } else if (now_us - ls->start_us > (uint64_t)ls->connect_timeout_s * 1000000u) {
+        } else if (now_us - ls->start_us > (uint64_t)ls->connect_timeout_ms * 1000u) {
             fail(ls, c, i, "not playing after the connect timeout", NULL);
         }
         return;

@@ -18,7 +18,7 @@ typedef struct light_set light_set;
 /// key and wipes it in light_destroy. NULL when out of memory.
 light_set *light_create(uint32_t count, const char *server, uint16_t port, const net_sim_identity *identity,
                         uint32_t ticks_per_packet, uint32_t redundancy_packets, uint32_t ticks, uint64_t seed,
-                        uint32_t connect_timeout_s, const token_source *tokens, uint32_t first_client_id);
+                        uint32_t connect_timeout_ms, const token_source *tokens, uint32_t first_client_id);
 /// One pass at `now_us` (the process clock): each client's events, its
 /// commands up to its target tick and its input packets. True while any
 /// client still plays or connects.

@@ -13,7 +13,9 @@
 #include <keel/cl_record.h>
 #include <keel/sim_hash.h>
 
+#include "keel_addr.h"
 #include "keel_app.h"
+#include "keel_opt.h"
 #include "light.h"
 #include "stall.h"
 #include "tokens.h"
@@ -28,11 +30,12 @@ static void on_signal(int sig)
 typedef struct options {
     const char *server, *level, *scale;
     char up;
-    uint32_t port, bots, light, ticks, seed, rate, connect_timeout_s, leash_mm, ticks_per_packet, stagger;
+    uint32_t port, bots, light, ticks, seed, rate, connect_timeout_ms, leash_mm, ticks_per_packet, stagger;
     int mode;
     bool trace, platforms;
     const char *record;
     const char *token_file, *token_key_file; ///< secure mode (tokens.h)
+    const char *token_server;                ///< --token-server: the address tokens list
     uint64_t protocol_id;
     uint32_t respawn_depth_m; ///< --respawn-depth M (the server's)
 } options;
@@ -41,8 +44,8 @@ static void usage(FILE *f)
 {
     fputs("usage: keel-client [options]\n"
           "Connects headless bots to a keel-server; each predicts its character and rolls back\n"
-          "when a snapshot disagrees. Prints a JSON summary on stdout at exit.\n\n"
-          "  --server ADDR         server IPv4 address (default 127.0.0.1)\n"
+          "when a snapshot disagrees. Prints a JSON summary on stdout at exit.\n" KEEL_OPT_SYNTAX "\n"
+          "  --server HOST         the server's host name or IPv4 address (default 127.0.0.1)\n"
           "  --port N              server UDP port (default 27900)\n"
           "  --bots N              bots in this process, each its own connection (default 1, max 64;\n"
           "                        0 with --light)\n"
@@ -77,6 +80,10 @@ static void usage(FILE *f)
           "                        (client id = bot number, then the light clients'; valid 300 s;\n"
           "                        for test rigs)\n"
           "  --protocol-id N       with --token-key: the tokens' protocol id (default 0)\n"
+          "  --token-server HOST:PORT\n"
+          "                        with --token-key: the server's own address, as its --public says,\n"
+          "                        for the tokens to list (default: --server and --port); needed\n"
+          "                        through a relay, NAT or port forward (docs/relay.md)\n"
           "  --help                this help\n"
           "When the process itself stops (SIGSTOP, a starved CPU) for more than 0.2 s, each playing bot\n"
           "reports its recovery 2 s after waking as a JSON line on stderr: {\"stall\":1, \"bot\", \"stopped_s\",\n"
@@ -90,111 +97,123 @@ static void usage(FILE *f)
           f);
 }
 
-static int bad(const char *what, const char *value)
-{
-    fprintf(stderr, "keel-client: bad %s '%s'\n", what, value ? value : "");
-    usage(stderr);
-    return 2;
-}
-
 static int parse(int argc, char **argv, options *o)
 {
-    *o = (options){
-        "127.0.0.1", "builtin", "0.12", 'y',           27900, 1,     0,    640,  1,    64, 10,
-        1000,        2,         0,      CL_BOT_RANDOM, false, false, NULL, NULL, NULL, 0,  KEEL_APP_RESPAWN_DEPTH_M};
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+    *o = (options){.server = "127.0.0.1",
+                   .level = "builtin",
+                   .scale = "0.12",
+                   .up = 'y',
+                   .port = 27900,
+                   .bots = 1,
+                   .ticks = 640,
+                   .seed = 1,
+                   .rate = 64,
+                   .connect_timeout_ms = 10000,
+                   .leash_mm = 1000,
+                   .ticks_per_packet = 2,
+                   .mode = CL_BOT_RANDOM,
+                   .respawn_depth_m = KEEL_APP_RESPAWN_DEPTH_M};
+    keel_opt p;
+    keel_opt_init(&p, "keel-client", argc, argv, 1);
+    const char *a;
+    while ((a = keel_opt_next(&p))) {
+        const char *v = NULL;
+        bool ok = true;
         if (strcmp(a, "--help") == 0) {
             usage(stdout);
             exit(0);
-        }
-        if (strcmp(a, "--trace") == 0) {
+        } else if (strcmp(a, "--trace") == 0) {
             o->trace = true;
-            continue;
-        }
-        if (strcmp(a, "--platforms") == 0) {
+        } else if (strcmp(a, "--platforms") == 0) {
             o->platforms = true;
-            continue;
-        }
-        if (strncmp(a, "--", 2) != 0 || !v) {
-            if (strncmp(a, "--", 2) == 0 &&
-                (strcmp(a, "--server") == 0 || strcmp(a, "--port") == 0 || strcmp(a, "--bots") == 0 ||
-                 strcmp(a, "--light") == 0 || strcmp(a, "--bot") == 0 || strcmp(a, "--ticks") == 0 ||
-                 strcmp(a, "--seed") == 0 || strcmp(a, "--rate") == 0 || strcmp(a, "--level") == 0 ||
-                 strcmp(a, "--scale") == 0 || strcmp(a, "--up") == 0 || strcmp(a, "--connect-timeout") == 0 ||
-                 strcmp(a, "--leash-mm") == 0 || strcmp(a, "--ticks-per-packet") == 0 || strcmp(a, "--record") == 0 ||
-                 strcmp(a, "--stagger-ticks") == 0 || strcmp(a, "--token") == 0 || strcmp(a, "--token-key") == 0 ||
-                 strcmp(a, "--protocol-id") == 0))
-                return bad("value for", a);
-            fprintf(stderr, "keel-client: unknown option '%s'\n", a);
-            usage(stderr);
-            return 2;
-        }
-        bool ok = true;
-        if (strcmp(a, "--server") == 0)
-            o->server = v;
-        else if (strcmp(a, "--record") == 0) {
-            o->record = v;
-            ok = v[0] != 0;
-        } else if (strcmp(a, "--token") == 0) {
-            o->token_file = v;
-            ok = v[0] != 0;
-        } else if (strcmp(a, "--token-key") == 0) {
-            o->token_key_file = v;
-            ok = v[0] != 0;
+        } else if (strcmp(a, "--server") == 0 || strcmp(a, "--record") == 0 || strcmp(a, "--token") == 0 ||
+                   strcmp(a, "--token-key") == 0 || strcmp(a, "--token-server") == 0 || strcmp(a, "--level") == 0 ||
+                   strcmp(a, "--scale") == 0) {
+            if (!(v = keel_opt_value(&p)))
+                return 2;
+            if (!v[0])
+                return keel_opt_fail(&p, "is empty");
+            *(strcmp(a, "--server") == 0      ? &o->server
+              : strcmp(a, "--record") == 0    ? &o->record
+              : strcmp(a, "--token") == 0     ? &o->token_file
+              : strcmp(a, "--token-key") == 0 ? &o->token_key_file
+              : strcmp(a, "--level") == 0     ? &o->level
+              : strcmp(a, "--scale") == 0     ? &o->scale
+                                              : &o->token_server) = v;
         } else if (strcmp(a, "--protocol-id") == 0)
-            ok = keel_app_parse_u64(v, 0, UINT64_MAX, &o->protocol_id);
-        else if (strcmp(a, "--level") == 0)
-            o->level = v;
-        else if (strcmp(a, "--scale") == 0)
-            o->scale = v;
+            ok = keel_opt_u64(&p, 0, UINT64_MAX, &o->protocol_id);
         else if (strcmp(a, "--up") == 0) {
-            ok = (strcmp(v, "y") == 0 || strcmp(v, "z") == 0);
-            o->up = v[0];
+            static const char *const axes[] = {"y", "z", NULL};
+            int axis = keel_opt_choice(&p, axes);
+            ok = axis >= 0;
+            if (ok)
+                o->up = axes[axis][0];
         } else if (strcmp(a, "--bot") == 0) {
+            if (!(v = keel_opt_value(&p)))
+                return 2;
             o->mode = cl_bot_mode_parse(v);
-            ok = o->mode >= 0;
+            if (o->mode < 0)
+                return keel_opt_fail(&p, "'%s' is not random, circuit, pusher or idle", v);
         } else if (strcmp(a, "--port") == 0)
-            ok = keel_app_parse_u32(v, 1, 65535, &o->port);
+            ok = keel_opt_u32(&p, 1, 65535, &o->port);
         else if (strcmp(a, "--bots") == 0)
-            ok = keel_app_parse_u32(v, 0, 64, &o->bots);
+            ok = keel_opt_u32(&p, 0, 64, &o->bots);
         else if (strcmp(a, "--light") == 0)
-            ok = keel_app_parse_u32(v, 0, NET_MAX_CHARACTERS, &o->light);
+            ok = keel_opt_u32(&p, 0, NET_MAX_CHARACTERS, &o->light);
         else if (strcmp(a, "--ticks") == 0)
-            ok = keel_app_parse_u32(v, 0, 0xFFFFFFFFu, &o->ticks);
+            ok = keel_opt_u32(&p, 0, 0xFFFFFFFFu, &o->ticks);
         else if (strcmp(a, "--seed") == 0)
-            ok = keel_app_parse_u32(v, 0, 0xFFFFFFFFu, &o->seed);
+            ok = keel_opt_u32(&p, 0, 0xFFFFFFFFu, &o->seed);
         else if (strcmp(a, "--rate") == 0)
-            ok = keel_app_parse_u32(v, SIM_MOVE_MIN_TICK_RATE, SIM_MOVE_MAX_TICK_RATE, &o->rate);
+            ok = keel_opt_u32(&p, SIM_MOVE_MIN_TICK_RATE, SIM_MOVE_MAX_TICK_RATE, &o->rate);
         else if (strcmp(a, "--respawn-depth") == 0)
-            ok = keel_app_parse_u32(v, 0, KEEL_APP_RESPAWN_DEPTH_MAX_M, &o->respawn_depth_m);
-        else if (strcmp(a, "--connect-timeout") == 0)
-            ok = keel_app_parse_u32(v, 1, 3600, &o->connect_timeout_s);
-        else if (strcmp(a, "--leash-mm") == 0)
-            ok = keel_app_parse_u32(v, 100, 100000, &o->leash_mm);
+            ok = keel_opt_u32(&p, 0, KEEL_APP_RESPAWN_DEPTH_MAX_M, &o->respawn_depth_m);
+        else if (strcmp(a, "--connect-timeout") == 0) {
+            uint64_t ms;
+            ok = keel_opt_ms(&p, 1, 3600000u, &ms);
+            o->connect_timeout_ms = (uint32_t)ms;
+        } else if (strcmp(a, "--leash-mm") == 0)
+            ok = keel_opt_u32(&p, 100, 100000, &o->leash_mm);
         else if (strcmp(a, "--ticks-per-packet") == 0)
-            ok = keel_app_parse_u32(v, 1, 8, &o->ticks_per_packet);
+            ok = keel_opt_u32(&p, 1, 8, &o->ticks_per_packet);
         else if (strcmp(a, "--stagger-ticks") == 0)
-            ok = keel_app_parse_u32(v, 0, 1u << 20, &o->stagger);
-        else {
-            fprintf(stderr, "keel-client: unknown option '%s'\n", a);
-            usage(stderr);
-            return 2;
-        }
+            ok = keel_opt_u32(&p, 0, 1u << 20, &o->stagger);
+        else
+            return keel_opt_unknown(&p);
         if (!ok)
-            return bad(a, v);
-        i++;
+            return 2;
     }
+    if (p.failed)
+        return 2;
     if (o->bots == 0 && o->light == 0)
-        return bad("--bots", "0 (without --light)");
+        return keel_opt_bad(&p, "--bots 0 needs --light");
     if (o->bots == 0 && o->record)
-        return bad("--record", "(no bot to record with --bots 0)");
+        return keel_opt_bad(&p, "--record needs a bot (--bots 0)");
     if (o->token_file && o->token_key_file)
-        return bad("combination", "--token with --token-key");
+        return keel_opt_bad(&p, "--token and --token-key do not go together");
     if (o->token_file && (o->bots != 1 || o->light))
-        return bad("--token", "(one token joins from one address: --bots 1, no --light)");
+        return keel_opt_bad(&p, "--token: one token joins from one address: --bots 1, no --light");
     if (o->protocol_id && !o->token_key_file)
-        return bad("--protocol-id", "(without --token-key)");
+        return keel_opt_bad(&p, "--protocol-id needs --token-key");
+    if (o->token_server && !o->token_key_file)
+        return keel_opt_bad(&p, "--token-server needs --token-key");
+    // host names (keel_addr.h: IPv4, ENet's only family)
+    static char server_ip[16];
+    char err[300];
+    if (!keel_addr_ipv4(o->server, server_ip, sizeof server_ip, err, sizeof err)) {
+        return keel_opt_bad(&p, "--server: %s", err);
+    }
+    o->server = server_ip;
+    if (o->token_server && o->token_server[0] != '[') { // [IPv6]:PORT as it is
+        static char listed[32];
+        char ip[16];
+        uint32_t port;
+        if (!keel_addr_resolve(o->token_server, 1, ip, sizeof ip, &port, err, sizeof err)) {
+            return keel_opt_bad(&p, "--token-server: %s", err);
+        }
+        snprintf(listed, sizeof listed, "%s:%u", ip, (unsigned)port);
+        o->token_server = listed;
+    }
     return 0;
 }
 
@@ -359,7 +378,8 @@ int main(int argc, char **argv)
     bool rec_failed_reported = false;
     token_source tokens;
     char token_err[256];
-    if (!tokens_load(&tokens, o.token_file, o.token_key_file, o.protocol_id, token_err, sizeof token_err)) {
+    if (!tokens_load(&tokens, o.token_file, o.token_key_file, o.protocol_id, token_err, sizeof token_err) ||
+        !tokens_list_server(&tokens, o.token_server, token_err, sizeof token_err)) {
         fprintf(stderr, "keel-client: %s\n", token_err);
         return give_up(bots, 0, rec, world, &level, NULL);
     }
@@ -406,7 +426,7 @@ int main(int argc, char **argv)
     if (o.light) { // light client i has client id bots + i + 1
         net_sim_identity id = cl_client_identity_for(world, &level, &settings, &cc);
         lights = light_create(o.light, o.server, (uint16_t)o.port, &id, cc.ticks_per_packet, cc.redundancy_packets,
-                              o.ticks, o.seed + o.bots, o.connect_timeout_s, &tokens, o.bots + 1);
+                              o.ticks, o.seed + o.bots, o.connect_timeout_ms, &tokens, o.bots + 1);
     }
     if (o.light) {
         if (!lights) {
@@ -476,13 +496,13 @@ int main(int argc, char **argv)
                 continue;
             }
             if (st != CL_STATUS_PLAYING) {
-                if (now - start > (uint64_t)o.connect_timeout_s * 1000000u) {
+                if (now - start > (uint64_t)o.connect_timeout_ms * 1000u) {
                     cl_stats cs;
                     cl_client_stats(b->cl, &cs);
                     fprintf(stderr,
-                            "keel-client: bot %u not playing after %u s (%s; full states %llu, messages "
+                            "keel-client: bot %u not playing after %.3f s (%s; full states %llu, messages "
                             "malformed %llu)\n",
-                            i + 1, o.connect_timeout_s,
+                            i + 1, (double)o.connect_timeout_ms / 1000.0,
                             st == CL_STATUS_CONNECTING ? "no welcome yet" : "welcomed, no full state yet",
                             (unsigned long long)cs.full_states, (unsigned long long)cs.messages_malformed);
                     status = 1;

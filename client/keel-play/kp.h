@@ -61,22 +61,23 @@ typedef struct kp_options {
     // ---- live (as keel-client: the level and world must match the server's) ----
     char host[256]; ///< --connect HOST:PORT (default 127.0.0.1:27900)
     uint32_t port;
-    const char *name;           ///< --name N (default "player")
-    float sensitivity;          ///< --sensitivity X: degrees per mouse count (default 0.15)
-    bool platforms;             ///< --platforms (as keel-server --platforms)
-    uint32_t rate;              ///< --rate N: the server's tick rate (default 64)
-    uint32_t respawn_depth_m;   ///< --respawn-depth M: the server's (default KEEL_APP_RESPAWN_DEPTH_M)
-    const char *live_level;     ///< --level builtin|PATH in live mode (default builtin)
-    const char *scale;          ///< --scale S: OBJ metres per unit (default 0.12)
-    char up;                    ///< --up y|z (default y)
-    uint32_t connect_timeout_s; ///< --connect-timeout S (default 10)
-    uint32_t ticks_per_packet;  ///< --ticks-per-packet N (default 2)
-    const char *record;         ///< --record FILE: record the client (cl_record)
-    bool third_person;          ///< --chase: a chase camera instead of first person
-    uint32_t quit_after_s;      ///< --quit-after S: leave S seconds after play began (0: never)
+    const char *name;            ///< --name N (default "player")
+    float sensitivity;           ///< --sensitivity X: degrees per mouse count (default 0.15)
+    bool platforms;              ///< --platforms (as keel-server --platforms)
+    uint32_t rate;               ///< --rate N: the server's tick rate (default 64)
+    uint32_t respawn_depth_m;    ///< --respawn-depth M: the server's (default KEEL_APP_RESPAWN_DEPTH_M)
+    const char *live_level;      ///< --level builtin|PATH in live mode (default builtin)
+    const char *scale;           ///< --scale S: OBJ metres per unit (default 0.12)
+    char up;                     ///< --up y|z (default y)
+    uint64_t connect_timeout_ms; ///< --connect-timeout S (default 10 s)
+    uint32_t ticks_per_packet;   ///< --ticks-per-packet N (default 2)
+    const char *record;          ///< --record FILE: record the client (cl_record)
+    bool third_person;           ///< --chase: a chase camera instead of first person
+    uint64_t quit_after_ms;      ///< --quit-after S: leave S seconds after play began (0: never)
     // ---- live, secure mode (as keel-client; docs/security.md) ----
     const char *token_file; ///< --token FILE: join with this connect token (keel-token issue)
     const char *token_key;  ///< --token-key FILE: issue a token with this backend key
+    char token_server[32];  ///< --token-server HOST:PORT, resolved ("": the address connected to)
     uint64_t protocol_id;   ///< --protocol-id N: with --token-key, the token's protocol id (default 0)
     uint32_t client_id;     ///< --client-id N: with --token-key, the token's client id (default 1)
     bool has_client_id, has_protocol_id;

@@ -224,8 +224,7 @@ static int live_loop(kp_live *L)
         }
         if (due)
             break;
-        if (o->quit_after_s && st == KP_LINK_PLAYING &&
-            now - L->link.playing_us >= (uint64_t)o->quit_after_s * 1000000u)
+        if (o->quit_after_ms && st == KP_LINK_PLAYING && now - L->link.playing_us >= o->quit_after_ms * 1000u)
             break;
         if (st == KP_LINK_ENDED && now >= reason_until)
             break;
@@ -251,6 +250,7 @@ static bool live_token(kp_live *L, token_source *t, const uint8_t **token)
     char err[256];
     *token = NULL;
     if (tokens_load(t, o->token_file, o->token_key, o->protocol_id, err, sizeof err) &&
+        tokens_list_server(t, o->token_server[0] ? o->token_server : NULL, err, sizeof err) &&
         (!(o->token_file || o->token_key) ||
          (*token = tokens_for(t, o->client_id, o->host, o->port, err, sizeof err)) != NULL))
         return true;
@@ -302,7 +302,7 @@ int kp_live_run(kp_app *app, const kp_options *opt)
         const uint8_t *token = NULL;
         bool token_ok = live_token(L, &tokens, &token);
         bool open = token_ok && kp_link_open(&L->link, opt->host, (uint16_t)opt->port, token, L->world, &L->level,
-                                             &L->settings, &cc, opt->connect_timeout_s * 1000u);
+                                             &L->settings, &cc, (uint32_t)opt->connect_timeout_ms);
         tokens_wipe(&tokens); // the host keeps its own copy
         if (open && (!opt->record || kp_link_record(&L->link, opt->record, opt->live_level, opt->scale, opt->up))) {
             L->link.smooth = L->smooth;

@@ -12,7 +12,9 @@
 #include <string.h>
 
 #include "app.h"
+#include "keel_addr.h"
 #include "keel_app.h"
+#include "keel_opt.h"
 #include "kp.h"
 #include "replay.h" // keel-replay's replay_program
 
@@ -23,8 +25,7 @@ static void usage(FILE *f)
           "       keel-play --connect HOST:PORT [options]\n"
           "Draws keel scenes with OpenGL: a recording played back (watch), two recordings of\n"
           "one session over each other from their first divergent tick (diff), or a live\n"
-          "client playing on a keel-server (live). Prints a JSON summary line at exit.\n"
-          "\n"
+          "client playing on a keel-server (live). Prints a JSON summary line at exit.\n" KEEL_OPT_SYNTAX "\n"
           "watch and diff:\n"
           "  --replay FILE         a recording (keel-server, keel-sim or keel-client --record)\n"
           "  --diff A B            two scene recordings: B drawn as ghosts over A\n"
@@ -34,7 +35,7 @@ static void usage(FILE *f)
           "  --paused              start paused\n"
           "  --follow ID           follow character ID (default: the first)\n"
           "live (the level and world options must match the server's, as keel-client's):\n"
-          "  --connect HOST:PORT   the server (default 127.0.0.1:27900)\n"
+          "  --connect HOST:PORT   the server: a host name or IPv4 address (default 127.0.0.1:27900)\n"
           "  --name N              the player's name (default player)\n"
           "  --sensitivity X       degrees per mouse count (default 0.15)\n"
           "  --platforms           the built-in level's elevator and shuttle (keel-server --platforms)\n"
@@ -54,6 +55,9 @@ static void usage(FILE *f)
           "                        for --connect's address, valid 300 s\n"
           "  --client-id N         with --token-key: the token's client id, 1..2^32-1 (default 1)\n"
           "  --protocol-id N       with --token-key: the token's protocol id (default 0)\n"
+          "  --token-server HOST:PORT  with --token-key: the server's own address (its --public) for\n"
+          "                        the token to list (default: --connect's); through a relay, NAT\n"
+          "                        or port forward (docs/relay.md)\n"
           "window and capture (all modes):\n"
           "  --size WxH            window size in pixels (default 1280x720)\n"
           "  --fullscreen          start fullscreen (F11 toggles)\n"
@@ -75,8 +79,7 @@ static void usage(FILE *f)
 // "keel-play: <what> <arg>" and the usage on stderr; the usage exit code.
 static int usage_error(const char *what, const char *arg)
 {
-    fprintf(stderr, "keel-play: %s%s%s\n", what, arg ? " " : "", arg ? arg : "");
-    usage(stderr);
+    fprintf(stderr, "keel-play: %s%s%s (keel-play --help lists the options)\n", what, arg ? " " : "", arg ? arg : "");
     return KP_EXIT_USAGE;
 }
 
@@ -96,7 +99,7 @@ void kp_options_defaults(kp_options *o)
     o->live_level = "builtin";
     o->scale = "0.12";
     o->up = 'y';
-    o->connect_timeout_s = 10;
+    o->connect_timeout_ms = 10000;
     o->ticks_per_packet = 2;
     o->client_id = 1;
 }
@@ -156,18 +159,34 @@ static bool parse_camera(const char *s, float out[5])
     return n == 5 && out[4] >= -90.0f && out[4] <= 90.0f;
 }
 
-static bool parse_connect(const char *s, kp_options *o)
+// HOST or HOST:PORT, the host a name or an IPv4 address (keel_addr.h)
+static bool parse_connect(keel_opt *p, const char *s, kp_options *o)
 {
-    const char *colon = s ? strrchr(s, ':') : NULL;
-    if (!s || !*s)
+    char text[300], err[300];
+    snprintf(text, sizeof text, strchr(s, ':') ? "%s" : "%s:%u", s, (unsigned)o->port);
+    char ip[16];
+    if (!keel_addr_resolve(text, 1, ip, sizeof ip, &o->port, err, sizeof err)) {
+        keel_opt_fail(p, "%s", err);
         return false;
-    size_t host_len = colon ? (size_t)(colon - s) : strlen(s);
-    if (host_len == 0 || host_len >= sizeof o->host)
+    }
+    snprintf(o->host, sizeof o->host, "%s", ip);
+    return true;
+}
+
+// --token-server HOST:PORT ([IPv6]:PORT as it is)
+static bool parse_token_server(keel_opt *p, const char *s, kp_options *o)
+{
+    char ip[16], err[300];
+    uint32_t port;
+    if (s[0] == '[') {
+        snprintf(o->token_server, sizeof o->token_server, "%s", s);
+        return strlen(s) < sizeof o->token_server;
+    }
+    if (!keel_addr_resolve(s, 1, ip, sizeof ip, &port, err, sizeof err)) {
+        keel_opt_fail(p, "%s", err);
         return false;
-    if (colon && !keel_app_parse_u32(colon + 1, 1, 65535, &o->port))
-        return false;
-    memcpy(o->host, s, host_len);
-    o->host[host_len] = '\0';
+    }
+    snprintf(o->token_server, sizeof o->token_server, "%s:%u", ip, (unsigned)port);
     return true;
 }
 
@@ -196,6 +215,7 @@ static const char *const valued[] = {"--replay",
                                      "--token-key",
                                      "--client-id",
                                      "--protocol-id",
+                                     "--token-server",
                                      NULL};
 
 static bool takes_value(const char *a)
@@ -216,9 +236,10 @@ static int set_mode(kp_options *o, kp_mode m, const char *arg)
     return 0;
 }
 
-static int parse_one(kp_options *o, const char *a, const char *v, bool *live_only, bool *file_only)
+static int parse_one(keel_opt *p, kp_options *o, const char *a, const char *v, bool *live_only, bool *file_only)
 {
     bool ok = true;
+    uint64_t ms;
     if (strcmp(a, "--replay") == 0) {
         int rc = set_mode(o, KP_MODE_REPLAY, a);
         if (rc)
@@ -229,7 +250,8 @@ static int parse_one(kp_options *o, const char *a, const char *v, bool *live_onl
         int rc = set_mode(o, KP_MODE_LIVE, a);
         if (rc)
             return rc;
-        ok = parse_connect(v, o);
+        if (!parse_connect(p, v, o))
+            return KP_EXIT_USAGE;
     } else if (strcmp(a, "--level") == 0) {
         o->level = v;
         o->live_level = v;
@@ -262,10 +284,12 @@ static int parse_one(kp_options *o, const char *a, const char *v, bool *live_onl
         o->up = v[0];
         *live_only = true;
     } else if (strcmp(a, "--connect-timeout") == 0) {
-        ok = keel_app_parse_u32(v, 1, 3600, &o->connect_timeout_s);
+        ok = keel_app_parse_ms(v, 1, 3600000u, &ms);
+        o->connect_timeout_ms = ms;
         *live_only = true;
     } else if (strcmp(a, "--quit-after") == 0) {
-        ok = keel_app_parse_u32(v, 1, 1000000u, &o->quit_after_s);
+        ok = keel_app_parse_ms(v, 1, 1000000000u, &ms);
+        o->quit_after_ms = ms;
         *live_only = true;
     } else if (strcmp(a, "--ticks-per-packet") == 0) {
         ok = keel_app_parse_u32(v, 1, 8, &o->ticks_per_packet);
@@ -284,6 +308,10 @@ static int parse_one(kp_options *o, const char *a, const char *v, bool *live_onl
     } else if (strcmp(a, "--protocol-id") == 0) {
         ok = keel_app_parse_u64(v, 0, UINT64_MAX, &o->protocol_id);
         o->has_protocol_id = *live_only = true;
+    } else if (strcmp(a, "--token-server") == 0) {
+        if (!parse_token_server(p, v, o))
+            return KP_EXIT_USAGE;
+        *live_only = true;
     } else if (strcmp(a, "--size") == 0) {
         ok = parse_size(v, &o->width, &o->height);
     } else if (strcmp(a, "--screenshot") == 0) {
@@ -298,11 +326,8 @@ static int parse_one(kp_options *o, const char *a, const char *v, bool *live_onl
         ok = parse_camera(v, o->camera);
         o->has_camera = true;
     }
-    if (!ok) {
-        fprintf(stderr, "keel-play: bad value '%s' for %s\n", v, a);
-        usage(stderr);
-        return KP_EXIT_USAGE;
-    }
+    if (!ok)
+        return keel_opt_fail(p, "bad value '%s'", v);
     return 0;
 }
 
@@ -310,8 +335,10 @@ int kp_options_parse(int argc, char **argv, kp_options *o)
 {
     kp_options_defaults(o);
     const char *live_flag = NULL, *file_flag = NULL;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
+    keel_opt p;
+    keel_opt_init(&p, "keel-play", argc, argv, 1);
+    const char *a;
+    while ((a = keel_opt_next(&p))) {
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             usage(stdout);
             return -1;
@@ -333,27 +360,29 @@ int kp_options_parse(int argc, char **argv, kp_options *o)
             int rc = set_mode(o, KP_MODE_DIFF, a);
             if (rc)
                 return rc;
-            if (i + 2 >= argc || strncmp(argv[i + 1], "--", 2) == 0 || strncmp(argv[i + 2], "--", 2) == 0)
+            if (p.inline_value || p.next + 1 >= argc || strncmp(argv[p.next], "--", 2) == 0 ||
+                strncmp(argv[p.next + 1], "--", 2) == 0)
                 return usage_error("--diff needs two recordings: --diff A B", NULL);
-            o->files[0] = argv[++i];
-            o->files[1] = argv[++i];
+            o->files[0] = argv[p.next++];
+            o->files[1] = argv[p.next++];
         } else if (takes_value(a)) {
-            if (i + 1 >= argc)
-                return usage_error("a value is needed after", a);
+            const char *v = keel_opt_value(&p);
+            if (!v)
+                return KP_EXIT_USAGE;
             bool lo = false, fo = false;
-            int rc = parse_one(o, a, argv[++i], &lo, &fo);
+            int rc = parse_one(&p, o, a, v, &lo, &fo);
             if (rc)
                 return rc;
             if (lo)
                 live_flag = a;
             if (fo)
                 file_flag = a;
-        } else if (strncmp(a, "--", 2) == 0) {
-            return usage_error("unknown option", a);
         } else {
-            return usage_error("unexpected argument", a);
+            return keel_opt_unknown(&p);
         }
     }
+    if (p.failed)
+        return KP_EXIT_USAGE;
     if (o->mode == KP_MODE_NONE)
         return usage_error("one of --replay FILE, --diff A B or --connect HOST:PORT is needed", NULL);
     if (live_flag && o->mode != KP_MODE_LIVE)
@@ -362,8 +391,11 @@ int kp_options_parse(int argc, char **argv, kp_options *o)
         return usage_error("an option of --replay and --diff only:", file_flag);
     if (o->token_file && o->token_key)
         return usage_error("one of --token and --token-key, not both", NULL);
-    if ((o->has_client_id || o->has_protocol_id) && !o->token_key)
-        return usage_error(o->has_client_id ? "--client-id" : "--protocol-id", "needs --token-key");
+    if ((o->has_client_id || o->has_protocol_id || o->token_server[0]) && !o->token_key)
+        return usage_error(o->has_client_id     ? "--client-id"
+                           : o->has_protocol_id ? "--protocol-id"
+                                                : "--token-server",
+                           "needs --token-key");
     if (o->mode != KP_MODE_LIVE)
         o->live_level = "builtin";
     else

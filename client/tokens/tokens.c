@@ -65,7 +65,9 @@ const uint8_t *tokens_for(token_source *t, uint32_t bot, const char *server, uin
     p.server_count = 1;
     char text[64];
     snprintf(text, sizeof text, "%s:%u", server, (unsigned)port);
-    if (!net_token_address_parse(text, &p.servers[0])) {
+    if (t->listed)
+        p.servers[0] = t->listed_address;
+    else if (!net_token_address_parse(text, &p.servers[0])) {
         snprintf(err, err_size, "cannot issue a token for '%s'", text);
         return NULL;
     }
@@ -75,6 +77,19 @@ const uint8_t *tokens_for(token_source *t, uint32_t bot, const char *server, uin
         return NULL;
     }
     return t->token;
+}
+
+bool tokens_list_server(token_source *t, const char *address, char *err, size_t err_size)
+{
+    t->listed = false;
+    if (!address)
+        return true;
+    if (!net_token_address_parse(address, &t->listed_address)) {
+        snprintf(err, err_size, "--token-server: '%s' is not A.B.C.D:PORT or [IPv6]:PORT", address);
+        return false;
+    }
+    t->listed = true;
+    return true;
 }
 
 void tokens_wipe(token_source *t)

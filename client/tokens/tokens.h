@@ -22,12 +22,19 @@ typedef struct token_source {
     uint64_t protocol_id;
     net_token_key key;
     uint8_t token[NET_TOKEN_BYTES];
+    bool listed;                      ///< tokens_list_server was given an address
+    net_token_address listed_address; ///< ... this one
 } token_source;
 
 /// Reads the token file or the key file (at most one is non-NULL; neither:
 /// insecure). False with a message naming the file in err.
 bool tokens_load(token_source *t, const char *token_file, const char *key_file, uint64_t protocol_id, char *err,
                  size_t err_size);
+/// Tokens issued with the key list `address` ("A.B.C.D:PORT" or
+/// "[IPv6]:PORT", numeric: the server's own address, its --public) instead of
+/// the address connected to (a relay's, a NAT's or a port forward's). NULL
+/// keeps the default. False with a message in err.
+bool tokens_list_server(token_source *t, const char *address, char *err, size_t err_size);
 /// The token for client id `bot` (keel-client: the bot, 1..), NULL in insecure mode or (err set) when
 /// issuing fails.
 const uint8_t *tokens_for(token_source *t, uint32_t bot, const char *server, uint32_t port, char *err, size_t err_size);

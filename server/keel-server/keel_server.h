@@ -15,7 +15,8 @@
 typedef struct options {
     const char *bind, *level, *scale;
     char up;
-    uint32_t port, rate, snapshot_ticks, max_clients, duration_s, stats_s, per_address;
+    uint32_t port, rate, snapshot_ticks, max_clients, per_address;
+    uint64_t duration_ms, stats_ms; ///< --duration, --stats-interval (seconds with decimals), 0: none
     bool stats_json, platforms, quiet;
     uint32_t ticks; ///< stop after this many ticks (0: no limit)
     // recording
@@ -37,11 +38,11 @@ typedef struct options {
     uint32_t metrics_port;
     // the match lifecycle (match.c, agones.c)
     bool agones;          ///< --agones: the Agones SDK sidecar's lifecycle
-    uint32_t match_s;     ///< --match-seconds: end the match this long after it started (0: never)
-    uint32_t empty_s;     ///< --empty-seconds: end when the players all left this long ago (0: never)
-    uint32_t join_s;      ///< --join-seconds: end when no player joined this long after the match started (0: never)
+    uint64_t match_ms;    ///< --match-seconds: end the match this long after it started (0: never)
+    uint64_t empty_ms;    ///< --empty-seconds: end when the players all left this long ago (0: never)
+    uint64_t join_ms;     ///< --join-seconds: end when no player joined this long after the match started (0: never)
     uint32_t stall_after; ///< --test-stall-after-ticks (a test hook; 0: none)
-    uint32_t stall_s;     ///< --test-stall-seconds
+    uint64_t stall_ms;    ///< --test-stall-seconds
     uint32_t respawn_depth_m; ///< --respawn-depth M (default KEEL_APP_RESPAWN_DEPTH_M; 0: off)
 } options;
 

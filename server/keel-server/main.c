@@ -16,7 +16,9 @@
 
 #include <keel/sv_server.h>
 
+#include "keel_addr.h"
 #include "keel_app.h"
+#include "keel_opt.h"
 #include "keel_server.h"
 
 static volatile sig_atomic_t stop_requested; // the signal that asked, or 0
@@ -77,9 +79,10 @@ static void usage(FILE *f)
 {
     fputs("usage: keel-server [options]\n"
           "Runs the authoritative simulation and serves it to keel clients over ENet (UDP).\n"
-          "It needs --key FILE (secure: connect tokens required) or --insecure (any client).\n\n"
+          "It needs --key FILE (secure: connect tokens required) or --insecure (any client).\n" KEEL_OPT_SYNTAX "\n"
           "  --port N              UDP port (default 27900; 0 picks a free one and prints it)\n"
-          "  --bind ADDR           IPv4 address to listen on (default 0.0.0.0: every interface)\n"
+          "  --bind HOST           address or host name to listen on, IPv4 (default 0.0.0.0: every\n"
+          "                        interface)\n"
           "  --rate N              ticks per second, 2..1000 (default 64)\n"
           "  --snapshot-ticks N    a snapshot every N ticks, 1..16 (default 2)\n"
           "  --respawn-depth M     a character whose feet fall M metres below the level's lowest\n"
@@ -94,7 +97,7 @@ static void usage(FILE *f)
           "  --platforms           the built-in level's elevator and shuttle\n"
           "  --duration S          stop after S seconds (default 0: until interrupted)\n"
           "  --ticks N             stop after N ticks (default 0: no limit)\n"
-          "  --stats-interval S    seconds between stats lines (default 5; 0: none)\n"
+          "  --stats-interval S    seconds between stats lines, e.g. 0.1 (default 5; 0: none)\n"
           "  --stats-json          stats as JSON lines on stdout (text goes to stderr), and at exit\n"
           "                        a summary line {\"summary\":1,...}: the whole run's tick times\n"
           "                        (median, p99, max) and counts\n"
@@ -125,7 +128,7 @@ static void usage(FILE *f)
           "Security (docs/security.md, \"Modes\"; one of --key and --insecure is required):\n"
           "  --key FILE            secure mode: only clients with a connect token sealed with this\n"
           "                        backend key (keel-token keygen) and a challenge get a connection\n"
-          "  --public ADDR:PORT    this server's address as tokens list it (default: --bind and\n"
+          "  --public HOST:PORT    this server's own address as tokens list it (default: --bind and\n"
           "                        --port; needed with --key when binding 0.0.0.0); 'agones': the\n"
           "                        GameServer's address and first port, asked of the SDK sidecar\n"
           "  --protocol-id N       the protocol id tokens must carry, 0..2^64-1 (default 0)\n"
@@ -153,55 +156,27 @@ static void usage(FILE *f)
         fputs("This keel-server was built without libcurl: --agones is not available.\n", f);
 }
 
-static int bad(const char *what, const char *value)
-{
-    fprintf(stderr, "keel-server: bad %s '%s'\n", what, value ? value : "");
-    usage(stderr);
-    return 2;
-}
-
 static int parse(int argc, char **argv, options *o)
 {
-    memset(o, 0, sizeof *o);
-    *o = (options){"0.0.0.0",
-                   "builtin",
-                   "0.12",
-                   'y',
-                   27900,
-                   64,
-                   2,
-                   64,
-                   0,
-                   5,
-                   4,
-                   false,
-                   false,
-                   false,
-                   0,
-                   NULL,
-                   REC_DEFAULT_KEYFRAME_INTERVAL,
-                   false,
-                   false,
-                   0,
-                   1,
-                   1,
-                   false,
-                   NULL,
-                   NULL,
-                   0,
-                   false,
-                   NULL,
-                   0,
-                   false,
-                   0,
-                   0,
-                   0,
-                   0,
-                   0,
-                   KEEL_APP_RESPAWN_DEPTH_M};
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+    *o = (options){.bind = "0.0.0.0",
+                   .level = "builtin",
+                   .scale = "0.12",
+                   .up = 'y',
+                   .port = 27900,
+                   .rate = 64,
+                   .snapshot_ticks = 2,
+                   .max_clients = 64,
+                   .stats_ms = 5000,
+                   .per_address = 4,
+                   .keyframe_interval = REC_DEFAULT_KEYFRAME_INTERVAL,
+                   .full_clients = 1,
+                   .seed = 1,
+                   .respawn_depth_m = KEEL_APP_RESPAWN_DEPTH_M};
+    keel_opt p;
+    keel_opt_init(&p, "keel-server", argc, argv, 1);
+    const char *a;
+    while ((a = keel_opt_next(&p))) {
+        const char *v;
         if (strcmp(a, "--help") == 0) {
             usage(stdout);
             exit(0);
@@ -221,46 +196,52 @@ static int parse(int argc, char **argv, options *o)
             o->insecure = true;
         } else if (strcmp(a, "--agones") == 0) {
             o->agones = true;
-        } else if (strcmp(a, "--key") == 0 || strcmp(a, "--public") == 0) {
-            if (!v || !v[0])
-                return bad("value for", a);
-            *(strcmp(a, "--key") == 0 ? &o->key_file : &o->public_address) = v;
-            i++;
+        } else if (strcmp(a, "--key") == 0 || strcmp(a, "--public") == 0 || strcmp(a, "--record") == 0) {
+            if (!(v = keel_opt_value(&p)))
+                return 2;
+            if (!v[0])
+                return keel_opt_fail(&p, "is empty");
+            *(strcmp(a, "--key") == 0      ? &o->key_file
+              : strcmp(a, "--record") == 0 ? &o->record
+                                           : &o->public_address) = v;
         } else if (strcmp(a, "--protocol-id") == 0) {
-            if (!v || !keel_app_parse_u64(v, 0, UINT64_MAX, &o->protocol_id))
-                return bad("--protocol-id", v);
-            i++;
+            if (!keel_opt_u64(&p, 0, UINT64_MAX, &o->protocol_id))
+                return 2;
         } else if (strcmp(a, "--metrics") == 0) {
-            static char host[64];
-            const char *colon = v ? strrchr(v, ':') : NULL;
-            if (!colon || colon == v || (size_t)(colon - v) >= sizeof host ||
-                !keel_app_parse_u32(colon + 1, 0, 65535, &o->metrics_port))
-                return bad("--metrics (HOST:PORT)", v);
-            memcpy(host, v, (size_t)(colon - v));
-            host[colon - v] = '\0';
+            static char host[256];
+            if (!(v = keel_opt_value(&p)))
+                return 2;
+            char err[160];
+            if (!keel_addr_split(v, 0, host, sizeof host, &o->metrics_port, err, sizeof err))
+                return keel_opt_fail(&p, "%s", err);
             o->metrics_host = host;
-            i++;
-        } else if (strcmp(a, "--record") == 0) {
-            if (!v || !v[0])
-                return bad("value for", a);
-            o->record = v;
-            i++;
+        } else if (strcmp(a, "--duration") == 0 || strcmp(a, "--stats-interval") == 0 ||
+                   strcmp(a, "--match-seconds") == 0 || strcmp(a, "--empty-seconds") == 0 ||
+                   strcmp(a, "--join-seconds") == 0 || strcmp(a, "--test-stall-seconds") == 0) {
+            uint64_t lo = 0, hi = 86400000ull * 365u, *dst = &o->duration_ms;
+            if (strcmp(a, "--stats-interval") == 0) {
+                dst = &o->stats_ms;
+            } else if (strcmp(a, "--match-seconds") == 0) {
+                dst = &o->match_ms;
+            } else if (strcmp(a, "--empty-seconds") == 0) {
+                dst = &o->empty_ms;
+            } else if (strcmp(a, "--join-seconds") == 0) {
+                dst = &o->join_ms;
+            } else if (strcmp(a, "--test-stall-seconds") == 0) {
+                lo = 1;
+                hi = 60000;
+                dst = &o->stall_ms;
+            }
+            if (!keel_opt_ms(&p, lo, hi, dst))
+                return 2;
         } else if (strcmp(a, "--port") == 0 || strcmp(a, "--rate") == 0 || strcmp(a, "--snapshot-ticks") == 0 ||
                    strcmp(a, "--respawn-depth") == 0 || strcmp(a, "--max-clients") == 0 ||
-                   strcmp(a, "--duration") == 0 || strcmp(a, "--stats-interval") == 0 ||
                    strcmp(a, "--max-per-address") == 0 || strcmp(a, "--ticks") == 0 ||
                    strcmp(a, "--keyframe-interval") == 0 || strcmp(a, "--virtual-bots") == 0 ||
-                   strcmp(a, "--seed") == 0 || strcmp(a, "--full-clients") == 0 || strcmp(a, "--match-seconds") == 0 ||
-                   strcmp(a, "--empty-seconds") == 0 || strcmp(a, "--join-seconds") == 0 ||
-                   strcmp(a, "--test-stall-after-ticks") == 0 || strcmp(a, "--test-stall-seconds") == 0) {
-            if (!v)
-                return bad("value for", a);
-            uint32_t lo = 0, hi = 86400u * 365u, *dst = &o->duration_s;
-            if (strcmp(a, "--port") == 0) {
-                lo = 0;
-                hi = 65535;
-                dst = &o->port;
-            } else if (strcmp(a, "--rate") == 0) {
+                   strcmp(a, "--seed") == 0 || strcmp(a, "--full-clients") == 0 ||
+                   strcmp(a, "--test-stall-after-ticks") == 0) {
+            uint32_t lo = 0, hi = 65535, *dst = &o->port;
+            if (strcmp(a, "--rate") == 0) {
                 lo = SIM_MOVE_MIN_TICK_RATE;
                 hi = SIM_MOVE_MAX_TICK_RATE;
                 dst = &o->rate;
@@ -275,8 +256,6 @@ static int parse(int argc, char **argv, options *o)
                 lo = 1;
                 hi = NET_MAX_CHARACTERS;
                 dst = &o->max_clients;
-            } else if (strcmp(a, "--stats-interval") == 0) {
-                dst = &o->stats_s;
             } else if (strcmp(a, "--max-per-address") == 0) {
                 lo = 1;
                 hi = NET_MAX_CHARACTERS;
@@ -297,65 +276,69 @@ static int parse(int argc, char **argv, options *o)
             } else if (strcmp(a, "--full-clients") == 0) {
                 hi = 64;
                 dst = &o->full_clients;
-            } else if (strcmp(a, "--match-seconds") == 0) {
-                dst = &o->match_s;
-            } else if (strcmp(a, "--empty-seconds") == 0) {
-                dst = &o->empty_s;
-            } else if (strcmp(a, "--join-seconds") == 0) {
-                dst = &o->join_s;
             } else if (strcmp(a, "--test-stall-after-ticks") == 0) {
                 lo = 1;
                 hi = 0xFFFFFFFFu;
                 dst = &o->stall_after;
-            } else if (strcmp(a, "--test-stall-seconds") == 0) {
-                lo = 1;
-                hi = 60;
-                dst = &o->stall_s;
             }
-            if (!keel_app_parse_u32(v, lo, hi, dst))
-                return bad(a, v);
-            i++;
-        } else if (strcmp(a, "--bind") == 0 || strcmp(a, "--level") == 0 || strcmp(a, "--scale") == 0 ||
-                   strcmp(a, "--up") == 0) {
-            if (!v)
-                return bad("value for", a);
-            if (strcmp(a, "--bind") == 0)
-                o->bind = v;
-            else if (strcmp(a, "--level") == 0)
-                o->level = v;
-            else if (strcmp(a, "--scale") == 0)
-                o->scale = v;
-            else if (strcmp(v, "y") == 0 || strcmp(v, "z") == 0)
-                o->up = v[0];
-            else
-                return bad("--up", v);
-            i++;
+            if (!keel_opt_u32(&p, lo, hi, dst))
+                return 2;
+        } else if (strcmp(a, "--bind") == 0 || strcmp(a, "--level") == 0 || strcmp(a, "--scale") == 0) {
+            if (!(v = keel_opt_value(&p)))
+                return 2;
+            *(strcmp(a, "--bind") == 0 ? &o->bind : strcmp(a, "--level") == 0 ? &o->level : &o->scale) = v;
+        } else if (strcmp(a, "--up") == 0) {
+            static const char *const axes[] = {"y", "z", NULL};
+            int axis = keel_opt_choice(&p, axes);
+            if (axis < 0)
+                return 2;
+            o->up = axes[axis][0];
         } else {
-            fprintf(stderr, "keel-server: unknown option '%s'\n", a);
-            usage(stderr);
-            return 2;
+            return keel_opt_unknown(&p);
         }
     }
+    if (p.failed)
+        return 2;
+    // host names (keel_addr.h: IPv4, ENet's only family)
+    static char bind_ip[16], metrics_ip[16], public_text[32];
+    char err[300];
+    if (!keel_addr_ipv4(o->bind, bind_ip, sizeof bind_ip, err, sizeof err))
+        return keel_opt_bad(&p, "--bind: %s", err);
+    o->bind = bind_ip;
+    if (o->metrics_host) {
+        if (!keel_addr_ipv4(o->metrics_host, metrics_ip, sizeof metrics_ip, err, sizeof err))
+            return keel_opt_bad(&p, "--metrics: %s", err);
+        o->metrics_host = metrics_ip;
+    }
+    if (o->public_address && strcmp(o->public_address, "agones") != 0 && o->public_address[0] != '[') {
+        char ip[16];
+        uint32_t port;
+        if (!keel_addr_resolve(o->public_address, 1, ip, sizeof ip, &port, err, sizeof err))
+            return keel_opt_bad(&p, "--public: %s", err);
+        snprintf(public_text, sizeof public_text, "%s:%u", ip, (unsigned)port);
+        o->public_address = public_text;
+    }
     if (o->key_file && o->insecure)
-        return bad("combination", "--key with --insecure");
+        return keel_opt_bad(&p, "--key and --insecure do not go together");
     if (!o->key_file && (o->public_address || o->protocol_id))
-        return bad("combination", "--public or --protocol-id without --key");
+        return keel_opt_bad(&p, "--public and --protocol-id need --key");
     if (o->key_file && !o->public_address && strcmp(o->bind, "0.0.0.0") == 0)
-        return bad("combination", "--key on --bind 0.0.0.0 without --public ADDR:PORT");
+        return keel_opt_bad(&p, "--key on --bind 0.0.0.0 needs --public ADDR:PORT (the address tokens list)");
     if (o->key_file && o->virtual_bots)
-        return bad("combination", "--key with --virtual-bots (no sockets)");
-    if (o->virtual_bots && (o->agones || o->match_s || o->empty_s || o->join_s || o->stall_after))
-        return bad("combination",
-                   "--virtual-bots with --agones, --match-seconds, --empty-seconds, --join-seconds or a test stall");
+        return keel_opt_bad(&p, "--key does not go with --virtual-bots (no sockets)");
+    if (o->virtual_bots && (o->agones || o->match_ms || o->empty_ms || o->join_ms || o->stall_after))
+        return keel_opt_bad(
+            &p, "--virtual-bots does not go with --agones, --match-seconds, --empty-seconds, --join-seconds or "
+                "a test stall");
     if (o->public_address && strcmp(o->public_address, "agones") == 0 && !o->agones)
-        return bad("combination", "--public agones without --agones");
-    if (!o->stall_after != !o->stall_s)
-        return bad("combination", "--test-stall-after-ticks without --test-stall-seconds (or the reverse)");
+        return keel_opt_bad(&p, "--public agones needs --agones");
+    if (!o->stall_after != !o->stall_ms)
+        return keel_opt_bad(&p, "--test-stall-after-ticks needs --test-stall-seconds (and the reverse)");
     if (!o->key_file && !o->insecure && !o->virtual_bots) {
         fputs("keel-server: no mode chosen: pass --key FILE for secure mode (clients need connect tokens; make\n"
-              "a key with 'keel-token keygen FILE'), or --insecure to let any client connect (a LAN, development)\n",
+              "a key with 'keel-token keygen FILE'), or --insecure to let any client connect (a LAN, development)\n"
+              "(keel-server --help lists the options)\n",
               stderr);
-        usage(stderr);
         return 2;
     }
     return 0;
@@ -518,8 +501,7 @@ int main(int argc, char **argv)
             else if (wait_ms <= 1)
                 keel_app_sleep_until_us(deadline);
         }
-        if (stop_requested || over ||
-            (o.duration_s && keel_app_now_us() - start >= (uint64_t)o.duration_s * 1000000u) ||
+        if (stop_requested || over || (o.duration_ms && keel_app_now_us() - start >= o.duration_ms * 1000u) ||
             (o.ticks && k >= o.ticks))
             break;
         uint64_t t0 = keel_app_now_us(), c0 = keel_app_thread_cpu_us();
@@ -540,7 +522,7 @@ int main(int argc, char **argv)
             ms.overruns += t1 > start + k * 1000000u / o.rate; // ended after the next tick's deadline
             publish(m, &ms, sv, host, &rec);
         }
-        if (o.stats_s && !o.quiet && t1 - last_stats >= (uint64_t)o.stats_s * 1000000u) {
+        if (o.stats_ms && !o.quiet && t1 - last_stats >= o.stats_ms * 1000u) {
             double secs = (double)(t1 - last_stats) / 1e6;
             qsort(samples, nsamples, sizeof samples[0], cmp_u64);
             double med = nsamples ? (double)samples[nsamples / 2] / 1000.0 : 0;

@@ -37,6 +37,9 @@ static uint64_t realtime_ms(void)
     return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
+// A duration (milliseconds) in ticks at `rate`, rounded up: never early.
+static uint64_t ms_ticks(uint64_t ms, uint32_t rate) { return (ms * rate + 999u) / 1000u; }
+
 static uint32_t players(const sv_server *sv)
 {
     sv_stats s;
@@ -98,7 +101,7 @@ bool match_begin(match *m, const options *o, sv_server *sv, FILE *text, volatile
     agones_get_counts(m->sdk, &c);
     fprintf(text, "keel-server: agones: Ready accepted after %" PRIu64 " tries; players may join; the match %s\n",
             c.ready_tries,
-            o->match_s ? "clock starts when the GameServer is Allocated" : "has no time limit (--match-seconds)");
+            o->match_ms ? "clock starts when the GameServer is Allocated" : "has no time limit (--match-seconds)");
     if (o->stats_json)
         printf("{\"event\":\"agones_ready\",\"tries\":%" PRIu64 ",\"clients\":%u}\n", c.ready_tries, players(sv));
     fflush(NULL);
@@ -109,7 +112,7 @@ const char *match_after_tick(match *m, uint64_t k, const sv_server *sv)
 {
     const options *o = m->o;
     uint32_t n = 0;
-    if (m->sdk || o->empty_s || o->join_s) {
+    if (m->sdk || o->empty_ms || o->join_ms) {
         n = players(sv);
         agones_tick(m->sdk, keel_app_now_us(), n);
     }
@@ -126,14 +129,14 @@ const char *match_after_tick(match *m, uint64_t k, const sv_server *sv)
     if (o->stall_after && k == o->stall_after) {
         agones_counts c;
         agones_get_counts(m->sdk, &c);
-        fprintf(m->text, "keel-server: test stall: the tick loop stops for %u s after tick %" PRIu64 "\n", o->stall_s,
-                k);
+        fprintf(m->text, "keel-server: test stall: the tick loop stops for %.3f s after tick %" PRIu64 "\n",
+                (double)o->stall_ms / 1000.0, k);
         if (o->stats_json)
             printf("{\"event\":\"stall_begin\",\"tick\":%" PRIu64 ",\"wall_ms\":%" PRIu64 ",\"health_sent\":%" PRIu64
                    ",\"health_skipped\":%" PRIu64 "}\n",
                    k, realtime_ms(), c.health_sent, c.health_skipped);
         fflush(NULL);
-        keel_app_sleep_until_us(keel_app_now_us() + (uint64_t)o->stall_s * 1000000u);
+        keel_app_sleep_until_us(keel_app_now_us() + o->stall_ms * 1000u);
         agones_get_counts(m->sdk, &c);
         fprintf(m->text, "keel-server: test stall over\n");
         if (o->stats_json)
@@ -142,16 +145,16 @@ const char *match_after_tick(match *m, uint64_t k, const sv_server *sv)
                    k, realtime_ms(), c.health_sent, c.health_skipped);
         fflush(NULL);
     }
-    if (o->match_s && m->started && k - m->start_tick >= (uint64_t)o->match_s * o->rate)
+    if (o->match_ms && m->started && k - m->start_tick >= ms_ticks(o->match_ms, o->rate))
         return "its match is over";
     m->had_players |= n > 0;
     // A match nobody joined (a failed allocation, players who never came)
     // ends too, or an Allocated GameServer would stay forever.
-    if (o->join_s && m->started && !m->had_players && k - m->start_tick >= (uint64_t)o->join_s * o->rate)
+    if (o->join_ms && m->started && !m->had_players && k - m->start_tick >= ms_ticks(o->join_ms, o->rate))
         return "no player joined";
-    if (o->empty_s) {
+    if (o->empty_ms) {
         m->empty_ticks = m->had_players && n == 0 ? m->empty_ticks + 1 : 0;
-        if (m->empty_ticks >= (uint64_t)o->empty_s * o->rate)
+        if (m->empty_ticks >= ms_ticks(o->empty_ms, o->rate))
             return "every player left";
     }
     return NULL;

@@ -1,5 +1,5 @@
 // keel-server --virtual-bots: the server with keel-client bots on the
-// in-memory network and a virtual clock (tools/common/keel_session.h), run as
+// in-memory network and a virtual clock (app/keel_session.h), run as
 // fast as the CPU allows, recorded through the same observer as a real
 // server. MIT licence, see LICENSE.
 #include <inttypes.h>

@@ -13,6 +13,7 @@
 
 #include "attack.h"
 #include "keel_app.h"
+#include "keel_opt.h"
 
 static void usage(FILE *f)
 {
@@ -75,8 +76,7 @@ static int bad(const char *fmt, const char *a, const char *b)
 {
     fputs("keel-attack: ", stderr);
     fprintf(stderr, fmt, a, b);
-    fputs("\n", stderr);
-    usage(stderr);
+    fputs(" (keel-attack --help lists the options)\n", stderr);
     return 2;
 }
 
@@ -182,27 +182,25 @@ int main(int argc, char **argv)
     o.ports = 16;
     o.wait_ms = strcmp(cmd->name, "request") == 0 ? 2000 : 500;
     char seen[256] = " ";
-    for (int i = 2; i < argc; i++) {
-        const char *a = argv[i];
+    keel_opt p; // the programs' shared parser (keel_opt.h): --name value, --name=value
+    keel_opt_init(&p, "keel-attack", argc, argv, 2);
+    const char *a;
+    while ((a = keel_opt_next(&p))) {
         if (strcmp(a, "--help") == 0) {
             usage(stdout);
             return 0;
         }
         char name[32];
-        const char *eq = strchr(a, '='), *v;
-        size_t n = eq ? (size_t)(eq - a) : strlen(a);
+        size_t n = strlen(a);
         if (strncmp(a, "--", 2) != 0 || n - 2 >= sizeof name)
             return bad("unexpected argument '%s'%s", a, "");
         memcpy(name, a + 2, n - 2);
         name[n - 2] = '\0';
         if (!listed(cmd->allowed, name))
             return bad("%s takes no --%s", cmd->name, name);
-        if (eq)
-            v = eq + 1;
-        else if (i + 1 < argc)
-            v = argv[++i];
-        else
-            return bad("--%s needs a value%s", name, "");
+        const char *v = keel_opt_value(&p);
+        if (!v)
+            return 2; // "keel-attack: --x: needs a value"
         if (!set_option(&o, name, v))
             return bad("bad --%s '%s'", name, v);
         if (strlen(seen) + strlen(name) + 2 < sizeof seen) {
@@ -210,6 +208,8 @@ int main(int argc, char **argv)
             strcat(seen, " ");
         }
     }
+    if (p.failed)
+        return 2;
     for (const char *r = cmd->required + 1; *r;) {
         const char *end = strchr(r, ' ');
         char name[32];

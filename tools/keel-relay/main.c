@@ -15,6 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "keel_addr.h"
+#include "keel_opt.h"
 #include "relay.h"
 
 static void usage(FILE *f)
@@ -25,7 +27,8 @@ static void usage(FILE *f)
           "directions get latency, jitter, loss, burst gaps, duplication, reordering\n"
           "and a bandwidth cap. Only 127.0.0.0/8 addresses are accepted.\n"
           "\n"
-          "  --server ADDR:PORT     where to forward (loopback only; required)\n"
+          "  --server HOST:PORT     where to forward (loopback only; required; HOST a name\n"
+          "                         such as localhost or an IPv4 address)\n"
           "  --listen [ADDR:]PORT   where clients send (default 127.0.0.1:0, a free\n"
           "                         port; the port is printed on the first line)\n"
           "  --seed S               random seed, decimal or 0x hex (default 1)\n"
@@ -260,7 +263,9 @@ static bool parse_addr(const char *s, bool allow_bare_port, bool allow_port0, st
     uint64_t port;
     if (!parse_u64(port_s, allow_port0 ? 0 : 1, 65535, &port))
         return false;
-    if (inet_pton(AF_INET, host, &out->sin_addr) != 1)
+    char dotted[16], err[300]; // a host name or an IPv4 address (keel_addr.h)
+    if (!keel_addr_ipv4(host, dotted, sizeof dotted, err, sizeof err) ||
+        inet_pton(AF_INET, dotted, &out->sin_addr) != 1)
         return false;
     out->sin_port = htons((uint16_t)port);
     return true;
@@ -273,8 +278,7 @@ __attribute__((format(printf, 1, 2))) static int bad(const char *fmt, ...)
     fputs("keel-relay: ", stderr);
     vfprintf(stderr, fmt, ap);
     va_end(ap);
-    fputs("\n", stderr);
-    usage(stderr);
+    fputs(" (keel-relay --help lists the options)\n", stderr);
     return 2;
 }
 
@@ -302,8 +306,10 @@ int main(int argc, char **argv)
     bool have_server = false, have_step_latency = false;
     char err[256];
 
-    for (int i = 1; i < argc; i++) {
-        const char *arg = argv[i];
+    keel_opt p; // the programs' shared parser (keel_opt.h): --name value, --name=value
+    keel_opt_init(&p, "keel-relay", argc, argv, 1);
+    const char *arg;
+    while ((arg = keel_opt_next(&p))) {
         if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
             usage(stdout);
             return 0;
@@ -312,16 +318,13 @@ int main(int argc, char **argv)
             return bad("unexpected argument '%s'", arg);
         char name[64];
         const char *value = NULL;
-        const char *eq = strchr(arg, '=');
-        size_t n = eq ? (size_t)(eq - arg) : strlen(arg);
+        size_t n = strlen(arg);
         if (n - 2 >= sizeof name)
             return bad("unknown option '%s'", arg);
         memcpy(name, arg + 2, n - 2);
         name[n - 2] = '\0';
         if (strcmp(name, "control") == 0) {
-            if (eq)
-                return bad("--control takes no value");
-            c.control = true;
+            c.control = true; // (keel_opt refuses "--control=x")
             continue;
         }
         // Shaping settings, with an optional -up / -down suffix.
@@ -338,13 +341,8 @@ int main(int argc, char **argv)
         }
         if (!find_setting(key) && !is_option(name))
             return bad("unknown option '--%s'", name);
-        if (eq) {
-            value = eq + 1;
-        } else {
-            if (i + 1 >= argc)
-                return bad("option --%s needs a value", name);
-            value = argv[++i];
-        }
+        if (!(value = keel_opt_value(&p)))
+            return 2; // "keel-relay: --x: needs a value"
         if (find_setting(key)) {
             if (!relay_setting(c.dir, key, dirs, value, err, sizeof err))
                 return bad("--%s", err);
@@ -353,7 +351,7 @@ int main(int argc, char **argv)
         uint64_t u;
         if (strcmp(name, "server") == 0) {
             if (!parse_addr(value, false, false, &c.server_addr))
-                return bad("--server: '%s' is not ADDR:PORT (IPv4, numeric)", value);
+                return bad("--server: '%s' is not HOST:PORT (a name or an IPv4 address)", value);
             if (!relay_is_loopback(&c.server_addr))
                 return bad("--server: %s is not a loopback address (127.0.0.0/8); keel-relay "
                            "only sends on loopback",
@@ -361,7 +359,7 @@ int main(int argc, char **argv)
             have_server = true;
         } else if (strcmp(name, "listen") == 0) {
             if (!parse_addr(value, true, true, &c.listen_addr))
-                return bad("--listen: '%s' is not [ADDR:]PORT (IPv4, numeric)", value);
+                return bad("--listen: '%s' is not [HOST:]PORT (a name or an IPv4 address)", value);
             if (!relay_is_loopback(&c.listen_addr))
                 return bad("--listen: %s is not a loopback address (127.0.0.0/8)", value);
         } else if (strcmp(name, "seed") == 0) {
@@ -399,6 +397,8 @@ int main(int argc, char **argv)
             return bad("unknown option '--%s'", name);
         }
     }
+    if (p.failed)
+        return 2;
     if (!have_server)
         return bad("--server is required");
     if (c.step != have_step_latency)

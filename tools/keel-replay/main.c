@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "keel_app.h"
+#include "keel_opt.h"
 #include "replay.h"
 
 #include <keel/net_proto.h>
@@ -74,8 +75,7 @@ usage_error(const char *fmt, ...)
     fputs("keel-replay: ", stderr);
     vfprintf(stderr, fmt, ap);
     va_end(ap);
-    fputc('\n', stderr);
-    usage(stderr);
+    fputs(" (keel-replay --help lists the options)\n", stderr);
     return REC_EXIT_USAGE;
 }
 
@@ -107,8 +107,10 @@ static int parse(int argc, char **argv, args *a)
     if (!verify && !diff && !info)
         return usage_error("unknown command '%s' (verify, diff or info)", a->command);
     int want = diff ? 2 : 1;
-    for (int i = 2; i < argc; i++) {
-        const char *arg = argv[i];
+    keel_opt p; // the programs' shared parser (keel_opt.h): --name value, --name=value
+    keel_opt_init(&p, "keel-replay", argc, argv, 2);
+    const char *arg;
+    while ((arg = keel_opt_next(&p))) {
         if (strcmp(arg, "--help") == 0) {
             usage(stdout);
             return -1;
@@ -127,8 +129,9 @@ static int parse(int argc, char **argv, args *a)
             continue;
         }
         const char *name = arg + 2;
-        size_t len = strcspn(name, "=");
-        const char *value = name[len] == '=' ? name + len + 1 : NULL;
+        size_t len = strlen(name);
+        const char *value = p.inline_value;
+        p.inline_used = true; // a flag given a value is refused below, by name
 #define IS(opt) (len == strlen(opt) && strncmp(name, opt, len) == 0)
         if (IS("quiet") || IS("json") || IS("partial")) {
             if (value)
@@ -145,11 +148,8 @@ static int parse(int argc, char **argv, args *a)
             return usage_error("unknown option '%s'", arg);
         if (info)
             return usage_error("info takes no option %s (only --json)", arg);
-        if (!value) {
-            if (i + 1 >= argc)
-                return usage_error("option %s needs a value", arg);
-            value = argv[++i];
-        }
+        if (!value && !(value = keel_opt_value(&p)))
+            return REC_EXIT_USAGE; // "keel-replay: --x: needs a value"
         if (IS("threads")) {
             if (a->seen_threads)
                 return usage_error("option %s is given twice", arg);

@@ -95,7 +95,7 @@ typedef struct ks_options {
 typedef enum ks_parse_status {
     KS_PARSE_RUN,   ///< options are valid: run
     KS_PARSE_HELP,  ///< --help was printed: exit 0
-    KS_PARSE_ERROR, ///< a message and the usage went to stderr: exit 2
+    KS_PARSE_ERROR, ///< a message (naming the option, pointing to --help) went to stderr: exit 2
 } ks_parse_status;
 
 ks_parse_status ks_parse_options(int argc, char **argv, ks_options *out);

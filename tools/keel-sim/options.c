@@ -13,6 +13,8 @@
 
 #include <keel/rec.h>
 
+#include "keel_opt.h"
+
 void ks_print_usage(FILE *f)
 {
     fputs("usage: keel-sim [options]\n"
@@ -260,9 +262,8 @@ usage_error(const char *fmt, ...)
     va_start(ap, fmt);
     fputs("keel-sim: ", stderr);
     vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    fputs(" (keel-sim --help lists the options)\n", stderr);
     va_end(ap);
-    ks_print_usage(stderr);
     return KS_PARSE_ERROR;
 }
 
@@ -362,13 +363,16 @@ ks_parse_status ks_parse_options(int argc, char **argv, ks_options *o)
 
     // Options given so far (every option but --spawn and --set may be given once).
     bool seen[sizeof known_options / sizeof known_options[0]] = {false};
-    for (int i = 1; i < argc; i++) {
-        const char *arg = argv[i];
+    keel_opt p; // the programs' shared parser (keel_opt.h): --name value, --name=value
+    keel_opt_init(&p, "keel-sim", argc, argv, 1);
+    const char *arg;
+    while ((arg = keel_opt_next(&p))) {
         if (strncmp(arg, "--", 2) != 0)
             return usage_error("unexpected argument '%s'", arg);
         const char *name = arg + 2;
-        size_t name_len = strcspn(name, "=");
-        const char *value = name[name_len] == '=' ? name + name_len + 1 : NULL;
+        size_t name_len = strlen(name);
+        const char *value = p.inline_value;
+        p.inline_used = true; // a switch given a value is refused below, by name
 
         // Known at all? (Before asking for a value: "--foo" is unknown, not
         // an option that needs one.)
@@ -406,19 +410,16 @@ ks_parse_status ks_parse_options(int argc, char **argv, ks_options *o)
             // The depth is optional: "--sync-test", "--sync-test 16" or
             // "--sync-test=16" (keel-sim takes no other bare arguments, so
             // a following word that is not an option is the depth).
-            if (!value && i + 1 < argc && strncmp(argv[i + 1], "--", 2) != 0)
-                value = argv[++i];
+            if (!value && p.next < argc && strncmp(argv[p.next], "--", 2) != 0)
+                value = argv[p.next++];
             o->sync_depth = KS_SYNC_DEFAULT_DEPTH;
             if (value && !parse_u32(value, 1, KS_SYNC_MAX_DEPTH, &o->sync_depth))
                 return usage_error("bad --sync-test '%s' (the deepest rollback: 1 to %d ticks)", value,
                                    KS_SYNC_MAX_DEPTH);
             continue;
         }
-        if (!value) {
-            if (i + 1 >= argc)
-                return usage_error("option %s needs a value", arg);
-            value = argv[++i];
-        }
+        if (!value && !(value = keel_opt_value(&p)))
+            return KS_PARSE_ERROR; // "keel-sim: --x: needs a value"
 
         if (IS("mode")) {
             if (strcmp(value, "characters") == 0)

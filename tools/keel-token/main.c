@@ -19,7 +19,9 @@
 
 #include <keel/net_token.h>
 
+#include "keel_addr.h"
 #include "keel_app.h"
+#include "keel_opt.h"
 
 static void usage(FILE *f)
 {
@@ -34,7 +36,9 @@ static void usage(FILE *f)
           "\n"
           "  --key FILE         the backend's key file\n"
           "  --client-id N      the player's id, 0..2^64-1 (decimal or 0x hex)\n"
-          "  --server HOST:PORT a server the token admits to: A.B.C.D:PORT or\n"
+          "  --server HOST:PORT a server the token admits to, as the server names itself\n"
+          "                     (its --public; behind a relay, NAT or port forward not the\n"
+          "                     address clients dial): a host name (IPv4), A.B.C.D:PORT or\n"
           "                     [IPv6]:PORT; 1 to 32 of them\n"
           "  --expires S        seconds the token stays valid, 1..31536000 (default 300)\n"
           "  --timeout S        seconds of silence that end a connection, 1..3600\n"
@@ -49,14 +53,12 @@ static void usage(FILE *f)
           f);
 }
 
-// "keel-token: <message>" on stderr, then the usage when it is a command-line error.
+// "keel-token: <message>" on stderr (a command-line error points to --help).
 static int vreport(int status, const char *fmt, va_list ap)
 {
     fputs("keel-token: ", stderr);
     vfprintf(stderr, fmt, ap);
-    fputs("\n", stderr);
-    if (status == 2)
-        usage(stderr);
+    fputs(status == 2 ? " (keel-token --help lists the options)\n" : "\n", stderr);
     return status;
 }
 
@@ -78,31 +80,6 @@ __attribute__((format(printf, 1, 2))) static int error(const char *fmt, ...)
     int status = vreport(1, fmt, ap);
     va_end(ap);
     return status;
-}
-
-static bool parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
-{
-    return keel_app_parse_u64(s, lo, hi, out) != 0;
-}
-
-// "--name value" or "--name=value": the value, advancing *i; NULL if none.
-static const char *option_value(int argc, char **argv, int *i, const char *name)
-{
-    const char *arg = argv[*i];
-    size_t n = strlen(name);
-    if (strncmp(arg, "--", 2) != 0 || strncmp(arg + 2, name, n) != 0)
-        return NULL;
-    if (arg[2 + n] == '=')
-        return arg + 3 + n;
-    if (arg[2 + n] == '\0' && *i + 1 < argc)
-        return argv[++*i];
-    return NULL;
-}
-
-static bool is_flag(const char *arg, const char *name)
-{
-    size_t n = strlen(name);
-    return strncmp(arg, "--", 2) == 0 && strncmp(arg + 2, name, n) == 0 && (arg[2 + n] == '\0' || arg[2 + n] == '=');
 }
 
 static int keygen(int argc, char **argv)
@@ -143,6 +120,19 @@ static int write_token(const char *path, const uint8_t *token)
     return 0;
 }
 
+// --server HOST:PORT: a name resolved (IPv4), or A.B.C.D:PORT / [IPv6]:PORT as it is
+static bool server_address(const char *v, net_token_address *out, char *err, size_t err_size)
+{
+    if (net_token_address_parse(v, out))
+        return true;
+    char ip[16], text[32];
+    uint32_t port;
+    if (v[0] == '[' || !keel_addr_resolve(v, 1, ip, sizeof ip, &port, err, err_size))
+        return false;
+    snprintf(text, sizeof text, "%s:%u", ip, (unsigned)port);
+    return net_token_address_parse(text, out);
+}
+
 static int issue(int argc, char **argv)
 {
     static net_token_params p; // (large: not on the stack)
@@ -150,47 +140,56 @@ static int issue(int argc, char **argv)
     const char *key_path = NULL, *out_path = NULL;
     uint64_t expires = 300, timeout = 10, now = 0;
     bool have_client = false, have_now = false;
-    for (int i = 2; i < argc; i++) {
+    keel_opt o;
+    keel_opt_init(&o, "keel-token", argc, argv, 2);
+    const char *a;
+    while ((a = keel_opt_next(&o))) {
         const char *v;
-        if ((v = option_value(argc, argv, &i, "key"))) {
-            key_path = v;
-        } else if ((v = option_value(argc, argv, &i, "out"))) {
-            out_path = v;
-        } else if ((v = option_value(argc, argv, &i, "client-id"))) {
-            if (!parse_u64(v, 0, UINT64_MAX, &p.client_id))
-                return bad("--client-id: '%s' is not a number 0..2^64-1", v);
+        if (strcmp(a, "--key") == 0 || strcmp(a, "--out") == 0) {
+            if (!(v = keel_opt_value(&o)))
+                return 2;
+            *(strcmp(a, "--key") == 0 ? &key_path : &out_path) = v;
+        } else if (strcmp(a, "--client-id") == 0) {
+            if (!keel_opt_u64(&o, 0, UINT64_MAX, &p.client_id))
+                return 2;
             have_client = true;
-        } else if ((v = option_value(argc, argv, &i, "protocol-id"))) {
-            if (!parse_u64(v, 0, UINT64_MAX, &p.protocol_id))
-                return bad("--protocol-id: '%s' is not a number 0..2^64-1", v);
-        } else if ((v = option_value(argc, argv, &i, "server"))) {
+        } else if (strcmp(a, "--protocol-id") == 0) {
+            if (!keel_opt_u64(&o, 0, UINT64_MAX, &p.protocol_id))
+                return 2;
+        } else if (strcmp(a, "--server") == 0) {
+            if (!(v = keel_opt_value(&o)))
+                return 2;
             if (p.server_count == NET_TOKEN_MAX_SERVERS)
-                return bad("--server: at most %d servers", NET_TOKEN_MAX_SERVERS);
-            if (!net_token_address_parse(v, &p.servers[p.server_count]))
-                return bad("--server: '%s' is not A.B.C.D:PORT or [IPv6]:PORT (port 1..65535)", v);
+                return keel_opt_fail(&o, "at most %d servers", NET_TOKEN_MAX_SERVERS);
+            char err[300] = "";
+            if (!server_address(v, &p.servers[p.server_count], err, sizeof err))
+                return keel_opt_fail(&o, "'%s' is not HOST:PORT or [IPv6]:PORT (port 1..65535)%s%s", v,
+                                     err[0] ? ": " : "", err);
             p.server_count++;
-        } else if ((v = option_value(argc, argv, &i, "expires"))) {
-            if (!parse_u64(v, 1, 31536000, &expires))
-                return bad("--expires: '%s' is not 1..31536000 seconds", v);
-        } else if ((v = option_value(argc, argv, &i, "timeout"))) {
-            if (!parse_u64(v, 1, NET_TOKEN_MAX_TIMEOUT, &timeout))
-                return bad("--timeout: '%s' is not 1..%d seconds", v, NET_TOKEN_MAX_TIMEOUT);
-        } else if ((v = option_value(argc, argv, &i, "now"))) {
-            if (!parse_u64(v, 0, UINT64_MAX - 31536000, &now))
-                return bad("--now: '%s' is not a time in seconds", v);
+        } else if (strcmp(a, "--expires") == 0) {
+            if (!keel_opt_u64(&o, 1, 31536000, &expires))
+                return 2;
+        } else if (strcmp(a, "--timeout") == 0) {
+            if (!keel_opt_u64(&o, 1, NET_TOKEN_MAX_TIMEOUT, &timeout))
+                return 2;
+        } else if (strcmp(a, "--now") == 0) {
+            if (!keel_opt_u64(&o, 0, UINT64_MAX - 31536000, &now))
+                return 2;
             have_now = true;
-        } else if ((v = option_value(argc, argv, &i, "user-data"))) {
+        } else if (strcmp(a, "--user-data") == 0) {
+            if (!(v = keel_opt_value(&o)))
+                return 2;
             size_t n = strlen(v);
             if (n > NET_TOKEN_MAX_USER_DATA)
-                return bad("--user-data: %zu bytes, at most %d", n, NET_TOKEN_MAX_USER_DATA);
+                return keel_opt_fail(&o, "%zu bytes, at most %d", n, NET_TOKEN_MAX_USER_DATA);
             memcpy(p.user_data, v, n);
             p.user_data_size = (uint32_t)n;
-        } else if (strncmp(argv[i], "--", 2) == 0) {
-            return bad("unknown option or missing value: '%s'", argv[i]);
         } else {
-            return bad("unexpected argument '%s'", argv[i]);
+            return keel_opt_unknown(&o);
         }
     }
+    if (o.failed)
+        return 2;
     if (!key_path)
         return bad("issue needs --key FILE");
     if (!have_client)
@@ -258,16 +257,19 @@ static int inspect(int argc, char **argv)
 {
     bool json = false;
     const char *path = NULL;
-    for (int i = 2; i < argc; i++) {
-        if (is_flag(argv[i], "json") && argv[i][6] == '\0')
+    keel_opt o;
+    keel_opt_init(&o, "keel-token", argc, argv, 2);
+    const char *a;
+    while ((a = keel_opt_next(&o))) {
+        if (strcmp(a, "--json") == 0)
             json = true;
-        else if (strncmp(argv[i], "--", 2) == 0)
-            return bad("unknown option '%s'", argv[i]);
-        else if (path)
-            return bad("inspect takes one FILE");
+        else if (strncmp(a, "--", 2) == 0 || path)
+            return keel_opt_unknown(&o);
         else
-            path = argv[i];
+            path = a;
     }
+    if (o.failed)
+        return 2;
     if (!path)
         return bad("inspect needs a FILE");
     FILE *f = fopen(path, "rb");

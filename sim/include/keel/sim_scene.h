@@ -195,7 +195,7 @@ bool sim_scene_relocation(const sim_scene *scene, uint32_t id, int pass, sim_vec
 // characters' moves (step 3 above) are independent of each other: each
 // writes only its own state and reads only the snapshot, the platforms and
 // the world. The scene has no threads of its own; the embedding may hand it
-// an executor that spreads the moves over its threads (tools/common/keel_jobs.h
+// an executor that spreads the moves over its threads (app/keel_jobs.h
 // is a small pthread one). The result is bit-identical to the plain loop
 // whatever the executor, the thread count and the scheduling.
 

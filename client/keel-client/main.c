@@ -484,7 +484,7 @@ int main(int argc, char **argv)
                 b->done = true;
                 continue;
             }
-            if (st == CL_STATUS_DISCONNECTED && now - start < (uint64_t)o.connect_timeout_s * 1000000u &&
+            if (st == CL_STATUS_DISCONNECTED && now - start < (uint64_t)o.connect_timeout_ms * 1000u &&
                 rejoin(b, i + 1, &o, hc, &tokens, world, &level, &settings, &cc)) {
                 all_done = false;
                 continue;

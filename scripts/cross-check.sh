@@ -5,6 +5,8 @@
 # architecture below, then
 #   1. runs the same keel-sim scenarios on each and requires the same final
 #      state hash everywhere;
+#      (the built-in and generated levels, keel's levels/arena.map, and zdm2 and
+#      LibreQuake's lqdm1.map when ../shared/levels has them);
 #   2. makes recordings with the reference build (x86-64 gcc -O2): a server
 #      session with bots (joins, leaves, pushing, platforms) and keel-sim
 #      scenarios on the built-in level, a generated level and both real maps;
@@ -314,12 +316,16 @@ scenarios=("--level builtin --characters 8 --seed 1"
            "--level builtin --characters 8 --seed 2 --shape box"
            "--level builtin --characters 8 --seed 6 --shape cylinder"
            "--mode probes --level builtin --characters 16 --seed 3"
-           "--level generated --characters 8 --seed 4")
+           "--level generated --characters 8 --seed 4"
+           "--level levels/arena.map --characters 8 --seed 7")
 maps=${KEEL_LEVELS_DIR:-../shared/levels}
 have_maps=0
 if [ -f "$maps/sauerbraten_zdm2.obj" ]; then
     have_maps=1
     scenarios+=("--level $maps/sauerbraten_zdm2.obj --scale 0.12 --characters 8 --seed 5")
+    if [ -f "$maps/librequake/lqdm1.map" ]; then
+        scenarios+=("--level $maps/librequake/lqdm1.map --characters 8 --seed 8")
+    fi
 else
     echo "cross-check: note: $maps is absent; the real-map scenarios are skipped" >&2
 fi

@@ -1012,12 +1012,14 @@ Test(narrow_case, cylinder_onto_jittered_level_floor)
     cr_assert(ok);
 }
 
-// Found by the fuzzer (seed 202, world 14522), not fixed yet (disabled so
-// that CI stays green; enable it with the fix): a capsule 0.3 mm above the
+// Found by the fuzzer (seed 202, world 14522): a capsule 0.3 mm above the
 // peak corner of a jittered tessellated floor (the corner 8-23 mm above its
-// neighbours), swept 0.36 m straight down as the ground probe, meets no
-// triangle and ends 0.36 m inside the floor.
-Test(narrow_case, capsule_onto_peak_of_jittered_floor, .disabled = true)
+// neighbours), swept 0.36 m straight down as the ground probe, met no
+// triangle and ended 0.36 m inside the floor. Its bottom sphere started
+// within every face's slab, its foot beyond the corner over the folds'
+// slack: "touching", yet further than R from every triangle (the corner),
+// and the dead corner was never solved.
+Test(narrow_case, capsule_onto_peak_of_jittered_floor)
 {
     static const sim_fx tri[32][3][3] = {
         {{2224763, 1095427, 1748986}, {2302548, 1094435, 1709128}, {2262691, 1094346, 1631343}},

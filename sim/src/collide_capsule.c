@@ -61,26 +61,33 @@ static void prim_sphere(round_ctx *c, sim_vec3 o, sim_vec3 centre, int vertex)
 }
 
 // The capsule's bottom or top sphere (centre o, at dist0 from the plane:
-// sim_dir_dot_v3(t->n, o - t->v[0])) against the face.
-static void prim_face(round_ctx *c, sim_vec3 o, sim_fx dist0)
+// sim_dir_dot_v3(t->n, o - t->v[0])) against the face. True when the sphere
+// starts within the slab with its foot beyond the triangle, over a fold's
+// slack only (fold_slack): it may then lie just outside the ridge or peak
+// the slab stands in for (between the slab and the true surface, a shell up
+// to R (1 / cos - 1) thick), where the contact finds nothing and the slab
+// no entry. The caller solves the fold's edges and corners exactly then.
+static bool prim_face(round_ctx *c, sim_vec3 o, sim_fx dist0)
 {
     const sim_tri *t = c->t;
     int sg;
     int64_t s = round_slab_entry(c, dist0, t->n, c->R, &sg);
     if (s == -2) {
         sim_vec3 q = sim_v3_sub(o, sim_dir_scale(t->n, dist0));
-        if (in_face(t, q, c->R))
-            c->touching = true;
-        return;
+        if (!in_face(t, q, c->R))
+            return false;
+        c->touching = true;
+        return (t->flags & (7u << 14)) && !round_in_triangle(t, q, SIM_QUERY_TOLERANCE);
     }
     if (s < 0)
-        return;
+        return false;
     sim_vec3 at = sim_v3_add(o, sim_dir_scale(c->ray->dir, (sim_fx)s));
     sim_vec3 q = sim_v3_sub(at, sim_dir_scale(t->n, sim_dir_dot_v3(t->n, sim_v3_sub(at, t->v[0]))));
     if (!in_face(t, q, c->R))
-        return;
+        return false;
     sim_dir n = sg > 0 ? t->n : sim_dir_neg(t->n);
     round_consider(c, (sim_fx)s, sim_dir_to_v3(n), SIM_FEATURE_FACE, 0, q);
+    return false;
 }
 
 // How far the capsule reaches along the unit normal n: radius plus the
@@ -267,11 +274,13 @@ static bool capsule_sweep(const capsule_ray *cr, const sim_tri *t, const capsule
             if ((e0 > clear && e1 > clear) || (e0 < -clear && e1 < -clear))
                 continue;
         }
-        prim_face(&c, o, e[k]);
+        // In a fold's shell (prim_face) its dead edges and corners are
+        // solved too: they report the face normal (round_consider).
+        bool shell = prim_face(&c, o, e[k]);
         for (int i = 0; i < 3; i++) {
-            if (edge_live[i])
+            if (edge_live[i] || (shell && ((t->flags >> (14 + i)) & 1u)))
                 round_prim_cylinder(&c, o, t->v[i], t->edir[i], t->elen[i], SIM_FEATURE_EDGE, i);
-            if (vert_live[i])
+            if (vert_live[i] || (shell && ((t->flags >> (17 + i)) & 1u)))
                 prim_sphere(&c, o, t->v[i], i);
         }
     }

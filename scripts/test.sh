@@ -19,8 +19,10 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 root=$(pwd)
 jobs=2
 
+# Each section's heading gives the seconds since the start, so a slow CI run
+# shows where its time went.
 section() {
-    printf '\n==== %s ====\n' "$*"
+    printf '\n==== %s (at %d s) ====\n' "$*" "$SECONDS"
 }
 
 failures=()

@@ -34,7 +34,7 @@
 # failed.
 #
 # Usage: scripts/cross-check.sh [--full] [--ticks N]
-#   (default)  the CI size: 320-tick scenarios, a 3-minute session with 8 bots;
+#   (default)  the CI size: 320-tick scenarios, a 1-minute session with 8 bots;
 #              each run under qemu, Wine or Node is capped at
 #              $KEEL_CROSS_TIMEOUT seconds (default 600), and a run that hits
 #              the cap fails
@@ -46,7 +46,7 @@ root=$(pwd)
 ticks=320
 full=0
 session_bots=8
-session_ticks=11520 # 3 minutes at 64 Hz
+session_ticks=3840 # 1 minute at 64 Hz
 map_ticks=640
 while [ $# -gt 0 ]; do
     case $1 in

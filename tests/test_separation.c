@@ -213,7 +213,7 @@ static void add_at(sim_scene *sc, uint32_t id, sim_vec3 feet, sim_angle yaw)
 
 Test(separation, two_hundred_walkers_from_one_spawn_point_never_overlap_by_more_than_1mm)
 {
-    enum { N = 200, TICKS = 640 };
+    enum { N = 200, TICKS = KEEL_TEST_SIZE(640, 256) };
     sim_move_settings s = sim_move_default_settings();
     sim_scene *sc = sim_scene_create(world, &s, N);
     sim_vec3 spawn = marker("spawn");
@@ -229,7 +229,7 @@ Test(separation, two_hundred_walkers_from_one_spawn_point_never_overlap_by_more_
 // into each other.
 Test(separation, mixed_shapes_never_overlap_by_more_than_1mm)
 {
-    enum { N = 120, TICKS = 400 };
+    enum { N = 120, TICKS = KEEL_TEST_SIZE(400, 200) };
     sim_move_settings s = sim_move_default_settings();
     s.stand_shape = sim_shape_cylinder(SIM_FX_MM(400), SIM_FX_MM(1800));
     s.crouch_shape = sim_shape_box(SIM_FX_MM(400), SIM_FX_MM(500), SIM_FX_MM(400));
@@ -269,7 +269,7 @@ static void toward_goal(sim_scene *sc, keel_rng *rng, void *ctx)
 
 Test(separation, a_crowd_pushing_into_a_corner_never_overlaps_by_more_than_1mm)
 {
-    enum { N = 100, TICKS = 600 };
+    enum { N = 100, TICKS = KEEL_TEST_SIZE(600, 250) };
     sim_move_settings s = sim_move_default_settings();
     sim_scene *sc = sim_scene_create(world, &s, N);
     sim_vec3 start = marker("corner_start");
@@ -289,7 +289,7 @@ Test(separation, a_crowd_pushing_into_a_corner_never_overlaps_by_more_than_1mm)
 // platform rises or the others make room.
 Test(separation, riders_and_bystanders_on_platforms_overlap_by_more_than_1mm_only_when_marked_crowded)
 {
-    enum { N = 60, TICKS = 900 };
+    enum { N = 60, TICKS = KEEL_TEST_SIZE(900, 300) };
     sim_move_settings s = sim_move_default_settings();
     sim_scene *sc = sim_scene_create(world, &s, N);
     cr_assert_eq(sim_scene_add_area_platforms(sc, &level, 1000, 1001), 0);
@@ -372,11 +372,12 @@ static void check_pile(uint32_t n, bool walking)
     sim_scene_destroy(sc);
 }
 
+// (Under the sanitizers, 300: the same paths, a third of the work.)
 Test(separation, a_thousand_idle_characters_at_one_point_spread_out_as_far_as_there_is_room)
 {
-    check_pile(1000, false);
+    check_pile(KEEL_TEST_SIZE(1000, 300), false);
 }
-Test(separation, a_thousand_walking_characters_at_one_point_spread_out) { check_pile(1000, true); }
+Test(separation, a_thousand_walking_characters_at_one_point_spread_out) { check_pile(KEEL_TEST_SIZE(1000, 300), true); }
 
 Test(separation, a_pile_separates_the_same_whatever_order_the_characters_were_added_in)
 {
@@ -646,7 +647,8 @@ Test(separation, piles_at_zdm2_spawn_points_overlap_only_when_marked_crowded)
     sim_aabb bounds = sim_world_get_stats(w).bounds;
     ks_spawn_area area = {&L, w, bounds, s.stand_shape, s.max_slope_cos, SIM_FX_ONE, true};
     static const uint64_t seeds[] = {2, 4, 16, 31};
-    for (size_t k = 0; k < sizeof seeds / sizeof seeds[0]; k++) {
+    const size_t nseeds = KEEL_TEST_SIZE(sizeof seeds / sizeof seeds[0], 1); // one spawn point under the sanitizers
+    for (size_t k = 0; k < nseeds; k++) {
         sim_vec3 feet;
         cr_assert(ks_spawn_find(&area, seeds[k], 1, NULL, 0, SIM_FX_MM(1200), &feet));
         room_figures f = room_pile(w, 200, feet, bounds);

@@ -154,6 +154,17 @@ const char *keel_test_dir_file(const char *dir, const char *name);
 /// failure always does. The format must be a string literal.
 #define keel_test_warn(...) cr_log_info("warning: " __VA_ARGS__)
 
+/// A loop's size: `normal` in the normal tree, `sanitized` in the sanitizer
+/// tree (KEEL_SANITIZED_BUILD, set by tests/CMakeLists.txt), where the code
+/// runs 5-20x slower. The sanitizers look for memory errors and undefined
+/// behaviour along the same paths, so they take fewer seeds, ticks or
+/// characters; the promises are judged at full size in the normal tree.
+#ifdef KEEL_SANITIZED_BUILD
+#define KEEL_TEST_SIZE(normal, sanitized) (sanitized)
+#else
+#define KEEL_TEST_SIZE(normal, sanitized) (normal)
+#endif
+
 static inline double keel_fx_to_d(sim_fx v) { return (double)v / 65536.0; }
 
 #endif

@@ -54,7 +54,8 @@ void enet_leave_expire(enet_net_host *h, uint32_t i, enet_uint32 now)
     enet_slot *s = &h->slots[i];
     if (!s->left)
         return;
-    if (h->enet->peers[i].state == ENET_PEER_STATE_DISCONNECTED && ENET_TIME_DIFFERENCE(now, s->left_at) < (enet_uint32)NET_LEAVE_MAX_MS)
+    if (h->enet->peers[i].state == ENET_PEER_STATE_DISCONNECTED &&
+        ENET_TIME_DIFFERENCE(now, s->left_at) < (enet_uint32)NET_LEAVE_MAX_MS)
         return;
     s->left = false;
     enet_frame_forget_left(h, i);
@@ -83,7 +84,9 @@ static bool find_leave(const enet_uint8 *d, size_t at, size_t n, enet_uint16 *se
         case ENET_PROTOCOL_COMMAND_SEND_UNRELIABLE: at += ENET_NET_TO_HOST_16(c.sendUnreliable.dataLength); break;
         case ENET_PROTOCOL_COMMAND_SEND_UNSEQUENCED: at += ENET_NET_TO_HOST_16(c.sendUnsequenced.dataLength); break;
         case ENET_PROTOCOL_COMMAND_SEND_FRAGMENT:
-        case ENET_PROTOCOL_COMMAND_SEND_UNRELIABLE_FRAGMENT: at += ENET_NET_TO_HOST_16(c.sendFragment.dataLength); break;
+        case ENET_PROTOCOL_COMMAND_SEND_UNRELIABLE_FRAGMENT:
+            at += ENET_NET_TO_HOST_16(c.sendFragment.dataLength);
+            break;
         default: break;
         }
     }

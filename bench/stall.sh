@@ -74,7 +74,9 @@ one_run() { # stall seconds, run number
     lost=$(grep -c "lost the connection\|not playing after" "$OUT/cl.err")
     local ends
     ends=$(grep -o '"end":"[a-z_]*"' "$OUT/cl.out" | sort | uniq -c | tr '\n' ' ')
-    echo "stall ${s} s run $r: bots lost $lost; ends: $ends"
+    local counted
+    counted=$(grep -ho 'clients joined [0-9]*, left [0-9]*' "$OUT/sv.out" "$OUT/sv.err" | head -1)
+    echo "stall ${s} s run $r: bots lost $lost; ends: $ends; server: $counted"
     if [ "$lost" -gt 0 ] && [ -n "${KEEP:-}" ]; then
         mkdir -p "$KEEP/stall-$s-$r" && cp "$OUT"/* "$KEEP/stall-$s-$r/"
     fi

@@ -7,25 +7,29 @@
 # stopped (SIGSTOP) for the stall, woken (SIGCONT), plays 10 s more and leaves.
 # A bot is lost when keel-client reports it ("lost the connection", or "not
 # playing after" --connect-timeout); each run prints how the bots' summaries end.
+# A leave is unacknowledged when a bot's summary ends "left_unacknowledged".
 #
 #   bench/stall.sh                      20 runs of a 3 s stall, then 5 of an 8 s stall
 #   bench/stall.sh --runs 2 --stall 3   a short check
+#   bench/stall.sh --runs 20 --stall 0 --play 1 --bots 32   leaves on the lossy link
 #
 # Options: --build DIR (default build), --runs N (default: 20 at 3 s, 5 at 8 s),
-# --stall S (one stall length instead of both), --bots N (default 8). With
-# KEEP=DIR in the environment, the logs of a run that lost a bot are kept there.
+# --stall S (one stall length instead of both; 0: none), --play S (seconds of play
+# after the wake, default 10), --bots N (default 8). With KEEP=DIR in the
+# environment, the logs of a run that lost a bot are kept there.
 # Prints one line per run and the totals. Exit status: 0 no bot lost, 1 a bot lost
 # or a process failed, 2 bad usage.
 set -u
 cd "$(dirname "$0")/.."
-BUILD=build RUNS="" STALL="" BOTS=8
-usage() { sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; }
+BUILD=build RUNS="" STALL="" BOTS=8 PLAY=10
+usage() { sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; }
 while [ $# -gt 0 ]; do
     case "$1" in
     --build) BUILD=${2:?}; shift ;;
     --runs) RUNS=${2:?}; shift ;;
     --stall) STALL=${2:?}; shift ;;
     --bots) BOTS=${2:?}; shift ;;
+    --play) PLAY=${2:?}; shift ;;
     --help) usage; exit 0 ;;
     *) echo "stall.sh: unknown option '$1'" >&2; usage >&2; exit 2 ;;
     esac
@@ -33,7 +37,7 @@ while [ $# -gt 0 ]; do
 done
 OUT=$(mktemp -d)
 trap 'rm -rf "$OUT"' EXIT
-lost_total=0 runs_total=0
+lost_total=0 runs_total=0 unacked_total=0
 wait_port() { # the port a program printed ("listening on ADDR:PORT") in one of the files
     local p=""
     for _ in $(seq 100); do
@@ -61,7 +65,7 @@ one_run() { # stall seconds, run number
     kill -STOP $cl 2>/dev/null
     sleep "$s"
     kill -CONT $cl 2>/dev/null
-    sleep 10
+    sleep "$PLAY"
     kill -INT $cl 2>/dev/null
     wait $cl
     kill -INT $relay $sv 2>/dev/null
@@ -70,11 +74,14 @@ one_run() { # stall seconds, run number
     lost=$(grep -c "lost the connection\|not playing after" "$OUT/cl.err")
     local ends
     ends=$(grep -o '"end":"[a-z_]*"' "$OUT/cl.out" | sort | uniq -c | tr '\n' ' ')
-    echo "stall ${s} s run $r: bots lost $lost; ends: $ends"
+    local counted
+    counted=$(grep -ho 'clients joined [0-9]*, left [0-9]*' "$OUT/sv.out" "$OUT/sv.err" | head -1)
+    echo "stall ${s} s run $r: bots lost $lost; ends: $ends; server: $counted"
     if [ "$lost" -gt 0 ] && [ -n "${KEEP:-}" ]; then
         mkdir -p "$KEEP/stall-$s-$r" && cp "$OUT"/* "$KEEP/stall-$s-$r/"
     fi
     lost_total=$((lost_total + lost))
+    unacked_total=$((unacked_total + $(grep -o '"end":"left_unacknowledged"' "$OUT/cl.out" | wc -l)))
     runs_total=$((runs_total + 1))
 }
 if [ -n "$STALL" ]; then
@@ -83,5 +90,5 @@ else
     for r in $(seq "${RUNS:-20}"); do one_run 3 "$r"; done
     for r in $(seq "${RUNS:-5}"); do one_run 8 "$r"; done
 fi
-echo "stall.sh: $runs_total runs of $BOTS bots: $lost_total bots lost"
+echo "stall.sh: $runs_total runs of $BOTS bots: $lost_total bots lost, $unacked_total leaves unacknowledged"
 [ "$lost_total" -eq 0 ]

@@ -17,15 +17,19 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <criterion/criterion.h>
 
 #include <keel/net_host.h>
+#include <keel/net_token.h>
 
 #include "test_support.h"
+#include "token_fixture.h"
 
 static uint32_t virtual_ms = 1000;
 
@@ -59,6 +63,8 @@ typedef struct relay {
     unsigned seen[2];
     unsigned loss_every;     ///< also drop every loss_every-th datagram of each direction (0: none)
     uint32_t last_to_server; ///< when a datagram was last delivered to the server
+    bool drop_to_client_now; ///< drop every datagram to the client taken by the next step
+    unsigned dropped_to_client_now;
 } relay;
 
 static int udp_socket(uint16_t *port)
@@ -99,6 +105,10 @@ static void relay_take(relay *r, int s, bool to_server)
             r->has_client = true;
         }
         unsigned k = r->seen[to_server]++;
+        if (!to_server && r->drop_to_client_now) {
+            r->dropped_to_client_now++;
+            continue;
+        }
         if (r->loss_every && k % r->loss_every == r->loss_every - 1u)
             continue;
         if (!r->dropped && r->drop && r->drop_to_server == to_server && k >= r->drop_after &&
@@ -119,6 +129,7 @@ static void relay_step(relay *r)
 {
     relay_take(r, r->front, true);
     relay_take(r, r->back, false);
+    r->drop_to_client_now = false;
     size_t keep = 0;
     for (size_t i = 0; i < r->count; i++) {
         datagram *g = &r->q[i];
@@ -143,35 +154,93 @@ typedef struct join_result {
     net_leave_state leave; ///< leaving: how the leave ended
     uint32_t leave_ms;     ///< leaving: how long it took
     uint8_t ended;         ///< a connection ended (either side's reason)
+    uint8_t server_saw;    ///< leaving: the reason of the server's DISCONNECT (0: none)
+    uint64_t acked_again;  ///< the server's leaves_acknowledged_again
 } join_result;
 
-// One join over a relay of `latency_ms` each way dropping the first
-// datagram towards the server (to_server) or the client holding `drop`
-// (NULL: none) after `drop_after` others of that direction.
-static join_result join_leave(uint32_t latency_ms, const char *drop, bool to_server, unsigned drop_after, bool leave,
-                              bool leave_loses_first);
+// What a join (and a leave) goes through.
+typedef struct join_spec {
+    uint32_t latency_ms; ///< each way
+    /// Drop the first datagram towards the server (to_server) or the client
+    /// holding `drop` (NULL: none) after `drop_after` others of that direction.
+    const char *drop;
+    bool to_server;
+    unsigned drop_after;
+    bool leave;             ///< then the client leaves with net_host_leave
+    bool leave_loses_first; ///< ... its first datagram from then on lost
+    /// ... the server's datagrams of the millisecond in which it counted
+    /// the leave lost (the acknowledgement of the DISCONNECT)
+    bool leave_loses_ack;
+    bool secure; ///< a secure server and client (a token, authenticated datagrams)
+} join_spec;
+
+static join_result join_run(const join_spec *spec);
 
 static join_result join(uint32_t latency_ms, const char *drop, bool to_server, unsigned drop_after)
 {
-    return join_leave(latency_ms, drop, to_server, drop_after, false, false);
+    return join_run(
+        &(join_spec){.latency_ms = latency_ms, .drop = drop, .to_server = to_server, .drop_after = drop_after});
 }
 
-// join, then (leave) the client leaves with net_host_leave, its first
-// datagram from then on lost when leave_loses_first.
-static join_result join_leave(uint32_t latency_ms, const char *drop, bool to_server, unsigned drop_after, bool leave,
-                              bool leave_loses_first)
+static join_result join_leave(uint32_t latency_ms, bool leave_loses_first)
+{
+    return join_run(&(join_spec){.latency_ms = latency_ms, .leave = true, .leave_loses_first = leave_loses_first});
+}
+
+static net_token_key key;
+
+// Secure hosts behind the relay: the server's public address is the
+// relay's front, which the client's token lists.
+static void secure_configs(net_host_config *sc, net_host_config *cc, uint8_t token[NET_TOKEN_BYTES],
+                           uint16_t front_port, char *public_address, size_t size)
+{
+    static bool have_key;
+    if (!have_key)
+        cr_assert(net_token_key_generate(&key));
+    have_key = true;
+    snprintf(public_address, size, "127.0.0.1:%u", (unsigned)front_port);
+    *sc = net_host_default_config();
+    sc->token_key = &key;
+    sc->protocol_id = KEEL_TEST_PROTOCOL;
+    sc->public_address = public_address;
+    net_token_params tp;
+    keel_test_token_params(&tp);
+    uint64_t now = (uint64_t)time(NULL);
+    tp.create_time = now;
+    tp.expire_time = now + 300;
+    tp.server_count = 1;
+    memset(tp.servers, 0, sizeof tp.servers);
+    cr_assert(net_token_address_parse(public_address, &tp.servers[0]));
+    const char *err = NULL;
+    cr_assert(net_token_issue(&tp, &key, token, &err), "%s", err ? err : "?");
+    *cc = net_host_default_config();
+    cc->connect_token = token;
+}
+
+static join_result join_run(const join_spec *spec)
 {
     static relay r; // (large: not on the stack)
-    r = (relay){.latency_ms = latency_ms, .drop = drop, .drop_to_server = to_server, .drop_after = drop_after};
-    net_host *sv = net_host_listen("127.0.0.1", 0, NULL, NULL);
-    cr_assert_not_null(sv);
+    uint32_t latency_ms = spec->latency_ms;
+    bool leave = spec->leave;
+    r = (relay){.latency_ms = latency_ms,
+                .drop = spec->drop,
+                .drop_to_server = spec->to_server,
+                .drop_after = spec->drop_after};
     uint16_t front_port;
     r.front = udp_socket(&front_port);
     r.back = udp_socket(NULL);
+    net_host_config sc, cc;
+    uint8_t token[NET_TOKEN_BYTES];
+    char public_address[32];
+    if (spec->secure)
+        secure_configs(&sc, &cc, token, front_port, public_address, sizeof public_address);
+    const char *err = NULL;
+    net_host *sv = net_host_listen("127.0.0.1", 0, spec->secure ? &sc : NULL, &err);
+    cr_assert_not_null(sv, "%s", err ? err : "?");
     keel_test_loopback(&r.server, net_host_port(sv));
-    net_host *cl = net_host_connect("127.0.0.1", front_port, NULL, NULL);
-    cr_assert_not_null(cl);
-    join_result res = {false, 0, 0, false, NET_LEAVE_NOT_CONNECTED, 0, 0};
+    net_host *cl = net_host_connect("127.0.0.1", front_port, spec->secure ? &cc : NULL, &err);
+    cr_assert_not_null(cl, "%s", err ? err : "?");
+    join_result res = {.leave = NET_LEAVE_NOT_CONNECTED};
     uint32_t start = virtual_ms, connected = 0, joined_at = 0, peer = UINT32_MAX;
     bool up = false;
     // Until the welcome, and (not leaving) 3 s more of play: an input every
@@ -220,24 +289,33 @@ static join_result join_leave(uint32_t latency_ms, const char *drop, bool to_ser
     res.dropped = r.dropped;
     uint32_t leave_start = virtual_ms;
     if (leave && res.joined) {
-        r.drop = leave_loses_first ? "" : NULL;
+        r.drop = spec->leave_loses_first ? "" : NULL;
         r.drop_to_server = true;
         r.drop_after = r.seen[1];
         r.dropped = false;
         res.leave = NET_LEAVE_PENDING;
-        for (uint32_t step = 0; step < 5000 && res.leave == NET_LEAVE_PENDING; step++) {
-            res.leave = net_host_leave(cl, 0);
+        // until the leave is over and the server counted it (or 2 s)
+        for (uint32_t step = 0; step < 2000 && (res.leave == NET_LEAVE_PENDING || !res.server_saw); step++) {
+            if (res.leave == NET_LEAVE_PENDING)
+                res.leave = net_host_leave(cl, 0);
             net_event ev;
             while (net_host_service(sv, &ev, 0) != NET_EVENT_NONE) {
+                if (ev.type == NET_EVENT_DISCONNECT && !res.server_saw) {
+                    res.server_saw = ev.reason;
+                    r.drop_to_client_now = spec->leave_loses_ack;
+                }
             }
             net_host_flush(sv);
             relay_step(&r);
             if (res.leave == NET_LEAVE_PENDING)
-                virtual_ms++;
+                res.leave_ms = virtual_ms + 1u - leave_start;
+            virtual_ms++;
         }
-        res.leave_ms = virtual_ms - leave_start;
-        res.dropped = r.dropped;
+        res.dropped = spec->leave_loses_ack ? r.dropped_to_client_now > 0 : r.dropped;
     }
+    net_host_stats st;
+    net_host_stats_get(sv, &st);
+    res.acked_again = st.leaves_acknowledged_again;
     net_host_destroy(cl);
     net_host_destroy(sv);
     close(r.front);
@@ -299,8 +377,8 @@ Test(net_join, a_lost_disconnect_costs_a_round_and_a_half)
     // so the server sees it and acknowledges it within NET_LEAVE_MAX_MS.
     unsigned done = 0, runs = 0;
     for (uint32_t latency = 5; latency <= 150; latency += 5) {
-        join_result control = join_leave(latency, NULL, false, 0, true, false);
-        join_result j = join_leave(latency, NULL, false, 0, true, true);
+        join_result control = join_leave(latency, false);
+        join_result j = join_leave(latency, true);
         cr_assert(control.joined && j.joined);
         uint32_t rtt = 2u * latency, bound = control.leave_ms + rtt + rtt / 2u + 10u + 4u; // (4 ms: servicing)
         cr_log_info("latency %3u ms each way: the leave %s after %u ms with its DISCONNECT lost (control: %s after %u "
@@ -315,6 +393,47 @@ Test(net_join, a_lost_disconnect_costs_a_round_and_a_half)
         runs++;
     }
     cr_log_info("%u of %u leaves with the DISCONNECT lost were acknowledged\n", done, runs);
+}
+
+Test(net_join, a_leave_whose_acknowledgement_is_lost_is_acknowledged_again)
+{
+    // The server counts the leave and acknowledges the DISCONNECT; that
+    // datagram is lost. ENet has forgotten the connection, so the client's
+    // DISCONNECT sent again (one and a half round trips on) would go
+    // unanswered and the leave would end unacknowledged after
+    // NET_LEAVE_MAX_MS; the server acknowledges it again instead (a leave's
+    // echo, for NET_LEAVE_MAX_MS after it counted the leave): the leave is
+    // acknowledged a round and a half later than without the loss. Plain
+    // and secure (the echo authenticated with the connection's keys).
+    unsigned done = 0, runs = 0;
+    for (int secure = 0; secure <= 1; secure++) {
+        for (uint32_t latency = 5; latency <= 150; latency += 29) {
+            join_spec spec = {.latency_ms = latency, .leave = true, .secure = secure};
+            join_result control = join_run(&spec);
+            spec.leave_loses_ack = true;
+            join_result j = join_run(&spec);
+            cr_assert(control.joined && j.joined, "%s, latency %u ms: no join", secure ? "secure" : "plain", latency);
+            uint32_t rtt = 2u * latency, bound = control.leave_ms + rtt + rtt / 2u + 10u + 4u; // (4 ms: servicing)
+            cr_log_info("%s, latency %3u ms each way: the server counted the leave (%s); its acknowledgement lost, "
+                        "the leave %s after %u ms (control: %s after %u ms; bound %u ms)\n",
+                        secure ? "secure" : "plain", latency,
+                        net_disconnect_reason_name((net_disconnect_reason)j.server_saw),
+                        j.leave == NET_LEAVE_DONE ? "acknowledged" : "NOT acknowledged", j.leave_ms,
+                        control.leave == NET_LEAVE_DONE ? "acknowledged" : "NOT acknowledged", control.leave_ms, bound);
+            cr_expect_eq(control.leave, NET_LEAVE_DONE);
+            cr_expect_eq(control.server_saw, (uint8_t)NET_DISCONNECT_LEFT);
+            cr_expect_eq(j.server_saw, (uint8_t)NET_DISCONNECT_LEFT, "latency %u ms", latency);
+            cr_expect(j.dropped, "latency %u ms: nothing was lost", latency);
+            cr_expect_eq(control.acked_again, 0u);
+            cr_expect_eq(j.acked_again, 1u, "latency %u ms", latency);
+            cr_expect(j.leave == NET_LEAVE_DONE && j.leave_ms <= bound, "%s, latency %u ms: %s after %u ms against %u",
+                      secure ? "secure" : "plain", latency, j.leave == NET_LEAVE_DONE ? "done" : "not done", j.leave_ms,
+                      control.leave_ms);
+            done += j.leave == NET_LEAVE_DONE;
+            runs++;
+        }
+    }
+    cr_log_info("%u of %u leaves whose acknowledgement was lost were acknowledged\n", done, runs);
 }
 
 // ---- liveness ------------------------------------------------------------------------

@@ -185,6 +185,46 @@ Test(netplay_stress, a_lost_hello_or_welcome_costs_only_its_retransmission, .tim
     cr_expect_eq(m0 + m1 + m2, 0, "own mispredictions after the join");
 }
 
+// Karn's rule: a round trip measured on a message that may have been sent
+// again is no sample. The welcome answers the hello (both reliable): when
+// either was lost and sent again 450 ms later, now - hello time is 600 ms
+// on a 150 ms round trip (it showed 614 ms until the first echo). The
+// samples come only from the server's echoes of unreliable inputs, which
+// are never sent again: the round trip the client reports is 0 until the
+// first echo, then within a tick of the link's, at every millisecond of
+// the join, and the first echo comes before play starts.
+Test(netplay_stress, the_first_round_trip_sample_is_never_stretched_by_a_lost_hello_or_welcome, .timeout = 600)
+{
+    static const char *const names[] = {"nothing", "the hello", "the welcome"};
+    for (int lose = 0; lose < 3; lose++) {
+        net_memory_link link = {75, 0, 0, 0};
+        play p;
+        play_init(&p, 1, CL_BOT_RANDOM, &link, &link, 30);
+        if (lose == 1)
+            net_memory_lose_next_control(p.hosts[0], 450);
+        else if (lose == 2)
+            net_memory_lose_next_control(p.server_host, 450);
+        double worst = 0, at_play = -1;
+        uint32_t worst_ms = 0;
+        for (uint32_t ms = 0; ms < 2500; ms++) {
+            play_ms(&p, true);
+            cl_stats s;
+            cl_client_stats(p.cls[0], &s);
+            if (s.rtt_ms > worst) {
+                worst = s.rtt_ms;
+                worst_ms = ms;
+            }
+            if (at_play < 0 && cl_client_status(p.cls[0]) == CL_STATUS_PLAYING)
+                at_play = s.rtt_ms;
+        }
+        cr_log_info("%s lost once: the round trip reported at most %.1f ms (at %u ms), %.1f ms when play began\n",
+                    names[lose], worst, worst_ms, at_play);
+        cr_expect_leq(worst, 150.0 + 16.0, "%s lost: a round trip of %.1f ms at %u ms", names[lose], worst, worst_ms);
+        cr_expect_gt(at_play, 0.0, "%s lost: no echo before play (%.1f)", names[lose], at_play);
+        play_free(&p);
+    }
+}
+
 // A client's first two full states are lost (a burst of loss downstream
 // for the first 400 ms) on a short round trip. Until it has a state the
 // client sends nothing after the ping on the welcome, so the server must go

@@ -8,7 +8,11 @@
 #   --server, keel-play's --connect, keel-relay's --server and keel-token's
 #   --server; an IPv6-only host is refused saying ENet carries IPv4 only;
 #   through keel-relay, a client issuing its own token joins a secure server
-#   only when the token names the server's own address (--token-server).
+#   only when the token names the server's own address (--token-server);
+#   --timeout (the silence that ends a connection) in keel-server,
+#   keel-client and keel-play: its range, and a server and a client that
+#   end a connection whose other side is stopped (SIGSTOP) after it, judged
+#   by what they report.
 # Registered in tests/CMakeLists.txt as test_options: test_options.sh <build dir>
 set -uo pipefail
 if [ $# -ne 1 ]; then
@@ -63,7 +67,11 @@ expect 2 "keel-sim: --ticks: needs a value" "$bin/keel-sim" --ticks
 expect 2 "keel-replay: option --quiet takes no value" "$bin/keel-replay" verify --quiet=1 x.krec
 expect 2 "keel-attack: --rate: needs a value" "$bin/keel-attack" flood --server=127.0.0.1:5000 --rate
 expect 2 "keel-relay: --control: takes no value" "$bin/keel-relay" --server=localhost:9 --control=1
+expect 2 "keel-server: --timeout: '61' is not a number of seconds in 0.001..60.000" "$bin/keel-server" --insecure --timeout 61
+expect 2 "keel-server: --timeout: '0' is not a number of seconds in 0.001..60.000" "$bin/keel-server" --insecure --timeout=0
+expect 2 "keel-client: --timeout: '1.0005' is not a number of seconds in 0.001..60.000" "$bin/keel-client" --timeout 1.0005
 if [ -x "$bin/keel-play" ]; then
+    expect 2 "keel-play: --timeout: '60.5' is not a number of seconds in 0.001..60.000" "$bin/keel-play" --connect 127.0.0.1:9 --timeout 60.5
     expect 2 "keel-play: --connect: cannot resolve 'nosuch.invalid'" "$bin/keel-play" --connect=nosuch.invalid:27900
     expect 2 "keel-play: --speed: bad value 'fast'" "$bin/keel-play" --replay x --speed fast
 fi
@@ -112,6 +120,47 @@ expect 0 "" "$bin/keel-client" --server localhost --port "$rport" --token-key "$
 # keel-token names the server's own address by name too
 expect 0 "" "$bin/keel-token" issue --key "$tmp/key" --client-id 7 --server "localhost:$sport" --out "$tmp/token"
 expect 0 "" "$bin/keel-client" --server localhost --port "$rport" --token "$tmp/token" --ticks 32 --connect-timeout 60
+
+# --timeout: a server that hears nothing from a stopped client for 1.5 s
+# counts it timed out; a client that hears nothing from a stopped server for
+# 1.5 s says so and exits 1 (each waits for the other's report, up to 60 s,
+# a hang guard)
+wait_for() { # <file> <pattern>
+    local i
+    for i in $(seq 600); do
+        grep -qE -e "$2" "$1" && return 0
+        sleep 0.1
+    done
+    return 1
+}
+start tsv "$bin/keel-server" --insecure --bind 127.0.0.1 --port 0 --duration 600 --stats-json --stats-interval 0.2 \
+    --timeout 1.5 --max-per-address 8
+tport=$(port_of "$tmp/tsv" 's/.*"port":([0-9]+).*/\1/p') || fail "the --timeout keel-server printed no port"
+grep -q '"timeout_ms":1500' "$tmp/tsv" || fail "keel-server --timeout 1.5: no \"timeout_ms\":1500 in $(head -n 1 "$tmp/tsv")"
+"$bin/keel-client" --port "$tport" --ticks 0 --connect-timeout 60 >"$tmp/stopped" 2>"$tmp/stopped.err" &
+stopped=$!
+pids+=("$stopped")
+wait_for "$tmp/tsv" '"clients":1' || fail "the client to stop never joined"
+kill -STOP "$stopped"
+wait_for "$tmp/tsv" '"timed_out":1' || fail "keel-server --timeout 1.5 never counted the stopped client timed out"
+kill -CONT "$stopped"
+kill -INT "$stopped"
+wait "$stopped"
+start lsv "$bin/keel-server" --insecure --bind 127.0.0.1 --port 0 --duration 600 --stats-json --stats-interval 0.2
+lport=$(port_of "$tmp/lsv" 's/.*"port":([0-9]+).*/\1/p') || fail "the second keel-server printed no port"
+lsv=${pids[-1]}
+"$bin/keel-client" --port "$lport" --ticks 0 --connect-timeout 60 --timeout 1.5 >"$tmp/lost" 2>"$tmp/lost.err" &
+lost=$!
+pids+=("$lost")
+wait_for "$tmp/lsv" '"clients":1' || fail "the client of the server to stop never joined"
+kill -STOP "$lsv"
+for _ in $(seq 600); do kill -0 "$lost" 2>/dev/null || break; sleep 0.1; done
+wait "$lost"
+status=$?
+kill -CONT "$lsv"
+[ "$status" -eq 1 ] || fail "keel-client --timeout 1.5 with its server stopped exited $status, not 1"
+grep -q "nothing heard from the server for 1.5 s" "$tmp/lost.err" ||
+    fail "keel-client --timeout 1.5: $(head -c 400 "$tmp/lost.err")"
 
 [ "$failed" -eq 0 ] || exit 1
 echo "test_options: options, host names and tokens through a relay"

@@ -35,6 +35,7 @@ struct light_set {
     light_client *clients;
     token_source tokens; ///< secure mode: the key the clients issue tokens with
     uint32_t first_id;   ///< client i's token names client id first_id + i
+    uint32_t timeout_ms; ///< net_host_config's (0: its default)
 };
 
 light_set *light_create(uint32_t count, const char *server, uint16_t port, const net_sim_identity *identity,
@@ -48,7 +49,8 @@ light_set *light_create(uint32_t count, const char *server, uint16_t port, const
         free(c);
         return NULL;
     }
-    *ls = (light_set){count, ticks, connect_timeout_ms, server, port, keel_app_now_us(), 0, 0, c, {0}, first_client_id};
+    *ls = (light_set){count, ticks, connect_timeout_ms, server, port, keel_app_now_us(), 0, 0,
+                      c,     {0},   first_client_id,    0};
     if (tokens)
         ls->tokens = *tokens;
     for (uint32_t i = 0; i < count; i++) {
@@ -133,6 +135,8 @@ static void step_one(light_set *ls, uint32_t i, uint64_t now_us)
     }
 }
 
+void light_set_timeout(light_set *ls, uint32_t timeout_ms) { ls->timeout_ms = timeout_ms; }
+
 bool light_step(light_set *ls, uint64_t now_us)
 {
     bool active = false;
@@ -144,6 +148,8 @@ bool light_step(light_set *ls, uint64_t now_us)
                 continue;
             const char *why = NULL;
             net_host_config hc = net_host_default_config();
+            if (ls->timeout_ms)
+                hc.timeout_ms = ls->timeout_ms;
             char err[256];
             hc.connect_token = tokens_for(&ls->tokens, ls->first_id + i, ls->server, ls->port, err, sizeof err);
             if (!hc.connect_token && ls->tokens.from_key) {

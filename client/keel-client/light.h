@@ -19,6 +19,10 @@ typedef struct light_set light_set;
 light_set *light_create(uint32_t count, const char *server, uint16_t port, const net_sim_identity *identity,
                         uint32_t ticks_per_packet, uint32_t redundancy_packets, uint32_t ticks, uint64_t seed,
                         uint32_t connect_timeout_ms, const token_source *tokens, uint32_t first_client_id);
+/// The silence that ends each client's connection (net_host_config's
+/// timeout_ms; NET_HOST_DEFAULT_TIMEOUT_MS until set), for connections
+/// made from now on.
+void light_set_timeout(light_set *ls, uint32_t timeout_ms);
 /// One pass at `now_us` (the process clock): each client's events, its
 /// commands up to its target tick and its input packets. True while any
 /// client still plays or connects.

@@ -38,6 +38,7 @@ typedef struct options {
     const char *token_server;                ///< --token-server: the address tokens list
     uint64_t protocol_id;
     uint32_t respawn_depth_m; ///< --respawn-depth M (the server's)
+    uint32_t timeout_ms;      ///< --timeout S: net_host_config's timeout_ms
 } options;
 
 static void usage(FILE *f)
@@ -64,6 +65,8 @@ static void usage(FILE *f)
           "  --up y|z              OBJ up axis (default y)\n"
           "  --connect-timeout S   give up when not playing after S seconds (default 10); a join that\n"
           "                        ends unanswered or silent before play starts again meanwhile\n"
+          "  --timeout S           a connection ends after S seconds in which nothing arrived from the\n"
+          "                        server, 0.001..60 (default 10; a token's shorter timeout wins)\n"
           "  --ticks-per-packet N  an input packet every N ticks, 1..8 (default 2: 32 packets/s at 64 Hz)\n"
           "  --leash-mm N          random bots: how far from their spawn they wander (default 1000;\n"
           "                        the server spawns characters 4 m apart)\n"
@@ -112,7 +115,8 @@ static int parse(int argc, char **argv, options *o)
                    .leash_mm = 1000,
                    .ticks_per_packet = 2,
                    .mode = CL_BOT_RANDOM,
-                   .respawn_depth_m = KEEL_APP_RESPAWN_DEPTH_M};
+                   .respawn_depth_m = KEEL_APP_RESPAWN_DEPTH_M,
+                   .timeout_ms = NET_HOST_DEFAULT_TIMEOUT_MS};
     keel_opt p;
     keel_opt_init(&p, "keel-client", argc, argv, 1);
     const char *a;
@@ -172,6 +176,10 @@ static int parse(int argc, char **argv, options *o)
             uint64_t ms;
             ok = keel_opt_ms(&p, 1, 3600000u, &ms);
             o->connect_timeout_ms = (uint32_t)ms;
+        } else if (strcmp(a, "--timeout") == 0) {
+            uint64_t ms;
+            ok = keel_opt_ms(&p, 1, NET_HOST_MAX_TIMEOUT_MS, &ms);
+            o->timeout_ms = (uint32_t)ms;
         } else if (strcmp(a, "--leash-mm") == 0)
             ok = keel_opt_u32(&p, 100, 100000, &o->leash_mm);
         else if (strcmp(a, "--ticks-per-packet") == 0)
@@ -273,7 +281,7 @@ static const char *end_name(const bot_run *b)
 }
 
 // Why a bot's connection is gone, in a sentence for stderr.
-static void report_lost(const bot_run *b, uint32_t bot, const options *o, uint32_t timeout_s)
+static void report_lost(const bot_run *b, uint32_t bot, const options *o, double timeout_s)
 {
     switch (b->end_reason) {
     case NET_DISCONNECT_REFUSED_ADDRESS:
@@ -287,7 +295,7 @@ static void report_lost(const bot_run *b, uint32_t bot, const options *o, uint32
         break;
     case NET_DISCONNECT_UNANSWERED:
         fprintf(stderr,
-                "keel-client: bot %u: no answer from %s:%u within %u s (no server there, or every packet "
+                "keel-client: bot %u: no answer from %s:%u within %g s (no server there, or every packet "
                 "lost)\n",
                 bot, o->server, o->port, timeout_s);
         break;
@@ -297,7 +305,7 @@ static void report_lost(const bot_run *b, uint32_t bot, const options *o, uint32
         break;
     case NET_DISCONNECT_CLOSED: fprintf(stderr, "keel-client: bot %u: the server closed the connection\n", bot); break;
     default:
-        fprintf(stderr, "keel-client: bot %u lost the connection: nothing heard from the server for %u s\n", bot,
+        fprintf(stderr, "keel-client: bot %u lost the connection: nothing heard from the server for %g s\n", bot,
                 timeout_s);
         break;
     }
@@ -371,6 +379,7 @@ int main(int argc, char **argv)
     settings.respawn_depth = SIM_FX_INT((int32_t)o.respawn_depth_m);
     bot_run *bots = calloc(o.bots, sizeof *bots);
     net_host_config hc = net_host_default_config();
+    hc.timeout_ms = o.timeout_ms;
     cl_config cc = cl_default_config();
     cc.ticks_per_packet = o.ticks_per_packet;
     cc.platforms = o.platforms;
@@ -427,6 +436,8 @@ int main(int argc, char **argv)
         net_sim_identity id = cl_client_identity_for(world, &level, &settings, &cc);
         lights = light_create(o.light, o.server, (uint16_t)o.port, &id, cc.ticks_per_packet, cc.redundancy_packets,
                               o.ticks, o.seed + o.bots, o.connect_timeout_ms, &tokens, o.bots + 1);
+        if (lights)
+            light_set_timeout(lights, o.timeout_ms);
     }
     if (o.light) {
         if (!lights) {
@@ -490,7 +501,7 @@ int main(int argc, char **argv)
                 continue;
             }
             if (st == CL_STATUS_DISCONNECTED) {
-                report_lost(b, i + 1, &o, hc.timeout_ms / 1000u);
+                report_lost(b, i + 1, &o, hc.timeout_ms / 1000.0);
                 status = 1;
                 b->done = true;
                 continue;

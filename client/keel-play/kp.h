@@ -70,6 +70,7 @@ typedef struct kp_options {
     const char *scale;           ///< --scale S: OBJ metres per unit (default 0.12)
     char up;                     ///< --up y|z (default y)
     uint64_t connect_timeout_ms; ///< --connect-timeout S (default 10 s)
+    uint32_t timeout_ms;         ///< --timeout S: net_host_config's (default NET_HOST_DEFAULT_TIMEOUT_MS)
     uint32_t ticks_per_packet;   ///< --ticks-per-packet N (default 2)
     const char *record;          ///< --record FILE: record the client (cl_record)
     bool third_person;           ///< --chase: a chase camera instead of first person

@@ -302,7 +302,7 @@ int kp_live_run(kp_app *app, const kp_options *opt)
         const uint8_t *token = NULL;
         bool token_ok = live_token(L, &tokens, &token);
         bool open = token_ok && kp_link_open(&L->link, opt->host, (uint16_t)opt->port, token, L->world, &L->level,
-                                             &L->settings, &cc, (uint32_t)opt->connect_timeout_ms);
+                                             &L->settings, &cc, (uint32_t)opt->connect_timeout_ms, opt->timeout_ms);
         tokens_wipe(&tokens); // the host keeps its own copy
         if (open && (!opt->record || kp_link_record(&L->link, opt->record, opt->live_level, opt->scale, opt->up))) {
             L->link.smooth = L->smooth;

@@ -11,7 +11,7 @@
 
 bool kp_link_open(kp_link *l, const char *server, uint16_t port, const uint8_t *connect_token, const sim_world *world,
                   const sim_level *level, const sim_move_settings *settings, const cl_config *config,
-                  uint32_t connect_timeout_ms)
+                  uint32_t connect_timeout_ms, uint32_t timeout_ms)
 {
     memset(l, 0, sizeof *l);
     snprintf(l->server, sizeof l->server, "%s", server);
@@ -21,6 +21,8 @@ bool kp_link_open(kp_link *l, const char *server, uint16_t port, const uint8_t *
     l->start_us = keel_app_now_us();
     net_host_config hc = net_host_default_config();
     hc.connect_token = connect_token;
+    hc.timeout_ms = timeout_ms;
+    l->timeout_ms = timeout_ms;
     const char *err = NULL;
     l->host = net_host_connect(server, port, &hc, &err);
     if (!l->host) {
@@ -105,7 +107,7 @@ static const char *no_answer_causes(const kp_link *l)
 
 static void lost(kp_link *l, uint64_t now)
 {
-    unsigned timeout_s = net_host_default_config().timeout_ms / 1000u;
+    double timeout_s = l->timeout_ms / 1000.0;
     switch (l->end_reason) {
     case NET_DISCONNECT_REFUSED_ADDRESS:
         snprintf(l->why, sizeof l->why, "refused by the server: too many connections from this address");
@@ -121,7 +123,7 @@ static void lost(kp_link *l, uint64_t now)
         end_with(l, now, "refused_token");
         return;
     case NET_DISCONNECT_UNANSWERED:
-        snprintf(l->why, sizeof l->why, "no answer from %s:%u within %u s (%s)", l->server, (unsigned)l->port,
+        snprintf(l->why, sizeof l->why, "no answer from %s:%u within %g s (%s)", l->server, (unsigned)l->port,
                  timeout_s, no_answer_causes(l));
         end_with(l, now, "unanswered");
         return;
@@ -130,7 +132,7 @@ static void lost(kp_link *l, uint64_t now)
         end_with(l, now, "closed_by_server");
         return;
     default:
-        snprintf(l->why, sizeof l->why, "lost the connection: nothing heard from the server for %u s", timeout_s);
+        snprintf(l->why, sizeof l->why, "lost the connection: nothing heard from the server for %g s", timeout_s);
         end_with(l, now, "timed_out");
         return;
     }

@@ -47,6 +47,7 @@ typedef struct kp_link {
     uint16_t port;
     bool token; ///< joined with a connect token (a secure server's client)
     uint32_t connect_timeout_ms;
+    uint32_t timeout_ms; ///< the host's silence timeout (net_host_config)
     uint64_t start_us, connected_us, playing_us, ended_us;
     uint64_t next_tick_us;
     bool clock_started;
@@ -65,10 +66,11 @@ typedef struct kp_link {
 /// keeps its own copy) to a secure server, NULL to an insecure one. False
 /// (with `why` filled) when the host cannot be made (a bad address); true
 /// otherwise -- an unreachable server shows up later as the host's
-/// disconnect or the give-up.
+/// disconnect or the give-up. `timeout_ms`: net_host_config's (the silence
+/// that ends the connection).
 bool kp_link_open(kp_link *l, const char *server, uint16_t port, const uint8_t *connect_token, const sim_world *world,
                   const sim_level *level, const sim_move_settings *settings, const cl_config *config,
-                  uint32_t connect_timeout_ms);
+                  uint32_t connect_timeout_ms, uint32_t timeout_ms);
 /// Record the client's calls to `path` (as keel-client --record; the level
 /// as given to the program). False with `why` filled when the file cannot be
 /// created.

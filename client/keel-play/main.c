@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <keel/net_host.h>
+
 #include "app.h"
 #include "keel_addr.h"
 #include "keel_app.h"
@@ -45,6 +47,8 @@ static void usage(FILE *f)
           "  --scale S             OBJ metres per unit (default 0.12)\n"
           "  --up y|z              OBJ up axis (default y)\n"
           "  --connect-timeout S   give up when not playing after S seconds (default 10)\n"
+          "  --timeout S           the connection ends after S seconds in which nothing arrived from\n"
+          "                        the server, 0.001..60 (default 10; a token's shorter timeout wins)\n"
           "  --ticks-per-packet N  an input packet every N ticks, 1..8 (default 2)\n"
           "  --record FILE         record the client (keel-replay verify replays it)\n"
           "  --chase               a chase camera instead of first person\n"
@@ -100,6 +104,7 @@ void kp_options_defaults(kp_options *o)
     o->scale = "0.12";
     o->up = 'y';
     o->connect_timeout_ms = 10000;
+    o->timeout_ms = NET_HOST_DEFAULT_TIMEOUT_MS;
     o->ticks_per_packet = 2;
     o->client_id = 1;
 }
@@ -203,6 +208,7 @@ static const char *const valued[] = {"--replay",
                                      "--scale",
                                      "--up",
                                      "--connect-timeout",
+                                     "--timeout",
                                      "--ticks-per-packet",
                                      "--record",
                                      "--size",
@@ -286,6 +292,11 @@ static int parse_one(keel_opt *p, kp_options *o, const char *a, const char *v, b
     } else if (strcmp(a, "--connect-timeout") == 0) {
         ok = keel_app_parse_ms(v, 1, 3600000u, &ms);
         o->connect_timeout_ms = ms;
+        *live_only = true;
+    } else if (strcmp(a, "--timeout") == 0) {
+        if (!keel_app_parse_ms(v, 1, NET_HOST_MAX_TIMEOUT_MS, &ms))
+            return keel_opt_fail(p, "'%s' is not a number of seconds in 0.001..60.000 (up to 3 decimals)", v);
+        o->timeout_ms = (uint32_t)ms;
         *live_only = true;
     } else if (strcmp(a, "--quit-after") == 0) {
         ok = keel_app_parse_ms(v, 1, 1000000000u, &ms);

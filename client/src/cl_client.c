@@ -159,7 +159,10 @@ const sim_char_state *cl_client_predicted_at(const cl_client *cl, uint32_t tick,
 void cl_client_stats(const cl_client *cl, cl_stats *stats)
 {
     *stats = cl->stats;
-    stats->rtt_ms = cl->rtt_ms;
+    // Only round trips measured on echoes of unreliable inputs (Karn's rule:
+    // the welcome's may include a retransmission of the hello or welcome,
+    // and serves only as the estimate until the first echo).
+    stats->rtt_ms = cl->rtt_from_echo ? cl->rtt_ms : 0.0;
     stats->input_margin_q8 = cl->margin_q8;
     stats->clock_scale = cl->clock_scale;
 }

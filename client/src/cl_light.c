@@ -115,8 +115,12 @@ static uint32_t held_mask(const cl_light *l)
 static void note_server(cl_light *l, uint32_t echo, uint16_t delay_ms, int32_t margin_q8, uint32_t now_ms)
 {
     double rtt = (double)(uint16_t)(now_ms - echo) - (double)delay_ms; // the echo is 16 bits
-    if (echo && rtt >= 0 && rtt < 10000)
-        l->rtt_ms = l->rtt_ms * 0.9 + rtt * 0.1;
+    if (echo && rtt >= 0 && rtt < 10000) {
+        // The first echo replaces the welcome's estimate, which a
+        // retransmitted hello or welcome stretches (Karn's rule).
+        l->rtt_ms = l->rtt_from_echo ? l->rtt_ms * 0.9 + rtt * 0.1 : rtt;
+        l->rtt_from_echo = true;
+    }
     if (l->ack != NET_TICK_NONE && l->ack < l->hold_until)
         return;          // measured before the last change took effect
     if (margin_q8 < 0) { // late: a tick more than was missing, at once

@@ -211,6 +211,7 @@ static bool translate(enet_net_host *h, ENetEvent *e, net_event *ev)
         }
         s->state = SLOT_CONNECTED;
         s->since = enet_time_get();
+        s->remote_peer_id = e->peer->outgoingPeerID;
         start_seal(h, e->peer, i);
         configure_peer(h, e->peer);
         enet_live_start(h, e->peer, i);
@@ -225,7 +226,10 @@ static bool translate(enet_net_host *h, ENetEvent *e, net_event *ev)
         s->joining = false;
         if (h->base.seals)
             net_host_seal_stop(&h->base, i);
-        enet_frame_stop(h, i); // ENet has reset the peer: it sends nothing more
+        if (h->base.server && was == SLOT_CONNECTED && e->data == NET_DISCONNECT_DATA_LEAVE)
+            enet_leave_keep(h, i, e->peer, enet_time_get()); // its acknowledgement may be lost
+        else
+            enet_frame_stop(h, i); // ENet has reset the peer: it sends nothing more
         if (was == SLOT_CLOSING && h->leaving && h->leave_state == NET_LEAVE_PENDING)
             h->leave_state = NET_LEAVE_DONE; // acknowledged (or the server closed it too)
         if (was != SLOT_CONNECTED && was != SLOT_CONNECTING)

@@ -70,11 +70,14 @@ bool enet_frame_init(enet_net_host *h, uint32_t peers, const char **error)
         return false;
     }
     h->frames = calloc(peers, sizeof *h->frames);
+    h->left_frames = h->base.server ? calloc(peers, sizeof *h->left_frames) : NULL;
     h->frame_buffer = malloc(ENET_PROTOCOL_MAXIMUM_MTU + NET_FRAME_BYTES);
-    if (!h->frames || !h->frame_buffer) {
+    if (!h->frames || !h->frame_buffer || (h->base.server && !h->left_frames)) {
         free(h->frames);
+        free(h->left_frames);
         free(h->frame_buffer);
         h->frames = NULL;
+        h->left_frames = NULL;
         h->frame_buffer = NULL;
         if (error)
             *error = "out of memory";
@@ -111,8 +114,12 @@ void enet_frame_free(enet_net_host *h)
     pthread_mutex_unlock(&registry_lock);
     sodium_memzero(h->frames, h->frame_count * sizeof *h->frames);
     free(h->frames);
+    if (h->left_frames)
+        sodium_memzero(h->left_frames, h->frame_count * sizeof *h->left_frames);
+    free(h->left_frames);
     free(h->frame_buffer);
     h->frames = NULL;
+    h->left_frames = NULL;
     h->frame_buffer = NULL;
     h->frame_count = 0;
 }
@@ -121,6 +128,42 @@ void enet_frame_stop(enet_net_host *h, uint32_t peer)
 {
     if (h->frames && peer < h->frame_count)
         frame_stop(&h->frames[peer]);
+}
+
+void enet_frame_retire(enet_net_host *h, uint32_t peer)
+{
+    if (!h->left_frames || peer >= h->frame_count)
+        return;
+    h->left_frames[peer] = h->frames[peer];
+    frame_stop(&h->frames[peer]);
+}
+
+void enet_frame_forget_left(enet_net_host *h, uint32_t peer)
+{
+    if (h->left_frames && peer < h->frame_count)
+        frame_stop(&h->left_frames[peer]);
+}
+
+seal_result enet_frame_open_left(enet_net_host *h, uint32_t peer, const uint8_t *d, size_t n)
+{
+    if (!h->left_frames || peer >= h->frame_count)
+        return SEAL_FORGED;
+    return frame_open(&h->left_frames[peer], d, n);
+}
+
+void enet_frame_send_left(enet_net_host *h, uint32_t peer, const ENetAddress *to, uint8_t *d, size_t n)
+{
+    pthread_once(&next_once, find_next_send);
+    if (!next_send)
+        return;
+    if (h->frames) {
+        if (!h->left_frames || peer >= h->frame_count || !h->left_frames[peer].on)
+            return;
+        n = frame_seal(&h->left_frames[peer], d, n);
+    }
+    ENetBuffer b = {.data = d, .dataLength = n};
+    if (next_send(h->enet->socket, to, &b, 1) > 0)
+        h->wire_sent += n + NET_WIRE_UDP_IP;
 }
 
 void enet_frame_start_client(enet_net_host *h, const ENetPeer *p)

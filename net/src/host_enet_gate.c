@@ -176,7 +176,9 @@ int ENET_CALLBACK enet_gate_intercept(ENetHost *e, ENetEvent *event)
     enet_uint8 *d = e->receivedData;
     enet_uint16 peer_id = (enet_uint16)((d[0] << 8) | d[1]);
     if ((peer_id & 0x0FFF) != ENET_PROTOCOL_MAXIMUM_PEER_ID) {
-        int skip = h->frames ? enet_frame_receive(h, e) : 0;
+        int skip = enet_leave_echo(h, e); // (from a client that left)
+        if (!skip && h->frames)
+            skip = enet_frame_receive(h, e);
         return skip ? skip : enet_live_receive(h, e); // (authenticated first)
     }
     size_t header = (peer_id & ENET_PROTOCOL_HEADER_FLAG_SENT_TIME) ? sizeof(ENetProtocolHeader)

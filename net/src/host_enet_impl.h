@@ -37,6 +37,17 @@ typedef struct enet_slot {
     /// Server: a datagram from the peer in ENet's handshake was taken as the
     /// acknowledgement of its VERIFY_CONNECT (enet_live_receive).
     bool implied_ack;
+    /// Server: the client's peer id, kept at the CONNECT (ENet forgets it
+    /// when it resets the peer).
+    enet_uint16 remote_peer_id;
+    /// Server: the client left (its leave was counted) at left_at, from
+    /// left_address, in ENet's sessions left_session_in/out: for
+    /// NET_LEAVE_MAX_MS its DISCONNECT sent again is acknowledged again,
+    /// left_echoes times at most (host_enet_leave.c).
+    bool left;
+    uint8_t left_session_in, left_session_out, left_echoes;
+    enet_uint32 left_at;
+    ENetAddress left_address;
 } enet_slot;
 
 typedef struct refused_key {
@@ -70,6 +81,9 @@ typedef struct enet_net_host {
     /// Secure mode: one datagram state per ENet peer (host_enet_frame.c), a
     /// buffer for the datagram being sent, the next secure host.
     frame_peer *frames;
+    /// Secure server: the datagram state of each peer's last connection
+    /// when its client left, for the leave's echo (host_enet_leave.c).
+    frame_peer *left_frames;
     uint32_t frame_count;
     uint32_t frame_hint; ///< the peer enet_socket_send matched last
     uint8_t *frame_buffer;
@@ -80,28 +94,6 @@ typedef struct enet_net_host {
 /// ENet's connect to the server (at once, or once the handshake admitted
 /// the client). False when ENet has no free peer.
 bool enet_start_connect(enet_net_host *h);
-
-// host_enet_live.c
-/// ENet's own timeout for a connected peer whose silence limit is
-/// `limit_ms`: a backstop far beyond it, so that only keel's silence timer
-/// ends a connection that still delivers datagrams.
-void enet_live_configure(ENetPeer *peer, uint32_t limit_ms);
-/// At a connection's start (CONNECT): the silence timer starts; a client
-/// seeds ENet's round trip from its connect's.
-void enet_live_start(enet_net_host *h, ENetPeer *peer, uint32_t i);
-/// Once the socket is drained: notes which peers were heard from, and
-/// paces the join (a server resends its VERIFY_CONNECT to a client that
-/// shows it missed the acknowledgement; a client resends its first
-/// reliable commands to a server that shows it missed them).
-void enet_live_step(enet_net_host *h, enet_uint32 now);
-/// host->intercept, server, a datagram from a peer that ENet will read (in
-/// secure mode, once it authenticated): from a peer still in ENet's
-/// handshake, an ACKNOWLEDGE of its VERIFY_CONNECT is put in front of its
-/// commands. Returns 0 (ENet reads it).
-int enet_live_receive(enet_net_host *h, ENetHost *e);
-/// A client's leave under way: its unacknowledged commands (the DISCONNECT)
-/// are sent again every one and a half round trips.
-void enet_live_leave_step(ENetPeer *p, enet_uint32 now);
 
 // host_enet_live.c
 /// ENet's own timeout for a connected peer whose silence limit is
@@ -161,5 +153,32 @@ int enet_frame_receive(enet_net_host *h, ENetHost *e);
 bool enet_frame_admit(enet_net_host *h, ENetHost *e, enet_uint32 connect_id, uint64_t *client_id);
 /// Counts a dropped datagram (a seal_result) and returns 1 (ENet skips it).
 int enet_frame_drop(enet_net_host *h, int result);
+/// Secure server: the datagram state of peer `peer`, whose client left,
+/// moves to left_frames (its connection's is wiped as by enet_frame_stop).
+void enet_frame_retire(enet_net_host *h, uint32_t peer);
+/// Wipes the datagram state enet_frame_retire kept for `peer`.
+void enet_frame_forget_left(enet_net_host *h, uint32_t peer);
+/// Secure server: checks a datagram from the client that left `peer` with
+/// the state kept (the trailer included in n; window moved as frame_open).
+seal_result enet_frame_open_left(enet_net_host *h, uint32_t peer, const uint8_t *d, size_t n);
+/// Sends ENet datagram d[0 .. n) to `to` as peer `peer`'s connection that
+/// its client left: in secure mode with a trailer from the state kept (d
+/// has room for it). Counted in the wire bytes.
+void enet_frame_send_left(enet_net_host *h, uint32_t peer, const ENetAddress *to, uint8_t *d, size_t n);
+
+// host_enet_leave.c
+/// Server: the client of peer i left (ENet reported its DISCONNECT with
+/// NET_DISCONNECT_DATA_LEAVE and reset the peer): its acknowledgement may
+/// be lost, so what the echo needs is kept for NET_LEAVE_MAX_MS.
+void enet_leave_keep(enet_net_host *h, uint32_t i, const ENetPeer *p, enet_uint32 now);
+/// Server: forgets peer i's leave once NET_LEAVE_MAX_MS passed or ENet
+/// gave the peer to another connection (called from enet_live_step).
+void enet_leave_expire(enet_net_host *h, uint32_t i, enet_uint32 now);
+/// host->intercept, server, a datagram for peer id i of a client that left
+/// it: a DISCONNECT of its leave sent again (its acknowledgement was lost)
+/// is acknowledged again. 0: not such a datagram (ENet reads it as usual);
+/// 1: taken (ENet skips it; in secure mode one that does not authenticate
+/// with the connection's keys is counted as forged or replayed).
+int enet_leave_echo(enet_net_host *h, ENetHost *e);
 
 #endif

@@ -152,6 +152,7 @@ void enet_live_step(enet_net_host *h, enet_uint32 now)
         enet_slot *s = &h->slots[i];
         ENetPeer *p = &h->enet->peers[i];
         if (s->state == SLOT_FREE) {
+            enet_leave_expire(h, i, now);
             // A server's peer inside ENet's handshake: a datagram from it
             // means its client is connected and missed our acknowledgement.
             if (h->base.server && p->state == ENET_PEER_STATE_ACKNOWLEDGING_CONNECT && p->incomingDataTotal != 0 &&

@@ -44,6 +44,10 @@ typedef struct options {
     uint32_t stall_after; ///< --test-stall-after-ticks (a test hook; 0: none)
     uint64_t stall_ms;    ///< --test-stall-seconds
     uint32_t respawn_depth_m; ///< --respawn-depth M (default KEEL_APP_RESPAWN_DEPTH_M; 0: off)
+    /// --timeout S: the silence that ends a connection (net_host_config's
+    /// timeout_ms: 1 ms to NET_HOST_MAX_TIMEOUT_MS, default
+    /// NET_HOST_DEFAULT_TIMEOUT_MS; a token's shorter timeout wins)
+    uint32_t timeout_ms;
 } options;
 
 /// The recording of a server through its tick observer.

@@ -91,6 +91,9 @@ static void usage(FILE *f)
           "  --max-clients N       1..256 (default 64)\n"
           "  --max-per-address N   connections from one IP address, 1..256 (default 4; bots on\n"
           "                        one machine need more)\n"
+          "  --timeout S           end a connection after S seconds in which nothing arrived from\n"
+          "                        it, 0.001..60 (default 10; with --key a token's shorter timeout\n"
+          "                        wins)\n"
           "  --level builtin|PATH  level (default builtin; PATH is an OBJ file)\n"
           "  --scale S             OBJ metres per unit (default 0.12; OBJ only)\n"
           "  --up y|z              OBJ up axis (default y; OBJ only)\n"
@@ -171,7 +174,8 @@ static int parse(int argc, char **argv, options *o)
                    .keyframe_interval = REC_DEFAULT_KEYFRAME_INTERVAL,
                    .full_clients = 1,
                    .seed = 1,
-                   .respawn_depth_m = KEEL_APP_RESPAWN_DEPTH_M};
+                   .respawn_depth_m = KEEL_APP_RESPAWN_DEPTH_M,
+                   .timeout_ms = NET_HOST_DEFAULT_TIMEOUT_MS};
     keel_opt p;
     keel_opt_init(&p, "keel-server", argc, argv, 1);
     const char *a;
@@ -217,8 +221,9 @@ static int parse(int argc, char **argv, options *o)
             o->metrics_host = host;
         } else if (strcmp(a, "--duration") == 0 || strcmp(a, "--stats-interval") == 0 ||
                    strcmp(a, "--match-seconds") == 0 || strcmp(a, "--empty-seconds") == 0 ||
-                   strcmp(a, "--join-seconds") == 0 || strcmp(a, "--test-stall-seconds") == 0) {
-            uint64_t lo = 0, hi = 86400000ull * 365u, *dst = &o->duration_ms;
+                   strcmp(a, "--join-seconds") == 0 || strcmp(a, "--test-stall-seconds") == 0 ||
+                   strcmp(a, "--timeout") == 0) {
+            uint64_t lo = 0, hi = 86400000ull * 365u, *dst = &o->duration_ms, timeout_ms = 0;
             if (strcmp(a, "--stats-interval") == 0) {
                 dst = &o->stats_ms;
             } else if (strcmp(a, "--match-seconds") == 0) {
@@ -231,9 +236,15 @@ static int parse(int argc, char **argv, options *o)
                 lo = 1;
                 hi = 60000;
                 dst = &o->stall_ms;
+            } else if (strcmp(a, "--timeout") == 0) {
+                lo = 1;
+                hi = NET_HOST_MAX_TIMEOUT_MS;
+                dst = &timeout_ms;
             }
             if (!keel_opt_ms(&p, lo, hi, dst))
                 return 2;
+            if (dst == &timeout_ms)
+                o->timeout_ms = (uint32_t)timeout_ms;
         } else if (strcmp(a, "--port") == 0 || strcmp(a, "--rate") == 0 || strcmp(a, "--snapshot-ticks") == 0 ||
                    strcmp(a, "--respawn-depth") == 0 || strcmp(a, "--max-clients") == 0 ||
                    strcmp(a, "--max-per-address") == 0 || strcmp(a, "--ticks") == 0 ||
@@ -390,6 +401,7 @@ int main(int argc, char **argv)
     net_host_config hc = net_host_default_config();
     hc.max_peers = o.max_clients + 8; // room to refuse politely
     hc.max_peers_per_address = o.per_address;
+    hc.timeout_ms = o.timeout_ms;
     const char *why = NULL;
     net_token_key key;
     if (o.key_file) {
@@ -472,8 +484,8 @@ int main(int argc, char **argv)
         fprintf(text, "keel-server: metrics on http://%s:%u/metrics (and /healthz, /readyz)\n", o.metrics_host,
                 o.metrics_port);
     if (o.stats_json) // the ports, for programs (--port 0 and --metrics HOST:0 pick free ones)
-        printf("{\"listening\":\"%s\",\"port\":%u,\"metrics_port\":%u,\"secure\":%s}\n", o.bind,
-               (unsigned)net_host_port(host), m ? o.metrics_port : 0u, mode_json);
+        printf("{\"listening\":\"%s\",\"port\":%u,\"metrics_port\":%u,\"secure\":%s,\"timeout_ms\":%u}\n", o.bind,
+               (unsigned)net_host_port(host), m ? o.metrics_port : 0u, mode_json, o.timeout_ms);
     fflush(NULL);
     publish(m, &ms, sv, host, &rec);
     match mt;

@@ -138,7 +138,7 @@ typedef struct cl_stats {
     /// The first field that differed in the newest own-character misprediction.
     const char *last_own_field;
     uint32_t last_own_tick;
-    double rtt_ms;           ///< smoothed round-trip time (display only)
+    double rtt_ms;           ///< smoothed round-trip time of echoed inputs, 0 before the first (display only)
     int32_t input_margin_q8; ///< the newest margin the server reported
     double clock_scale;      ///< tick duration factor in use (0.98 .. 1.02)
 } cl_stats;

@@ -75,7 +75,8 @@ typedef struct cl_light {
     uint64_t full_parts;                                         ///< its parts seen (bit i: part i)
     // clock
     uint32_t welcome_tick, welcome_ms, tick_rate;
-    double rtt_ms;
+    double rtt_ms;           ///< the welcome's estimate, then smoothed echoes
+    bool rtt_from_echo;      ///< rtt_ms comes from echoes (the welcome's is no sample)
     int32_t lead_adjust;     ///< ticks added to the lead by the margin steering
     int32_t margin_low_q8;   ///< lowest margin of the current window of reports
     uint32_t margin_reports; ///< reports in the current window

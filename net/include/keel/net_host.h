@@ -133,6 +133,9 @@ typedef struct net_host_stats {
     /// session), or because the datagram replay window had seen them or
     /// they were too old for it (docs/security.md, "Datagrams").
     uint64_t frames_forged, frames_replayed;
+    /// ENet server: a client's DISCONNECT sent again after its leave was
+    /// counted (the acknowledgement lost), acknowledged again.
+    uint64_t leaves_acknowledged_again;
 } net_host_stats;
 
 /// net_host_config.timeout_ms: the default silence that ends a connection

@@ -17,6 +17,11 @@ void stall_watch_wake(stall_watch *w, const stall_clock *clock, uint64_t now_us,
 {
     if (cl_client_status(cl) != CL_STATUS_PLAYING)
         return;
+    w->stalls++;
+    // A shorter stop while a recovery is followed (a starved CPU just after
+    // waking) is part of that recovery: the longer stop keeps its report.
+    if (w->following && clock->stopped_us <= w->stopped_us)
+        return;
     cl_stats s;
     cl_client_stats(cl, &s);
     net_host_stats hs;
@@ -30,7 +35,6 @@ void stall_watch_wake(stall_watch *w, const stall_clock *clock, uint64_t now_us,
     w->full_states = s.full_states;
     w->mismatches = s.hash_mismatches;
     w->payload = hs.payload_received;
-    w->stalls++;
 }
 
 void stall_watch_after(stall_watch *w, uint32_t bot, uint64_t now_us, const cl_client *cl, const net_host *host)

@@ -11,7 +11,10 @@
 // until 2 s later. One JSON line per bot and stop goes to stderr then:
 //   {"stall":1,"bot":B,"stopped_s":S,"confirmed_after_s":C,"predicting_after_s":P,
 //    "full_states":F,"recovery_payload_bytes":N,"hash_mismatches":H}
-// (C and P are -1 when it did not happen within the 2 s).
+// (C and P are -1 when it did not happen within the 2 s). A stop that ends
+// while a longer one's recovery is followed (a busy machine starving the
+// process again just after it woke) is counted but not reported on its own:
+// it is part of that recovery. A longer one replaces the one followed.
 #ifndef KEEL_CLIENT_STALL_H
 #define KEEL_CLIENT_STALL_H
 

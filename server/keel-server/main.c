@@ -91,7 +91,8 @@ static void usage(FILE *f)
           "  --max-clients N       1..256 (default 64)\n"
           "  --max-per-address N   connections from one IP address, 1..256 (default 4; bots on\n"
           "                        one machine need more)\n"
-          "  --level builtin|PATH  level (default builtin; PATH is an OBJ file)\n"
+          "  --level builtin|PATH  level (default builtin; PATH is an OBJ file or a Quake .map:\n"
+          "                        its movers, water and spawn points are used)\n"
           "  --scale S             OBJ metres per unit (default 0.12; OBJ only)\n"
           "  --up y|z              OBJ up axis (default y; OBJ only)\n"
           "  --platforms           the built-in level's elevator and shuttle\n"
@@ -352,6 +353,10 @@ static int cmp_u64(const void *a, const void *b)
 
 #define TICK_SAMPLES 65536u
 
+// A .map level's entities (its movers, water and spawn points); empty for
+// other levels.
+static sim_map level_map;
+
 // A start that failed once the server was made: everything freed (the
 // sanitizer build reports no leak for it either), exit code 1.
 static int give_up(metrics *m, recorder *rec, sv_server *sv, net_host *host, sim_world *world, sim_level *level,
@@ -363,6 +368,7 @@ static int give_up(metrics *m, recorder *rec, sv_server *sv, net_host *host, sim
     net_host_destroy(host);
     sim_world_destroy(world);
     sim_level_free(level);
+    sim_map_free(&level_map);
     return 1;
 }
 
@@ -375,16 +381,17 @@ int main(int argc, char **argv)
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);
     sim_level level;
-    sim_world *world = keel_app_load_world("keel-server", o.level, o.scale, o.up, &level);
+    sim_world *world = keel_app_load_world("keel-server", o.level, o.scale, o.up, &level, &level_map);
     if (!world)
         return 1;
     sim_move_settings settings = sim_move_default_settings();
     settings.tick_rate = (int32_t)o.rate;
     settings.respawn_depth = SIM_FX_INT((int32_t)o.respawn_depth_m);
     if (o.virtual_bots) {
-        rc = run_virtual(&o, world, &level, &settings);
+        rc = run_virtual(&o, world, &level, level_map.entity_count ? &level_map : NULL, &settings);
         sim_world_destroy(world);
         sim_level_free(&level);
+        sim_map_free(&level_map);
         return rc;
     }
     net_host_config hc = net_host_default_config();
@@ -398,6 +405,7 @@ int main(int argc, char **argv)
             fprintf(stderr, "keel-server: --key: %s\n", err);
             sim_world_destroy(world);
             sim_level_free(&level);
+            sim_map_free(&level_map);
             return 1;
         }
         hc.token_key = &key;
@@ -409,6 +417,7 @@ int main(int argc, char **argv)
                 net_token_key_wipe(&key);
                 sim_world_destroy(world);
                 sim_level_free(&level);
+                sim_map_free(&level_map);
                 if (!stop_requested)
                     return 1; // the reason printed
                 // Stopped before serving anyone: nothing to drain, nothing failed.
@@ -428,12 +437,14 @@ int main(int argc, char **argv)
         fprintf(stderr, "keel-server: cannot listen on %s:%u: %s\n", o.bind, o.port, why ? why : "?");
         sim_world_destroy(world);
         sim_level_free(&level);
+        sim_map_free(&level_map);
         return 1;
     }
     sv_config cfg = sv_default_config();
     cfg.max_clients = o.max_clients;
     cfg.ticks_per_snapshot = o.snapshot_ticks;
     cfg.platforms = o.platforms;
+    cfg.map = level_map.entity_count ? &level_map : NULL;
     sv_server *sv = sv_server_create(world, &level, &settings, &cfg, host);
     recorder rec;
     if (!sv || !recorder_start(&rec, &o, sv)) {
@@ -445,6 +456,7 @@ int main(int argc, char **argv)
         net_host_destroy(host);
         sim_world_destroy(world);
         sim_level_free(&level);
+        sim_map_free(&level_map);
         return 1;
     }
     FILE *text = o.stats_json ? stderr : stdout;
@@ -613,5 +625,6 @@ int main(int argc, char **argv)
     net_host_destroy(host);
     sim_world_destroy(world);
     sim_level_free(&level);
+    sim_map_free(&level_map);
     return rc;
 }

@@ -298,7 +298,8 @@ int kp_live_run(kp_app *app, const kp_options *opt)
     L->smooth = cl_smooth_create(&ss, NET_MAX_CHARACTERS);
     L->render = kp_render_create();
     L->overlay = kp_overlay_create();
-    if (L->smooth && L->render && L->overlay && kp_render_upload_level(L->render, &L->level)) {
+    if (L->smooth && L->render && L->overlay && kp_render_upload_level(L->render, &L->level) &&
+        kp_render_upload_map(L->render, &L->map)) {
         token_source tokens;
         const uint8_t *token = NULL;
         bool token_ok = live_token(L, &tokens, &token);

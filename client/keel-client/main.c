@@ -484,7 +484,11 @@ int main(int argc, char **argv)
                 continue;
             }
             if (st == CL_STATUS_REFUSED) {
-                fprintf(stderr, "keel-client: refused by the server: %s\n", cl_client_refusal(b->cl));
+                // A level that differs: say which file this client loaded.
+                bool other_level = strstr(cl_client_refusal(b->cl), "level differs") != NULL;
+                fprintf(stderr, "keel-client: refused by the server: %s%s%s%s\n", cl_client_refusal(b->cl),
+                        other_level ? " (this client's level: " : "", other_level ? o.level : "",
+                        other_level ? ")" : "");
                 status = 1;
                 b->done = true;
                 continue;

@@ -36,8 +36,40 @@
 #endif
 #endif
 
+int keel_app_is_map(const char *name)
+{
+    size_t n = strlen(name);
+    if (n < 4 || name[n - 4] != '.')
+        return 0;
+    const char *e = name + n - 3;
+    return (e[0] == 'm' || e[0] == 'M') && (e[1] == 'a' || e[1] == 'A') && (e[2] == 'p' || e[2] == 'P');
+}
+
+const char *keel_app_level_scale(const char *name, const char *scale)
+{
+    return keel_app_is_map(name) ? "0.025" : scale;
+}
+
+char keel_app_level_up(const char *name, char up) { return keel_app_is_map(name) ? 'z' : up; }
+
 int keel_app_load_level(const char *name, const char *scale, char up, sim_level *out, char *err, size_t err_size)
 {
+    return keel_app_load_level_map(name, scale, up, out, NULL, err, err_size);
+}
+
+int keel_app_load_level_map(const char *name, const char *scale, char up, sim_level *out, sim_map *map, char *err,
+                            size_t err_size)
+{
+    if (map)
+        memset(map, 0, sizeof *map);
+    if (keel_app_is_map(name)) {
+        sim_error e;
+        if (sim_level_load_map(name, NULL, out, map, &e) != 0) {
+            snprintf(err, err_size, "%s", e.message);
+            return -1;
+        }
+        return 0;
+    }
     if (strcmp(name, "builtin") == 0) {
         if (sim_level_builtin(out) != 0) {
             snprintf(err, err_size, "cannot build the built-in level (out of memory)");
@@ -56,10 +88,11 @@ int keel_app_load_level(const char *name, const char *scale, char up, sim_level 
     return 0;
 }
 
-sim_world *keel_app_load_world(const char *program, const char *name, const char *scale, char up, sim_level *level)
+sim_world *keel_app_load_world(const char *program, const char *name, const char *scale, char up, sim_level *level,
+                               sim_map *map)
 {
     char err[600];
-    if (keel_app_load_level(name, scale, up, level, err, sizeof err) != 0) {
+    if (keel_app_load_level_map(name, scale, up, level, map, err, sizeof err) != 0) {
         fprintf(stderr, "%s: %s\n", program, err);
         return NULL;
     }
@@ -68,6 +101,7 @@ sim_world *keel_app_load_world(const char *program, const char *name, const char
     if (!world) {
         fprintf(stderr, "%s: %s\n", program, werr.message);
         sim_level_free(level);
+        sim_map_free(map);
     }
     return world;
 }

@@ -18,14 +18,31 @@
 /// The most --respawn-depth accepts (sim_move_settings' range).
 #define KEEL_APP_RESPAWN_DEPTH_MAX_M 1024u
 
-/// Load "builtin" or an OBJ file (scale as a decimal string, up 'y' or 'z').
-/// 0 on success; -1 with a message in err.
+/// Whether `name` is a Quake .map file (it ends in ".map", any case).
+int keel_app_is_map(const char *name);
+
+/// The scale and up axis a recording names for level `name`: a .map's own
+/// ("0.025", 'z'), else `scale` and `up` as given.
+const char *keel_app_level_scale(const char *name, const char *scale);
+char keel_app_level_up(const char *name, char up);
+
+/// Load "builtin", an OBJ file (scale as a decimal string, up 'y' or 'z') or
+/// a Quake .map (a name ending in ".map": 2.5 cm per unit and Z-up, its own
+/// conversion; scale and up apply to OBJ files only). The one level loader
+/// of keel's programs. 0 on success; -1 with a message in err.
 int keel_app_load_level(const char *name, const char *scale, char up, sim_level *out, char *err, size_t err_size);
 
-/// Load the level as keel_app_load_level does and build its world; on
-/// failure print "<program>: <reason>" on stderr and return NULL.
+/// The same, and a .map's entities and brushes into *map (may be NULL; left
+/// empty for other levels): what its platforms, water and spawn points come
+/// from. The caller frees it with sim_map_free.
+int keel_app_load_level_map(const char *name, const char *scale, char up, sim_level *out, sim_map *map, char *err,
+                            size_t err_size);
+
+/// Load the level as keel_app_load_level_map does and build its world; on
+/// failure print "<program>: <reason>" on stderr and return NULL (nothing
+/// left to free). `map` may be NULL.
 struct sim_world *keel_app_load_world(const char *program, const char *name, const char *scale, char up,
-                                      sim_level *level);
+                                      sim_level *level, sim_map *map);
 
 /// Monotonic clock, microseconds.
 uint64_t keel_app_now_us(void);

@@ -88,6 +88,7 @@ static bool bot_join(keel_session *s, uint32_t i)
     if (b->full) {
         cl_config cc = cl_default_config();
         cc.platforms = s->config.platforms;
+        cc.map = s->config.map;
         b->cl = cl_client_create(s->world, s->level, &s->settings, &cc, b->host);
         if (!b->cl) {
             net_host_destroy(b->host);
@@ -172,6 +173,7 @@ keel_session *keel_session_create(const sim_world *world, const sim_level *level
     sv_config sc = sv_default_config();
     sc.max_clients = max_clients;
     sc.platforms = config->platforms;
+    sc.map = config->map;
     s->sv = s->server_host ? sv_server_create(world, level, settings, &sc, s->server_host) : NULL;
     if (!s->sv) {
         keel_session_destroy(s);

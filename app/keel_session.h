@@ -35,13 +35,14 @@
 #define KEEL_SESSION_MAX_BOTS 64u
 
 typedef struct keel_session_config {
-    uint32_t bots;         ///< 1..KEEL_SESSION_MAX_BOTS (default 8)
-    uint32_t ticks;        ///< server ticks to run (default 11520: 3 minutes at 64 Hz)
-    uint64_t seed;         ///< the network's and the bots' (default 1)
-    bool churn;            ///< bots leave and rejoin (default false)
-    bool platforms;        ///< the built-in level's elevator and shuttle, on both sides (default true)
-    uint32_t full_clients; ///< bots 0 .. full_clients - 1 run cl_client (0..bots, default 1)
-    net_memory_link link;  ///< each direction (default 25 ms, 5 ms jitter, 0.5% loss, 0.2% duplicated)
+    uint32_t bots;             ///< 1..KEEL_SESSION_MAX_BOTS (default 8)
+    uint32_t ticks;            ///< server ticks to run (default 11520: 3 minutes at 64 Hz)
+    uint64_t seed;             ///< the network's and the bots' (default 1)
+    bool churn;                ///< bots leave and rejoin (default false)
+    bool platforms;            ///< the built-in level's elevator and shuttle, on both sides (default true)
+    const struct sim_map *map; ///< a .map level's entities, on both sides (sv_config.map; default NULL)
+    uint32_t full_clients;     ///< bots 0 .. full_clients - 1 run cl_client (0..bots, default 1)
+    net_memory_link link;      ///< each direction (default 25 ms, 5 ms jitter, 0.5% loss, 0.2% duplicated)
 } keel_session_config;
 
 keel_session_config keel_session_default_config(void);

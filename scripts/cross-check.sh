@@ -383,6 +383,8 @@ recordings=(
     "box-crowd|keel-sim --level builtin --characters 16 --shape box --seed 12 --ticks $map_ticks --quiet"
     "cylinder-crowd|keel-sim --level builtin --characters 16 --shape cylinder --platforms --seed 16 --ticks $map_ticks --quiet"
     "generated|keel-sim --level generated --characters 8 --seed 13 --ticks $map_ticks --quiet"
+    # keel's own .map level with its movers and water (the level's digest covers its entities)
+    "arena-map|keel-sim --level levels/arena.map --characters 8 --platforms --seed 18 --ticks $map_ticks --quiet"
 )
 if [ "$have_maps" -eq 1 ]; then
     recordings+=("zdm2|keel-sim --level $maps/sauerbraten_zdm2.obj --scale 0.12 --characters 8 --seed 14 --ticks $map_ticks --quiet")

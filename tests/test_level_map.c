@@ -281,7 +281,9 @@ Test(level_map, valve_format_entities_and_spawn_points)
     cr_assert_eq(m.entities[1].origin.y, 39322);  // 0.6 m
     cr_assert_eq(m.entities[1].origin.z, -26214); // -0.4 m
     // the marker stands at the feet, 24 units below the origin
-    cr_assert_eq(l.marker_count, 2);
+    cr_assert_eq(l.marker_count, 3); // and the entities' digest (SIM_LEVEL_ENTITY_MARKER)
+    cr_assert_str_eq(l.markers[2].name, SIM_LEVEL_ENTITY_MARKER);
+    cr_assert_eq(sim_level_entity_digest(&l), sim_map_digest(&m));
     cr_assert_str_eq(l.markers[0].name, "spawn_dm");
     cr_assert_eq(l.markers[0].position.y, 0);
     cr_assert_str_eq(l.markers[1].name, "spawn_start");
@@ -707,9 +709,9 @@ Test(level_map, arena)
     }
     cr_assert_eq(liquid, 1);
     cr_assert_eq(mover, 2);
-    cr_assert_eq(l.marker_count, 5);
+    cr_assert_eq(l.marker_count, 6); // five spawn points and the entities' digest, last
     // the spawn points stand on the floor (y 0) inside the room
-    for (uint32_t i = 0; i < l.marker_count; i++)
+    for (uint32_t i = 0; i + 1 < l.marker_count; i++)
         cr_assert_eq(l.markers[i].position.y, 0, "%s", l.markers[i].name);
     // the pool's water: 192 x 176 units, 40 deep, in engine terms
     for (uint32_t i = 0; i < m.brush_count; i++)

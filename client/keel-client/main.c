@@ -60,7 +60,7 @@ static void usage(FILE *f)
           "  --seed S              bot seed (default 1; bot i uses S + i)\n"
           "  --rate N              tick rate the server uses (default 64)\n"
           "  --respawn-depth M     the server's --respawn-depth (default 16)\n"
-          "  --level builtin|PATH  the server's level (default builtin)\n"
+          "  --level builtin|PATH  the server's level (default builtin; an OBJ file or a .map)\n"
           "  --scale S             OBJ metres per unit (default 0.12)\n"
           "  --up y|z              OBJ up axis (default y)\n"
           "  --connect-timeout S   give up when not playing after S seconds (default 10); a join that\n"
@@ -347,6 +347,9 @@ static bool rejoin(bot_run *b, uint32_t bot, const options *o, net_host_config h
 
 // A start that failed: free what was made (the first `made` bots) and exit 1,
 // so the sanitizer build reports no leak for it either.
+// A .map level's entities (its movers and water); empty for other levels.
+static sim_map level_map;
+
 static int give_up(bot_run *bots, uint32_t made, cl_record *rec, sim_world *world, sim_level *level, light_set *lights)
 {
     light_destroy(lights);
@@ -359,6 +362,7 @@ static int give_up(bot_run *bots, uint32_t made, cl_record *rec, sim_world *worl
     free(bots);
     sim_world_destroy(world);
     sim_level_free(level);
+    sim_map_free(&level_map);
     return 1;
 }
 
@@ -371,7 +375,7 @@ int main(int argc, char **argv)
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);
     sim_level level;
-    sim_world *world = keel_app_load_world("keel-client", o.level, o.scale, o.up, &level);
+    sim_world *world = keel_app_load_world("keel-client", o.level, o.scale, o.up, &level, &level_map);
     if (!world)
         return 1;
     sim_move_settings settings = sim_move_default_settings();
@@ -383,6 +387,7 @@ int main(int argc, char **argv)
     cl_config cc = cl_default_config();
     cc.ticks_per_packet = o.ticks_per_packet;
     cc.platforms = o.platforms;
+    cc.map = level_map.entity_count ? &level_map : NULL;
     cl_record *rec = NULL;
     bool rec_failed_reported = false;
     token_source tokens;
@@ -418,8 +423,8 @@ int main(int argc, char **argv)
             if (strcmp(o.level, "builtin") != 0) {
                 h.level.kind = REC_LEVEL_OBJ;
                 snprintf(h.level.path, sizeof h.level.path, "%s", o.level);
-                snprintf(h.level.scale, sizeof h.level.scale, "%s", o.scale);
-                h.level.up_axis = o.up;
+                snprintf(h.level.scale, sizeof h.level.scale, "%s", keel_app_level_scale(o.level, o.scale));
+                h.level.up_axis = keel_app_level_up(o.level, o.up);
             }
             rec_writer_config wc = rec_default_writer_config();
             wc.threaded = true;
@@ -490,7 +495,11 @@ int main(int argc, char **argv)
                 continue;
             }
             if (st == CL_STATUS_REFUSED) {
-                fprintf(stderr, "keel-client: refused by the server: %s\n", cl_client_refusal(b->cl));
+                // A level that differs: say which file this client loaded.
+                bool other_level = strstr(cl_client_refusal(b->cl), "level differs") != NULL;
+                fprintf(stderr, "keel-client: refused by the server: %s%s%s%s\n", cl_client_refusal(b->cl),
+                        other_level ? " (this client's level: " : "", other_level ? o.level : "",
+                        other_level ? ")" : "");
                 status = 1;
                 b->done = true;
                 continue;
@@ -691,5 +700,6 @@ int main(int argc, char **argv)
     free(bots);
     sim_world_destroy(world);
     sim_level_free(&level);
+    sim_map_free(&level_map);
     return status;
 }

@@ -278,7 +278,7 @@ int kp_live_run(kp_app *app, const kp_options *opt)
     kp_controls_init(&L->ctl, opt->sensitivity, 0.0);
     L->ctl.chase = opt->third_person;
     int rc = KP_EXIT_FAILURE;
-    L->world = keel_app_load_world("keel-play", opt->live_level, opt->scale, opt->up, &L->level);
+    L->world = keel_app_load_world("keel-play", opt->live_level, opt->scale, opt->up, &L->level, &L->map);
     if (!L->world) {
         snprintf(L->link.why, sizeof L->link.why, "cannot load the level %s", opt->live_level);
         L->link.end = "no_level";
@@ -292,12 +292,14 @@ int kp_live_run(kp_app *app, const kp_options *opt)
     L->settings.respawn_depth = SIM_FX_INT((int32_t)opt->respawn_depth_m);
     cl_config cc = cl_default_config();
     cc.platforms = opt->platforms;
+    cc.map = L->map.entity_count ? &L->map : NULL;
     cc.ticks_per_packet = opt->ticks_per_packet;
     cl_smooth_settings ss = cl_smooth_default_settings();
     L->smooth = cl_smooth_create(&ss, NET_MAX_CHARACTERS);
     L->render = kp_render_create();
     L->overlay = kp_overlay_create();
-    if (L->smooth && L->render && L->overlay && kp_render_upload_level(L->render, &L->level)) {
+    if (L->smooth && L->render && L->overlay && kp_render_upload_level(L->render, &L->level) &&
+        kp_render_upload_map(L->render, &L->map)) {
         token_source tokens;
         const uint8_t *token = NULL;
         bool token_ok = live_token(L, &tokens, &token);
@@ -326,6 +328,7 @@ int kp_live_run(kp_app *app, const kp_options *opt)
     free(L->draws);
     sim_world_destroy(L->world);
     sim_level_free(&L->level);
+    sim_map_free(&L->map);
     free(fig);
     free(L);
     return rc;

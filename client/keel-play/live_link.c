@@ -47,8 +47,8 @@ bool kp_link_record(kp_link *l, const char *path, const char *level, const char 
     if (strcmp(level, "builtin") != 0) {
         h.level.kind = REC_LEVEL_OBJ;
         snprintf(h.level.path, sizeof h.level.path, "%s", level);
-        snprintf(h.level.scale, sizeof h.level.scale, "%s", scale);
-        h.level.up_axis = up;
+        snprintf(h.level.scale, sizeof h.level.scale, "%s", keel_app_level_scale(level, scale));
+        h.level.up_axis = keel_app_level_up(level, up);
     }
     rec_writer_config wc = rec_default_writer_config();
     wc.threaded = true;

@@ -27,6 +27,7 @@ typedef struct kp_live {
     kp_app *app;
     const kp_options *opt;
     sim_level level;
+    sim_map map; ///< a .map level's entities (empty for others)
     sim_world *world;
     sim_move_settings settings;
     kp_link link;

@@ -47,6 +47,8 @@ struct kp_render {
     int width, height;
     uint32_t draw_calls;
     mat4 vp;
+    float *map_boxes; // kp_map_boxes: a .map's entities
+    uint32_t map_box_count;
 };
 
 static const char *vs_src = "#version 330 core\n"
@@ -288,6 +290,7 @@ void kp_render_destroy(kp_render *r)
     if (!r)
         return;
     mesh_free(&r->level);
+    free(r->map_boxes);
     mesh_free(&r->cube);
     mesh_free(&r->cylinder);
     mesh_free(&r->sphere);
@@ -335,6 +338,13 @@ bool kp_render_upload_level(kp_render *r, const sim_level *level)
     if (!ok)
         fputs("keel-play: out of memory uploading the level\n", stderr);
     return ok;
+}
+
+bool kp_render_upload_map(kp_render *r, const sim_map *map)
+{
+    free(r->map_boxes);
+    r->map_box_count = kp_map_boxes(map, &r->map_boxes);
+    return r->map_boxes || !map || map->entity_count == 0;
 }
 
 void kp_render_begin(kp_render *r, const kp_camera *cam, int width, int height)
@@ -532,6 +542,10 @@ void kp_render_scene_objects(kp_render *r, const sim_scene *scene)
             h[k] = (hi[k] - lo[k]) * 0.5f;
         }
         kp_render_box(r, c, h, water);
+    }
+    for (uint32_t i = 0; i < r->map_box_count; i++) {
+        const float *b = r->map_boxes + (size_t)i * KP_MAP_BOX_FLOATS;
+        kp_render_box(r, b, b + 3, b + 6);
     }
 }
 

@@ -99,6 +99,17 @@ void kp_render_destroy(kp_render *r);
 /// Upload a level (its triangles and its boxes); replaces the previous one.
 bool kp_render_upload_level(kp_render *r, const sim_level *level);
 
+/// A .map level's entities (render_map.c has the colours): brush entities
+/// outside the static world (water, movers, jump pads, teleporters, other
+/// triggers, decoration) as translucent boxes, spawn points and items as
+/// small ones, drawn with the scene objects. Replaces the previous ones;
+/// NULL or an empty map clears them. False when out of memory.
+bool kp_render_upload_map(kp_render *r, const sim_map *map);
+/// Floats per box of kp_map_boxes: centre (3), half extents (3), RGBA (4).
+#define KP_MAP_BOX_FLOATS 10
+/// The boxes of a map's entities into a new array (*out, free it); how many.
+uint32_t kp_map_boxes(const sim_map *map, float **out);
+
 /// Start a frame: the camera and the viewport size in pixels; clears.
 void kp_render_begin(kp_render *r, const kp_camera *cam, int width, int height);
 void kp_render_level(kp_render *r);

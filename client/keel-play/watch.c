@@ -374,7 +374,7 @@ int kp_watch_loop(kp_app *app, const kp_options *opt, kp_run *a, const kp_watch_
     w.prev_tick = UINT32_MAX;
     w.rend = w.draws ? kp_render_create() : NULL;
     w.ov = w.rend ? kp_overlay_create() : NULL;
-    if (!w.ov || !kp_render_upload_level(w.rend, a->level)) {
+    if (!w.ov || !kp_render_upload_level(w.rend, a->level) || !kp_render_upload_map(w.rend, &a->lv.map)) {
         fputs("keel-play: cannot set up the renderer\n", stderr);
         kp_overlay_destroy(w.ov);
         kp_render_destroy(w.rend);

@@ -29,6 +29,13 @@ static bool slot_init(cl_state_slot *s, bool inputs)
     return s->states && (!inputs || s->inputs);
 }
 
+// A .map's movers and water, with the ids the server gives them (sv_server.c).
+static bool add_map(sim_scene *scene, const sim_move_settings *settings, const cl_config *config)
+{
+    return !config->map || sim_map_add_to_scene(config->map, scene, settings->tick_rate, config->map->unit_m,
+                                                SIM_MAP_FIRST_PLATFORM_ID, NULL, NULL) == 0;
+}
+
 cl_client *cl_client_create(const sim_world *world, const sim_level *level, const sim_move_settings *settings,
                             const cl_config *config, net_host *host)
 {
@@ -77,6 +84,8 @@ cl_client *cl_client_create(const sim_world *world, const sim_level *level, cons
         sim_scene_add_area_platforms(cl->conf, level, 0x7FFF0001u, 0x7FFF0002u);
         sim_scene_add_area_platforms(cl->work, level, 0x7FFF0001u, 0x7FFF0002u);
     }
+    ok = ok && add_map(cl->pred, settings, config) && add_map(cl->conf, settings, config) &&
+         add_map(cl->work, settings, config);
     ok = ok && cl_island_init(cl);
     if (!ok) {
         cl_client_destroy(cl);
@@ -98,7 +107,8 @@ net_sim_identity cl_client_identity_for(const sim_world *world, const sim_level 
         return id;
     if (config->platforms) // as cl_client_create builds its scenes
         sim_scene_add_area_platforms(scene, level, 0x7FFF0001u, 0x7FFF0002u);
-    id = net_identity_make(settings, level, scene);
+    if (add_map(scene, settings, config))
+        id = net_identity_make(settings, level, scene);
     sim_scene_destroy(scene);
     return id;
 }

@@ -75,7 +75,10 @@ uint64_t net_settings_digest(const sim_move_settings *s)
 }
 
 // vertex_count, each vertex (x, y, z), triangle_count, each triangle's three
-// indices, box_count, each box (center, half, axis[0..2]). Not the markers.
+// indices, box_count, each box (center, half, axis[0..2]); then a .map's
+// entity digest (sim_level_entity_digest, 8 bytes) only when it is not 0, so
+// OBJ and built-in levels digest as they did before .map levels existed.
+// Not the markers.
 uint64_t net_level_digest(const struct sim_level *level)
 {
     XXH64_state_t st;
@@ -106,6 +109,11 @@ uint64_t net_level_digest(const struct sim_level *level)
         for (int k = 0; k < 3; k++)
             o = put_vec(o, b->axis[k]);
         XXH64_update(&st, buf, (size_t)(o - buf));
+    }
+    uint64_t entities = sim_level_entity_digest(level);
+    if (entities != 0) {
+        put_u32(put_u32(buf, (uint32_t)entities), (uint32_t)(entities >> 32));
+        XXH64_update(&st, buf, 8);
     }
     return (uint64_t)XXH64_digest(&st);
 }

@@ -157,7 +157,7 @@ void match_end(match *m, bool by_signal);
 void match_finish(match *m);
 
 /// keel-server --virtual-bots: the session on a virtual clock (virtual.c).
-int run_virtual(const options *o, const struct sim_world *world, const sim_level *level,
+int run_virtual(const options *o, const struct sim_world *world, const sim_level *level, const sim_map *map,
                 const sim_move_settings *settings);
 
 #endif

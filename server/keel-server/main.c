@@ -94,7 +94,8 @@ static void usage(FILE *f)
           "  --timeout S           end a connection after S seconds in which nothing arrived from\n"
           "                        it, 0.001..60 (default 10; with --key a token's shorter timeout\n"
           "                        wins)\n"
-          "  --level builtin|PATH  level (default builtin; PATH is an OBJ file)\n"
+          "  --level builtin|PATH  level (default builtin; PATH is an OBJ file or a Quake .map:\n"
+          "                        its movers, water and spawn points are used)\n"
           "  --scale S             OBJ metres per unit (default 0.12; OBJ only)\n"
           "  --up y|z              OBJ up axis (default y; OBJ only)\n"
           "  --platforms           the built-in level's elevator and shuttle\n"
@@ -363,6 +364,10 @@ static int cmp_u64(const void *a, const void *b)
 
 #define TICK_SAMPLES 65536u
 
+// A .map level's entities (its movers, water and spawn points); empty for
+// other levels.
+static sim_map level_map;
+
 // A start that failed once the server was made: everything freed (the
 // sanitizer build reports no leak for it either), exit code 1.
 static int give_up(metrics *m, recorder *rec, sv_server *sv, net_host *host, sim_world *world, sim_level *level,
@@ -374,6 +379,7 @@ static int give_up(metrics *m, recorder *rec, sv_server *sv, net_host *host, sim
     net_host_destroy(host);
     sim_world_destroy(world);
     sim_level_free(level);
+    sim_map_free(&level_map);
     return 1;
 }
 
@@ -386,16 +392,17 @@ int main(int argc, char **argv)
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);
     sim_level level;
-    sim_world *world = keel_app_load_world("keel-server", o.level, o.scale, o.up, &level);
+    sim_world *world = keel_app_load_world("keel-server", o.level, o.scale, o.up, &level, &level_map);
     if (!world)
         return 1;
     sim_move_settings settings = sim_move_default_settings();
     settings.tick_rate = (int32_t)o.rate;
     settings.respawn_depth = SIM_FX_INT((int32_t)o.respawn_depth_m);
     if (o.virtual_bots) {
-        rc = run_virtual(&o, world, &level, &settings);
+        rc = run_virtual(&o, world, &level, level_map.entity_count ? &level_map : NULL, &settings);
         sim_world_destroy(world);
         sim_level_free(&level);
+        sim_map_free(&level_map);
         return rc;
     }
     net_host_config hc = net_host_default_config();
@@ -410,6 +417,7 @@ int main(int argc, char **argv)
             fprintf(stderr, "keel-server: --key: %s\n", err);
             sim_world_destroy(world);
             sim_level_free(&level);
+            sim_map_free(&level_map);
             return 1;
         }
         hc.token_key = &key;
@@ -421,6 +429,7 @@ int main(int argc, char **argv)
                 net_token_key_wipe(&key);
                 sim_world_destroy(world);
                 sim_level_free(&level);
+                sim_map_free(&level_map);
                 if (!stop_requested)
                     return 1; // the reason printed
                 // Stopped before serving anyone: nothing to drain, nothing failed.
@@ -440,12 +449,14 @@ int main(int argc, char **argv)
         fprintf(stderr, "keel-server: cannot listen on %s:%u: %s\n", o.bind, o.port, why ? why : "?");
         sim_world_destroy(world);
         sim_level_free(&level);
+        sim_map_free(&level_map);
         return 1;
     }
     sv_config cfg = sv_default_config();
     cfg.max_clients = o.max_clients;
     cfg.ticks_per_snapshot = o.snapshot_ticks;
     cfg.platforms = o.platforms;
+    cfg.map = level_map.entity_count ? &level_map : NULL;
     sv_server *sv = sv_server_create(world, &level, &settings, &cfg, host);
     recorder rec;
     if (!sv || !recorder_start(&rec, &o, sv)) {
@@ -457,6 +468,7 @@ int main(int argc, char **argv)
         net_host_destroy(host);
         sim_world_destroy(world);
         sim_level_free(&level);
+        sim_map_free(&level_map);
         return 1;
     }
     FILE *text = o.stats_json ? stderr : stdout;
@@ -625,5 +637,6 @@ int main(int argc, char **argv)
     net_host_destroy(host);
     sim_world_destroy(world);
     sim_level_free(&level);
+    sim_map_free(&level_map);
     return rc;
 }

@@ -15,6 +15,7 @@
 
 #include <keel/sim_hash.h>
 
+#include "keel_app.h"
 #include "keel_server.h"
 
 static void on_tick(void *ctx, const rec_tick *tick, const sim_scene *after)
@@ -84,8 +85,8 @@ bool recorder_start(recorder *r, const options *o, sv_server *sv)
     } else {
         h.level.kind = REC_LEVEL_OBJ;
         snprintf(h.level.path, sizeof h.level.path, "%s", o->level);
-        snprintf(h.level.scale, sizeof h.level.scale, "%s", o->scale);
-        h.level.up_axis = o->up;
+        snprintf(h.level.scale, sizeof h.level.scale, "%s", keel_app_level_scale(o->level, o->scale));
+        h.level.up_axis = keel_app_level_up(o->level, o->up);
         if (strlen(o->level) >= sizeof h.level.path) {
             fprintf(stderr, "keel-server: cannot record: the level path is longer than %zu bytes\n",
                     sizeof h.level.path - 1);

@@ -12,7 +12,8 @@
 #include "keel_server.h"
 #include "keel_session.h"
 
-int run_virtual(const options *o, const sim_world *world, const sim_level *level, const sim_move_settings *settings)
+int run_virtual(const options *o, const sim_world *world, const sim_level *level, const sim_map *map,
+                const sim_move_settings *settings)
 {
     keel_session_config sc = keel_session_default_config();
     sc.bots = o->virtual_bots;
@@ -20,6 +21,7 @@ int run_virtual(const options *o, const sim_world *world, const sim_level *level
     sc.seed = o->seed;
     sc.churn = o->churn;
     sc.platforms = true;
+    sc.map = map;
     sc.full_clients = o->full_clients < sc.bots ? o->full_clients : sc.bots;
     keel_session *s = keel_session_create(world, level, settings, &sc);
     if (!s) {

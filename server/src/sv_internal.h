@@ -92,6 +92,7 @@ struct sv_server {
     sim_vec3 spawn_origin; // the level's spawn marker (or the origin): the fallback
     sim_vec3 *spawns;      // the spawn spots (sim_spawn_spots), nearest the markers first
     uint32_t spawn_count;
+    sim_angle *spawn_yaws; // a .map's spawn points' yaws (spawns holds their feet); NULL: searched spots
     // scratch for snapshots (allocated once)
     net_join *snap_joins;
     net_leave *snap_leaves;

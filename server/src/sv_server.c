@@ -33,6 +33,40 @@ sv_config sv_default_config(void)
     return c;
 }
 
+// A .map's movers and water into the scene, and its spawn points (with
+// their yaws) in place of the searched spots. False when out of memory or
+// the scene refuses a mover.
+static bool map_setup(sv_server *sv, const sim_level *level)
+{
+    const sim_map *map = sv->config.map;
+    if (!map)
+        return true;
+    if (sim_map_add_to_scene(map, sv->scene, sv->settings.tick_rate, map->unit_m, SIM_MAP_FIRST_PLATFORM_ID, NULL,
+                             NULL) != 0)
+        return false;
+    uint32_t n = sim_map_spawns(map, level, NULL, 0);
+    if (n == 0)
+        return true; // no spawn points: the search, as on an OBJ level
+    sim_map_spawn *sp = calloc(n, sizeof *sp);
+    sim_vec3 *feet = calloc(n, sizeof *feet);
+    sv->spawn_yaws = calloc(n, sizeof *sv->spawn_yaws);
+    if (!sp || !feet || !sv->spawn_yaws) {
+        free(sp);
+        free(feet);
+        return false;
+    }
+    sim_map_spawns(map, level, sp, n);
+    for (uint32_t i = 0; i < n; i++) {
+        feet[i] = sp[i].feet;
+        sv->spawn_yaws[i] = sp[i].yaw;
+    }
+    free(sp);
+    free(sv->spawns);
+    sv->spawns = feet;
+    sv->spawn_count = n;
+    return true;
+}
+
 sv_server *sv_server_create(const sim_world *world, const sim_level *level, const sim_move_settings *settings,
                             const sv_config *config, net_host *host)
 {
@@ -86,8 +120,14 @@ sv_server *sv_server_create(const sim_world *world, const sim_level *level, cons
         sv_server_destroy(sv);
         return NULL;
     }
-    sim_spawn_settings ss = sim_spawn_default_settings(settings);
-    sv->spawn_count = sim_spawn_spots(world, &ss, sv->spawns, cap);
+    if (!map_setup(sv, level)) {
+        sv_server_destroy(sv);
+        return NULL;
+    }
+    if (!sv->spawn_yaws) {
+        sim_spawn_settings ss = sim_spawn_default_settings(settings);
+        sv->spawn_count = sim_spawn_spots(world, &ss, sv->spawns, cap);
+    }
     if (config->platforms) // ids far above any character's
         sim_scene_add_area_platforms(sv->scene, level, 0x7FFF0001u, 0x7FFF0002u);
     // After the platforms: clients must have built the same ones.
@@ -101,6 +141,7 @@ void sv_server_destroy(sv_server *sv)
         return;
     sim_scene_destroy(sv->scene);
     free(sv->spawns);
+    free(sv->spawn_yaws);
     free(sv->clients);
     free(sv->pending_leaves);
     free(sv->waiting_peer);
@@ -473,21 +514,25 @@ void sv_server_handle(sv_server *sv, const net_event *ev, uint64_t now_us, uint6
 // character stands on (within a body width and 2 m in height); all taken:
 // spot id mod count (sim_scene_place_character then finds the nearest free
 // place); no spots at all (an empty level): the spawn marker or the origin.
-static sim_vec3 spawn_point(sv_server *sv, uint32_t id)
+// *yaw: a .map spawn point's own; else toward the middle of the level (not
+// at the wall that may stand behind a spawn marker).
+static sim_vec3 spawn_point(sv_server *sv, uint32_t id, sim_angle *yaw)
 {
-    if (sv->spawn_count == 0)
-        return sv->spawn_origin;
-    uint32_t k = sim_scene_free_spot(sv->scene, sv->spawns, sv->spawn_count, 0, 0);
-    return sv->spawns[k < sv->spawn_count ? k : id % sv->spawn_count];
-}
-
-// A new character looks toward the middle of the level (not at the wall
-// that may stand behind a spawn marker).
-static sim_angle spawn_yaw(const sv_server *sv, sim_vec3 feet)
-{
-    sim_aabb b = sim_world_get_stats(sv->world).bounds;
-    int64_t mx = ((int64_t)b.min.x + b.max.x) / 2, mz = ((int64_t)b.min.z + b.max.z) / 2;
-    return sim_spawn_yaw_toward((sim_fx)((mx - feet.x) / 2), (sim_fx)((mz - feet.z) / 2));
+    sim_vec3 feet = sv->spawn_origin;
+    uint32_t k = sv->spawn_count;
+    if (sv->spawn_count > 0) {
+        k = sim_scene_free_spot(sv->scene, sv->spawns, sv->spawn_count, 0, 0);
+        k = k < sv->spawn_count ? k : id % sv->spawn_count;
+        feet = sv->spawns[k];
+    }
+    if (sv->spawn_yaws && k < sv->spawn_count) {
+        *yaw = sv->spawn_yaws[k];
+    } else {
+        sim_aabb b = sim_world_get_stats(sv->world).bounds;
+        int64_t mx = ((int64_t)b.min.x + b.max.x) / 2, mz = ((int64_t)b.min.z + b.max.z) / 2;
+        *yaw = sim_spawn_yaw_toward((sim_fx)((mx - feet.x) / 2), (sim_fx)((mz - feet.z) / 2));
+    }
+    return feet;
 }
 
 // The tick just run, as a recording takes it: the history record in the
@@ -542,8 +587,9 @@ void sv_server_tick(sv_server *sv, uint64_t now_us)
         if (!c->used || c->joined)
             continue;
         uint32_t id = sv->next_id++;
-        sim_vec3 feet = spawn_point(sv, id);
-        sim_char_state st = sim_char_spawn(id, feet, spawn_yaw(sv, feet));
+        sim_angle yaw = 0;
+        sim_vec3 feet = spawn_point(sv, id, &yaw);
+        sim_char_state st = sim_char_spawn(id, feet, yaw);
         // The nearest free spot to the spawn point (not inside whoever
         // stands there); the join carries where it went.
         if (sim_scene_place_character(sv->scene, &st, &st.position) < 0) {

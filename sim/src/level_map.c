@@ -569,6 +569,15 @@ int sim_level_parse_map(const char *name, const char *text, size_t length, const
                           ps.keys.data,  ps.keys.count,   ps.pool,          ps.pool_len};
         rc = map_finish(ps.name, &src, sc.mantissa, sc.exponent, opt.csg_work_limit, out, map, err);
         ps.pool = NULL; // map_finish took it
+        // The scale in Q16.16 for sim_map_add_to_scene: 1 unit times the
+        // scale, rounded as every coordinate is (a scale beyond the world's
+        // range leaves 0: no level that large loads anyway).
+        level_decimal one;
+        sim_fx unit = 0;
+        if (rc == 0 && map && level_decimal_parse("1", 1, &one) && !level_decimal_to_raw(&one, &sc, &unit))
+            unit = 0;
+        if (rc == 0 && map)
+            map->unit_m = unit;
     }
     free(ps.faces.data);
     free(ps.brushes.data);

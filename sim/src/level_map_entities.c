@@ -144,6 +144,12 @@ uint64_t sim_map_digest(const sim_map *map)
     return h;
 }
 
+uint64_t sim_level_entity_digest(const sim_level *level)
+{
+    const sim_marker *m = level ? sim_level_find_marker(level, SIM_LEVEL_ENTITY_MARKER) : NULL;
+    return m ? (uint64_t)(uint32_t)m->position.x | (uint64_t)(uint32_t)m->position.y << 32 : 0;
+}
+
 void sim_map_free(sim_map *map)
 {
     if (!map)
@@ -306,6 +312,12 @@ int map_finish(const char *name, map_source *src, uint64_t scale_m, int64_t scal
                 sim_level_builder_marker(&b, spawn_marker(e->classname), feet);
             }
         }
+    }
+    if (rc == 0) {
+        // The entities' digest, for net_level_digest (sim_level_entity_digest).
+        uint64_t d = sim_map_digest(&m);
+        sim_level_builder_marker(&b, SIM_LEVEL_ENTITY_MARKER,
+                                 sim_v3((sim_fx)(uint32_t)d, (sim_fx)(uint32_t)(d >> 32), 0));
     }
     if (rc == 0 && b.level.triangle_count == 0) {
         level_set_error(name, err, 0, "no solid brushes (nothing to collide with)");

@@ -115,3 +115,38 @@ int sim_map_add_to_scene(const sim_map *map, struct sim_scene *scene, int32_t ti
         *water = nw;
     return rc;
 }
+
+// The k-th spawn marker of the level is the k-th spawn entity with an
+// origin (the loader adds them in entity order and adds no other markers
+// whose names start with "spawn_").
+uint32_t sim_map_spawns(const sim_map *map, const sim_level *level, sim_map_spawn *out, uint32_t capacity)
+{
+    if (!map || !level)
+        return 0;
+    bool any_dm = false;
+    for (uint32_t i = 0; i < map->entity_count; i++)
+        any_dm = any_dm || (map->entities[i].role == SIM_MAP_ROLE_SPAWN && map->entities[i].has_origin &&
+                            strcmp(map->entities[i].classname, "info_player_deathmatch") == 0);
+    uint32_t n = 0, marker = 0;
+    for (uint32_t i = 0; i < map->entity_count; i++) {
+        const sim_map_entity *e = &map->entities[i];
+        if (e->role != SIM_MAP_ROLE_SPAWN || !e->has_origin)
+            continue;
+        while (marker < level->marker_count && strncmp(level->markers[marker].name, "spawn_", 6) != 0)
+            marker++;
+        if (marker == level->marker_count)
+            break; // not the level this map was loaded with
+        sim_vec3 feet = level->markers[marker++].position;
+        if (any_dm != (strcmp(e->classname, "info_player_deathmatch") == 0))
+            continue;
+        if (n < capacity) {
+            // Degrees in Q16.16 to binary angles: 65536 units per 360
+            // degrees is raw / 360, rounded to nearest; less a quarter turn.
+            int64_t units = ((int64_t)e->yaw + (e->yaw < 0 ? -180 : 180)) / 360;
+            out[n].feet = feet;
+            out[n].yaw = (sim_angle)(((uint64_t)units - SIM_ANGLE_QUARTER) & 0xFFFFu);
+        }
+        n++;
+    }
+    return n;
+}

@@ -29,6 +29,7 @@ static int build_world(const char *file, replay_level *out)
         fprintf(stderr, "%s: %s: cannot build the world of %s: %s\n", replay_program, file, out->path,
                 err.message[0] ? err.message : "unknown error");
         sim_level_free(&out->level);
+        sim_map_free(&out->map);
         return REC_EXIT_BAD_FILE;
     }
     return REC_EXIT_MATCH;
@@ -64,13 +65,14 @@ static int load_override(const char *file, const rec_header *h, const char *path
     }
     const char *scale = ref->scale[0] ? ref->scale : "1";
     char up = ref->up_axis == 'z' ? 'z' : 'y', err[600];
-    if (keel_app_load_level(path, scale, up, &out->level, err, sizeof err) != 0) {
+    if (keel_app_load_level_map(path, scale, up, &out->level, &out->map, err, sizeof err) != 0) {
         fprintf(stderr, "%s: %s: --level %s: %s\n", replay_program, file, path, err);
         return REC_EXIT_BAD_FILE;
     }
     uint64_t d = net_level_digest(&out->level);
     if (d != ref->digest) {
         sim_level_free(&out->level);
+        sim_map_free(&out->map);
         fprintf(stderr,
                 "%s: %s: --level %s is not the recorded level: its digest is %016" PRIx64
                 " (scale %s, up %c), the recording's %016" PRIx64 " (recorded path %s)\n",
@@ -147,19 +149,22 @@ int replay_level_load(const char *file, const rec_header *h, const char *overrid
         any = true;
         char err[600];
         sim_level level;
+        sim_map map;
         memset(&level, 0, sizeof level);
-        if (keel_app_load_level(candidates[i], scale, up, &level, err, sizeof err) != 0) {
+        if (keel_app_load_level_map(candidates[i], scale, up, &level, &map, err, sizeof err) != 0) {
             fprintf(stderr, "%s: %s: %s\n", replay_program, file, err);
             continue;
         }
         uint64_t d = net_level_digest(&level);
         if (d != ref->digest) {
             sim_level_free(&level);
+            sim_map_free(&map);
             if (!wrong_path)
                 wrong_path = candidates[i], wrong = d;
             continue;
         }
         out->level = level;
+        out->map = map;
         snprintf(out->path, sizeof out->path, "%.4000s", candidates[i]);
         return build_world(file, out);
     }
@@ -188,6 +193,7 @@ void replay_level_free(replay_level *l)
     if (l->world)
         sim_world_destroy(l->world);
     sim_level_free(&l->level);
+    sim_map_free(&l->map);
     memset(l, 0, sizeof *l);
 }
 

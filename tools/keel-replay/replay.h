@@ -13,8 +13,9 @@
 /// A level and its world, rebuilt from a recording's level reference.
 typedef struct replay_level {
     sim_level level;
+    sim_map map; ///< a .map level's entities (empty for others; keel-play draws them)
     sim_world *world;
-    char path[4200]; ///< the file loaded (OBJ), or "builtin" / "generated"
+    char path[4200]; ///< the file loaded (OBJ or .map), or "builtin" / "generated"
 } replay_level;
 
 /// Rebuild the level a header names and check its digest. `override`

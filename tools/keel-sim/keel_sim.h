@@ -117,6 +117,7 @@ bool ks_parse_fx(const char *s, const char **end, sim_fx *out);
 
 typedef struct ks_stage {
     sim_level level;
+    sim_map map; ///< a .map level's entities (empty for others): --platforms adds its movers and water
     sim_world *world;
     sim_world_stats stats;
     sim_shape shape; ///< the probes' shape

@@ -77,9 +77,18 @@ static void chars_destroy(void *state)
     free(s);
 }
 
-// The built-in level's elevator and shuttle (sim_scene_add_area_platforms).
+// The built-in level's elevator and shuttle (sim_scene_add_area_platforms),
+// or a .map's movers and water (as keel-server adds them).
 static int add_platforms(characters *s, const ks_stage *stage)
 {
+    if (stage->map.entity_count > 0) {
+        if (sim_map_add_to_scene(&stage->map, s->scene, s->settings.tick_rate, stage->map.unit_m,
+                                 SIM_MAP_FIRST_PLATFORM_ID, NULL, NULL) != 0) {
+            fputs("keel-sim: --platforms: the scene refused a platform or water box of the map\n", stderr);
+            return KS_EXIT_FAILURE;
+        }
+        return KS_EXIT_OK;
+    }
     if (!sim_level_find_marker(&stage->level, "platform_area")) {
         fprintf(stderr, "keel-sim: --platforms: the level has no platform_area marker (the "
                         "built-in level has one)\n");

@@ -6,6 +6,8 @@
 // state at the same point.
 #include "keel_sim.h"
 
+#include "keel_app.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -40,8 +42,8 @@ static rec_level_ref level_ref(const ks_stage *stage, const ks_options *opt)
     case KS_LEVEL_OBJ:
         ref.kind = REC_LEVEL_OBJ;
         snprintf(ref.path, sizeof ref.path, "%s", opt->level_name); // length checked with the options
-        snprintf(ref.scale, sizeof ref.scale, "%s", opt->scale);
-        ref.up_axis = opt->up_axis;
+        snprintf(ref.scale, sizeof ref.scale, "%s", keel_app_level_scale(opt->level_name, opt->scale));
+        ref.up_axis = keel_app_level_up(opt->level_name, opt->up_axis);
         break;
     }
     ref.digest = net_level_digest(&stage->level);

@@ -2,6 +2,8 @@
 // points. MIT licence, see LICENSE.
 #include "keel_sim.h"
 
+#include "keel_app.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,7 +23,7 @@ static sim_shape make_shape(int32_t type)
     return sim_shape_default();
 }
 
-static int load_level(const ks_options *opt, sim_level *level)
+static int load_level(const ks_options *opt, sim_level *level, sim_map *map)
 {
     sim_error err;
     memset(&err, 0, sizeof err);
@@ -39,11 +41,12 @@ static int load_level(const ks_options *opt, sim_level *level)
         }
         return KS_EXIT_OK;
     case KS_LEVEL_OBJ: {
-        size_t n = strlen(opt->level_name);
-        if (n > 4 && strcmp(opt->level_name + n - 4, ".map") == 0) {
-            // A Quake .map: its own scale (2.5 cm per unit) and Z-up axis.
-            if (sim_level_load_map(opt->level_name, NULL, level, NULL, &err) != 0) {
-                fprintf(stderr, "keel-sim: %s\n", err.message);
+        if (keel_app_is_map(opt->level_name)) {
+            // A Quake .map: its own scale (2.5 cm per unit) and Z-up axis,
+            // loaded as every program loads it.
+            char why[600];
+            if (keel_app_load_level_map(opt->level_name, NULL, 'y', level, map, why, sizeof why) != 0) {
+                fprintf(stderr, "keel-sim: %s\n", why);
                 return KS_EXIT_FAILURE;
             }
             return KS_EXIT_OK;
@@ -82,7 +85,7 @@ int ks_stage_load(ks_stage *stage, const ks_options *opt)
     stage->dt = (sim_fx)sim_div_round_s64(SIM_FX_ONE, opt->rate);
     stage->seed = opt->seed;
 
-    int rc = load_level(opt, &stage->level);
+    int rc = load_level(opt, &stage->level, &stage->map);
     if (rc != KS_EXIT_OK)
         return rc;
 
@@ -144,6 +147,7 @@ void ks_stage_free(ks_stage *stage)
     if (stage->world)
         sim_world_destroy(stage->world);
     sim_level_free(&stage->level);
+    sim_map_free(&stage->map);
     memset(stage, 0, sizeof *stage);
 }
 

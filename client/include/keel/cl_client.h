@@ -66,6 +66,10 @@ typedef struct cl_config {
     /// scene digest): a server set up otherwise refuses the client (default
     /// false).
     bool platforms;
+    /// A .map level's entities (NULL for other levels, the default): its
+    /// movers and water in the client's scenes, as a server given the same
+    /// map (sv_config.map) has them. The map must outlive the client.
+    const struct sim_map *map;
     /// Re-simulate every character on every rollback instead of an island
     /// (a reference for measurements; the results are the same bits).
     bool full_rollback;

@@ -250,7 +250,8 @@ bool net_full_part_decode(const uint8_t *data, size_t length, net_full_part *m);
 
 /// Digest of every movement setting, field by field (xxHash64).
 uint64_t net_settings_digest(const sim_move_settings *s);
-/// Digest of a level's content: vertices, triangles, boxes (not markers).
+/// Digest of a level's content: vertices, triangles, boxes and a .map's
+/// entities (sim_level_entity_digest; not the markers).
 struct sim_level;
 uint64_t net_level_digest(const struct sim_level *level);
 /// Digest of a scene's fixed setup: every platform (every field, id order)

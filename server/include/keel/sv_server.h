@@ -46,6 +46,12 @@ typedef struct sv_config {
     /// (default 5000 ms).
     uint32_t hello_timeout_ms;
     bool platforms; ///< the built-in level's elevator and shuttle (needs a platform_area marker)
+    /// A .map level's entities (sim_level_load_map; NULL for other levels,
+    /// the default): its movers and water go into the scene (platform ids
+    /// from SIM_MAP_FIRST_PLATFORM_ID) and players join at its spawn points
+    /// (sim_map_spawns) with their yaws, in place of the spawn search, when
+    /// it has any. The map must outlive the server.
+    const struct sim_map *map;
     uint32_t cookie;
 } sv_config;
 

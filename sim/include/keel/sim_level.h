@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <keel/sim_angle.h>
 #include <keel/sim_math.h>
 
 #ifdef __cplusplus
@@ -166,6 +167,9 @@ typedef struct sim_map {
     bool csg_complete;          ///< false when csg_work_limit ran out
     const char **unknown;       ///< unknown classnames, each once, in file order
     uint32_t unknown_count;
+    /// The metres per unit it was loaded with, in Q16.16 rounded to nearest
+    /// (1638 for the default 0.025): what sim_map_add_to_scene takes.
+    sim_fx unit_m;
     char *strings; ///< storage of every string above
 } sim_map;
 
@@ -196,6 +200,39 @@ struct sim_scene;
 /// added); the counts added go to *platforms and *water (may be NULL).
 int sim_map_add_to_scene(const sim_map *map, struct sim_scene *scene, int32_t tick_rate, sim_fx unit_m,
                          uint32_t first_platform_id, uint32_t *platforms, uint32_t *water);
+
+/// The marker a .map level carries its entities' digest in (the last
+/// marker; no OBJ marker can be named so: '#' starts an OBJ comment).
+#define SIM_LEVEL_ENTITY_MARKER "#entities"
+
+/// A .map level's sim_map_digest (its entities and brushes, which its
+/// triangles do not show), carried by its SIM_LEVEL_ENTITY_MARKER marker:
+/// the marker's position holds it (x the low 32 bits, y the high 32 bits,
+/// z 0; not a place). 0 for other levels. net_level_digest covers it, so a
+/// simulation identity or a recording tells apart two .map files that
+/// differ only in their entities.
+uint64_t sim_level_entity_digest(const sim_level *level);
+
+/// The platform id keel's programs give a map's first mover (sim_map_add_to_scene's
+/// first_platform_id in keel-server, its clients and keel-sim): far above
+/// any character's id and apart from the built-in level's 0x7FFF0001/2.
+#define SIM_MAP_FIRST_PLATFORM_ID 0x7FFF0100u
+
+/// A spawn point of a map: the feet point (a spawn marker of the level) and
+/// the yaw the entity's "angle" gives (Quake's angle 0 looks along +X, 90
+/// along the file's +Y: keel's yaw is the angle less a quarter turn).
+typedef struct sim_map_spawn {
+    sim_vec3 feet;
+    sim_angle yaw;
+} sim_map_spawn;
+
+/// The spawn points players start at in a deathmatch, in file order: the
+/// info_player_deathmatch entities, or when the map has none its
+/// info_player_start and info_player_coop ones. `level` is the level the
+/// map was loaded with (its spawn markers give the feet points). Writes at
+/// most `capacity` and returns how many the map has (0: none, the caller
+/// searches for spots as on an OBJ level).
+uint32_t sim_map_spawns(const sim_map *map, const sim_level *level, sim_map_spawn *out, uint32_t capacity);
 
 /// A digest of the entities (roles, keys, origins, yaws) and the brushes
 /// (entity, contents, bounds), for a simulation identity to cover what the

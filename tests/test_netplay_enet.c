@@ -262,9 +262,21 @@ Test(netplay_enet, a_client_without_the_servers_platforms_is_refused_and_one_wit
 Test(netplay_enet, a_killed_client_frees_its_slot_and_the_others_play_on)
 {
     keel_test_proc sv, a, b;
-    const char *sargs[] = {
-        "--bind", "127.0.0.1",    "--port",           "0", "--insecure", "--duration", "40", "--max-per-address",
-        "64",     "--stats-json", "--stats-interval", "1", NULL};
+    const char *sargs[] = {"--bind",
+                           "127.0.0.1",
+                           "--port",
+                           "0",
+                           "--insecure",
+                           "--duration",
+                           "40",
+                           "--max-per-address",
+                           "64",
+                           "--timeout",
+                           "5",
+                           "--stats-json",
+                           "--stats-interval",
+                           "1",
+                           NULL};
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     keel_test_proc_start(&sv, "keel-server", sargs);
@@ -274,7 +286,18 @@ Test(netplay_enet, a_killed_client_frees_its_slot_and_the_others_play_on)
     const char *bargs[] = {"--port", port, "--bots", "1", "--ticks", "0", "--seed", "99", NULL};
     keel_test_proc_start(&a, "keel-client", aargs);
     keel_test_proc_start(&b, "keel-client", bargs);
-    keel_test_sleep_ms(6000);
+    // The kill comes once the server's stats count all five clients (on a
+    // busy machine the joins can take seconds), and 2 s later, so that the
+    // others are playing; the wait ends when the other client has finished.
+    bool all_in = false;
+    while (!all_in && !keel_test_proc_wait(&a, 0)) {
+        keel_test_sleep_ms(100);
+        char *st = keel_test_read_file(sv.out);
+        all_in = st && strstr(st, "\"clients\":5");
+        free(st);
+    }
+    cr_assert(all_in, "the server never counted five clients");
+    keel_test_sleep_ms(2000);
     kill(b.pid, SIGKILL);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     double killed_at = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
@@ -305,7 +328,8 @@ Test(netplay_enet, a_killed_client_frees_its_slot_and_the_others_play_on)
     cr_log_info("killed client: killed at t=%.1f s; 5 clients until t=%d s, 4 from t=%d s\n", killed_at, five_at,
                 four_after);
     cr_expect(five_at >= 0 && four_after >= 0, "stats: %s", stats);
-    // Freed within the 5 s timeout, give or take the 1 s between stats lines.
+    // Freed within the 5 s silence (--timeout 5), give or take the 1 s between
+    // stats lines.
     timing_expect((double)four_after <= killed_at + 6.0, "slot freed at t=%d s, killed at %.1f s", four_after,
                   killed_at);
     cr_expect_leq((double)four_after, killed_at + 15.0, "slot not freed: t=%d s, killed at %.1f s", four_after,

@@ -144,6 +144,7 @@ bool sv_server_fill_header(const sv_server *sv, rec_header *h)
         h->waters[i] = sim_scene_water(sv->scene, i);
     h->water_count = nw;
     h->max_characters = sim_scene_capacity(sv->scene);
+    h->substitutes_marked = true; // the observer's ticks mark them
     return true;
 }
 
@@ -504,6 +505,17 @@ static void notify_observer(sv_server *sv, const sv_tick_record *r)
     for (uint32_t i = 0; i < r->command_count; i++) {
         sv->obs_commands[i].id = r->commands[i].id;
         sv->obs_commands[i].input = r->commands[i].command;
+        sv->obs_commands[i].substituted = false;
+    }
+    // The substitutes this tick ran (the recording marks them: a substitute
+    // holds the tick it ran in, like an own command).
+    for (uint32_t i = 0; i < sv->config.max_clients; i++) {
+        const sv_client *c = &sv->clients[i];
+        if (!c->used || !c->joined || c->ran_own[r->tick % CMD_RING] != RAN_SUBSTITUTE)
+            continue;
+        uint32_t at = rec_command_find(sv->obs_commands, r->command_count, c->id);
+        if (at < r->command_count)
+            sv->obs_commands[at].substituted = true;
     }
     t.leave_count = r->leave_count;
     t.join_count = r->join_count;

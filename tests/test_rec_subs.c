@@ -66,10 +66,7 @@ static uint64_t marked_commands(const rec_file *f)
 
 // ---- a server session -------------------------------------------------------------
 
-static void observe(void *ctx, const rec_tick *t, const sim_scene *after)
-{
-    cr_assert(rec_writer_tick(ctx, t, after));
-}
+static void observe(void *ctx, const rec_tick *t, const sim_scene *after) { cr_assert(rec_writer_tick(ctx, t, after)); }
 
 // Light bots on a link that loses one message in five: their commands go
 // missing now and then, and the server runs substitutes. Its recording marks

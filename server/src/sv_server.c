@@ -482,13 +482,14 @@ static sim_vec3 spawn_point(sv_server *sv, uint32_t id)
     return sv->spawns[k < sv->spawn_count ? k : id % sv->spawn_count];
 }
 
-// A new character looks toward the middle of the level (not at the wall
-// that may stand behind a spawn marker).
+// A new character looks into the open: along the longest clear view from
+// its spot (not at the wall or the ramp that may stand before a spawn
+// marker), of those clear to 32 m the one nearest the middle of the level.
 static sim_angle spawn_yaw(const sv_server *sv, sim_vec3 feet)
 {
     sim_aabb b = sim_world_get_stats(sv->world).bounds;
     int64_t mx = ((int64_t)b.min.x + b.max.x) / 2, mz = ((int64_t)b.min.z + b.max.z) / 2;
-    return sim_spawn_yaw_toward((sim_fx)((mx - feet.x) / 2), (sim_fx)((mz - feet.z) / 2));
+    return sim_spawn_yaw_open(sv->world, feet, (sim_fx)((mx - feet.x) / 2), (sim_fx)((mz - feet.z) / 2));
 }
 
 // The tick just run, as a recording takes it: the history record in the

@@ -225,7 +225,8 @@ bool rec_writer_pending(rec_writer *w, size_t *bytes);
 
 /// Record one tick of a scene recording. `t` carries the applied events and
 /// commands; the hashes are computed here from `after`, the scene after the
-/// tick (t->world_hash and the per-character arrays are ignored). Writes a
+/// tick (t->world_hash and the per-character arrays are ignored). Commands
+/// marked substituted are listed in a SUBS chunk after their block. Writes a
 /// keyframe of `after` when its tick is a multiple of the interval. Never
 /// blocks on I/O when threaded. False once the recording has failed.
 bool rec_writer_tick(rec_writer *w, const rec_tick *t, const sim_scene *after);

@@ -580,10 +580,10 @@ Test(play, labels_keep_off_the_hud_nearer_characters_and_each_other)
         cr_expect(out[i].box[0] >= 0 && out[i].box[0] + out[i].box[2] <= 960, "label %u leaves the view", out[i].id);
 }
 
-// keel-server records a substituted command as the tick's own (input.tick
-// the tick it ran in): its recording's markers cannot show substitutions,
-// and keel-play says so instead of counting 0 of them.
-Test(play, a_server_recording_without_substitution_marks_says_so, .timeout = 120)
+// A keel-server recording from before the substitution marks (no
+// substitutes_marked in its header) holds a substitute as the tick's own
+// command: keel-play says it cannot show them instead of counting 0.
+Test(play, a_server_recording_from_before_the_marks_says_so, .timeout = 120)
 {
     start_display();
     char dir[256];
@@ -597,14 +597,48 @@ Test(play, a_server_recording_without_substitution_marks_says_so, .timeout = 120
     keel_test_run_result r = play(args);
     cr_assert_eq(r.exit_code, 0, "stderr: %s", r.err);
     cr_expect(strstr(r.out, "\"substitutes_marked\":false"), "%s", r.out);
-    cr_expect(strstr(r.err, "marks no substituted command"), "%s", r.err);
+    cr_expect(strstr(r.err, "predates substitution marks"), "%s", r.err);
     keel_test_run_free(&r);
     const char *args2[] = {"--replay", marked, "--frames", "1", "--size", "320x200", NULL};
     r = play(args2);
     cr_assert_eq(r.exit_code, 0, "stderr: %s", r.err);
     cr_expect(strstr(r.out, "\"substitutes_marked\":true"), "%s", r.out);
     cr_expect_eq(keel_test_json_num(r.out, "substitutes"), 1, "%s", r.out);
-    cr_expect(!strstr(r.err, "marks no substituted command"), "%s", r.err);
+    cr_expect(!strstr(r.err, "predates substitution marks"), "%s", r.err);
+    keel_test_run_free(&r);
+    keel_test_dir_remove(dir);
+    stop_display();
+}
+
+// A keel-server session whose bots' commands go missing now and then: its
+// recording shows a substitution marker for every substitute the server
+// counted (the server marks them in the recording; before, it recorded a
+// substitute as the tick's own command and keel-play showed none).
+Test(play, a_server_session_shows_every_substitute_its_server_ran, .timeout = 120)
+{
+    start_display();
+    if (!keel_test_program_find("keel-server"))
+        cr_skip_test("keel-server is not built");
+    char dir[256];
+    keel_test_dir_make(dir, sizeof dir, "play_subst_server");
+    const char *rec = keel_test_dir_file(dir, "session.krec");
+    const char *sargs[] = {"--virtual-bots", "4", "--full-clients", "0", "--ticks", "640", "--record", rec, NULL};
+    keel_test_run_options o = keel_test_run_default_options();
+    o.timeout_s = 120; // a guard against a hang, not a speed check
+    keel_test_run_result r = keel_test_run(keel_test_program_path("keel-server"), sargs, &o);
+    cr_assert_eq(r.exit_code, 0, "keel-server: %s %s", r.out, r.err);
+    const char *at = strstr(r.out, "substituted ");
+    cr_assert_not_null(at, "%s", r.out);
+    unsigned long long ran = strtoull(at + strlen("substituted "), NULL, 10);
+    keel_test_run_free(&r);
+    cr_assert_gt(ran, 0u, "the session substituted nothing: nothing to show");
+    const char *args[] = {"--replay", rec, "--frames", "1", "--size", "320x200", NULL};
+    r = play(args);
+    cr_assert_eq(r.exit_code, 0, "stderr: %s", r.err);
+    cr_expect(strstr(r.out, "\"substitutes_marked\":true"), "%s", r.out);
+    cr_expect_eq(keel_test_json_num(r.out, "substitutes"), (double)ran, "server: %llu; keel-play: %s", ran, r.out);
+    cr_expect_eq(keel_test_json_num(r.out, "markers_dropped"), 0, "%s", r.out);
+    cr_expect(!strstr(r.err, "predates substitution marks"), "%s", r.err);
     keel_test_run_free(&r);
     keel_test_dir_remove(dir);
     stop_display();

@@ -70,6 +70,7 @@ static void tick_equal(const trs_tick *want, const rec_tick *got)
                       b->input.buttons == a->input.buttons && b->input.yaw == a->input.yaw &&
                       b->input.pitch == a->input.pitch,
                   "tick %u command %u differs", want->tick, i);
+        cr_assert_eq(b->substituted, a->substituted, "tick %u command %u substituted", want->tick, i);
     }
     if (got->has_world_hash)
         cr_assert_eq(got->world_hash, want->world_hash, "tick %u world hash", want->tick);
@@ -154,6 +155,7 @@ static void round_trip_version(uint32_t interval, bool compress, bool threaded, 
     cfg.threaded = threaded;
     cfg.first_tick = first_tick;
     cfg.water = true;
+    cfg.substitutes = true;
     cfg.seed = interval * 4u + compress * 2u + threaded + first_tick;
     trs_run run;
     rec_error err;
@@ -180,9 +182,14 @@ static void round_trip_version(uint32_t interval, bool compress, bool threaded, 
         cr_assert_gt(info.compressed_blocks, 0u);
     else
         cr_assert_eq(info.compressed_blocks, 0u);
-    uint64_t joins = 0, leaves = 0;
-    for (uint32_t i = 0; i < run.tick_count; i++)
+    uint64_t joins = 0, leaves = 0, substitutes = 0;
+    for (uint32_t i = 0; i < run.tick_count; i++) {
         joins += run.ticks[i].join_count, leaves += run.ticks[i].leave_count;
+        for (uint32_t k = 0; k < run.ticks[i].command_count; k++)
+            substitutes += run.ticks[i].commands[k].substituted;
+    }
+    cr_assert_eq(info.substitutes, substitutes);
+    cr_assert_gt(substitutes, 0u);
     cr_assert_eq(info.joins, joins);
     cr_assert_eq(info.leaves, leaves);
     cr_assert_gt(joins, 0u);

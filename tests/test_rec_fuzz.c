@@ -60,6 +60,7 @@ static seed_file scene_seed(const char *name, uint32_t interval, bool compress, 
     cfg.keyframe_interval = interval;
     cfg.compress = compress;
     cfg.seed = seed;
+    cfg.substitutes = true; // SUBS chunks among the damaged
     char path[512];
     snprintf(path, sizeof path, "%s/%s", dir, name);
     trs_run run;

@@ -44,6 +44,7 @@ typedef struct trs_config {
     uint32_t first_tick;     ///< the scene's tick when recording starts
     const char *build_id;    ///< NULL: this build's (a golden file fixes it)
     uint32_t format_version; ///< the writer's test_format_version (0: REC_FORMAT_VERSION)
+    bool substitutes;        ///< mark about one command in 20 substituted (rec_command.substituted)
 } trs_config;
 
 typedef struct trs_run {
@@ -239,6 +240,7 @@ static inline bool trs_record(const sim_level *level, const sim_world *world, co
             }
             cmds[t.command_count].id = id;
             cmds[t.command_count].input = in;
+            cmds[t.command_count].substituted = cfg->substitutes && keel_rng_range(&rng, 0, 19) == 0;
             t.command_count++;
             sim_scene_set_input(scene, id, &in);
         }

@@ -96,7 +96,7 @@ static bool scan_markers(kp_run *r)
             }
         }
         for (uint32_t i = 0; i < t.command_count; i++)
-            if (t.commands[i].input.tick != t.tick) {
+            if (t.commands[i].substituted || t.commands[i].input.tick != t.tick) {
                 r->substitutes++;
                 kp_run_add_marker(r, t.tick, t.commands[i].id, KP_MARK_SUBSTITUTE);
             }
@@ -169,11 +169,11 @@ int kp_run_open(kp_run *r, const char *file, const char *level_override, const s
         kp_run_close(r);
         return REC_EXIT_BAD_FILE;
     }
-    r->substitutes_marked = r->substitutes > 0 || strcmp(r->h->source, "keel-server") != 0;
+    r->substitutes_marked = r->h->substitutes_marked || r->substitutes > 0 || strcmp(r->h->source, "keel-server") != 0;
     if (!r->substitutes_marked)
         fprintf(stderr,
-                "keel-play: %s: note: a keel-server recording marks no substituted command (it records a "
-                "substitute as the tick's own command), so no substitution markers are shown and "
+                "keel-play: %s: note: this keel-server recording predates substitution marks (its server "
+                "recorded a substitute as the tick's own command), so no substitution markers are shown and "
                 "\"substitutes\" is not a count\n",
                 file);
     if (!r->info.complete)

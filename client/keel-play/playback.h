@@ -10,8 +10,9 @@
 // initial state) and re-simulates from there with the recording's own code
 // (rec_resim_apply: leaves, joins, commands; then sim_scene_step).
 // Markers list the recording's events by tick: joins, leaves and substituted
-// commands (a command whose input.tick is not the tick it ran in: the server
-// ran the previous one again).
+// commands (marked substituted, as keel-server marks the commands it ran in
+// place of a player's own that had not come; or, in recordings of other
+// sources, a command whose input.tick is not the tick it ran in).
 //
 // A client recording (keel-client --record) holds the calls made into the
 // client library, not scene ticks: a kp_run of one re-runs the client library
@@ -71,10 +72,11 @@ typedef struct kp_run {
     uint32_t marker_count;
     uint64_t markers_dropped;            ///< events past KP_MAX_MARKERS: counted, not drawn
     uint64_t substitutes, joins, leaves; ///< counted over the whole recording
-    /// Whether the recording marks substituted commands (input.tick not the
-    /// tick run). keel-server records a substitute with input.tick = the tick
-    /// it ran in, so a keel-server recording without a marked one says
-    /// nothing about substitutions: false then, and `substitutes` is not a count.
+    /// Whether the recording marks substituted commands (its header says so,
+    /// or input.tick not the tick run). A keel-server recording from before
+    /// the marks (no substitutes_marked in its header) recorded a substitute
+    /// as the tick's own command and says nothing about substitutions: false
+    /// then, and `substitutes` is not a count.
     bool substitutes_marked;
     uint32_t *ids; ///< scene recordings: every character id in the recording, increasing
     uint32_t id_count, id_cap;

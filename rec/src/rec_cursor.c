@@ -221,6 +221,14 @@ static bool block_load(rec_cursor *c, rec_error *err)
     c->ticks_left = b->count;
     c->block_ticks = b->count;
     c->tick = b->first;
+    c->subs_left = client ? 0 : b->subs_count;
+    c->sub_ready = c->sub_any = false;
+    if (c->subs_left) {
+        rec_rd_init(&c->sd, f->data + b->subs_at, b->subs_length, b->subs_at);
+        c->subs_chunk_at = b->subs_chunk_at;
+        c->subs_first = b->first;
+        c->subs_end = b->first + b->count;
+    }
     c->prev_ms = 0;
     for (uint32_t i = 0; i < c->count; i++)
         memset(&c->prev[i], 0, sizeof c->prev[i]);
@@ -278,7 +286,60 @@ static bool command_decode(rec_cursor *c, uint32_t slot, uint32_t tick, rec_comm
     }
     out->id = c->ids[slot];
     out->input = *p;
+    out->substituted = false;
     return true;
+}
+
+uint32_t rec_command_find(const rec_command *commands, uint32_t n, uint32_t id)
+{
+    uint32_t lo = 0, hi = n;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (commands[mid].id < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < n && commands[lo].id == id ? lo : n;
+}
+
+static bool subs_fault(rec_cursor *c, rec_error *err, const char *why)
+{
+    rec_error_set(err, c->subs_chunk_at, REC_T_SUBS, "SUBS chunk at offset %llu: %s",
+                  (unsigned long long)c->subs_chunk_at, why);
+    c->in_block = false;
+    c->block = c->f->block_count; // no more from this cursor
+    return false;
+}
+
+// Mark this tick's substitutes among the n commands just decoded (in id
+// order), reading the block's SUBS entries as far as this tick.
+static bool subs_mark(rec_cursor *c, uint32_t n, rec_error *err)
+{
+    for (;;) {
+        if (!c->sub_ready) {
+            if (c->subs_left == 0)
+                return true;
+            uint32_t dt = rec_get_var32(&c->sd), id = rec_get_var32(&c->sd);
+            uint64_t tick = (uint64_t)c->subs_first + dt;
+            if (!rec_rd_ok(&c->sd))
+                return subs_fault(c, err, "its entries run past its end");
+            if (tick >= c->subs_end || (c->sub_any && (tick < c->sub_tick || (tick == c->sub_tick && id <= c->sub_id))))
+                return subs_fault(c, err, "an entry is outside its block or out of order");
+            c->sub_tick = (uint32_t)tick;
+            c->sub_id = id;
+            c->sub_ready = c->sub_any = true;
+            if (--c->subs_left == 0 && rec_rd_left(&c->sd) != 0)
+                return subs_fault(c, err, "has bytes after its entries");
+        }
+        if (c->sub_tick != c->tick)
+            return true; // a later tick's (an earlier one's was taken at its tick)
+        uint32_t at = rec_command_find(c->commands, n, c->sub_id);
+        if (at == n)
+            return subs_fault(c, err, "an entry names a character that ran no command at its tick");
+        c->commands[at].substituted = true;
+        c->sub_ready = false;
+    }
 }
 
 // The start both next calls share: false when there is nothing more to
@@ -405,6 +466,8 @@ bool rec_cursor_next(rec_cursor *c, rec_tick *out, rec_error *err)
     }
     if (!rec_rd_ok(r))
         return cursor_fault(c, err, r->fault);
+    if (!subs_mark(c, out->command_count, err))
+        return false;
     c->ticks_left--;
     if (c->ticks_left == 0) {
         if (rec_rd_left(r) != 0 || (v2 && rec_rd_left(hr) != 0)) {

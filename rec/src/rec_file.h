@@ -18,6 +18,10 @@ typedef struct rec_block_ref {
     bool magicless;      ///< format 3's TBLZ: the zstd frame lacks its magic number
     uint32_t first;      ///< first tick (client: first record index)
     uint32_t count;      ///< ticks (client: records)
+    /// The SUBS chunk after the block: its offset, its entries' offset
+    /// (after first tick and count) and bytes, and the entry count (0: none).
+    uint64_t subs_chunk_at, subs_at;
+    uint32_t subs_length, subs_count;
 } rec_block_ref;
 
 /// A full-state chunk: INIT, KEYF or KEYZ (compressed).
@@ -84,6 +88,15 @@ struct rec_cursor {
     sim_char_state *key_states;
 
     uint32_t prev_ms; ///< client blocks: the last record's clock
+
+    // The current block's SUBS entries: the reader, the entries left and
+    // the next one (its tick and id), read ahead.
+    rec_rd sd;
+    uint64_t subs_chunk_at;
+    uint32_t subs_left, subs_first;
+    uint64_t subs_end; ///< the tick after the block
+    bool sub_ready, sub_any;
+    uint32_t sub_tick, sub_id; ///< the next entry (sub_ready) or the last one read
 };
 
 /// The body of block b (after its prefix) in *out: decompressed with dz

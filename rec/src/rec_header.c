@@ -83,6 +83,7 @@ static const hf_desc top_fields[] = {
     F("source", HF_TEXT, source),
     F("client_character", HF_U32, client_character),
     F("client_prediction_cap", HF_U32, client_prediction_cap),
+    F("substitutes_marked", HF_BOOL, substitutes_marked),
 };
 #undef F
 #undef SHAPE
@@ -340,9 +341,12 @@ static void put_field(rec_buf *b, const char *name, const hf_desc *d, const void
 void rec_header_encode(rec_buf *b, const rec_header *h)
 {
     for (size_t i = 0; i < COUNT(top_fields); i++) {
-        // Written only when set: a header without respawning has the bytes
-        // it had before the field existed (readers leave it at 0).
+        // Written only when set: a header without respawning (or without
+        // marked substitutes) has the bytes it had before the field existed
+        // (readers leave it at 0).
         if (top_fields[i].offset == offsetof(rec_header, settings.respawn_depth) && h->settings.respawn_depth == 0)
+            continue;
+        if (top_fields[i].offset == offsetof(rec_header, substitutes_marked) && !h->substitutes_marked)
             continue;
         put_field(b, top_fields[i].name, &top_fields[i], h);
     }

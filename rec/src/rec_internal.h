@@ -36,6 +36,11 @@
 #define REC_T_CLOG "CLOG"
 #define REC_T_CLGZ "CLGZ"
 #define REC_T_ENDR "ENDR"
+/// The substitutes of the tick block before it: first tick (varint), entry
+/// count (varint), then per entry the tick's offset in the block (varint,
+/// never decreasing) and the character id (varint, increasing within a
+/// tick). Only the ids of commands that tick holds.
+#define REC_T_SUBS "SUBS"
 
 /// Bytes of a TBLK/CLOG/KEYF payload before its records: first tick and
 /// tick count (client blocks: first record and record count; keyframes:

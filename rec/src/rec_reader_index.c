@@ -115,6 +115,8 @@ static bool open_decode_all(rec_file *f, rec_error *err)
         info->leaves += t.leave_count;
         if (t.has_world_hash)
             info->last_hash = t.world_hash;
+        for (uint32_t j = 0; j < t.command_count; j++)
+            info->substitutes += t.commands[j].substituted;
         if (t.char_count > info->max_characters_seen)
             info->max_characters_seen = t.char_count;
         for (uint32_t j = 0; j < t.join_count && ok; j++) {
@@ -144,6 +146,35 @@ static bool open_decode_all(rec_file *f, rec_error *err)
     free(seen);
     rec_cursor_destroy(c);
     return ok;
+}
+
+// A SUBS chunk: the substitutes of the tick block just before it (its
+// entries are checked against that block's commands as the ticks decode).
+static bool subs_index(rec_file *f, const uint8_t *payload, uint32_t len, size_t off, rec_error *err)
+{
+    rec_rd r;
+    rec_rd_init(&r, payload, len, off + 8);
+    uint32_t first = rec_get_var32(&r);
+    uint32_t count = rec_get_var32(&r);
+    rec_block_ref *b = f->block_count ? &f->blocks[f->block_count - 1] : NULL;
+    const char *why = NULL;
+    if (f->h.kind != REC_KIND_SCENE)
+        why = "in a client recording";
+    else if (!rec_rd_ok(&r))
+        why = "is too short for its first tick and count";
+    else if (!b || b->first != first || b->subs_length || b->chunk_at + REC_CHUNK_OVERHEAD + b->length != off)
+        why = "does not follow the tick block it names";
+    else if (count == 0 || (uint64_t)count > (uint64_t)b->count * f->h.max_characters || count > rec_rd_left(&r) / 2)
+        why = "holds no entries, more than its block's commands, or more than its bytes";
+    if (why) {
+        rec_error_set(err, off, REC_T_SUBS, "SUBS chunk at offset %zu %s", off, why);
+        return false;
+    }
+    b->subs_chunk_at = off;
+    b->subs_at = off + 8 + r.pos;
+    b->subs_length = (uint32_t)rec_rd_left(&r);
+    b->subs_count = count;
+    return true;
 }
 
 static rec_file *open_fail(rec_file *f)
@@ -369,6 +400,10 @@ rec_file *rec_file_index(rec_file *f, rec_error *err)
             info->bytes_end += framed;
             info->complete = true;
             stage = ENDED;
+        } else if (type_is(t, REC_T_SUBS)) {
+            if (!subs_index(f, payload, len, off, err))
+                return open_fail(f);
+            info->bytes_ticks += framed;
         } else if (type_is(t, REC_T_HEAD) || type_is(t, REC_T_SCHM) || type_is(t, REC_T_INIT)) {
             rec_error_set(err, off, type, "a second %.4s chunk at offset %zu", type, off);
             return open_fail(f);

@@ -88,6 +88,7 @@ static void writer_free(rec_writer *w)
     free(w->seen);
     rec_buf_free(&w->hashes);
     rec_buf_free(&w->key);
+    rec_buf_free(&w->subs);
     free(w->key_states);
     free(w);
 }

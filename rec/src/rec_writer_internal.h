@@ -52,6 +52,9 @@ struct rec_writer {
     uint32_t key_count, key_tick;
     bool key_pending, block_key;
     rec_buf key;
+    // The current block's substituted commands (SUBS entries, after it).
+    rec_buf subs;
+    uint32_t subs_count;
 
     // client recordings
     uint32_t client_records, block_prev_ms;

@@ -53,6 +53,23 @@ static void block_finish_v3(rec_writer *w, rec_item *ev)
     rec_wr_item_give_back(w, ev);
 }
 
+// The block's substitutes, when it had any: a SUBS chunk right after it.
+static void subs_finish(rec_writer *w)
+{
+    if (w->subs_count == 0)
+        return;
+    rec_item *it = rec_wr_item_take(w, REC_T_SUBS, 20 + w->subs.size);
+    if (it) {
+        it->compressible = false;
+        rec_put_var(&it->buf, w->block_first);
+        rec_put_var(&it->buf, w->subs_count);
+        rec_put_bytes(&it->buf, w->subs.data, w->subs.size);
+        rec_wr_item_submit(w, it);
+    }
+    w->subs.size = 0;
+    w->subs_count = 0;
+}
+
 void rec_wr_block_finish(rec_writer *w)
 {
     rec_item *it = w->cur;
@@ -61,6 +78,7 @@ void rec_wr_block_finish(rec_writer *w)
     w->cur = NULL;
     if (w->h.kind == REC_KIND_SCENE && w->h.format_version >= 3) {
         block_finish_v3(w, it);
+        subs_finish(w);
         return;
     }
     rec_le32(it->buf.data, w->block_first);
@@ -73,6 +91,8 @@ void rec_wr_block_finish(rec_writer *w)
         rec_put_u64(&it->buf, w->check);
     }
     rec_wr_item_submit(w, it);
+    if (w->h.kind == REC_KIND_SCENE)
+        subs_finish(w);
 }
 
 // Slot of `id` in the current set, or the insertion point with *found false.
@@ -241,6 +261,18 @@ bool rec_writer_tick(rec_writer *w, const rec_tick *t, const sim_scene *after)
             last = id;
             put_command(b, t->tick, &t->commands[i].input, &w->prev[at]);
         }
+    }
+    // the substitutes among them (checked against the set above)
+    for (uint32_t i = 0; i < t->command_count; i++) {
+        if (!t->commands[i].substituted)
+            continue;
+        if (!rec_buf_reserve(&w->subs, 10)) {
+            rec_wr_fail(w, "out of memory");
+            return false;
+        }
+        rec_put_var(&w->subs, t->tick - w->block_first);
+        rec_put_var(&w->subs, t->commands[i].id);
+        w->subs_count++;
     }
     // the result: the world hash and one short hash per character
     uint32_t n = 0;

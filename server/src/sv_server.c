@@ -185,6 +185,7 @@ bool sv_server_fill_header(const sv_server *sv, rec_header *h)
         h->waters[i] = sim_scene_water(sv->scene, i);
     h->water_count = nw;
     h->max_characters = sim_scene_capacity(sv->scene);
+    h->substitutes_marked = true; // the observer's ticks mark them
     return true;
 }
 
@@ -514,8 +515,7 @@ void sv_server_handle(sv_server *sv, const net_event *ev, uint64_t now_us, uint6
 // character stands on (within a body width and 2 m in height); all taken:
 // spot id mod count (sim_scene_place_character then finds the nearest free
 // place); no spots at all (an empty level): the spawn marker or the origin.
-// *yaw: a .map spawn point's own; else toward the middle of the level (not
-// at the wall that may stand behind a spawn marker).
+// *yaw: a .map spawn point's own; else the most open view (sim_spawn_yaw_open).
 static sim_vec3 spawn_point(sv_server *sv, uint32_t id, sim_angle *yaw)
 {
     sim_vec3 feet = sv->spawn_origin;
@@ -528,9 +528,12 @@ static sim_vec3 spawn_point(sv_server *sv, uint32_t id, sim_angle *yaw)
     if (sv->spawn_yaws && k < sv->spawn_count) {
         *yaw = sv->spawn_yaws[k];
     } else {
+        // Into the open: along the longest clear view from the spot (not at
+        // the wall or the ramp that may stand before a spawn marker), of
+        // those clear to 32 m the one nearest the middle of the level.
         sim_aabb b = sim_world_get_stats(sv->world).bounds;
         int64_t mx = ((int64_t)b.min.x + b.max.x) / 2, mz = ((int64_t)b.min.z + b.max.z) / 2;
-        *yaw = sim_spawn_yaw_toward((sim_fx)((mx - feet.x) / 2), (sim_fx)((mz - feet.z) / 2));
+        *yaw = sim_spawn_yaw_open(sv->world, feet, (sim_fx)((mx - feet.x) / 2), (sim_fx)((mz - feet.z) / 2));
     }
     return feet;
 }
@@ -549,6 +552,17 @@ static void notify_observer(sv_server *sv, const sv_tick_record *r)
     for (uint32_t i = 0; i < r->command_count; i++) {
         sv->obs_commands[i].id = r->commands[i].id;
         sv->obs_commands[i].input = r->commands[i].command;
+        sv->obs_commands[i].substituted = false;
+    }
+    // The substitutes this tick ran (the recording marks them: a substitute
+    // holds the tick it ran in, like an own command).
+    for (uint32_t i = 0; i < sv->config.max_clients; i++) {
+        const sv_client *c = &sv->clients[i];
+        if (!c->used || !c->joined || c->ran_own[r->tick % CMD_RING] != RAN_SUBSTITUTE)
+            continue;
+        uint32_t at = rec_command_find(sv->obs_commands, r->command_count, c->id);
+        if (at < r->command_count)
+            sv->obs_commands[at].substituted = true;
     }
     t.leave_count = r->leave_count;
     t.join_count = r->join_count;

@@ -256,6 +256,42 @@ sim_angle sim_spawn_yaw_toward(sim_fx dx, sim_fx dz)
     return best;
 }
 
+// How far the level lets one see from `feet` along yaw a: the fraction of
+// SIM_SPAWN_VIEW_REACH the shorter of the two sight lines runs.
+static sim_fx view_fraction(const sim_world *world, sim_vec3 feet, sim_angle a)
+{
+    static const int32_t height_mm[2] = {500, 1500};
+    sim_vec3 d = sim_v3_scale(sim_angle_dir(a, 0), SIM_SPAWN_VIEW_REACH);
+    sim_fx least = SIM_FX_ONE;
+    for (int i = 0; i < 2; i++) {
+        sim_ray_input in = {sim_v3(feet.x, feet.y + SIM_FX_MM(height_mm[i]), feet.z), d};
+        sim_ray_result r;
+        if (sim_world_raycast(world, &in, &r) && r.fraction < least)
+            least = r.fraction;
+        else if (!r.hit && r.fraction == 0)
+            return 0; // refused: the line leaves the world's range
+    }
+    return least;
+}
+
+sim_angle sim_spawn_yaw_open(const sim_world *world, sim_vec3 feet, sim_fx dx, sim_fx dz)
+{
+    sim_angle best = 0;
+    sim_fx best_view = -1;
+    int64_t best_dot = INT64_MIN;
+    for (uint32_t k = 0; k < SIM_SPAWN_VIEW_DIRECTIONS; k++) {
+        sim_angle a = (sim_angle)(k * (65536u / SIM_SPAWN_VIEW_DIRECTIONS));
+        sim_fx view = view_fraction(world, feet, a);
+        int64_t dot = -(int64_t)sim_angle_sin(a) * dx - (int64_t)sim_angle_cos(a) * dz;
+        if (view > best_view || (view == best_view && dot > best_dot)) {
+            best = a;
+            best_view = view;
+            best_dot = dot;
+        }
+    }
+    return best;
+}
+
 // ---- lists of spots ---------------------------------------------------------------
 
 typedef struct spot_list {

@@ -85,6 +85,9 @@ int replay_info(const char *file, rec_file *f, bool json)
         fprintf(o,
                 ",\"max_characters_seen\":%u,\"joins\":%" PRIu64 ",\"leaves\":%" PRIu64 ",\"character_ticks\":%" PRIu64,
                 (unsigned)in.max_characters_seen, in.joins, in.leaves, char_ticks);
+        if (h->kind == REC_KIND_SCENE)
+            fprintf(o, ",\"substitutes_marked\":%s,\"substitutes\":%" PRIu64, h->substitutes_marked ? "true" : "false",
+                    in.substitutes);
         fprintf(o, ",\"keyframes\":%u,\"blocks\":%u,\"compressed_blocks\":%u,\"client_records\":%u",
                 (unsigned)in.keyframes, (unsigned)in.blocks, (unsigned)in.compressed_blocks,
                 (unsigned)in.client_records);
@@ -149,6 +152,11 @@ int replay_info(const char *file, rec_file *f, bool json)
             fprintf(o, "players:       %u distinct, at most %u at once; %" PRIu64 " joins, %" PRIu64 " leaves\n",
                     (unsigned)in.players, (unsigned)in.max_characters_seen, in.joins, in.leaves);
             fprintf(o, "character-ticks: %" PRIu64 "\n", char_ticks);
+            if (h->substitutes_marked || in.substitutes)
+                fprintf(o, "substitutes:   %" PRIu64 " commands ran in place of ones that had not come\n",
+                        in.substitutes);
+            else
+                fprintf(o, "substitutes:   not marked (a recorder from before the marks, or one that keeps none)\n");
         }
         fprintf(o,
                 "sizes:         header %" PRIu64 ", schema %" PRIu64 ", initial %" PRIu64 ", ticks %" PRIu64

@@ -100,7 +100,7 @@ ks_recorder *ks_record_open(const ks_stage *stage, const ks_options *opt, const 
 void ks_record_command(ks_recorder *r, uint32_t id, const sim_input *in)
 {
     if (r->command_count < r->capacity)
-        r->commands[r->command_count++] = (rec_command){id, *in};
+        r->commands[r->command_count++] = (rec_command){.id = id, .input = *in};
 }
 
 void ks_record_tick(ks_recorder *r, uint32_t tick, const sim_scene *after)

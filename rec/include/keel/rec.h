@@ -21,6 +21,10 @@
 //         64-bit check of every tick's characters
 //   KEYF  a keyframe no block follows (KEYZ: the same, zstd-compressed);
 //         formats 1 and 2 wrote every keyframe so, before its block
+//   SUBS  (optional, right after the tick block it describes) the commands
+//         of that block that were substitutes (rec_command.substituted);
+//         informational: it decides no result, and readers that predate it
+//         skip it as they skip every chunk type they do not know
 //   ENDR  the end: last tick, final hash, counts (absent after a crash)
 // A client recording (kind REC_KIND_CLIENT) holds CLOG blocks instead of
 // TBLK: the calls made to the client library (with their clock values and
@@ -113,6 +117,11 @@ typedef struct rec_header {
     /// library's settings that decide its results.
     uint32_t client_character;
     uint32_t client_prediction_cap;
+    /// The recorder marks the commands it substituted (rec_command.substituted;
+    /// keel-server does): a recording with it and no marked command had none.
+    /// Without it a recording says nothing about substitutes but what
+    /// input.tick shows. Written only when set (older headers lack it).
+    bool substitutes_marked;
 } rec_header;
 
 /// A header for a scene recording with default settings, the built-in
@@ -146,7 +155,16 @@ uint16_t rec_char_hash16(const sim_char_state *state);
 typedef struct rec_command {
     uint32_t id;
     sim_input input; ///< input.tick is the tick it ran in
+    /// The recorder ran this command in place of the character's own, which
+    /// had not come (a server repeating a player's last command, with
+    /// input.tick the tick it ran in). Informational: stored apart from the
+    /// command (a SUBS chunk), never part of a result or a hash.
+    bool substituted;
 } rec_command;
+
+/// The index of character id's command among n commands in increasing id
+/// order (a rec_tick's), or n when it has none.
+uint32_t rec_command_find(const rec_command *commands, uint32_t n, uint32_t id);
 
 typedef struct rec_tick {
     uint32_t tick;
@@ -207,7 +225,8 @@ bool rec_writer_pending(rec_writer *w, size_t *bytes);
 
 /// Record one tick of a scene recording. `t` carries the applied events and
 /// commands; the hashes are computed here from `after`, the scene after the
-/// tick (t->world_hash and the per-character arrays are ignored). Writes a
+/// tick (t->world_hash and the per-character arrays are ignored). Commands
+/// marked substituted are listed in a SUBS chunk after their block. Writes a
 /// keyframe of `after` when its tick is a multiple of the interval. Never
 /// blocks on I/O when threaded. False once the recording has failed.
 bool rec_writer_tick(rec_writer *w, const rec_tick *t, const sim_scene *after);
@@ -278,8 +297,8 @@ typedef struct rec_info {
     uint32_t keyframes; ///< in blocks and in chunks of their own
     uint32_t blocks, compressed_blocks;
     /// Bytes of each kind of chunk, framing included. A keyframe inside a
-    /// tick block (format 3) counts with bytes_ticks; bytes_keyframes counts
-    /// KEYF/KEYZ chunks.
+    /// tick block (format 3) counts with bytes_ticks, and so does a SUBS
+    /// chunk; bytes_keyframes counts KEYF/KEYZ chunks.
     uint64_t bytes_header, bytes_schema, bytes_initial, bytes_ticks, bytes_keyframes, bytes_client, bytes_end;
     /// Scene recordings: the world hash after the last tick (0 if none).
     /// Client recordings: the hash of the last confirmed state recorded
@@ -287,6 +306,7 @@ typedef struct rec_info {
     uint64_t last_hash;
     uint32_t client_records;      ///< client recordings
     uint32_t last_confirmed_tick; ///< client recordings: see last_hash (0 if none)
+    uint64_t substitutes;         ///< scene recordings: commands marked substituted
 } rec_info;
 
 void rec_file_info(const rec_file *f, rec_info *out);

@@ -126,7 +126,9 @@ bool sv_server_draining(const sv_server *sv);
 /// Called at the end of every sv_server_tick with exactly what the tick
 /// applied -- the leaves and joins at its start (joins with the states the
 /// characters were spawned with), every character's command in id order,
-/// substituted ones included -- and the scene after the step. The hash
+/// substituted ones included and marked (rec_command.substituted: the
+/// client's command for the tick had not come, its last one ran again with
+/// input.tick the tick) -- and the scene after the step. The hash
 /// fields of `tick` are left empty (a recorder computes them from `after`).
 /// The pointers are valid only during the call; the observer must not
 /// change the server.
@@ -138,7 +140,8 @@ void sv_server_set_observer(sv_server *sv, sv_tick_observer fn, void *ctx);
 
 /// What a recording's header needs at the moment recording starts: the
 /// settings and their digest, the level digest, the scene's platforms and
-/// water boxes, its capacity; kind REC_KIND_SCENE. The other fields of
+/// water boxes, its capacity; kind REC_KIND_SCENE; substitutes_marked
+/// (the observer's ticks mark them). The other fields of
 /// `header` (level path, keyframes, compression, source) are left as they
 /// are: start from rec_default_header(). False when the scene has more
 /// platforms or water boxes than a header holds.

@@ -149,6 +149,20 @@ uint32_t sim_spawn_spots(const sim_world *world, const sim_spawn_settings *s, si
 /// (0, 0): 0.
 sim_angle sim_spawn_yaw_toward(sim_fx dx, sim_fx dz);
 
+/// Directions sim_spawn_yaw_open looks along (every 22.5 degrees), and how
+/// far (32 m).
+#define SIM_SPAWN_VIEW_DIRECTIONS 16u
+#define SIM_SPAWN_VIEW_REACH SIM_FX_INT(32)
+
+/// The yaw a character starting at `feet` looks into the open along: of the
+/// SIM_SPAWN_VIEW_DIRECTIONS level directions, the one whose view runs
+/// farthest before it meets the level, up to SIM_SPAWN_VIEW_REACH; a view
+/// is the shorter of two level rays from 0.5 m and 1.5 m above the feet (a
+/// low wall and a ceiling count both). Ties (views clear to the reach) go to
+/// the direction nearest to (dx, dz) -- keel-server passes the way to the
+/// middle of the level -- then to the smaller yaw. 32 rays, no allocation.
+sim_angle sim_spawn_yaw_open(const sim_world *world, sim_vec3 feet, sim_fx dx, sim_fx dz);
+
 /// Cell k of a square spiral of grid cells around (0, 0): k = 0 is (0, 0);
 /// ring r >= 1 (the cells at Chebyshev distance r) holds 8r cells and starts
 /// at k = (2r - 1)^2. The order the spawn searches visit a grid in.

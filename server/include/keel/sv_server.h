@@ -46,6 +46,12 @@ typedef struct sv_config {
     /// (default 5000 ms).
     uint32_t hello_timeout_ms;
     bool platforms; ///< the built-in level's elevator and shuttle (needs a platform_area marker)
+    /// The game the scene runs (keel/sim_game.h; NULL: none, the server as
+    /// without games). It must outlive the server. Clients must run the same
+    /// game (name, version, digest: the handshake refuses others, naming
+    /// it); commands carry its payload, and full states its state. A game
+    /// whose payload is wider than NET_GAME_COMMAND_BYTES is refused.
+    const struct sim_game *game;
     uint32_t cookie;
 } sv_config;
 

@@ -1,0 +1,379 @@
+// keel tests: a game through the network loop (the example game "tag",
+// tests/games/tag, linked statically): its payload in the input, snapshot
+// and full-state messages, its identity in the handshake, and a session on
+// the in-memory network with a virtual clock (exactly reproducible) in which
+// three prediction clients shoot at each other: no hash mismatch, nothing
+// unexplained, and mispredictions of game fields named and put down to a
+// game rule. Counts only, no wall-clock figure. MIT licence, see LICENSE.
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <keel/cl_bot.h>
+#include <keel/cl_client.h>
+#include <keel/net_bits.h>
+#include <keel/sim_game.h>
+#include <keel/sim_spawn.h>
+#include <keel/sv_server.h>
+
+#include "../net/src/proto_internal.h"
+#include "tag.h"
+
+static sim_game *make_tag(uint32_t version)
+{
+    sim_game_def d = tag_game_def();
+    d.version = version;
+    sim_game_error err;
+    sim_game *g = sim_game_create(&d, &err);
+    cr_assert_not_null(g, "tag: %s (%s)", err.reason, err.field);
+    return g;
+}
+
+static uint8_t g_buf[4096];
+
+// ---- the messages ---------------------------------------------------------------------
+
+Test(game_net, input_carries_the_payload_in_its_bits_and_refuses_a_field_out_of_range)
+{
+    sim_game *g = make_tag(1);
+    cr_assert_eq(sim_game_command_bits(g), 37u);
+    cr_assert_eq(net_game_command_bytes(g), 5u);
+    net_input m;
+    memset(&m, 0, sizeof m);
+    m.ack_tick = NET_TICK_NONE;
+    m.newest_tick = 100;
+    m.count = 4;
+    for (uint32_t i = 0; i < 4; i++) {
+        m.commands[i].tick = 97 + i;
+        m.commands[i].forward = 127;
+        tag_command c = {(uint8_t)(i >= 2), 0, (uint8_t)(i % 3), 0, SIM_FX_INT((int32_t)i)};
+        cr_assert_eq(sim_game_pack_command(g, &c, m.game_commands[i], NET_GAME_COMMAND_BYTES, NULL), 5u);
+    }
+    size_t plain = net_input_encode(&m, g_buf, sizeof g_buf);
+    cr_assert_gt(plain, 0u); // without a game: the payloads are not sent
+    m.game = g;
+    size_t with = net_input_encode(&m, g_buf, sizeof g_buf);
+    cr_assert_gt(with, plain);
+    // 4 payloads, each changed: 4 x (1 + 37) bits beside the commands.
+    cr_assert_leq(with - plain, (4u * 38u + 7u) / 8u + 1u, "%zu bytes more", with - plain);
+    net_input d;
+    cr_assert(net_input_decode_game(g_buf, with, g, &d));
+    cr_assert_eq(d.count, 4);
+    cr_assert_eq(memcmp(d.game_commands, m.game_commands, sizeof m.game_commands), 0);
+    // The same bytes without the game do not decode (trailing payload bits).
+    cr_assert_not(net_input_decode(g_buf, with, &d));
+    // The same payload again costs one bit.
+    memcpy(m.game_commands[1], m.game_commands[0], NET_GAME_COMMAND_BYTES);
+    memcpy(m.game_commands[2], m.game_commands[0], NET_GAME_COMMAND_BYTES);
+    memcpy(m.game_commands[3], m.game_commands[0], NET_GAME_COMMAND_BYTES);
+    size_t same = net_input_encode(&m, g_buf, sizeof g_buf);
+    cr_assert_leq(same - plain, (38u + 3u + 7u) / 8u + 1u);
+    // weapon (bits 2..3) = 3: out of its range 0..2. The encoder refuses it;
+    // the writer puts it on the wire and the decoder refuses it.
+    m.game_commands[3][0] |= 0x0C;
+    cr_assert_eq(net_input_encode(&m, g_buf, sizeof g_buf), 0u);
+    size_t bad = net_input_write(&m, g_buf, sizeof g_buf);
+    cr_assert_gt(bad, 0u);
+    cr_assert_not(net_input_decode_game(g_buf, bad, g, &d), "a payload out of range decoded");
+    sim_game_destroy(g);
+}
+
+Test(game_net, snapshot_and_full_state_carry_payloads_and_the_saved_scene)
+{
+    sim_game *g = make_tag(1);
+    static net_tick_command cmds[6], cmds2[64];
+    static net_join joins[4];
+    static net_leave leaves[4];
+    for (uint32_t k = 0; k < 6; k++) {
+        cmds[k].id = 1 + k % 2;
+        cmds[k].command.tick = 10 + k / 2;
+        tag_command c = {(uint8_t)(k % 2), 0, 1, (sim_angle)(k << 12), 0};
+        sim_game_pack_command(g, &c, cmds[k].game, NET_GAME_COMMAND_BYTES, NULL);
+    }
+    net_snapshot s;
+    memset(&s, 0, sizeof s);
+    s.tick = 13;
+    s.baseline_tick = 10;
+    s.last_applied_tick = NET_TICK_NONE;
+    s.commands = cmds;
+    s.command_count = s.command_capacity = 6;
+    s.game = g;
+    size_t n = net_snapshot_encode(&s, g_buf, sizeof g_buf);
+    cr_assert_gt(n, 0u);
+    net_snapshot d;
+    memset(&d, 0, sizeof d);
+    d.commands = cmds2;
+    d.command_capacity = 64;
+    d.joins = joins;
+    d.join_capacity = 4;
+    d.leaves = leaves;
+    d.leave_capacity = 4;
+    d.game = g;
+    cr_assert(net_snapshot_decode(g_buf, n, &d));
+    cr_assert_eq(d.command_count, 6u);
+    for (uint32_t k = 0; k < 6; k++)
+        cr_assert_eq(memcmp(cmds2[k].game, cmds[k].game, NET_GAME_COMMAND_BYTES), 0, "command %u", k);
+
+    net_full_part p;
+    memset(&p, 0, sizeof p);
+    p.game = g;
+    p.tick = 50;
+    p.last_applied_tick = NET_TICK_NONE;
+    p.part_count = 40; // more than a full state without a game may have
+    p.part = 39;
+    p.total_characters = 1;
+    p.count = 1;
+    p.states[0] = sim_char_spawn(7, sim_v3(0, 0, 0), 0);
+    p.last_commands[0].tick = 49;
+    p.last_game[0][0] = 1; // fire
+    p.save_size = 40u * NET_FULL_CHUNK_BYTES;
+    p.chunk_offset = 39u * NET_FULL_CHUNK_BYTES;
+    p.chunk_size = NET_FULL_CHUNK_BYTES;
+    for (uint32_t i = 0; i < NET_FULL_CHUNK_BYTES; i++)
+        p.chunk[i] = (uint8_t)(i * 7u);
+    n = net_full_part_encode(&p, g_buf, sizeof g_buf);
+    cr_assert_gt(n, 0u);
+    cr_assert_leq(n, NET_MTU);
+    net_full_part q;
+    cr_assert(net_full_part_decode_game(g_buf, n, g, &q));
+    cr_assert_eq(q.part, 39);
+    cr_assert_eq(q.chunk_offset, p.chunk_offset);
+    cr_assert_eq(memcmp(q.chunk, p.chunk, NET_FULL_CHUNK_BYTES), 0);
+    cr_assert_eq(q.last_game[0][0], 1);
+    cr_assert_not(net_full_part_decode(g_buf, n, &q), "decoded without the game");
+    p.chunk_offset = p.save_size - 1u; // a chunk past the end
+    cr_assert_eq(net_full_part_encode(&p, g_buf, sizeof g_buf), 0u);
+    sim_game_destroy(g);
+}
+
+// ---- the handshake ----------------------------------------------------------------------
+
+Test(game_net, hello_carries_the_game_and_a_refusal_names_it)
+{
+    sim_game *g1 = make_tag(1), *g2 = make_tag(2);
+    sim_move_settings st = sim_move_default_settings();
+    sim_level lv;
+    cr_assert_eq(sim_level_builtin(&lv), 0);
+    net_sim_identity none = net_identity_make(&st, &lv, NULL), a = none, b = none;
+    cr_assert(net_identity_set_game(&a, g1));
+    cr_assert(net_identity_set_game(&b, g2));
+    cr_assert_str_eq(a.game_name, "tag");
+    // No game: the hello is the one without games (no trailer).
+    net_hello h;
+    memset(&h, 0, sizeof h);
+    h.protocol_version = NET_PROTOCOL_VERSION;
+    h.identity = none;
+    h.client_time_ms = 1234;
+    size_t plain = net_hello_encode(&h, g_buf, sizeof g_buf);
+    cr_assert_eq(plain, 36u);
+    h.identity = a;
+    size_t with = net_hello_encode(&h, g_buf, sizeof g_buf);
+    cr_assert_gt(with, plain);
+    net_hello d;
+    cr_assert(net_hello_decode(g_buf, with, &d));
+    cr_assert_str_eq(d.identity.game_name, "tag");
+    cr_assert_eq(d.identity.game_version, 1u);
+    cr_assert_eq(d.identity.game_digest, sim_game_digest(g1));
+    char why[NET_REASON_MAX + 1];
+    cr_assert(net_identity_check(&a, &a, why, sizeof why));
+    cr_assert_not(net_identity_check(&b, &a, why, sizeof why));
+    cr_assert_str_eq(why, "game tag 2 differs from the server's tag 1");
+    cr_assert_not(net_identity_check(&none, &a, why, sizeof why));
+    cr_assert_str_eq(why, "game none differs from the server's tag");
+    cr_assert(net_identity_check(&none, &none, why, sizeof why));
+    sim_level_free(&lv);
+    sim_game_destroy(g1);
+    sim_game_destroy(g2);
+}
+
+// ---- a session --------------------------------------------------------------------------
+
+#define CLIENTS 3u
+
+typedef struct rig {
+    sim_level level;
+    sim_world *world;
+    sim_move_settings settings;
+    sim_game *game;
+    net_memory *mem;
+    net_host *server_host;
+    sv_server *sv;
+    uint64_t next_server_us;
+    net_host *hosts[CLIENTS];
+    cl_client *cls[CLIENTS];
+    cl_bot bots[CLIENTS];
+    bool started[CLIENTS];
+    uint64_t next_us[CLIENTS];
+} rig;
+
+static void rig_init(rig *r, sim_game *client_game)
+{
+    memset(r, 0, sizeof *r);
+    cr_assert_eq(sim_level_builtin(&r->level), 0);
+    r->world = sim_world_create(&r->level, NULL, NULL);
+    cr_assert_not_null(r->world);
+    r->settings = sim_move_default_settings();
+    r->game = make_tag(1);
+    r->mem = net_memory_create(35);
+    net_host_config hc = net_host_default_config();
+    r->server_host = net_memory_listen(r->mem, "server", &hc);
+    sv_config sc = sv_default_config();
+    sc.game = r->game;
+    r->sv = sv_server_create(r->world, &r->level, &r->settings, &sc, r->server_host);
+    cr_assert_not_null(r->sv);
+    cl_config cc = cl_default_config();
+    cc.game = client_game ? client_game : r->game;
+    cc.island_check = true;
+    const net_memory_link link = {30, 10, 20, 0};
+    for (uint32_t i = 0; i < CLIENTS; i++) {
+        r->hosts[i] = net_memory_connect(r->mem, "server", &link, &link, &hc);
+        r->cls[i] = cl_client_create(r->world, &r->level, &r->settings, &cc, r->hosts[i]);
+        cr_assert_not_null(r->cls[i]);
+        cl_bot_init(&r->bots[i], CL_BOT_RANDOM, 900 + i);
+        r->bots[i].leash = SIM_FX_INT(3);
+    }
+}
+
+static void rig_free(rig *r)
+{
+    for (uint32_t i = 0; i < CLIENTS; i++) {
+        cl_client_destroy(r->cls[i]);
+        net_host_destroy(r->hosts[i]);
+    }
+    sv_server_destroy(r->sv);
+    net_host_destroy(r->server_host);
+    net_memory_destroy(r->mem);
+    sim_game_destroy(r->game);
+    sim_world_destroy(r->world);
+    sim_level_free(&r->level);
+}
+
+// A bot that walks about, looks at the next client's character and fires
+// in bursts that change every 20 ticks (so remote fire commands change and
+// their shots are mispredicted until confirmed).
+static void command(rig *r, uint32_t i, uint32_t tick, sim_input *in, tag_command *tc)
+{
+    cl_client *cl = r->cls[i];
+    const sim_scene *pred = cl_client_predicted(cl);
+    *in = cl_bot_command(&r->bots[i], pred, cl_client_character(cl), &r->level, tick);
+    memset(tc, 0, sizeof *tc);
+    const sim_char_state *me = sim_scene_find(pred, cl_client_character(cl));
+    const sim_char_state *them = sim_scene_find(pred, cl_client_character(r->cls[(i + 1) % CLIENTS]));
+    if (me && them) {
+        in->yaw = sim_spawn_yaw_toward(them->position.x - me->position.x, them->position.z - me->position.z);
+        in->pitch = 0;
+    }
+    tc->fire = (uint8_t)(((tick / 20u) + i) % 2u);
+    tc->weapon = (uint8_t)(tick % 3u);
+}
+
+static void client_ms(rig *r, uint32_t i, uint64_t now_us, uint32_t now_ms)
+{
+    cl_client *cl = r->cls[i];
+    net_event ev;
+    while (net_host_service(r->hosts[i], &ev, 0) != NET_EVENT_NONE) {
+        if (ev.type == NET_EVENT_CONNECT)
+            cl_client_hello(cl, now_ms);
+        cl_client_handle(cl, &ev, now_ms);
+    }
+    if (cl_client_status(cl) != CL_STATUS_PLAYING)
+        return;
+    if (!r->started[i]) {
+        r->started[i] = true;
+        r->next_us[i] = now_us;
+    }
+    uint32_t due = cl_client_take_catch_up(cl);
+    while (now_us >= r->next_us[i]) {
+        due++;
+        r->next_us[i] += cl_client_tick_us(cl);
+    }
+    for (uint32_t k = 0; k < due; k++) {
+        sim_input in;
+        tag_command tc;
+        command(r, i, cl_client_predicted_tick(cl), &in, &tc);
+        cl_client_predict_game(cl, &in, &tc, now_ms);
+    }
+    net_host_flush(r->hosts[i]);
+}
+
+static void rig_ms(rig *r)
+{
+    net_memory_advance(r->mem, 1);
+    uint64_t now_us = net_memory_now(r->mem) * 1000u;
+    uint32_t now_ms = (uint32_t)net_memory_now(r->mem);
+    uint64_t tick_us = 1000000u / (uint64_t)r->settings.tick_rate;
+    if (r->next_server_us == 0)
+        r->next_server_us = now_us;
+    net_event ev;
+    while (net_host_service(r->server_host, &ev, 0) != NET_EVENT_NONE)
+        sv_server_handle(r->sv, &ev, now_us, r->next_server_us);
+    while (now_us >= r->next_server_us) {
+        sv_server_tick(r->sv, now_us);
+        r->next_server_us += tick_us;
+    }
+    for (uint32_t i = 0; i < CLIENTS; i++)
+        client_ms(r, i, now_us, now_ms);
+    net_host_flush(r->server_host);
+}
+
+Test(game_net, a_session_predicts_the_game_and_names_its_mispredictions, .timeout = 300)
+{
+    rig r;
+    rig_init(&r, NULL);
+    for (uint32_t ms = 0; ms < 4000; ms++)
+        rig_ms(&r);
+    const tag_state *st = sim_scene_game_state(sv_server_scene(r.sv));
+    cr_assert_not_null(st);
+    sv_stats ss;
+    sv_server_stats(r.sv, &ss);
+    cr_log_info("server: tick %u, clock %u, %u hits; %llu full states in %llu parts, %llu malformed, %llu substituted\n",
+                sv_server_scene_tick(r.sv), st->clock, st->hits, (unsigned long long)ss.full_states,
+                (unsigned long long)ss.snapshots_full_parts, (unsigned long long)ss.messages_malformed,
+                (unsigned long long)ss.commands_substituted);
+    cr_expect_gt(st->hits, 0u, "nobody was hit");
+    uint64_t game_rule = 0, unexplained = 0, mismatches = 0, game_fields = 0;
+    for (uint32_t i = 0; i < CLIENTS; i++) {
+        cl_stats s;
+        cl_client_stats(r.cls[i], &s);
+        cr_expect_eq(cl_client_status(r.cls[i]), CL_STATUS_PLAYING, "client %u not playing", i);
+        cr_log_info("client %u: %llu full states, %llu snapshots, %llu rollbacks (%llu fallbacks), own %llu/%llu/%llu/%llu/%llu "
+                    "(substituted/remote/interaction/unexplained/game rule), last own field %s, game-wide %llu (%s), "
+                    "%llu hash mismatches, %llu malformed\n",
+                    i, (unsigned long long)s.full_states, (unsigned long long)s.snapshots,
+                    (unsigned long long)s.rollbacks, (unsigned long long)s.island_fallbacks,
+                    (unsigned long long)s.own_mispredictions[0], (unsigned long long)s.own_mispredictions[1],
+                    (unsigned long long)s.own_mispredictions[2], (unsigned long long)s.own_mispredictions[3],
+                    (unsigned long long)s.own_mispredictions[4], s.last_own_field ? s.last_own_field : "-",
+                    (unsigned long long)s.game_state_mispredictions, s.last_game_field ? s.last_game_field : "-",
+                    (unsigned long long)s.hash_mismatches, (unsigned long long)s.messages_malformed);
+        cr_expect_gt(s.snapshots, 100u);
+        game_rule += s.own_mispredictions[CL_CAUSE_GAME_RULE] + s.remote_mispredictions[CL_CAUSE_GAME_RULE];
+        unexplained += s.own_mispredictions[CL_CAUSE_UNEXPLAINED] + s.remote_mispredictions[CL_CAUSE_UNEXPLAINED];
+        mismatches += s.hash_mismatches;
+        game_fields += s.game_state_mispredictions;
+        cr_expect_eq(s.island_rollbacks, 0u, "an island rollback with a game");
+        // The confirmed scene is the server's at its tick (same game state).
+        cr_expect_not_null(sim_scene_game_state(cl_client_confirmed(r.cls[i])));
+    }
+    cr_expect_eq(mismatches, 0u, "hash mismatches");
+    cr_expect_eq(unexplained, 0u, "unexplained mispredictions");
+    cr_expect_gt(game_rule, 0u, "no misprediction put down to a game rule");
+    cr_expect_gt(game_fields, 0u, "no game-wide field mispredicted");
+    rig_free(&r);
+}
+
+Test(game_net, a_client_with_another_version_of_the_game_is_refused_naming_it, .timeout = 60)
+{
+    sim_game *other = make_tag(2);
+    rig r;
+    rig_init(&r, other);
+    for (uint32_t ms = 0; ms < 500; ms++)
+        rig_ms(&r);
+    for (uint32_t i = 0; i < CLIENTS; i++) {
+        cr_expect_eq(cl_client_status(r.cls[i]), CL_STATUS_REFUSED);
+        cr_expect_eq(cl_client_refusal_code(r.cls[i]), NET_REFUSE_IDENTITY);
+        cr_expect_str_eq(cl_client_refusal(r.cls[i]), "game tag 2 differs from the server's tag 1");
+    }
+    rig_free(&r);
+    sim_game_destroy(other);
+}

@@ -18,6 +18,7 @@
 
 #include "../net/src/proto_internal.h"
 #include "tag.h"
+#include "test_support.h"
 
 static sim_game *make_tag(uint32_t version)
 {
@@ -326,17 +327,19 @@ Test(game_net, a_session_predicts_the_game_and_names_its_mispredictions, .timeou
     cr_assert_not_null(st);
     sv_stats ss;
     sv_server_stats(r.sv, &ss);
-    cr_log_info("server: tick %u, clock %u, %u hits; %llu full states in %llu parts, %llu malformed, %llu substituted\n",
-                sv_server_scene_tick(r.sv), st->clock, st->hits, (unsigned long long)ss.full_states,
-                (unsigned long long)ss.snapshots_full_parts, (unsigned long long)ss.messages_malformed,
-                (unsigned long long)ss.commands_substituted);
+    cr_log_info(
+        "server: tick %u, clock %u, %u hits; %llu full states in %llu parts, %llu malformed, %llu substituted\n",
+        sv_server_scene_tick(r.sv), st->clock, st->hits, (unsigned long long)ss.full_states,
+        (unsigned long long)ss.snapshots_full_parts, (unsigned long long)ss.messages_malformed,
+        (unsigned long long)ss.commands_substituted);
     cr_expect_gt(st->hits, 0u, "nobody was hit");
     uint64_t game_rule = 0, unexplained = 0, mismatches = 0, game_fields = 0;
     for (uint32_t i = 0; i < CLIENTS; i++) {
         cl_stats s;
         cl_client_stats(r.cls[i], &s);
         cr_expect_eq(cl_client_status(r.cls[i]), CL_STATUS_PLAYING, "client %u not playing", i);
-        cr_log_info("client %u: %llu full states, %llu snapshots, %llu rollbacks (%llu fallbacks), own %llu/%llu/%llu/%llu/%llu "
+        cr_log_info("client %u: %llu full states, %llu snapshots, %llu rollbacks (%llu fallbacks), own "
+                    "%llu/%llu/%llu/%llu/%llu "
                     "(substituted/remote/interaction/unexplained/game rule), last own field %s, game-wide %llu (%s), "
                     "%llu hash mismatches, %llu malformed\n",
                     i, (unsigned long long)s.full_states, (unsigned long long)s.snapshots,
@@ -376,4 +379,184 @@ Test(game_net, a_client_with_another_version_of_the_game_is_refused_naming_it, .
     }
     rig_free(&r);
     sim_game_destroy(other);
+}
+
+// ---- fuzzing the decoders with a game ----------------------------------------------------
+
+#ifdef KEEL_SANITIZED_BUILD
+#define FUZZ_ROUNDS 3000u
+#else
+#define FUZZ_ROUNDS 30000u
+#endif
+
+static void rnd_payload(keel_rng *r, const sim_game *g, uint8_t out[NET_GAME_COMMAND_BYTES])
+{
+    tag_command c = {(uint8_t)keel_rng_range(r, 0, 1), (uint8_t)keel_rng_range(r, 0, 1),
+                     (uint8_t)keel_rng_range(r, 0, 2), (sim_angle)(keel_rng_range(r, 0, 4095) << 4),
+                     keel_rng_fx(r, 0, SIM_FX_INT(20))};
+    memset(out, 0, NET_GAME_COMMAND_BYTES);
+    cr_assert_eq(sim_game_pack_command(g, &c, out, NET_GAME_COMMAND_BYTES, NULL), 5u);
+}
+
+static sim_input rnd_cmd(keel_rng *r, uint32_t tick)
+{
+    sim_input c;
+    memset(&c, 0, sizeof c);
+    c.tick = tick;
+    if (keel_rng_range(r, 0, 1)) {
+        c.forward = (int8_t)keel_rng_range(r, -127, 127);
+        c.yaw = (sim_angle)keel_rng_range(r, 0, 65535);
+    }
+    return c;
+}
+
+static net_tick_command g_cmds[64], g_cmds2[512];
+static net_join g_joins[16];
+static net_leave g_leaves[16];
+
+// A valid message of a game (kind 0 input, 1 snapshot, 2 full part, 3 hello).
+static size_t rnd_game_message(keel_rng *r, const sim_game *g, int kind, uint8_t *out, size_t cap)
+{
+    if (kind == 0) {
+        net_input m;
+        memset(&m, 0, sizeof m);
+        m.game = g;
+        m.ack_tick = NET_TICK_NONE;
+        m.count = (uint8_t)keel_rng_range(r, 0, 8);
+        m.newest_tick = (uint32_t)keel_rng_range(r, 8, 100000);
+        for (uint32_t i = 0; i < m.count; i++) {
+            m.commands[i] = rnd_cmd(r, m.newest_tick - m.count + 1u + i);
+            if (i > 0 && keel_rng_range(r, 0, 1))
+                memcpy(m.game_commands[i], m.game_commands[i - 1], NET_GAME_COMMAND_BYTES);
+            else
+                rnd_payload(r, g, m.game_commands[i]);
+        }
+        return net_input_encode(&m, out, cap);
+    }
+    if (kind == 1) {
+        net_snapshot s;
+        memset(&s, 0, sizeof s);
+        s.game = g;
+        uint32_t span = (uint32_t)keel_rng_range(r, 1, 4), chars = (uint32_t)keel_rng_range(r, 1, 4);
+        s.tick = (uint32_t)keel_rng_range(r, 10, 100000);
+        s.baseline_tick = s.tick - span;
+        s.last_applied_tick = NET_TICK_NONE;
+        s.commands = g_cmds;
+        s.command_capacity = 64;
+        for (uint32_t t = 0; t < span; t++)
+            for (uint32_t c = 0; c < chars; c++) {
+                net_tick_command *tc = &g_cmds[s.command_count++];
+                tc->id = 1 + c * 3;
+                tc->command = rnd_cmd(r, s.baseline_tick + t);
+                if (t > 0 && keel_rng_range(r, 0, 1))
+                    memcpy(tc->game, g_cmds[s.command_count - 1 - chars].game, NET_GAME_COMMAND_BYTES);
+                else
+                    rnd_payload(r, g, tc->game);
+            }
+        return net_snapshot_encode(&s, out, cap);
+    }
+    if (kind == 2) {
+        net_full_part p;
+        memset(&p, 0, sizeof p);
+        p.game = g;
+        p.tick = (uint32_t)keel_rng_range(r, 1, 100000);
+        p.last_applied_tick = NET_TICK_NONE;
+        p.part_count = (uint16_t)keel_rng_range(r, 1, NET_MAX_GAME_FULL_PARTS);
+        p.part = (uint16_t)keel_rng_range(r, 0, p.part_count - 1);
+        p.total_characters = 2;
+        p.count = (uint8_t)keel_rng_range(r, 0, 2);
+        for (uint32_t i = 0; i < p.count; i++) {
+            p.states[i] = sim_char_spawn(1 + i, sim_v3(0, 0, 0), 0);
+            p.last_commands[i] = rnd_cmd(r, p.tick - 1u);
+            rnd_payload(r, g, p.last_game[i]);
+        }
+        p.save_size = (uint32_t)keel_rng_range(r, 0, 3000);
+        p.chunk_offset = (uint32_t)keel_rng_range(r, 0, p.save_size);
+        uint32_t left = p.save_size - p.chunk_offset;
+        p.chunk_size = (uint16_t)keel_rng_range(r, 0, left < 64 ? left : 64);
+        for (uint32_t i = 0; i < p.chunk_size; i++)
+            p.chunk[i] = (uint8_t)keel_rng_next(r);
+        return net_full_part_encode(&p, out, cap);
+    }
+    net_hello h;
+    memset(&h, 0, sizeof h);
+    h.protocol_version = NET_PROTOCOL_VERSION;
+    h.identity.tick_rate = 64;
+    h.identity.settings_digest = keel_rng_next(r);
+    cr_assert(net_identity_set_game(&h.identity, g));
+    h.identity.game_version = (uint32_t)keel_rng_next(r);
+    return net_hello_encode(&h, out, cap);
+}
+
+// Decodes as `kind` with the game; a message that decodes encodes again to
+// exactly the same bytes (every encoding is canonical).
+static void check_game_decoder(const sim_game *g, int kind, const uint8_t *data, size_t n)
+{
+    static uint8_t again[4096];
+    size_t len = 0;
+    if (kind == 0) {
+        net_input m;
+        if (!net_input_decode_game(data, n, g, &m))
+            return;
+        for (uint32_t i = 0; i < m.count; i++)
+            cr_assert(net_game_payload_valid(g, m.game_commands[i]), "a payload out of range decoded");
+        len = net_input_encode(&m, again, sizeof again);
+    } else if (kind == 1) {
+        net_snapshot s;
+        memset(&s, 0, sizeof s);
+        s.game = g;
+        s.commands = g_cmds2;
+        s.command_capacity = 512;
+        s.joins = g_joins;
+        s.join_capacity = 16;
+        s.leaves = g_leaves;
+        s.leave_capacity = 16;
+        if (!net_snapshot_decode(data, n, &s))
+            return;
+        len = net_snapshot_encode(&s, again, sizeof again);
+    } else if (kind == 2) {
+        net_full_part p;
+        if (!net_full_part_decode_game(data, n, g, &p))
+            return;
+        len = net_full_part_encode(&p, again, sizeof again);
+    } else {
+        net_hello h;
+        if (!net_hello_decode(data, n, &h))
+            return;
+        len = net_hello_encode(&h, again, sizeof again);
+    }
+    cr_assert_eq(len, n, "kind %d: decoded %zu bytes, encoded %zu", kind, n, len);
+    cr_assert_eq(memcmp(again, data, n), 0, "kind %d: not canonical", kind);
+}
+
+Test(game_net, fuzz_the_decoders_with_a_game)
+{
+    sim_game *g = make_tag(1);
+    keel_rng r = {35};
+    static uint8_t buf[4096];
+    uint64_t decoded = 0;
+    for (uint32_t round = 0; round < FUZZ_ROUNDS; round++) {
+        int kind = (int)(round % 4u);
+        size_t n = rnd_game_message(&r, g, kind, buf, sizeof buf);
+        cr_assert_gt(n, 0u, "kind %d: a valid message did not encode", kind);
+        check_game_decoder(g, kind, buf, n);
+        decoded++;
+        // Mutations: bit flips, a cut, a byte more, random bytes.
+        int op = (int)keel_rng_range(&r, 0, 3);
+        if (op == 0) {
+            for (int k = (int)keel_rng_range(&r, 1, 3); k > 0; k--)
+                buf[keel_rng_range(&r, 0, (int64_t)n - 1)] ^= (uint8_t)(1u << keel_rng_range(&r, 0, 7));
+        } else if (op == 1) {
+            n = (size_t)keel_rng_range(&r, 0, (int64_t)n - 1);
+        } else if (op == 2) {
+            buf[n++] = (uint8_t)keel_rng_next(&r);
+        } else {
+            for (size_t i = 1; i < n; i++)
+                buf[i] = (uint8_t)keel_rng_next(&r);
+        }
+        for (int k = 0; k < 4; k++)
+            check_game_decoder(g, k, buf, n);
+    }
+    cr_log_info("%llu game messages fuzzed\n", (unsigned long long)decoded);
+    sim_game_destroy(g);
 }

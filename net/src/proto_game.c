@@ -111,8 +111,7 @@ bool net_identity_set_game(net_sim_identity *id, const struct sim_game *game)
     return net_game_command_bytes(game) <= NET_GAME_COMMAND_BYTES;
 }
 
-bool net_identity_check(const net_sim_identity *client, const net_sim_identity *server, char *reason,
-                        size_t capacity)
+bool net_identity_check(const net_sim_identity *client, const net_sim_identity *server, char *reason, size_t capacity)
 {
     const char *why = NULL;
     if (!net_identity_equal(client, server, &why)) {

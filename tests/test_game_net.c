@@ -257,7 +257,12 @@ static void command(rig *r, uint32_t i, uint32_t tick, sim_input *in, tag_comman
     cl_client *cl = r->cls[i];
     const sim_scene *pred = cl_client_predicted(cl);
     *in = cl_bot_command(&r->bots[i], pred, cl_client_character(cl), &r->level, tick);
-    memset(tc, 0, sizeof *tc);
+    // Every field drawn in its range (a bot's game command), then the fire
+    // button and the aim set by the pattern; no dash (it would carry the
+    // bots out of sight).
+    cr_assert(cl_bot_game_command(&r->bots[i], r->game, tick, tc, sizeof *tc));
+    tc->dash = 0;
+    tc->aim = 0;
     const sim_char_state *me = sim_scene_find(pred, cl_client_character(cl));
     const sim_char_state *them = sim_scene_find(pred, cl_client_character(r->cls[(i + 1) % CLIENTS]));
     if (me && them) {
@@ -265,7 +270,6 @@ static void command(rig *r, uint32_t i, uint32_t tick, sim_input *in, tag_comman
         in->pitch = 0;
     }
     tc->fire = (uint8_t)(((tick / 20u) + i) % 2u);
-    tc->weapon = (uint8_t)(tick % 3u);
 }
 
 static void client_ms(rig *r, uint32_t i, uint64_t now_us, uint32_t now_ms)

@@ -108,8 +108,7 @@ int bench_game_wire(void)
     size_t plain = 0, sn_change = snapshot_bytes(g, true, &plain), sn_same = snapshot_bytes(g, false, &plain);
     printf("   delta snapshot, %u characters x %u ticks (%zu B without a game): +%zu B when every payload "
            "changes (%.1f bits per command), +%zu B when they repeat (%.2f bits per command)\n",
-           CHARS, TICKS, plain, sn_change, sn_change * 8.0 / (CHARS * TICKS), sn_same,
-           sn_same * 8.0 / (CHARS * TICKS));
+           CHARS, TICKS, plain, sn_change, sn_change * 8.0 / (CHARS * TICKS), sn_same, sn_same * 8.0 / (CHARS * TICKS));
     bool met = in_change * 8u <= 8u * (bits + 1u) + 7u && in_same * 8u <= bits + 8u + 7u &&
                sn_change * 8u <= CHARS * TICKS * (bits + 1u) + 7u && sn_same * 8u <= CHARS * TICKS + 7u;
     printf("   target (only its bits: the schema's bits + 1 when it changes, 1 bit when it repeats): %s\n",

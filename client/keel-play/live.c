@@ -293,6 +293,7 @@ int kp_live_run(kp_app *app, const kp_options *opt)
     cl_config cc = cl_default_config();
     cc.platforms = opt->platforms;
     cc.ticks_per_packet = opt->ticks_per_packet;
+    cc.game = opt->game;
     cl_smooth_settings ss = cl_smooth_default_settings();
     L->smooth = cl_smooth_create(&ss, NET_MAX_CHARACTERS);
     L->render = kp_render_create();

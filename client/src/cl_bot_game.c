@@ -69,7 +69,10 @@ bool cl_bot_game_command(const cl_bot *bot, const struct sim_game *game, uint32_
             int64_t lo, hi;
             field_range(f, &lo, &hi);
             uint64_t span = (uint64_t)(hi - lo) + 1u;
-            put(at, f->kind == SIM_GAME_BOOL ? 1u : f->kind == SIM_GAME_FX ? 4u : f->size,
+            put(at,
+                f->kind == SIM_GAME_BOOL ? 1u
+                : f->kind == SIM_GAME_FX ? 4u
+                                         : f->size,
                 lo + (int64_t)(span ? h % span : h));
         }
     }

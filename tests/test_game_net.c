@@ -32,6 +32,22 @@ static sim_game *make_tag(uint32_t version)
 }
 
 static uint8_t g_buf[4096];
+static net_tick_command g_cmds[64], g_cmds2[512];
+static net_join g_joins[16];
+static net_leave g_leaves[16];
+
+// A snapshot to decode into, with the game, into the arrays above.
+static void snapshot_for_decoding(net_snapshot *s, const sim_game *g)
+{
+    memset(s, 0, sizeof *s);
+    s->game = g;
+    s->commands = g_cmds2;
+    s->command_capacity = 512;
+    s->joins = g_joins;
+    s->join_capacity = 16;
+    s->leaves = g_leaves;
+    s->leave_capacity = 16;
+}
 
 // ---- the messages ---------------------------------------------------------------------
 
@@ -83,9 +99,7 @@ Test(game_net, input_carries_the_payload_in_its_bits_and_refuses_a_field_out_of_
 Test(game_net, snapshot_and_full_state_carry_payloads_and_the_saved_scene)
 {
     sim_game *g = make_tag(1);
-    static net_tick_command cmds[6], cmds2[64];
-    static net_join joins[4];
-    static net_leave leaves[4];
+    static net_tick_command cmds[6];
     for (uint32_t k = 0; k < 6; k++) {
         cmds[k].id = 1 + k % 2;
         cmds[k].command.tick = 10 + k / 2;
@@ -103,18 +117,11 @@ Test(game_net, snapshot_and_full_state_carry_payloads_and_the_saved_scene)
     size_t n = net_snapshot_encode(&s, g_buf, sizeof g_buf);
     cr_assert_gt(n, 0u);
     net_snapshot d;
-    memset(&d, 0, sizeof d);
-    d.commands = cmds2;
-    d.command_capacity = 64;
-    d.joins = joins;
-    d.join_capacity = 4;
-    d.leaves = leaves;
-    d.leave_capacity = 4;
-    d.game = g;
+    snapshot_for_decoding(&d, g);
     cr_assert(net_snapshot_decode(g_buf, n, &d));
     cr_assert_eq(d.command_count, 6u);
     for (uint32_t k = 0; k < 6; k++)
-        cr_assert_eq(memcmp(cmds2[k].game, cmds[k].game, NET_GAME_COMMAND_BYTES), 0, "command %u", k);
+        cr_assert_eq(memcmp(g_cmds2[k].game, cmds[k].game, NET_GAME_COMMAND_BYTES), 0, "command %u", k);
 
     net_full_part p;
     memset(&p, 0, sizeof p);
@@ -322,10 +329,6 @@ static sim_input rnd_cmd(keel_rng *r, uint32_t tick)
     return c;
 }
 
-static net_tick_command g_cmds[64], g_cmds2[512];
-static net_join g_joins[16];
-static net_leave g_leaves[16];
-
 // A valid message of a game (kind 0 input, 1 snapshot, 2 full part, 3 hello).
 static size_t rnd_game_message(keel_rng *r, const sim_game *g, int kind, uint8_t *out, size_t cap)
 {
@@ -415,14 +418,7 @@ static void check_game_decoder(const sim_game *g, int kind, const uint8_t *data,
         len = net_input_encode(&m, again, sizeof again);
     } else if (kind == 1) {
         net_snapshot s;
-        memset(&s, 0, sizeof s);
-        s.game = g;
-        s.commands = g_cmds2;
-        s.command_capacity = 512;
-        s.joins = g_joins;
-        s.join_capacity = 16;
-        s.leaves = g_leaves;
-        s.leave_capacity = 16;
+        snapshot_for_decoding(&s, g);
         if (!net_snapshot_decode(data, n, &s))
             return;
         len = net_snapshot_encode(&s, again, sizeof again);

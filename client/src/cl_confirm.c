@@ -226,9 +226,10 @@ static void confirm(cl_client *cl, uint32_t from, const net_snapshot *actual)
             if (!p)
                 continue; // joined: not a misprediction of a state we had
             const char *field = cl_first_field(&cs[i], p);
+            char game_field[sizeof cl->own_field];
             if (!field && game_differs) {
                 const char *g = game_char_differs(cl, cs[i].id);
-                field = g ? game_name(cl->own_field, sizeof cl->own_field, g) : NULL;
+                field = g ? game_name(game_field, sizeof game_field, g) : NULL;
             }
             if (!field)
                 continue;
@@ -263,8 +264,7 @@ static void confirm(cl_client *cl, uint32_t from, const net_snapshot *actual)
             }
             if (own) {
                 cl->stats.own_mispredictions[cause]++;
-                if (field != cl->own_field) // a game field's name is in own_field already
-                    snprintf(cl->own_field, sizeof cl->own_field, "%s", field);
+                snprintf(cl->own_field, sizeof cl->own_field, "%s", field);
                 cl->stats.last_own_field = cl->own_field;
                 cl->stats.last_own_tick = T;
             } else {

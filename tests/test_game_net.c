@@ -252,7 +252,7 @@ Test(game_net, a_session_predicts_the_game_and_names_its_mispredictions, .timeou
         (unsigned long long)ss.commands_substituted);
     cr_expect_gt(st->hits, 0u, "nobody was hit");
     cr_expect_eq(ss.messages_malformed, 0u);
-    uint64_t game_rule = 0, game_fields = 0;
+    uint64_t game_rule = 0, game_fields = 0, named = 0;
     for (uint32_t i = 0; i < CLIENTS; i++) {
         cl_stats s;
         cl_client_stats(p.cls[i], &s);
@@ -266,6 +266,8 @@ Test(game_net, a_session_predicts_the_game_and_names_its_mispredictions, .timeou
                     (unsigned long long)s.game_state_mispredictions, s.last_game_field ? s.last_game_field : "-");
         game_rule += s.own_mispredictions[CL_CAUSE_GAME_RULE] + s.remote_mispredictions[CL_CAUSE_GAME_RULE];
         game_fields += s.game_state_mispredictions;
+        named += (s.last_own_field && strncmp(s.last_own_field, "game.", 5) == 0) +
+                 (s.last_game_field && strncmp(s.last_game_field, "game.", 5) == 0);
         cr_expect_eq(s.island_rollbacks, 0u, "an island rollback with a game");
     }
     cl_stats t;
@@ -279,6 +281,7 @@ Test(game_net, a_session_predicts_the_game_and_names_its_mispredictions, .timeou
     cr_expect_eq(p.confirmed_differ, 0u);
     cr_expect_gt(game_rule, 0u, "no misprediction put down to a game rule");
     cr_expect_gt(game_fields, 0u, "no game-wide field mispredicted");
+    cr_expect_gt(named, 0u, "no game field named (\"game.health\")");
     play_free(&p);
     sim_game_destroy(game);
 }

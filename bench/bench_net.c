@@ -65,6 +65,7 @@
 #include <keel/net_token.h>
 #include <keel/sv_server.h>
 
+#include "common/bench_game_wire.h"
 #include "frame.h"
 #include "seal.h"
 
@@ -907,7 +908,8 @@ static void usage(void)
         "          bot count over ENet insecure then secure, and a side-by-side table with the sealing cost\n"
         "--full-rollback: clients re-simulate every character on a rollback (the reference for islands);\n"
         "--island-check: clients compare every island rollback with a full re-simulation (the sync test);\n"
-        "--rollback-compare: each bot count with --full-rollback, then on islands, and the ratio\n");
+        "--rollback-compare: each bot count with --full-rollback, then on islands, and the ratio\n"
+        "--game-wire: only what the example game's command payload adds to inputs and snapshots\n");
 }
 
 int main(int argc, char **argv)
@@ -927,7 +929,9 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (strcmp(a, "--enet") == 0) {
+        if (strcmp(a, "--game-wire") == 0) {
+            return bench_game_wire();
+        } else if (strcmp(a, "--enet") == 0) {
             o.enet = true;
         } else if (strcmp(a, "--secure") == 0) {
             o.enet = o.secure = true;

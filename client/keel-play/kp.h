@@ -74,7 +74,12 @@ typedef struct kp_options {
     uint32_t ticks_per_packet;   ///< --ticks-per-packet N (default 2)
     const char *record;          ///< --record FILE: record the client (cl_record)
     bool third_person;           ///< --chase: a chase camera instead of first person
-    uint64_t quit_after_ms;      ///< --quit-after S: leave S seconds after play began (0: never)
+    /// The game the server runs (keel/sim_game.h; NULL: none). The live
+    /// client's scenes run it and its commands carry an all-zero payload
+    /// (every field at its minimum): keel-play has no controls for a game's
+    /// fields yet.
+    const struct sim_game *game;
+    uint64_t quit_after_ms; ///< --quit-after S: leave S seconds after play began (0: never)
     // ---- live, secure mode (as keel-client; docs/security.md) ----
     const char *token_file; ///< --token FILE: join with this connect token (keel-token issue)
     const char *token_key;  ///< --token-key FILE: issue a token with this backend key

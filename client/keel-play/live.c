@@ -294,6 +294,7 @@ int kp_live_run(kp_app *app, const kp_options *opt)
     cc.platforms = opt->platforms;
     cc.map = L->map.entity_count ? &L->map : NULL;
     cc.ticks_per_packet = opt->ticks_per_packet;
+    cc.game = opt->game;
     cl_smooth_settings ss = cl_smooth_default_settings();
     L->smooth = cl_smooth_create(&ss, NET_MAX_CHARACTERS);
     L->render = kp_render_create();

@@ -16,6 +16,7 @@ void kp_netgraph_cause_color(cl_cause cause, float rgb[3])
         {0.25f, 0.65f, 1.00f}, // remote command: blue
         {0.75f, 0.40f, 1.00f}, // interaction: violet
         {1.00f, 0.15f, 0.15f}, // unexplained: red
+        {0.20f, 1.00f, 0.80f}, // game rule: teal
     };
     memcpy(rgb, colors[(unsigned)cause < CL_CAUSE_COUNT ? cause : CL_CAUSE_UNEXPLAINED], sizeof colors[0]);
 }

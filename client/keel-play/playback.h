@@ -26,6 +26,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <keel/cl_client.h>
 #include <keel/rec.h>
 
 #include "replay.h" // keel-replay's replay_level
@@ -39,6 +40,7 @@ typedef enum kp_marker_kind {
     KP_MARK_MISS_REMOTE = 5,      ///< own misprediction: a remote command changed
     KP_MARK_MISS_INTERACTION = 6, ///< own misprediction: near a mispredicted character
     KP_MARK_MISS_UNEXPLAINED = 7, ///< own misprediction with no cause: a determinism bug
+    KP_MARK_MISS_GAME_RULE = 8,   ///< own misprediction: a game's rule (a shot whose command changed)
     KP_MARK_KIND_COUNT
 } kp_marker_kind;
 
@@ -65,9 +67,9 @@ typedef struct kp_run {
     bool client;
     struct net_host *host;
     struct cl_client *cl;
-    uint64_t records;               ///< calls applied since the start
-    uint64_t own_mispredictions[4]; ///< by cl_cause, over the whole recording
-    uint32_t first, last;           ///< the ticks that can be shown
+    uint64_t records;                            ///< calls applied since the start
+    uint64_t own_mispredictions[CL_CAUSE_COUNT]; ///< by cl_cause, over the whole recording
+    uint32_t first, last;                        ///< the ticks that can be shown
     kp_marker *markers;
     uint32_t marker_count;
     uint64_t markers_dropped;            ///< events past KP_MAX_MARKERS: counted, not drawn

@@ -319,7 +319,8 @@ static void summary(const watch *w)
     if (w->a->client)
         printf(",\"client\":true,\"own_mispredictions\":%llu",
                (unsigned long long)(w->a->own_mispredictions[0] + w->a->own_mispredictions[1] +
-                                    w->a->own_mispredictions[2] + w->a->own_mispredictions[3]));
+                                    w->a->own_mispredictions[2] + w->a->own_mispredictions[3] +
+                                    w->a->own_mispredictions[CL_CAUSE_GAME_RULE]));
     if (w->diff)
         printf(",\"notes\":%u,\"diverged\":%s,\"divergent_tick\":%u,\"divergent_character\":%u",
                (unsigned)w->diff->note_count, w->diff->found ? "true" : "false", (unsigned)w->diff->tick,

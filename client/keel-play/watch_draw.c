@@ -14,8 +14,9 @@
 
 static const float white[4] = {1, 1, 1, 1}, red[4] = {1.0f, 0.35f, 0.3f, 1};
 static const float marker_colors[KP_MARK_KIND_COUNT][4] = {
-    {0.3f, 0.95f, 0.4f, 1}, {0.85f, 0.85f, 0.85f, 1}, {1.0f, 0.6f, 0.1f, 1}, {1.0f, 0.15f, 0.15f, 1},
-    {1.0f, 0.6f, 0.1f, 1},  {0.3f, 0.8f, 1.0f, 1},    {1.0f, 0.9f, 0.2f, 1}, {1.0f, 0.1f, 0.9f, 1}};
+    {0.3f, 0.95f, 0.4f, 1},  {0.85f, 0.85f, 0.85f, 1}, {1.0f, 0.6f, 0.1f, 1},
+    {1.0f, 0.15f, 0.15f, 1}, {1.0f, 0.6f, 0.1f, 1},    {0.3f, 0.8f, 1.0f, 1},
+    {1.0f, 0.9f, 0.2f, 1},   {1.0f, 0.1f, 0.9f, 1},    {0.2f, 1.0f, 0.8f, 1}};
 
 // ---- drawing --------------------------------------------------------------------
 
@@ -162,6 +163,9 @@ static void draw_hud(watch *w)
                       (unsigned)cl_client_character(w->a->cl), (unsigned)cl_client_confirmed_tick(w->a->cl),
                       (unsigned long long)m[0], (unsigned long long)m[1], (unsigned long long)m[2],
                       (unsigned long long)m[3]);
+        if (m[CL_CAUSE_GAME_RULE] && n > 0 && (size_t)n < sizeof text)
+            n += snprintf(text + n, sizeof text - (size_t)n, ", %llu game rule",
+                          (unsigned long long)m[CL_CAUSE_GAME_RULE]);
     }
     if (n > 0 && (size_t)n < sizeof text)
         snprintf(text + n, sizeof text - (size_t)n, "\nF1 help");

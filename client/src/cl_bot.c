@@ -30,6 +30,7 @@ void cl_bot_init(cl_bot *bot, cl_bot_mode mode, uint64_t seed)
     bot->mode = mode;
     bot->rng = seed;
     bot->leash = SIM_FX_INT(1);
+    bot->game_seed = seed ^ 0x67616D65u;
 }
 
 // The binary yaw whose forward vector (-sin, 0, -cos) points along (dx, dz).

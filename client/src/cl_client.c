@@ -2,12 +2,15 @@
 // (cl_internal.h has the invariants; cl_confirm.c what comes from the server.)
 #include "cl_internal.h"
 
+#include <keel/sim_game.h>
+
 #include <stdlib.h>
 #include <string.h>
 
 const char *cl_cause_name(cl_cause c)
 {
-    static const char *const names[CL_CAUSE_COUNT] = {"substituted", "remote_command", "interaction", "unexplained"};
+    static const char *const names[CL_CAUSE_COUNT] = {"substituted", "remote_command", "interaction", "unexplained",
+                                                      "game_rule"};
     return c < CL_CAUSE_COUNT ? names[c] : "?";
 }
 
@@ -58,19 +61,24 @@ cl_client *cl_client_create(const sim_world *world, const sim_level *level, cons
     cl->heard_tick = NET_TICK_NONE;
     cl->clock_scale = 1.0;
     cl->nominal_tick_us = 1000000u / (uint64_t)settings->tick_rate;
-    cl->pred = sim_scene_create(world, settings, NET_MAX_CHARACTERS);
-    cl->conf = sim_scene_create(world, settings, NET_MAX_CHARACTERS);
-    cl->work = sim_scene_create(world, settings, NET_MAX_CHARACTERS);
+    cl->game = config->game;
+    cl->pred = sim_scene_create_game(world, settings, NET_MAX_CHARACTERS, cl->game);
+    cl->conf = sim_scene_create_game(world, settings, NET_MAX_CHARACTERS, cl->game);
+    cl->work = sim_scene_create_game(world, settings, NET_MAX_CHARACTERS, cl->game);
     cl->last_cmds = calloc(NET_MAX_CHARACTERS, sizeof *cl->last_cmds);
     cl->full_states = calloc(NET_MAX_CHARACTERS, sizeof *cl->full_states);
     cl->full_cmds = calloc(NET_MAX_CHARACTERS, sizeof *cl->full_cmds);
+    cl->full_game = calloc(NET_MAX_CHARACTERS, sizeof *cl->full_game);
+    if (cl->game)
+        cl->full_save = malloc((size_t)NET_MAX_GAME_FULL_PARTS * NET_FULL_CHUNK_BYTES);
     cl->snap_joins = calloc(NET_MAX_CHARACTERS, sizeof *cl->snap_joins);
     cl->snap_leaves = calloc(NET_MAX_CHARACTERS, sizeof *cl->snap_leaves);
     cl->snap_cmds = calloc((size_t)NET_MAX_CHARACTERS * NET_MAX_SNAPSHOT_TICKS, sizeof *cl->snap_cmds);
     cl->changed = calloc(NET_MAX_CHARACTERS, 1);
     cl->pending = calloc(CL_PENDING, sizeof *cl->pending);
-    bool ok = cl->pred && cl->conf && cl->work && cl->last_cmds && cl->full_states && cl->full_cmds && cl->snap_joins &&
-              cl->snap_leaves && cl->snap_cmds && cl->changed && cl->pending;
+    bool ok = cl->pred && cl->conf && cl->work && cl->last_cmds && cl->full_states && cl->full_cmds && cl->full_game &&
+              (cl->full_save || !cl->game) && cl->snap_joins && cl->snap_leaves && cl->snap_cmds && cl->changed &&
+              cl->pending;
     for (uint32_t i = 0; ok && i < CL_PENDING; i++)
         cl->pending[i].tick = NET_TICK_NONE;
     for (uint32_t i = 0; ok && i < CL_RING; i++) {
@@ -94,6 +102,10 @@ cl_client *cl_client_create(const sim_world *world, const sim_level *level, cons
     // From the scene as built (platforms and water): the server refuses a
     // client whose setup differs from its own.
     cl->identity = net_identity_make(settings, level, cl->pred);
+    if (!net_identity_set_game(&cl->identity, cl->game)) { // a payload the protocol cannot carry
+        cl_client_destroy(cl);
+        return NULL;
+    }
     return cl;
 }
 
@@ -107,8 +119,10 @@ net_sim_identity cl_client_identity_for(const sim_world *world, const sim_level 
         return id;
     if (config->platforms) // as cl_client_create builds its scenes
         sim_scene_add_area_platforms(scene, level, 0x7FFF0001u, 0x7FFF0002u);
-    if (add_map(scene, settings, config))
+    if (add_map(scene, settings, config)) {
         id = net_identity_make(settings, level, scene);
+        net_identity_set_game(&id, config->game);
+    }
     sim_scene_destroy(scene);
     return id;
 }
@@ -126,7 +140,12 @@ void cl_client_destroy(cl_client *cl)
         free(cl->conf_ring[i].inputs);
         free(cl->pred_ring[i].states);
         free(cl->pred_ring[i].inputs);
+        free(cl->conf_ring[i].save);
+        free(cl->pred_ring[i].save);
     }
+    free(cl->scratch.save);
+    free(cl->full_game);
+    free(cl->full_save);
     free(cl->last_cmds);
     free(cl->full_states);
     free(cl->full_cmds);
@@ -260,8 +279,10 @@ static void send_inputs(cl_client *cl, uint32_t now_ms)
             count = 0;                           // only a contiguous run ending at the newest
             continue;
         }
+        memcpy(in.game_commands[count], o->game, sizeof o->game);
         in.commands[count++] = o->cmd;
     }
+    in.game = cl->game;
     // (none to send before live_tick: the packet still acknowledges)
     in.newest_tick = newest;
     in.count = (uint8_t)count;
@@ -286,20 +307,65 @@ const net_tick_command *cl_find_cmd(const net_tick_command *cmds, uint32_t n, ui
 // The command character `c` runs at tick t in the prediction: ours from
 // own_ring, every other character its last confirmed command (none: stand
 // still, looking where it looks).
-void cl_command_for(const cl_client *cl, uint32_t t, const sim_char_state *c, sim_input *out)
+void cl_command_for(const cl_client *cl, uint32_t t, const sim_char_state *c, sim_input *out, uint8_t *game)
 {
     const cl_own_slot *own = &cl->own_ring[t % CL_RING];
     const net_tick_command *last = cl_find_cmd(cl->last_cmds, cl->last_cmd_count, c->id);
+    const uint8_t *g = NULL;
     if (c->id == cl->character && own->tick == t) {
         *out = own->cmd;
+        g = own->game;
     } else if (last) {
         *out = last->command;
+        g = last->game;
     } else {
         memset(out, 0, sizeof *out);
         out->yaw = c->yaw;
         out->pitch = c->pitch;
     }
     out->tick = t;
+    if (game) {
+        if (g)
+            memcpy(game, g, NET_GAME_COMMAND_BYTES);
+        else
+            memset(game, 0, NET_GAME_COMMAND_BYTES);
+    }
+}
+
+bool cl_save_slot(cl_state_slot *slot, const sim_scene *scene)
+{
+    if (!sim_scene_game(scene))
+        return true;
+    size_t size = sim_scene_state_size(scene);
+    if (size > slot->save_cap) {
+        // Grows with the characters seen, never per tick once they are.
+        uint8_t *b = realloc(slot->save, size);
+        if (!b) {
+            slot->save_size = 0;
+            return false;
+        }
+        slot->save = b;
+        slot->save_cap = size;
+    }
+    sim_scene_save(scene, slot->save);
+    slot->save_size = size;
+    return true;
+}
+
+bool cl_restore_slot(const cl_client *cl, sim_scene *scene, const cl_state_slot *slot)
+{
+    if (cl->game)
+        return slot->save_size > 0 && sim_scene_restore(scene, slot->save, slot->save_size, NULL);
+    return sim_scene_restore_states(scene, slot->tick, slot->states, slot->count, NULL);
+}
+
+bool cl_copy_scene(cl_client *cl, sim_scene *dst, const sim_scene *src)
+{
+    if (cl->game)
+        return cl_save_slot(&cl->scratch, src) && sim_scene_restore(dst, cl->scratch.save, cl->scratch.save_size, NULL);
+    uint32_t n;
+    const sim_char_state *chars = sim_scene_characters(src, &n);
+    return sim_scene_restore_states(dst, sim_scene_tick(src), chars, n, NULL);
 }
 
 // Run one predicted tick with cl_command_for's commands; keep the state
@@ -314,11 +380,12 @@ void cl_predict_one(cl_client *cl)
     slot->count = n;
     memcpy(slot->states, chars, (size_t)n * sizeof *chars);
     slot->input_count = n;
+    cl_save_slot(slot, cl->pred);
     for (uint32_t i = 0; i < n; i++) {
         net_tick_command *tc = &slot->inputs[i];
         tc->id = chars[i].id;
-        cl_command_for(cl, t, &chars[i], &tc->command);
-        sim_scene_set_input(cl->pred, tc->id, &tc->command);
+        cl_command_for(cl, t, &chars[i], &tc->command, tc->game);
+        net_set_command(cl->pred, tc->id, &tc->command, tc->game);
     }
     sim_scene_step(cl->pred);
     sim_scene_separation sep = sim_scene_last_separation(cl->pred);
@@ -328,7 +395,16 @@ void cl_predict_one(cl_client *cl)
 
 bool cl_client_predict(cl_client *cl, const sim_input *command, uint32_t now_ms)
 {
+    return cl_client_predict_game(cl, command, NULL, now_ms);
+}
+
+bool cl_client_predict_game(cl_client *cl, const sim_input *command, const void *game_command, uint32_t now_ms)
+{
     if (cl->status != CL_STATUS_PLAYING)
+        return false;
+    uint8_t payload[NET_GAME_COMMAND_BYTES] = {0};
+    if (game_command && net_game_command_bytes(cl->game) > 0 &&
+        !sim_game_pack_command(cl->game, game_command, payload, sizeof payload, NULL))
         return false;
     cl_settle(cl);
     uint32_t p = sim_scene_tick(cl->pred);
@@ -357,6 +433,7 @@ bool cl_client_predict(cl_client *cl, const sim_input *command, uint32_t now_ms)
     o->tick = p;
     o->cmd = p < cl->live_tick ? cl->substitute_cmd : *command;
     o->cmd.tick = p;
+    memcpy(o->game, p < cl->live_tick ? cl->substitute_game : payload, sizeof o->game);
     cl_predict_one(cl);
     if ((p + 1u) % cl->config.ticks_per_packet == 0)
         send_inputs(cl, now_ms);

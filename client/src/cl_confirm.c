@@ -3,7 +3,9 @@
 // states -- confirmation against the prediction, misprediction causes and
 // rollback. MIT licence, see LICENSE. (cl_internal.h has the invariants.)
 #include <keel/net_bits.h>
+#include <keel/sim_game.h>
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,6 +29,57 @@ static void keep_confirmed(cl_client *cl)
     memcpy(s->inputs, cl->last_cmds, (size_t)cl->last_cmd_count * sizeof *cl->last_cmds);
     for (uint32_t i = 0; i < s->input_count; i++)
         s->inputs[i].command.tick = t - 1u;
+    cl_save_slot(s, cl->conf);
+}
+
+// The first field of a game schema in which two structs differ, NULL when
+// none does (padding never compared).
+static const char *game_field_differs(const sim_game_schema *sch, const uint8_t *a, const uint8_t *b)
+{
+    if (!a || !b)
+        return a == b ? NULL : "";
+    for (uint32_t i = 0; i < sch->field_count; i++) {
+        const sim_game_field *f = &sch->fields[i];
+        uint32_t size = f->kind == SIM_GAME_BOOL    ? 1u
+                        : f->kind == SIM_GAME_FX    ? 4u
+                        : f->kind == SIM_GAME_ANGLE ? 2u
+                                                    : f->size;
+        uint32_t count = f->count ? f->count : 1u;
+        for (uint32_t k = 0; k < count; k++) {
+            size_t at = (size_t)f->offset + (size_t)k * f->stride;
+            if (memcmp(a + at, b + at, size) != 0)
+                return f->name;
+        }
+    }
+    return NULL;
+}
+
+// "game." and a field's name into buf.
+static const char *game_name(char *buf, size_t cap, const char *field)
+{
+    size_t n = strlen(field);
+    if (n + 6u > cap)
+        n = cap - 6u;
+    memcpy(buf, "game.", 5);
+    memcpy(buf + 5, field, n);
+    buf[5 + n] = 0;
+    return buf;
+}
+
+// With a game: the first game field of character `id` that differs between
+// the prediction (restored into cl->work) and the confirmed scene, or the
+// out-of-collisions mark; NULL when none.
+static const char *game_char_differs(cl_client *cl, uint32_t id)
+{
+    const sim_game_def *def = sim_game_definition(cl->game);
+    if (sim_scene_game_out(cl->work, id) != sim_scene_game_out(cl->conf, id))
+        return "out";
+    return game_field_differs(&def->character, sim_scene_game_char(cl->work, id), sim_scene_game_char(cl->conf, id));
+}
+
+bool cl_same_tick_command(const net_tick_command *a, const net_tick_command *b)
+{
+    return cl_same_command(&a->command, &b->command) && memcmp(a->game, b->game, sizeof a->game) == 0;
 }
 
 const char *cl_first_field(const sim_char_state *a, const sim_char_state *b)
@@ -60,6 +113,15 @@ bool cl_same_command(const sim_input *a, const sim_input *b)
 {
     return a->forward == b->forward && a->right == b->right && a->up == b->up && a->buttons == b->buttons &&
            a->yaw == b->yaw && a->pitch == b->pitch;
+}
+
+// Whether a game has rules or move types (anything that can couple characters
+// or move them past the reach of the built-in moves).
+static bool game_has_rules(const sim_game *g)
+{
+    const sim_game_def *d = sim_game_definition(g);
+    return d->rules.before_move_char || d->rules.before_move || d->rules.after_move_char || d->rules.after_move ||
+           d->move_type_count > 0;
 }
 
 static bool near(const sim_char_state *a, const sim_char_state *b)
@@ -111,6 +173,22 @@ static void confirm(cl_client *cl, uint32_t from, const net_snapshot *actual)
     bool differ = pr->tick != T || pr->count != nc;
     for (uint32_t i = 0; i < nc && !differ; i++)
         differ = cs[i].id != pr->states[i].id || cl_first_field(&cs[i], &pr->states[i]) != NULL;
+    // With a game the saved scenes hold the game's state too: compared byte
+    // for byte (a save is canonical), and the prediction restored into work
+    // to name the game fields that differ.
+    const cl_state_slot *cr = &cl->conf_ring[T % CL_RING];
+    bool game_differs = false;
+    if (cl->game && !differ && pr->tick == T)
+        differ = pr->save_size != cr->save_size || memcmp(pr->save, cr->save, cr->save_size) != 0;
+    if (cl->game && differ && pr->tick == T && cl_restore_slot(cl, cl->work, pr)) {
+        const sim_game_def *def = sim_game_definition(cl->game);
+        const char *f = game_field_differs(&def->state, sim_scene_game_state(cl->work), sim_scene_game_state(cl->conf));
+        if (f) {
+            cl->stats.game_state_mispredictions++;
+            cl->stats.last_game_field = game_name(cl->game_field, sizeof cl->game_field, f);
+        }
+        game_differs = true;
+    }
     if (!differ)
         return;
     if (actual && pr->tick == T) {
@@ -129,7 +207,7 @@ static void confirm(cl_client *cl, uint32_t from, const net_snapshot *actual)
             if (ps->tick != a->command.tick)
                 continue;
             const net_tick_command *p = cl_find_cmd(ps->inputs, ps->input_count, a->id);
-            if (!p || !cl_same_command(&p->command, &a->command)) {
+            if (!p || !cl_same_tick_command(p, a)) {
                 const sim_char_state *c = find_state(cs, nc, a->id);
                 if (c)
                     cl->changed[c - cs] = 1;
@@ -148,6 +226,11 @@ static void confirm(cl_client *cl, uint32_t from, const net_snapshot *actual)
             if (!p)
                 continue; // joined: not a misprediction of a state we had
             const char *field = cl_first_field(&cs[i], p);
+            char game_field[sizeof cl->own_field];
+            if (!field && game_differs) {
+                const char *g = game_char_differs(cl, cs[i].id);
+                field = g ? game_name(game_field, sizeof game_field, g) : NULL;
+            }
             if (!field)
                 continue;
             bool own = cs[i].id == cl->character;
@@ -169,10 +252,20 @@ static void confirm(cl_client *cl, uint32_t from, const net_snapshot *actual)
                 for (uint32_t j = 0; j < pr->count && cause == CL_CAUSE_UNEXPLAINED; j++)
                     if (!find_state(cs, nc, pr->states[j].id) && near(p, &pr->states[j]))
                         cause = CL_CAUSE_INTERACTION;
+                // A game's rules reach any character (a shot): a command that
+                // changed anywhere, or a substitution of ours, explains it.
+                if (cause == CL_CAUSE_UNEXPLAINED && cl->game && game_has_rules(cl->game)) {
+                    bool any = substituted;
+                    for (uint32_t j = 0; j < nc && !any; j++)
+                        any = cl->changed[j] != 0;
+                    if (any)
+                        cause = CL_CAUSE_GAME_RULE;
+                }
             }
             if (own) {
                 cl->stats.own_mispredictions[cause]++;
-                cl->stats.last_own_field = field;
+                snprintf(cl->own_field, sizeof cl->own_field, "%s", field);
+                cl->stats.last_own_field = cl->own_field;
                 cl->stats.last_own_tick = T;
             } else {
                 cl->stats.remote_mispredictions[cause]++;
@@ -313,8 +406,7 @@ static bool apply_snapshot(cl_client *cl, const net_snapshot *s)
 {
     const cl_state_slot *base = &cl->conf_ring[s->baseline_tick % CL_RING];
     // The server's state at T: the baseline advanced through the commands.
-    if (base->tick != s->baseline_tick ||
-        !sim_scene_restore_states(cl->work, base->tick, base->states, base->count, NULL)) {
+    if (base->tick != s->baseline_tick || !cl_restore_slot(cl, cl->work, base)) {
         cl->stats.snapshots_unusable++;
         return false;
     }
@@ -325,7 +417,7 @@ static bool apply_snapshot(cl_client *cl, const net_snapshot *s)
         for (; ji < s->join_count && s->joins[ji].tick == t; ji++)
             sim_scene_add_character(cl->work, &s->joins[ji].state);
         for (; ci < s->command_count && s->commands[ci].command.tick == t; ci++)
-            sim_scene_set_input(cl->work, s->commands[ci].id, &s->commands[ci].command);
+            net_set_command(cl->work, s->commands[ci].id, &s->commands[ci].command, s->commands[ci].game);
         sim_scene_step(cl->work);
     }
     if (sim_scene_hash(cl->work) != s->state_hash) {
@@ -334,10 +426,8 @@ static bool apply_snapshot(cl_client *cl, const net_snapshot *s)
         cl->stats.hash_mismatches++;
         return false;
     }
-    uint32_t n;
-    const sim_char_state *chars = sim_scene_characters(cl->work, &n);
     uint32_t from = cl->confirmed;
-    sim_scene_restore_states(cl->conf, s->tick, chars, n, NULL);
+    cl_copy_scene(cl, cl->conf, cl->work);
     cl->substituted_mask = s->substituted_mask;
     keep_last_commands(cl, s);
     confirm(cl, from, s);
@@ -356,6 +446,7 @@ static bool decode_and_apply(cl_client *cl, const uint8_t *data, size_t len, uin
     s->leave_capacity = NET_MAX_CHARACTERS;
     s->commands = cl->snap_cmds;
     s->command_capacity = NET_MAX_CHARACTERS * NET_MAX_SNAPSHOT_TICKS;
+    s->game = cl->game;
     // The reference for its baseline: the commands of tick B - 1 kept with
     // the confirmed state at B (the server sends it without one when it has
     // no record of B - 1; then it goes unused).
@@ -471,7 +562,7 @@ static void apply_full(cl_client *cl, uint32_t received_ms, uint32_t now_ms);
 static void handle_full(cl_client *cl, const uint8_t *data, size_t len, uint32_t now_ms)
 {
     net_full_part p;
-    if (!net_full_part_decode(data, len, &p)) {
+    if (!net_full_part_decode_game(data, len, cl->game, &p)) {
         cl->stats.messages_malformed++;
         return;
     }
@@ -497,23 +588,40 @@ static void handle_full(cl_client *cl, const uint8_t *data, size_t len, uint32_t
         cl->full_total = p.total_characters;
         cl->full_hash = p.state_hash;
         cl->full_received = 0;
+        cl->full_save_size = p.save_size;
         memset(cl->full_parts_seen, 0, sizeof cl->full_parts_seen);
     }
+    if (cl->game && p.save_size != cl->full_save_size)
+        return;
     if (p.part >= MAX_PARTS || (cl->full_parts_seen[p.part / 32] & (1u << (p.part % 32))))
         return;
     uint32_t first = (uint32_t)p.part * NET_FULL_PART_CHARACTERS;
-    if (first + p.count > cl->full_total)
+    if (p.count > 0 && first + p.count > cl->full_total)
         return;
     cl->full_parts_seen[p.part / 32] |= 1u << (p.part % 32);
     for (uint32_t i = 0; i < p.count; i++) {
         cl->full_states[first + i] = p.states[i];
         cl->full_cmds[first + i] = p.last_commands[i];
+        memcpy(cl->full_game[first + i], p.last_game[i], sizeof cl->full_game[0]);
     }
+    if (cl->game && p.chunk_size) // (the decoder checked that it lies inside save_size)
+        memcpy(cl->full_save + p.chunk_offset, p.chunk, p.chunk_size);
     if (++cl->full_received < cl->full_part_count)
         return;
-    sim_scene_error err;
-    if (!sim_scene_restore_states(cl->work, p.tick, cl->full_states, cl->full_total, &err) ||
-        sim_scene_hash(cl->work) != p.state_hash) {
+    // With a game the saved scene (the game's state with the characters),
+    // checked field by field by sim_scene_restore: its characters must be
+    // the ones the parts name.
+    bool ok = cl->game ? sim_scene_restore(cl->work, cl->full_save, cl->full_save_size, NULL) &&
+                             sim_scene_tick(cl->work) == p.tick
+                       : sim_scene_restore_states(cl->work, p.tick, cl->full_states, cl->full_total, NULL);
+    if (ok && cl->game) {
+        uint32_t n;
+        const sim_char_state *chars = sim_scene_characters(cl->work, &n);
+        ok = n == cl->full_total;
+        for (uint32_t i = 0; ok && i < n; i++)
+            ok = chars[i].id == cl->full_states[i].id;
+    }
+    if (!ok || sim_scene_hash(cl->work) != p.state_hash) {
         cl->stats.hash_mismatches++;
         cl->full_tick = NET_TICK_NONE;
         return;
@@ -531,10 +639,14 @@ static void apply_full(cl_client *cl, uint32_t received_ms, uint32_t now_ms)
 {
     uint32_t tick = cl->full_tick;
     cl->full_ready = false;
-    sim_scene_restore_states(cl->conf, tick, cl->full_states, cl->full_total, NULL);
+    if (cl->game)
+        cl_copy_scene(cl, cl->conf, cl->work); // the full state as handle_full checked it
+    else
+        sim_scene_restore_states(cl->conf, tick, cl->full_states, cl->full_total, NULL);
     for (uint32_t i = 0; i < cl->full_total; i++) {
         cl->last_cmds[i].id = cl->full_states[i].id;
         cl->last_cmds[i].command = cl->full_cmds[i];
+        memcpy(cl->last_cmds[i].game, cl->full_game[i], sizeof cl->full_game[i]);
     }
     cl->last_cmd_count = cl->full_total;
     cl->stats.full_states++;
@@ -555,8 +667,11 @@ static void apply_full(cl_client *cl, uint32_t received_ms, uint32_t now_ms)
         cl->live_tick = tick + waited + (uint32_t)rtt_ticks + 2u;
         const net_tick_command *mine = cl_find_cmd(cl->last_cmds, cl->last_cmd_count, cl->character);
         memset(&cl->substitute_cmd, 0, sizeof cl->substitute_cmd);
-        if (mine)
+        memset(cl->substitute_game, 0, sizeof cl->substitute_game);
+        if (mine) {
             cl->substitute_cmd = mine->command;
+            memcpy(cl->substitute_game, mine->game, sizeof cl->substitute_game);
+        }
     }
     drain_pending(cl);
 }

@@ -26,7 +26,7 @@
 /// Prediction past the newest tick the server named plus the target lead
 /// that the client lets pass instead (see cl_client_predict).
 #define AHEAD_SLACK_TICKS 16u
-#define MAX_PARTS ((NET_MAX_CHARACTERS + NET_FULL_PART_CHARACTERS - 1) / NET_FULL_PART_CHARACTERS)
+#define MAX_PARTS NET_MAX_GAME_FULL_PARTS // a full state with a game has up to this many
 /// A character this close to one whose prediction was wrong may have been
 /// touched by it (centres, any axis): larger than any pair of default shapes
 /// plus a tick's motion.
@@ -43,6 +43,10 @@ typedef struct cl_state_slot {
     // pred ring: the step of this tick placed someone at a free spot or left
     // a ghost (sim_scene_last_separation): reach no island bound covers
     bool placed;
+    // with a game: the scene's saved state at this tick (sim_scene_save),
+    // the characters' and the game's
+    uint8_t *save;
+    size_t save_size, save_cap;
 } cl_state_slot;
 
 /// A snapshot that cannot be applied yet: its baseline is past the confirmed
@@ -59,6 +63,7 @@ typedef struct cl_island cl_island;
 typedef struct cl_own_slot {
     uint32_t tick;
     sim_input cmd;
+    uint8_t game[NET_GAME_COMMAND_BYTES]; // its game payload
 } cl_own_slot;
 
 struct cl_client {
@@ -88,6 +93,9 @@ struct cl_client {
     uint32_t full_part_count, full_total, full_received;
     sim_char_state *full_states;
     sim_input *full_cmds;
+    uint8_t (*full_game)[NET_GAME_COMMAND_BYTES]; // the last commands' game payloads
+    uint8_t *full_save;                           // with a game: the saved scene, assembled
+    uint32_t full_save_size;
     bool full_ready;        // a full state assembled and checked before the welcome came
     uint32_t full_ready_ms; // when
     cl_pending *pending;    // CL_PENDING snapshots kept until their baseline is held
@@ -121,6 +129,7 @@ struct cl_client {
     // does the prediction.
     uint32_t live_tick;
     sim_input substitute_cmd;
+    uint8_t substitute_game[NET_GAME_COMMAND_BYTES];
     uint64_t next_deadline_us;
     bool clock_started;
     // input packets
@@ -135,6 +144,9 @@ struct cl_client {
     cl_island *island; // island rollback (cl_island.c)
     sim_scene *check;  // the sync test's full re-simulation (island_check only)
     cl_stats stats;
+    const struct sim_game *game;        // config.game
+    char own_field[64], game_field[64]; // the names last_own_field and last_game_field point to
+    cl_state_slot scratch;              // a saved scene on its way between two scenes (with a game)
 };
 
 /// A ping: an input without commands (cl_client.c).
@@ -142,12 +154,20 @@ void cl_send_ping(cl_client *cl, uint32_t now_ms);
 /// Run the predicted scene one tick (cl_client.c).
 void cl_predict_one(cl_client *cl);
 /// The command character `c` (in its state before tick t) runs at tick t in
-/// the prediction (cl_client.c).
-void cl_command_for(const cl_client *cl, uint32_t t, const sim_char_state *c, sim_input *out);
+/// the prediction, and its game payload when `game` is given (cl_client.c).
+void cl_command_for(const cl_client *cl, uint32_t t, const sim_char_state *c, sim_input *out, uint8_t *game);
+/// With a game: save `scene` into a slot (its buffer grown as needed), and
+/// restore a scene from one; without, the states alone (cl_client.c).
+bool cl_save_slot(cl_state_slot *slot, const sim_scene *scene);
+bool cl_restore_slot(const cl_client *cl, sim_scene *scene, const cl_state_slot *slot);
+/// `dst` becomes `src` (characters, tick and the game's state).
+bool cl_copy_scene(cl_client *cl, sim_scene *dst, const sim_scene *src);
 /// The first field in which two states differ, NULL when equal; whether two
 /// commands are the same (the tick aside) (cl_confirm.c).
 const char *cl_first_field(const sim_char_state *a, const sim_char_state *b);
 bool cl_same_command(const sim_input *a, const sim_input *b);
+/// Both commands and their game payloads the same (the tick aside).
+bool cl_same_tick_command(const net_tick_command *a, const net_tick_command *b);
 /// Rebuild the prediction from the confirmed state up to tick `to`: on an
 /// island when it can, else every character (cl_island.c).
 void cl_rollback(cl_client *cl, uint32_t to);

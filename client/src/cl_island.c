@@ -225,7 +225,7 @@ static bool step_island(cl_client *cl, uint32_t t, uint32_t n)
         if (!is->member[i])
             continue;
         sim_input cmd;
-        cl_command_for(cl, t, &is->cur[i], &cmd);
+        cl_command_for(cl, t, &is->cur[i], &cmd, NULL);
         sim_scene_set_input(is->scene, is->cur[i].id, &cmd);
     }
     sim_scene_step(is->scene);
@@ -273,7 +273,7 @@ static bool island_tick(cl_client *cl, uint32_t t, uint32_t n, const sim_char_st
         if (!is->member[i])
             continue;
         slot->states[i] = is->cur[i];
-        cl_command_for(cl, t, &is->cur[i], &slot->inputs[i].command);
+        cl_command_for(cl, t, &is->cur[i], &slot->inputs[i].command, NULL);
         is->cur[i] = ne[k++];
     }
     slot->placed = false;
@@ -297,7 +297,7 @@ static void seed(cl_client *cl, uint32_t C, uint32_t P, uint32_t n, const sim_ch
             if (is->member[i])
                 continue;
             sim_input cmd;
-            cl_command_for(cl, t, &s->states[i], &cmd);
+            cl_command_for(cl, t, &s->states[i], &cmd, NULL);
             is->member[i] = !cl_same_command(&cmd, &s->inputs[i].command);
         }
     }
@@ -309,7 +309,9 @@ static bool island_possible(const cl_client *cl, uint32_t C, uint32_t P, uint32_
 {
     uint32_t pn;
     sim_scene_characters(cl->pred, &pn);
-    if (cl->config.full_rollback || P <= C || P - C > CL_RING || pn != n)
+    // With a game every rollback is a full one: a rule may reach any
+    // character (a shot, a teleport) and the game's state is the scene's.
+    if (cl->config.full_rollback || cl->game || P <= C || P - C > CL_RING || pn != n)
         return false;
     for (uint32_t t = C; t < P; t++) {
         const cl_state_slot *s = &cl->pred_ring[t % CL_RING];
@@ -354,9 +356,9 @@ static bool island_rollback(cl_client *cl, uint32_t P)
 
 static void full_rollback(cl_client *cl, uint32_t to)
 {
-    uint32_t t = sim_scene_tick(cl->conf), n;
-    const sim_char_state *chars = sim_scene_characters(cl->conf, &n);
-    sim_scene_restore_states(cl->pred, t, chars, n, NULL);
+    uint32_t n;
+    sim_scene_characters(cl->conf, &n);
+    cl_copy_scene(cl, cl->pred, cl->conf);
     cl->stats.resimulated_characters += n;
     while (sim_scene_tick(cl->pred) < to) {
         cl_predict_one(cl);

@@ -32,7 +32,7 @@ void cl_island_check(cl_client *cl, uint32_t P)
         d += differences(chars, n, s->states, s->tick == t ? s->count : 0);
         for (uint32_t i = 0; i < n; i++) {
             sim_input cmd;
-            cl_command_for(cl, t, &chars[i], &cmd);
+            cl_command_for(cl, t, &chars[i], &cmd, NULL);
             d += i >= s->input_count || !cl_same_command(&cmd, &s->inputs[i].command);
             sim_scene_set_input(f, chars[i].id, &cmd);
         }

@@ -316,6 +316,7 @@ bool net_roster_leave(net_roster *ro, uint32_t id)
         return false;
     memmove(&ro->ids[i], &ro->ids[i + 1u], (size_t)(ro->n - i - 1u) * sizeof ro->ids[0]);
     memmove(&ro->prev[i], &ro->prev[i + 1u], (size_t)(ro->n - i - 1u) * sizeof ro->prev[0]);
+    memmove(&ro->prev_game[i], &ro->prev_game[i + 1u], (size_t)(ro->n - i - 1u) * sizeof ro->prev_game[0]);
     ro->n--;
     return true;
 }
@@ -329,8 +330,10 @@ bool net_roster_join(net_roster *ro, uint32_t id)
         return false;
     memmove(&ro->ids[i + 1u], &ro->ids[i], (size_t)(ro->n - i) * sizeof ro->ids[0]);
     memmove(&ro->prev[i + 1u], &ro->prev[i], (size_t)(ro->n - i) * sizeof ro->prev[0]);
+    memmove(&ro->prev_game[i + 1u], &ro->prev_game[i], (size_t)(ro->n - i) * sizeof ro->prev_game[0]);
     ro->ids[i] = id;
     memset(&ro->prev[i], 0, sizeof ro->prev[i]);
+    memset(&ro->prev_game[i], 0, sizeof ro->prev_game[i]);
     ro->n++;
     return true;
 }

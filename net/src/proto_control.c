@@ -22,6 +22,7 @@ size_t net_hello_write(const net_hello *m, uint8_t *out, size_t capacity)
     net_bw_u64(&w, m->identity.scene_digest);
     net_bw_u(&w, m->identity.tick_rate, NET_TICK_RATE_BITS);
     net_bw_u(&w, m->client_time_ms, 32);
+    net_write_hello_game(&w, &m->identity);
     return net_bw_finish(&w);
 }
 
@@ -43,6 +44,7 @@ bool net_hello_decode(const uint8_t *data, size_t length, net_hello *m)
     m->identity.scene_digest = net_br_u64(&r);
     m->identity.tick_rate = (uint16_t)net_br_u(&r, NET_TICK_RATE_BITS);
     m->client_time_ms = net_br_u(&r, 32);
+    net_read_hello_game(&r, &m->identity);
     return net_br_finish(&r) && net_hello_valid(m);
 }
 

@@ -180,6 +180,9 @@ bool net_identity_equal(const net_sim_identity *a, const net_sim_identity *b, co
         why = "level differs";
     else if (a->scene_digest != b->scene_digest)
         why = "platforms or water differ (server and client must both use --platforms or neither)";
+    else if (strncmp(a->game_name, b->game_name, sizeof a->game_name) != 0 || a->game_version != b->game_version ||
+             a->game_digest != b->game_digest)
+        why = "game differs";
     if (reason)
         *reason = why ? why : "";
     return why == NULL;

@@ -20,7 +20,8 @@ bool net_input_valid(const net_input *m)
         return false;
     uint32_t first = m->newest_tick - (m->count ? (uint32_t)m->count - 1u : 0u);
     for (uint32_t i = 0; i < m->count; i++)
-        if (m->commands[i].tick != first + i || !net_command_valid(&m->commands[i]))
+        if (m->commands[i].tick != first + i || !net_command_valid(&m->commands[i]) ||
+            !net_game_payload_valid(m->game, m->game_commands[i]))
             return false;
     return true;
 }
@@ -44,8 +45,10 @@ size_t net_input_write(const net_input *m, uint8_t *out, size_t capacity)
         net_bw_u(&w, m->held_mask, 32);
     sim_input prev;
     memset(&prev, 0, sizeof prev);
+    static const uint8_t zero[NET_GAME_COMMAND_BYTES];
     for (uint32_t i = 0; i < m->count; i++) {
         net_write_command(&w, &prev, &m->commands[i]);
+        net_write_game(&w, m->game, i ? m->game_commands[i - 1] : zero, m->game_commands[i]);
         prev = m->commands[i];
     }
     return net_bw_finish(&w);
@@ -58,9 +61,15 @@ size_t net_input_encode(const net_input *m, uint8_t *out, size_t capacity)
 
 bool net_input_decode(const uint8_t *data, size_t length, net_input *m)
 {
+    return net_input_decode_game(data, length, NULL, m);
+}
+
+bool net_input_decode_game(const uint8_t *data, size_t length, const struct sim_game *game, net_input *m)
+{
     net_bit_reader r;
     net_br_init(&r, data, length);
     memset(m, 0, sizeof *m);
+    m->game = game;
     net_expect_type(&r, NET_MSG_INPUT);
     m->sequence = (uint16_t)net_br_u(&r, 16);
     m->client_time_ms = (uint16_t)net_br_u(&r, 16);
@@ -85,8 +94,10 @@ bool net_input_decode(const uint8_t *data, size_t length, net_input *m)
     uint32_t first = m->newest_tick - (m->count ? (uint32_t)m->count - 1u : 0u);
     sim_input prev;
     memset(&prev, 0, sizeof prev);
+    static const uint8_t zero[NET_GAME_COMMAND_BYTES];
     for (uint32_t i = 0; i < m->count && !r.error; i++) {
         net_read_command(&r, &prev, &m->commands[i], first + i);
+        net_read_game(&r, game, i ? m->game_commands[i - 1] : zero, m->game_commands[i]);
         prev = m->commands[i];
     }
     return net_br_finish(&r) && net_input_valid(m);

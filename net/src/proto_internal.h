@@ -19,6 +19,7 @@
 #define NET_GROUND_BITS 2u
 #define NET_COUNT_BITS 9u       ///< 0 .. NET_MAX_CHARACTERS
 #define NET_PART_BITS 5u        ///< 0 .. NET_MAX_FULL_PARTS
+#define NET_GAME_PART_BITS 8u   ///< part fields with a game: 0 .. NET_MAX_GAME_FULL_PARTS
 #define NET_PART_COUNT_BITS 4u  ///< 0 .. NET_FULL_PART_CHARACTERS
 #define NET_SPAN_BITS 5u        ///< T - B - 1
 #define NET_INPUT_COUNT_BITS 6u ///< count, 0..NET_MAX_INPUT_COMMANDS
@@ -38,6 +39,18 @@ void net_write_command(net_bit_writer *w, const sim_input *prev, const sim_input
 /// The reverse; `cur->tick` is set to `tick`. Fails the reader on a
 /// non-canonical or out-of-range command.
 void net_read_command(net_bit_reader *r, const sim_input *prev, sim_input *cur, uint32_t tick);
+
+// ---- a game's payloads and identity (proto_game.c) ----------------------------
+struct sim_game;
+/// Whether a packed payload holds a command of `game` with every field in
+/// range and zero bytes beyond it (always true without a game command).
+bool net_game_payload_valid(const struct sim_game *game, const uint8_t *payload);
+/// `cur` against `prev` (NET_GAME_COMMAND_BYTES each); nothing without a game.
+void net_write_game(net_bit_writer *w, const struct sim_game *game, const uint8_t *prev, const uint8_t *cur);
+/// The reverse; fails the reader on a non-canonical or out-of-range payload.
+void net_read_game(net_bit_reader *r, const struct sim_game *game, const uint8_t *prev, uint8_t *cur);
+void net_write_hello_game(net_bit_writer *w, const net_sim_identity *id);
+void net_read_hello_game(net_bit_reader *r, net_sim_identity *id);
 
 // ---- character states ----------------------------------------------------------
 /// A valid id and sim_char_state_check.
@@ -65,8 +78,9 @@ void net_expect_type(net_bit_reader *r, net_msg_type t);
 // ---- the characters present, tick by tick (snapshots) ---------------------------
 typedef struct net_roster {
     uint32_t n;
-    uint32_t ids[NET_MAX_CHARACTERS];   ///< sorted
-    sim_input prev[NET_MAX_CHARACTERS]; ///< each one's previous command in the message
+    uint32_t ids[NET_MAX_CHARACTERS];                              ///< sorted
+    sim_input prev[NET_MAX_CHARACTERS];                            ///< each one's previous command in the message
+    uint8_t prev_game[NET_MAX_CHARACTERS][NET_GAME_COMMAND_BYTES]; ///< and its game payload
 } net_roster;
 /// Remove `id`; false when absent.
 bool net_roster_leave(net_roster *ro, uint32_t id);

@@ -87,6 +87,8 @@ static bool reference_roster(const net_snapshot *m, net_roster *ro)
             !net_command_valid(&c->command))
             return false;
         ro->prev[ro->n - 1u] = c->command;
+        memcpy(ro->prev_game[ro->n - 1u], m->game ? c->game : (const uint8_t[NET_GAME_COMMAND_BYTES]){0},
+               NET_GAME_COMMAND_BYTES);
     }
     return true;
 }
@@ -110,6 +112,7 @@ static bool walk(const net_snapshot *m, net_bit_writer *w, bool values)
             if (ref.ids[i] != ro.ids[i])
                 return false;
             ro.prev[i] = ref.prev[i];
+            memcpy(ro.prev_game[i], ref.prev_game[i], NET_GAME_COMMAND_BYTES);
         }
     }
     if (w) {
@@ -150,11 +153,16 @@ static bool walk(const net_snapshot *m, net_bit_writer *w, bool values)
             if (k >= m->command_count)
                 return false;
             const net_tick_command *c = &m->commands[k];
-            if (c->id != ro.ids[i] || c->command.tick != t || (values && !net_command_valid(&c->command)))
+            if (c->id != ro.ids[i] || c->command.tick != t ||
+                (values && (!net_command_valid(&c->command) || !net_game_payload_valid(m->game, c->game))))
                 return false;
-            if (w)
+            if (w) {
                 net_write_command(w, &ro.prev[i], &c->command);
+                net_write_game(w, m->game, ro.prev_game[i], c->game);
+            }
             ro.prev[i] = c->command;
+            if (m->game)
+                memcpy(ro.prev_game[i], c->game, NET_GAME_COMMAND_BYTES);
         }
     }
     return k == m->command_count;
@@ -275,7 +283,9 @@ bool net_snapshot_decode(const uint8_t *data, size_t length, net_snapshot *m)
             net_tick_command *c = &m->commands[m->command_count++];
             c->id = ro.ids[i];
             net_read_command(&r, &ro.prev[i], &c->command, t);
+            net_read_game(&r, m->game, ro.prev_game[i], c->game);
             ro.prev[i] = c->command;
+            memcpy(ro.prev_game[i], c->game, NET_GAME_COMMAND_BYTES);
         }
     }
     if (!net_br_finish(&r))

@@ -35,6 +35,7 @@ enum { RAN_SUBSTITUTE = 0, RAN_OWN = 1, RAN_LATE = 2 };
 typedef struct sv_cmd_slot {
     uint32_t tick; // NET_TICK_NONE when empty
     sim_input cmd;
+    uint8_t game[NET_GAME_COMMAND_BYTES]; // the game's payload (zero without a game)
 } sv_cmd_slot;
 
 typedef struct sv_client {
@@ -47,6 +48,7 @@ typedef struct sv_client {
     // a substitute did, RAN_LATE once a copy of the missing command came in
     uint8_t ran_own[CMD_RING];
     sim_input last_cmd;
+    uint8_t last_game[NET_GAME_COMMAND_BYTES]; // last_cmd's game payload
     uint32_t last_applied_tick;
     uint64_t substituted_bits; // bit 0: the last tick run
     uint32_t ack_tick;         // the client's confirmed tick C, or NET_TICK_NONE
@@ -99,6 +101,8 @@ struct sv_server {
     net_tick_command *snap_commands;
     uint32_t snap_join_cap, snap_leave_cap, snap_command_cap;
     uint8_t packet[NET_MTU];
+    uint8_t *save; // a full state's saved scene with a game (grown as needed)
+    size_t save_cap;
     sv_stats stats;
     // the tick observer and its scratch (allocated once, max_clients each)
     sv_tick_observer observer;

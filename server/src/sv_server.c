@@ -8,6 +8,7 @@
 // acknowledged state to compute the server's state exactly.
 #include <keel/sv_server.h>
 
+#include <keel/sim_game.h>
 #include <keel/sim_spawn.h>
 
 #include <stdlib.h>
@@ -89,7 +90,7 @@ sv_server *sv_server_create(const sim_world *world, const sim_level *level, cons
     sv->next_id = 1;
     sv->tick_us = 1000000u / (uint64_t)settings->tick_rate;
     uint32_t n = config->max_clients;
-    sv->scene = sim_scene_create(world, settings, n);
+    sv->scene = sim_scene_create_game(world, settings, n, config->game);
     sv->clients = calloc(n, sizeof *sv->clients);
     sv->pending_leaves = calloc(n, sizeof *sv->pending_leaves);
     sv->waiting_capacity = 4096; // ENet's most peers
@@ -132,6 +133,10 @@ sv_server *sv_server_create(const sim_world *world, const sim_level *level, cons
         sim_scene_add_area_platforms(sv->scene, level, 0x7FFF0001u, 0x7FFF0002u);
     // After the platforms: clients must have built the same ones.
     sv->identity = net_identity_make(settings, level, sv->scene);
+    if (!net_identity_set_game(&sv->identity, config->game)) { // a payload the protocol cannot carry
+        sv_server_destroy(sv);
+        return NULL;
+    }
     return sv;
 }
 
@@ -152,6 +157,7 @@ void sv_server_destroy(sv_server *sv)
     free(sv->obs_leaves);
     free(sv->obs_joins);
     free(sv->obs_commands);
+    free(sv->save);
     sv_history_free(&sv->history);
     free(sv);
 }
@@ -331,17 +337,8 @@ static void handle_hello(sv_server *sv, uint32_t peer, const uint8_t *data, size
         send_refuse(sv, peer, NET_REFUSE_PROTOCOL, "protocol version differs from the server's");
         return;
     }
-    const char *why = NULL;
-    if (!net_identity_equal(&h.identity, &sv->identity, &why)) {
-        char msg[NET_REASON_MAX + 1];
-        size_t n = strlen(why);
-        const char *pre = "simulation differs from the server's: ";
-        size_t p = strlen(pre);
-        memcpy(msg, pre, p);
-        if (p + n > NET_REASON_MAX)
-            n = NET_REASON_MAX - p;
-        memcpy(msg + p, why, n);
-        msg[p + n] = 0;
+    char msg[NET_REASON_MAX + 1];
+    if (!net_identity_check(&h.identity, &sv->identity, msg, sizeof msg)) {
         send_refuse(sv, peer, NET_REFUSE_IDENTITY, msg);
         return;
     }
@@ -372,7 +369,7 @@ static int32_t clamp_margin(int64_t q8)
 static void handle_input(sv_server *sv, sv_client *c, const uint8_t *data, size_t len, uint64_t next_tick_us)
 {
     net_input in;
-    if (!net_input_decode(data, len, &in)) {
+    if (!net_input_decode_game(data, len, sv->config.game, &in)) {
         malformed(sv, c);
         return;
     }
@@ -448,6 +445,7 @@ static void handle_input(sv_server *sv, sv_client *c, const uint8_t *data, size_
         s->tick = t;
         s->cmd = in.commands[i];
         s->cmd.tick = t;
+        memcpy(s->game, in.game_commands[i], sizeof s->game);
         sv->stats.commands_received++;
         if (first_new == NET_TICK_NONE)
             first_new = t;
@@ -643,6 +641,7 @@ void sv_server_tick(sv_server *sv, uint64_t now_us)
         if (own) {
             cmd = s->cmd;
             c->last_cmd = cmd;
+            memcpy(c->last_game, s->game, sizeof c->last_game);
             c->last_applied_tick = t;
         } else {
             cmd = c->last_cmd;
@@ -652,7 +651,7 @@ void sv_server_tick(sv_server *sv, uint64_t now_us)
         s->tick = NET_TICK_NONE;
         c->ran_own[t % CMD_RING] = own ? RAN_OWN : RAN_SUBSTITUTE;
         c->substituted_bits = (c->substituted_bits << 1) | (own ? 0u : 1u);
-        sim_scene_set_input(sv->scene, c->id, &cmd);
+        net_set_command(sv->scene, c->id, &cmd, c->last_game); // checked by the decoder
     }
     // The history holds what every character ran, in id order; characters
     // without a client (none today) run the empty command the scene gives them.
@@ -660,6 +659,7 @@ void sv_server_tick(sv_server *sv, uint64_t now_us)
         net_tick_command *tc = &rec->commands[rec->command_count++];
         tc->id = chars[i].id;
         memset(&tc->command, 0, sizeof tc->command);
+        memset(tc->game, 0, sizeof tc->game);
         tc->command.tick = t;
         tc->command.yaw = chars[i].yaw;
         tc->command.pitch = chars[i].pitch;
@@ -672,6 +672,7 @@ void sv_server_tick(sv_server *sv, uint64_t now_us)
             if (rec->commands[k].id == c->id) {
                 rec->commands[k].command = c->last_cmd;
                 rec->commands[k].command.tick = t;
+                memcpy(rec->commands[k].game, c->last_game, sizeof c->last_game);
                 break;
             }
         }

@@ -31,6 +31,7 @@
 //   full state if it fell too far behind.
 // Every snapshot tick's hash is kept in the history (sv_tick_record.hash_after),
 // so a repair can end at any earlier snapshot's tick.
+#include <stdlib.h>
 #include <string.h>
 
 #include "sv_internal.h"
@@ -131,6 +132,46 @@ static void mark_sent(sv_server *sv, sv_client *c, uint32_t a, uint32_t b)
     }
 }
 
+// With a game, the scene's saved state (sim_scene_save: the characters and
+// the game's state) in sv->save, grown as needed; its size, 0 when it does
+// not fit the parts a full state can have.
+static size_t save_scene(sv_server *sv)
+{
+    size_t size = sim_scene_state_size(sv->scene);
+    if (size > (size_t)NET_MAX_GAME_FULL_PARTS * NET_FULL_CHUNK_BYTES)
+        return 0;
+    if (size > sv->save_cap) {
+        uint8_t *b = realloc(sv->save, size);
+        if (!b)
+            return 0;
+        sv->save = b;
+        sv->save_cap = size;
+    }
+    sim_scene_save(sv->scene, sv->save);
+    return size;
+}
+
+// Part p's characters, each with the command it ran last.
+static void fill_part(net_full_part *part, uint32_t p, const sim_char_state *chars, uint32_t n,
+                      const sv_tick_record *prev)
+{
+    part->part = (uint16_t)p;
+    part->count = 0;
+    for (uint32_t i = p * NET_FULL_PART_CHARACTERS; i < n && part->count < NET_FULL_PART_CHARACTERS; i++) {
+        part->states[part->count] = chars[i];
+        memset(&part->last_commands[part->count], 0, sizeof part->last_commands[0]);
+        memset(part->last_game[part->count], 0, sizeof part->last_game[0]);
+        if (prev) {
+            for (uint32_t k = 0; k < prev->command_count; k++)
+                if (prev->commands[k].id == chars[i].id) {
+                    part->last_commands[part->count] = prev->commands[k].command;
+                    memcpy(part->last_game[part->count], prev->commands[k].game, sizeof part->last_game[0]);
+                }
+        }
+        part->count++;
+    }
+}
+
 static void send_full(sv_server *sv, sv_client *c, uint32_t now, uint64_t hash)
 {
     uint32_t n;
@@ -146,20 +187,42 @@ static void send_full(sv_server *sv, sv_client *c, uint32_t now, uint64_t hash)
     part.state_hash = hash;
     part.total_characters = (uint16_t)n;
     uint32_t parts = n == 0 ? 1 : (n + NET_FULL_PART_CHARACTERS - 1) / NET_FULL_PART_CHARACTERS;
+    // With a game the saved scene goes along in pieces: first in the room the
+    // characters' parts leave below NET_MTU, then in parts of its own.
+    size_t save_size = 0;
+    uint16_t room[(NET_MAX_CHARACTERS + NET_FULL_PART_CHARACTERS - 1) / NET_FULL_PART_CHARACTERS];
+    if (sv->config.game) {
+        part.game = sv->config.game;
+        save_size = save_scene(sv);
+        if (save_size == 0)
+            return; // too large for a full state: the client cannot join (docs/game.md)
+        part.save_size = (uint32_t)save_size;
+        part.part_count = NET_MAX_GAME_FULL_PARTS;
+        size_t placed = 0;
+        for (uint32_t p = 0; p < parts; p++) {
+            fill_part(&part, p, chars, n, prev);
+            size_t len = net_full_part_encode(&part, sv->packet, sizeof sv->packet);
+            size_t free_bytes = len && len + 16u < NET_MTU ? NET_MTU - len - 16u : 0u; // 16: the piece's sizes
+            room[p] = (uint16_t)(free_bytes < NET_FULL_CHUNK_BYTES ? free_bytes : NET_FULL_CHUNK_BYTES);
+            placed += room[p];
+        }
+        if (placed < save_size)
+            parts += (uint32_t)((save_size - placed + NET_FULL_CHUNK_BYTES - 1u) / NET_FULL_CHUNK_BYTES);
+        if (parts > NET_MAX_GAME_FULL_PARTS)
+            return;
+    }
     part.part_count = (uint16_t)parts;
+    size_t at = 0;
     for (uint32_t p = 0; p < parts; p++) {
         part.sequence = c->snapshot_sequence++;
-        part.part = (uint16_t)p;
-        part.count = 0;
-        for (uint32_t i = p * NET_FULL_PART_CHARACTERS; i < n && part.count < NET_FULL_PART_CHARACTERS; i++) {
-            part.states[part.count] = chars[i];
-            memset(&part.last_commands[part.count], 0, sizeof part.last_commands[0]);
-            if (prev) {
-                for (uint32_t k = 0; k < prev->command_count; k++)
-                    if (prev->commands[k].id == chars[i].id)
-                        part.last_commands[part.count] = prev->commands[k].command;
-            }
-            part.count++;
+        fill_part(&part, p, chars, n, prev);
+        if (save_size) {
+            size_t len = part.count ? room[p] : NET_FULL_CHUNK_BYTES;
+            len = len < save_size - at ? len : save_size - at;
+            part.chunk_offset = (uint32_t)at;
+            part.chunk_size = (uint16_t)len;
+            memcpy(part.chunk, sv->save + at, len);
+            at += len;
         }
         size_t len = net_full_part_encode(&part, sv->packet, sizeof sv->packet);
         if (len && net_host_send(sv->host, c->peer, NET_CHANNEL_SNAPSHOT, sv->packet, len)) {
@@ -225,6 +288,7 @@ static bool send_delta(sv_server *sv, sv_client *c, uint32_t b, uint32_t t, uint
     s.leave_capacity = sv->snap_leave_cap;
     s.commands = sv->snap_commands;
     s.command_capacity = sv->snap_command_cap;
+    s.game = sv->config.game;
     for (uint32_t k = b; k < t; k++) {
         const sv_tick_record *r = sv_history_find(&sv->history, k);
         for (uint32_t i = 0; i < r->leave_count && s.leave_count < s.leave_capacity; i++)

@@ -7,8 +7,9 @@
 #include <string.h>
 
 // Bot i has the built-in platforms when bit i of client_platforms is set.
-void play_init_platforms(play *p, uint32_t nbots, cl_bot_mode mode, const net_memory_link *up,
-                         const net_memory_link *down, uint64_t seed, bool server_platforms, uint32_t client_platforms)
+static void init(play *p, uint32_t nbots, cl_bot_mode mode, const net_memory_link *up, const net_memory_link *down,
+                 uint64_t seed, bool server_platforms, uint32_t client_platforms, const sim_game *server_game,
+                 const sim_game *client_game)
 {
     memset(p, 0, sizeof *p);
     cr_assert_eq(sim_level_builtin(&p->level), 0);
@@ -21,10 +22,13 @@ void play_init_platforms(play *p, uint32_t nbots, cl_bot_mode mode, const net_me
     cr_assert_not_null(p->server_host);
     sv_config sc = sv_default_config();
     sc.platforms = server_platforms;
+    sc.game = server_game;
+    p->game = server_game;
     p->sv = sv_server_create(p->world, &p->level, &p->settings, &sc, p->server_host);
     cr_assert_not_null(p->sv);
     p->nbots = nbots;
     cl_config cc = cl_default_config();
+    cc.game = client_game;
     for (uint32_t i = 0; i < nbots; i++) {
         p->hosts[i] = net_memory_connect(p->mem, "server", up, down, &hc);
         cr_assert_not_null(p->hosts[i]);
@@ -36,6 +40,18 @@ void play_init_platforms(play *p, uint32_t nbots, cl_bot_mode mode, const net_me
     }
     for (uint32_t i = 0; i < PLAY_HASH_RING; i++)
         p->server_hash_tick[i] = NET_TICK_NONE;
+}
+
+void play_init_platforms(play *p, uint32_t nbots, cl_bot_mode mode, const net_memory_link *up,
+                         const net_memory_link *down, uint64_t seed, bool server_platforms, uint32_t client_platforms)
+{
+    init(p, nbots, mode, up, down, seed, server_platforms, client_platforms, NULL, NULL);
+}
+
+void play_init_game(play *p, uint32_t nbots, cl_bot_mode mode, const net_memory_link *link, uint64_t seed,
+                    const sim_game *server_game, const sim_game *client_game)
+{
+    init(p, nbots, mode, link, link, seed, false, 0, server_game, client_game);
 }
 
 void play_init(play *p, uint32_t nbots, cl_bot_mode mode, const net_memory_link *up, const net_memory_link *down,
@@ -117,7 +133,13 @@ void play_ms(play *p, bool inputs)
                 memset(&cmd, 0, sizeof cmd);
                 cmd.tick = tick;
             }
-            cl_client_predict(cl, &cmd, now_ms);
+            if (p->game_command) {
+                uint8_t game_cmd[SIM_GAME_COMMAND_MAX_BYTES];
+                p->game_command(p, i, tick, &cmd, game_cmd);
+                cl_client_predict_game(cl, &cmd, game_cmd, now_ms);
+            } else {
+                cl_client_predict(cl, &cmd, now_ms);
+            }
         }
         net_host_flush(p->hosts[i]);
     }

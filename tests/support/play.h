@@ -14,12 +14,14 @@
 
 #include <keel/cl_bot.h>
 #include <keel/cl_client.h>
+#include <keel/sim_game.h>
 #include <keel/sv_server.h>
 
 #define PLAY_MAX_BOTS 32
 #define PLAY_HASH_RING 4096u
 
-typedef struct play {
+typedef struct play play;
+struct play {
     sim_level level;
     sim_world *world;
     sim_move_settings settings;
@@ -44,11 +46,22 @@ typedef struct play {
     /// millisecond): a machine that cannot keep up handles a backlog of
     /// snapshots and predicts several ticks at once.
     uint32_t frame_ms[PLAY_MAX_BOTS];
-} play;
+    /// The server's game (play_init_game; NULL: none).
+    const sim_game *game;
+    /// With a game: bot i's game command for `tick` (SIM_GAME_COMMAND_MAX_BYTES
+    /// bytes at `command`), beside its movement command `in`, which it may
+    /// change; NULL: every bot predicts with cl_client_predict.
+    void (*game_command)(struct play *p, uint32_t i, uint32_t tick, sim_input *in, void *command);
+    void *user; ///< for game_command
+};
 
 /// Bot i has the built-in platforms when bit i of client_platforms is set.
 void play_init_platforms(play *p, uint32_t nbots, cl_bot_mode mode, const net_memory_link *up,
                          const net_memory_link *down, uint64_t seed, bool server_platforms, uint32_t client_platforms);
+/// The server runs `server_game` and the bots' clients `client_game` (the
+/// same, or another to be refused); the same link both ways.
+void play_init_game(play *p, uint32_t nbots, cl_bot_mode mode, const net_memory_link *link, uint64_t seed,
+                    const sim_game *server_game, const sim_game *client_game);
 void play_init(play *p, uint32_t nbots, cl_bot_mode mode, const net_memory_link *up, const net_memory_link *down,
                uint64_t seed);
 void play_free(play *p);

@@ -39,12 +39,22 @@ typedef struct cl_bot {
     uint32_t next_change;
     bool riding; ///< platforms: on the target platform, waiting
     sim_input current;
+    uint64_t game_seed; ///< cl_bot_game_command's draws
 } cl_bot;
 
 void cl_bot_init(cl_bot *bot, cl_bot_mode mode, uint64_t seed);
 /// The command for tick `tick` of the character `self` in `scene` (the
 /// predicted one); `level` gives the circuit's markers.
 sim_input cl_bot_command(cl_bot *bot, const sim_scene *scene, uint32_t self, const sim_level *level, uint32_t tick);
+
+struct sim_game;
+/// A game command for tick `tick` (keel/sim_game.h): every field of the
+/// game's command schema drawn in its range, anew every 16 ticks (a bot
+/// presses a game's buttons as a player would, now and then), the same for
+/// the same seed and tick. `command` holds `size` bytes (the schema's struct
+/// size at least; padding is zeroed). False when it is too small or the game
+/// has no command.
+bool cl_bot_game_command(const cl_bot *bot, const struct sim_game *game, uint32_t tick, void *command, size_t size);
 
 #ifdef __cplusplus
 }

@@ -18,7 +18,9 @@
 // late or not at all); a remote character's command changed from the one we
 // predicted it with; an interaction (a character near one whose prediction
 // was wrong); unexplained -- that would be a determinism bug, and the tests
-// fail on it.
+// fail on it. With a game: a game rule (a character whose state or game
+// state differs though nothing near it changed, when the game has rules that
+// couple characters -- a shot from a remote character whose command changed).
 //
 // Rollback re-simulates an island: the characters whose prediction can
 // differ (a different state at C, or a different command in the ticks
@@ -49,7 +51,8 @@ typedef enum cl_cause {
     CL_CAUSE_REMOTE_COMMAND = 1,
     CL_CAUSE_INTERACTION = 2,
     CL_CAUSE_UNEXPLAINED = 3,
-    CL_CAUSE_COUNT = 4,
+    CL_CAUSE_GAME_RULE = 4,
+    CL_CAUSE_COUNT = 5,
 } cl_cause;
 
 const char *cl_cause_name(cl_cause cause);
@@ -83,6 +86,13 @@ typedef struct cl_config {
     /// rollback_ns; the sync test's re-simulation left out). The library
     /// reads no clock of its own; for benchmarks (default NULL).
     uint64_t (*clock_ns)(void);
+    /// The game the client's scenes run (keel/sim_game.h; NULL: none). It
+    /// must be the server's (the handshake compares name, version and
+    /// digest) and outlive the client. With a game every rollback is a full
+    /// re-simulation (rules may reach any character: cl_stats.
+    /// island_fallbacks counts them), and a ring slot keeps the scene's
+    /// saved state (sim_scene_save) besides the characters.
+    const struct sim_game *game;
     uint32_t cookie;
 } cl_config;
 
@@ -139,9 +149,15 @@ typedef struct cl_stats {
     /// backlog instead of one per snapshot.
     uint64_t rollbacks_deferred, confirms_coalesced;
     uint64_t commands_sent, input_packets;
-    /// The first field that differed in the newest own-character misprediction.
+    /// The first field that differed in the newest own-character misprediction
+    /// ("position", or a game field as "game.health"; valid until the next
+    /// call that handles an event).
     const char *last_own_field;
     uint32_t last_own_tick;
+    /// With a game: confirmations whose game-wide state differed from the
+    /// prediction, and the first field that differed ("game.clock").
+    uint64_t game_state_mispredictions;
+    const char *last_game_field;
     double rtt_ms;           ///< smoothed round-trip time of echoed inputs, 0 before the first (display only)
     int32_t input_margin_q8; ///< the newest margin the server reported
     double clock_scale;      ///< tick duration factor in use (0.98 .. 1.02)
@@ -191,8 +207,13 @@ uint64_t cl_client_tick_us(const cl_client *cl);
 uint32_t cl_client_take_catch_up(cl_client *cl);
 
 /// Predict tick P with our command (its tick is set to P) and send inputs
-/// when due. False when not playing or at the prediction cap.
+/// when due. False when not playing or at the prediction cap. With a game
+/// the command's payload is all zero bytes: each field at its minimum.
 bool cl_client_predict(cl_client *cl, const sim_input *command, uint32_t now_ms);
+/// cl_client_predict with the game's command struct (NULL: all zero bytes
+/// on the wire, as cl_client_predict). False, and nothing predicted, when a
+/// field is out of its range too.
+bool cl_client_predict_game(cl_client *cl, const sim_input *command, const void *game_command, uint32_t now_ms);
 
 /// What it was created with, and the identity it says hello with.
 const sim_move_settings *cl_client_settings(const cl_client *cl);

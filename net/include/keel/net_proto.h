@@ -34,6 +34,8 @@
 
 #include <keel/sim_move.h>
 
+struct sim_game;
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -49,6 +51,9 @@ extern "C" {
 #define NET_PROTOCOL_VERSION 5u
 /// Largest datagram payload keel sends or accepts unfragmented (docs/protocol.md).
 #define NET_MTU 1200u
+/// Most bytes of a game's packed command payload (sim_game_pack_command) the
+/// protocol carries: 256 bits. A game whose payload is wider cannot be served.
+#define NET_GAME_COMMAND_BYTES 32u
 /// A tick value meaning "none" (no baseline, nothing acknowledged yet).
 #define NET_TICK_NONE 0xFFFFFFFFu
 /// Most commands one input packet carries (the newest and the unacknowledged).
@@ -60,6 +65,11 @@ extern "C" {
 #define NET_MAX_CHARACTERS 256u
 /// Most characters one full-snapshot part carries (so a part fits NET_MTU).
 #define NET_FULL_PART_CHARACTERS 12u
+/// Bytes of the saved state one full-snapshot part carries with a game.
+#define NET_FULL_CHUNK_BYTES 480u
+/// Most parts of a full snapshot with a game (a saved state up to 255 x
+/// NET_FULL_CHUNK_BYTES bytes, about 120 KB).
+#define NET_MAX_GAME_FULL_PARTS 255u
 /// Longest refusal text, bytes, without the terminating NUL.
 #define NET_REASON_MAX 120u
 
@@ -81,6 +91,12 @@ typedef struct net_sim_identity {
     uint64_t level_digest;      ///< net_level_digest
     uint64_t scene_digest;      ///< net_scene_digest: the platforms and water
     uint16_t tick_rate;
+    /// The game (keel/sim_game.h) both sides run: its name ("" for none),
+    /// version and digest (net_identity_set_game). No game: all zero, and
+    /// the hello is encoded exactly as without this field.
+    char game_name[48];
+    uint32_t game_version;
+    uint64_t game_digest;
 } net_sim_identity;
 
 typedef struct net_hello {
@@ -130,12 +146,23 @@ typedef struct net_input {
     uint32_t newest_tick; ///< not NET_TICK_NONE (with count 0: any tick)
     uint8_t count;        ///< 0..NET_MAX_INPUT_COMMANDS
     sim_input commands[NET_MAX_INPUT_COMMANDS];
+    /// With a game (set `game` before encoding and decoding; NULL: none and
+    /// the encoding is the one without games): each command's payload as
+    /// sim_game_pack_command packs it, bits beyond the payload 0. On the wire
+    /// each goes as one bit "the same as the previous command's" or that bit
+    /// and the payload's sim_game_command_bits bits; the decoder refuses a
+    /// payload with a field out of its range (sim_game_unpack_command).
+    const struct sim_game *game;
+    uint8_t game_commands[NET_MAX_INPUT_COMMANDS][NET_GAME_COMMAND_BYTES];
 } net_input;
 
 /// One command a character ran in one tick of a delta snapshot.
 typedef struct net_tick_command {
     uint32_t id;
     sim_input command; ///< command.tick is the tick it ran in
+    /// The game's packed command payload (net_input.game_commands); all zero
+    /// without a game.
+    uint8_t game[NET_GAME_COMMAND_BYTES];
 } net_tick_command;
 
 /// A character that joined at the start of `tick` with this exact state (it
@@ -187,6 +214,9 @@ typedef struct net_snapshot {
     /// with a reference needs one.
     const net_tick_command *reference;
     uint32_t reference_count;
+    /// The game whose payloads the commands carry (NULL: none; the encoding
+    /// without games). Set it before encoding and decoding, as `reference`.
+    const struct sim_game *game;
 } net_snapshot;
 
 /// Server -> client: part `part` of `part_count` of the full state at `tick`.
@@ -206,6 +236,16 @@ typedef struct net_full_part {
     uint8_t count;             ///< in this part (0..NET_FULL_PART_CHARACTERS)
     sim_char_state states[NET_FULL_PART_CHARACTERS];
     sim_input last_commands[NET_FULL_PART_CHARACTERS];
+    /// With a game (NULL: none, and the encoding without games): each last
+    /// command's payload, and a piece of the scene's whole saved state
+    /// (sim_scene_save, which holds the game's state): `save_size` bytes in
+    /// all, this part's `chunk_size` of them from `chunk_offset`. With a game
+    /// part and part_count take 8 bits (up to NET_MAX_GAME_FULL_PARTS parts).
+    const struct sim_game *game;
+    uint8_t last_game[NET_FULL_PART_CHARACTERS][NET_GAME_COMMAND_BYTES];
+    uint32_t save_size, chunk_offset;
+    uint16_t chunk_size; ///< 0..NET_FULL_CHUNK_BYTES
+    uint8_t chunk[NET_FULL_CHUNK_BYTES];
 } net_full_part;
 
 // ---- encoding ------------------------------------------------------------------
@@ -229,6 +269,10 @@ size_t net_refuse_encode(const net_refuse *m, uint8_t *out, size_t capacity);
 bool net_refuse_decode(const uint8_t *data, size_t length, net_refuse *m);
 size_t net_input_encode(const net_input *m, uint8_t *out, size_t capacity);
 bool net_input_decode(const uint8_t *data, size_t length, net_input *m);
+/// net_input_decode for a game's inputs (m->game is set to `game`; NULL:
+/// exactly net_input_decode). A payload with a field out of range makes the
+/// message malformed.
+bool net_input_decode_game(const uint8_t *data, size_t length, const struct sim_game *game, net_input *m);
 /// The held_mask bits of one kept snapshot [baseline, tick) for a client
 /// whose confirmed tick is `ack`: bit k for each of its ticks ack + k, k < 32.
 /// 0 when `ack` or `tick` is NET_TICK_NONE or the snapshot ends by `ack`.
@@ -242,6 +286,8 @@ bool net_snapshot_decode(const uint8_t *data, size_t length, net_snapshot *m);
 bool net_snapshot_peek(const uint8_t *data, size_t length, net_snapshot *m);
 size_t net_full_part_encode(const net_full_part *m, uint8_t *out, size_t capacity);
 bool net_full_part_decode(const uint8_t *data, size_t length, net_full_part *m);
+/// net_full_part_decode for a game's full state (m->game is set to `game`).
+bool net_full_part_decode_game(const uint8_t *data, size_t length, const struct sim_game *game, net_full_part *m);
 
 // ---- the simulation identity ---------------------------------------------------------
 
@@ -267,6 +313,23 @@ net_sim_identity net_identity_make(const sim_move_settings *s, const struct sim_
                                    const struct sim_scene *scene);
 /// Whether two identities simulate the same; on false, *reason names what differs.
 bool net_identity_equal(const net_sim_identity *a, const net_sim_identity *b, const char **reason);
+/// Put a game's name, version and digest into an identity (NULL: none, the
+/// fields zeroed). False when the game's payload is wider than
+/// NET_GAME_COMMAND_BYTES (the protocol cannot carry it).
+bool net_identity_set_game(net_sim_identity *id, const struct sim_game *game);
+/// net_identity_equal with a reason that names the game when the games
+/// differ ("game tag 1 differs from the server's tag 2"), written into
+/// `reason` (`capacity` bytes, NUL-terminated). `client` is the one asking.
+bool net_identity_check(const net_sim_identity *client, const net_sim_identity *server, char *reason, size_t capacity);
+/// A command and its game payload for character `id` of `scene`: with a
+/// game command, the payload unpacked and sim_scene_set_command; without,
+/// sim_scene_set_input. All-zero payload bytes are every field at its
+/// minimum, always valid: the command of a character nobody commands. False
+/// when the id is unknown or the payload is refused.
+struct sim_scene;
+bool net_set_command(struct sim_scene *scene, uint32_t id, const sim_input *input, const uint8_t *payload);
+/// Bytes of a game's packed command payload (0: no game or no payload).
+size_t net_game_command_bytes(const struct sim_game *game);
 
 #ifdef __cplusplus
 }

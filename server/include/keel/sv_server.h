@@ -52,6 +52,12 @@ typedef struct sv_config {
     /// (sim_map_spawns) with their yaws, in place of the spawn search, when
     /// it has any. The map must outlive the server.
     const struct sim_map *map;
+    /// The game the scene runs (keel/sim_game.h; NULL: none, the server as
+    /// without games). It must outlive the server. Clients must run the same
+    /// game (name, version, digest: the handshake refuses others, naming
+    /// it); commands carry its payload, and full states its state. A game
+    /// whose payload is wider than NET_GAME_COMMAND_BYTES is refused.
+    const struct sim_game *game;
     uint32_t cookie;
 } sv_config;
 

@@ -299,7 +299,7 @@ static int query_box(classifier *k, sim_aabb box, uint32_t max_hits)
 }
 
 // Is t's vertex j (nearly) in n's plane?
-static bool in_plane(const sim_world *w, const sim_tri *t, int j, const cls_tri *n)
+static inline bool in_plane(const sim_world *w, const sim_tri *t, int j, const cls_tri *n)
 {
     int64_t tol = 2 * (int64_t)w->def.weld_distance;
     sim_fx d = sim_dir_dot_v3(n->n, sim_v3_sub(t->v[j], n->v[0]));

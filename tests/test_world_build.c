@@ -92,11 +92,17 @@ static sim_level polygon_level(int corners, bool fan)
 // possible burial and three for the vertices; as much again for the pass
 // after dropping buried faces, and one walk per dropped face to find its
 // neighbours).
-static sim_world_stats build_bounded(const char *name, sim_level *l, uint64_t per_tri)
+static uint64_t build_digest(const sim_world *w);
+
+// ... and that it decided exactly as before: the digest of the world against
+// `digest` (0: not pinned).
+static sim_world_stats build_bounded(const char *name, sim_level *l, uint64_t per_tri, uint64_t digest)
 {
     sim_world *w = sim_world_create(l, NULL, NULL);
     cr_assert_not_null(w, "%s: no world", name);
     sim_world_stats st = sim_world_get_stats(w);
+    uint64_t d = build_digest(w);
+    cr_assert(digest == 0 || d == digest, "%s: build digest 0x%016llx", name, (unsigned long long)d);
     uint64_t n = st.triangle_count ? st.triangle_count : 1;
     cr_log_info("%s: %u triangles, %.1f box tests per triangle, %u queries gave up", name, st.triangle_count,
                 (double)st.classify_tests / (double)n, st.classify_capped);
@@ -120,7 +126,7 @@ Test(world_build, crowded_cube_is_bounded, .timeout = 300)
         char name[32];
         snprintf(name, sizeof name, "cube2cm_%u", counts[i]);
         sim_level l = cube_level(counts[i], 7);
-        sim_world_stats st = build_bounded(name, &l, 1024);
+        sim_world_stats st = build_bounded(name, &l, 1024, i == 0 ? UINT64_C(0x63604c0a35b0b9bb) : 0);
         cr_assert_gt(st.classify_capped, 0, "%s: the crowd went unnoticed", name);
         double per = (double)st.classify_tests / (double)st.triangle_count;
         if (i == 0)
@@ -147,7 +153,10 @@ Test(world_build, fan_and_polygon_are_bounded, .timeout = 300)
         cr_assert(sim_world_raycast(w, &in, &hit), "%s: the ray fell through", name);
         cr_assert_leq(sim_fx_abs(hit.point.y), SIM_FX_MM(1));
         sim_world_destroy(w);
-        sim_world_stats st = build_bounded(name, &l, SIM_EDGES_MAX_TESTS);
+        // (digests for 10,000 corners and for 2,500)
+        static const uint64_t digest[2][2] = {{UINT64_C(0x9804aeb46163b015), UINT64_C(0xc0d5bef4719e9365)},
+                                              {UINT64_C(0x8f8f9c04db6ec9f3), UINT64_C(0x0c440796efe9c3ca)}};
+        sim_world_stats st = build_bounded(name, &l, SIM_EDGES_MAX_TESTS, digest[SANITIZED][fan]);
         cr_assert_gt(st.classify_capped, 0);
     }
 }
@@ -162,7 +171,7 @@ Test(world_build, tiny_real_map_is_bounded, .timeout = 300)
     sim_level l;
     sim_error err;
     cr_assert_eq(sim_level_load_obj(path, &o, &l, &err), 0, "%s", err.message);
-    build_bounded("zdm2 at 0.001", &l, SIM_EDGES_MAX_TESTS);
+    build_bounded("zdm2 at 0.001", &l, SIM_EDGES_MAX_TESTS, UINT64_C(0xc74f7fa0c943cea2));
 }
 
 // ---- ordinary levels: classification exactly as before the limits ------------------
@@ -178,9 +187,33 @@ static uint64_t classification_hash(const sim_world *w)
     return h;
 }
 
+// Hash of everything world building decides: every kept triangle's id and
+// flags in the world's order, every hierarchy node (bounds, first, count) and
+// every figure of the stats, the work counters included. World building may
+// get faster, never different: these are pinned.
+static uint64_t build_digest(const sim_world *w)
+{
+    uint64_t h = classification_hash(w);
+    for (uint32_t i = 0; i < w->node_count; i++) {
+        const sim_bvh_node *nd = &w->nodes[i];
+        const sim_fx c[6] = {nd->box.min.x, nd->box.min.y, nd->box.min.z, nd->box.max.x, nd->box.max.y, nd->box.max.z};
+        for (int k = 0; k < 6; k++)
+            h = sim_hash_u32(h, (uint32_t)c[k]);
+        h = sim_hash_u32(h, nd->first);
+        h = sim_hash_u32(h, nd->count);
+    }
+    sim_world_stats st = sim_world_get_stats(w);
+    const uint32_t f[] = {st.triangle_count, st.degenerate_count, st.buried_count,   st.inactive_edges,
+                          st.bvh_nodes,      st.bvh_depth,        st.classify_capped};
+    for (size_t k = 0; k < sizeof f / sizeof f[0]; k++)
+        h = sim_hash_u32(h, f[k]);
+    return sim_hash_u64(h, st.classify_tests);
+}
+
 typedef struct pinned {
     uint32_t triangles, degenerate, buried, inactive, nodes, depth;
     uint64_t flags;
+    uint64_t digest; ///< build_digest
 } pinned;
 
 // Values from the exhaustive classification (before the limits existed).
@@ -200,6 +233,8 @@ static void check_pinned(const char *name, sim_level *l, pinned p)
     cr_assert_eq(st.bvh_nodes, p.nodes, "%s", name);
     cr_assert_eq(st.bvh_depth, p.depth, "%s", name);
     cr_assert_eq(h, p.flags, "%s: classification hash 0x%016llx", name, (unsigned long long)h);
+    uint64_t d = build_digest(w);
+    cr_assert_eq(d, p.digest, "%s: build digest 0x%016llx", name, (unsigned long long)d);
     sim_world_destroy(w);
     sim_level_free(l);
 }
@@ -208,9 +243,11 @@ Test(world_build, ordinary_levels_classified_as_before)
 {
     sim_level l;
     cr_assert_eq(sim_level_builtin(&l), 0);
-    check_pinned("builtin", &l, (pinned){33317, 0, 59, 98547, 17481, 15, UINT64_C(0x9cd0694172076e75)});
+    check_pinned("builtin", &l,
+                 (pinned){33317, 0, 59, 98547, 17481, 15, UINT64_C(0x9cd0694172076e75), UINT64_C(0xc41a9597aaa3f3ea)});
     cr_assert_eq(sim_level_generate(&l, 20000, 3), 0);
-    check_pinned("generated 20000/3", &l, (pinned){20388, 0, 0, 30480, 16199, 14, UINT64_C(0x55758535b194b8d8)});
+    check_pinned("generated 20000/3", &l,
+                 (pinned){20388, 0, 0, 30480, 16199, 14, UINT64_C(0x55758535b194b8d8), UINT64_C(0x7de078446e7c5db1)});
 }
 
 static void check_map(const char *file, pinned p)
@@ -228,10 +265,24 @@ static void check_map(const char *file, pinned p)
 
 Test(world_build, zdm2_classified_as_before, .timeout = 600)
 {
-    check_map("sauerbraten_zdm2.obj", (pinned){70680, 63, 11, 87617, 43055, 16, UINT64_C(0x6d5484a1201d59d3)});
+    check_map("sauerbraten_zdm2.obj",
+              (pinned){70680, 63, 11, 87617, 43055, 16, UINT64_C(0x6d5484a1201d59d3), UINT64_C(0x8c694c30343c2fc4)});
 }
 
 Test(world_build, pandora_classified_as_before, .timeout = 600)
 {
-    check_map("sauerbraten_pandora.obj", (pinned){60694, 116, 0, 103720, 32767, 15, UINT64_C(0xa07e34321984758a)});
+    check_map("sauerbraten_pandora.obj",
+              (pinned){60694, 116, 0, 103720, 32767, 15, UINT64_C(0xa07e34321984758a), UINT64_C(0x4b1f10fb0343835f)});
+}
+
+Test(world_build, lqdm1_classified_as_before, .timeout = 600)
+{
+    const char *path = keel_test_level_path("librequake/lqdm1.map");
+    if (!path)
+        cr_skip_test("shared levels absent");
+    sim_level l;
+    sim_error err;
+    cr_assert_eq(sim_level_load_map(path, NULL, &l, NULL, &err), 0, "%s", err.message);
+    check_pinned("lqdm1.map", &l,
+                 (pinned){6246, 0, 0, 11999, 4095, 12, UINT64_C(0x084f038956f9d80d), UINT64_C(0xba4b3f1196205687)});
 }

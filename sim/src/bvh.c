@@ -13,6 +13,8 @@ typedef struct build_ctx {
     sim_world *w;
     uint32_t *order;    // indices into w->tris
     sim_vec3 *centroid; // per triangle, x3 (sum of vertices) to stay exact
+    sim_aabb *box;      // per triangle, its bounds
+    uint32_t *id;       // per triangle, its stable id (the tie-break)
     int axis;
     uint32_t max_depth;
 } build_ctx;
@@ -23,7 +25,7 @@ static bool key_less(const build_ctx *c, uint32_t a, uint32_t b)
     sim_fx kb = sim_v3_comp(c->centroid[b], c->axis);
     if (ka != kb)
         return ka < kb;
-    return c->w->tris[a].id < c->w->tris[b].id;
+    return c->id[a] < c->id[b];
 }
 
 // Rearrange a[0..n) so that a[k] holds the element of rank k and everything
@@ -74,9 +76,9 @@ static void select_kth(const build_ctx *c, uint32_t *a, uint32_t n, uint32_t k)
 
 static sim_aabb range_bounds(const build_ctx *c, uint32_t first, uint32_t count)
 {
-    sim_aabb b = sim_tri_bounds(&c->w->tris[c->order[first]]);
+    sim_aabb b = c->box[c->order[first]];
     for (uint32_t i = 1; i < count; i++)
-        b = sim_aabb_union(b, sim_tri_bounds(&c->w->tris[c->order[first + i]]));
+        b = sim_aabb_union(b, c->box[c->order[first + i]]);
     return b;
 }
 
@@ -108,45 +110,66 @@ static void build_node(build_ctx *c, uint32_t node, uint32_t first, uint32_t cou
     build_node(c, left + 1, first + half, count - half, depth + 1);
 }
 
+// tris[i] = the old tris[order[i]] for every i, in place (no second copy of
+// the triangles to allocate and fault in): each cycle of the permutation is
+// rotated once. Leaves order[] as the identity.
+static void permute(sim_tri *tris, uint32_t *order, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        if (order[i] == i)
+            continue;
+        sim_tri first = tris[i];
+        uint32_t j = i;
+        while (order[j] != i) {
+            uint32_t k = order[j];
+            tris[j] = tris[k];
+            order[j] = j;
+            j = k;
+        }
+        tris[j] = first;
+        order[j] = j;
+    }
+}
+
 bool sim_bvh_build(sim_world *w)
 {
     w->node_count = 0;
     if (w->tri_count == 0)
         return true;
     uint32_t n = w->tri_count;
-    build_ctx c = {w, NULL, NULL, 0, 0};
+    build_ctx c = {w, NULL, NULL, NULL, NULL, 0, 0};
     c.order = malloc(n * sizeof *c.order);
     c.centroid = malloc(n * sizeof *c.centroid);
+    c.box = malloc(n * sizeof *c.box);
+    c.id = malloc(n * sizeof *c.id);
     w->nodes = calloc(2 * (size_t)n, sizeof *w->nodes);
-    sim_tri *sorted = malloc(n * sizeof *sorted);
-    bool ok = c.order && c.centroid && w->nodes && sorted;
+    bool ok = c.order && c.centroid && c.box && c.id && w->nodes;
     if (ok) {
         for (uint32_t i = 0; i < n; i++) {
             const sim_tri *t = &w->tris[i];
             c.order[i] = i;
             // The sum of three coordinates (<= 3 * 4096 m) still fits in sim_fx.
             c.centroid[i] = sim_v3_add(sim_v3_add(t->v[0], t->v[1]), t->v[2]);
+            c.box[i] = sim_tri_bounds(t);
+            c.id[i] = t->id;
         }
         w->node_count = 1;
         build_node(&c, 0, 0, n, 0);
-        for (uint32_t i = 0; i < n; i++)
-            sorted[i] = w->tris[c.order[i]];
-        free(w->tris);
-        w->tris = sorted;
-        sorted = NULL;
         // The triangles' bounds side by side: a walk tests many of them and
         // opens a triangle only when its box passes.
         free(w->tri_box);
         w->tri_box = malloc(n * sizeof *w->tri_box);
         ok = w->tri_box != NULL;
         for (uint32_t i = 0; ok && i < n; i++)
-            w->tri_box[i] = w->tris[i].box;
+            w->tri_box[i] = c.box[c.order[i]];
+        permute(w->tris, c.order, n);
         w->stats.bvh_nodes = w->node_count;
         w->stats.bvh_depth = c.max_depth + 1;
     }
-    free(sorted);
     free(c.order);
     free(c.centroid);
+    free(c.box);
+    free(c.id);
     return ok;
 }
 

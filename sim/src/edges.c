@@ -52,6 +52,11 @@ typedef struct edge_ctx {
     const classifier *k;
     const sim_tri *t;
     int edge;
+    sim_vec3 ea, ee; // the edge's ends, t->v[edge] and t->v[edge + 1]
+    sim_dir edir;    // t->edir[edge]
+    sim_fx elen;     // t->elen[edge]
+    sim_aabb eb;     // edge_box(t, edge, weld distance)
+    int64_t tol_sq;  // the weld distance squared
     match m[MAX_MATCHES];
     int count;
 } edge_ctx;
@@ -70,12 +75,10 @@ typedef struct twin_ctx {
 
 static bool on_line(const edge_ctx *c, sim_vec3 p, sim_fx *along)
 {
-    const sim_tri *t = c->t;
-    sim_vec3 w = sim_v3_sub(p, t->v[c->edge]);
-    *along = sim_dir_dot_v3(t->edir[c->edge], w);
-    sim_vec3 perp = sim_v3_sub(w, sim_dir_scale(t->edir[c->edge], *along));
-    int64_t tol = c->w->def.weld_distance;
-    return sim_v3_len_sq64(perp) <= tol * tol;
+    sim_vec3 w = sim_v3_sub(p, c->ea);
+    *along = sim_dir_dot_v3(c->edir, w);
+    sim_vec3 perp = sim_v3_sub(w, sim_dir_scale(c->edir, *along));
+    return sim_v3_len_sq64(perp) <= c->tol_sq;
 }
 
 // The box around edge e of t, grown by the weld distance: every triangle with
@@ -86,46 +89,56 @@ static sim_aabb edge_box(const sim_tri *t, int e, sim_fx tol)
     return sim_aabb_expand(eb, sim_v3(tol, tol, tol));
 }
 
-static void match_edge(edge_ctx *c, const sim_tri *n)
+// World building's compact view of triangle i (same index as w->tris): its
+// corners and normal, so that a query through a crowd of triangles reads a
+// few bytes of each instead of a whole sim_tri (whose bounds are w->tri_box).
+typedef struct cls_tri {
+    sim_vec3 v[3];
+    sim_dir n;
+} cls_tri;
+
+// on_line of n's corner j, judged once for the two edges of n that meet there:
+// on[j] is -1 until it is.
+static bool corner_on_line(const edge_ctx *c, const cls_tri *n, int j, int8_t *on, sim_fx *along)
 {
-    const sim_tri *t = c->t;
-    sim_fx tol = c->w->def.weld_distance;
-    sim_aabb eb = edge_box(t, c->edge, tol);
-    sim_vec3 ea = t->v[c->edge], ee = t->v[(c->edge + 1) % 3];
+    if (on[j] < 0)
+        on[j] = on_line(c, n->v[j], &along[j]);
+    return on[j] > 0;
+}
+
+static void match_edge(edge_ctx *c, const cls_tri *n)
+{
+    sim_aabb eb = c->eb;
+    sim_vec3 ea = c->ea, ee = c->ee;
+    int8_t on[3] = {-1, -1, -1};
+    sim_fx along[3] = {0, 0, 0};
     for (int j = 0; j < 3; j++) {
         sim_fx a, b;
         sim_vec3 na = n->v[j], ne = n->v[(j + 1) % 3];
         // Meshes with shared vertices: the same edge, either way round.
         if ((sim_v3_eq(na, ea) && sim_v3_eq(ne, ee)) || (sim_v3_eq(na, ee) && sim_v3_eq(ne, ea))) {
             if (c->count < MAX_MATCHES)
-                c->m[c->count++] = (match){n->n, n->v[(j + 2) % 3], 0, t->elen[c->edge]};
+                c->m[c->count++] = (match){n->n, n->v[(j + 2) % 3], 0, c->elen};
             continue;
         }
         sim_aabb nb = sim_aabb_union(sim_aabb_of_point(na), sim_aabb_of_point(ne));
         if (!sim_aabb_overlaps(eb, nb))
             continue;
-        if (!on_line(c, na, &a) || !on_line(c, ne, &b))
+        if (!corner_on_line(c, n, j, on, along) || !corner_on_line(c, n, (j + 1) % 3, on, along))
             continue;
+        a = along[j];
+        b = along[(j + 1) % 3];
         if (a > b) {
             sim_fx x = a;
             a = b;
             b = x;
         }
-        if (b <= 0 || a >= t->elen[c->edge])
+        if (b <= 0 || a >= c->elen)
             continue;
         if (c->count < MAX_MATCHES)
             c->m[c->count++] = (match){n->n, n->v[(j + 2) % 3], a, b};
     }
 }
-
-// World building's compact view of triangle i (same index as w->tris): its
-// bounds, normal and first vertex, so that a query through a crowd of
-// triangles reads a few bytes of each instead of a whole sim_tri.
-typedef struct cls_tri {
-    sim_aabb box;
-    sim_dir n;
-    sim_vec3 v0;
-} cls_tri;
 
 struct classifier {
     const sim_world *w;
@@ -142,20 +155,36 @@ static int64_t abs64(int64_t v) { return v < 0 ? -v : v; }
 // of d with them. Coordinates are doubled so that centres and half extents
 // stay whole. Box corners stay within 8192 m (2^29 raw), so |c| < 2^31,
 // |e| < 2^30 and h < 2^31: every product is below 2^61, every sum below 2^62.
-static bool segment_meets_box(sim_vec3 a, sim_vec3 d, sim_aabb b, sim_fx g)
+// The segment's own terms, worked out once per query: 2a + d, d and |d|.
+typedef struct segment {
+    int64_t s[3], e[3], ae[3];
+} segment;
+
+static segment segment_of(sim_vec3 a, sim_vec3 d)
 {
-    int64_t c[3], h[3], e[3];
+    segment sg;
+    for (int k = 0; k < 3; k++) {
+        sg.e[k] = sim_v3_comp(d, k);
+        sg.s[k] = 2 * (int64_t)sim_v3_comp(a, k) + sg.e[k];
+        sg.ae[k] = abs64(sg.e[k]);
+    }
+    return sg;
+}
+
+static bool segment_meets_box(const segment *sg, sim_aabb b, sim_fx g)
+{
+    int64_t c[3], h[3];
+    const int64_t *e = sg->e, *ae = sg->ae;
     for (int k = 0; k < 3; k++) {
         int64_t lo = (int64_t)sim_v3_comp(b.min, k) - g, hi = (int64_t)sim_v3_comp(b.max, k) + g;
-        e[k] = sim_v3_comp(d, k);
-        c[k] = lo + hi - (2 * (int64_t)sim_v3_comp(a, k) + e[k]);
+        c[k] = lo + hi - sg->s[k];
         h[k] = hi - lo;
-        if (abs64(c[k]) > h[k] + abs64(e[k]))
+        if (abs64(c[k]) > h[k] + ae[k])
             return false;
     }
     for (int k = 0; k < 3; k++) {
         int i = (k + 1) % 3, j = (k + 2) % 3;
-        if (abs64(c[i] * e[j] - c[j] * e[i]) > h[i] * abs64(e[j]) + h[j] * abs64(e[i]))
+        if (abs64(c[i] * e[j] - c[j] * e[i]) > h[i] * ae[j] + h[j] * ae[i])
             return false;
     }
     return true;
@@ -170,12 +199,19 @@ typedef struct region {
     uint32_t max_hits;
     uint32_t *hit; // the list, in the hierarchy's fixed order
     uint32_t hits;
-    sim_vec3 d;
+    segment sg; // of seg, when there is one
 } region;
 
-static bool region_meets(const region *r, sim_aabb b, sim_fx grow)
+// sim_aabb_overlaps through pointers: the walks below make millions of these.
+static inline bool boxes_meet(const sim_aabb *a, const sim_aabb *b)
 {
-    return sim_aabb_overlaps(b, r->box) && (!r->seg || segment_meets_box(r->seg[0], r->d, b, grow));
+    return a->min.x <= b->max.x && a->max.x >= b->min.x && a->min.y <= b->max.y && a->max.y >= b->min.y &&
+           a->min.z <= b->max.z && a->max.z >= b->min.z;
+}
+
+static inline bool region_meets(const region *r, const sim_aabb *b, sim_fx grow)
+{
+    return boxes_meet(b, &r->box) && (!r->seg || segment_meets_box(&r->sg, *b, grow));
 }
 
 // sim_bvh_query with limits, for up to three places in one walk (the three
@@ -184,15 +220,31 @@ static bool region_meets(const region *r, sim_aabb b, sim_fx grow)
 // tests (nodes and triangles visited) or when a place has more than its
 // max_hits, and then returns false: too crowded to judge. Nothing is judged
 // before the lists are complete, so a crowd costs only the walk.
+//
+// A node is opened when it meets any place: the places of boxes alone are
+// tried before those with a segment (the answer is the same, the segment test
+// dearer). With several places, a box that misses the union of their boxes
+// meets none of them: one test of that union rejects most triangles before the
+// places are tried one by one. The counts of tests are the same either way.
 static bool query(classifier *k, region *r, int count, sim_fx grow)
 {
     const sim_world *w = k->w;
+    const sim_aabb *tri_box = w->tri_box;
     uint32_t tests = 0;
     bool complete = true;
+    sim_aabb all = r[0].box;
+    int ord[3], n_ord = 0; // the places, those without a segment first
     for (int j = 0; j < count; j++) {
         r[j].hits = 0;
-        r[j].d = r[j].seg ? sim_v3_sub(r[j].seg[1], r[j].seg[0]) : sim_v3(0, 0, 0);
+        if (r[j].seg)
+            r[j].sg = segment_of(r[j].seg[0], sim_v3_sub(r[j].seg[1], r[j].seg[0]));
+        else
+            ord[n_ord++] = j;
+        all = sim_aabb_union(all, r[j].box);
     }
+    for (int j = 0; j < count; j++)
+        if (r[j].seg)
+            ord[n_ord++] = j;
     uint32_t stack[SIM_BVH_MAX_DEPTH * 2];
     int top = 0;
     if (w->node_count > 0)
@@ -206,7 +258,7 @@ static bool query(classifier *k, region *r, int count, sim_fx grow)
         tests++;
         bool meets = false;
         for (int j = 0; j < count && !meets; j++)
-            meets = region_meets(&r[j], nd->box, grow);
+            meets = region_meets(&r[ord[j]], &nd->box, grow);
         if (!meets)
             continue;
         if (nd->count == 0) {
@@ -221,8 +273,11 @@ static bool query(classifier *k, region *r, int count, sim_fx grow)
                 break;
             }
             tests++;
+            const sim_aabb *tb = &tri_box[i];
+            if (count > 1 && !boxes_meet(tb, &all))
+                continue;
             for (int j = 0; j < count && complete; j++) {
-                if (!region_meets(&r[j], k->ct[i].box, grow))
+                if (!region_meets(&r[j], tb, grow))
                     continue;
                 if (r[j].hits == r[j].max_hits)
                     complete = false;
@@ -239,28 +294,28 @@ static bool query(classifier *k, region *r, int count, sim_fx grow)
 // One place, listed in k->hit[0]: its number of triangles, or -1 in a crowd.
 static int query_box(classifier *k, sim_aabb box, uint32_t max_hits)
 {
-    region r = {box, NULL, max_hits, k->hit[0], 0, {0, 0, 0}};
+    region r = {box, NULL, max_hits, k->hit[0], 0, {{0}, {0}, {0}}};
     return query(k, &r, 1, 0) ? (int)r.hits : -1;
 }
 
 // Is t's vertex j (nearly) in n's plane?
-static bool in_plane(const sim_world *w, const sim_tri *t, int j, const cls_tri *n)
+static inline bool in_plane(const sim_world *w, const sim_tri *t, int j, const cls_tri *n)
 {
     int64_t tol = 2 * (int64_t)w->def.weld_distance;
-    sim_fx d = sim_dir_dot_v3(n->n, sim_v3_sub(t->v[j], n->v0));
+    sim_fx d = sim_dir_dot_v3(n->n, sim_v3_sub(t->v[j], n->v[0]));
     return d <= tol && d >= -tol;
 }
 
 static void visit_edge(edge_ctx *c, uint32_t i)
 {
-    const sim_tri *t = c->t, *n = &c->w->tris[i];
-    if (n == t)
+    const sim_tri *t = c->t;
+    if (&c->w->tris[i] == t)
         return;
     // An edge of n can only lie on the edge's line if that line lies in n's
     // plane: both of the edge's ends must be (nearly) in it.
     const cls_tri *cn = &c->k->ct[i];
     if (in_plane(c->w, t, c->edge, cn) && in_plane(c->w, t, (c->edge + 1) % 3, cn))
-        match_edge(c, n);
+        match_edge(c, cn);
 }
 
 static void visit_twin(twin_ctx *c, uint32_t i)
@@ -472,7 +527,7 @@ static bool classifier_init(classifier *k, const sim_world *w)
     if (!ct || !hit)
         return false;
     for (uint32_t i = 0; i < w->tri_count; i++)
-        ct[i] = (cls_tri){sim_tri_bounds(&w->tris[i]), w->tris[i].n, w->tris[i].v[0]};
+        ct[i] = (cls_tri){{w->tris[i].v[0], w->tris[i].v[1], w->tris[i].v[2]}, w->tris[i].n};
     return true;
 }
 
@@ -533,12 +588,22 @@ void sim_edges_classify(sim_world *w, bool bury)
                             is_long ? SIM_EDGES_MAX_HITS : SIM_EDGES_MAX_HITS_NEAR,
                             k.hit[e],
                             0,
-                            {0, 0, 0}};
+                            {{0}, {0}, {0}}};
         }
         // In a crowd the triangle keeps all its edges active.
         bool judged = query(&k, r, 3, 2 * tol);
         for (int e = 0; e < 3 && judged; e++) {
-            *c = (edge_ctx){.w = w, .k = &k, .t = t, .edge = e, .count = 0};
+            c->w = w;
+            c->k = &k;
+            c->t = t;
+            c->edge = e;
+            c->ea = t->v[e];
+            c->ee = t->v[(e + 1) % 3];
+            c->edir = t->edir[e];
+            c->elen = t->elen[e];
+            c->eb = edge_box(t, e, tol);
+            c->tol_sq = (int64_t)tol * tol;
+            c->count = 0;
             for (uint32_t h = 0; h < r[e].hits; h++)
                 visit_edge(c, r[e].hit[h]);
             bool inactive, buried, fold;

@@ -26,10 +26,7 @@ static const struct {
 };
 #define LINKED_COUNT (sizeof linked / sizeof linked[0])
 
-const char *keel_game_linked_names(void)
-{
-    return "tag";
-}
+const char *keel_game_linked_names(void) { return "tag"; }
 
 // A game library calls keel's functions through the program (-rdynamic). A
 // static link only keeps the objects a program uses: this table keeps the
@@ -38,10 +35,10 @@ const char *keel_game_linked_names(void)
 #ifndef KEEL_GAME_NO_DLOPEN
 extern void (*const keel_game_kept[])(void);
 void (*const keel_game_kept[])(void) = {
-    (void (*)(void))sim_game_create,        (void (*)(void))sim_game_tick_number,
-    (void (*)(void))sim_game_raycast,       (void (*)(void))sim_game_shape_cast,
-    (void (*)(void))sim_game_teleport,      (void (*)(void))sim_game_move_slide,
-    (void (*)(void))sim_game_move_ground,   (void (*)(void))sim_game_pack_command,
+    (void (*)(void))sim_game_create,         (void (*)(void))sim_game_tick_number,
+    (void (*)(void))sim_game_raycast,        (void (*)(void))sim_game_shape_cast,
+    (void (*)(void))sim_game_teleport,       (void (*)(void))sim_game_move_slide,
+    (void (*)(void))sim_game_move_ground,    (void (*)(void))sim_game_pack_command,
     (void (*)(void))sim_angle_forward_right, (void (*)(void))sim_hash_u32,
     (void (*)(void))sim_scene_create_game,
 };
@@ -76,22 +73,21 @@ static bool fail(keel_game *g, keel_game_fault fault, const char *fmt, const cha
 }
 
 // Check the definition and build the game (the library stays open on success).
-static bool create(keel_game *g, const char *spec, const sim_game_def *def)
+static bool create(keel_game *g, const sim_game_def *def)
 {
     if (!def)
-        return fail(g, KEEL_GAME_REFUSED, "%s: %s returned no definition", spec, KEEL_GAME_ENTRY);
+        return fail(g, KEEL_GAME_REFUSED, "%s returned no definition%s", KEEL_GAME_ENTRY, "");
     if (def->abi_version != SIM_GAME_ABI_VERSION) {
         char v[64];
-        snprintf(v, sizeof v, "%u, this program takes %u", (unsigned)def->abi_version,
-                 (unsigned)SIM_GAME_ABI_VERSION);
-        return fail(g, KEEL_GAME_ABI, "%s: the game's ABI version is %s (rebuild it against this keel)", spec, v);
+        snprintf(v, sizeof v, "%u, this program takes %u", (unsigned)def->abi_version, (unsigned)SIM_GAME_ABI_VERSION);
+        return fail(g, KEEL_GAME_ABI, "the game's ABI version is %s (rebuild it against this keel)%s", v, "");
     }
     sim_game_error err = {"", "", -1};
     g->game = sim_game_create(def, &err);
     if (!g->game) {
         char why[200];
         snprintf(why, sizeof why, "%s%s%s", err.reason, err.field[0] ? ", field " : "", err.field);
-        return fail(g, KEEL_GAME_REFUSED, "%s: the game's definition is refused: %s", spec, why);
+        return fail(g, KEEL_GAME_REFUSED, "the game's definition is refused: %s%s", why, "");
     }
     return true;
 }
@@ -108,16 +104,20 @@ bool keel_game_load(const char *spec, keel_game *g)
         for (size_t i = 0; i < LINKED_COUNT; i++)
             if (strcmp(spec, linked[i].name) == 0) {
                 g->linked = true;
-                ok = create(g, spec, linked[i].entry());
+                ok = create(g, linked[i].entry());
                 break;
             }
         if (!g->linked)
-            ok = fail(g, KEEL_GAME_NOT_FOUND, "no game named \"%s\" is linked into this program (linked: %s; a path "
-                      "loads a library)", spec, keel_game_linked_names());
+            ok = fail(g, KEEL_GAME_NOT_FOUND,
+                      "no game named \"%s\" is linked into this program (linked: %s; a path "
+                      "loads a library)",
+                      spec, keel_game_linked_names());
     } else {
 #ifdef KEEL_GAME_NO_DLOPEN
-        ok = fail(g, KEEL_GAME_UNSUPPORTED, "%s: this build cannot load game libraries; link the game in and name it "
-                  "(linked: %s)", spec, keel_game_linked_names());
+        ok = fail(g, KEEL_GAME_UNSUPPORTED,
+                  "this build cannot load game libraries; link the game in and name it "
+                  "(linked: %s)%s",
+                  keel_game_linked_names(), "");
 #else
         g->library = dlopen(spec, RTLD_NOW | RTLD_LOCAL);
         if (!g->library) {
@@ -126,12 +126,11 @@ bool keel_game_load(const char *spec, keel_game *g)
         } else {
             void *sym = dlsym(g->library, KEEL_GAME_ENTRY);
             if (!sym) {
-                ok = fail(g, KEEL_GAME_NO_ENTRY, "%s: not a game library (it does not export %s)", spec,
-                          KEEL_GAME_ENTRY);
+                ok = fail(g, KEEL_GAME_NO_ENTRY, "not a game library (it does not export %s)%s", KEEL_GAME_ENTRY, "");
             } else {
                 keel_game_entry entry;
                 memcpy(&entry, &sym, sizeof entry); // POSIX: a data pointer holds a function's address
-                ok = create(g, spec, entry());
+                ok = create(g, entry());
             }
             if (!ok) {
                 dlclose(g->library);
@@ -183,7 +182,10 @@ static void field_range(const sim_game_field *f, int64_t *lo, int64_t *hi)
 
 static void field_put(const sim_game_field *f, uint8_t *at, int64_t v)
 {
-    uint32_t size = f->kind == SIM_GAME_BOOL ? 1u : f->kind == SIM_GAME_FX ? 4u : f->kind == SIM_GAME_ANGLE ? 2u : f->size;
+    uint32_t size = f->kind == SIM_GAME_BOOL    ? 1u
+                    : f->kind == SIM_GAME_FX    ? 4u
+                    : f->kind == SIM_GAME_ANGLE ? 2u
+                                                : f->size;
     if (size == 1) {
         uint8_t b = (uint8_t)(v & 0xFF);
         memcpy(at, &b, 1);

@@ -49,9 +49,9 @@ typedef enum keel_game_fault {
 
 /// A game as a program holds it.
 typedef struct keel_game {
-    sim_game *game;  ///< NULL until loaded
-    void *library;   ///< the dlopen handle (NULL for a linked game)
-    bool linked;     ///< picked by name from the games linked into the program
+    sim_game *game;   ///< NULL until loaded
+    void *library;    ///< the dlopen handle (NULL for a linked game)
+    bool linked;      ///< picked by name from the games linked into the program
     uint64_t load_us; ///< what loading took: open, entry point, sim_game_create (wall clock)
     keel_game_fault fault;
     char error[320]; ///< "" or one line: what failed, naming the library or the name

@@ -17,10 +17,7 @@ bool rec_char_check(uint32_t format_version, const sim_char_state *s, const char
     return sim_char_state_check(&c, why);
 }
 
-uint32_t rec_game_command_bytes(const sim_game *game)
-{
-    return game ? (sim_game_command_bits(game) + 7u) / 8u : 0u;
-}
+uint32_t rec_game_command_bytes(const sim_game *game) { return game ? (sim_game_command_bits(game) + 7u) / 8u : 0u; }
 
 void rec_header_set_game(rec_header *h, const sim_game *game)
 {
@@ -41,13 +38,13 @@ bool rec_game_identity_check(const rec_header *h, const sim_game *game, const ch
     if (!h->game_name[0] && !game)
         return true;
     if (!h->game_name[0]) {
-        rec_error_set(err, 0, REC_T_GAME, "the recording was made without a game; %s has game \"%s\" version %u",
-                      what, sim_game_name(game), (unsigned)sim_game_version(game));
+        rec_error_set(err, 0, REC_T_GAME, "the recording was made without a game; %s is game \"%s\" version %u", what,
+                      sim_game_name(game), (unsigned)sim_game_version(game));
         return false;
     }
     if (!game) {
         rec_error_set(err, 0, REC_T_GAME,
-                      "the recording was made with game \"%s\" version %u (digest %016" PRIx64 "); %s has no game "
+                      "the recording was made with game \"%s\" version %u (digest %016" PRIx64 "); %s is none "
                       "(give it with --game)",
                       h->game_name, (unsigned)h->game_version, h->game_digest, what);
         return false;
@@ -56,7 +53,7 @@ bool rec_game_identity_check(const rec_header *h, const sim_game *game, const ch
         h->game_digest != sim_game_digest(game) || h->game_command_bytes != rec_game_command_bytes(game)) {
         rec_error_set(err, 0, REC_T_GAME,
                       "the recording was made with game \"%s\" version %u (digest %016" PRIx64
-                      "); %s has game \"%s\" version %u (digest %016" PRIx64 ")",
+                      "); %s is game \"%s\" version %u (digest %016" PRIx64 ")",
                       h->game_name, (unsigned)h->game_version, h->game_digest, what, sim_game_name(game),
                       (unsigned)sim_game_version(game), sim_game_digest(game));
         return false;
@@ -98,18 +95,15 @@ static bool name_ok(const uint8_t *p, size_t n)
         return false;
     for (size_t i = 0; i < n; i++) {
         uint8_t c = p[i];
-        bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
-                  c == '-' || c == '.';
+        bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-' ||
+                  c == '.';
         if (!ok)
             return false;
     }
     return true;
 }
 
-static bool is(const uint8_t *t, const char *type)
-{
-    return memcmp(t, type, 4) == 0;
-}
+static bool is(const uint8_t *t, const char *type) { return memcmp(t, type, 4) == 0; }
 
 int rec_index_game_chunk(rec_file *f, const uint8_t *chunk, uint32_t len, uint64_t off, uint32_t next_tick,
                          bool before_blocks, rec_error *err)
@@ -121,8 +115,8 @@ int rec_index_game_chunk(rec_file *f, const uint8_t *chunk, uint32_t len, uint64
         return 0;
     char type[5] = {(char)chunk[0], (char)chunk[1], (char)chunk[2], (char)chunk[3], 0};
     if (f->h.kind != REC_KIND_SCENE || f->h.format_version < 4) {
-        rec_error_set(err, off, type, "%s chunk at offset %" PRIu64 " in a recording of format %u or of a client",
-                      type, off, (unsigned)f->h.format_version);
+        rec_error_set(err, off, type, "%s chunk at offset %" PRIu64 " in a recording of format %u or of a client", type,
+                      off, (unsigned)f->h.format_version);
         return -1;
     }
     rec_rd r;
@@ -139,9 +133,11 @@ int rec_index_game_chunk(rec_file *f, const uint8_t *chunk, uint32_t len, uint64
         uint32_t bytes = rec_get_u32(&r);
         if (!name || !rec_rd_ok(&r) || rec_rd_left(&r) != 0 || !name_ok(name, n) ||
             bytes > SIM_GAME_COMMAND_MAX_BYTES) {
-            rec_error_set(err, off, type, "GAME chunk at offset %" PRIu64
+            rec_error_set(err, off, type,
+                          "GAME chunk at offset %" PRIu64
                           " is malformed (a name of 1 to %u letters, digits, '_', '-' or '.', a command of at most "
-                          "%u bytes)", off, (unsigned)SIM_GAME_NAME_MAX, (unsigned)SIM_GAME_COMMAND_MAX_BYTES);
+                          "%u bytes)",
+                          off, (unsigned)SIM_GAME_NAME_MAX, (unsigned)SIM_GAME_COMMAND_MAX_BYTES);
             return -1;
         }
         memcpy(f->h.game_name, name, n);

@@ -86,8 +86,8 @@ static int64_t field_value(const sim_game_field *fd, const uint8_t *base, uint32
     return sign ? (int64_t)(int32_t)u : (int64_t)u;
 }
 
-static void add_game_value(rec_diff_report *r, uint32_t character, uint32_t field, const sim_game_field *fd,
-                           uint32_t k, int64_t a, int64_t b, const char *prefix)
+static void add_game_value(rec_diff_report *r, uint32_t character, uint32_t field, const sim_game_field *fd, uint32_t k,
+                           int64_t a, int64_t b, const char *prefix)
 {
     uint32_t before = r->value_count;
     rec_report_add_value(r, character, REC_VALUE_GAME, field, a, b);
@@ -129,7 +129,8 @@ uint32_t rec_report_add_game(rec_diff_report *r, const sim_scene *a, const sim_s
     const sim_game_def *d = sim_game_definition(game);
     // Characters first, in id order (as the report's values are), then the
     // game-wide state under character 0 ahead of them all.
-    uint32_t added = rec_report_add_game_struct(r, 0, &d->state, sim_scene_game_state(a), sim_scene_game_state(b), "game.");
+    uint32_t added =
+        rec_report_add_game_struct(r, 0, &d->state, sim_scene_game_state(a), sim_scene_game_state(b), "game.");
     uint32_t na, nb;
     const sim_char_state *ca = sim_scene_characters(a, &na);
     const sim_char_state *cb = sim_scene_characters(b, &nb);

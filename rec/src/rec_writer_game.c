@@ -55,8 +55,8 @@ bool rec_wr_game_tick(rec_writer *w, const rec_tick *t, uint64_t hash)
         sim_game_error e;
         const uint8_t *p = t->game_commands + (size_t)i * bytes;
         if (!sim_game_unpack_command(w->game, p, bytes, w->game_scratch, &e)) {
-            rec_wr_fail(w, "tick %u: the game command of character %u is refused: %s%s%s", t->tick,
-                        t->commands[i].id, e.reason, e.field[0] ? ", field " : "", e.field);
+            rec_wr_fail(w, "tick %u: the game command of character %u is refused: %s%s%s", t->tick, t->commands[i].id,
+                        e.reason, e.field[0] ? ", field " : "", e.field);
             return false;
         }
         rec_put_bytes(b, p, bytes);

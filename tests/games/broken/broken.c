@@ -13,14 +13,8 @@
 static const sim_game_def definition = {.abi_version = SIM_GAME_ABI_VERSION + 1u, .name = "broken", .version = 1};
 
 BROKEN_EXPORT const sim_game_def *keel_game_v1(void);
-const sim_game_def *keel_game_v1(void)
-{
-    return &definition;
-}
+const sim_game_def *keel_game_v1(void) { return &definition; }
 #else
 BROKEN_EXPORT int keel_not_a_game(void);
-int keel_not_a_game(void)
-{
-    return 1;
-}
+int keel_not_a_game(void) { return 1; }
 #endif

@@ -15,6 +15,10 @@
 #ifndef TAG_DAMAGE
 #define TAG_DAMAGE 25
 #endif
+// The game's version (tests: a build of another version is refused by name).
+#ifndef TAG_VERSION
+#define TAG_VERSION 1
+#endif
 
 static const sim_game_field command_fields[] = {
     {"fire", SIM_GAME_BOOL, offsetof(tag_command, fire), 1, 1, 0, 1, 0, 0},
@@ -147,7 +151,7 @@ static const uint8_t settings[4] = {25, 8, 128, 16}; // damage, cooldown, respaw
 static const sim_game_def definition = {
     .abi_version = SIM_GAME_ABI_VERSION,
     .name = "tag",
-    .version = 1,
+    .version = TAG_VERSION,
     .command = {sizeof(tag_command), command_fields, 5},
     .character = {sizeof(tag_player), player_fields, 8},
     .state = {sizeof(tag_state), state_fields, 9},

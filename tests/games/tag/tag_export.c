@@ -10,7 +10,4 @@
 
 TAG_EXPORT const sim_game_def *keel_game_v1(void);
 
-const sim_game_def *keel_game_v1(void)
-{
-    return tag_game();
-}
+const sim_game_def *keel_game_v1(void) { return tag_game(); }

@@ -4,14 +4,16 @@
 
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 #include <keel/sim_angle.h>
 #include <keel/sim_hash.h>
 
+#include "keel_app.h" // the clock (every program that links this file links keel_app)
 #include "tag.h"
 
-#if defined(_WIN32) || defined(__EMSCRIPTEN__)
+// No library loading on Windows and WebAssembly, nor in scripts/cross-check.sh's
+// builds (most are static): they link their games in.
+#if defined(_WIN32) || defined(__EMSCRIPTEN__) || defined(KEEL_CROSS_BUILD)
 #define KEEL_GAME_NO_DLOPEN 1
 #else
 #include <dlfcn.h>
@@ -43,13 +45,6 @@ void (*const keel_game_kept[])(void) = {
     (void (*)(void))sim_scene_create_game,
 };
 #endif
-
-static uint64_t now_us(void)
-{
-    struct timespec ts;
-    timespec_get(&ts, TIME_UTC);
-    return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
 
 bool keel_game_is_path(const char *spec)
 {
@@ -95,7 +90,7 @@ static bool create(keel_game *g, const sim_game_def *def)
 bool keel_game_load(const char *spec, keel_game *g)
 {
     memset(g, 0, sizeof *g);
-    uint64_t t0 = now_us();
+    uint64_t t0 = keel_app_now_us();
     bool ok;
     if (!spec || !spec[0]) {
         ok = fail(g, KEEL_GAME_NOT_FOUND, "an empty game name%s%s", "", "");
@@ -139,7 +134,7 @@ bool keel_game_load(const char *spec, keel_game *g)
         }
 #endif
     }
-    g->load_us = now_us() - t0;
+    g->load_us = keel_app_now_us() - t0;
     return ok;
 }
 

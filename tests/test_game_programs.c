@@ -49,8 +49,8 @@ static void final_hash(const run_result *r, char out[17])
 // characters for 96 ticks with `game`.
 static void record(const char *game, const char *path)
 {
-    const char *args[] = {"--quiet", "--ticks", "96", "--characters", "8", "--game", game, "--record",
-                          path,      "--record-full", NULL};
+    const char *args[] = {"--quiet", "--ticks",  "96", "--characters",  "8", "--game",
+                          game,      "--record", path, "--record-full", NULL};
     run_result r = expect("keel-sim", args, 0);
     keel_test_run_free(&r);
 }

@@ -221,7 +221,10 @@ typedef struct rec_writer_config {
 rec_writer_config rec_default_writer_config(void);
 
 /// Create `path` and write HEAD, SCHM and INIT (the scene's current state,
-/// which must match the header: its platforms, waters, settings). NULL with
+/// which must match the header: its platforms, waters, settings). A scene
+/// with a game needs a header naming that game (rec_header_set_scene does):
+/// the recording is then format 4 and also holds GAME and the scene's saved
+/// state (GKEY); a header whose game is not the scene's is refused. NULL with
 /// *err filled on failure; a file it had created is removed again.
 rec_writer *rec_writer_open(const char *path, const rec_header *header, const rec_writer_config *config,
                             const sim_scene *initial, rec_error *err);

@@ -6,10 +6,12 @@
 #   1. runs the same keel-sim scenarios on each and requires the same final
 #      state hash everywhere;
 #      (the built-in and generated levels, keel's levels/arena.map, and zdm2 and
-#      LibreQuake's lqdm1.map when ../shared/levels has them);
+#      LibreQuake's lqdm1.map when ../shared/levels has them; one runs the
+#      example game, tests/games/tag, linked in: --game tag);
 #   2. makes recordings with the reference build (x86-64 gcc -O2): a server
 #      session with bots (joins, leaves, pushing, platforms) and keel-sim
-#      scenarios on the built-in level, a generated level and both real maps;
+#      scenarios on the built-in level, a generated level and both real maps,
+#      and one with the example game (a format-4 recording, verified --game tag);
 #      every build then verifies every recording tick by tick (keel-replay
 #      verify: every tick's world hash and every character's hash);
 #   3. the other way round: the win64 and wasm builds each record the
@@ -129,7 +131,7 @@ for b in "${builds[@]}"; do names+=("${b%%|*}"); done
 
 reference=x86_64-gcc
 common=(-std=c11 -Iserver/include -Isim/include -Isim/src -Inet/include -Inet/src -Irec/include -Irec/src
-        -Iclient/include -Iapp -DKEEL_CHECKS=1 -DKEEL_CROSS_BUILD=1)
+        -Iclient/include -Iapp -Itests/games/tag -DKEEL_CHECKS=1 -DKEEL_CROSS_BUILD=1)
 # Everything keel-replay and keel-sim need besides their own folders: the core,
 # the recordings, the protocol's encoders (not the ENet host) and the client
 # library (keel-replay replays client recordings). The connect tokens and
@@ -147,6 +149,7 @@ lib_sources() {
     ls client/src/*.c
     ls server/src/*.c
     ls app/*.c
+    ls tests/games/tag/tag.c # the example game, linked in (--game tag)
 }
 have_replay=0
 [ -d tools/keel-replay ] && ls tools/keel-replay/*.c >/dev/null 2>&1 && have_replay=1
@@ -317,7 +320,8 @@ scenarios=("--level builtin --characters 8 --seed 1"
            "--level builtin --characters 8 --seed 6 --shape cylinder"
            "--mode probes --level builtin --characters 16 --seed 3"
            "--level generated --characters 8 --seed 4"
-           "--level levels/arena.map --characters 8 --seed 7")
+           "--level levels/arena.map --characters 8 --seed 7"
+           "--level builtin --characters 8 --seed 9 --game tag")
 maps=${KEEL_LEVELS_DIR:-../shared/levels}
 have_maps=0
 if [ -f "$maps/sauerbraten_zdm2.obj" ]; then
@@ -385,6 +389,7 @@ recordings=(
     "generated|keel-sim --level generated --characters 8 --seed 13 --ticks $map_ticks --quiet"
     # keel's own .map level with its movers and water (the level's digest covers its entities)
     "arena-map|keel-sim --level levels/arena.map --characters 8 --platforms --seed 18 --ticks $map_ticks --quiet"
+    "tag-game|keel-sim --level builtin --characters 8 --game tag --seed 18 --ticks $ticks --quiet"
 )
 if [ "$have_maps" -eq 1 ]; then
     recordings+=("zdm2|keel-sim --level $maps/sauerbraten_zdm2.obj --scale 0.12 --characters 8 --seed 14 --ticks $map_ticks --quiet")
@@ -415,7 +420,9 @@ json_field() {
 verify_one() {
     local t0 rc=0
     t0=$(date +%s)
-    run "$2" keel-replay verify "$recs/$1.krec" --quiet >"$recs/$1.$2.out" 2>&1 || rc=$?
+    local game=() # a recording made with a game verifies with it
+    [[ $1 != tag-game ]] || game=(--game tag)
+    run "$2" keel-replay verify "$recs/$1.krec" --quiet "${game[@]}" >"$recs/$1.$2.out" 2>&1 || rc=$?
     echo "$rc $(($(date +%s) - t0))" >"$recs/$1.$2.rc"
 }
 

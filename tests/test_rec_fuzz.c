@@ -1,6 +1,6 @@
 // keel tests: fuzzing the recording reader. Real recordings (scene ones in
 // formats 3 and 2, compressed and plain, keyframes and debug mode; a client
-// one) are damaged
+// one; a game's, format 4, with its GAME, GKEY and GCMD chunks) are damaged
 // -- bit flips, bytes set, truncations, chunk lengths edited, bytes inserted
 // and removed, chunks dropped or repeated -- and, in most rounds, every
 // chunk's CRC is recomputed afterwards so that the damage reaches the
@@ -19,6 +19,7 @@
 
 #include <keel/rec.h>
 
+#include "tag.h"
 #include "test_rec_scene.h"
 #include "test_support.h"
 
@@ -27,17 +28,20 @@
 static sim_level level;
 static sim_world *world;
 static char dir[256];
+static sim_game *tag; // the example game (tests/games/tag)
 
 static void setup(void)
 {
     world = keel_test_builtin_world(&level);
     keel_test_dir_make(dir, sizeof dir, "rec_fuzz");
+    tag = sim_game_create(tag_game(), NULL);
 }
 
 static void teardown(void)
 {
     keel_test_dir_remove(dir);
     keel_test_builtin_free(&level, world);
+    sim_game_destroy(tag);
 }
 
 TestSuite(rec_fuzz, .init = setup, .fini = teardown, .timeout = 600);
@@ -67,6 +71,52 @@ static seed_file scene_seed(const char *name, uint32_t interval, bool compress, 
     rec_error err;
     cr_assert(trs_record(&level, world, &cfg, path, &run, &err), "%s", err.message);
     trs_free(&run);
+    seed_file s = {NULL, 0, name};
+    s.data = trs_read_file(path, &s.size);
+    cr_assert_not_null(s.data);
+    return s;
+}
+
+// A recording of the example game (format 4): 6 characters that walk and
+// fire, keyframes every 8 ticks (each with its GKEY), 40 ticks.
+static seed_file game_seed(void)
+{
+    const char *name = "tag.rec";
+    sim_move_settings S = sim_move_default_settings();
+    sim_scene *scene = sim_scene_create_game(world, &S, 8, tag);
+    const sim_marker *spawn = sim_level_find_marker(&level, "spawn");
+    sim_vec3 base = spawn ? spawn->position : sim_v3(0, SIM_FX_INT(1), 0);
+    for (uint32_t i = 0; i < 6; i++) {
+        sim_char_state c = sim_char_spawn(
+            i + 1, sim_v3(base.x + SIM_FX_INT((int32_t)i) - SIM_FX_INT(3), base.y, base.z), (sim_angle)(i * 10923u));
+        cr_assert_eq(sim_scene_add_character(scene, &c), 0);
+    }
+    rec_header h = rec_default_header();
+    rec_header_set_scene(&h, scene);
+    h.keyframe_interval = 8;
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    rec_error err;
+    rec_writer *w = rec_writer_open(path, &h, NULL, scene, &err);
+    cr_assert_not_null(w, "%s", err.message);
+    rec_command cmds[6];
+    uint8_t packed[6 * SIM_GAME_COMMAND_MAX_BYTES];
+    size_t bytes = (sim_game_command_bits(tag) + 7u) / 8u;
+    for (uint32_t k = 0; k < 40; k++) {
+        uint32_t tick = sim_scene_tick(scene);
+        for (uint32_t i = 0; i < 6; i++) {
+            sim_input in = {.tick = tick, .forward = 127, .yaw = (sim_angle)(i * 10923u)};
+            tag_command tc = {.fire = (uint8_t)((k + i) % 5 == 0), .dash = (uint8_t)(k == 20 && i == 1), .weapon = 1};
+            cr_assert(sim_scene_set_command(scene, i + 1, &in, &tc, NULL));
+            cr_assert_eq(sim_game_pack_command(tag, &tc, packed + i * bytes, bytes, NULL), bytes);
+            cmds[i] = (rec_command){i + 1, in};
+        }
+        sim_scene_step(scene);
+        rec_tick t = {.tick = tick, .command_count = 6, .commands = cmds, .game_commands = packed};
+        cr_assert(rec_writer_tick(w, &t, scene));
+    }
+    cr_assert(rec_writer_close(w, &err), "%s", err.message);
+    sim_scene_destroy(scene);
     seed_file s = {NULL, 0, name};
     s.data = trs_read_file(path, &s.size);
     cr_assert_not_null(s.data);
@@ -267,7 +317,7 @@ static void mutate(keel_rng *rng, uint8_t *d, size_t *n, size_t cap)
 }
 
 typedef struct fuzz_stats {
-    uint64_t rounds, opened, refused, ticks, keyframes, cursors, client_records;
+    uint64_t rounds, opened, refused, ticks, keyframes, cursors, client_records, games;
 } fuzz_stats;
 
 // KEEL_FUZZ_VERBOSE=1: which refusals the rounds met (the message with its
@@ -333,6 +383,16 @@ static void walk(const uint8_t *d, size_t n, fuzz_stats *st)
         rec_file_close(f);
         return;
     }
+    if (h->game_name[0]) {
+        // A game's recording: the game is taken only when its identity is
+        // the recording's; every saved state found is a save of the game.
+        if (rec_file_set_game(f, tag, &err))
+            st->games++;
+        const uint8_t *gs;
+        size_t gn;
+        if (rec_file_game_state(f, info.first_tick, &gs, &gn))
+            cr_assert(gn >= 16);
+    }
     uint32_t first;
     cr_assert(rec_file_initial(f, &first, NULL, NULL));
     rec_cursor *c = rec_cursor_create(f, first, &err);
@@ -375,7 +435,7 @@ Test(rec_fuzz, damaged_recordings_never_crash_and_decode_to_their_end_when_they_
         rounds = strtoull(env, NULL, 10);
     // format 3 (keyframes inside blocks, a trailing KEYF in debug mode) and
     // format 2 (keyframes in chunks of their own)
-    enum { SEEDS = 7 };
+    enum { SEEDS = 8 };
     seed_file seeds[SEEDS];
     seeds[0] = scene_seed("k16z.rec", 16, true, 150, 1, 0);
     seeds[1] = scene_seed("k16.rec", 16, false, 150, 2, 0);
@@ -384,6 +444,7 @@ Test(rec_fuzz, damaged_recordings_never_crash_and_decode_to_their_end_when_they_
     seeds[4] = client_seed();
     seeds[5] = scene_seed("debugz.rec", 1, true, 40, 5, 0);
     seeds[6] = scene_seed("k16z-format2.rec", 16, true, 150, 6, 2);
+    seeds[7] = game_seed();
     size_t cap = 0;
     for (int s = 0; s < SEEDS; s++) {
         cr_assert_not_null(seeds[s].data);
@@ -410,10 +471,10 @@ Test(rec_fuzz, damaged_recordings_never_crash_and_decode_to_their_end_when_they_
         st.rounds++;
     }
     cr_log_info("rec fuzz: %llu rounds: %llu opened, %llu refused; walked %llu ticks, %llu keyframes, %llu keyframe "
-                "cursors, %llu client records",
+                "cursors, %llu client records, %llu game recordings given their game",
                 (unsigned long long)st.rounds, (unsigned long long)st.opened, (unsigned long long)st.refused,
                 (unsigned long long)st.ticks, (unsigned long long)st.keyframes, (unsigned long long)st.cursors,
-                (unsigned long long)st.client_records);
+                (unsigned long long)st.client_records, (unsigned long long)st.games);
     for (int i = 0; verbose && i < REASONS && reason_count[i]; i++)
         cr_log_info("%8llu  %s", (unsigned long long)reason_count[i], reason_text[i]);
     free(buf);

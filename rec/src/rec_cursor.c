@@ -217,6 +217,10 @@ static bool block_load(rec_cursor *c, rec_error *err)
         c->hd.n = trailer;
         r->n = r->pos + len;
     }
+    if (!client && f->has_game && !rec_cursor_game_block(c, b, err)) {
+        c->block = f->block_count;
+        return false;
+    }
     c->in_block = true;
     c->ticks_left = b->count;
     c->block_ticks = b->count;
@@ -406,7 +410,7 @@ bool rec_cursor_next(rec_cursor *c, rec_tick *out, rec_error *err)
             rec_rd_fail(r, "a join's id is 0, too large or already in the scene");
             break;
         }
-        if (!sim_char_state_check(j, &why)) {
+        if (!rec_char_check(c->f->h.format_version, j, &why)) {
             r->pos = at_pos;
             rec_rd_fail(r, "a joining character's state fails its check");
             break;
@@ -485,6 +489,8 @@ bool rec_cursor_next(rec_cursor *c, rec_tick *out, rec_error *err)
         c->in_block = false;
         c->block++;
     }
+    if (f->has_game && !rec_cursor_game_tick(c, out, c->ticks_left == 0, err))
+        return false;
     out->leaves = c->leaves;
     out->joins = c->joins;
     out->commands = c->commands;

@@ -149,6 +149,7 @@ typedef struct side {
     sim_scene *scene;
     const sim_char_state *states;
     uint32_t count;
+    sim_scene *game_scene; ///< a game's recording: the scene with the game's state after the tick
     char how[64];
 } side;
 
@@ -156,10 +157,13 @@ static void side_free(side *s)
 {
     if (s->cursor)
         rec_cursor_destroy(s->cursor);
+    if (s->game_scene && s->game_scene != s->scene)
+        sim_scene_destroy(s->game_scene);
     if (s->scene)
         sim_scene_destroy(s->scene);
     s->cursor = NULL;
     s->scene = NULL;
+    s->game_scene = NULL;
 }
 
 // The state after tick `tick` of side s: its keyframe at tick + 1, or a
@@ -175,6 +179,14 @@ static bool side_state_after(side *s, const sim_world *world, uint32_t tick, uin
         s->cursor = rec_cursor_create(s->f, first, &err);
         if (s->cursor && rec_cursor_keyframe(s->cursor, (uint32_t)idx, &kt, &s->states, &s->count, &err)) {
             snprintf(s->how, sizeof s->how, "%s's keyframe", s->name);
+            if (s->h->game) {
+                // The game's state: the scene saved at the same tick (GKEY).
+                s->game_scene = rec_resim_scene_create(s->h, world, &err);
+                if (s->game_scene && !rec_resim_restore_game(s->game_scene, s->f, after, &err)) {
+                    sim_scene_destroy(s->game_scene);
+                    s->game_scene = NULL;
+                }
+            }
             return true;
         }
         side_free(s);
@@ -205,6 +217,7 @@ static bool side_state_after(side *s, const sim_world *world, uint32_t tick, uin
     bool ok = s->cursor && (start_idx < 0 ? rec_file_initial(s->f, &t0, &st, &n)
                                           : rec_cursor_keyframe(s->cursor, (uint32_t)start_idx, &t0, &st, &n, &err));
     ok = ok && rec_resim_restore(s->scene, t0, st, n, "the starting state", &err);
+    ok = ok && rec_resim_restore_game(s->scene, s->f, t0, &err);
     if (!ok) {
         snprintf(s->how, sizeof s->how, "%s cannot be re-simulated here", s->name);
         side_free(s);
@@ -227,6 +240,7 @@ static bool side_state_after(side *s, const sim_world *world, uint32_t tick, uin
         }
     }
     s->states = sim_scene_characters(s->scene, &s->count);
+    s->game_scene = sim_scene_game(s->scene) ? s->scene : NULL;
     snprintf(s->how, sizeof s->how, "%s re-simulated here from tick %u", s->name, (unsigned)start);
     return true;
 }
@@ -264,7 +278,37 @@ static bool compare_events(rec_diff_report *r, const rec_tick *a, const rec_tick
     return r->value_count != before || r->values_truncated != truncated;
 }
 
-static bool compare_commands(rec_diff_report *r, const rec_tick *a, const rec_tick *b)
+// The game commands of one character on both sides (packed, `bytes` each):
+// the fields that differ, by name when the game is at hand.
+static void compare_game_command(rec_diff_report *r, const sim_game *game, uint32_t id, const uint8_t *pa,
+                                 const uint8_t *pb, uint32_t bytes)
+{
+    uint32_t before = r->value_count;
+    if ((pa == NULL) != (pb == NULL)) {
+        rec_report_add_value(r, id, REC_VALUE_GAME, 0, pa != NULL, pb != NULL);
+        if (r->value_count > before)
+            snprintf(r->values[before].name, sizeof r->values[0].name, "game.command");
+        return;
+    }
+    if (!pa || memcmp(pa, pb, bytes) == 0)
+        return;
+    union {
+        uint8_t b[SIM_GAME_COMMAND_MAX_BYTES];
+        uint64_t align;
+    } ca, cb;
+    const sim_game_def *d = game ? sim_game_definition(game) : NULL;
+    if (!d || !sim_game_unpack_command(game, pa, bytes, ca.b, NULL) ||
+        !sim_game_unpack_command(game, pb, bytes, cb.b, NULL)) {
+        rec_report_add_value(r, id, REC_VALUE_GAME, 0, 1, 0);
+        if (r->value_count > before)
+            snprintf(r->values[before].name, sizeof r->values[0].name, "game.command (packed)");
+        return;
+    }
+    rec_report_add_game_struct(r, id, &d->command, ca.b, cb.b, "game.command.");
+}
+
+static bool compare_commands(rec_diff_report *r, const rec_tick *a, const rec_tick *b, const sim_game *game,
+                             uint32_t game_bytes)
 {
     uint32_t before = r->value_count;
     bool truncated = r->values_truncated;
@@ -284,6 +328,10 @@ static bool compare_commands(rec_diff_report *r, const rec_tick *a, const rec_ti
                 if (va != vb)
                     rec_report_add_value(r, ca->id, REC_VALUE_INPUT, k, va, vb);
             }
+            if (game_bytes && (a->game_commands || b->game_commands))
+                compare_game_command(r, game, ca->id,
+                                     a->game_commands ? a->game_commands + (size_t)i * game_bytes : NULL,
+                                     b->game_commands ? b->game_commands + (size_t)j * game_bytes : NULL, game_bytes);
             i++, j++;
         }
     }
@@ -347,8 +395,8 @@ int rec_diff(rec_file *a, rec_file *b, const sim_world *world, rec_diff_report *
     r->ticks_a = ia.tick_count;
     r->ticks_b = ib.tick_count;
 
-    side sa = {a, ha, "A", world != NULL, NULL, NULL, NULL, 0, ""};
-    side sb = {b, hb, "B", world != NULL && hb->level.digest == ha->level.digest, NULL, NULL, NULL, 0, ""};
+    side sa = {a, ha, "A", world != NULL, NULL, NULL, NULL, 0, NULL, ""};
+    side sb = {b, hb, "B", world != NULL && hb->level.digest == ha->level.digest, NULL, NULL, NULL, 0, NULL, ""};
     rec_cursor *ca = NULL, *cb = NULL;
     int rc = REC_EXIT_MATCH;
     uint32_t diverged_at = 0;
@@ -417,7 +465,8 @@ int rec_diff(rec_file *a, rec_file *b, const sim_world *world, rec_diff_report *
             goto done;
         }
         bool events = compare_events(r, &t, &u);
-        bool inputs = compare_commands(r, &t, &u);
+        bool inputs = compare_commands(r, &t, &u, ha->game,
+                                       ha->game_command_bytes == hb->game_command_bytes ? ha->game_command_bytes : 0);
         uint32_t differ = compare_results(r, &t, &u);
         // World hashes where both sides hold one (format 2: a block's last
         // tick); block checks where both blocks cover the same ticks.
@@ -464,10 +513,17 @@ int rec_diff(rec_file *a, rec_file *b, const sim_world *world, rec_diff_report *
     if (have_a && have_b) {
         uint32_t before = r->value_count;
         uint32_t differ = rec_report_add_states(r, sa.states, sa.count, sb.states, sb.count);
+        uint32_t game_values =
+            sa.game_scene && sb.game_scene ? rec_report_add_game(r, sa.game_scene, sb.game_scene) : 0;
+        if (r->kind == REC_DIFF_STATE && r->div.characters_differing == 0 && differ == 0 && game_values > 0) {
+            // Only the game's state differs: its characters are the divergence's.
+            rec_report_game_characters(r, before);
+            snprintf(extra, sizeof extra, "the game's state differs (the characters' own match)");
+        }
         r->values_exact = true;
         r->values_tick = diverged_at + 1u;
         snprintf(r->values_source, sizeof r->values_source, "%s and %s", sa.how, sb.how);
-        if (r->kind == REC_DIFF_STATE && r->div.characters_differing == 0) {
+        if (r->kind == REC_DIFF_STATE && r->div.characters_differing == 0 && !extra[0]) {
             // Only the world hashes differed: the 16-bit hashes collided.
             r->div.characters_differing = differ;
             for (uint32_t i = before; i < r->value_count && r->character_count < REC_DIFF_MAX_CHARACTERS; i++)

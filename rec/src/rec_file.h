@@ -22,7 +22,19 @@ typedef struct rec_block_ref {
     /// (after first tick and count) and bytes, and the entry count (0: none).
     uint64_t subs_chunk_at, subs_at;
     uint32_t subs_length, subs_count;
+    /// A recording with a game: the block's GCMD payload (after its 8-byte
+    /// prefix), which follows the block's chunk.
+    uint64_t game_at;
+    uint32_t game_len;
+    bool has_game;
 } rec_block_ref;
+
+/// A GKEY chunk: the scene saved at the start of `tick`.
+typedef struct rec_game_key {
+    uint32_t tick;
+    uint64_t at; ///< file offset of the saved bytes
+    uint32_t len;
+} rec_game_key;
 
 /// A full-state chunk: INIT, KEYF or KEYZ (compressed).
 typedef struct rec_key_ref {
@@ -56,6 +68,10 @@ struct rec_file {
     sim_char_state *key_states; ///< rec_file_keyframe's storage (max_characters)
     ZSTD_DCtx *key_dz;          ///< and its decompression (created on first use)
     rec_buf key_raw;
+
+    bool has_game; ///< a GAME chunk was read (its identity is in h)
+    rec_game_key *game_keys;
+    uint32_t game_key_count, game_key_cap;
 };
 
 struct rec_cursor {
@@ -97,6 +113,7 @@ struct rec_cursor {
     uint64_t subs_end; ///< the tick after the block
     bool sub_ready, sub_any;
     uint32_t sub_tick, sub_id; ///< the next entry (sub_ready) or the last one read
+    rec_rd gd; ///< a recording with a game: the current block's GCMD ticks
 };
 
 /// The body of block b (after its prefix) in *out: decompressed with dz
@@ -111,6 +128,18 @@ bool rec_block_body(const rec_file *f, const rec_block_ref *b, ZSTD_DCtx *dz, re
 /// first.
 bool rec_states_decode(const rec_file *f, const rec_key_ref *k, ZSTD_DCtx *dz, rec_buf *raw, uint32_t *tick,
                        sim_char_state *states, uint32_t *count, rec_error *err);
+
+/// A game's chunk met while indexing (GAME, GKEY, GCMD): 1 when it was one
+/// and is fine, 0 when `type` is not a game chunk, -1 with *err filled.
+int rec_index_game_chunk(rec_file *f, const uint8_t *chunk, uint32_t len, uint64_t off, uint32_t next_tick,
+                         bool before_blocks, rec_error *err);
+/// After the last chunk: every block of a game recording has its GCMD (a
+/// crash's last block without one is dropped). False with *err filled.
+bool rec_index_game_finish(rec_file *f, rec_error *err);
+/// The cursor's part of a block with a game: its GCMD loaded (false: a fault
+/// filled in *err) and one tick of it read into *out (command_count known).
+bool rec_cursor_game_block(rec_cursor *c, const rec_block_ref *b, rec_error *err);
+bool rec_cursor_game_tick(rec_cursor *c, rec_tick *out, bool last, rec_error *err);
 
 /// Index and check a file whose bytes f->data[0..f->size) hold (the
 /// decoding pass included): f, or NULL with f closed and *err filled.

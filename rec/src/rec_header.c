@@ -250,6 +250,7 @@ void rec_header_set_scene(rec_header *h, const sim_scene *scene)
         h->waters[i] = sim_scene_water(scene, i);
     uint32_t cap = sim_scene_capacity(scene);
     h->max_characters = cap < REC_MAX_CHARACTERS ? cap : REC_MAX_CHARACTERS;
+    rec_header_set_game(h, sim_scene_game(scene));
 }
 
 // ---- encoding ------------------------------------------------------------------

@@ -41,6 +41,9 @@
 /// never decreasing) and the character id (varint, increasing within a
 /// tick). Only the ids of commands that tick holds.
 #define REC_T_SUBS "SUBS"
+#define REC_T_GAME "GAME"
+#define REC_T_GKEY "GKEY"
+#define REC_T_GCMD "GCMD"
 
 /// Bytes of a TBLK/CLOG/KEYF payload before its records: first tick and
 /// tick count (client blocks: first record and record count; keyframes:
@@ -160,6 +163,21 @@ static inline uint64_t rec_check_mix(uint64_t h, uint64_t v)
 }
 /// Bytes at the end of a format 2 block body: world hash and check (u64 each).
 #define REC_BLOCK_TRAILER 16u
+
+// ---- games (rec_game.c) ----
+/// Whether a header's game identity is `game`'s (both none counts). False
+/// with *err naming both ("`what` has game ..."; `what` names the game's side).
+bool rec_game_identity_check(const rec_header *h, const sim_game *game, const char *what, rec_error *err);
+/// A header's game identity from `game` (NULL: none).
+void rec_header_set_game(rec_header *h, const sim_game *game);
+/// sim_char_state_check for a character of a recording of format
+/// `format_version`: from format 4 (recordings with a game) a game's move
+/// type (SIM_GAME_MOVE_FIRST on, below SIM_GAME_MOVE_FIRST +
+/// SIM_GAME_MAX_MOVE_TYPES) passes as well; restoring it into the game's
+/// scene checks it exactly.
+bool rec_char_check(uint32_t format_version, const sim_char_state *s, const char **why);
+/// The bytes of one packed command of `game` (0 for none).
+uint32_t rec_game_command_bytes(const sim_game *game);
 
 // ---- header ----
 void rec_header_encode(rec_buf *b, const rec_header *h);

@@ -15,6 +15,7 @@ void rec_file_close(rec_file *f)
     free(f->init);
     free(f->blocks);
     free(f->keys);
+    free(f->game_keys);
     free(f->key_states);
     ZSTD_freeDCtx(f->key_dz);
     rec_buf_free(&f->key_raw);
@@ -156,7 +157,7 @@ bool rec_states_decode(const rec_file *f, const rec_key_ref *k, ZSTD_DCtx *dz, r
         r.pos = at; // a fault below names the record
         if (s->id == 0 || (s->id & SIM_FEATURE_OBJECT_BIT) || (i > 0 && s->id <= last))
             rec_rd_fail(&r, "a character id is 0, too large or out of order");
-        else if (!sim_char_state_check(s, &why))
+        else if (!rec_char_check(f->h.format_version, s, &why))
             rec_rd_fail(&r, why);
         else
             r.pos = end;

@@ -198,6 +198,7 @@ rec_file *rec_file_index(rec_file *f, rec_error *err)
     uint32_t next_tick = 0; // the tick the next block or keyframe must start at
     uint32_t next_record = 0;
     bool truncated = false;
+    int game_chunk = 0;
     size_t off = REC_MAGIC_SIZE;
     uint64_t endr_at = 0;
     uint32_t endr_tick = 0, endr_count = 0, endr_players = 0, endr_clients = 0;
@@ -404,6 +405,16 @@ rec_file *rec_file_index(rec_file *f, rec_error *err)
             if (!subs_index(f, payload, len, off, err))
                 return open_fail(f);
             info->bytes_ticks += framed;
+        } else if ((game_chunk = rec_index_game_chunk(f, t, len, off, next_tick,
+                                                      f->block_count == 0 && f->key_count == 0, err)) != 0) {
+            if (game_chunk < 0)
+                return open_fail(f);
+            if (type_is(t, REC_T_GCMD))
+                info->bytes_ticks += framed;
+            else if (type_is(t, REC_T_GKEY))
+                info->bytes_keyframes += framed;
+            else
+                info->bytes_header += framed;
         } else if (type_is(t, REC_T_HEAD) || type_is(t, REC_T_SCHM) || type_is(t, REC_T_INIT)) {
             rec_error_set(err, off, type, "a second %.4s chunk at offset %zu", type, off);
             return open_fail(f);
@@ -419,6 +430,8 @@ rec_file *rec_file_index(rec_file *f, rec_error *err)
     }
     if (!info->complete)
         info->truncated_at = truncated ? off : f->size;
+    if (!rec_index_game_finish(f, err))
+        return open_fail(f);
     // each keyframe starts the block at its tick (or none: the file ends there)
     uint32_t bi = 0;
     for (uint32_t k = 0; k < f->key_count; k++) {

@@ -31,7 +31,13 @@ sim_scene *rec_resim_scene_create(const rec_header *h, const sim_world *world, r
                  (unsigned)REC_MAX_CHARACTERS);
         return NULL;
     }
-    sim_scene *sc = sim_scene_create(world, &h->settings, h->max_characters);
+    if (h->game_name[0] && !h->game) {
+        rec_fail(err, 0, REC_T_GAME,
+                 "the recording was made with game \"%s\" version %u: re-simulating it needs the game (--game)",
+                 h->game_name, (unsigned)h->game_version);
+        return NULL;
+    }
+    sim_scene *sc = sim_scene_create_game(world, &h->settings, h->max_characters, h->game_name[0] ? h->game : NULL);
     if (!sc) {
         rec_fail(err, 0, "", "out of memory creating a scene for %u characters", (unsigned)h->max_characters);
         return NULL;
@@ -89,6 +95,9 @@ bool rec_resim_apply(sim_scene *scene, const rec_tick *t, rec_error *err)
                      (unsigned)t->joins[i].id, valid ? "id taken or the scene is full" : why);
             return false;
         }
+    const sim_game *game = sim_scene_game(scene);
+    if (t->game_commands && game)
+        return rec_resim_apply_game(scene, game, t, err);
     for (uint32_t i = 0; i < t->command_count; i++)
         if (!sim_scene_set_input(scene, t->commands[i].id, &t->commands[i].input)) {
             rec_fail(err, 0, "", "tick %u: a command for character %u, which is not in the scene", (unsigned)t->tick,
@@ -145,7 +154,7 @@ void rec_report_add_value(rec_diff_report *r, uint32_t character, rec_value_kind
         r->values_truncated = true;
         return;
     }
-    r->values[r->value_count++] = (rec_diff_value){character, kind, field, a, b};
+    r->values[r->value_count++] = (rec_diff_value){character, kind, field, a, b, "", REC_FIELD_I32};
 }
 
 uint32_t rec_report_add_states(rec_diff_report *r, const sim_char_state *a, uint32_t a_count, const sim_char_state *b,
@@ -182,6 +191,8 @@ uint32_t rec_report_add_states(rec_diff_report *r, const sim_char_state *a, uint
 const char *rec_value_name(const rec_diff_value *v)
 {
     uint32_t n;
+    if (v->kind == REC_VALUE_GAME)
+        return v->name;
     if (v->kind == REC_VALUE_STATE) {
         const rec_field *f = rec_state_fields(&n);
         return v->field < n ? f[v->field].name : "?";
@@ -201,6 +212,8 @@ const char *rec_value_name(const rec_diff_value *v)
 rec_field_type rec_value_type(const rec_diff_value *v)
 {
     uint32_t n;
+    if (v->kind == REC_VALUE_GAME)
+        return v->type;
     if (v->kind == REC_VALUE_STATE) {
         const rec_field *f = rec_state_fields(&n);
         return v->field < n ? f[v->field].type : REC_FIELD_I32;

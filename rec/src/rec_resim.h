@@ -26,6 +26,33 @@ bool rec_resim_restore(sim_scene *scene, uint32_t tick, const sim_char_state *st
 /// recording does not fit its own scene.
 bool rec_resim_apply(sim_scene *scene, const rec_tick *t, rec_error *err);
 
+/// A recording with a game: put the game's state recorded at `tick` (GKEY)
+/// into a scene just restored there with rec_resim_restore (true at once for
+/// a recording without a game). False with *err when the file holds none
+/// at that tick or the scene refuses it (the field named).
+bool rec_resim_restore_game(sim_scene *scene, const rec_file *f, uint32_t tick, rec_error *err);
+
+/// rec_resim_apply's commands with their game commands (rec_game_resim.c).
+bool rec_resim_apply_game(sim_scene *scene, const sim_game *game, const rec_tick *t, rec_error *err);
+
+/// Add the differences of two scenes' game states (the characters of `a`
+/// and `b` matched by id) to the report: the game-wide fields (character 0)
+/// and each character's. Returns how many values were added.
+uint32_t rec_report_add_game(rec_diff_report *r, const sim_scene *a, const sim_scene *b);
+/// The fields of two structs of schema `s` that differ, named `prefix` and
+/// the field's name (with "[k]" for an array's element k).
+uint32_t rec_report_add_game_struct(rec_diff_report *r, uint32_t character, const sim_game_schema *s, const void *a,
+                                    const void *b, const char *prefix);
+
+/// The game fields in which the recording's state at `tick` (its GKEY) and
+/// `now` differ, added to the report (0 without a game or a GKEY there).
+uint32_t rec_verify_game_values(rec_diff_report *r, const rec_file *f, const sim_world *world, uint32_t tick,
+                                const sim_scene *now);
+
+/// A divergence only the game's state shows: its characters (ids of the
+/// report's values from index `from` on, 0 left out) become the report's.
+void rec_report_game_characters(rec_diff_report *r, uint32_t from);
+
 /// Compare the scene after a step with the recorded results of that tick
 /// (character hashes as the file's writer computed them: its schema).
 /// Returns the number of characters whose 16-bit hash or presence differs

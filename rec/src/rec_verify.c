@@ -193,6 +193,12 @@ static void diverged(vworker *w, rec_cursor *c, uint32_t tick, uint64_t recorded
         uint32_t n;
         const sim_char_state *now = sim_scene_characters(w->scene, &n);
         uint32_t fields_differ = rec_report_add_states(r, kf_states, kf_count, now, n);
+        uint32_t game_differ = rec_verify_game_values(r, sh->f, sh->world, after, w->scene);
+        if (game_differ && differ == 0 && !keyframe_only) {
+            // The characters' hashes match: the game's state is what differs.
+            rec_report_game_characters(r, 0);
+            snprintf(extra + lead, sizeof extra - lead, "the game's state differs (the characters' own match)");
+        }
         r->values_exact = true;
         r->values_tick = after;
         snprintf(r->values_source, sizeof r->values_source, "the recording's keyframe at tick %u", (unsigned)after);
@@ -212,14 +218,17 @@ static void diverged(vworker *w, rec_cursor *c, uint32_t tick, uint64_t recorded
                      "yet the keyframe at tick %u equals the re-simulated state: the recorded hashes disagree "
                      "with the recording's own keyframe",
                      (unsigned)after);
-        } else if (differ == 0 && check_from == UINT32_MAX) {
+        } else if (differ == 0 && check_from == UINT32_MAX && !game_differ) {
             snprintf(extra + lead, sizeof extra - lead,
                      "only the world hash differs: the 16-bit character hashes collided");
         }
     } else {
         if (differ == 0 && check_from == UINT32_MAX)
             snprintf(extra + lead, sizeof extra - lead,
-                     "only the world hash differs (the 16-bit character hashes collided); ");
+                     rec_file_header(sh->f)->game_name[0]
+                         ? "only the world hash differs (the characters' hashes match: the game's state, or a "
+                           "collision); "
+                         : "only the world hash differs (the 16-bit character hashes collided); ");
         // No full state right after the tick: go on to the next keyframe and
         // name what differs there, as a hint.
         uint32_t next = rec_resim_next_keyframe(sh->f, after + 1u, sh->end_tick);
@@ -237,6 +246,7 @@ static void diverged(vworker *w, rec_cursor *c, uint32_t tick, uint64_t recorded
             uint32_t n;
             const sim_char_state *now = sim_scene_characters(w->scene, &n);
             rec_report_add_states(r, kf_states, kf_count, now, n);
+            rec_verify_game_values(r, sh->f, sh->world, next, w->scene);
             r->values_exact = false;
             r->values_tick = next;
             snprintf(r->values_source, sizeof r->values_source, "the recording's next keyframe (tick %u), a hint only",
@@ -292,6 +302,10 @@ static void run_span(vworker *w, const vspan *sp)
     if (!rec_resim_restore(w->scene, tick, states, count, sp->keyframe < 0 ? "the initial state" : "a keyframe",
                            &err)) {
         snprintf(err.chunk, sizeof err.chunk, "%s", sp->keyframe < 0 ? "INIT" : "KEYF");
+        fail_at(w, sp->start, &err);
+        goto done;
+    }
+    if (!rec_resim_restore_game(w->scene, sh->f, tick, &err)) {
         fail_at(w, sp->start, &err);
         goto done;
     }

@@ -81,6 +81,7 @@ static void writer_free(rec_writer *w)
     free(w->path);
     ZSTD_freeCCtx(w->zc);
     rec_buf_free(&w->zbuf);
+    rec_buf_free(&w->game_ticks);
     pthread_mutex_destroy(&w->mu);
     pthread_cond_destroy(&w->work);
     free(w->ids);
@@ -148,7 +149,18 @@ static rec_writer *writer_begin(const char *path, const rec_header *header, cons
         w->cfg.max_pending_bytes = rec_default_writer_config().max_pending_bytes;
     w->h = *header;
     w->h.kind = kind;
+    // Format 4 is format 3 with a game's chunks: without a game the writer
+    // writes format 3 (the same bytes as before games).
     w->h.format_version = w->cfg.test_format_version ? w->cfg.test_format_version : REC_FORMAT_VERSION;
+    if (!w->h.game_name[0] && w->h.format_version == REC_FORMAT_VERSION)
+        w->h.format_version = REC_FORMAT_VERSION_NO_GAME;
+    if (w->h.game_name[0] && w->h.format_version != REC_FORMAT_VERSION) {
+        rec_error_set(err, 0, NULL, "a recording with a game is format %u (asked for %u)", REC_FORMAT_VERSION,
+                      w->h.format_version);
+        writer_free(w);
+        return NULL;
+    }
+    w->h.game = NULL;
     if (w->h.behaviour_version == 0)
         w->h.behaviour_version = NET_BEHAVIOUR_VERSION;
     w->h.settings_digest = net_settings_digest(&w->h.settings);
@@ -272,12 +284,16 @@ rec_writer *rec_writer_open(const char *path, const rec_header *header, const re
         rec_error_set(err, 0, NULL, "the scene holds %u characters, the header allows %u", n, header->max_characters);
         return NULL;
     }
+    const sim_game *game = sim_scene_game(initial);
+    if (!rec_game_identity_check(header, game, "the scene", err))
+        return NULL;
     rec_writer *w = writer_begin(path, header, config, REC_KIND_SCENE, err);
     if (!w)
         return NULL;
+    w->game = game;
     for (uint32_t i = 0; i < n; i++) {
         const char *why = NULL;
-        if (!sim_char_state_check(&c[i], &why)) {
+        if (!rec_char_check(w->h.format_version, &c[i], &why)) {
             rec_error_set(err, 0, NULL, "initial character %u: %s", c[i].id, why);
             writer_abort(w);
             return NULL;
@@ -292,6 +308,8 @@ rec_writer *rec_writer_open(const char *path, const rec_header *header, const re
     w->count = n;
     w->first_tick = w->next_tick = sim_scene_tick(initial);
     rec_wr_put_states_chunk(w, REC_T_INIT, w->first_tick, c, n);
+    if (w->game)
+        rec_wr_game_open(w, initial);
     // Two block buffers up front: one filling, one being written.
     rec_item *a = rec_wr_item_take(w, REC_T_TBLK, rec_wr_block_reserve(w->h.max_characters));
     rec_item *b = rec_wr_item_take(w, REC_T_TBLK, rec_wr_block_reserve(w->h.max_characters));

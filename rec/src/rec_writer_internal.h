@@ -56,6 +56,13 @@ struct rec_writer {
     rec_buf subs;
     uint32_t subs_count;
 
+    // A recording with a game (format 4): the game, the block's GCMD body
+    // (per tick: the world hash, a flag and the packed game commands) and
+    // a command struct to check each packed command with.
+    const sim_game *game;
+    rec_buf game_ticks;
+    uint8_t game_scratch[SIM_GAME_COMMAND_MAX_BYTES];
+
     // client recordings
     uint32_t client_records, block_prev_ms;
 
@@ -112,5 +119,15 @@ void rec_wr_thread_stop(rec_writer *w);
 size_t rec_wr_block_reserve(uint32_t n);
 /// Finish the current block (scene or client), if any, and submit it.
 void rec_wr_block_finish(rec_writer *w);
+
+// ---- games (rec_writer_game.c) ----
+/// GAME and the initial GKEY, after INIT.
+void rec_wr_game_open(rec_writer *w, const sim_scene *initial);
+/// One tick's part of the block's GCMD (false: the writer failed).
+bool rec_wr_game_tick(rec_writer *w, const rec_tick *t, uint64_t hash);
+/// Submit the block's GCMD (after its TBLK).
+void rec_wr_game_block(rec_writer *w, uint32_t first, uint32_t count);
+/// A GKEY of the scene at the start of its tick.
+void rec_wr_game_key(rec_writer *w, const sim_scene *scene);
 
 #endif

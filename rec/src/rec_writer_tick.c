@@ -79,6 +79,8 @@ void rec_wr_block_finish(rec_writer *w)
     if (w->h.kind == REC_KIND_SCENE && w->h.format_version >= 3) {
         block_finish_v3(w, it);
         subs_finish(w);
+        if (w->game)
+            rec_wr_game_block(w, w->block_first, w->block_count);
         return;
     }
     rec_le32(it->buf.data, w->block_first);
@@ -218,7 +220,7 @@ bool rec_writer_tick(rec_writer *w, const rec_tick *t, const sim_scene *after)
                         j->id);
             return false;
         }
-        if (!sim_char_state_check(j, &why)) {
+        if (!rec_char_check(w->h.format_version, j, &why)) {
             rec_wr_fail(w, "tick %u: joining character %u: %s", t->tick, j->id, why);
             return false;
         }
@@ -303,6 +305,8 @@ bool rec_writer_tick(rec_writer *w, const rec_tick *t, const sim_scene *after)
         hb->data[hb->size++] = (uint8_t)h64;
         hb->data[hb->size++] = (uint8_t)(h64 >> 8);
     }
+    if (w->game && !rec_wr_game_tick(w, t, hash))
+        return false;
     if (!v1 && !rec_buf_reserve(b, REC_BLOCK_TRAILER + w->hashes.size)) {
         rec_wr_fail(w, "out of memory");
         return false;
@@ -327,11 +331,13 @@ bool rec_writer_tick(rec_writer *w, const rec_tick *t, const sim_scene *after)
     if (keyframe) {
         for (uint32_t i = 0; i < n; i++) {
             const char *why = NULL;
-            if (!sim_char_state_check(&c[i], &why)) {
+            if (!rec_char_check(w->h.format_version, &c[i], &why)) {
                 rec_wr_fail(w, "tick %u: character %u after it: %s", t->tick, c[i].id, why);
                 return false;
             }
         }
+        if (w->game)
+            rec_wr_game_key(w, after);
         if (w->h.format_version >= 3) {
             // into the block that starts at its tick (or, when none follows,
             // a KEYF chunk of its own at close)

@@ -67,6 +67,12 @@ int replay_info(const char *file, rec_file *f, bool json)
         json_str(o, h->source);
         fputs(",\"build_id\":", o);
         json_str(o, h->build_id);
+        if (h->game_name[0]) {
+            fputs(",\"game\":{\"name\":", o);
+            json_str(o, h->game_name);
+            fprintf(o, ",\"version\":%u,\"digest\":\"%016" PRIx64 "\",\"command_bytes\":%u}", (unsigned)h->game_version,
+                    h->game_digest, (unsigned)h->game_command_bytes);
+        }
         fprintf(o, ",\"settings_digest\":\"%016" PRIx64 "\",\"tick_rate\":%d", h->settings_digest,
                 (int)h->settings.tick_rate);
         fprintf(o, ",\"level\":{\"kind\":\"%s\",\"path\":", level_kind_name(h->level.kind));
@@ -119,6 +125,10 @@ int replay_info(const char *file, rec_file *f, bool json)
         fprintf(o, "build:         %s\n", h->build_id[0] ? h->build_id : "?");
         fprintf(o, "versions:      format %u, behaviour %u\n", (unsigned)h->format_version,
                 (unsigned)h->behaviour_version);
+        if (h->game_name[0])
+            fprintf(o, "game:          %s version %u, digest %016" PRIx64 ", %u-byte commands%s\n", h->game_name,
+                    (unsigned)h->game_version, h->game_digest, (unsigned)h->game_command_bytes,
+                    h->game ? " (the game given matches)" : "");
         fprintf(o, "settings:      digest %016" PRIx64 ", %d ticks per second\n", h->settings_digest,
                 (int)h->settings.tick_rate);
         switch (h->level.kind) {

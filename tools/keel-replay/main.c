@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "keel_app.h"
+#include "keel_game.h"
 #include "keel_opt.h"
 #include "replay.h"
 
@@ -49,6 +50,9 @@ static void usage(FILE *f)
           "  --level PATH  the OBJ or .map file to re-simulate on (its digest must be the\n"
           "                recorded one, or it is an error); without it the recorded path, then\n"
           "                $KEEL_LEVELS_DIR/<file name>, the first with the recorded digest\n"
+          "  --game NAME|PATH  the game a recording was made with (docs/game.md): a game\n"
+          "                linked into keel-replay (tag) or a game library's path; a\n"
+          "                recording of another game (name, version, digest) is refused\n"
           "  --quiet       verify: print only the result line\n"
           "  --json        one JSON object on stdout\n"
           "  --partial     verify: accept a truncated recording (no end chunk: a crash or a\n"
@@ -60,7 +64,11 @@ static void usage(FILE *f)
           "  1  divergence (the first divergent tick is printed)\n"
           "  2  usage: a bad command or option\n"
           "  3  a bad file: unreadable, corrupt (the offset and chunk are named), truncated\n"
-          "     (verify without --partial), another format version, or not the recorded level\n",
+          "     (verify without --partial), another format version, or not the recorded level\n"
+          "  6  --game: the game cannot be loaded (no such library or name, no keel_game_v1,\n"
+          "     another ABI version, a definition keel refuses)\n"
+          "  7  the recording was made with another game than --game's, or with one and\n"
+          "     no --game was given\n",
           f);
 }
 
@@ -86,9 +94,25 @@ typedef struct args {
     bool resim;
     uint32_t threads;
     const char *level;
+    const char *game;
     bool quiet, json, partial;
-    bool seen_threads, seen_level;
+    bool seen_threads, seen_level, seen_game;
 } args;
+
+// --game, loaded once before any recording is opened.
+static keel_game replay_game;
+
+// Give a scene recording its game (rec_file_set_game): 0, or
+// KEEL_EXIT_GAME_MISMATCH after saying why, naming both games.
+static int attach_game(const char *file, rec_file *f)
+{
+    rec_error err;
+    memset(&err, 0, sizeof err);
+    if (rec_file_header(f)->kind != REC_KIND_SCENE || rec_file_set_game(f, replay_game.game, &err))
+        return 0;
+    fprintf(stderr, "keel-replay: %s: %s\n", file, err.message);
+    return KEEL_EXIT_GAME_MISMATCH;
+}
 
 // 0 to run, else an exit code (usage or help).
 static int parse(int argc, char **argv, args *a)
@@ -144,12 +168,21 @@ static int parse(int argc, char **argv, args *a)
             *flag = true;
             continue;
         }
-        if (!IS("threads") && !IS("level"))
+        if (!IS("threads") && !IS("level") && !IS("game"))
             return usage_error("unknown option '%s'", arg);
-        if (info)
-            return usage_error("info takes no option %s (only --json)", arg);
+        if (info && !IS("game"))
+            return usage_error("info takes no option %s (only --json and --game)", arg);
         if (!value && !(value = keel_opt_value(&p)))
             return REC_EXIT_USAGE; // "keel-replay: --x: needs a value"
+        if (IS("game")) {
+            if (a->seen_game)
+                return usage_error("option %s is given twice", arg);
+            a->seen_game = true;
+            if (!value[0])
+                return usage_error("--game needs a game's name or a library's path");
+            a->game = value;
+            continue;
+        }
         if (IS("threads")) {
             if (a->seen_threads)
                 return usage_error("option %s is given twice", arg);
@@ -234,8 +267,13 @@ static int run_resim(const args *a, bool as_diff)
         rec_file_close(f);
         return rc;
     }
+    int rc = attach_game(file, f);
+    if (rc != 0) {
+        rec_file_close(f);
+        return rc;
+    }
     replay_level lv;
-    int rc = replay_level_load(file, h, a->level, &lv, NULL);
+    rc = replay_level_load(file, h, a->level, &lv, NULL);
     if (rc != REC_EXIT_MATCH) {
         rec_file_close(f);
         return rc;
@@ -329,6 +367,13 @@ static int run_diff(const args *a)
         rec_file_close(fb);
         return rc;
     }
+    rc = attach_game(a->files[0], fa);
+    rc = rc ? rc : attach_game(a->files[1], fb);
+    if (rc != 0) {
+        rec_file_close(fa);
+        rec_file_close(fb);
+        return rc;
+    }
     rec_info ia, ib;
     rec_file_info(fa, &ia);
     rec_file_info(fb, &ib);
@@ -369,7 +414,8 @@ static int run_info(const args *a)
     rec_file *f = replay_open(a->files[0]);
     if (!f)
         return REC_EXIT_BAD_FILE;
-    int rc = replay_info(a->files[0], f, a->json);
+    int rc = a->game ? attach_game(a->files[0], f) : 0;
+    rc = rc ? rc : replay_info(a->files[0], f, a->json);
     rec_file_close(f);
     return rc;
 }
@@ -382,12 +428,22 @@ int main(int argc, char **argv)
         return REC_EXIT_MATCH;
     if (rc != 0)
         return rc;
+    if (a.game) {
+        rc = keel_game_load_or_report("keel-replay", a.game, &replay_game);
+        if (rc != 0)
+            return rc;
+        if (!a.quiet && !a.json)
+            fprintf(stderr, "keel-replay: game %s version %u (digest %016" PRIx64 "), %s in %" PRIu64 " us\n",
+                    sim_game_name(replay_game.game), (unsigned)sim_game_version(replay_game.game),
+                    sim_game_digest(replay_game.game), replay_game.linked ? "linked" : "loaded", replay_game.load_us);
+    }
     if (strcmp(a.command, "verify") == 0)
         rc = run_resim(&a, false);
     else if (strcmp(a.command, "diff") == 0)
         rc = run_diff(&a);
     else
         rc = run_info(&a);
+    keel_game_unload(&replay_game);
     if (fflush(stdout) != 0 || ferror(stdout)) {
         fputs("keel-replay: error writing the output\n", stderr);
         return rc == REC_EXIT_MATCH ? REC_EXIT_BAD_FILE : rc;

@@ -90,6 +90,10 @@ typedef struct ks_options {
     // --threads N: the scene's moves on N threads (keel_jobs); the output
     // is the same for every N.
     uint32_t threads;
+    // --game NAME|PATH (app/keel_game.h): the game the characters play;
+    // main loads it into `game` before the mode starts (NULL: no game).
+    const char *game_spec;
+    const struct sim_game *game;
 } ks_options;
 
 typedef enum ks_parse_status {
@@ -189,8 +193,9 @@ typedef struct ks_recorder ks_recorder;
 /// settings it runs; NULL after printing why.
 ks_recorder *ks_record_open(const ks_stage *stage, const ks_options *opt, const sim_scene *scene,
                             const sim_move_settings *settings);
-/// A command given for the coming step (in id order).
-void ks_record_command(ks_recorder *r, uint32_t id, const sim_input *in);
+/// A command given for the coming step (in id order), with its game command
+/// packed (sim_game_pack_command; NULL without a game).
+void ks_record_command(ks_recorder *r, uint32_t id, const sim_input *in, const uint8_t *game_command);
 /// Tick `tick` has been stepped: record it with its commands and the
 /// respawns of the tick before (as leaves and joins).
 void ks_record_tick(ks_recorder *r, uint32_t tick, const sim_scene *after);

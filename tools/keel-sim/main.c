@@ -6,6 +6,10 @@
 // same simulation bit for bit.
 #include "keel_sim.h"
 
+#include <inttypes.h>
+
+#include "keel_game.h"
+
 int main(int argc, char **argv)
 {
     static ks_options opt; // large (the --spawn array): not on the stack
@@ -21,10 +25,26 @@ int main(int argc, char **argv)
     if (opt.input_path && ks_script_load(opt.input_path, opt.characters, &script) != KS_EXIT_OK)
         return KS_EXIT_FAILURE;
 
+    // The game next (a missing library is as quick to find).
+    keel_game game = {0};
+    if (opt.game_spec) {
+        int grc = keel_game_load_or_report("keel-sim", opt.game_spec, &game);
+        if (grc != 0) {
+            ks_script_free(&script);
+            return grc;
+        }
+        opt.game = game.game;
+        if (!opt.quiet)
+            fprintf(stderr, "keel-sim: game %s version %u (digest %016" PRIx64 "), %s in %" PRIu64 " us\n",
+                    sim_game_name(game.game), (unsigned)sim_game_version(game.game), sim_game_digest(game.game),
+                    game.linked ? "linked" : "loaded", game.load_us);
+    }
+
     ks_stage stage;
     int rc = ks_stage_load(&stage, &opt);
     if (rc != KS_EXIT_OK) {
         ks_script_free(&script);
+        keel_game_unload(&game);
         return rc;
     }
 
@@ -33,6 +53,7 @@ int main(int argc, char **argv)
     ks_script_free(&script); // the mode took the commands over (or failed)
     if (!state) {
         ks_stage_free(&stage);
+        keel_game_unload(&game);
         return KS_EXIT_FAILURE;
     }
 
@@ -68,6 +89,7 @@ int main(int argc, char **argv)
     int finished = mode->finish ? mode->finish(state, completed) : KS_EXIT_OK;
     mode->destroy(state);
     ks_stage_free(&stage);
+    keel_game_unload(&game); // after its scene
 
     if (fflush(stdout) != 0 || ferror(stdout)) {
         fputs("keel-sim: error writing the output\n", stderr);

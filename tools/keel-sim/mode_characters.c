@@ -8,6 +8,10 @@
 // here can be compared with any other program that runs the same scene.
 #include "keel_sim.h"
 
+#include <keel/sim_game.h>
+
+#include "keel_game.h"
+
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,6 +57,12 @@ typedef struct characters {
     ks_recorder *rec; ///< --record (record.c), NULL without
     ks_sync *sync;    ///< --sync-test (synctest.c), NULL without
     keel_jobs *jobs;  ///< --threads N > 1: the scene's executor, NULL without
+    // --game: the game, the seed of its commands, one command struct and
+    // its packed bytes (for the recording).
+    const sim_game *game;
+    uint64_t seed;
+    uint8_t *game_command;
+    uint8_t game_packed[SIM_GAME_COMMAND_MAX_BYTES];
 } characters;
 
 static double now_s(void) { return (double)keel_app_now_us() * 1e-6; }
@@ -71,6 +81,7 @@ static void chars_destroy(void *state)
     free(s->spawn_yaw);
     free(s->respawned);
     free(s->was_stuck);
+    free(s->game_command);
     if (s->rec)
         ks_record_close(s->rec); // only after a failure elsewhere: finish closes it
     ks_sync_free(s->sync);
@@ -130,7 +141,11 @@ static void *chars_create(const ks_stage *stage, const ks_options *opt, ks_scrip
     s->was_stuck = calloc(slots, 1);
     s->walkers = s->scripted ? NULL : calloc(slots, sizeof *s->walkers);
     // A recording's scene holds at least one character (its header says so).
-    s->scene = sim_scene_create(stage->world, &s->settings, opt->record_path && n == 0 ? 1 : n);
+    s->game = opt->game;
+    s->seed = opt->seed;
+    if (s->game && !(s->game_command = calloc(1, SIM_GAME_COMMAND_MAX_BYTES)))
+        goto oom;
+    s->scene = sim_scene_create_game(stage->world, &s->settings, opt->record_path && n == 0 ? 1 : n, s->game);
     if (!s->spawn || !s->spawn_yaw || !s->respawned || !s->was_stuck || (!s->scripted && !s->walkers) || !s->scene)
         goto oom;
 
@@ -193,9 +208,26 @@ static bool inside(sim_aabb b, sim_vec3 p)
 // (calls come in id order).
 static void give(characters *s, uint32_t id, const sim_input *in)
 {
-    sim_scene_set_input(s->scene, id, in);
+    const uint8_t *packed = NULL;
+    if (s->game) {
+        // The game's command: seeded values in the fields' ranges
+        // (keel_game_command_fill). Should the schema refuse one, the
+        // command whose packed bytes are all 0 (every field at its minimum).
+        sim_game_error err;
+        size_t bytes = (sim_game_command_bits(s->game) + 7u) / 8u;
+        if (!keel_game_command_fill(s->game, s->seed, in->tick, id, s->game_command) ||
+            !sim_game_pack_command(s->game, s->game_command, s->game_packed, sizeof s->game_packed, &err)) {
+            memset(s->game_packed, 0, sizeof s->game_packed);
+            sim_game_unpack_command(s->game, s->game_packed, bytes, s->game_command, &err);
+        }
+        if (!sim_game_command_bits(s->game) || !sim_scene_set_command(s->scene, id, in, s->game_command, &err))
+            sim_scene_set_input(s->scene, id, in);
+        packed = s->game_packed;
+    } else {
+        sim_scene_set_input(s->scene, id, in);
+    }
     if (s->rec)
-        ks_record_command(s->rec, id, in);
+        ks_record_command(s->rec, id, in, packed);
     if (s->sync)
         ks_sync_command(s->sync, id, in);
 }

@@ -71,6 +71,10 @@ void ks_print_usage(FILE *f)
           "                           mismatch is named and exits 1\n"
           "  --threads N              characters: run the scene's moves on N threads, 1 to\n"
           "                           64 (default 1); the output is the same for every N\n"
+          "  --game NAME|PATH         characters: play a game: NAME linked into keel-sim\n"
+          "                           (tag) or a PATH to a game library exporting\n"
+          "                           keel_game_v1 (docs/game.md); its commands are seeded\n"
+          "                           random values in their ranges\n"
           "  --format jsonl|csv       output format (default jsonl)\n"
           "  --quiet                  print only the final_hash line\n"
           "  --help                   print this help and exit\n"
@@ -296,6 +300,7 @@ static const char *const known_options[] = {
     "set",
     "sync-test",
     "threads",
+    "game",
 };
 enum {
     OPT_SCALE = 8,
@@ -508,6 +513,10 @@ ks_parse_status ks_parse_options(int argc, char **argv, ks_options *o)
             if (!ks_parse_fx(value + n + 1, &end, &v) || *end != '\0')
                 return usage_error("bad --set '%s': the value is not a decimal number", value);
             o->settings_changes[o->settings_change_count++] = (ks_setting_change){k, v};
+        } else if (IS("game")) {
+            if (!value[0])
+                return usage_error("bad --game '' (a game's name or a library's path)");
+            o->game_spec = value;
         } else if (IS("threads")) {
             if (!parse_u32(value, 1, KS_MAX_THREADS, &o->threads))
                 return usage_error("bad --threads '%s' (1 to %u)", value, (unsigned)KS_MAX_THREADS);
@@ -545,6 +554,8 @@ ks_parse_status ks_parse_options(int argc, char **argv, ks_options *o)
                                "not a sim_scene)");
         if (seen[OPT_THREADS])
             return usage_error("--threads needs --mode characters (probes are not a sim_scene)");
+        if (o->game_spec)
+            return usage_error("--game needs --mode characters (probes are not a sim_scene)");
     } else if (o->input_path && o->edge_guard) {
         return usage_error("--edge-guard steers random input only; it cannot be used with --input");
     } else if (o->rate < 2) {
@@ -552,6 +563,8 @@ ks_parse_status ks_parse_options(int argc, char **argv, ks_options *o)
         // in one tick than one collision query accepts (64 m).
         return usage_error("bad --rate '%u' (characters: 2 to 1000 ticks per second)", (unsigned)o->rate);
     }
+    if (o->game_spec && o->sync_depth)
+        return usage_error("--sync-test does not take a --game yet (tests/test_game.c runs a game's sync test)");
     if (o->record_path && o->characters > REC_MAX_CHARACTERS)
         return usage_error("--record: at most %u characters in a recording (--characters %u)",
                            (unsigned)REC_MAX_CHARACTERS, (unsigned)o->characters);

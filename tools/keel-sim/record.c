@@ -13,6 +13,7 @@
 
 #include <keel/net_proto.h>
 #include <keel/rec.h>
+#include <keel/sim_game.h>
 
 struct ks_recorder {
     rec_writer *w;
@@ -20,7 +21,9 @@ struct ks_recorder {
     bool failed;
     rec_command *commands; ///< this tick's, in id order
     uint32_t command_count;
-    uint32_t *leaves; ///< respawns waiting for the next tick's record
+    uint8_t *game_commands; ///< with --game: this tick's packed game commands, in the same order
+    uint32_t game_bytes;    ///< of one (0: no game command)
+    uint32_t *leaves;       ///< respawns waiting for the next tick's record
     sim_char_state *joins;
     uint32_t pending;
     uint32_t capacity;
@@ -55,6 +58,7 @@ static void recorder_free(ks_recorder *r)
     free(r->commands);
     free(r->leaves);
     free(r->joins);
+    free(r->game_commands);
     free(r);
 }
 
@@ -77,6 +81,13 @@ ks_recorder *ks_record_open(const ks_stage *stage, const ks_options *opt, const 
     }
     r->capacity = cap;
     r->path = opt->record_path;
+    const sim_game *game = sim_scene_game(scene);
+    r->game_bytes = game ? (sim_game_command_bits(game) + 7u) / 8u : 0u;
+    if (r->game_bytes && !(r->game_commands = calloc(slots, r->game_bytes))) {
+        fputs("keel-sim: out of memory\n", stderr);
+        recorder_free(r);
+        return NULL;
+    }
     rec_header h = rec_default_header();
     h.settings = *settings;
     h.settings_digest = net_settings_digest(settings);
@@ -97,10 +108,13 @@ ks_recorder *ks_record_open(const ks_stage *stage, const ks_options *opt, const 
     return r;
 }
 
-void ks_record_command(ks_recorder *r, uint32_t id, const sim_input *in)
+void ks_record_command(ks_recorder *r, uint32_t id, const sim_input *in, const uint8_t *game_command)
 {
-    if (r->command_count < r->capacity)
-        r->commands[r->command_count++] = (rec_command){.id = id, .input = *in};
+    if (r->command_count >= r->capacity)
+        return;
+    if (r->game_bytes && game_command)
+        memcpy(r->game_commands + (size_t)r->command_count * r->game_bytes, game_command, r->game_bytes);
+    r->commands[r->command_count++] = (rec_command){.id = id, .input = *in};
 }
 
 void ks_record_tick(ks_recorder *r, uint32_t tick, const sim_scene *after)
@@ -114,6 +128,7 @@ void ks_record_tick(ks_recorder *r, uint32_t tick, const sim_scene *after)
         t.joins = r->joins;
         t.command_count = r->command_count;
         t.commands = r->commands;
+        t.game_commands = r->game_bytes ? r->game_commands : NULL;
         r->failed = !rec_writer_tick(r->w, &t, after);
     }
     r->pending = 0;

@@ -26,6 +26,12 @@
 //         informational: it decides no result, and readers that predate it
 //         skip it as they skip every chunk type they do not know
 //   ENDR  the end: last tick, final hash, counts (absent after a crash)
+// A scene recording made with a game (format 4; rec_header.game_name) adds:
+//   GAME  after INIT: the game's name, version, digest and packed command size
+//   GKEY  after INIT and after each keyframe's tick: the scene's whole state
+//         at that tick as sim_scene_save writes it (version 2: with the game)
+//   GCMD  after each TBLK/TBLZ, for the same ticks: the world hash after each
+//         tick and each command's game command, packed by the game's schema
 // A client recording (kind REC_KIND_CLIENT) holds CLOG blocks instead of
 // TBLK: the calls made to the client library (with their clock values and
 // the packets received) and the confirmed hashes it reached.
@@ -39,6 +45,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <keel/sim_game.h>
 #include <keel/sim_move.h>
 #include <keel/sim_scene.h>
 
@@ -58,7 +65,11 @@ extern const uint8_t rec_magic[REC_MAGIC_SIZE];
 /// 3: a keyframe sits inside the tick block that starts at its tick, its
 /// records as varints; a block's prefix is varints and its zstd frame
 /// carries the body's size.
-#define REC_FORMAT_VERSION 3u
+/// 4: a recording made with a game adds its GAME, GKEY and GCMD chunks; a
+/// recording without a game is still written as format 3, byte for byte.
+#define REC_FORMAT_VERSION 4u
+/// The format of a recording without a game.
+#define REC_FORMAT_VERSION_NO_GAME 3u
 #define REC_MAX_PLATFORMS 16u
 #define REC_MAX_WATERS 16u
 #define REC_DEFAULT_KEYFRAME_INTERVAL 64u
@@ -122,6 +133,17 @@ typedef struct rec_header {
     /// Without it a recording says nothing about substitutes but what
     /// input.tick shows. Written only when set (older headers lack it).
     bool substitutes_marked;
+    /// The game the scene ran (format 4; "" : none), as sim_game_name,
+    /// sim_game_version and sim_game_digest give it, and the bytes of one
+    /// packed game command (ceil(sim_game_command_bits / 8)). Set by
+    /// rec_header_set_scene from the scene's game.
+    char game_name[SIM_GAME_NAME_MAX + 1];
+    uint32_t game_version;
+    uint64_t game_digest;
+    uint32_t game_command_bytes;
+    /// Reading: the game given with rec_file_set_game (NULL until then).
+    /// Re-simulating a recording made with a game needs it.
+    const sim_game *game;
 } rec_header;
 
 /// A header for a scene recording with default settings, the built-in
@@ -129,8 +151,8 @@ typedef struct rec_header {
 /// build id.
 rec_header rec_default_header(void);
 
-/// Copy a scene's platforms, water boxes and capacity (clamped to
-/// REC_MAX_CHARACTERS) into a header, so that rec_writer_open's check that
+/// Copy a scene's platforms, water boxes, capacity (clamped to
+/// REC_MAX_CHARACTERS) and game identity into a header, so that rec_writer_open's check that
 /// they match holds. The settings are the caller's (a scene does not expose
 /// them).
 void rec_header_set_scene(rec_header *h, const sim_scene *scene);
@@ -184,6 +206,13 @@ typedef struct rec_tick {
     /// all its ticks (rec_verify and rec_diff compare it; see docs/replay.md).
     bool has_block_check;
     uint64_t block_check;
+    /// Recordings with a game: each command's game command packed
+    /// (sim_game_pack_command), command_count times the header's
+    /// game_command_bytes, in the commands' order. Writing: NULL gives the
+    /// tick no game commands (the scene ran sim_scene_set_input). Reading:
+    /// NULL when the tick has none. (With a game, every tick also holds its
+    /// world hash: has_world_hash.)
+    const uint8_t *game_commands;
 } rec_tick;
 
 // ---- writing -------------------------------------------------------------------------
@@ -210,7 +239,10 @@ typedef struct rec_writer_config {
 rec_writer_config rec_default_writer_config(void);
 
 /// Create `path` and write HEAD, SCHM and INIT (the scene's current state,
-/// which must match the header: its platforms, waters, settings). NULL with
+/// which must match the header: its platforms, waters, settings). A scene
+/// with a game needs a header naming that game (rec_header_set_scene does):
+/// the recording is then format 4 and also holds GAME and the scene's saved
+/// state (GKEY); a header whose game is not the scene's is refused. NULL with
 /// *err filled on failure; a file it had created is removed again.
 rec_writer *rec_writer_open(const char *path, const rec_header *header, const rec_writer_config *config,
                             const sim_scene *initial, rec_error *err);
@@ -277,6 +309,16 @@ rec_file *rec_file_open_memory(const void *data, size_t size, rec_error *err);
 void rec_file_close(rec_file *f);
 
 const rec_header *rec_file_header(const rec_file *f);
+
+/// The game to re-simulate a recording with: it must be the recording's
+/// (the same name, version and digest; NULL for a recording without a game).
+/// False with *err naming both games when it is not; the file keeps none.
+bool rec_file_set_game(rec_file *f, const sim_game *game, rec_error *err);
+
+/// The scene's whole state (sim_scene_save, version 2) recorded at `tick`
+/// (the initial tick and each keyframe's) in a recording with a game: false
+/// when the file holds none at that tick. *data points into the file.
+bool rec_file_game_state(const rec_file *f, uint32_t tick, const uint8_t **data, size_t *size);
 
 /// rec_char_hash16 the way the file's writer computed it: over the file's
 /// state schema (its fields, order and widths). The same as

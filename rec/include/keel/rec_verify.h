@@ -75,13 +75,19 @@ typedef enum rec_value_kind {
     REC_VALUE_JOIN = 4,     ///< the character joins at the start of the tick (1) or not (0)
     REC_VALUE_LEAVE = 5,    ///< the character leaves at the start of the tick (1) or not (0)
     REC_VALUE_COMMAND = 6,  ///< the character has a command this tick (1) or not (0)
+    REC_VALUE_GAME = 7,     ///< a game field (`name`: "game.health"; character 0: the game-wide state)
 } rec_value_kind;
 
 typedef struct rec_diff_value {
     uint32_t character;
     rec_value_kind kind;
-    uint32_t field;
-    int64_t a, b; ///< in the first recording, in the second (or re-simulated here)
+    uint32_t field; ///< REC_VALUE_GAME: the field's index in its schema
+    int64_t a, b;   ///< in the first recording, in the second (or re-simulated here)
+    /// REC_VALUE_GAME: the field's name as diff prints it, from the game's
+    /// schema ("game.health", "game.entity.ttl[3]", "game.out" for out of
+    /// collisions, "game.command.fire"), and how to print its values.
+    char name[56];
+    rec_field_type type;
 } rec_diff_value;
 
 /// Why two runs part at the divergent tick (the root cause when several

@@ -9,6 +9,17 @@
 
 #include "tag.h"
 
+// The health a hit takes. A variant of the game built with another
+// TAG_DAMAGE differs in this one rule and keeps its identity (the settings
+// bytes below still say 25): tests diff two such builds.
+#ifndef TAG_DAMAGE
+#define TAG_DAMAGE 25
+#endif
+// The game's version (tests: a build of another version is refused by name).
+#ifndef TAG_VERSION
+#define TAG_VERSION 1
+#endif
+
 static const sim_game_field command_fields[] = {
     {"fire", SIM_GAME_BOOL, offsetof(tag_command, fire), 1, 1, 0, 1, 0, 0},
     {"dash", SIM_GAME_BOOL, offsetof(tag_command, dash), 1, 1, 0, 1, 0, 0},
@@ -88,7 +99,7 @@ static void shoot(sim_game_tick *t, tag_state *s, uint32_t i)
     s->hits++;
     s->last_hit = who;
     mark(s, c->id, hit.point);
-    q->health = (int16_t)(q->health > 25 ? q->health - 25 : 0);
+    q->health = (int16_t)(q->health > TAG_DAMAGE ? q->health - TAG_DAMAGE : 0);
     if (q->health == 0) {
         q->respawn_at = s->clock + 128;
         p->score++;
@@ -137,20 +148,21 @@ static int32_t dash_tick(sim_game_move *m)
 static const sim_game_move_type move_types[] = {{"dash", dash_tick}};
 static const uint8_t settings[4] = {25, 8, 128, 16}; // damage, cooldown, respawn ticks, dash ticks
 
-sim_game_def tag_game_def(void)
-{
-    sim_game_def d = sim_game_default_def();
-    d.name = "tag";
-    d.version = 1;
-    d.command = (sim_game_schema){sizeof(tag_command), command_fields, 5};
-    d.character = (sim_game_schema){sizeof(tag_player), player_fields, 8};
-    d.state = (sim_game_schema){sizeof(tag_state), state_fields, 9};
-    d.character_initial = &player_initial;
-    d.settings = settings;
-    d.settings_size = sizeof settings;
-    d.rules.before_move_char = before_char;
-    d.rules.after_move = after;
-    d.move_types = move_types;
-    d.move_type_count = 1;
-    return d;
-}
+static const sim_game_def definition = {
+    .abi_version = SIM_GAME_ABI_VERSION,
+    .name = "tag",
+    .version = TAG_VERSION,
+    .command = {sizeof(tag_command), command_fields, 5},
+    .character = {sizeof(tag_player), player_fields, 8},
+    .state = {sizeof(tag_state), state_fields, 9},
+    .character_initial = &player_initial,
+    .settings = settings,
+    .settings_size = sizeof settings,
+    .rules = {.before_move_char = before_char, .after_move = after},
+    .move_types = move_types,
+    .move_type_count = 1,
+};
+
+const sim_game_def *tag_game(void) { return &definition; }
+
+sim_game_def tag_game_def(void) { return definition; }

@@ -57,6 +57,9 @@ typedef struct tag_state {
 /// The definition (static data; `version` as given, so two builds of the
 /// rules can differ by version).
 sim_game_def tag_game_def(void);
+/// The same definition, static: what the game's entry point returns
+/// (keel_game_v1 in its shared library; the programs' list of linked games).
+const sim_game_def *tag_game(void);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,163 @@
+// keel: a game in the programs: --game NAME|PATH in keel-sim and keel-replay
+// (app/keel_game.h), recordings made with a game (format 4) verified, diffed
+// and refused with another game. MIT licence, see LICENSE.
+//
+// The game libraries are the example game built as shared libraries
+// (tests/CMakeLists.txt): tag as it is, tag_hard (a hit takes 34 health, not
+// 25: one rule changed, the same identity), tag_v2 (version 2) and two that
+// the loader must refuse.
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "test_support.h"
+
+#ifndef KEEL_GAME_TAG_SO
+#define KEEL_GAME_TAG_SO "libkeel_game_tag.so"
+#define KEEL_GAME_TAG_HARD_SO "libkeel_game_tag_hard.so"
+#define KEEL_GAME_TAG_V2_SO "libkeel_game_tag_v2.so"
+#define KEEL_GAME_NOENTRY_SO "libkeel_game_noentry.so"
+#define KEEL_GAME_BADABI_SO "libkeel_game_badabi.so"
+#endif
+
+// keel-replay's and the loader's exit codes (keel_game.h, rec.h).
+enum { EXIT_MATCH = 0, EXIT_DIVERGED = 1, EXIT_GAME = 6, EXIT_GAME_MISMATCH = 7 };
+
+typedef keel_test_run_result run_result;
+
+static run_result expect(const char *name, const char *const *args, int code)
+{
+    run_result r = keel_test_run(keel_test_program_path(name), args, NULL);
+    cr_assert_eq(r.exit_code, code, "%s %s %s ...: exit %d, expected %d\nstdout: %s\nstderr: %s", name,
+                 args[0] ? args[0] : "", args[1] ? args[1] : "", r.exit_code, code, r.out, r.err);
+    return r;
+}
+
+static void temp_path(char *name, size_t size, const char *what) { close(keel_test_temp_fd(name, size, what)); }
+
+// The final hash keel-sim prints with --quiet (16 hex digits).
+static void final_hash(const run_result *r, char out[17])
+{
+    const char *p = strstr(r->out, "final_hash ");
+    cr_assert_not_null(p, "no final_hash in: %s", r->out);
+    memcpy(out, p + 11, 16);
+    out[16] = 0;
+}
+
+// A debug-mode recording (a keyframe and the game's state every tick) of 8
+// characters for 96 ticks with `game`.
+static void record(const char *game, const char *path)
+{
+    const char *args[] = {"--quiet", "--ticks",  "96", "--characters",  "8", "--game",
+                          game,      "--record", path, "--record-full", NULL};
+    run_result r = expect("keel-sim", args, 0);
+    keel_test_run_free(&r);
+}
+
+Test(game_programs, a_game_library_that_cannot_be_had_is_one_line_and_exit_6)
+{
+    static const struct {
+        const char *spec, *says;
+    } bad[] = {
+        {"nosuch", "no game named \"nosuch\""},
+        {"./no-such-library.so", "cannot load the game library"},
+        {KEEL_GAME_NOENTRY_SO, "does not export keel_game_v1"},
+        {KEEL_GAME_BADABI_SO, "ABI version is 2, this program takes 1"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        const char *sim[] = {"--quiet", "--ticks", "4", "--game", bad[i].spec, NULL};
+        run_result r = expect("keel-sim", sim, EXIT_GAME);
+        cr_expect_not_null(strstr(r.err, bad[i].says), "%s: %s", bad[i].spec, r.err);
+        cr_expect_eq(strchr(r.err, '\n'), r.err + r.err_len - 1, "one line: %s", r.err);
+        keel_test_run_free(&r);
+        const char *replay[] = {"info", "--game", bad[i].spec, "nothing.rec", NULL};
+        r = expect("keel-replay", replay, EXIT_GAME);
+        cr_expect_not_null(strstr(r.err, bad[i].says), "%s: %s", bad[i].spec, r.err);
+        keel_test_run_free(&r);
+    }
+}
+
+Test(game_programs, the_linked_game_and_its_library_run_the_same)
+{
+    char linked[17], library[17], threads[17], none[17];
+    const char *a[] = {"--quiet", "--ticks", "160", "--game", "tag", NULL};
+    run_result r = expect("keel-sim", a, 0);
+    final_hash(&r, linked);
+    keel_test_run_free(&r);
+    const char *b[] = {"--quiet", "--ticks", "160", "--game", KEEL_GAME_TAG_SO, NULL};
+    r = expect("keel-sim", b, 0);
+    final_hash(&r, library);
+    keel_test_run_free(&r);
+    const char *c[] = {"--quiet", "--ticks", "160", "--game", KEEL_GAME_TAG_SO, "--threads", "2", NULL};
+    r = expect("keel-sim", c, 0);
+    final_hash(&r, threads);
+    keel_test_run_free(&r);
+    const char *d[] = {"--quiet", "--ticks", "160", NULL};
+    r = expect("keel-sim", d, 0);
+    final_hash(&r, none);
+    keel_test_run_free(&r);
+    cr_expect_str_eq(linked, library);
+    cr_expect_str_eq(linked, threads);
+    cr_expect_str_neq(linked, none, "the game's state is in the hash");
+}
+
+Test(game_programs, a_recording_with_a_game_verifies_with_that_game_only)
+{
+    char path[256];
+    temp_path(path, sizeof path, "game.rec");
+    record(KEEL_GAME_TAG_SO, path);
+
+    const char *ok[] = {"verify", path, "--game", "tag", NULL};
+    run_result r = expect("keel-replay", ok, EXIT_MATCH);
+    keel_test_run_free(&r);
+    const char *lib[] = {"verify", path, "--game", KEEL_GAME_TAG_SO, "--threads", "3", NULL};
+    r = expect("keel-replay", lib, EXIT_MATCH);
+    keel_test_run_free(&r);
+
+    const char *info[] = {"info", path, NULL};
+    r = expect("keel-replay", info, 0);
+    cr_expect_not_null(strstr(r.out, "versions:      format 4"), "%s", r.out);
+    cr_expect_not_null(strstr(r.out, "game:          tag version 1"), "%s", r.out);
+    keel_test_run_free(&r);
+
+    // No game, another version: refused, naming the game.
+    const char *none[] = {"verify", path, NULL};
+    r = expect("keel-replay", none, EXIT_GAME_MISMATCH);
+    cr_expect_not_null(strstr(r.err, "made with game \"tag\" version 1"), "%s", r.err);
+    keel_test_run_free(&r);
+    const char *v2[] = {"verify", path, "--game", KEEL_GAME_TAG_V2_SO, NULL};
+    r = expect("keel-replay", v2, EXIT_GAME_MISMATCH);
+    cr_expect_not_null(strstr(r.err, "is game \"tag\" version 2"), "%s", r.err);
+    keel_test_run_free(&r);
+
+    // The same identity, another rule: verify names the game field.
+    const char *hard[] = {"verify", path, "--game", KEEL_GAME_TAG_HARD_SO, NULL};
+    r = expect("keel-replay", hard, EXIT_DIVERGED);
+    cr_expect_not_null(strstr(r.out, "game.health"), "%s", r.out);
+    keel_test_run_free(&r);
+    remove(path);
+}
+
+Test(game_programs, diff_of_two_builds_of_a_rule_names_the_first_divergent_game_field)
+{
+    char a[256], b[256];
+    temp_path(a, sizeof a, "tag.rec");
+    temp_path(b, sizeof b, "tag_hard.rec");
+    record(KEEL_GAME_TAG_SO, a);
+    record(KEEL_GAME_TAG_HARD_SO, b);
+    const char *args[] = {"diff", a, b, "--game", "tag", NULL};
+    run_result r = expect("keel-replay", args, EXIT_DIVERGED);
+    // "tick N: results differ; ...; first: character C game.health: 75 ... A vs 66 ... B"
+    const char *first = strstr(r.out, "first: character ");
+    cr_assert_not_null(first, "%s", r.out);
+    cr_expect_not_null(strstr(first, " game.health: 75 "), "%s", r.out);
+    cr_expect_not_null(strstr(first, "66 (0x00000042) B"), "%s", r.out);
+    cr_log_info("%s", r.out);
+    keel_test_run_free(&r);
+    const char *same[] = {"diff", a, a, "--game", KEEL_GAME_TAG_SO, NULL};
+    r = expect("keel-replay", same, EXIT_MATCH);
+    keel_test_run_free(&r);
+    remove(a);
+    remove(b);
+}

@@ -109,7 +109,7 @@ static seed_file game_seed(void)
             tag_command tc = {.fire = (uint8_t)((k + i) % 5 == 0), .dash = (uint8_t)(k == 20 && i == 1), .weapon = 1};
             cr_assert(sim_scene_set_command(scene, i + 1, &in, &tc, NULL));
             cr_assert_eq(sim_game_pack_command(tag, &tc, packed + i * bytes, bytes, NULL), bytes);
-            cmds[i] = (rec_command){i + 1, in};
+            cmds[i] = (rec_command){.id = i + 1, .input = in};
         }
         sim_scene_step(scene);
         rec_tick t = {.tick = tick, .command_count = 6, .commands = cmds, .game_commands = packed};

@@ -236,8 +236,10 @@ typedef struct ray_span {
 static bool ray_span_of(const sim_ray_input *in, ray_span *r)
 {
     r->d = sim_query_clamp_displacement(in->displacement);
+    if (!sim_v3_in_world(in->origin))
+        return false; // first: the sum below is only in range from a point in the world
     sim_vec3 end = sim_v3_add(in->origin, r->d);
-    if (!sim_v3_in_world(in->origin) || !sim_v3_in_world(end))
+    if (!sim_v3_in_world(end))
         return false;
     r->dir = sim_dir_from_v3(r->d);
     r->length = sim_v3_length(r->d);

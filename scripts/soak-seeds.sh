@@ -7,9 +7,10 @@
 #
 # Runs build/test_soak (tests/test_soak.c) with KEEL_SOAK_SEEDS set to the
 # first argument ("1-1000", "3,7,20-40"): every seed's capsule, box and
-# cylinder runs and its pile of 200, on the built-in level and on the real
-# maps in ../shared/levels (or $KEEL_LEVELS_DIR), with the maps' respawn
-# variant, the three levels side by side (--jobs N: how many levels at once,
+# cylinder runs and its pile of 200, on the built-in level, on the real
+# maps in ../shared/levels (or $KEEL_LEVELS_DIR) and on the LibreQuake .map
+# levels in its librequake folder, with the maps' respawn variant, the five
+# levels side by side (--jobs N: how many levels at once,
 # default 3; 1 on a machine others share; --filter soak/zdm2 after OUT runs
 # one level). Every run's line is kept in OUT (default build/soak-seeds.txt);
 # the table printed at the end counts, per level and shape, the runs that

@@ -216,15 +216,20 @@ static void geo_make(geo *g)
     }
 }
 
-static sim_world *geo_world(geo *g)
+static sim_world *geo_world_def(geo *g, const sim_world_def *def)
 {
     sim_level lv = {0};
     lv.vertices = g->v;
     lv.vertex_count = g->nt * 3;
     lv.indices = g->idx;
     lv.triangle_count = g->nt;
+    return sim_world_create(&lv, def, NULL);
+}
+
+static sim_world *geo_world(geo *g)
+{
     sim_world_def def = sim_world_default_def();
-    return sim_world_create(&lv, &def, NULL);
+    return geo_world_def(g, &def);
 }
 
 static rv3 vtx(const geo *g, uint32_t t, int j) { return rv3_from(g->v[3 * t + (uint32_t)j]); }
@@ -1059,4 +1064,148 @@ Test(narrow_case, capsule_onto_peak_of_jittered_floor)
     bool ok = check_sweep(w, &G, s, sim_v3(2222834, 1163329, 1553558), sim_v3(0, -23593, 0), "peak of a floor");
     sim_world_destroy(w);
     cr_assert(ok);
+}
+
+// ---- peaks -------------------------------------------------------------------
+
+#ifdef KEEL_SANITIZED_BUILD
+#define DEFAULT_PEAKS 60
+#else
+#define DEFAULT_PEAKS 600
+#endif
+
+// A peak: n triangles around an apex, each rim corner `slope` below it per
+// metre out (a cone when every slope is the same), on a frame. False unless
+// every fold between neighbours is under max_fold degrees (within the
+// world's coplanar_cos: every edge at the apex is internal, and so is the
+// apex itself).
+static bool geo_peak(geo *g, const frame *f, int n, const double *angle, const double *slope, double max_fold)
+{
+    g->nt = 0;
+    g->kind = "peak";
+    for (int i = 0; i < n; i++) {
+        int j = (i + 1) % n;
+        double ri = 0.4 + 0.1 * (i % 4), rj = 0.4 + 0.1 * (j % 4);
+        geo_tri(g, f, (rv3){0, 0, 0}, (rv3){rj * cos(angle[j]), -rj * slope[j], -rj * sin(angle[j])},
+                (rv3){ri * cos(angle[i]), -ri * slope[i], -ri * sin(angle[i])});
+    }
+    for (uint32_t i = 0; i < g->nt; i++) {
+        double c = fabs(rv3_dot(tri_normal(g, i), tri_normal(g, (i + 1) % g->nt)));
+        if (acos(fmin(1, c)) / DEG >= max_fold)
+            return false;
+    }
+    return true;
+}
+
+// Is every triangle's corner at p internal (SIM_TRI_VERT0_INACTIVE)?
+static bool corner_dead(const sim_world *w, sim_vec3 p)
+{
+    for (uint32_t i = 0; i < w->tri_count; i++)
+        for (int v = 0; v < 3; v++)
+            if (sim_v3_eq(w->tris[i].v[v], p) && !(w->tris[i].flags & (SIM_TRI_VERT0_INACTIVE << v)))
+                return false;
+    return true;
+}
+
+// Capsules and cylinders onto the apex of a peak whose every fold is
+// shallow, so that its edges and the apex itself are internal (the sweeps
+// meet it through the faces' slabs and their fold slack alone): a few
+// faces tilted up to 8 degrees, irregular, or a finely divided cone up to
+// 50 degrees steep. The shape starts 0.05-20 mm off the apex's ball in a
+// direction of its normal cone and is swept down, back along that
+// direction, across, or aimed at the ball from up to 0.3 m away. Half the
+// peaks are built with the widest coplanar_cos whose folds stay inactive
+// (SIM_FOLD_MAX_ANGLE, 2.5 degrees). KEEL_CONES peaks are tried (default
+// 600; KEEL_CONE_SEED picks another set).
+Test(narrow_case, round_shapes_onto_shallow_peaks, .timeout = 3600)
+{
+    uint64_t count = env_u64("KEEL_CONES", DEFAULT_PEAKS);
+    uint64_t seed = env_u64("KEEL_CONE_SEED", 77);
+    uint32_t failures = 0, sweeps = 0, peaks = 0, dead = 0;
+    for (uint64_t k = 0; k < count && failures < 5; k++) {
+        rng_world(seed, k);
+        bool fine = pick(2);
+        int n = fine ? 16 + pick(150) : 3 + pick(14);
+        double angle[200], slope[200], share[200], sum = 0;
+        for (int i = 0; i < n; i++)
+            sum += (share[i] = fine ? unif(0.9, 1.1) : (pick(3) ? unif(0.3, 1.0) : unif(0.05, 3)));
+        bool convex_sectors = true;
+        double at = unif(0, 2 * 3.14159265358979323846);
+        for (int i = 0; i < n; i++) {
+            angle[i] = at;
+            at += share[i] / sum * 2 * 3.14159265358979323846;
+            convex_sectors = convex_sectors && share[i] / sum * 360 < 175;
+        }
+        double tilt = (fine ? unif(3, 50) : unif(0.5, 8)) * DEG;
+        double spread = fine ? unif(0, 0.002) : (pick(2) ? 0.05 : 0.4);
+        for (int i = 0; i < n; i++)
+            slope[i] = tan(tilt * unif(1 - spread, 1 + spread));
+        bool wide = pick(2);
+        frame f = {unif(0, 6.3), pick(2) ? unif(-0.3, 0.3) : 0, {unif(-5, 5), unif(-2, 2), unif(-5, 5)}};
+        if (!convex_sectors || !geo_peak(&G, &f, n, angle, slope, wide ? 2.48 : 1.98))
+            continue;
+        sim_world_def def = sim_world_default_def();
+        if (wide)
+            def.coplanar_cos = FQ(cos(2.49 * DEG));
+        sim_world *w = geo_world_def(&G, &def);
+        cr_assert_not_null(w);
+        peaks++;
+        rv3 apex = frame_apply(&f, (rv3){0, 0, 0});
+        dead += corner_dead(w, to_fx(apex));
+        rv3 up = frame_apply(&(frame){f.yaw, f.tilt, {0, 0, 0}}, (rv3){0, 1, 0});
+        for (int q = 0; q < 16; q++) {
+            double r = unif(0.15, 0.6);
+            sim_shape s = pick(4) ? sim_shape_capsule(FQ(r), FQ(1.8)) : sim_shape_cylinder(FQ(r), FQ(1.8));
+            // A direction in the apex's normal cone: up, near it, or a mix
+            // of the faces' normals.
+            rv3 u = {0, 0, 0};
+            if (q < 2) {
+                u = up;
+            } else if (q < 6) {
+                u = unit(rv3_add(up, rv3_scale(random_dir(), unif(0, 0.3))));
+            } else {
+                for (uint32_t i = 0; i < G.nt; i++)
+                    u = rv3_add(u, rv3_scale(tri_normal(&G, i), pick(3) ? unif(0, 1) : 0));
+                u = unit(u);
+            }
+            sim_vec3 pos;
+            if (u.y < 0.5 || !place(&G, s, apex, u, pick(2) ? unif(0.00005, 0.001) : unif(0.001, 0.02), &pos))
+                continue;
+            if (pick(2)) {
+                // Aimed at the apex's ball from further off.
+                rv3 aim = rv3_add(
+                    apex, rv3_scale(unit(rv3_add(up, rv3_scale(random_dir(), unif(0, 0.4)))), r * unif(0.9, 1.0)));
+                rv3 dir = unit(rv3_add(rv3_scale(up, unif(0, 1)), random_dir()));
+                rv3 from = rv3_add(aim, rv3_scale(dir, unif(0.002, 0.3)));
+                if (world_gap(&G, s, from) <= 0.0001 || rv3_dot(rv3_sub(from, apex), up) < 0)
+                    continue;
+                sweeps++;
+                rv3 go = rv3_sub(aim, from);
+                failures += !check_sweep(w, &G, s, to_fx(from), to_fx(rv3_scale(unit(go), rv3_len(go) + 0.05)),
+                                         "aimed at a peak");
+                continue;
+            }
+            rv3 dir;
+            int how = pick(3);
+            if (how == 0) {
+                dir = rv3_scale(u, -1);
+            } else if (how == 1) {
+                rv3 across = unit(rv3_sub(random_dir(), rv3_scale(up, rv3_dot(random_dir(), up))));
+                dir = unit(rv3_add(across, rv3_scale(up, -unif(0, 0.2))));
+            } else {
+                dir = unit(rv3_add(rv3_scale(up, -1), rv3_scale(random_dir(), unif(0, 1))));
+            }
+            if (rv3_dot(dir, u) > 0)
+                dir = rv3_sub(dir, rv3_scale(u, 2 * rv3_dot(dir, u)));
+            sweeps += 2;
+            failures += !check_sweep(w, &G, s, pos, to_fx(rv3_scale(dir, unif(0.01, 0.5))), "onto a peak");
+            failures += !check_sweep(w, &G, s, pos, sim_v3(0, -FQ(0.36), 0), "ground probe onto a peak");
+        }
+        sim_world_destroy(w);
+    }
+    cr_log_info("%u peaks (%u with an internal apex), %u sweeps, %u failures", peaks, dead, sweeps, failures);
+    printf("shallow peaks: %u peaks (%u with an internal apex), %u sweeps, %u failures\n", peaks, dead, sweeps,
+           failures);
+    cr_assert_eq(failures, 0);
+    cr_assert_gt(dead, peaks / 2, "most peaks have an internal apex");
 }

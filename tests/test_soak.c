@@ -27,8 +27,10 @@
 // (so a change in movement shows here too), and a few other fixed seeds
 // (soak_ci_seeds), checked the same way but not pinned. KEEL_SOAK_SEEDS
 // ("1-1000", "3,7,20-40") runs any list of seeds instead and every level's
-// pile too; each run prints a `soak-table` line on standard output and each
-// level a `soak-summary`, which scripts/soak-seeds.sh gathers into a table.
+// pile too, and adds the two LibreQuake .map levels (lqdm1, lqdm2_a6; skipped
+// with a warning when absent); each run prints a `soak-table` line on
+// standard output and each level a `soak-summary`, which
+// scripts/soak-seeds.sh gathers into a table.
 //
 // The respawn variant (real maps only; the first two CI seeds, every seed in
 // the long mode): 48 capsules without the edge guard, with keel-server's
@@ -81,6 +83,7 @@
 #include <time.h>
 
 #include <keel/sim_hash.h>
+#include <keel/sim_level.h>
 #include <keel/sim_move.h>
 #include <keel/sim_scene.h>
 #include <keel/sim_world.h>
@@ -1196,3 +1199,31 @@ Test(soak, pandora)
     static const uint64_t pinned[SOAK_SHAPES] = {SOAK_HASH_PANDORA, SOAK_HASH_PANDORA_BOX, SOAK_HASH_PANDORA_CYLINDER};
     map_run("sauerbraten_pandora.obj", "pandora", pinned, 0);
 }
+
+// The LibreQuake levels (Quake .map files in ../shared/levels/librequake,
+// loaded by the .map loader at its default 2.5 cm a unit): in the long mode
+// only, every shape, the pile and the respawn variant as on the real maps,
+// nothing pinned. Spawns need a ceiling above them, as on the real maps
+// (the brushes' outer hull is a roof open to the sky). CI's default run
+// passes them by at once.
+static void quake_run(const char *file, const char *name)
+{
+    if (!soak_seeds_get().long_mode)
+        return;
+    const char *path = keel_test_level_path(file);
+    if (!path) {
+        keel_test_warn("%s is absent: %s skipped", file, name);
+        return;
+    }
+    soak *k = &soak_state;
+    memset(k, 0, sizeof *k);
+    k->name = name;
+    sim_error err;
+    cr_assert_eq(sim_level_load_map(path, NULL, &k->level, NULL, &err), 0, "%s", err.message);
+    static const uint64_t unpinned[SOAK_SHAPES] = {0};
+    soak_level(k, true, unpinned, 0);
+}
+
+Test(soak, lqdm1) { quake_run("librequake/lqdm1.map", "lqdm1"); }
+
+Test(soak, lqdm2_a6) { quake_run("librequake/lqdm2_a6.map", "lqdm2_a6"); }

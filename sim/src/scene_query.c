@@ -222,50 +222,29 @@ int scene_view_contacts(void *ctx, const sim_overlap_input *in, sim_contact *out
     return l.count;
 }
 
-bool scene_view_raycast(void *ctx, const sim_ray_input *in, sim_ray_result *out)
+// A ray as the scene's queries take it: its displacement clamped, its unit
+// direction and length, and the box around it grown by 2 units (what a
+// platform or a character must overlap to be tested).
+typedef struct ray_span {
+    sim_vec3 d;
+    sim_dir dir;
+    sim_fx length;
+    sim_aabb box;
+} ray_span;
+
+// False when the world refuses the ray (an end outside the world).
+static bool ray_span_of(const sim_ray_input *in, ray_span *r)
 {
-    scene_view *v = ctx;
-    sim_scene *sc = v->scene;
-    bool has = sim_near_raycast(sc->world, v->near, in, out);
-    uint32_t best_sub = 0;
-    sim_vec3 d = sim_query_clamp_displacement(in->displacement);
-    if (!sim_v3_in_world(in->origin) || !sim_v3_in_world(sim_v3_add(in->origin, d)))
-        return false; // refused, as by the world
-    sim_dir dir = sim_dir_from_v3(d);
-    sim_fx length = sim_v3_length(d);
-    if (length == 0)
-        return has;
-    sim_aabb box = sim_aabb_expand(
-        sim_aabb_union(sim_aabb_of_point(in->origin), sim_aabb_of_point(sim_v3_add(in->origin, d))), sim_v3(2, 2, 2));
-    for (uint32_t i = 0; i < sc->platform_count; i++) {
-        const scene_platform *p = &sc->platforms[i];
-        if (p->def.id == v->skip_platform || !sim_aabb_overlaps(box, p->bounds))
-            continue;
-        for (uint32_t k = 0; k < PLATFORM_TRIS; k++) {
-            sim_tri_hit h;
-            if (!sim_ray_tri(in->origin, dir, length, &p->tris[k], &h))
-                continue;
-            sim_ray_result r = {0};
-            r.hit = true;
-            r.fraction = (sim_fx)(((int64_t)h.s << 16) / length);
-            r.point = h.point;
-            r.normal = h.normal;
-            r.feature = h.feature;
-            bool better = !has;
-            if (has) {
-                // The sweep order, with the hit point standing for the position.
-                sim_sweep_result a = {true, false, r.fraction, r.point, r.normal, r.point, r.feature};
-                sim_sweep_result b = {true, false, out->fraction, out->point, out->normal, out->point, out->feature};
-                better = result_before(&a, k + 1, &b, best_sub, in->origin, d);
-            }
-            if (better) {
-                *out = r;
-                best_sub = k + 1;
-                has = true;
-            }
-        }
-    }
-    return has;
+    r->d = sim_query_clamp_displacement(in->displacement);
+    if (!sim_v3_in_world(in->origin))
+        return false; // first: the sum below is only in range from a point in the world
+    sim_vec3 end = sim_v3_add(in->origin, r->d);
+    if (!sim_v3_in_world(end))
+        return false;
+    r->dir = sim_dir_from_v3(r->d);
+    r->length = sim_v3_length(r->d);
+    r->box = sim_aabb_expand(sim_aabb_union(sim_aabb_of_point(in->origin), sim_aabb_of_point(end)), sim_v3(2, 2, 2));
+    return true;
 }
 
 // Keep r in *best when it comes before it in the sweep order (the hit point
@@ -296,6 +275,32 @@ static sim_ray_result ray_result(const sim_tri_hit *h, sim_fx length, sim_featur
     return r;
 }
 
+bool scene_view_raycast(void *ctx, const sim_ray_input *in, sim_ray_result *out)
+{
+    scene_view *v = ctx;
+    sim_scene *sc = v->scene;
+    bool has = sim_near_raycast(sc->world, v->near, in, out);
+    uint32_t best_sub = 0;
+    ray_span ray;
+    if (!ray_span_of(in, &ray))
+        return false; // refused, as by the world
+    if (ray.length == 0)
+        return has;
+    for (uint32_t i = 0; i < sc->platform_count; i++) {
+        const scene_platform *p = &sc->platforms[i];
+        if (p->def.id == v->skip_platform || !sim_aabb_overlaps(ray.box, p->bounds))
+            continue;
+        for (uint32_t k = 0; k < PLATFORM_TRIS; k++) {
+            sim_tri_hit h;
+            if (!sim_ray_tri(in->origin, ray.dir, ray.length, &p->tris[k], &h))
+                continue;
+            sim_ray_result r = ray_result(&h, ray.length, h.feature);
+            ray_offer(out, &has, &best_sub, &r, k + 1, in->origin, ray.d);
+        }
+    }
+    return has;
+}
+
 bool sim_scene_raycast(const sim_scene *sc, const sim_ray_input *in, uint32_t ignore_id, sim_ray_result *out,
                        uint32_t *hit_character_id)
 {
@@ -303,15 +308,11 @@ bool sim_scene_raycast(const sim_scene *sc, const sim_ray_input *in, uint32_t ig
     if (hit_character_id)
         *hit_character_id = 0;
     bool has = sim_world_raycast(sc->world, in, out);
-    sim_vec3 d = sim_query_clamp_displacement(in->displacement);
-    if (!sim_v3_in_world(in->origin) || !sim_v3_in_world(sim_v3_add(in->origin, d)))
+    ray_span ray;
+    if (!ray_span_of(in, &ray))
         return false; // refused, as by the world
-    sim_dir dir = sim_dir_from_v3(d);
-    sim_fx length = sim_v3_length(d);
-    if (length == 0)
+    if (ray.length == 0)
         return has;
-    sim_aabb box = sim_aabb_expand(
-        sim_aabb_union(sim_aabb_of_point(in->origin), sim_aabb_of_point(sim_v3_add(in->origin, d))), sim_v3(2, 2, 2));
     uint32_t best_sub = 0;
     // Platforms where they are at the scene's tick, built here: the query
     // changes nothing (the step's copies may be a tick ahead).
@@ -319,15 +320,15 @@ bool sim_scene_raycast(const sim_scene *sc, const sim_ray_input *in, uint32_t ig
         scene_platform p;
         p.def = sc->platforms[i].def;
         sim_vec3 c = sim_platform_position(&p.def, sc->tick);
-        if (!sim_aabb_overlaps(box, (sim_aabb){sim_v3_sub(c, p.def.half), sim_v3_add(c, p.def.half)}))
+        if (!sim_aabb_overlaps(ray.box, (sim_aabb){sim_v3_sub(c, p.def.half), sim_v3_add(c, p.def.half)}))
             continue;
         scene_platform_build(&p, c);
         for (uint32_t k = 0; k < PLATFORM_TRIS; k++) {
             sim_tri_hit h;
-            if (!sim_ray_tri(in->origin, dir, length, &p.tris[k], &h))
+            if (!sim_ray_tri(in->origin, ray.dir, ray.length, &p.tris[k], &h))
                 continue;
-            sim_ray_result r = ray_result(&h, length, h.feature);
-            ray_offer(out, &has, &best_sub, &r, k + 1, in->origin, d);
+            sim_ray_result r = ray_result(&h, ray.length, h.feature);
+            ray_offer(out, &has, &best_sub, &r, k + 1, in->origin, ray.d);
         }
     }
     // The characters as they are now (not a step's snapshot), in id order.
@@ -339,13 +340,14 @@ bool sim_scene_raycast(const sim_scene *sc, const sim_ray_input *in, uint32_t ig
             continue;
         sim_shape shape = sim_char_shape(s, c);
         sim_vec3 center = sim_char_center(s, c);
-        if (!sim_aabb_overlaps(box, sim_aabb_expand(sim_shape_bounds(shape, center), sim_v3(g, g, g))))
+        if (!sim_aabb_overlaps(ray.box, sim_aabb_expand(sim_shape_bounds(shape, center), sim_v3(g, g, g))))
             continue;
         sim_tri_hit h;
-        if (!sim_ray_shape(in->origin, dir, length, shape, center, g, &h))
+        if (!sim_ray_shape(in->origin, ray.dir, ray.length, shape, center, g, &h))
             continue;
-        sim_ray_result r = ray_result(&h, length, (sim_feature){SIM_FEATURE_OBJECT_BIT | c->id, SIM_FEATURE_FACE, 0});
-        if (ray_offer(out, &has, &best_sub, &r, 0, in->origin, d))
+        sim_ray_result r =
+            ray_result(&h, ray.length, (sim_feature){SIM_FEATURE_OBJECT_BIT | c->id, SIM_FEATURE_FACE, 0});
+        if (ray_offer(out, &has, &best_sub, &r, 0, in->origin, ray.d))
             hit_id = c->id;
     }
     if (hit_character_id)

@@ -113,7 +113,7 @@ struct rec_cursor {
     uint64_t subs_end; ///< the tick after the block
     bool sub_ready, sub_any;
     uint32_t sub_tick, sub_id; ///< the next entry (sub_ready) or the last one read
-    rec_rd gd; ///< a recording with a game: the current block's GCMD ticks
+    rec_rd gd;                 ///< a recording with a game: the current block's GCMD ticks
 };
 
 /// The body of block b (after its prefix) in *out: decompressed with dz

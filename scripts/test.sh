@@ -38,23 +38,58 @@ else
     echo "real maps: $levels is absent; tests that need them will be skipped"
 fi
 
-# build_and_test <dir> <label> <cmake -D options...>
-build_and_test() {
+# Work that needs only the CPU (building the sanitizer tree, the
+# cross-architecture matrix) runs in the background at a lower priority
+# (nice 10) while a tree's tests run: several of those mostly wait on
+# real-time sessions of real processes (alone on a quiet machine:
+# test_netplay_enet 91 s of wall time for 34 s of CPU, test_attack 53 s for
+# 13 s), and the niced work takes the cores they leave idle; a test that
+# wants a core gets it first. Its output is printed, whole, when it ends.
+bg_dir=$(mktemp -d)
+trap 'rm -rf "$bg_dir"' EXIT
+# background <name> <command...>
+background() {
+    local name=$1
+    shift
+    (
+        set +e
+        renice -n 10 -p "$BASHPID" >/dev/null 2>&1 # and every process it starts
+        "$@" >"$bg_dir/$name.log" 2>&1
+        echo $? >"$bg_dir/$name.status"
+    ) &
+    eval "bg_pid_$name=$!"
+}
+# finish <name>: waits for it, prints its output, returns its exit status.
+finish() {
+    local name=$1 pid
+    eval "pid=\$bg_pid_$name"
+    wait "$pid" || true
+    cat "$bg_dir/$name.log"
+    return "$(cat "$bg_dir/$name.status" 2>/dev/null || echo 1)"
+}
+
+# configure_and_build <dir> <label> <cmake -D options...>: exit status 1 when
+# the configure failed, 2 when the build failed.
+configure_and_build() {
     local dir=$1 label=$2
     shift 2
-
     section "$label: configure ($dir/)"
-    if ! cmake -S . -B "$dir" "$@"; then
-        failures+=("$label: configure")
-        return 0
-    fi
-
+    cmake -S . -B "$dir" "$@" || return 1
     section "$label: build ($dir/, -j$jobs)"
-    if ! cmake --build "$dir" -j "$jobs"; then
-        failures+=("$label: build")
-        return 0
-    fi
+    cmake --build "$dir" -j "$jobs" || return 2
+}
+built() { # built <label> <status of configure_and_build>
+    case $2 in
+    0) return 0 ;;
+    1) failures+=("$1: configure") ;;
+    *) failures+=("$1: build") ;;
+    esac
+    return 1
+}
 
+# run_tests <dir> <label>
+run_tests() {
+    local dir=$1 label=$2
     section "$label: ctest ($dir/)"
     local count
     count=$( (cd "$dir" && ctest -N) | sed -n 's/^Total Tests: *\([0-9][0-9]*\).*/\1/p' || true)
@@ -76,21 +111,16 @@ build_and_test() {
 }
 total_passed=0
 total_failed=0
+total_skipped=0
 
 # The flags of both trees are those of CMakePresets.json's presets default
 # and asan (cmake --preset default builds the same build/).
 # ctest runs three tests at a time on two cores: the longest tests mostly
-# wait on real-time sessions of real processes (alone on a quiet machine:
-# test_stall_programs 37 s of wall time for 0.3 s of CPU, test_attack 53 s
-# for 13 s, 52 s for 20 s under the sanitizers, test_netplay_enet 91 s for
-# 34 s), so a third slot keeps the cores busy. Tests that load both cores
-# themselves count as two in the sanitizer tree (PROCESSORS in
-# tests/CMakeLists.txt).
-ctest_args=()
+# wait on real-time sessions of real processes, so a third slot keeps the
+# cores busy. Tests that load both cores themselves count as two in the
+# sanitizer tree (PROCESSORS in tests/CMakeLists.txt).
 ctest_jobs=3
-build_and_test build "normal" \
-    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKEEL_WERROR=ON -DKEEL_SANITIZE=OFF -DKEEL_CHECKS=ON
-
+normal_flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DKEEL_WERROR=ON -DKEEL_SANITIZE=OFF -DKEEL_CHECKS=ON)
 # Sanitizer reports abort the test (-fno-sanitize-recover=all is set by CMake);
 # keep the caller's settings when given.
 export ASAN_OPTIONS="${ASAN_OPTIONS:-abort_on_error=1}"
@@ -99,18 +129,32 @@ export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 # so the sanitizer tree leaves them out. It also leaves out the tests labelled
 # normal_only (tests/CMakeLists.txt: the longest real-time sessions and map
 # computations, whose code runs under the sanitizers in shorter tests).
-ctest_args=(-LE normal_only)
-build_and_test build-asan "asan+ubsan" \
-    -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_FLAGS_DEBUG="-O1 -g" \
-    -DKEEL_WERROR=OFF -DKEEL_SANITIZE=ON -DKEEL_CHECKS=ON -DKEEL_BUILD_BENCH=OFF
+asan_flags=(-DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_FLAGS_DEBUG="-O1 -g"
+    -DKEEL_WERROR=OFF -DKEEL_SANITIZE=ON -DKEEL_CHECKS=ON -DKEEL_BUILD_BENCH=OFF)
+
+normal_status=0
+configure_and_build build "normal" "${normal_flags[@]}" || normal_status=$?
+# The sanitizer tree builds while the normal tree's tests run.
+background asan_build configure_and_build build-asan "asan+ubsan" "${asan_flags[@]}"
+if built "normal" "$normal_status"; then
+    ctest_args=()
+    run_tests build "normal"
+fi
+asan_status=0
+finish asan_build || asan_status=$?
 
 # The same scenarios built for x86-64 (gcc, clang), i386, arm64 and big-endian
 # s390x must end in the same state hash (installs cross compilers and qemu as
-# root; skips with a message otherwise).
-section "cross-architecture determinism"
-total_skipped=0
+# root; skips with a message otherwise). It runs while the sanitizer tree's
+# tests do.
+background cross scripts/cross-check.sh
+if built "asan+ubsan" "$asan_status"; then
+    ctest_args=(-LE normal_only)
+    run_tests build-asan "asan+ubsan"
+fi
+section "cross-architecture determinism (ran beside the sanitizer tree's tests)"
 cross=0
-scripts/cross-check.sh || cross=$?
+finish cross || cross=$?
 case $cross in
 0) total_passed=$((total_passed + 1)) ;;
 77) total_skipped=1 ;;

@@ -275,6 +275,10 @@ static uint64_t hash_text(uint64_t h, const char *s)
     return sim_hash_bytes(sim_hash_u32(h, (uint32_t)n), s, n);
 }
 
+// The digest covers what the game means, never how a compiler lays out its
+// structs: names, kinds, bits, counts and ranges of the fields, in order, but
+// no struct size or offset (tcc on x86-64 aligns sim_vec3's members to 8
+// bytes; the same game must have the same identity on every build).
 static uint64_t digest(const sim_game *g)
 {
     const sim_game_def *d = &g->def;
@@ -282,12 +286,12 @@ static uint64_t digest(const sim_game *g)
     h = sim_hash_u32(sim_hash_u32(h, d->version), SIM_GAME_ABI_VERSION);
     for (int p = 0; p < 3; p++) {
         const game_schema *s = &g->part[p];
-        h = sim_hash_u32(sim_hash_u32(h, s->size), s->field_count);
+        h = sim_hash_u32(h, s->field_count);
         for (uint32_t i = 0; i < s->field_count; i++) {
             const game_field *f = &s->fields[i];
             h = hash_text(h, f->name);
             h = sim_hash_u32(sim_hash_u32(h, (uint32_t)f->kind), f->bits);
-            h = sim_hash_u32(sim_hash_u32(h, f->offset), f->count);
+            h = sim_hash_u32(h, f->count);
             h = sim_hash_u64(sim_hash_u64(h, (uint64_t)f->min), (uint64_t)f->max);
         }
     }

@@ -20,8 +20,8 @@ extern "C" {
 /// sim_input, sim_scene_separation). tcc 0.9.27 for x86-64 stores such a
 /// struct, returned in two registers, as 16 bytes into a 12-byte temporary,
 /// overwriting 4 bytes of the caller's next local variable; under that
-/// compiler their first member is aligned to 8 bytes (C11 _Alignas), which
-/// makes them 16 bytes long. Their fields, and so every hash and every
+/// compiler the members it marks are aligned to 8 bytes (C11 _Alignas),
+/// which makes them longer (sim_vec3: 24 bytes). Their fields, and so every hash and every
 /// encoding (all field by field), stay the same.
 #if defined(__TINYC__) && defined(__x86_64__)
 #define SIM_RETURNED_STRUCT _Alignas(8)

@@ -18,6 +18,11 @@
 
 #include "scene_spot.h"
 
+// A round shape's diagonal probe points sit at its radius times this
+// Q16.16 integer, 46341 / 65536: the cosine of an eighth of a turn, rounded
+// up so that the points stay on the circle's outside.
+#define SPOT_DIAGONAL ((sim_fx)46341)
+
 #define SPOT_RINGS 40u // 40 rings: up to 16 m for the default shapes
 // How far below the start a spot's ground may be (a pile on a ledge spills
 // onto the floor beside it).
@@ -86,7 +91,7 @@ static bool footprint_on_ground(const sim_scene *sc, const sim_collider *col, si
         dz = shape.half.z - s->skin;
     } else {
         ax = az = shape.radius - s->skin;
-        dx = dz = sim_fx_mul(ax, SIM_FX_MM(707) + 7); // 46341 / 2^16: cos 45 degrees
+        dx = dz = sim_fx_mul(ax, SPOT_DIAGONAL);
     }
     static const int8_t sx[8] = {1, -1, 0, 0, 1, 1, -1, -1}, sz[8] = {0, 0, 1, -1, 1, -1, 1, -1};
     for (int k = shape.type == SIM_SHAPE_BOX ? 4 : 0; k < 8; k++) {

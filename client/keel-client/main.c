@@ -402,6 +402,7 @@ int main(int argc, char **argv)
         if ((rc = keel_game_load_or_report("keel-client", o.game_spec, &the_game)) != 0)
             return rc;
         atexit(unload_game);
+        keel_game_describe("keel-client", &the_game);
     }
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);

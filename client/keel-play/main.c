@@ -441,6 +441,7 @@ int main(int argc, char **argv)
         if ((rc = keel_game_load_or_report("keel-play", opt.game_spec, &game)) != 0)
             return rc;
         opt.game = game.game;
+        keel_game_describe("keel-play", &game);
     }
     kp_app app;
     rc = kp_app_open(&app, &opt);

@@ -408,6 +408,7 @@ int main(int argc, char **argv)
             return rc;
         atexit(unload_game);
         o.game = the_game.game;
+        keel_game_describe("keel-server", &the_game);
     }
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);

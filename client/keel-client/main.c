@@ -581,8 +581,8 @@ int main(int argc, char **argv)
                 bool predicted;
                 if (cc.game) { // the game's command too (no --record with a game)
                     uint8_t game_command[SIM_GAME_COMMAND_MAX_BYTES];
-                    cl_bot_game_command(&b->bot, cc.game, tick, game_command, sizeof game_command);
-                    predicted = cl_client_predict_game(b->cl, &cmd, game_command, now_ms);
+                    bool drawn = cl_bot_game_command(&b->bot, cc.game, tick, game_command, sizeof game_command);
+                    predicted = cl_client_predict_game(b->cl, &cmd, drawn ? game_command : NULL, now_ms);
                 } else {
                     predicted = cl_record_predict(r, b->cl, &cmd, now_ms);
                 }

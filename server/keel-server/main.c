@@ -155,9 +155,9 @@ static void usage(FILE *f)
           "                        11520, 3 minutes at 64 Hz; platforms are on)\n"
           "  --full-clients K      how many of them run the client library, predicting and checking\n"
           "                        their confirmed states (default 1); the others are light bots\n"
-          "                        that steer by the server's scene (much cheaper; with --game all\n"
-          "                        are full clients: light bots send no game commands); no sockets, so\n"
-          "                        neither --key nor --insecure is needed\n"
+          "                        that steer by the server's scene (much cheaper; with --game\n"
+          "                        all are full clients: light bots send no game commands); no\n"
+          "                        sockets, so neither --key nor --insecure is needed\n"
           "  --seed S              the session's seed (default 1)\n"
           "  --churn               bots leave and rejoin (one in four without a word)\n",
           f);

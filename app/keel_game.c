@@ -2,6 +2,7 @@
 // games linked in (keel_game.h). MIT licence, see LICENSE.
 #include "keel_game.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -157,6 +158,15 @@ int keel_game_load_or_report(const char *program, const char *spec, keel_game *o
         return 0;
     fprintf(stderr, "%s: --game %s: %s\n", program, spec ? spec : "", out->error);
     return KEEL_EXIT_GAME;
+}
+
+void keel_game_describe(const char *program, const keel_game *g)
+{
+    if (!g->game)
+        return;
+    fprintf(stderr, "%s: game %s version %u (digest %016" PRIx64 "), %s in %" PRIu64 " us\n", program,
+            sim_game_name(g->game), (unsigned)sim_game_version(g->game), sim_game_digest(g->game),
+            g->linked ? "linked" : "loaded", g->load_us);
 }
 
 // A field's range as keel checks it: [min, max], or both 0: the whole range

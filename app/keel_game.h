@@ -81,6 +81,10 @@ bool keel_game_command_fill(const sim_game *game, uint64_t seed, uint32_t tick, 
 /// 0, or KEEL_EXIT_GAME.
 int keel_game_load_or_report(const char *program, const char *spec, keel_game *out);
 
+/// Print what was loaded and what it cost, one line to stderr:
+/// "<program>: game NAME version V (digest D), linked|loaded in N us".
+void keel_game_describe(const char *program, const keel_game *g);
+
 #ifdef __cplusplus
 }
 #endif

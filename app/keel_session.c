@@ -8,6 +8,7 @@
 #include <keel/cl_bot.h>
 #include <keel/cl_light.h>
 #include <keel/net_proto.h>
+#include <keel/sim_game.h>
 #include <keel/sim_hash.h>
 
 #define HASH_RING 4096u
@@ -89,6 +90,7 @@ static bool bot_join(keel_session *s, uint32_t i)
         cl_config cc = cl_default_config();
         cc.platforms = s->config.platforms;
         cc.map = s->config.map;
+        cc.game = s->config.game;
         b->cl = cl_client_create(s->world, s->level, &s->settings, &cc, b->host);
         if (!b->cl) {
             net_host_destroy(b->host);
@@ -145,7 +147,8 @@ keel_session *keel_session_create(const sim_world *world, const sim_level *level
                                   const keel_session_config *config)
 {
     if (!world || !level || !settings || !config || config->bots < 1 || config->bots > KEEL_SESSION_MAX_BOTS ||
-        config->full_clients > config->bots || !sim_move_settings_check(settings, NULL))
+        config->full_clients > config->bots || (config->game && config->full_clients != config->bots) ||
+        !sim_move_settings_check(settings, NULL))
         return NULL;
     keel_session *s = calloc(1, sizeof *s);
     if (!s)
@@ -174,6 +177,7 @@ keel_session *keel_session_create(const sim_world *world, const sim_level *level
     sc.max_clients = max_clients;
     sc.platforms = config->platforms;
     sc.map = config->map;
+    sc.game = config->game;
     s->sv = s->server_host ? sv_server_create(world, level, settings, &sc, s->server_host) : NULL;
     if (!s->sv) {
         keel_session_destroy(s);
@@ -277,7 +281,7 @@ static void light_ms(keel_session *s, uint32_t i, uint32_t now)
 static void bot_ms(keel_session *s, uint32_t i, uint64_t now_us, uint32_t now)
 {
     session_bot *b = &s->bots[i];
-    cl_record *rec = i == 0 ? s->rec0 : NULL;
+    cl_record *rec = i == 0 && !s->config.game ? s->rec0 : NULL; // (no game commands in client recordings)
     cl_client *cl = b->cl;
     net_event ev;
     while (net_host_service(b->host, &ev, 0) != NET_EVENT_NONE) {
@@ -312,7 +316,13 @@ static void bot_ms(keel_session *s, uint32_t i, uint64_t now_us, uint32_t now)
     for (uint32_t k = 0; k < due; k++) {
         uint32_t tick = cl_client_predicted_tick(cl);
         sim_input cmd = cl_bot_command(&b->bot, cl_client_predicted(cl), cl_client_character(cl), s->level, tick);
-        cl_record_predict(rec, cl, &cmd, now);
+        if (!s->config.game) {
+            cl_record_predict(rec, cl, &cmd, now);
+            continue;
+        }
+        uint8_t game_command[SIM_GAME_COMMAND_MAX_BYTES]; // client recordings hold no game commands yet
+        bool drawn = cl_bot_game_command(&b->bot, s->config.game, tick, game_command, sizeof game_command);
+        cl_client_predict_game(cl, &cmd, drawn ? game_command : NULL, now); // NULL: all zero
     }
     net_host_flush(b->host);
 }

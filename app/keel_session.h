@@ -43,6 +43,13 @@ typedef struct keel_session_config {
     const struct sim_map *map; ///< a .map level's entities, on both sides (sv_config.map; default NULL)
     uint32_t full_clients;     ///< bots 0 .. full_clients - 1 run cl_client (0..bots, default 1)
     net_memory_link link;      ///< each direction (default 25 ms, 5 ms jitter, 0.5% loss, 0.2% duplicated)
+    /// The game the server and the full bots run (keel/sim_game.h; default
+    /// NULL: none); it outlives the session. The bots draw its commands with
+    /// cl_bot_game_command. Light bots send no game payload: with a game
+    /// full_clients must be bots (else keel_session_create fails). Client
+    /// recordings hold no game commands yet: keel_session_record_client0
+    /// records nothing with a game.
+    const struct sim_game *game;
 } keel_session_config;
 
 keel_session_config keel_session_default_config(void);

@@ -1,13 +1,21 @@
-// keel: a game in the programs: --game NAME|PATH in keel-sim and keel-replay
-// (app/keel_game.h), recordings made with a game (format 4) verified, diffed
-// and refused with another game. MIT licence, see LICENSE.
+// keel: a game in the programs: --game NAME|PATH in keel-sim, keel-replay,
+// keel-server and keel-client (app/keel_game.h), recordings made with a game
+// (format 4) verified, diffed and refused with another game, a game session
+// over ENet on loopback. MIT licence, see LICENSE.
+//
+// Judged by what the programs report (exit codes, the clients' hash
+// mismatches, keel-replay's verdict), never by how long anything took;
+// every wait is bounded (a guard against hangs).
 //
 // The game libraries are the example game built as shared libraries
 // (tests/CMakeLists.txt): tag as it is, tag_hard (a hit takes 34 health, not
 // 25: one rule changed, the same identity), tag_v2 (version 2) and two that
 // the loader must refuse.
+#define _POSIX_C_SOURCE 200809L
 #include <criterion/criterion.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -22,7 +30,9 @@
 #endif
 
 // keel-replay's and the loader's exit codes (keel_game.h, rec.h).
-enum { EXIT_MATCH = 0, EXIT_DIVERGED = 1, EXIT_GAME = 6, EXIT_GAME_MISMATCH = 7 };
+enum { EXIT_MATCH = 0, EXIT_DIVERGED = 1, EXIT_USAGE = 2, EXIT_GAME = 6, EXIT_GAME_MISMATCH = 7 };
+
+TestSuite(game_programs, .timeout = 240);
 
 typedef keel_test_run_result run_result;
 
@@ -160,4 +170,90 @@ Test(game_programs, diff_of_two_builds_of_a_rule_names_the_first_divergent_game_
     keel_test_run_free(&r);
     remove(a);
     remove(b);
+}
+
+// Every "hash_mismatches" in keel-client's JSON summary (each bot's and the
+// total) is 0, and there is at least one.
+static void expect_no_hash_mismatch(const char *json)
+{
+    int seen = 0;
+    for (const char *p = strstr(json, "\"hash_mismatches\":"); p; p = strstr(p + 1, "\"hash_mismatches\":")) {
+        seen++;
+        cr_expect_eq(strtol(p + 18, NULL, 10), 0, "a hash mismatch: %s", json);
+    }
+    cr_expect_gt(seen, 0, "no hash_mismatches in %s", json);
+}
+
+Test(game_programs, a_game_that_cannot_be_had_stops_server_and_client_with_exit_6)
+{
+    const char *server[] = {"--insecure", "--game", "nosuch", NULL};
+    run_result r = expect("keel-server", server, EXIT_GAME);
+    cr_expect_not_null(strstr(r.err, "keel-server: --game nosuch: no game named \"nosuch\""), "%s", r.err);
+    cr_expect_eq(strchr(r.err, '\n'), r.err + r.err_len - 1, "one line: %s", r.err);
+    keel_test_run_free(&r);
+    const char *client[] = {"--game", "./no-such-library.so", NULL};
+    r = expect("keel-client", client, EXIT_GAME);
+    cr_expect_not_null(strstr(r.err, "cannot load the game library"), "%s", r.err);
+    cr_expect_eq(strchr(r.err, '\n'), r.err + r.err_len - 1, "one line: %s", r.err);
+    keel_test_run_free(&r);
+    // Light clients send no game payload: refused before anything starts.
+    const char *light[] = {"--game", "tag", "--bots", "0", "--light", "2", NULL};
+    r = expect("keel-client", light, EXIT_USAGE);
+    cr_expect_not_null(strstr(r.err, "--game does not go with --light"), "%s", r.err);
+    cr_expect_eq(strchr(r.err, '\n'), r.err + r.err_len - 1, "one line: %s", r.err);
+    keel_test_run_free(&r);
+}
+
+// keel-server --game tag recording; two clients refused (no game, tag
+// version 2); two bots of keel-client --game (the library) play 300 ticks
+// with no hash mismatch; the recording verifies with the linked tag.
+Test(game_programs, a_game_session_over_enet_is_recorded_and_verified)
+{
+    char rec[256];
+    int fd = keel_test_temp_fd(rec, sizeof rec, "game_session.rec");
+    close(fd);
+    remove(rec); // keel-server claims the name itself (it never overwrites)
+    keel_test_proc sv;
+    const char *sargs[] = {"--bind", "127.0.0.1",         "--port", "0",        "--insecure", "--game",
+                           "tag",    "--max-per-address", "16",     "--record", rec,          "--duration",
+                           "120",    "--quiet",           NULL};
+    keel_test_proc_start(&sv, "keel-server", sargs);
+    unsigned port = keel_test_wait_port(sv.out);
+    cr_assert_gt(port, 0u, "keel-server did not listen");
+    char port_text[16];
+    snprintf(port_text, sizeof port_text, "%u", port);
+
+    const char *none[] = {"--port", port_text, "--bots", "1", "--ticks", "20", NULL};
+    run_result r = expect("keel-client", none, EXIT_GAME_MISMATCH);
+    cr_expect_not_null(strstr(r.err, "game none differs from the server's tag"), "%s", r.err);
+    keel_test_run_free(&r);
+    const char *v2[] = {"--port", port_text, "--bots", "1", "--ticks", "20", "--game", KEEL_GAME_TAG_V2_SO, NULL};
+    r = expect("keel-client", v2, EXIT_GAME_MISMATCH);
+    cr_expect_not_null(strstr(r.err, "game tag 2 differs from the server's tag 1"), "%s", r.err);
+    keel_test_run_free(&r);
+
+    const char *bots[] = {"--port", port_text, "--bots", "2", "--ticks", "300", "--game", KEEL_GAME_TAG_SO, NULL};
+    r = expect("keel-client", bots, 0);
+    expect_no_hash_mismatch(r.out);
+    keel_test_run_free(&r);
+
+    keel_test_proc_kill(&sv, SIGTERM); // drains, finishes the recording, exits 0
+    cr_expect_eq(sv.status, 0, "keel-server exit %d", sv.status);
+    char *out = keel_test_read_file(sv.out);
+    cr_expect_not_null(strstr(out, "keel-server: recorded "), "%s", out);
+    free(out);
+    keel_test_proc_cleanup(&sv);
+
+    const char *verify[] = {"verify", rec, "--game", "tag", NULL};
+    r = expect("keel-replay", verify, 0);
+    // "match: N ticks, M character-ticks reproduced": the bots' ticks are in it.
+    const char *m = strstr(r.out, " ticks, ");
+    cr_assert_not_null(m, "%s", r.out);
+    cr_expect_geq(strtol(m + 8, NULL, 10), 400, "%s", r.out);
+    cr_log_info("%s", r.out);
+    keel_test_run_free(&r);
+    const char *without[] = {"verify", rec, NULL};
+    r = expect("keel-replay", without, EXIT_GAME_MISMATCH);
+    keel_test_run_free(&r);
+    remove(rec);
 }

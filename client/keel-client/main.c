@@ -15,6 +15,7 @@
 
 #include "keel_addr.h"
 #include "keel_app.h"
+#include "keel_game.h"
 #include "keel_opt.h"
 #include "light.h"
 #include "stall.h"
@@ -39,6 +40,7 @@ typedef struct options {
     uint64_t protocol_id;
     uint32_t respawn_depth_m; ///< --respawn-depth M (the server's)
     uint32_t timeout_ms;      ///< --timeout S: net_host_config's timeout_ms
+    const char *game_spec;    ///< --game NAME|PATH (app/keel_game.h; NULL: no game)
 } options;
 
 static void usage(FILE *f)
@@ -72,6 +74,11 @@ static void usage(FILE *f)
           "                        the server spawns characters 4 m apart)\n"
           "  --trace               every 100 ms a JSON line per bot on stderr: time, input margin,\n"
           "                        round trip, confirmed and predicted ticks\n"
+          "  --game NAME|PATH      play the server's game (docs/game.md): NAME linked into\n"
+          "                        keel-client (tag) or a PATH to a game library exporting\n"
+          "                        keel_game_v1; the bots draw its commands (cl_bot_game_command)\n"
+          "                        and predict them. Not with --light or --record (light clients\n"
+          "                        and client recordings carry no game commands)\n"
           "  --platforms           the built-in level's elevator and shuttle (as keel-server\n"
           "                        --platforms: a server set up otherwise refuses the client)\n"
           "  --record FILE         record the first bot's client: every call into the client\n"
@@ -96,7 +103,9 @@ static void usage(FILE *f)
           "\"the server shut down: REASON\", its summary's \"end\" is \"server_shutdown\", and that is no\n"
           "failure.\n"
           "Exit status: 0 played (or the server shut down); 1 refused by the server (the reason is\n"
-          "printed), could not connect, lost the connection, or the recording failed; 2 bad usage.\n",
+          "printed), could not connect, lost the connection, or the recording failed; 2 bad usage;\n"
+          "6 --game cannot be loaded (one line says why); 7 refused because the server runs another\n"
+          "game (or none, or this client none): the refusal names both.\n",
           f);
 }
 
@@ -132,7 +141,7 @@ static int parse(int argc, char **argv, options *o)
             o->platforms = true;
         } else if (strcmp(a, "--server") == 0 || strcmp(a, "--record") == 0 || strcmp(a, "--token") == 0 ||
                    strcmp(a, "--token-key") == 0 || strcmp(a, "--token-server") == 0 || strcmp(a, "--level") == 0 ||
-                   strcmp(a, "--scale") == 0) {
+                   strcmp(a, "--scale") == 0 || strcmp(a, "--game") == 0) {
             if (!(v = keel_opt_value(&p)))
                 return 2;
             if (!v[0])
@@ -143,6 +152,7 @@ static int parse(int argc, char **argv, options *o)
               : strcmp(a, "--token-key") == 0 ? &o->token_key_file
               : strcmp(a, "--level") == 0     ? &o->level
               : strcmp(a, "--scale") == 0     ? &o->scale
+              : strcmp(a, "--game") == 0      ? &o->game_spec
                                               : &o->token_server) = v;
         } else if (strcmp(a, "--protocol-id") == 0)
             ok = keel_opt_u64(&p, 0, UINT64_MAX, &o->protocol_id);
@@ -197,6 +207,10 @@ static int parse(int argc, char **argv, options *o)
         return keel_opt_bad(&p, "--bots 0 needs --light");
     if (o->bots == 0 && o->record)
         return keel_opt_bad(&p, "--record needs a bot (--bots 0)");
+    if (o->game_spec && o->light)
+        return keel_opt_bad(&p, "--game does not go with --light (light clients send no game commands)");
+    if (o->game_spec && o->record)
+        return keel_opt_bad(&p, "--game does not go with --record (client recordings hold no game commands yet)");
     if (o->token_file && o->token_key_file)
         return keel_opt_bad(&p, "--token and --token-key do not go together");
     if (o->token_file && (o->bots != 1 || o->light))
@@ -366,12 +380,30 @@ static int give_up(bot_run *bots, uint32_t made, cl_record *rec, sim_world *worl
     return 1;
 }
 
+// --game: loaded before the level (a missing library is quicker to find),
+// unloaded at exit, after every client's scenes.
+static keel_game the_game;
+static void unload_game(void) { keel_game_unload(&the_game); }
+
+// A refusal because the server runs another game (net's reason: "game A
+// differs from the server's B").
+static bool game_refused(const char *reason)
+{
+    return strncmp(reason, "game ", 5) == 0 || strstr(reason, ": game ") != NULL;
+}
+
 int main(int argc, char **argv)
 {
     options o;
     int rc = parse(argc, argv, &o);
     if (rc)
         return rc;
+    if (o.game_spec) {
+        if ((rc = keel_game_load_or_report("keel-client", o.game_spec, &the_game)) != 0)
+            return rc;
+        atexit(unload_game);
+        keel_game_describe("keel-client", &the_game);
+    }
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);
     sim_level level;
@@ -388,6 +420,7 @@ int main(int argc, char **argv)
     cc.ticks_per_packet = o.ticks_per_packet;
     cc.platforms = o.platforms;
     cc.map = level_map.entity_count ? &level_map : NULL;
+    cc.game = the_game.game;
     cl_record *rec = NULL;
     bool rec_failed_reported = false;
     token_source tokens;
@@ -500,7 +533,7 @@ int main(int argc, char **argv)
                 fprintf(stderr, "keel-client: refused by the server: %s%s%s%s\n", cl_client_refusal(b->cl),
                         other_level ? " (this client's level: " : "", other_level ? o.level : "",
                         other_level ? ")" : "");
-                status = 1;
+                status |= game_refused(cl_client_refusal(b->cl)) ? KEEL_EXIT_GAME_MISMATCH : 1;
                 b->done = true;
                 continue;
             }
@@ -545,8 +578,15 @@ int main(int argc, char **argv)
                 uint32_t tick = cl_client_predicted_tick(b->cl);
                 sim_input cmd =
                     cl_bot_command(&b->bot, cl_client_predicted(b->cl), cl_client_character(b->cl), &level, tick);
-                if (cl_record_predict(r, b->cl, &cmd, now_ms) && o.ticks &&
-                    ++b->played >= (uint64_t)o.ticks + (uint64_t)o.stagger * i)
+                bool predicted;
+                if (cc.game) { // the game's command too (no --record with a game)
+                    uint8_t game_command[SIM_GAME_COMMAND_MAX_BYTES];
+                    bool drawn = cl_bot_game_command(&b->bot, cc.game, tick, game_command, sizeof game_command);
+                    predicted = cl_client_predict_game(b->cl, &cmd, drawn ? game_command : NULL, now_ms);
+                } else {
+                    predicted = cl_record_predict(r, b->cl, &cmd, now_ms);
+                }
+                if (predicted && o.ticks && ++b->played >= (uint64_t)o.ticks + (uint64_t)o.stagger * i)
                     b->done = true;
             }
             net_host_flush(b->host);

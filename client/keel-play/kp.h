@@ -79,6 +79,7 @@ typedef struct kp_options {
     /// (every field at its minimum): keel-play has no controls for a game's
     /// fields yet.
     const struct sim_game *game;
+    const char *game_spec;  ///< --game NAME|PATH (app/keel_game.h), loaded by main into `game`
     uint64_t quit_after_ms; ///< --quit-after S: leave S seconds after play began (0: never)
     // ---- live, secure mode (as keel-client; docs/security.md) ----
     const char *token_file; ///< --token FILE: join with this connect token (keel-token issue)

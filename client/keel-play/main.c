@@ -17,6 +17,7 @@
 #include "keel_addr.h"
 #include "keel_app.h"
 #include "keel_opt.h"
+#include "keel_game.h"
 #include "kp.h"
 #include "replay.h" // keel-replay's replay_program
 
@@ -51,6 +52,11 @@ static void usage(FILE *f)
           "                        the server, 0.001..60 (default 10; a token's shorter timeout wins)\n"
           "  --ticks-per-packet N  an input packet every N ticks, 1..8 (default 2)\n"
           "  --record FILE         record the client (keel-replay verify replays it)\n"
+          "  --game NAME|PATH      the server's game (docs/game.md): NAME linked into keel-play (tag)\n"
+          "                        or a PATH to a game library exporting keel_game_v1; the client\n"
+          "                        predicts it, its commands all zero (no controls for a game's\n"
+          "                        fields yet); not with --record. A game that cannot be loaded:\n"
+          "                        one line and exit 6\n"
           "  --chase               a chase camera instead of first person\n"
           "  --quit-after S        leave the server S seconds after play began (scripts, tests)\n"
           "live, secure mode (a keel-server --key; docs/security.md):\n"
@@ -211,6 +217,7 @@ static const char *const valued[] = {"--replay",
                                      "--timeout",
                                      "--ticks-per-packet",
                                      "--record",
+                                     "--game",
                                      "--size",
                                      "--screenshot",
                                      "--frames",
@@ -309,6 +316,10 @@ static int parse_one(keel_opt *p, kp_options *o, const char *a, const char *v, b
         o->record = v;
         ok = v[0] != '\0';
         *live_only = true;
+    } else if (strcmp(a, "--game") == 0) {
+        o->game_spec = v;
+        ok = v[0] != '\0';
+        *live_only = true;
     } else if (strcmp(a, "--token") == 0 || strcmp(a, "--token-key") == 0) {
         *(strcmp(a, "--token") == 0 ? &o->token_file : &o->token_key) = v;
         ok = v[0] != '\0';
@@ -402,6 +413,8 @@ int kp_options_parse(int argc, char **argv, kp_options *o)
         return usage_error("an option of --replay and --diff only:", file_flag);
     if (o->token_file && o->token_key)
         return usage_error("one of --token and --token-key, not both", NULL);
+    if (o->game_spec && o->record)
+        return usage_error("--game does not go with --record", "(client recordings hold no game commands yet)");
     if ((o->has_client_id || o->has_protocol_id || o->token_server[0]) && !o->token_key)
         return usage_error(o->has_client_id     ? "--client-id"
                            : o->has_protocol_id ? "--protocol-id"
@@ -423,10 +436,19 @@ int main(int argc, char **argv)
         return KP_EXIT_OK;
     if (rc != 0)
         return rc;
+    keel_game game = {0}; // before the window: a missing library is one line
+    if (opt.game_spec) {
+        if ((rc = keel_game_load_or_report("keel-play", opt.game_spec, &game)) != 0)
+            return rc;
+        opt.game = game.game;
+        keel_game_describe("keel-play", &game);
+    }
     kp_app app;
     rc = kp_app_open(&app, &opt);
-    if (rc != 0)
+    if (rc != 0) {
+        keel_game_unload(&game);
         return rc;
+    }
     switch (opt.mode) {
     case KP_MODE_REPLAY: rc = kp_replay_run(&app, &opt); break;
     case KP_MODE_DIFF: rc = kp_diff_run(&app, &opt); break;
@@ -434,6 +456,7 @@ int main(int argc, char **argv)
     default: rc = KP_EXIT_USAGE; break;
     }
     kp_app_close(&app);
+    keel_game_unload(&game); // after the live client's scenes
     if (fflush(stdout) != 0 || ferror(stdout)) {
         fputs("keel-play: error writing the output\n", stderr);
         return rc == KP_EXIT_OK ? KP_EXIT_FAILURE : rc;

@@ -48,6 +48,8 @@ typedef struct options {
     /// timeout_ms: 1 ms to NET_HOST_MAX_TIMEOUT_MS, default
     /// NET_HOST_DEFAULT_TIMEOUT_MS; a token's shorter timeout wins)
     uint32_t timeout_ms;
+    const char *game_spec;       ///< --game NAME|PATH (app/keel_game.h; NULL: no game)
+    const struct sim_game *game; ///< the game it gave, loaded by main before the scene
 } options;
 
 /// The recording of a server through its tick observer.

@@ -18,6 +18,7 @@
 
 #include "keel_addr.h"
 #include "keel_app.h"
+#include "keel_game.h"
 #include "keel_opt.h"
 #include "keel_server.h"
 
@@ -99,6 +100,11 @@ static void usage(FILE *f)
           "  --scale S             OBJ metres per unit (default 0.12; OBJ only)\n"
           "  --up y|z              OBJ up axis (default y; OBJ only)\n"
           "  --platforms           the built-in level's elevator and shuttle\n"
+          "  --game NAME|PATH      run a game (docs/game.md): NAME linked into keel-server (tag) or\n"
+          "                        a PATH to a game library exporting keel_game_v1; clients must\n"
+          "                        run the same game (name, version, digest) or are refused naming\n"
+          "                        it; recordings hold the game's commands. A game that cannot be\n"
+          "                        loaded: one line and exit 6\n"
           "  --duration S          stop after S seconds (default 0: until interrupted)\n"
           "  --ticks N             stop after N ticks (default 0: no limit)\n"
           "  --stats-interval S    seconds between stats lines, e.g. 0.1 (default 5; 0: none)\n"
@@ -149,8 +155,9 @@ static void usage(FILE *f)
           "                        11520, 3 minutes at 64 Hz; platforms are on)\n"
           "  --full-clients K      how many of them run the client library, predicting and checking\n"
           "                        their confirmed states (default 1); the others are light bots\n"
-          "                        that steer by the server's scene (much cheaper); no sockets, so\n"
-          "                        neither --key nor --insecure is needed\n"
+          "                        that steer by the server's scene (much cheaper; with --game\n"
+          "                        all are full clients: light bots send no game commands); no\n"
+          "                        sockets, so neither --key nor --insecure is needed\n"
           "  --seed S              the session's seed (default 1)\n"
           "  --churn               bots leave and rejoin (one in four without a word)\n",
           f);
@@ -201,13 +208,15 @@ static int parse(int argc, char **argv, options *o)
             o->insecure = true;
         } else if (strcmp(a, "--agones") == 0) {
             o->agones = true;
-        } else if (strcmp(a, "--key") == 0 || strcmp(a, "--public") == 0 || strcmp(a, "--record") == 0) {
+        } else if (strcmp(a, "--key") == 0 || strcmp(a, "--public") == 0 || strcmp(a, "--record") == 0 ||
+                   strcmp(a, "--game") == 0) {
             if (!(v = keel_opt_value(&p)))
                 return 2;
             if (!v[0])
                 return keel_opt_fail(&p, "is empty");
             *(strcmp(a, "--key") == 0      ? &o->key_file
               : strcmp(a, "--record") == 0 ? &o->record
+              : strcmp(a, "--game") == 0   ? &o->game_spec
                                            : &o->public_address) = v;
         } else if (strcmp(a, "--protocol-id") == 0) {
             if (!keel_opt_u64(&p, 0, UINT64_MAX, &o->protocol_id))
@@ -383,12 +392,24 @@ static int give_up(metrics *m, recorder *rec, sv_server *sv, net_host *host, sim
     return 1;
 }
 
+// --game: loaded before the level (a missing library is quicker to find),
+// unloaded at exit, after every scene.
+static keel_game the_game;
+static void unload_game(void) { keel_game_unload(&the_game); }
+
 int main(int argc, char **argv)
 {
     options o;
     int rc = parse(argc, argv, &o);
     if (rc)
         return rc;
+    if (o.game_spec) {
+        if ((rc = keel_game_load_or_report("keel-server", o.game_spec, &the_game)) != 0)
+            return rc;
+        atexit(unload_game);
+        o.game = the_game.game;
+        keel_game_describe("keel-server", &the_game);
+    }
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);
     sim_level level;
@@ -457,6 +478,7 @@ int main(int argc, char **argv)
     cfg.ticks_per_snapshot = o.snapshot_ticks;
     cfg.platforms = o.platforms;
     cfg.map = level_map.entity_count ? &level_map : NULL;
+    cfg.game = o.game;
     sv_server *sv = sv_server_create(world, &level, &settings, &cfg, host);
     recorder rec;
     if (!sv || !recorder_start(&rec, &o, sv)) {

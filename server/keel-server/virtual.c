@@ -23,6 +23,9 @@ int run_virtual(const options *o, const sim_world *world, const sim_level *level
     sc.platforms = true;
     sc.map = map;
     sc.full_clients = o->full_clients < sc.bots ? o->full_clients : sc.bots;
+    sc.game = o->game;
+    if (sc.game) // light bots send no game payload
+        sc.full_clients = sc.bots;
     keel_session *s = keel_session_create(world, level, settings, &sc);
     if (!s) {
         fputs("keel-server: cannot create the virtual session\n", stderr);

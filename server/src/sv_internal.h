@@ -110,6 +110,8 @@ struct sv_server {
     uint32_t *obs_leaves;
     sim_char_state *obs_joins;
     rec_command *obs_commands;
+    uint8_t *obs_game;     // with a game: each command's packed payload (obs_game_bytes each)
+    size_t obs_game_bytes; // net_game_command_bytes of the game (0: none)
     // draining (sv_drain.c)
     bool draining;
     char drain_reason[NET_REASON_MAX + 1];

@@ -105,9 +105,11 @@ sv_server *sv_server_create(const sim_world *world, const sim_level *level, cons
     sv->obs_leaves = calloc(n, sizeof *sv->obs_leaves);
     sv->obs_joins = calloc(n, sizeof *sv->obs_joins);
     sv->obs_commands = calloc(n, sizeof *sv->obs_commands);
+    sv->obs_game_bytes = net_game_command_bytes(config->game);
+    sv->obs_game = calloc(n ? n : 1u, sv->obs_game_bytes ? sv->obs_game_bytes : 1u);
     if (!sv->scene || !sv->clients || !sv->pending_leaves || !sv->waiting_peer || !sv->waiting_since_us ||
         !sv->snap_joins || !sv->snap_leaves || !sv->snap_commands || !sv->obs_leaves || !sv->obs_joins ||
-        !sv->obs_commands || !sv_history_init(&sv->history, n)) {
+        !sv->obs_commands || !sv->obs_game || !sv_history_init(&sv->history, n)) {
         sv_server_destroy(sv);
         return NULL;
     }
@@ -157,6 +159,7 @@ void sv_server_destroy(sv_server *sv)
     free(sv->obs_leaves);
     free(sv->obs_joins);
     free(sv->obs_commands);
+    free(sv->obs_game);
     free(sv->save);
     sv_history_free(&sv->history);
     free(sv);
@@ -184,12 +187,7 @@ bool sv_server_fill_header(const sv_server *sv, rec_header *h)
     h->level.digest = sv->identity.level_digest;
     memset(h->platforms, 0, sizeof h->platforms);
     memset(h->waters, 0, sizeof h->waters);
-    for (uint32_t i = 0; i < np; i++)
-        h->platforms[i] = *sim_scene_platform(sv->scene, i);
-    h->platform_count = np;
-    for (uint32_t i = 0; i < nw; i++)
-        h->waters[i] = sim_scene_water(sv->scene, i);
-    h->water_count = nw;
+    rec_header_set_scene(h, sv->scene); // platforms, water, the game's identity
     h->max_characters = sim_scene_capacity(sv->scene);
     h->substitutes_marked = true; // the observer's ticks mark them
     return true;
@@ -551,6 +549,8 @@ static void notify_observer(sv_server *sv, const sv_tick_record *r)
         sv->obs_commands[i].id = r->commands[i].id;
         sv->obs_commands[i].input = r->commands[i].command;
         sv->obs_commands[i].substituted = false;
+        if (sv->obs_game_bytes) // the payload as it came: packed by the game's schema
+            memcpy(sv->obs_game + (size_t)i * sv->obs_game_bytes, r->commands[i].game, sv->obs_game_bytes);
     }
     // The substitutes this tick ran (the recording marks them: a substitute
     // holds the tick it ran in, like an own command).
@@ -568,6 +568,7 @@ static void notify_observer(sv_server *sv, const sv_tick_record *r)
     t.leaves = sv->obs_leaves;
     t.joins = sv->obs_joins;
     t.commands = sv->obs_commands;
+    t.game_commands = sv->obs_game_bytes ? sv->obs_game : NULL;
     sv->observer(sv->observer_ctx, &t, sv->scene);
 }
 

@@ -433,9 +433,7 @@ int main(int argc, char **argv)
         if (rc != 0)
             return rc;
         if (!a.quiet && !a.json)
-            fprintf(stderr, "keel-replay: game %s version %u (digest %016" PRIx64 "), %s in %" PRIu64 " us\n",
-                    sim_game_name(replay_game.game), (unsigned)sim_game_version(replay_game.game),
-                    sim_game_digest(replay_game.game), replay_game.linked ? "linked" : "loaded", replay_game.load_us);
+            keel_game_describe("keel-replay", &replay_game);
     }
     if (strcmp(a.command, "verify") == 0)
         rc = run_resim(&a, false);

@@ -35,9 +35,7 @@ int main(int argc, char **argv)
         }
         opt.game = game.game;
         if (!opt.quiet)
-            fprintf(stderr, "keel-sim: game %s version %u (digest %016" PRIx64 "), %s in %" PRIu64 " us\n",
-                    sim_game_name(game.game), (unsigned)sim_game_version(game.game), sim_game_digest(game.game),
-                    game.linked ? "linked" : "loaded", game.load_us);
+            keel_game_describe("keel-sim", &game);
     }
 
     ks_stage stage;

@@ -134,7 +134,9 @@ bool sv_server_draining(const sv_server *sv);
 /// characters were spawned with), every character's command in id order,
 /// substituted ones included and marked (rec_command.substituted: the
 /// client's command for the tick had not come, its last one ran again with
-/// input.tick the tick) -- and the scene after the step. The hash
+/// input.tick the tick), with a game each command's payload packed by its
+/// schema as the client sent it (rec_tick.game_commands) -- and the scene
+/// after the step. The hash
 /// fields of `tick` are left empty (a recorder computes them from `after`).
 /// The pointers are valid only during the call; the observer must not
 /// change the server.
@@ -146,7 +148,7 @@ void sv_server_set_observer(sv_server *sv, sv_tick_observer fn, void *ctx);
 
 /// What a recording's header needs at the moment recording starts: the
 /// settings and their digest, the level digest, the scene's platforms and
-/// water boxes, its capacity; kind REC_KIND_SCENE; substitutes_marked
+/// water boxes, its capacity, its game's identity (rec_header_set_scene); kind REC_KIND_SCENE; substitutes_marked
 /// (the observer's ticks mark them). The other fields of
 /// `header` (level path, keyframes, compression, source) are left as they
 /// are: start from rec_default_header(). False when the scene has more

@@ -22,6 +22,8 @@ typedef struct sim_bvh_node {
 #define SIM_BVH_LEAF_SIZE 4
 #define SIM_BVH_MAX_DEPTH 64
 
+/// A field added here must also be copied by the tests' world cache
+/// (tests/support/world_cache.c, which checks this struct's layout).
 struct sim_world {
     sim_world_def def;
     sim_tri *tris;

@@ -41,13 +41,7 @@ const char *keel_test_level_path(const char *file)
     return path;
 }
 
-sim_world *keel_test_builtin_world(sim_level *level)
-{
-    cr_assert_eq(sim_level_builtin(level), 0);
-    sim_world *world = sim_world_create(level, NULL, NULL);
-    cr_assert_not_null(world);
-    return world;
-}
+// keel_test_builtin_world: world_cache.c
 
 sim_world *keel_test_generated_world(sim_level *level, uint32_t triangles, uint32_t seed)
 {

@@ -37,7 +37,9 @@ struct sim_world;
 struct sim_move_settings;
 
 /// Loads the built-in level into *level and builds its world, failing the
-/// test when either fails; keel_test_builtin_free frees both.
+/// test when either fails; keel_test_builtin_free frees both. The world is
+/// built once per test executable and read back from a file by its other
+/// processes (world_cache.c; KEEL_TEST_NO_WORLD_CACHE=1 builds it every time).
 struct sim_world *keel_test_builtin_world(struct sim_level *level);
 void keel_test_builtin_free(struct sim_level *level, struct sim_world *world);
 /// The same for sim_level_generate's level of `triangles` triangles from

@@ -18,8 +18,9 @@
 //   world is built again; a cache that cannot be written only costs time.
 // - Files are written under a temporary name and renamed, so two processes
 //   that start together never read half a file.
-// - World building itself is tested without the cache (test_world_build,
-//   test_level, the golden tests build their worlds directly).
+// - World building itself is tested without the cache: test_world_build
+//   builds the built-in level's world with sim_world_create and pins its
+//   digest.
 // - KEEL_TEST_NO_WORLD_CACHE=1 turns the cache off.
 #define _POSIX_C_SOURCE 200809L
 #include "test_support.h"

@@ -1,5 +1,5 @@
-// keel tests: secure mode's authenticated datagrams (docs/security.md,
-// "Datagrams"): an off-path attacker who knows a player's address and port
+// keel tests: secure mode's sealed datagrams (docs/security.md,
+// "Sealed datagrams"): an off-path attacker who knows a player's address and port
 // forges ENet's own framing from it, and from the server's address, through
 // a raw socket on loopback; none of it may change a connection. MIT licence,
 // see LICENSE.

@@ -83,7 +83,7 @@ extern "C" {
 enum {
     /// 2: every datagram after the admission is authenticated; 3: and
     /// encrypted after ENet's header, messages no longer sealed one by one
-    /// (docs/security.md, "Datagrams")
+    /// (docs/security.md, "Sealed datagrams")
     NET_HS_VERSION = 3,
     NET_HS_REQUEST_BYTES = 1046,  ///< header 6, client nonce 8, the token's sent part 1032
     NET_HS_CHALLENGE_BYTES = 166, ///< header 6, client nonce 8, seal nonce 24, sealed 112 + tag 16

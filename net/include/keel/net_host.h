@@ -49,14 +49,11 @@
 extern "C" {
 #endif
 
-/// What sealing one message separately adds (a 2-byte sequence and a 16-byte
-/// tag). Secure hosts no longer seal each message (protocol version 6): the
-/// datagram carrying it is encrypted and authenticated whole.
-#define NET_SEAL_BYTES 18u
 /// What secure mode adds to each datagram after the handshake, everything
 /// after ENet's header encrypted and the whole datagram authenticated: a
 /// 2-byte datagram counter and a 16-byte tag (docs/security.md,
-/// "Datagrams"). keel's messages get nothing more.
+/// "Sealed datagrams"). keel's messages get nothing more (until protocol
+/// version 5 each was also sealed on its own, 18 bytes more).
 #define NET_FRAME_BYTES 18u
 
 typedef enum net_channel {
@@ -136,7 +133,7 @@ typedef struct net_host_stats {
     /// Secure mode: received datagrams dropped before ENet read them
     /// because they did not authenticate (forged, damaged, from no
     /// session), or because the datagram replay window had seen them or
-    /// they were too old for it (docs/security.md, "Datagrams").
+    /// they were too old for it (docs/security.md, "Sealed datagrams").
     uint64_t frames_forged, frames_replayed;
     /// ENet server: a client's DISCONNECT sent again after its leave was
     /// counted (the acknowledgement lost), acknowledged again.

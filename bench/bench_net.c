@@ -28,9 +28,10 @@
 //   rolls back, so it rests on a handful of calls).
 //
 // --secure runs ENet with the server in secure mode (docs/security.md): each
-// client holds a token issued here, and every message is sealed;
-// --secure-compare runs each bot count over ENet without and with it and
-// prints the two side by side, with what sealing one message costs.
+// client holds a token issued here, and every datagram is encrypted and
+// authenticated; --secure-compare runs each bot count over ENet without and
+// with it and prints the two side by side, with what sealing one datagram
+// costs.
 //
 // By default the network is the in-memory one (net_memory, a virtual clock:
 // the play costs only CPU time; the wire bytes are the estimate of
@@ -67,7 +68,7 @@
 
 #include "common/bench_game_wire.h"
 #include "frame.h"
-#include "seal.h"
+#include "host_impl.h"
 
 #define MAX_RUNS 8
 #define MAX_ID 4096u
@@ -81,7 +82,7 @@ typedef struct options {
     uint32_t latency_ms, jitter_ms, loss_permille;
     uint64_t seed;
     bool enet;
-    bool secure;           // over ENet: the server needs tokens, every message is sealed
+    bool secure;           // over ENet: the server needs tokens, every datagram is sealed
     bool compare;          // the downstream at a 150 ms round trip with loss beside a 0 ms link
     bool secure_compare;   // ENet insecure, then secure, side by side
     bool full_rollback;    // clients re-simulate every character on a rollback (cl_config.full_rollback)
@@ -91,8 +92,8 @@ typedef struct options {
 
 // What a run measured, for the side-by-side tables.
 typedef struct figures {
-    double up_wire, packets_up, down_payload, down_wire, per_char_s, tick_cpu_p99, tick_p99;
-    uint64_t sealed_dropped, frames_dropped;
+    double up_wire, packets_up, datagrams_up, down_payload, down_wire, per_char_s, tick_cpu_p99, tick_p99;
+    uint64_t frames_dropped;
     uint32_t playing, nbots;
     double rollback_us, resim_chars; // per rollback, as the clients measured it
 } figures;
@@ -485,6 +486,7 @@ static uint32_t rig_playing(const rig *r)
 typedef struct totals {
     net_host_stats host;    // the clients' hosts, summed
     net_host_stats sv_host; // the server's host
+    uint64_t datagrams_up;  // ENet: the datagrams the clients' hosts sent, summed
     cl_stats cl;
     sv_stats sv;
 } totals;
@@ -506,6 +508,9 @@ static void take_totals(const rig *r, totals *t)
         t->host.sealed_replayed += h.sealed_replayed;
         t->host.frames_forged += h.frames_forged;
         t->host.frames_replayed += h.frames_replayed;
+        uint64_t sent = 0, received = 0;
+        if (net_host_enet_datagrams(r->hosts[i], &sent, &received))
+            t->datagrams_up += sent;
         cl_stats s;
         cl_client_stats(r->cls[i], &s);
         for (int c = 0; c < CL_CAUSE_COUNT; c++) {
@@ -610,6 +615,7 @@ static int run(const options *o, uint32_t nbots, double *down_payload_out, figur
     double down_payload = (double)(b.host.payload_received - a.host.payload_received) * per;
     double down_wire = (double)(b.host.wire_received - a.host.wire_received) * per;
     double packets_up = (double)(b.cl.input_packets - a.cl.input_packets) * per;
+    double datagrams_up = (double)(b.datagrams_up - a.datagrams_up) * per;
     uint64_t snap_msgs =
         (b.sv.snapshots_delta - a.sv.snapshots_delta) + (b.sv.snapshots_full_parts - a.sv.snapshots_full_parts);
     uint64_t snap_bytes = b.sv.snapshot_bytes - a.sv.snapshot_bytes;
@@ -654,6 +660,9 @@ static int run(const options *o, uint32_t nbots, double *down_payload_out, figur
            100.0 * min_share, speed);
     printf("   up   per client: payload %7.0f B/s  wire %7.0f B/s  (%.1f input packets/s, %.1f B payload each)\n",
            up_payload, up_wire, packets_up, packets_up > 0 ? up_payload / packets_up : 0.0);
+    if (o->enet)
+        printf("   up   per client: %.1f datagrams/s (%.1f beside the input packets)\n", datagrams_up,
+               datagrams_up - packets_up);
     printf("   down per client: payload %7.0f B/s  wire %7.0f B/s  (%.1f snapshot messages/s)\n", down_payload,
            down_wire, snaps_per_s);
     printf("   snapshot payload per moving character: %.2f B per snapshot, %.1f B/s  (%llu delta, %llu full parts)\n",
@@ -719,20 +728,19 @@ static int run(const options *o, uint32_t nbots, double *down_payload_out, figur
         printf("     (the downstream and tick targets are for 64 bots)\n");
     }
     if (o->secure)
-        printf("   sealed messages dropped (forged or replayed), server and clients: %llu\n",
-               (unsigned long long)(b.host.sealed_forged + b.host.sealed_replayed + b.sv_host.sealed_forged +
-                                    b.sv_host.sealed_replayed));
+        printf("   datagrams dropped (forged or replayed), server and clients: %llu\n",
+               (unsigned long long)(b.host.frames_forged + b.host.frames_replayed + b.sv_host.frames_forged +
+                                    b.sv_host.frames_replayed));
     fflush(stdout);
     if (fig) {
         fig->up_wire = up_wire;
         fig->packets_up = packets_up;
+        fig->datagrams_up = datagrams_up;
         fig->down_payload = down_payload;
         fig->down_wire = down_wire;
         fig->per_char_s = per_char_s;
         fig->tick_cpu_p99 = cpu_p99;
         fig->tick_p99 = tick_p99;
-        fig->sealed_dropped =
-            b.host.sealed_forged + b.host.sealed_replayed + b.sv_host.sealed_forged + b.sv_host.sealed_replayed;
         fig->frames_dropped =
             b.host.frames_forged + b.host.frames_replayed + b.sv_host.frames_forged + b.sv_host.frames_replayed;
         fig->playing = rig_playing(&r);
@@ -774,35 +782,10 @@ static int compare_rollback(const options *o)
     return rc;
 }
 
-// What sealing costs one message of `size` bytes: seal and open, CPU time of
-// this thread per message, ns (median of 5 rounds of 20,000).
-static double seal_cost_ns(size_t size)
-{
-    static const uint8_t k1[SEAL_KEY_BYTES] = {1}, k2[SEAL_KEY_BYTES] = {2};
-    seal_peer tx, rx;
-    seal_start(&tx, k1, k2);
-    seal_start(&rx, k2, k1);
-    uint8_t msg[NET_MTU], sealed[NET_MTU + NET_SEAL_BYTES], out[NET_MTU];
-    memset(msg, 0x5a, sizeof msg);
-    double best[5];
-    for (int round = 0; round < 5; round++) {
-        uint64_t t0 = thread_cpu_ns();
-        for (int i = 0; i < 20000; i++) {
-            size_t n = seal_message(&tx, NET_CHANNEL_INPUT, msg, size, sealed), m = 0;
-            if (seal_open(&rx, NET_CHANNEL_INPUT, sealed, n, out, &m) != SEAL_OK || m != size)
-                return -1;
-        }
-        best[round] = (double)(thread_cpu_ns() - t0) / 20000.0;
-    }
-    qsort(best, 5, sizeof *best, cmp_double);
-    seal_stop(&tx);
-    seal_stop(&rx);
-    return best[2];
-}
-
-// What authenticating one datagram of `size` bytes (ENet's, before the
-// trailer) costs: frame_seal and frame_open, CPU time of this thread per
-// datagram, ns (median of 5 rounds of 20,000).
+// What sealing one datagram of `size` bytes (ENet's, before the trailer)
+// costs: frame_seal and frame_open (encrypted after ENet's 4-byte header,
+// authenticated whole), CPU time of this thread per datagram, ns (median of
+// 5 rounds of 20,000).
 static double frame_cost_ns(size_t size)
 {
     static const uint8_t k1[SEAL_KEY_BYTES] = {1}, k2[SEAL_KEY_BYTES] = {2};
@@ -811,6 +794,7 @@ static double frame_cost_ns(size_t size)
     frame_start(&rx, k2, k1, 1, 0, 0);
     uint8_t d[1246 + NET_FRAME_BYTES];
     memset(d, 0x5a, sizeof d);
+    d[0] = 0x80; // ENet's header with a sent time: 4 bytes in clear
     double best[5];
     for (int round = 0; round < 5; round++) {
         uint64_t t0 = thread_cpu_ns();
@@ -828,7 +812,8 @@ static double frame_cost_ns(size_t size)
 }
 
 // ENet on loopback without and with secure mode, side by side: what sealing
-// adds on the wire and to the server's tick, and what it costs per message.
+// datagrams adds on the wire and to the server's tick, and what it costs per
+// datagram.
 static int compare_secure(const options *base)
 {
     figures f[2][MAX_RUNS];
@@ -849,27 +834,23 @@ static int compare_secure(const options *base)
         printf("   %u bots: clients playing at the end        %12u %12u\n", a->nbots, a->playing, b->playing);
         printf("   up wire per client, B/s (target <= 2500)     %12.0f %12.0f  (%.1f / %.1f packets/s)\n", a->up_wire,
                b->up_wire, a->packets_up, b->packets_up);
+        printf("   up datagrams per client per s                %12.1f %12.1f\n", a->datagrams_up, b->datagrams_up);
         printf("   down payload per client, B/s                 %12.0f %12.0f\n", a->down_payload, b->down_payload);
         printf("   down wire per client, B/s                    %12.0f %12.0f\n", a->down_wire, b->down_wire);
         printf("   snapshot payload per moving character, B/s   %12.1f %12.1f  (target <= 200)\n", a->per_char_s,
                b->per_char_s);
         printf("   server tick p99, CPU ms / elapsed ms         %6.3f/%-5.3f %6.3f/%-5.3f\n", a->tick_cpu_p99,
                a->tick_p99, b->tick_cpu_p99, b->tick_p99);
-        printf("   sealed messages dropped                      %12s %12llu\n", "-",
-               (unsigned long long)b->sealed_dropped);
         printf("   datagrams dropped (not authenticated)        %12s %12llu\n", "-",
                (unsigned long long)b->frames_dropped);
         printf("   targets in secure mode: upstream wire <= 2500 B/s: %s; downstream payload <= 200 B/s per "
                "moving character: %s\n",
                verdict(b->up_wire <= 2500.0), verdict(b->per_char_s <= 200.0));
     }
-    printf("   each sealed message: +%u bytes (2 sequence, 16 tag); seal + open, CPU time per message: "
-           "%.0f ns at 27 B (an input), %.0f ns at 130 B (a snapshot), %.0f ns at 1200 B\n",
-           (unsigned)NET_SEAL_BYTES, seal_cost_ns(27), seal_cost_ns(130), seal_cost_ns(1200));
-    printf("   each datagram: +%u bytes (2 counter, 16 tag); authenticate + check, CPU time per datagram: "
-           "%.0f ns at 14 B (an acknowledgement), %.0f ns at 63 B (a sealed input), %.0f ns at 176 B (a sealed "
-           "snapshot), %.0f ns at 1246 B (a full one)\n",
-           (unsigned)NET_FRAME_BYTES, frame_cost_ns(14), frame_cost_ns(63), frame_cost_ns(176), frame_cost_ns(1246));
+    printf("   each datagram: +%u bytes (2 counter, 16 tag; keel's messages in it are not sealed one by one); seal + "
+           "open, CPU time per datagram: %.0f ns at 14 B (an acknowledgement), %.0f ns at 45 B (an input's), %.0f ns "
+           "at 158 B (a snapshot's), %.0f ns at 1228 B (a full one)\n",
+           (unsigned)NET_FRAME_BYTES, frame_cost_ns(14), frame_cost_ns(45), frame_cost_ns(158), frame_cost_ns(1228));
     return rc;
 }
 
@@ -904,7 +885,7 @@ static void usage(void)
         "defaults: in-memory network, --bots 8,64 --seconds 20 --warmup 3 --mode random --leash-mm 4000\n"
         "          --latency-ms 25 --jitter-ms 0 --loss-permille 0 --seed 1; then (in memory, unless\n"
         "          --no-compare) 8 bots at 0 ms and at 75 ms each way with 20 ms jitter and 5%% loss, side by side\n"
-        "--secure: over ENet, the server in secure mode (tokens, sealed messages); --secure-compare: each\n"
+        "--secure: over ENet, the server in secure mode (tokens, sealed datagrams); --secure-compare: each\n"
         "          bot count over ENet insecure then secure, and a side-by-side table with the sealing cost\n"
         "--full-rollback: clients re-simulate every character on a rollback (the reference for islands);\n"
         "--island-check: clients compare every island rollback with a full re-simulation (the sync test);\n"

@@ -136,7 +136,7 @@ common=(-std=c11 -Iserver/include -Isim/include -Isim/src -Inet/include -Inet/sr
 # the recordings, the protocol's encoders (not the ENet host) and the client
 # library (keel-replay replays client recordings). The connect tokens and
 # the secure handshake and sealing (net/src/token*.c, handshake.c,
-# seal.c, host_seal.c, frame.c, host_enet_gate.c: libsodium and ENet) are left out: nothing these programs run reads a
+# seal.c, frame.c, host_enet_gate.c: libsodium and ENet) are left out: nothing these programs run reads a
 # token, and their bytes do not depend on the simulation.
 lib_sources() {
     # no ENet on these builds: the host that cannot be made
@@ -145,7 +145,7 @@ lib_sources() {
     [ -d rec/src ] && ls rec/src/*.c
     # shellcheck disable=SC2010 # the tree's own file names
     ls net/src/*.c | grep -v -e '/host_enet[^/]*\.c$' -e '/token[^/]*\.c$' -e '/handshake\.c$' \
-        -e '/seal\.c$' -e '/host_seal\.c$' -e '/frame\.c$'
+        -e '/seal\.c$' -e '/frame\.c$'
     ls client/src/*.c
     ls server/src/*.c
     ls app/*.c

@@ -347,7 +347,7 @@ Test(attack, every_threat_against_a_playing_server)
     cr_expect_eq(opt_num(cap_out, "replayed"), 1, "%s", cap_out);
     if (strstr(cap_out, "{\"attack\":"))
         add_row("captured session, same port, later", cap_out, server_clients(&s) - before,
-                "challenge already used|connect not admitted|#frames_forged|#sealed_forged|#sealed_replayed");
+                "challenge already used|connect not admitted|#frames_forged|#frames_replayed");
     free(cap_out);
     keel_test_proc_cleanup(&cap);
 
@@ -424,11 +424,11 @@ Test(attack, every_threat_against_a_playing_server)
     cr_expect_geq(reason_count(err, "damaged token"), 1);
     cr_expect_geq(reason_count(err, "token in use from another address"), 2, "the request and the replay");
     cr_expect_geq(reason_count(err, "invalid token"), 1, "the random flood");
-    double forged = keel_test_json_num(sum, "frames_forged"), replayed_n = keel_test_json_num(sum, "sealed_replayed");
+    double forged = keel_test_json_num(sum, "frames_forged"), replayed_n = keel_test_json_num(sum, "frames_replayed");
     double us = keel_test_json_num(sum, "handshake_us_per_datagram");
     double hs_n = keel_test_json_num(sum, "handshake_datagrams");
     cr_log_info("server: tick ms p99 %.3f (cpu %.3f), handshake datagrams %.0f at %.2f us each, datagrams forged "
-                "%.0f, sealed replayed %.0f, challenges %.0f",
+                "%.0f, datagrams replayed %.0f, challenges %.0f",
                 keel_test_json_num(sum, "tick_ms_p99"), keel_test_json_num(sum, "tick_cpu_ms_p99"), hs_n, us, forged,
                 replayed_n, keel_test_json_num(sum, "handshake_challenges"));
     cr_expect_gt(forged, 0, "flipped tags on the way up: %s", sum);

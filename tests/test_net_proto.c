@@ -1862,7 +1862,7 @@ Test(net_identity, every_setting_and_vertex_changes_the_digest)
 
 Test(net_proto, hello_layout_of_version_2)
 {
-    cr_assert_eq(NET_PROTOCOL_VERSION, 5u); // the hello did not change in versions 3, 4 and 5
+    cr_assert_eq(NET_PROTOCOL_VERSION, 6u); // the hello did not change in versions 3 to 6
     keel_rng rng = {77};
     net_hello h = rnd_hello(&rng);
     h.protocol_version = NET_PROTOCOL_VERSION;

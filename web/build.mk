@@ -21,7 +21,7 @@ CFLAGS := -std=c11 -O2 -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prot
 # connect tokens, the handshake and the sealing. net/src/absent/host_enet_absent.c
 # answers for the ENet host.
 NET_LEFT_OUT := $(wildcard net/src/host_enet*.c net/src/token*.c) net/src/handshake.c net/src/seal.c \
-	net/src/host_seal.c net/src/frame.c
+	net/src/frame.c
 SOURCES := $(wildcard sim/src/*.c rec/src/*.c client/src/*.c tools/keel-replay/*.c) \
 	$(filter-out $(NET_LEFT_OUT),$(wildcard net/src/*.c)) app/keel_app.c app/keel_opt.c app/keel_game.c tests/games/tag/tag.c net/src/absent/host_enet_absent.c
 OBJECTS := $(patsubst %.c,$(OUT)/obj/%.o,$(SOURCES))

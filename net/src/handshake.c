@@ -572,28 +572,37 @@ size_t hs_server_receive(hs_server *s, const uint8_t *d, size_t n, hs_addr from,
     return 0;
 }
 
-bool hs_server_admits(hs_server *s, hs_addr from, uint32_t connect_id, uint64_t now_ms, uint64_t *client_id)
-{
-    return hs_server_admits_if(s, from, connect_id, now_ms, client_id, NULL, NULL);
-}
-
-bool hs_server_admits_if(hs_server *s, hs_addr from, uint32_t connect_id, uint64_t now_ms, uint64_t *client_id,
-                         bool (*key_ok)(const uint8_t c2s[32], void *context), void *context)
+// The admission of `from` for `connect_id` (the first CONNECT of an
+// admission binds its connect id; its retransmissions pass, other connect
+// ids do not), its key tried with `open` first when given.
+static bool admits(hs_server *s, hs_addr from, uint64_t now_ms, uint64_t *client_id, uint32_t *connect_id,
+                   bool (*open)(const uint8_t c2s[32], void *context, uint32_t *connect_id), void *context)
 {
     for (uint32_t i = 0; i < s->admitted_cap; i++) {
         admitted *a = &s->admitted[i];
         if (!a->used || a->until_ms <= now_ms || !addr_eq(a->addr, from))
             continue;
-        if (a->bound && a->connect_id != connect_id)
+        if (open && !open(a->c2s, context, connect_id))
             continue;
-        if (key_ok && !key_ok(a->c2s, context))
+        if (a->bound && a->connect_id != *connect_id)
             continue;
         a->bound = true;
-        a->connect_id = connect_id;
+        a->connect_id = *connect_id;
         *client_id = a->client_id;
         return true;
     }
     return false;
+}
+
+bool hs_server_admits(hs_server *s, hs_addr from, uint32_t connect_id, uint64_t now_ms, uint64_t *client_id)
+{
+    return admits(s, from, now_ms, client_id, &connect_id, NULL, NULL);
+}
+
+bool hs_server_admits_open(hs_server *s, hs_addr from, uint64_t now_ms, uint64_t *client_id, uint32_t *connect_id,
+                           bool (*open)(const uint8_t c2s[32], void *context, uint32_t *connect_id), void *context)
+{
+    return admits(s, from, now_ms, client_id, connect_id, open, context);
 }
 
 bool hs_server_session(const hs_server *s, hs_addr from, uint32_t connect_id, uint64_t *client_id, uint32_t *timeout_s,

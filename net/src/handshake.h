@@ -131,11 +131,14 @@ size_t hs_server_receive(hs_server *s, const uint8_t *d, size_t n, hs_addr from,
 /// CONNECT of an admission binds its connect id; its retransmissions pass,
 /// other connect ids do not. *client_id receives the token's client id.
 bool hs_server_admits(hs_server *s, hs_addr from, uint32_t connect_id, uint64_t now_ms, uint64_t *client_id);
-/// hs_server_admits for an admission whose client-to-server key passes
-/// `key_ok` (secure mode's authenticated CONNECT, frame.h): an admission
-/// whose key does not is neither bound nor used.
-bool hs_server_admits_if(hs_server *s, hs_addr from, uint32_t connect_id, uint64_t now_ms, uint64_t *client_id,
-                         bool (*key_ok)(const uint8_t c2s[32], void *context), void *context);
+/// hs_server_admits for an admission whose client-to-server key opens the
+/// CONNECT (secure mode's encrypted CONNECT, frame.h): `open` is tried with
+/// each admission of `from` and, when the key opens it, gives the connect
+/// id it holds (*connect_id), which is then bound as hs_server_admits binds
+/// it. An admission whose key does not open it is neither bound nor used.
+/// *connect_id is the one bound when true.
+bool hs_server_admits_open(hs_server *s, hs_addr from, uint64_t now_ms, uint64_t *client_id, uint32_t *connect_id,
+                           bool (*open)(const uint8_t c2s[32], void *context, uint32_t *connect_id), void *context);
 
 /// The session of the admission `from` used with `connect_id`, expired or
 /// not (for the connect event, which comes a round trip after the CONNECT):

@@ -79,12 +79,6 @@ net_event_type net_host_service(net_host *host, net_event *event, uint32_t timeo
     if (!host)
         return NET_EVENT_NONE;
     net_event_type t = host->ops->service(host, event, timeout_ms);
-    // A message that does not open is dropped; the next event is looked for
-    // without waiting again (a flood of forgeries cannot stretch the wait).
-    while (t == NET_EVENT_RECEIVE && host->sealing && !host->sealing->open(host, event)) {
-        memset(event, 0, sizeof *event);
-        t = host->ops->service(host, event, 0);
-    }
     event->type = t;
     if (t == NET_EVENT_RECEIVE) {
         host->stats.messages_received++;
@@ -103,14 +97,8 @@ bool net_host_send(net_host *host, uint32_t peer, net_channel channel, const uin
     }
     if (length > NET_HOST_MAX_MESSAGE)
         return false;
-    if (host->sealing) {
-        size_t sealed = length;
-        const uint8_t *d = host->sealing->seal(host, peer, channel, data, &sealed);
-        if (!d || !host->ops->send(host, peer, channel, d, sealed))
-            return false; // no session with that peer, or the send failed
-    } else if (!host->ops->send(host, peer, channel, data, length)) {
+    if (!host->ops->send(host, peer, channel, data, length))
         return false;
-    }
     host->stats.messages_sent++;
     host->stats.payload_sent += length;
     return true;

@@ -7,8 +7,8 @@
 // docs/transport.md explains the settings; in short (ENet 1.3.17):
 // - three channels, one per traffic class: control is reliable and ordered,
 //   input and snapshot are unsequenced (ENET_PACKET_FLAG_UNSEQUENCED);
-// - MTU NET_HOST_ENET_MTU (NET_MTU + 28; in secure mode
-//   NET_HOST_ENET_SECURE_MTU, 18 more for the seal) on our side, and a bigger MTU a
+// - MTU NET_HOST_ENET_MTU (NET_MTU + 28; in secure mode too: the
+//   datagram's trailer comes after ENet's datagram) on our side, and a bigger MTU a
 //   client proposes is rewritten in its CONNECT datagram before ENet reads it
 //   (ENet adopts the client's value, protocol.c enet_protocol_handle_connect),
 //   so both sides use it; clamped once more at the connect event;
@@ -80,6 +80,8 @@ static void fold_counters(enet_net_host *h)
                     (uint64_t)NET_WIRE_UDP_IP * (enet_uint32)(e->totalSentPackets - h->last_sent_packets);
     h->wire_received += (enet_uint32)(e->totalReceivedData - h->last_received_data) +
                         (uint64_t)NET_WIRE_UDP_IP * (enet_uint32)(e->totalReceivedPackets - h->last_received_packets);
+    h->datagrams_sent += (enet_uint32)(e->totalSentPackets - h->last_sent_packets);
+    h->datagrams_received += (enet_uint32)(e->totalReceivedPackets - h->last_received_packets);
     h->last_sent_data = e->totalSentData;
     h->last_sent_packets = e->totalSentPackets;
     h->last_received_data = e->totalReceivedData;
@@ -113,6 +115,8 @@ static void configure_peer(enet_net_host *h, ENetPeer *peer)
     // limit), deceleration 0 never lowers it: nothing is ever dropped.
     enet_peer_throttle_configure(peer, 5000, ENET_PEER_PACKET_THROTTLE_SCALE, 0);
     enet_live_configure(peer, peer_timeout(h, peer_index(h, peer)));
+    if (h->frames)
+        enet_live_sparse_pings(peer, peer_timeout(h, peer_index(h, peer)));
     if (peer->mtu > h->mtu)
         peer->mtu = h->mtu;
 }
@@ -172,11 +176,10 @@ static bool watchdog(enet_net_host *h, net_event *ev)
     return false;
 }
 
-// Secure mode, at a CONNECT: the session's keys (a server's from the
-// handshake's admission, with the token's client id; a client's from its
-// handshake) start sealing for the peer. Without them its messages are
-// dropped (net_host_service).
-static void start_seal(enet_net_host *h, ENetPeer *peer, uint32_t i)
+// Secure mode, at a CONNECT: a server's peer gets the token's client id
+// and timeout from the handshake's admission, a client's the token's
+// timeout. (The session's keys are the datagrams', host_enet_frame.c.)
+static void start_session(enet_net_host *h, ENetPeer *peer, uint32_t i)
 {
     enet_slot *s = &h->slots[i];
     if (h->hs) {
@@ -184,15 +187,12 @@ static void start_seal(enet_net_host *h, ENetPeer *peer, uint32_t i)
         uint32_t timeout_s = 0;
         s->has_client_id = hs_server_session(h->hs, (hs_addr){peer->address.host, peer->address.port}, peer->connectID,
                                              &s->client_id, &timeout_s, c2s, s2c);
-        if (s->has_client_id)
-            net_host_seal_start(&h->base, i, s2c, c2s);
         s->timeout_ms = timeout_s * 1000u;
         sodium_memzero(c2s, sizeof c2s);
         sodium_memzero(s2c, sizeof s2c);
     } else if (h->hsc) {
-        net_host_seal_start(&h->base, i, h->hsc->c2s, h->hsc->s2c);
         s->timeout_ms = h->hsc->timeout_s * 1000u;
-        hs_client_wipe(h->hsc); // the keys are copied; the handshake is over
+        hs_client_wipe(h->hsc); // the keys are copied (enet_frame_start_client); the handshake is over
         h->hsc->phase = HS_PHASE_CONNECT;
     }
 }
@@ -212,7 +212,7 @@ static bool translate(enet_net_host *h, ENetEvent *e, net_event *ev)
         s->state = SLOT_CONNECTED;
         s->since = enet_time_get();
         s->remote_peer_id = e->peer->outgoingPeerID;
-        start_seal(h, e->peer, i);
+        start_session(h, e->peer, i);
         configure_peer(h, e->peer);
         enet_live_start(h, e->peer, i);
         ev->type = NET_EVENT_CONNECT;
@@ -224,8 +224,6 @@ static bool translate(enet_net_host *h, ENetEvent *e, net_event *ev)
         s->has_client_id = false;
         s->timeout_ms = 0;
         s->joining = false;
-        if (h->base.seals)
-            net_host_seal_stop(&h->base, i);
         if (h->base.server && was == SLOT_CONNECTED && e->data == NET_DISCONNECT_DATA_LEAVE)
             enet_leave_keep(h, i, e->peer, enet_time_get()); // its acknowledgement may be lost
         else
@@ -430,7 +428,6 @@ static void enet_destroy(net_host *host)
     enet_frame_free(h);         // before the socket closes: enet_socket_send forgets it
     enet_host_destroy(h->enet); // resets every peer without notice
     hs_server_destroy(h->hs);
-    net_host_seal_free(&h->base);
     if (h->hsc)
         hs_client_wipe(h->hsc); // the token's sent part
     free(h->hsc);
@@ -468,8 +465,8 @@ static enet_net_host *create(const net_host_config *config, bool server, const E
     enet_host_bandwidth_limit(e, 0, 0);
     e->mtu = mtu;
     // the largest MTU a peer may use (a client adopts the server's answer up to it)
-    h->mtu = server ? mtu : config->connect_token ? NET_HOST_ENET_SECURE_MTU : NET_HOST_ENET_MTU;
-    e->maximumPacketSize = NET_HOST_MAX_MESSAGE + NET_SEAL_BYTES;
+    h->mtu = server ? mtu : NET_HOST_ENET_MTU;
+    e->maximumPacketSize = NET_HOST_MAX_MESSAGE;
     for (size_t i = 0; i < e->peerCount; i++) {
         e->peers[i].mtu = mtu; // peers were reset with the default MTU
         e->peers[i].data = h;
@@ -506,8 +503,7 @@ net_host *net_host_enet_listen(const char *address, uint16_t port, const net_hos
     ENetAddress a;
     if (!enet_ready(error) || !parse_address(address, port, &a, error))
         return NULL;
-    enet_net_host *h =
-        create(&c, true, &a, c.max_peers, c.token_key ? NET_HOST_ENET_SECURE_MTU : NET_HOST_ENET_MTU, error);
+    enet_net_host *h = create(&c, true, &a, c.max_peers, NET_HOST_ENET_MTU, error);
     if (h && c.token_key && !enet_gate_secure_server(h, &c, address, error)) {
         enet_destroy(&h->base);
         return NULL;
@@ -557,15 +553,13 @@ net_host *net_host_enet_connect(const char *address, uint16_t port, const net_ho
             *error = "connect_token is not a connect token (keel-token inspect tells why)";
         return NULL;
     }
-    if (c.connect_token && propose_mtu == NET_HOST_ENET_MTU)
-        propose_mtu = NET_HOST_ENET_SECURE_MTU; // room for the seal
     enet_net_host *h = create(&c, false, NULL, 1, propose_mtu, error);
     if (!h)
         return NULL;
     h->server = a;
     if (c.connect_token) {
         h->hsc = malloc(sizeof *h->hsc);
-        if (!h->hsc || !hs_client_start(h->hsc, c.connect_token) || !net_host_seal_init(&h->base, 1)) {
+        if (!h->hsc || !hs_client_start(h->hsc, c.connect_token) || sodium_init() < 0) {
             enet_destroy(&h->base);
             if (error)
                 *error = "cannot start the handshake (out of memory, or libsodium failed)";
@@ -634,5 +628,16 @@ bool net_host_peer_client_id(const net_host *host, uint32_t peer, uint64_t *clie
         return false;
     if (client_id)
         *client_id = h->slots[peer].client_id;
+    return true;
+}
+
+bool net_host_enet_datagrams(const net_host *host, uint64_t *sent, uint64_t *received)
+{
+    if (!host || host->ops != &enet_ops)
+        return false;
+    const enet_net_host *h = cimpl(host);
+    const ENetHost *e = h->enet;
+    *sent = h->datagrams_sent + (enet_uint32)(e->totalSentPackets - h->last_sent_packets);
+    *received = h->datagrams_received + (enet_uint32)(e->totalReceivedPackets - h->last_received_packets);
     return true;
 }

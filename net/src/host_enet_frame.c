@@ -1,13 +1,16 @@
-// keel: secure mode's authenticated datagrams on the ENet host (frame.h has
-// the layout and the invariants; docs/transport.md why it is done this way).
+// keel: secure mode's sealed datagrams on the ENet host (frame.h has the
+// layout and the invariants; docs/transport.md why it is done this way).
 // Once the handshake admitted a client, every datagram between it and the
-// server carries a trailer that authenticates the whole datagram, ENet's
-// framing included (acknowledgements, pings, disconnects, bandwidth and
-// throttle commands, sequence and unsequenced-group numbers):
+// server is encrypted after ENet's header and carries a trailer that
+// authenticates it whole: ENet's framing (acknowledgements, pings,
+// disconnects, bandwidth and throttle commands, sequence and
+// unsequenced-group numbers) and keel's messages in it, which are not
+// sealed one by one:
 // - receiving: host->intercept (host_enet_gate.c) calls enet_frame_receive
 //   and enet_frame_admit before ENet parses a datagram; one that does not
 //   authenticate, or was seen before, is dropped and counted
-//   (frames_forged, frames_replayed) and touches no peer;
+//   (frames_forged, frames_replayed) and touches no peer; one that does is
+//   decrypted in ENet's receive buffer, in place;
 // - sending: ENet 1.3 has no outgoing hook, so keel defines
 //   enet_socket_send itself. Debian's libenet.so calls it through its PLT
 //   (not -Bsymbolic, default visibility), so the definition in the program
@@ -16,17 +19,23 @@
 //   the real one is found with dlsym(RTLD_NEXT). A socket of no secure host
 //   passes through untouched. enet_frame_init refuses secure mode when the
 //   interposition is not in effect (libenet's own function would be
-//   called), rather than sending unauthenticated datagrams.
+//   called), rather than sending datagrams in clear.
 // MIT licence, see LICENSE.
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <sodium.h>
 
 #include "host_enet_impl.h"
+
+// frame.c tells ENet's header length from its first byte (frame_clear_bytes)
+_Static_assert(ENET_PROTOCOL_HEADER_FLAG_SENT_TIME == 0x8000 && sizeof(ENetProtocolHeader) == 4 &&
+                   offsetof(ENetProtocolHeader, sentTime) == 2,
+               "ENet's protocol header as frame.c reads it");
 
 typedef int (*socket_send_fn)(ENetSocket, const ENetAddress *, const ENetBuffer *, size_t);
 
@@ -144,7 +153,7 @@ void enet_frame_forget_left(enet_net_host *h, uint32_t peer)
         frame_stop(&h->left_frames[peer]);
 }
 
-seal_result enet_frame_open_left(enet_net_host *h, uint32_t peer, const uint8_t *d, size_t n)
+seal_result enet_frame_open_left(enet_net_host *h, uint32_t peer, uint8_t *d, size_t n)
 {
     if (!h->left_frames || peer >= h->frame_count)
         return SEAL_FORGED;
@@ -255,7 +264,7 @@ int enet_frame_drop(enet_net_host *h, int result)
 
 int enet_frame_receive(enet_net_host *h, ENetHost *e)
 {
-    const enet_uint8 *d = e->receivedData;
+    enet_uint8 *d = e->receivedData; // (ENet's own receive buffer: opened in place)
     size_t n = e->receivedDataLength;
     const ENetAddress *from = &e->receivedAddress;
     frame_peer *f = NULL;
@@ -276,24 +285,36 @@ int enet_frame_receive(enet_net_host *h, ENetHost *e)
 }
 
 typedef struct connect_check {
-    const uint8_t *d;
+    enet_uint8 *d;
     size_t n;
     unsigned candidates; ///< admissions of the address tried
 } connect_check;
 
-static bool check_connect(const uint8_t c2s[32], void *context)
+// An admission's key: true when it opens the CONNECT (decrypted in place)
+// and what it holds is a CONNECT, whose connect id is then *connect_id.
+static bool open_connect(const uint8_t c2s[32], void *context, uint32_t *connect_id)
 {
     connect_check *c = context;
     c->candidates++;
-    return frame_check(c2s, c->d, c->n);
+    if (!frame_open_with(c2s, c->d, c->n))
+        return false;
+    size_t n = c->n - NET_FRAME_BYTES, header = frame_clear_bytes(c->d, n);
+    const enet_uint8 *cmd = c->d + header;
+    if (n < header + sizeof(ENetProtocolConnect) ||
+        (cmd[0] & ENET_PROTOCOL_COMMAND_MASK) != ENET_PROTOCOL_COMMAND_CONNECT)
+        return false; // (only the admission's client could have sent it)
+    memcpy(connect_id, cmd + offsetof(ENetProtocolConnect, connectID), sizeof *connect_id);
+    return true;
 }
 
-bool enet_frame_admit(enet_net_host *h, ENetHost *e, enet_uint32 connect_id, uint64_t *client_id)
+bool enet_frame_admit(enet_net_host *h, ENetHost *e, enet_uint32 *connect_id, uint64_t *client_id)
 {
     connect_check c = {e->receivedData, e->receivedDataLength, 0};
-    if (hs_server_admits_if(h->hs, (hs_addr){e->receivedAddress.host, e->receivedAddress.port}, connect_id,
-                            hs_clock_ms(), client_id, check_connect, &c))
+    if (hs_server_admits_open(h->hs, (hs_addr){e->receivedAddress.host, e->receivedAddress.port}, hs_clock_ms(),
+                              client_id, connect_id, open_connect, &c)) {
+        e->receivedDataLength -= NET_FRAME_BYTES; // opened: ENet reads it without the trailer
         return true;
+    }
     if (c.candidates == 0)
         h->base.stats.handshake_refused[NET_HS_UNADMITTED]++; // no admission for the address
     else

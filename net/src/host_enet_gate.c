@@ -144,12 +144,13 @@ static void handshake_datagram(enet_net_host *h, ENetHost *e)
 
 // Sees every datagram before ENet. Handshake datagrams: handshake_datagram.
 // On a client: take_refusal_datagram, then in secure mode every other
-// datagram must authenticate (enet_frame_receive strips its trailer). On a
-// server, a datagram from a peer: in secure mode the same check; for a
-// CONNECT (a datagram from no peer): in secure mode dropped unless it
-// authenticates with the key of an admission of its address and connect id
-// (a retransmission of an accepted CONNECT passes), which binds the
-// admission (enet_frame_admit); clamps the proposed MTU in place; counts
+// datagram must authenticate (enet_frame_receive decrypts it in place and
+// strips its trailer). On a server, a datagram from a peer: in secure mode
+// the same; for a CONNECT (a datagram from no peer): in secure mode dropped
+// unless it opens with the key of an admission of its address and holds a
+// CONNECT whose connect id that admission accepts (a retransmission of an
+// accepted CONNECT passes), which binds the admission (enet_frame_admit);
+// clamps the proposed MTU in place; counts
 // the connection as refused when ENet is about to drop it (the same test as
 // enet_protocol_handle_connect: no free peer, or duplicatePeers peers
 // already from that address), once per connection attempt (the client
@@ -184,25 +185,26 @@ int ENET_CALLBACK enet_gate_intercept(ENetHost *e, ENetEvent *event)
     size_t header = (peer_id & ENET_PROTOCOL_HEADER_FLAG_SENT_TIME) ? sizeof(ENetProtocolHeader)
                                                                     : offsetof(ENetProtocolHeader, sentTime);
     enet_uint8 *cmd = d + header;
-    if ((peer_id & ENET_PROTOCOL_HEADER_FLAG_COMPRESSED) ||
-        e->receivedDataLength < header + sizeof(ENetProtocolConnect) ||
-        (cmd[0] & ENET_PROTOCOL_COMMAND_MASK) != ENET_PROTOCOL_COMMAND_CONNECT)
+    if (peer_id & ENET_PROTOCOL_HEADER_FLAG_COMPRESSED)
         return h->frames ? enet_frame_drop(h, SEAL_FORGED) : 0;
-
     refused_key k;
     memset(&k, 0, sizeof k);
     k.address = e->receivedAddress.host;
     k.port = e->receivedAddress.port;
-    memcpy(&k.connect_id, cmd + offsetof(ENetProtocolConnect, connectID), sizeof k.connect_id);
     if (h->hs) {
+        // sealed: opened (in place, trailer dropped) with an admission's key
         uint64_t client_id;
-        if (!enet_frame_admit(h, e, k.connect_id, &client_id))
+        if (!enet_frame_admit(h, e, &k.connect_id, &client_id))
             return 1;                                        // dropped before ENet allocates a peer
-        e->receivedDataLength -= NET_FRAME_BYTES;            // authenticated: ENet reads it without the trailer
         if (client_id_holder(h, client_id, &k, true) >= 0) { // two admissions of one client id raced: the first wins
             h->base.stats.handshake_refused[NET_HS_CLIENT_CONNECTED]++;
             return 1;
         }
+    } else {
+        if (e->receivedDataLength < header + sizeof(ENetProtocolConnect) ||
+            (cmd[0] & ENET_PROTOCOL_COMMAND_MASK) != ENET_PROTOCOL_COMMAND_CONNECT)
+            return h->frames ? enet_frame_drop(h, SEAL_FORGED) : 0;
+        memcpy(&k.connect_id, cmd + offsetof(ENetProtocolConnect, connectID), sizeof k.connect_id);
     }
 
     enet_uint32 mtu;
@@ -267,7 +269,7 @@ bool enet_gate_secure_server(enet_net_host *h, const net_host_config *c, const c
         return false;
     }
     h->hs = hs_server_create(c->token_key, c->protocol_id, &self, c->max_peers);
-    if (!h->hs || !net_host_seal_init(&h->base, c->max_peers)) {
+    if (!h->hs || sodium_init() < 0) {
         if (error)
             *error = "cannot set up the handshake (out of memory, or libsodium failed)";
         return false;

@@ -66,6 +66,7 @@ typedef struct enet_net_host {
     enet_slot *slots; ///< one per ENet peer (server: max_peers; client: 1)
     ENetPacket *held; ///< the packet of the last RECEIVE event
     uint64_t wire_sent, wire_received;
+    uint64_t datagrams_sent, datagrams_received; ///< ENet's, folded (net_host_enet_datagrams)
     enet_uint32 last_sent_data, last_sent_packets, last_received_data, last_received_packets;
     refused_key refused[REFUSED_RING];
     unsigned refused_next, refused_count;
@@ -100,6 +101,11 @@ bool enet_start_connect(enet_net_host *h);
 /// `limit_ms`: a backstop far beyond it, so that only keel's silence timer
 /// ends a connection that still delivers datagrams.
 void enet_live_configure(ENetPeer *peer, uint32_t limit_ms);
+/// Secure mode, a connected peer whose silence limit is `limit_ms`: ENet
+/// pings it only after a quarter of that limit without an acknowledgement
+/// (at least ENet's 500 ms), not every 500 ms: liveness is judged by any
+/// datagram, and the pings are most of the datagrams that carry no input.
+void enet_live_sparse_pings(ENetPeer *peer, uint32_t limit_ms);
 /// At a connection's start (CONNECT): the silence timer starts; a client
 /// seeds ENet's round trip from its connect's.
 void enet_live_start(enet_net_host *h, ENetPeer *peer, uint32_t i);
@@ -142,15 +148,16 @@ void enet_frame_stop(enet_net_host *h, uint32_t peer);
 /// handshake's session keys.
 void enet_frame_start_client(enet_net_host *h, const ENetPeer *p);
 /// host->intercept, secure mode, a datagram from a peer (a client: any but a
-/// refusal): checks and strips its trailer. 0: ENet reads it; 1: dropped
-/// and counted.
+/// refusal): opens it in place and strips its trailer. 0: ENet reads it; 1:
+/// dropped and counted.
 int enet_frame_receive(enet_net_host *h, ENetHost *e);
 /// A secure server's CONNECT (trailer included in e->receivedDataLength):
-/// true when it authenticates with the key of an admission of its address
-/// that hs_server_admits then binds; else counted (no admission:
-/// handshake_refused[NET_HS_UNADMITTED]; a wrong tag: frames_forged).
-/// *client_id receives the admission's client id.
-bool enet_frame_admit(enet_net_host *h, ENetHost *e, enet_uint32 connect_id, uint64_t *client_id);
+/// true when it opens with the key of an admission of its address, holds a
+/// CONNECT, and that admission binds (hs_server_admits_open) its connect id
+/// (*connect_id); the datagram is then in clear without its trailer. Else
+/// counted (no admission: handshake_refused[NET_HS_UNADMITTED]; no key
+/// opens it: frames_forged). *client_id receives the admission's client id.
+bool enet_frame_admit(enet_net_host *h, ENetHost *e, enet_uint32 *connect_id, uint64_t *client_id);
 /// Counts a dropped datagram (a seal_result) and returns 1 (ENet skips it).
 int enet_frame_drop(enet_net_host *h, int result);
 /// Secure server: the datagram state of peer `peer`, whose client left,
@@ -158,9 +165,10 @@ int enet_frame_drop(enet_net_host *h, int result);
 void enet_frame_retire(enet_net_host *h, uint32_t peer);
 /// Wipes the datagram state enet_frame_retire kept for `peer`.
 void enet_frame_forget_left(enet_net_host *h, uint32_t peer);
-/// Secure server: checks a datagram from the client that left `peer` with
-/// the state kept (the trailer included in n; window moved as frame_open).
-seal_result enet_frame_open_left(enet_net_host *h, uint32_t peer, const uint8_t *d, size_t n);
+/// Secure server: opens a datagram from the client that left `peer` with
+/// the state kept, in place (the trailer included in n; window moved as
+/// frame_open).
+seal_result enet_frame_open_left(enet_net_host *h, uint32_t peer, uint8_t *d, size_t n);
 /// Sends ENet datagram d[0 .. n) to `to` as peer `peer`'s connection that
 /// its client left: in secure mode with a trailer from the state kept (d
 /// has room for it). Counted in the wire bytes.

@@ -19,7 +19,7 @@
 // - The answer (2 + 8 bytes, + NET_FRAME_BYTES in secure mode) is smaller
 //   than the DISCONNECT's datagram (4 + 8 at least), goes only to the
 //   address that left, at most ENET_LEAVE_ECHOES times.
-// - Secure mode: the datagram must authenticate with the connection's keys
+// - Secure mode: the datagram must open with the connection's keys
 //   and pass its replay window (else it is counted as frames_forged or
 //   frames_replayed, as before); the answer carries the connection's next
 //   datagram counter, so no (key, nonce) pair is used twice.
@@ -95,7 +95,7 @@ static bool find_leave(const enet_uint8 *d, size_t at, size_t n, enet_uint16 *se
 
 int enet_leave_echo(enet_net_host *h, ENetHost *e)
 {
-    const enet_uint8 *d = e->receivedData;
+    enet_uint8 *d = e->receivedData; // (opened in place in secure mode)
     size_t n = e->receivedDataLength;
     unsigned id = (unsigned)((d[0] << 8) | d[1]);
     unsigned i = id & ENET_PROTOCOL_MAXIMUM_PEER_ID;

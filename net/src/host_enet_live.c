@@ -17,7 +17,15 @@
 //   and in secure mode only datagrams that authenticated reach ENet
 //   (host_enet_frame.c), so a spoofer cannot keep a connection alive. ENet
 //   zeroes the totals once a second (enet_host_bandwidth_throttle): a total
-//   of 0 is never taken for a datagram.
+//   of 0 is never taken for a datagram;
+// - in secure mode ENet pings a connected peer only after a quarter of its
+//   silence limit without an acknowledgement (2.5 s at the default 10 s; at
+//   least ENet's 500 ms), not every 500 ms: its pings and their
+//   acknowledgements were most of the datagrams that carry no input (about
+//   4 of 36 a second up), each with its own 18-byte trailer and 28 bytes of
+//   UDP/IP, and liveness no longer needs them. The quarter keeps a peer
+//   that has nothing else to send heard well within the limit. Insecure
+//   mode keeps ENet's 500 ms (its wire is as ENet writes it).
 //
 // The join's pacing. A client's first reliable commands (keel's hello) go in
 // the datagram that acknowledges the server's VERIFY_CONNECT. When it is
@@ -69,12 +77,19 @@
 #include "host_enet_impl.h"
 
 #define ENET_LIVE_BACKSTOP 4u
+#define ENET_LIVE_PING_SHARE 4u
 #define ENET_LIVE_LEAVE_SLACK_MS 10u
 
 void enet_live_configure(ENetPeer *peer, uint32_t limit_ms)
 {
     enet_uint32 backstop = (enet_uint32)(ENET_LIVE_BACKSTOP * (uint64_t)limit_ms);
     enet_peer_timeout(peer, ENET_PEER_TIMEOUT_LIMIT, backstop, backstop);
+}
+
+void enet_live_sparse_pings(ENetPeer *peer, uint32_t limit_ms)
+{
+    enet_uint32 interval = limit_ms / ENET_LIVE_PING_SHARE;
+    enet_peer_ping_interval(peer, interval > ENET_PEER_PING_INTERVAL ? interval : ENET_PEER_PING_INTERVAL);
 }
 
 void enet_live_start(enet_net_host *h, ENetPeer *peer, uint32_t i)

@@ -12,9 +12,8 @@
 /// fragmented: enet_peer_send fragments above mtu - 4 - 24 (peer.c). An IP
 /// datagram is then at most 1228 + 28 = 1256 bytes, below IPv6's 1280.
 #define NET_HOST_ENET_MTU (NET_MTU + 28u)
-/// The same in secure mode, with room for the seal (NET_SEAL_BYTES): 1246,
-/// an IP datagram of at most 1274 bytes.
-#define NET_HOST_ENET_SECURE_MTU (NET_MTU + NET_SEAL_BYTES + 28u)
+/// Secure mode uses the same MTU: the datagram's trailer (NET_FRAME_BYTES)
+/// comes after ENet's datagram, an IP datagram of at most 1274 bytes.
 /// Longest message either kind of host sends or accepts (ENet's
 /// host->maximumPacketSize; reliable messages above NET_MTU go as fragments).
 #define NET_HOST_MAX_MESSAGE 65536u
@@ -46,31 +45,11 @@ typedef struct net_host_ops {
     void (*destroy)(net_host *host);
 } net_host_ops;
 
-struct seal_peer;
-
-/// Secure mode's sealing (host_seal.c), reached through a pointer so that
-/// host.c does not link it.
-typedef struct net_host_sealing {
-    /// Seals a message to `peer` into the host's seal buffer (*length in:
-    /// the message's, out: the sealed one's); NULL when the peer has no keys.
-    const uint8_t *(*seal)(net_host *host, uint32_t peer, net_channel channel, const uint8_t *data, size_t *length);
-    /// Opens a RECEIVE event's message in place; false (counted) to drop it.
-    bool (*open)(net_host *host, net_event *event);
-} net_host_sealing;
-
 struct net_host {
     const net_host_ops *ops;
     net_host_config config;
     net_host_stats stats; ///< all but the wire figures, which ops->wire gives
     bool server;
-    /// Secure mode: one sealing state per peer handle (net_host_seal_init),
-    /// the buffer messages are sealed into, and the one they are opened into
-    /// (a RECEIVE event's data, valid until the next service).
-    const net_host_sealing *sealing; ///< NULL: insecure
-    struct seal_peer *seals;
-    uint32_t seal_count;
-    uint8_t *seal_buffer; ///< NET_HOST_MAX_MESSAGE + NET_SEAL_BYTES
-    uint8_t *open_buffer; ///< NET_HOST_MAX_MESSAGE
 };
 
 /// NULL when the configuration is valid (config NULL means the defaults),
@@ -78,17 +57,6 @@ struct net_host {
 const char *net_host_config_check(const net_host_config *config, net_host_config *out);
 /// Fills the common part of a new host.
 void net_host_init(net_host *host, const net_host_ops *ops, const net_host_config *config, bool server);
-
-/// Secure mode for `peers` peer handles: every message to or from a peer is
-/// sealed, and a peer's messages are dropped until net_host_seal_start gave
-/// it keys. False when out of memory. ops->destroy calls net_host_seal_free.
-bool net_host_seal_init(net_host *host, uint32_t peers);
-/// A peer's session keys (at its CONNECT): send_key seals what goes to it,
-/// recv_key opens what comes from it.
-void net_host_seal_start(net_host *host, uint32_t peer, const uint8_t send_key[32], const uint8_t recv_key[32]);
-/// Forgets a peer's keys (at its DISCONNECT).
-void net_host_seal_stop(net_host *host, uint32_t peer);
-void net_host_seal_free(net_host *host);
 
 /// The wire size of one message of `length` bytes on `channel`: ENet's
 /// headers and UDP/IP per datagram (fragments above NET_MTU for control).
@@ -109,6 +77,9 @@ net_host *net_host_enet_connect(const char *address, uint16_t port, const net_ho
 uint32_t net_host_enet_peer_mtu(const net_host *host, uint32_t peer);
 /// How long an ENet host's connected peer may be silent, ms (0 when unknown).
 uint32_t net_host_enet_peer_timeout(const net_host *host, uint32_t peer);
+/// The datagrams an ENet host's socket sent and received that ENet counted
+/// (the handshake's and the leave's echoes are not). False for other hosts.
+bool net_host_enet_datagrams(const net_host *host, uint64_t *sent, uint64_t *received);
 /// How many of an ENet host's peers are not DISCONNECTED (slots ENet spent,
 /// half-open handshakes included); 0 for other hosts.
 uint32_t net_host_enet_peers_in_use(const net_host *host);

@@ -1,5 +1,5 @@
-// keel: sealed messages (seal.h explains the layout and the invariants).
-// MIT licence, see LICENSE.
+// keel: the replay window and the session keys of secure mode's sealed
+// datagrams (seal.h; frame.c seals the datagrams). MIT licence, see LICENSE.
 #include <string.h>
 
 #include <sodium.h>
@@ -10,40 +10,10 @@ _Static_assert(crypto_aead_chacha20poly1305_ietf_NPUBBYTES == 12, "IETF nonce");
 _Static_assert(crypto_aead_chacha20poly1305_ietf_ABYTES == SEAL_TAG_BYTES, "tag size");
 _Static_assert(crypto_aead_chacha20poly1305_ietf_KEYBYTES == SEAL_KEY_BYTES, "key size");
 
-void seal_start(seal_peer *p, const uint8_t send_key[SEAL_KEY_BYTES], const uint8_t recv_key[SEAL_KEY_BYTES])
-{
-    memset(p, 0, sizeof *p);
-    memcpy(p->send_key, send_key, SEAL_KEY_BYTES);
-    memcpy(p->recv_key, recv_key, SEAL_KEY_BYTES);
-    p->on = true;
-}
-
-void seal_stop(seal_peer *p) { sodium_memzero(p, sizeof *p); }
-
-static void make_nonce(uint8_t nonce[12], net_channel channel, uint64_t seq)
-{
-    memset(nonce, 0, 12);
-    nonce[0] = (uint8_t)channel;
-    for (int i = 0; i < 8; i++)
-        nonce[4 + i] = (uint8_t)(seq >> (8 * i));
-}
-
-size_t seal_message(seal_peer *p, net_channel channel, const uint8_t *in, size_t n, uint8_t *out)
-{
-    uint64_t seq = p->send_seq[channel]++;
-    uint8_t nonce[12];
-    make_nonce(nonce, channel, seq);
-    out[0] = (uint8_t)seq;
-    out[1] = (uint8_t)(seq >> 8);
-    unsigned long long clen = 0;
-    crypto_aead_chacha20poly1305_ietf_encrypt(out + SEAL_SEQ_BYTES, &clen, in, n, NULL, 0, NULL, nonce, p->send_key);
-    return SEAL_SEQ_BYTES + (size_t)clen;
-}
-
 uint64_t seal_window_rebuild(const seal_window *w, uint16_t low)
 {
     if (!w->any)
-        return low; // the first message: the sender started at 0
+        return low; // the first datagram: the sender started at 0
     uint64_t base = w->highest & ~(uint64_t)0xFFFF;
     uint64_t s = base | low;
     if (s > w->highest && s - w->highest > 0x8000u && s >= 0x10000u)
@@ -89,26 +59,6 @@ void seal_window_accept(seal_window *w, uint64_t s)
     }
     uint64_t back = w->highest - s;
     w->bits[back / 64] |= (uint64_t)1 << (back % 64);
-}
-
-seal_result seal_open(seal_peer *p, net_channel channel, const uint8_t *in, size_t n, uint8_t *out, size_t *out_n)
-{
-    *out_n = 0;
-    if (n < NET_SEAL_BYTES)
-        return SEAL_FORGED;
-    seal_window *w = &p->recv[channel];
-    uint64_t seq = seal_window_rebuild(w, (uint16_t)(in[0] | (in[1] << 8)));
-    if (seal_window_seen(w, seq))
-        return SEAL_REPLAYED;
-    uint8_t nonce[12];
-    make_nonce(nonce, channel, seq);
-    unsigned long long mlen = 0;
-    if (crypto_aead_chacha20poly1305_ietf_decrypt(out, &mlen, NULL, in + SEAL_SEQ_BYTES, n - SEAL_SEQ_BYTES, NULL, 0,
-                                                  nonce, p->recv_key) != 0)
-        return SEAL_FORGED;
-    seal_window_accept(w, seq);
-    *out_n = (size_t)mlen;
-    return SEAL_OK;
 }
 
 void seal_derive(const uint8_t token_key[SEAL_KEY_BYTES], const char label[8], const uint8_t salt[SEAL_SALT_BYTES],

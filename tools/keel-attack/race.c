@@ -11,10 +11,11 @@
 // Written from docs/security.md and net/src/frame.h's layouts, with
 // libsodium: the session keys are BLAKE2b-256 keyed with the token's key of
 // that direction over "keel c2s" (or "keel s2c") and the challenge's 24-byte
-// seal nonce (bytes 14..38 of the CHALLENGE); a datagram's trailer is its
-// counter's low 16 bits (little-endian) and a ChaCha20-Poly1305 (IETF) tag
-// over an empty message with the datagram as additional data, nonce FF 00 00
-// 00 and the 64-bit counter little-endian.
+// seal nonce (bytes 14..38 of the CHALLENGE); a datagram is sealed with
+// ChaCha20-Poly1305 (IETF): ENet's header (2 bytes, 4 with a sent time) in
+// clear as the additional data, the rest encrypted, then a trailer of the
+// counter's low 16 bits (little-endian) and the tag; nonce FF 00 00 00 and
+// the 64-bit counter little-endian.
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <stdio.h>
@@ -44,28 +45,39 @@ static void frame_nonce(uint8_t nonce[12], uint64_t counter)
         nonce[4 + i] = (uint8_t)(counter >> (8 * i));
 }
 
-// Appends the trailer for `counter` to d[0 .. n); returns the new size.
+// ENet's header at the start of d: 4 bytes with a sent time (top bit of
+// the first byte), else 2; it stays in clear as the additional data.
+static size_t clear_bytes(const uint8_t *d) { return (d[0] & 0x80) ? 4 : 2; }
+
+// Seals d[0 .. n) in place: encrypts what follows ENet's header and appends
+// the trailer for `counter`; returns the new size.
 static size_t seal(uint8_t *d, size_t n, const uint8_t key[32], uint64_t counter)
 {
-    uint8_t nonce[12], none = 0;
+    uint8_t nonce[12];
     frame_nonce(nonce, counter);
+    size_t clear = clear_bytes(d);
     d[n] = (uint8_t)counter;
     d[n + 1] = (uint8_t)(counter >> 8);
-    crypto_aead_chacha20poly1305_ietf_encrypt_detached(&none, d + n + 2, NULL, &none, 0, d, n, NULL, nonce, key);
+    crypto_aead_chacha20poly1305_ietf_encrypt_detached(d + clear, d + n + 2, NULL, d + clear, n - clear, d, clear, NULL,
+                                                       nonce, key);
     return n + TRAILER;
 }
 
-// True when d[0 .. n) authenticates under `key` with its trailer's counter
-// (the server's first datagrams: counters below 2^16).
-static bool authentic(const uint8_t *d, size_t n, const uint8_t key[32])
+// True when d[0 .. n) opens under `key` with its trailer's counter (the
+// server's first datagrams: counters below 2^16); then decrypted in place.
+static bool authentic(uint8_t *d, size_t n, const uint8_t key[32])
 {
-    if (n < TRAILER)
+    if (n < TRAILER + 4)
         return false;
-    size_t body = n - TRAILER;
-    uint8_t nonce[12], none = 0;
+    size_t body = n - TRAILER, clear = clear_bytes(d);
+    uint8_t nonce[12], plain[AT_DATAGRAM_MAX];
     frame_nonce(nonce, (uint64_t)(d[body] | (d[body + 1] << 8)));
-    return crypto_aead_chacha20poly1305_ietf_decrypt_detached(&none, NULL, &none, 0, d + body + 2, d, body, nonce,
-                                                              key) == 0;
+    if (body - clear > sizeof plain ||
+        crypto_aead_chacha20poly1305_ietf_decrypt_detached(plain, NULL, d + clear, body - clear, d + body + 2, d, clear,
+                                                           nonce, key) != 0)
+        return false;
+    memcpy(d + clear, plain, body - clear);
+    return true;
 }
 
 static uint32_t be32(const uint8_t *p)

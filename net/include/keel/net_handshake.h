@@ -81,7 +81,10 @@ extern "C" {
 #endif
 
 enum {
-    NET_HS_VERSION = 2, ///< 2: every datagram after the admission is authenticated (docs/security.md, "Datagrams")
+    /// 2: every datagram after the admission is authenticated; 3: and
+    /// encrypted after ENet's header, messages no longer sealed one by one
+    /// (docs/security.md, "Sealed datagrams")
+    NET_HS_VERSION = 3,
     NET_HS_REQUEST_BYTES = 1046,  ///< header 6, client nonce 8, the token's sent part 1032
     NET_HS_CHALLENGE_BYTES = 166, ///< header 6, client nonce 8, seal nonce 24, sealed 112 + tag 16
     NET_HS_RESPONSE_BYTES = 166,  ///< the challenge, type changed

@@ -32,7 +32,9 @@
 // Secure mode (net_handshake.h, opt-in through net_host_config): a server
 // with a backend key lets an ENet connection start only from an address
 // that showed a valid connect token and echoed a challenge; a client with a
-// token runs that exchange before ENet's connect.
+// token runs that exchange before ENet's connect. From that connect on,
+// every datagram both ways is encrypted after ENet's header and
+// authenticated whole, with a replay window (NET_FRAME_BYTES).
 #ifndef KEEL_NET_HOST_H
 #define KEEL_NET_HOST_H
 
@@ -47,12 +49,11 @@
 extern "C" {
 #endif
 
-/// What sealing adds to each message in secure mode: a 2-byte sequence and a
-/// 16-byte authentication tag.
-#define NET_SEAL_BYTES 18u
-/// What secure mode adds to each datagram after the handshake, ENet's own
-/// framing authenticated: a 2-byte datagram counter and a 16-byte tag
-/// (docs/security.md, "Datagrams").
+/// What secure mode adds to each datagram after the handshake, everything
+/// after ENet's header encrypted and the whole datagram authenticated: a
+/// 2-byte datagram counter and a 16-byte tag (docs/security.md,
+/// "Sealed datagrams"). keel's messages get nothing more (until protocol
+/// version 5 each was also sealed on its own, 18 bytes more).
 #define NET_FRAME_BYTES 18u
 
 typedef enum net_channel {
@@ -124,14 +125,15 @@ typedef struct net_host_stats {
     /// Secure server: handshake datagrams received, and the time spent on
     /// them (CLOCK_MONOTONIC around each, ns): the cost of a flood.
     uint64_t handshake_datagrams, handshake_ns;
-    /// Secure mode: received messages dropped because they did not
-    /// authenticate (damaged, forged, another session's), or because the
-    /// replay window had seen them or they were too old for it.
+    /// Secure mode before protocol version 6: received messages dropped
+    /// because their own seal did not authenticate, or was replayed. Secure
+    /// hosts no longer seal each message (the datagram is: frames_*), so
+    /// these stay 0; kept for the reports that print them.
     uint64_t sealed_forged, sealed_replayed;
     /// Secure mode: received datagrams dropped before ENet read them
     /// because they did not authenticate (forged, damaged, from no
     /// session), or because the datagram replay window had seen them or
-    /// they were too old for it (docs/security.md, "Datagrams").
+    /// they were too old for it (docs/security.md, "Sealed datagrams").
     uint64_t frames_forged, frames_replayed;
     /// ENet server: a client's DISCONNECT sent again after its leave was
     /// counted (the acknowledgement lost), acknowledged again.

@@ -41,3 +41,9 @@ uint32_t net_host_enet_peers_in_use(const net_host *host)
     (void)host;
     return 0;
 }
+
+bool net_host_enet_datagrams(const net_host *host, uint64_t *sent, uint64_t *received)
+{
+    (void)host, (void)sent, (void)received;
+    return false;
+}

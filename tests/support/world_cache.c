@@ -183,8 +183,7 @@ static void save(const char *dir, const char *name, const char *file, const sim_
     bool ok = write_all(f, &h, sizeof h) && write_all(f, &w->def, sizeof w->def) &&
               write_all(f, &w->stats, sizeof w->stats) && write_all(f, w->tris, w->tri_count * sizeof *w->tris) &&
               write_all(f, w->tri_box, w->tri_count * sizeof *w->tri_box) &&
-              write_all(f, w->nodes, w->node_count * sizeof *w->nodes) &&
-              write_all(f, w->facing, w->level_triangles) &&
+              write_all(f, w->nodes, w->node_count * sizeof *w->nodes) && write_all(f, w->facing, w->level_triangles) &&
               write_all(f, w->spawn_markers, w->spawn_marker_count * sizeof *w->spawn_markers);
     ok = fclose(f) == 0 && ok;
     if (ok && rename(tmp, path) == 0)

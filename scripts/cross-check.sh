@@ -131,7 +131,7 @@ for b in "${builds[@]}"; do names+=("${b%%|*}"); done
 
 reference=x86_64-gcc
 common=(-std=c11 -Iserver/include -Isim/include -Isim/src -Inet/include -Inet/src -Irec/include -Irec/src
-        -Iclient/include -Iapp -Itests/games/tag -DKEEL_CHECKS=1 -DKEEL_CROSS_BUILD=1)
+        -Iclient/include -Iapp -Itests/games/tag -Igames/arena -DKEEL_CHECKS=1 -DKEEL_CROSS_BUILD=1)
 # Everything keel-replay and keel-sim need besides their own folders: the core,
 # the recordings, the protocol's encoders (not the ENet host) and the client
 # library (keel-replay replays client recordings). The connect tokens and
@@ -150,6 +150,7 @@ lib_sources() {
     ls server/src/*.c
     ls app/*.c
     ls tests/games/tag/tag.c # the example game, linked in (--game tag)
+    ls games/arena/arena.c games/arena/arena_level.c games/arena/arena_rules.c # keel-arena (--game arena)
 }
 have_replay=0
 [ -d tools/keel-replay ] && ls tools/keel-replay/*.c >/dev/null 2>&1 && have_replay=1

@@ -105,7 +105,10 @@ void arena_level(const sim_game_level *l, void *state, void *user)
 {
     (void)user;
     arena_state *s = state;
-    sim_fx lift = (sim_fx)(24 * (int64_t)l->unit_m); // a Quake player's origin is 24 units above its feet
+    // A Quake player's origin is 24 units above its feet; the feet go 1 cm
+    // higher (unit_m is rounded to 2^-16 m: 24 units can come out 0.2 mm
+    // short, into the floor), and the character settles the next tick.
+    sim_fx lift = (sim_fx)(24 * (int64_t)l->unit_m) - SIM_FX_MM(10);
     bool any_dm = false;
     for (uint32_t i = 0; i < l->entity_count; i++)
         any_dm = any_dm || (l->entities[i].role == SIM_MAP_ROLE_SPAWN && l->entities[i].has_origin &&

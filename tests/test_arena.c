@@ -329,6 +329,7 @@ Test(arena, a_rocket_flies_explodes_at_a_wall_and_its_splash_falls_off_with_dist
     cr_expect_eq(live_rockets(sc), 0, "exploded");
     cr_expect(flew >= 12 && flew <= 14, "4 m at 20 m/s: %u ticks", flew);
     int h2 = player(sc, 2)->health;
+    cr_log_info("rocket at the wall: %u ticks of flight, splash leaves 2 with %d health", flew, h2);
     cr_expect(h2 > 60 && h2 < 100, "splash within the radius: health %d", h2);
     cr_expect_eq(player(sc, 3)->health, 100, "beyond the radius");
     cr_expect_eq(player(sc, 1)->health, 100, "the shooter 4 m away");
@@ -370,6 +371,7 @@ Test(arena, a_rocket_at_the_feet_is_a_rocket_jump_and_can_be_a_suicide)
         top = sim_fx_max(top, sim_scene_find(sc, 1)->position.y);
     }
     int h = player(sc, 1)->health;
+    cr_log_info("rocket jump: health %d, %.2f m up", h, keel_fx_to_d(top));
     cr_expect(h > 50 && h < 80, "half of its own splash: health %d", h);
     cr_expect_gt(top, SIM_FX_INT(1), "the rocket jump reached %.2f m", keel_fx_to_d(top));
     cr_expect_eq(player(sc, 1)->frags, 0);

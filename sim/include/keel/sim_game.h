@@ -15,6 +15,10 @@
 // A scene created without a game (sim_scene_create) behaves, hashes and
 // saves exactly as it did before games existed.
 //
+// Before the first tick, the level's entities may be handed to the game
+// (sim_scene_game_level, sim_scene_game_map; def.level writes what it keeps
+// into the game-wide state).
+//
 // The order of a tick with a game (sim/src/scene_tick.c; docs/game.md):
 //   1. platforms move; riders are carried;
 //   2. rules.before_move_char for each character (in parallel, by work item);

@@ -139,6 +139,35 @@ static void leave_room(sim_scene *sc)
 static const sim_vec3 facing[] = {{0, 0, SIM_FX_INT(3)}, {0, 0, -SIM_FX_INT(3)}};
 static const sim_angle facing_yaws[] = {0, 0x8000};
 
+// ---- the definition ----------------------------------------------------------------
+
+Test(arena, settings_are_clamped_and_the_static_definition_is_the_default_one)
+{
+    arena_def d;
+    arena_def_init(&d, NULL);
+    const sim_game_def *st = arena_game();
+    cr_assert_eq(st->settings_size, d.def.settings_size);
+    cr_expect_eq(memcmp(st->settings, d.def.settings, st->settings_size), 0, "the same bytes, built two ways");
+    sim_game *a = sim_game_create(st, NULL), *b = sim_game_create(&d.def, NULL);
+    cr_assert(a && b);
+    cr_expect_eq(sim_game_digest(a), sim_game_digest(b));
+    cr_expect_eq(sim_game_command_bits(a), 2u, "two fire buttons");
+    arena_settings odd = arena_default_settings();
+    odd.rocket_radius = 0;       // would divide by zero
+    odd.respawn_ticks = 1000000; // beyond a uint16_t
+    odd.rail_damage = 80 + 1;
+    arena_def o;
+    arena_def_init(&o, &odd);
+    cr_expect_eq(o.settings.rocket_radius, SIM_FX_MM(10));
+    cr_expect_eq(o.settings.respawn_ticks, 65535);
+    sim_game *c = sim_game_create(&o.def, NULL);
+    cr_assert_not_null(c);
+    cr_expect_neq(sim_game_digest(c), sim_game_digest(a), "other figures, another identity");
+    sim_game_destroy(a);
+    sim_game_destroy(b);
+    sim_game_destroy(c);
+}
+
 // ---- the level's entities ------------------------------------------------------------
 
 static sim_world *arena_map(sim_level *l, sim_map *m)
@@ -472,6 +501,7 @@ static void commands(sim_scene *sc, uint32_t tick, void *user)
     for (uint32_t i = 0; i < count; i++) {
         uint32_t id = cs[i].id, r = keel_test_mix(tick * 977u + id);
         sim_input in = keel_test_sync_input(tick, id, r);
+        in.yaw = (sim_angle)(in.yaw + 0x8000);                                        // the rows face each other
         in.pitch = (sim_angle)((r >> 24 & 7) == 0 ? 0x10000 - SIM_ANGLE_QUARTER : 0); // now and then at the feet
         in.buttons = (uint8_t)((r >> 20 & 31) == 0 ? SIM_BUTTON_JUMP : 0);
         arena_command c = {(uint8_t)((r >> 4 & 7) == 0), (uint8_t)((r >> 7 & 15) == 0)};
@@ -519,7 +549,7 @@ static sim_scene *sync_scene(void *user)
     for (uint32_t i = 0; i < SYNC_N; i++) {
         sim_vec3 p = sim_v3_add(
             o, sim_v3(SIM_FX_MM(-3000 + 850 * (int32_t)(i % 8)), 0, i < 8 ? -SIM_FX_MM(1250) : SIM_FX_MM(1250)));
-        sim_char_state c = sim_char_spawn(i + 1, p, (sim_angle)(i < 8 ? 0 : 0x8000));
+        sim_char_state c = sim_char_spawn(i + 1, p, (sim_angle)(i < 8 ? 0x8000 : 0));
         cr_assert_eq(sim_scene_add_character(sc, &c), 0);
     }
     return sc;

@@ -155,10 +155,42 @@ static const sim_game_def definition = ARENA_DEF(&default_user, default_bytes);
 
 const sim_game_def *arena_game(void) { return &definition; }
 
+static int32_t clamp32(int32_t v, int32_t lo, int32_t hi) { return v < lo ? lo : (v > hi ? hi : v); }
+
+// Every setting into the range the rules are written for (arena.h).
+static arena_settings clamped(arena_settings s)
+{
+    s.health_start = clamp32(s.health_start, 1, 200);
+    s.health_max = clamp32(s.health_max, 1, 200);
+    s.armour_max = clamp32(s.armour_max, 0, 200);
+    s.armour_absorb_pct = clamp32(s.armour_absorb_pct, 0, 100);
+    s.respawn_ticks = clamp32(s.respawn_ticks, 1, 65535);
+    s.protect_ticks = clamp32(s.protect_ticks, 0, 65535);
+    s.match_ticks = clamp32(s.match_ticks, 0, INT32_MAX);
+    s.frag_limit = clamp32(s.frag_limit, 0, 1000);
+    s.rail_damage = clamp32(s.rail_damage, 0, 1000);
+    s.rail_interval = clamp32(s.rail_interval, 1, 65535);
+    s.rail_range = clamp32(s.rail_range, 0, SIM_FX_INT(1000));
+    s.rocket_direct = clamp32(s.rocket_direct, 0, 1000);
+    s.rocket_splash = clamp32(s.rocket_splash, 0, 1000);
+    s.rocket_radius = clamp32(s.rocket_radius, SIM_FX_MM(10), SIM_FX_INT(100));
+    s.rocket_speed = clamp32(s.rocket_speed, SIM_FX_MM(10), ARENA_SPEED_CAP);
+    s.rocket_interval = clamp32(s.rocket_interval, 1, 65535);
+    s.rocket_ttl = clamp32(s.rocket_ttl, 1, 65535);
+    s.self_damage_pct = clamp32(s.self_damage_pct, 0, 100);
+    s.knockback = clamp32(s.knockback, 0, SIM_FX_ONE);
+    s.health_pickup = clamp32(s.health_pickup, 0, 200);
+    s.armour_pickup = clamp32(s.armour_pickup, 0, 200);
+    s.pickup_respawn = clamp32(s.pickup_respawn, 0, 65535);
+    s.eye_height = clamp32(s.eye_height, 0, SIM_FX_INT(3));
+    s.eye_height_crouched = clamp32(s.eye_height_crouched, 0, SIM_FX_INT(3));
+    return s;
+}
+
 void arena_def_init(arena_def *a, const arena_settings *settings)
 {
     memset(a, 0, sizeof *a);
-    a->settings = settings ? *settings : default_settings;
+    a->settings = clamped(settings ? *settings : default_settings);
     settings_bytes(&a->settings, a->settings_bytes);
     const sim_game_def d = ARENA_DEF(&a->settings, a->settings_bytes);
     a->def = d;

@@ -164,7 +164,13 @@ typedef struct arena_def {
     uint8_t settings_bytes[sizeof(arena_settings)];
 } arena_def;
 
-/// Fills `a` for `settings` (NULL: the defaults).
+/// Fills `a` for `settings` (NULL: the defaults), each clamped into the
+/// range the rules are written for: health 1..200, armour 0..200, shares
+/// 0..100 %, damages 0..1000, frag limit 0..1000 (0: none), intervals,
+/// respawn and rocket times 1..65535 ticks (protection and pickup respawn
+/// 0..65535), match 0..2^31-1 ticks (0: no clock limit), rail range
+/// 0..1000 m, rocket radius 1 cm..100 m, rocket speed 1 cm/s..99 m/s,
+/// knockback 0..1 m/s per point, eye heights 0..3 m.
 void arena_def_init(arena_def *a, const arena_settings *settings);
 
 /// The definition with the default settings (static: what keel_game_v1

@@ -105,6 +105,12 @@ void arena_level(const sim_game_level *l, void *state, void *user)
 {
     (void)user;
     arena_state *s = state;
+    // The level's tables anew (a second call replaces them, never adds).
+    s->spawn_count = s->pad_count = s->teleport_count = s->item_count = 0;
+    memset(s->spawn, 0, sizeof s->spawn);
+    memset(s->pad, 0, sizeof s->pad);
+    memset(s->teleport, 0, sizeof s->teleport);
+    memset(s->item, 0, sizeof s->item);
     // A Quake player's origin is 24 units above its feet; the feet go 1 cm
     // higher (unit_m is rounded to 2^-16 m: 24 units can come out 0.2 mm
     // short, into the floor), and the character settles the next tick.

@@ -10,6 +10,7 @@
 #include <keel/sim_hash.h>
 
 #include "keel_app.h" // the clock (every program that links this file links keel_app)
+#include "arena.h"
 #include "tag.h"
 
 // No library loading on Windows and WebAssembly, nor in scripts/cross-check.sh's
@@ -26,10 +27,11 @@ static const struct {
     keel_game_entry entry;
 } linked[] = {
     {"tag", tag_game},
+    {"arena", arena_game},
 };
 #define LINKED_COUNT (sizeof linked / sizeof linked[0])
 
-const char *keel_game_linked_names(void) { return "tag"; }
+const char *keel_game_linked_names(void) { return "tag, arena"; }
 
 // A game library calls keel's functions through the program (-rdynamic). A
 // static link only keeps the objects a program uses: this table keeps the
@@ -43,7 +45,10 @@ void (*const keel_game_kept[])(void) = {
     (void (*)(void))sim_game_teleport,       (void (*)(void))sim_game_move_slide,
     (void (*)(void))sim_game_move_ground,    (void (*)(void))sim_game_pack_command,
     (void (*)(void))sim_angle_forward_right, (void (*)(void))sim_hash_u32,
-    (void (*)(void))sim_scene_create_game,
+    (void (*)(void))sim_scene_create_game,   (void (*)(void))sim_char_shape,
+    (void (*)(void))sim_angle_dir,           (void (*)(void))sim_v3_normalize_len,
+    (void (*)(void))sim_v3_normalize,        (void (*)(void))sim_fx_sqrt,
+    (void (*)(void))sim_isqrt_u64,
 };
 #endif
 

@@ -7,11 +7,13 @@
 #      state hash everywhere;
 #      (the built-in and generated levels, keel's levels/arena.map, and zdm2 and
 #      LibreQuake's lqdm1.map when ../shared/levels has them; one runs the
-#      example game, tests/games/tag, linked in: --game tag);
+#      example game, tests/games/tag, linked in: --game tag; one keel-arena,
+#      games/arena, on levels/arena.map: --game arena);
 #   2. makes recordings with the reference build (x86-64 gcc -O2): a server
 #      session with bots (joins, leaves, pushing, platforms) and keel-sim
 #      scenarios on the built-in level, a generated level and both real maps,
-#      and one with the example game (a format-4 recording, verified --game tag);
+#      and one with the example game (a format-4 recording, verified --game tag)
+#      and one with keel-arena on levels/arena.map (verified --game arena);
 #      every build then verifies every recording tick by tick (keel-replay
 #      verify: every tick's world hash and every character's hash);
 #   3. the other way round: the win64 and wasm builds each record the
@@ -131,7 +133,7 @@ for b in "${builds[@]}"; do names+=("${b%%|*}"); done
 
 reference=x86_64-gcc
 common=(-std=c11 -Iserver/include -Isim/include -Isim/src -Inet/include -Inet/src -Irec/include -Irec/src
-        -Iclient/include -Iapp -Itests/games/tag -DKEEL_CHECKS=1 -DKEEL_CROSS_BUILD=1)
+        -Iclient/include -Iapp -Itests/games/tag -Igames/arena -DKEEL_CHECKS=1 -DKEEL_CROSS_BUILD=1)
 # Everything keel-replay and keel-sim need besides their own folders: the core,
 # the recordings, the protocol's encoders (not the ENet host) and the client
 # library (keel-replay replays client recordings). The connect tokens and
@@ -150,6 +152,7 @@ lib_sources() {
     ls server/src/*.c
     ls app/*.c
     ls tests/games/tag/tag.c # the example game, linked in (--game tag)
+    ls games/arena/arena.c games/arena/arena_level.c games/arena/arena_rules.c # keel-arena (--game arena)
 }
 have_replay=0
 [ -d tools/keel-replay ] && ls tools/keel-replay/*.c >/dev/null 2>&1 && have_replay=1
@@ -321,7 +324,8 @@ scenarios=("--level builtin --characters 8 --seed 1"
            "--mode probes --level builtin --characters 16 --seed 3"
            "--level generated --characters 8 --seed 4"
            "--level levels/arena.map --characters 8 --seed 7"
-           "--level builtin --characters 8 --seed 9 --game tag")
+           "--level builtin --characters 8 --seed 9 --game tag"
+           "--level levels/arena.map --platforms --characters 8 --seed 10 --game arena")
 maps=${KEEL_LEVELS_DIR:-../shared/levels}
 have_maps=0
 if [ -f "$maps/sauerbraten_zdm2.obj" ]; then
@@ -390,6 +394,8 @@ recordings=(
     # keel's own .map level with its movers and water (the level's digest covers its entities)
     "arena-map|keel-sim --level levels/arena.map --characters 8 --platforms --seed 18 --ticks $map_ticks --quiet"
     "tag-game|keel-sim --level builtin --characters 8 --game tag --seed 18 --ticks $ticks --quiet"
+    # keel-arena on arena.map: its spawn points, jump pad, teleporter and items from the level's entities
+    "arena-game|keel-sim --level levels/arena.map --platforms --characters 8 --game arena --seed 19 --ticks $map_ticks --quiet"
 )
 if [ "$have_maps" -eq 1 ]; then
     recordings+=("zdm2|keel-sim --level $maps/sauerbraten_zdm2.obj --scale 0.12 --characters 8 --seed 14 --ticks $map_ticks --quiet")
@@ -422,6 +428,7 @@ verify_one() {
     t0=$(date +%s)
     local game=() # a recording made with a game verifies with it
     [[ $1 != tag-game ]] || game=(--game tag)
+    [[ $1 != arena-game ]] || game=(--game arena)
     run "$2" keel-replay verify "$recs/$1.krec" --quiet "${game[@]}" >"$recs/$1.$2.out" 2>&1 || rc=$?
     echo "$rc $(($(date +%s) - t0))" >"$recs/$1.$2.rc"
 }

@@ -20,12 +20,12 @@
 #include <keel/sim_hash.h>
 #include <keel/sim_scene.h>
 
+#include "game_sync.h"
 #include "tag.h"
 #include "test_support.h"
 
 #define N 16
 #define TICKS 400
-#define RING 8u
 
 static sim_level level;
 static sim_world *world;
@@ -204,27 +204,14 @@ Test(game, state_from_outside_out_of_range_is_refused_naming_the_field)
 
 // ---- the sync test with a game -------------------------------------------------
 
-static uint32_t mix(uint32_t x)
-{
-    x ^= x >> 16;
-    x *= 0x7FEB352Du;
-    x ^= x >> 15;
-    x *= 0x846CA68Bu;
-    return x ^ (x >> 16);
-}
-
 // Commands of character `id` at `tick`: a function of the two only.
 static void commands(sim_scene *sc, uint32_t tick)
 {
     uint32_t count;
     const sim_char_state *cs = sim_scene_characters(sc, &count);
     for (uint32_t i = 0; i < count; i++) {
-        uint32_t id = cs[i].id, r = mix(tick * 977u + id);
-        sim_input in = {0};
-        in.tick = tick;
-        in.forward = (int8_t)((r & 3) == 0 ? 60 : 0);
-        in.right = (int8_t)((r >> 2 & 3) == 1 ? -50 : 0);
-        in.yaw = (sim_angle)((id <= 8 ? 0 : 0x8000) + (int32_t)((r >> 8 & 0xFF) - 128) * 16);
+        uint32_t id = cs[i].id, r = keel_test_mix(tick * 977u + id);
+        sim_input in = keel_test_sync_input(tick, id, r);
         in.buttons = (uint8_t)((r >> 20 & 31) == 0 ? SIM_BUTTON_JUMP : 0);
         tag_command c = {(uint8_t)((r >> 4 & 3) == 0), (uint8_t)((r >> 6 & 63) == 0), (uint8_t)(r >> 12 & 1),
                          (sim_angle)(((r >> 16) & 0x3F) << 4), 0};
@@ -251,22 +238,31 @@ static void look(const sim_scene *sc, seen *s)
     s->hits = st->hits;
 }
 
-// An executor that runs the items backwards, one at a time: another order
-// than the plain loop's, so a rule that reads another character's state
-// would show here.
-static void backwards(void *user, uint32_t count, sim_task_fn fn, void *task)
-{
-    (void)user;
-    for (uint32_t k = count; k-- > 0;)
-        fn(task, k, k + 1);
-}
-
 static sim_scene *tag_scene(void)
 {
     sim_scene *sc = sim_scene_create_game(world, &S, N, tag);
     cr_assert_not_null(sc);
     add_players(sc);
     return sc;
+}
+
+// The sync case's callbacks (game_sync.h).
+static sim_scene *tag_scene_of(void *user)
+{
+    (void)user;
+    return tag_scene();
+}
+
+static sim_scene *fresh_scene_of(void *user)
+{
+    (void)user;
+    return sim_scene_create_game(world, &S, N, tag);
+}
+
+static void commands_of(sim_scene *sc, uint32_t tick, void *user)
+{
+    (void)user;
+    commands(sc, tick);
 }
 
 Test(game, rollback_restore_and_order_give_the_same_hash_every_tick)
@@ -289,50 +285,10 @@ Test(game, rollback_restore_and_order_give_the_same_hash_every_tick)
     cr_expect_gt(s.entities, 0u, "the entity table stayed empty");
     cr_expect_eq(sim_scene_game_faults(a), 0u);
 
-    // Rollback: every 5 ticks, back 1..RING-1 ticks to a saved state and
-    // forward again with the same commands.
-    sim_scene *b = tag_scene();
-    size_t cap = sim_scene_state_size(b) + 64 * 1024;
-    uint8_t *ring = malloc(RING * cap);
-    size_t sizes[RING];
-    for (uint32_t t = 0; t < TICKS; t++) {
-        sizes[t % RING] = sim_scene_state_size(b);
-        cr_assert_leq(sizes[t % RING], cap);
-        sim_scene_save(b, ring + (t % RING) * cap);
-        commands(b, t);
-        sim_scene_step(b);
-        cr_assert_eq(sim_scene_hash(b), ref[t], "tick %u", t);
-        if (t % 5 == 4 && t >= RING) {
-            uint32_t k = 1 + mix(t) % (RING - 1), from = t + 1 - k;
-            sim_scene_error e;
-            cr_assert(sim_scene_restore(b, ring + (from % RING) * cap, sizes[from % RING], &e), "%s", e.reason);
-            for (uint32_t u = from; u <= t; u++) {
-                commands(b, u);
-                sim_scene_step(b);
-            }
-            cr_assert_eq(sim_scene_hash(b), ref[t], "tick %u after rolling back %u", t, k);
-        }
-    }
-
-    // Saved and restored into a fresh scene every tick, the per-character
-    // parts run backwards in items of 3.
-    sim_scene *c = tag_scene();
-    for (uint32_t t = 0; t < TICKS; t++) {
-        sim_scene_save(c, ring);
-        size_t size = sim_scene_state_size(c);
-        sim_scene_destroy(c);
-        c = sim_scene_create_game(world, &S, N, tag);
-        sim_scene_set_parallel(c, backwards, NULL, 3);
-        cr_assert(sim_scene_restore(c, ring, size, NULL));
-        commands(c, t);
-        sim_scene_step(c);
-        cr_assert_eq(sim_scene_hash(c), ref[t], "tick %u", t);
-    }
-    free(ring);
+    keel_game_sync sync = {tag_scene_of, fresh_scene_of, commands_of, NULL, TICKS};
+    keel_test_game_sync(&sync, ref);
     free(ref);
     sim_scene_destroy(a);
-    sim_scene_destroy(b);
-    sim_scene_destroy(c);
 }
 
 // ---- no game, no change ------------------------------------------------------------
@@ -356,7 +312,7 @@ Test(game, no_game_and_a_game_without_rules_move_as_before)
         for (uint32_t i = 0; i < count; i++) {
             sim_input in = {0};
             in.tick = t;
-            in.forward = (int8_t)(mix(t + cs[i].id) & 63);
+            in.forward = (int8_t)(keel_test_mix(t + cs[i].id) & 63);
             in.yaw = (sim_angle)(cs[i].id * 4000u);
             sim_scene_set_input(plain, cs[i].id, &in);
             sim_scene_set_input(null_game, cs[i].id, &in);

@@ -7,6 +7,8 @@
 
 #include "game_internal.h"
 
+#define GAME_DIGEST_FORMAT 1u
+
 static bool refuse(sim_game_error *e, const char *reason, const char *field, int64_t element)
 {
     if (e)
@@ -283,7 +285,9 @@ static uint64_t digest(const sim_game *g)
 {
     const sim_game_def *d = &g->def;
     uint64_t h = hash_text(SIM_HASH_SEED, d->name);
-    h = sim_hash_u32(sim_hash_u32(h, d->version), SIM_GAME_ABI_VERSION);
+    // The digest's own format (it hashed SIM_GAME_ABI_VERSION 1 when it was
+    // defined; the ABI's later struct layouts keep it, and every digest).
+    h = sim_hash_u32(sim_hash_u32(h, d->version), GAME_DIGEST_FORMAT);
     for (int p = 0; p < 3; p++) {
         const game_schema *s = &g->part[p];
         h = sim_hash_u32(h, s->field_count);

@@ -7,6 +7,7 @@
 // is the top; it travels "height" units (default its height less 8) down and
 // back at "speed" (default 150), pausing 3 s at each end. func_door stays
 // out (doors need the game's triggers). Liquid brushes become water boxes.
+#include <keel/sim_game.h>
 #include <keel/sim_level.h>
 #include <keel/sim_scene.h>
 
@@ -109,6 +110,9 @@ int sim_map_add_to_scene(const sim_map *map, struct sim_scene *scene, int32_t ti
         else
             np++;
     }
+    // The entities to the scene's game, if it has one that takes them.
+    if (!sim_scene_game_map(scene, map, NULL))
+        rc = -1;
     if (platforms)
         *platforms = np;
     if (water)

@@ -179,6 +179,28 @@ bool sim_scene_set_game_char(sim_scene *sc, uint32_t id, const void *state, sim_
     return true;
 }
 
+bool sim_scene_game_level(sim_scene *sc, const sim_game_level *level, sim_game_error *error)
+{
+    if (error)
+        *error = (sim_game_error){"", "", -1};
+    if (!sc->game || !sc->game->def.level)
+        return true;
+    size_t n = part_size(sc, SIM_GAME_PART_STATE);
+    uint8_t *copy = malloc(n + 1);
+    if (!copy)
+        return no_game(error, "out of memory");
+    memcpy(copy, sc->game_state, n);
+    sim_game_level l = *level;
+    if (!l.settings)
+        l.settings = &sc->settings;
+    sc->game->def.level(&l, copy, sc->game->def.user);
+    bool ok = sim_game_check(sc->game, SIM_GAME_PART_STATE, copy, error);
+    if (ok)
+        memcpy(sc->game_state, copy, n);
+    free(copy);
+    return ok;
+}
+
 // ---- the rule passes ------------------------------------------------------------
 
 static void each_items(void *task, uint32_t begin, uint32_t end)
@@ -238,6 +260,8 @@ static bool mine(const sim_game_tick *t, uint32_t index)
 uint32_t sim_game_tick_number(const sim_game_tick *t) { return t->sc->tick; }
 const sim_scene *sim_game_scene(const sim_game_tick *t) { return t->sc; }
 void *sim_game_user(const sim_game_tick *t) { return t->sc->game->def.user; }
+const sim_move_settings *sim_game_settings(const sim_game_tick *t) { return &t->sc->settings; }
+sim_fx sim_game_dt(const sim_game_tick *t) { return t->sc->dt; }
 uint32_t sim_game_char_count(const sim_game_tick *t) { return t->sc->count; }
 
 const sim_char_state *sim_game_character(const sim_game_tick *t, uint32_t index)

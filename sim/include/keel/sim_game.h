@@ -15,6 +15,10 @@
 // A scene created without a game (sim_scene_create) behaves, hashes and
 // saves exactly as it did before games existed.
 //
+// Before the first tick, the level's entities may be handed to the game
+// (sim_scene_game_level, sim_scene_game_map; def.level writes what it keeps
+// into the game-wide state).
+//
 // The order of a tick with a game (sim/src/scene_tick.c; docs/game.md):
 //   1. platforms move; riders are carried;
 //   2. rules.before_move_char for each character (in parallel, by work item);
@@ -39,6 +43,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <keel/sim_level.h>
 #include <keel/sim_query.h>
 #include <keel/sim_scene.h>
 
@@ -47,7 +52,8 @@ extern "C" {
 #endif
 
 /// The version of this interface; a game built against another is refused.
-#define SIM_GAME_ABI_VERSION 1u
+/// 2: sim_game_def gained `level` (the level's entities).
+#define SIM_GAME_ABI_VERSION 2u
 
 /// Limits of what a game may declare (a schema beyond them is refused).
 #define SIM_GAME_COMMAND_MAX_BYTES 64u  ///< the command struct's size
@@ -133,6 +139,44 @@ typedef struct sim_game_move_type {
 /// change).
 #define SIM_GAME_MOVE_FIRST 16
 
+/// A level's entity as a game receives it (sim_game_def.level): a Quake .map
+/// entity (keel/sim_level.h's sim_map_entity) in engine coordinates (Y-up,
+/// metres). The pointers are valid during the call only.
+typedef struct sim_game_entity {
+    const char *classname; ///< "" when it has none
+    int32_t role;          ///< its sim_map_role: SIM_MAP_ROLE_SPAWN, _PUSH, _TELEPORT, _ITEM, ...
+    bool has_origin;
+    sim_vec3 origin; ///< its "origin" (a spawn point's is 24 units above the feet, as in Quake)
+    sim_fx angle;    ///< "angle" (or the yaw of "angles") in degrees, Q16.16; 0 when absent
+    sim_aabb bounds; ///< of its brushes (trigger_push, trigger_teleport), else origin..origin
+    /// The origin of the first entity whose "targetname" is this one's
+    /// "target" (a trigger_push's target_position, a trigger_teleport's
+    /// info_teleport_destination), and that entity's "angle".
+    bool has_target;
+    sim_vec3 target;
+    sim_fx target_angle;
+    const sim_map_key *keys; ///< every key as written, in file order
+    uint32_t key_count;
+} sim_game_entity;
+
+/// A level given to a game: its entities in file order, the metres per level
+/// unit (for keys in level units, such as a trigger_push's "speed") and the
+/// scene's movement settings (gravity, tick rate).
+typedef struct sim_game_level {
+    const sim_game_entity *entities;
+    uint32_t entity_count;
+    sim_fx unit_m;
+    const sim_move_settings *settings;
+} sim_game_level;
+
+/// Receives a level's entities once, before the first tick
+/// (sim_scene_game_level; sim_map_add_to_scene calls it for a .map level),
+/// and writes what the game keeps of them (spawn points, jump pads, items)
+/// into `state`, the game-wide state, which then is hashed, saved and
+/// restored like the rest of it. `user` is sim_game_def.user. It must be
+/// deterministic as a rule is.
+typedef void (*sim_game_level_fn)(const sim_game_level *level, void *state, void *user);
+
 /// What a game is. Every pointer must stay valid while the sim_game lives.
 typedef struct sim_game_def {
     uint32_t abi_version; ///< SIM_GAME_ABI_VERSION
@@ -150,7 +194,8 @@ typedef struct sim_game_def {
     sim_game_rules rules;
     const sim_game_move_type *move_types;
     uint32_t move_type_count;
-    void *user; ///< passed back by sim_game_user: constant data only (never state)
+    void *user;              ///< passed back by sim_game_user: constant data only (never state)
+    sim_game_level_fn level; ///< the level's entities into the game-wide state (NULL: ignored)
 } sim_game_def;
 
 /// Why a definition, a state or a command was refused.
@@ -223,6 +268,19 @@ const sim_game *sim_scene_game(const sim_scene *scene);
 bool sim_scene_set_command(sim_scene *scene, uint32_t id, const sim_input *input, const void *command,
                            sim_game_error *error);
 
+/// Gives the scene's game a level: its `level` rule writes what it keeps of
+/// the entities into a copy of the game-wide state, which is checked field
+/// by field and becomes the scene's (refused, naming the field, when one is
+/// out of its range; the state is then unchanged). Call it once, before the
+/// first tick, where every peer does (a client that joins gets the state with
+/// the scene's). True with nothing done when the scene has no game or the
+/// game no level rule.
+bool sim_scene_game_level(sim_scene *scene, const sim_game_level *level, sim_game_error *error);
+/// sim_scene_game_level with a loaded .map's entities (unit_m and the
+/// targets from the map; the settings the scene's). sim_map_add_to_scene
+/// calls it, so keel's programs hand a .map level to their game.
+bool sim_scene_game_map(sim_scene *scene, const sim_map *map, sim_game_error *error);
+
 /// The game-wide state and a character's game state (by id) as they are
 /// between steps (NULL when there is none).
 const void *sim_scene_game_state(const sim_scene *scene);
@@ -248,6 +306,10 @@ uint64_t sim_scene_game_faults(const sim_scene *scene);
 /// The tick being computed (the scene's tick before the step).
 uint32_t sim_game_tick_number(const sim_game_tick *t);
 const sim_scene *sim_game_scene(const sim_game_tick *t);
+/// The scene's movement settings (tick rate, gravity, shapes) and its tick
+/// length in seconds (1 / tick_rate, Q16.16).
+const sim_move_settings *sim_game_settings(const sim_game_tick *t);
+sim_fx sim_game_dt(const sim_game_tick *t);
 void *sim_game_user(const sim_game_tick *t);
 
 /// The characters, in id order (index 0..count-1), as they are at this point

@@ -196,8 +196,10 @@ struct sim_scene;
 /// corner's "wait"; at most SIM_PLATFORM_MAX_POINTS corners) as a platform
 /// with ids from first_platform_id. tick_rate as in sim_move_settings,
 /// unit_m the metres per unit the map was loaded with (Q16.16). docs/levels.md
-/// has the details. Returns 0, or -1 when the scene refused one (the rest are
-/// added); the counts added go to *platforms and *water (may be NULL).
+/// has the details. A scene with a game gets the map's entities too
+/// (sim_scene_game_map, keel/sim_game.h). Returns 0, or -1 when the scene
+/// refused one, or its game the entities (the rest are added); the counts
+/// added go to *platforms and *water (may be NULL).
 int sim_map_add_to_scene(const sim_map *map, struct sim_scene *scene, int32_t tick_rate, sim_fx unit_m,
                          uint32_t first_platform_id, uint32_t *platforms, uint32_t *water);
 

@@ -1,7 +1,7 @@
 // keel: a game in the programs: --game NAME|PATH in keel-sim, keel-replay,
 // keel-server and keel-client (app/keel_game.h), recordings made with a game
 // (format 4) verified, diffed and refused with another game, a game session
-// over ENet on loopback. MIT licence, see LICENSE.
+// over ENet on loopback with the server's and a client's recordings. MIT licence, see LICENSE.
 //
 // Judged by what the programs report (exit codes, the clients' hash
 // mismatches, keel-replay's verdict), never by how long anything took;
@@ -204,15 +204,27 @@ Test(game_programs, a_game_that_cannot_be_had_stops_server_and_client_with_exit_
     keel_test_run_free(&r);
 }
 
+// The number right after `key` in r's output is at least `least`.
+static void expect_count_after(const run_result *r, const char *key, long least)
+{
+    const char *at = strstr(r->out, key);
+    cr_assert_not_null(at, "no %s in: %s", key, r->out);
+    cr_expect_geq(strtol(at + strlen(key), NULL, 10), least, "%s", r->out);
+    cr_log_info("%s", r->out);
+}
+
 // keel-server --game tag recording; two clients refused (no game, tag
 // version 2); two bots of keel-client --game (the library) play 300 ticks
-// with no hash mismatch; the recording verifies with the linked tag.
+// with no hash mismatch, the first one recorded; the server's recording
+// verifies with the linked tag, the client's replays with it, and the
+// client's confirmed hashes are the server's world hashes (diff).
 Test(game_programs, a_game_session_over_enet_is_recorded_and_verified)
 {
-    char rec[256];
+    char rec[256], client_rec[256];
     int fd = keel_test_temp_fd(rec, sizeof rec, "game_session.rec");
     close(fd);
     remove(rec); // keel-server claims the name itself (it never overwrites)
+    temp_path(client_rec, sizeof client_rec, "game_client.rec");
     keel_test_proc sv;
     const char *sargs[] = {"--bind", "127.0.0.1",         "--port", "0",        "--insecure", "--game",
                            "tag",    "--max-per-address", "16",     "--record", rec,          "--duration",
@@ -232,7 +244,8 @@ Test(game_programs, a_game_session_over_enet_is_recorded_and_verified)
     cr_expect_not_null(strstr(r.err, "game tag 2 differs from the server's tag 1"), "%s", r.err);
     keel_test_run_free(&r);
 
-    const char *bots[] = {"--port", port_text, "--bots", "2", "--ticks", "300", "--game", KEEL_GAME_TAG_SO, NULL};
+    const char *bots[] = {"--port", port_text,        "--bots",   "2",        "--ticks", "300",
+                          "--game", KEEL_GAME_TAG_SO, "--record", client_rec, NULL};
     r = expect("keel-client", bots, 0);
     expect_no_hash_mismatch(r.out);
     keel_test_run_free(&r);
@@ -247,13 +260,33 @@ Test(game_programs, a_game_session_over_enet_is_recorded_and_verified)
     const char *verify[] = {"verify", rec, "--game", "tag", NULL};
     r = expect("keel-replay", verify, 0);
     // "match: N ticks, M character-ticks reproduced": the bots' ticks are in it.
-    const char *m = strstr(r.out, " ticks, ");
-    cr_assert_not_null(m, "%s", r.out);
-    cr_expect_geq(strtol(m + 8, NULL, 10), 400, "%s", r.out);
-    cr_log_info("%s", r.out);
+    expect_count_after(&r, " ticks, ", 400);
     keel_test_run_free(&r);
     const char *without[] = {"verify", rec, NULL};
     r = expect("keel-replay", without, EXIT_GAME_MISMATCH);
     keel_test_run_free(&r);
+
+    // The client's recording: format 4 with the game's commands, replayed
+    // call by call with the game, and its confirmed hashes (which cover the
+    // game's state) the server's.
+    const char *client_info[] = {"info", client_rec, NULL};
+    r = expect("keel-replay", client_info, 0);
+    cr_expect_not_null(strstr(r.out, "versions:      format 4"), "%s", r.out);
+    cr_expect_not_null(strstr(r.out, "game:          tag version 1"), "%s", r.out);
+    keel_test_run_free(&r);
+    const char *client_verify[] = {"verify", client_rec, "--game", KEEL_GAME_TAG_SO, NULL};
+    r = expect("keel-replay", client_verify, 0);
+    cr_expect_not_null(strstr(r.out, "confirmed ticks reproduced by the client library"), "%s", r.out);
+    keel_test_run_free(&r);
+    const char *client_diff[] = {"diff", rec, client_rec, "--game", "tag", "--json", NULL};
+    r = expect("keel-replay", client_diff, 0);
+    // {"result":"match","kind":"client","compared":N}
+    expect_count_after(&r, "\"compared\":", 100);
+    keel_test_run_free(&r);
+    const char *client_without[] = {"verify", client_rec, NULL};
+    r = expect("keel-replay", client_without, EXIT_GAME_MISMATCH);
+    cr_expect_not_null(strstr(r.err, "made with game \"tag\" version 1"), "%s", r.err);
+    keel_test_run_free(&r);
     remove(rec);
+    remove(client_rec);
 }

@@ -114,7 +114,8 @@ int rec_index_game_chunk(rec_file *f, const uint8_t *chunk, uint32_t len, uint64
     if (!game && !key && !cmd)
         return 0;
     char type[5] = {(char)chunk[0], (char)chunk[1], (char)chunk[2], (char)chunk[3], 0};
-    if (f->h.kind != REC_KIND_SCENE || f->h.format_version < 4) {
+    // A client recording with a game holds GAME only (no states, no ticks).
+    if (f->h.format_version < 4 || (f->h.kind != REC_KIND_SCENE && !game)) {
         rec_error_set(err, off, type, "%s chunk at offset %" PRIu64 " in a recording of format %u or of a client", type,
                       off, (unsigned)f->h.format_version);
         return -1;

@@ -5,7 +5,7 @@
 
 #include "rec_writer_internal.h"
 
-void rec_wr_game_open(rec_writer *w, const sim_scene *initial)
+void rec_wr_game_identity(rec_writer *w)
 {
     rec_item *it = rec_wr_item_take(w, REC_T_GAME, 128);
     if (it) {
@@ -15,6 +15,11 @@ void rec_wr_game_open(rec_writer *w, const sim_scene *initial)
         rec_put_u32(&it->buf, w->h.game_command_bytes);
         rec_wr_item_submit(w, it);
     }
+}
+
+void rec_wr_game_open(rec_writer *w, const sim_scene *initial)
+{
+    rec_wr_game_identity(w);
     rec_wr_game_key(w, initial);
 }
 

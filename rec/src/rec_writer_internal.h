@@ -121,6 +121,8 @@ size_t rec_wr_block_reserve(uint32_t n);
 void rec_wr_block_finish(rec_writer *w);
 
 // ---- games (rec_writer_game.c) ----
+/// The GAME chunk (a client recording's, after SCHM).
+void rec_wr_game_identity(rec_writer *w);
 /// GAME and the initial GKEY, after INIT.
 void rec_wr_game_open(rec_writer *w, const sim_scene *initial);
 /// One tick's part of the block's GCMD (false: the writer failed).

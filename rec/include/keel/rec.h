@@ -34,7 +34,9 @@
 //         tick and each command's game command, packed by the game's schema
 // A client recording (kind REC_KIND_CLIENT) holds CLOG blocks instead of
 // TBLK: the calls made to the client library (with their clock values and
-// the packets received) and the confirmed hashes it reached.
+// the packets received) and the confirmed hashes it reached. A client with a
+// game writes format 4: a GAME chunk after SCHM, and each predict call's
+// packed game command in its record.
 //
 // Nothing here depends on byte order or struct layout: every value is encoded
 // field by field, little-endian. No floating point.
@@ -283,9 +285,21 @@ typedef struct rec_client_record {
     uint32_t result; ///< (PREDICT: 0/1; CATCH_UP: ticks)
     uint32_t tick;   ///< (CONFIRMED)
     uint64_t hash;   ///< (CONFIRMED) sim_scene_hash of the confirmed scene
+    /// (PREDICT, a client recording with a game) the game command as
+    /// sim_game_pack_command packs it (the header's game_command_bytes):
+    /// cl_client_predict_game(input, game_command unpacked, now); NULL: the
+    /// call gave none (all zero bytes). Ignored without a game.
+    const uint8_t *game_command;
+    /// (PREDICT, with a game) the call's game command did not pack (a field
+    /// out of its range): the client refused the call and changed nothing.
+    bool game_refused;
 } rec_client_record;
 
-/// Open a client recording (header kind REC_KIND_CLIENT; no INIT state).
+/// Open a client recording (header kind REC_KIND_CLIENT; no INIT state). A
+/// client with a game needs a header naming it (its identity and
+/// header->game, the game itself: cl_record_default_header sets both): the
+/// recording is then format 4, holds a GAME chunk after SCHM, and every
+/// PREDICT record carries the call's packed game command.
 rec_writer *rec_writer_open_client(const char *path, const rec_header *header, const rec_writer_config *config,
                                    rec_error *err);
 bool rec_writer_client(rec_writer *w, const rec_client_record *r);

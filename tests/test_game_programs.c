@@ -9,8 +9,9 @@
 //
 // The game libraries are the example game built as shared libraries
 // (tests/CMakeLists.txt): tag as it is, tag_hard (a hit takes 34 health, not
-// 25: one rule changed, the same identity), tag_v2 (version 2) and two that
-// the loader must refuse.
+// 25: one rule changed, the same identity), tag_v2 (version 2), tag_leak (a
+// rule that keeps state in a global: a rollback reaches another state) and
+// two that the loader must refuse.
 #define _POSIX_C_SOURCE 200809L
 #include <criterion/criterion.h>
 #include <signal.h>
@@ -25,6 +26,7 @@
 #define KEEL_GAME_TAG_SO "libkeel_game_tag.so"
 #define KEEL_GAME_TAG_HARD_SO "libkeel_game_tag_hard.so"
 #define KEEL_GAME_TAG_V2_SO "libkeel_game_tag_v2.so"
+#define KEEL_GAME_TAG_LEAK_SO "libkeel_game_tag_leak.so"
 #define KEEL_GAME_NOENTRY_SO "libkeel_game_noentry.so"
 #define KEEL_GAME_BADABI_SO "libkeel_game_badabi.so"
 #endif
@@ -110,6 +112,35 @@ Test(game_programs, the_linked_game_and_its_library_run_the_same)
     cr_expect_str_eq(linked, library);
     cr_expect_str_eq(linked, threads);
     cr_expect_str_neq(linked, none, "the game's state is in the hash");
+}
+
+// keel-sim --sync-test with a game: every tick saved and restored with the
+// game's state, rolled back 1 to 8 ticks and re-simulated (every character,
+// the game's commands again); the run itself is the same as without the
+// check. A rule that keeps state in a global fails it, naming the field.
+Test(game_programs, the_sync_test_runs_the_game_and_names_the_game_field_a_rollback_changes)
+{
+    char checked[17], plain[17];
+    const char *sync[] = {"--quiet", "--ticks", "200", "--game", "tag", "--sync-test", "8", NULL};
+    run_result r = expect("keel-sim", sync, 0);
+    final_hash(&r, checked);
+    cr_expect_not_null(strstr(r.err, "sync test passed: 200 ticks checked"), "%s", r.err);
+    keel_test_run_free(&r);
+    const char *run[] = {"--quiet", "--ticks", "200", "--game", "tag", NULL};
+    r = expect("keel-sim", run, 0);
+    final_hash(&r, plain);
+    keel_test_run_free(&r);
+    cr_expect_str_eq(checked, plain);
+
+    const char *leak[] = {"--quiet", "--ticks", "200", "--game", KEEL_GAME_TAG_LEAK_SO, "--sync-test", NULL};
+    r = expect("keel-sim", leak, 1);
+    // "sync test failed at tick 1 (rollback depth 1, the save/restore copy)
+    // ...  game.hits: run 1, copy 2 ... 1 game field differs"
+    cr_expect_not_null(strstr(r.err, "sync test failed at tick 1 (rollback depth 1"), "%s", r.err);
+    cr_expect_not_null(strstr(r.err, "  game.hits: run "), "%s", r.err);
+    cr_expect_not_null(strstr(r.err, "every character field is the same; 1 game field differs"), "%s", r.err);
+    cr_log_info("%s", r.err);
+    keel_test_run_free(&r);
 }
 
 Test(game_programs, a_recording_with_a_game_verifies_with_that_game_only)

@@ -31,6 +31,7 @@ void rec_cursor_destroy(rec_cursor *c)
     ZSTD_freeDCtx(c->dz);
     rec_buf_free(&c->raw);
     rec_buf_free(&c->key_raw);
+    rec_buf_free(&c->game_raw);
     free(c->ids);
     free(c->prev);
     free(c->leaves);

@@ -19,7 +19,7 @@
 
 typedef struct rec_item {
     char type[4];
-    bool compressible; ///< TBLK/CLOG/KEYF: try zstd
+    bool compressible; ///< TBLK/CLOG/KEYF/GKEY/GCMD: try zstd
     size_t prefix;     ///< bytes kept before the compressed part (REC_BLOCK_PREFIX; format 3's blocks: their varints)
     bool size_field; ///< the compressed form stores the body's size (u32) before the frame (all but format 3's blocks)
     rec_buf buf;     ///< the payload

@@ -29,9 +29,11 @@
 // A scene recording made with a game (format 4; rec_header.game_name) adds:
 //   GAME  after INIT: the game's name, version, digest and packed command size
 //   GKEY  after INIT and after each keyframe's tick: the scene's whole state
-//         at that tick as sim_scene_save writes it (version 2: with the game)
+//         at that tick as sim_scene_save writes it (version 2: with the game;
+//         GKYZ: the same, zstd-compressed when it pays)
 //   GCMD  after each TBLK/TBLZ, for the same ticks: the world hash after each
 //         tick and each command's game command, packed by the game's schema
+//         (GCMZ: the same, zstd-compressed when it pays)
 // A client recording (kind REC_KIND_CLIENT) holds CLOG blocks instead of
 // TBLK: the calls made to the client library (with their clock values and
 // the packets received) and the confirmed hashes it reached. A client with a
@@ -67,7 +69,8 @@ extern const uint8_t rec_magic[REC_MAGIC_SIZE];
 /// 3: a keyframe sits inside the tick block that starts at its tick, its
 /// records as varints; a block's prefix is varints and its zstd frame
 /// carries the body's size.
-/// 4: a recording made with a game adds its GAME, GKEY and GCMD chunks; a
+/// 4: a recording made with a game adds its GAME, GKEY and GCMD chunks (the
+/// last two compressed as GKYZ and GCMZ when it pays); a
 /// recording without a game is still written as format 3, byte for byte.
 #define REC_FORMAT_VERSION 4u
 /// The format of a recording without a game.

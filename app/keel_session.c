@@ -320,9 +320,9 @@ static void bot_ms(keel_session *s, uint32_t i, uint64_t now_us, uint32_t now)
             cl_record_predict(rec, cl, &cmd, now);
             continue;
         }
-        uint8_t game_command[SIM_GAME_COMMAND_MAX_BYTES]; // client recordings hold no game commands yet
+        uint8_t game_command[SIM_GAME_COMMAND_MAX_BYTES];
         bool drawn = cl_bot_game_command(&b->bot, s->config.game, tick, game_command, sizeof game_command);
-        cl_client_predict_game(cl, &cmd, drawn ? game_command : NULL, now); // NULL: all zero
+        cl_record_predict_game(rec, cl, &cmd, drawn ? game_command : NULL, now); // NULL: all zero
     }
     net_host_flush(b->host);
 }

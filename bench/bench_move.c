@@ -17,7 +17,11 @@
 // TARGET_SPEEDUP). At 1000 characters a third case, the scene with a game of
 // empty rules (keel/sim_game.h: a 16-byte command, 64 bytes per character,
 // 1 KiB game-wide), is timed in the same rounds and printed against the scene
-// alone beside TARGET_GAME_COST.
+// alone beside TARGET_GAME_COST. At 64 characters (a server's match) the scene
+// with the example game's rules (tests/games/tag: shots as rays, hits, marks
+// in the entity table, respawns, the dash move type), every character's game
+// command drawn anew every 16 ticks, is printed against the scene alone: what
+// a game's rules add to the server's tick.
 //
 // With --table (or --independent or --shape), the older table instead:
 // character-ticks per second of sim_scene_step (or, with --independent,
@@ -52,6 +56,7 @@
 #include "common/bench_ceiling.h"
 #include "common/bench_speedup.h"
 #include "common/bench_crowd.h"
+#include "tag.h"
 
 #define SEED BENCH_SEED
 #define GENERATED_TRIANGLES 200000u
@@ -119,6 +124,7 @@ typedef struct figure {
 // mechanism costs a step by itself. crowd_init puts the scenes it makes
 // into it while crowd_game is set.
 static const sim_game *crowd_game;
+static bool crowd_tag; // crowd_init: the game is tag, give it tag commands
 
 static sim_game *empty_game(void)
 {
@@ -145,6 +151,7 @@ typedef struct crowd {
     ks_walker *walkers;    // index id - 1
     sim_input *inputs;     // independent mode, index id - 1
     uint32_t tick;
+    bool tag; // the scene runs tests/games/tag: each command comes with a tag command
 } crowd;
 
 static const sim_char_state *crowd_chars(const crowd *c, uint32_t *n)
@@ -155,6 +162,20 @@ static const sim_char_state *crowd_chars(const crowd *c, uint32_t *n)
     return c->chars;
 }
 
+// The example game's command of character `id` at `tick`: drawn from the
+// seed anew every 16 ticks (as keel-client's bots draw theirs): firing 1 in
+// 2, a dash 1 in 8, any weapon, an aim offset and a throw speed.
+static tag_command tag_draw(uint32_t id, uint32_t tick)
+{
+    uint64_t h = sim_hash_u32(sim_hash_u32(SEED, id), tick / 16u);
+    tag_command tc = {.fire = (uint8_t)(h & 1u),
+                      .dash = (uint8_t)((h >> 1 & 7u) == 0),
+                      .weapon = (uint8_t)((h >> 4) % 3u),
+                      .aim = (sim_angle)((h >> 8) & 0xFFF0u),
+                      .throw_speed = (sim_fx)((h >> 24) % (uint64_t)SIM_FX_INT(20))};
+    return tc;
+}
+
 static void crowd_commands(crowd *c)
 {
     uint32_t n;
@@ -162,7 +183,10 @@ static void crowd_commands(crowd *c)
     for (uint32_t i = 0; i < n; i++) {
         sim_input in = ks_walker_next(&c->walkers[chars[i].id - 1], c->tick);
         ks_guard_edges(c->world, c->bounds, &chars[i], &in);
-        if (c->scene)
+        tag_command tc = c->tag ? tag_draw(chars[i].id, c->tick) : (tag_command){0};
+        if (c->tag)
+            sim_scene_set_command(c->scene, chars[i].id, &in, &tc, NULL);
+        else if (c->scene)
             sim_scene_set_input(c->scene, chars[i].id, &in);
         else
             c->inputs[chars[i].id - 1] = in;
@@ -214,6 +238,7 @@ static bool crowd_init(crowd *c, const sim_level *level, const sim_world *w, boo
     c->chars = calloc(count, sizeof *c->chars);
     if (in_scene)
         c->scene = sim_scene_create_game(w, &c->s, count, crowd_game);
+    c->tag = in_scene && crowd_tag;
     if (!c->walkers || !c->inputs || !c->chars || (in_scene && !c->scene)) {
         crowd_free(c);
         fputs("bench_move: out of memory\n", stderr);
@@ -304,7 +329,8 @@ typedef struct scase {
     const char *level;
     uint32_t triangles, count;
     bool scene;
-    bool game; // a scene with empty_game
+    bool game; // a scene with a game: empty_game, or tag (below)
+    bool tag;  // a scene with the example game's rules (64 characters)
     crowd c;
     double us[MAX_ROUNDS]; // per character-tick, one a round
     uint64_t ticks;        // timed
@@ -408,6 +434,8 @@ static void print_summary_table(scase *cases, int ncases, double round_s)
     }
     // A game's cost: the scene step with a game of empty rules against the
     // same scene without one.
+    // The example game's rules at 64 characters against the same scene
+    // without a game: the server's tick with and without them.
     for (int i = 0; i < ncases; i++) {
         if (!cases[i].game)
             continue;
@@ -418,6 +446,15 @@ static void print_summary_table(scase *cases, int ncases, double round_s)
             double gmin, gmed, smin, smed;
             min_median(cases[i].us, rounds, &gmin, &gmed);
             min_median(cases[j].us, rounds, &smin, &smed);
+            if (cases[i].tag) {
+                const tag_state *ts = sim_scene_game_state(cases[i].c.scene);
+                printf("scene with the example game's rules (tag) / scene, %s, %" PRIu32
+                       " characters (medians): %+.1f%% (min %+.1f%%), %.1f vs %.1f us per tick; %" PRIu32
+                       " hits in %" PRIu32 " ticks, hash %016" PRIx64 "\n",
+                       cases[i].level, cases[i].count, 100.0 * (gmed / smed - 1), 100.0 * (gmin / smin - 1),
+                       gmed * cases[i].count, smed * cases[i].count, ts->hits, ts->clock, cases[i].hash);
+                continue;
+            }
             printf("scene with a game of empty rules / scene, %s, %" PRIu32
                    " characters (medians): %+.1f%% (min %+.1f%%), target <= %+.0f%%: %s, hash %016" PRIx64 "\n",
                    cases[i].level, cases[i].count, 100.0 * (gmed / smed - 1), 100.0 * (gmin / smin - 1),
@@ -470,7 +507,8 @@ static void print_summary_bench(scase *cases, int ncases)
         printf("BENCH bench_move level=%s characters=%" PRIu32 " collision=%s metric=us_per_character_tick "
                "min=%.3f median=%.3f rounds=%d max_tick_ms=%.3f hash=%016" PRIx64 "\n",
                k->level, k->count,
-               k->game    ? "scene_game"
+               k->tag     ? "scene_tag"
+               : k->game  ? "scene_game"
                : k->scene ? "scene"
                           : "independent",
                mn, md, rounds, k->max_tick_ms, k->hash);
@@ -645,14 +683,14 @@ static int run_summary(void)
     static const uint32_t sizes[2] = {64, 1000};
     scase cases[12];
     int ncases = 0;
-    sim_game *game = empty_game();
-    bool ok = nlevels > 0 && game;
-    // Modes: world-only, scene, and (1000 characters) a scene with a game.
+    sim_game *game = empty_game(), *tag = sim_game_create(tag_game(), NULL);
+    bool ok = nlevels > 0 && game && tag;
+    // Modes: world-only, scene, and a scene with a game: of empty rules at
+    // 1000 characters, the example game at 64.
     for (int li = 0; li < nlevels && ok; li++)
         for (int ci = 0; ci < 2 && ok; ci++)
             for (int mode = 0; mode < 3 && ok; mode++) {
-                if ((only_count && sizes[ci] != only_count) || (only_mode >= 0 && (mode > 0) != only_mode) ||
-                    (mode == 2 && sizes[ci] != PAR_CHARACTERS))
+                if ((only_count && sizes[ci] != only_count) || (only_mode >= 0 && (mode > 0) != only_mode))
                     continue;
                 scase *k = &cases[ncases];
                 memset(k, 0, sizeof *k);
@@ -661,11 +699,14 @@ static int run_summary(void)
                 k->count = sizes[ci];
                 k->scene = mode >= 1;
                 k->game = mode == 2;
+                k->tag = k->game && k->count != PAR_CHARACTERS;
                 uint32_t in_rooms;
-                crowd_game = k->game ? game : NULL;
+                crowd_game = k->tag ? tag : k->game ? game : NULL;
+                crowd_tag = k->tag;
                 ok = crowd_init(&k->c, &levels[li]->level, levels[li]->world, levels[li]->rooms, SIM_SHAPE_CAPSULE,
                                 k->count, k->scene, &in_rooms);
                 crowd_game = NULL;
+                crowd_tag = false;
                 if (!ok)
                     break;
                 ncases++;
@@ -684,6 +725,7 @@ static int run_summary(void)
     for (int i = 0; i < ncases; i++)
         crowd_free(&cases[i].c);
     sim_game_destroy(game);
+    sim_game_destroy(tag);
 
     slevel *par[2];
     int npar = 0;
@@ -720,6 +762,8 @@ static void print_usage(FILE *f)
           "    characters, on the built-in level and zdm2;\n"
           "  - at 1000 characters, the scene with a game of empty rules (keel/sim_game.h)\n"
           "    against the scene alone, beside its target (at most +2%);\n"
+          "  - at 64 characters, the scene with the example game's rules (tests/games/tag:\n"
+          "    shots as rays, hits, respawns, the dash move type) against the scene alone;\n"
           "  - a pile: 1000 characters added at the built-in level's spawn marker, idle,\n"
           "    300 ticks: worst and mean tick, and the longest run of consecutive ticks\n"
           "    any character had SIM_CHAR_STUCK.\n"

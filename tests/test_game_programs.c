@@ -1,7 +1,7 @@
 // keel: a game in the programs: --game NAME|PATH in keel-sim, keel-replay,
 // keel-server and keel-client (app/keel_game.h), recordings made with a game
 // (format 4) verified, diffed and refused with another game, a game session
-// over ENet on loopback. MIT licence, see LICENSE.
+// over ENet on loopback with the server's and a client's recordings. MIT licence, see LICENSE.
 //
 // Judged by what the programs report (exit codes, the clients' hash
 // mismatches, keel-replay's verdict), never by how long anything took;
@@ -9,8 +9,9 @@
 //
 // The game libraries are the example game built as shared libraries
 // (tests/CMakeLists.txt): tag as it is, tag_hard (a hit takes 34 health, not
-// 25: one rule changed, the same identity), tag_v2 (version 2) and two that
-// the loader must refuse.
+// 25: one rule changed, the same identity), tag_v2 (version 2), tag_leak (a
+// rule that keeps state in a global: a rollback reaches another state) and
+// two that the loader must refuse.
 #define _POSIX_C_SOURCE 200809L
 #include <criterion/criterion.h>
 #include <signal.h>
@@ -25,6 +26,7 @@
 #define KEEL_GAME_TAG_SO "libkeel_game_tag.so"
 #define KEEL_GAME_TAG_HARD_SO "libkeel_game_tag_hard.so"
 #define KEEL_GAME_TAG_V2_SO "libkeel_game_tag_v2.so"
+#define KEEL_GAME_TAG_LEAK_SO "libkeel_game_tag_leak.so"
 #define KEEL_GAME_NOENTRY_SO "libkeel_game_noentry.so"
 #define KEEL_GAME_BADABI_SO "libkeel_game_badabi.so"
 #endif
@@ -110,6 +112,35 @@ Test(game_programs, the_linked_game_and_its_library_run_the_same)
     cr_expect_str_eq(linked, library);
     cr_expect_str_eq(linked, threads);
     cr_expect_str_neq(linked, none, "the game's state is in the hash");
+}
+
+// keel-sim --sync-test with a game: every tick saved and restored with the
+// game's state, rolled back 1 to 8 ticks and re-simulated (every character,
+// the game's commands again); the run itself is the same as without the
+// check. A rule that keeps state in a global fails it, naming the field.
+Test(game_programs, the_sync_test_runs_the_game_and_names_the_game_field_a_rollback_changes)
+{
+    char checked[17], plain[17];
+    const char *sync[] = {"--quiet", "--ticks", "200", "--game", "tag", "--sync-test", "8", NULL};
+    run_result r = expect("keel-sim", sync, 0);
+    final_hash(&r, checked);
+    cr_expect_not_null(strstr(r.err, "sync test passed: 200 ticks checked"), "%s", r.err);
+    keel_test_run_free(&r);
+    const char *run[] = {"--quiet", "--ticks", "200", "--game", "tag", NULL};
+    r = expect("keel-sim", run, 0);
+    final_hash(&r, plain);
+    keel_test_run_free(&r);
+    cr_expect_str_eq(checked, plain);
+
+    const char *leak[] = {"--quiet", "--ticks", "200", "--game", KEEL_GAME_TAG_LEAK_SO, "--sync-test", NULL};
+    r = expect("keel-sim", leak, 1);
+    // "sync test failed at tick 1 (rollback depth 1, the save/restore copy)
+    // ...  game.hits: run 1, copy 2 ... 1 game field differs"
+    cr_expect_not_null(strstr(r.err, "sync test failed at tick 1 (rollback depth 1"), "%s", r.err);
+    cr_expect_not_null(strstr(r.err, "  game.hits: run "), "%s", r.err);
+    cr_expect_not_null(strstr(r.err, "every character field is the same; 1 game field differs"), "%s", r.err);
+    cr_log_info("%s", r.err);
+    keel_test_run_free(&r);
 }
 
 Test(game_programs, a_recording_with_a_game_verifies_with_that_game_only)
@@ -204,15 +235,27 @@ Test(game_programs, a_game_that_cannot_be_had_stops_server_and_client_with_exit_
     keel_test_run_free(&r);
 }
 
+// The number right after `key` in r's output is at least `least`.
+static void expect_count_after(const run_result *r, const char *key, long least)
+{
+    const char *at = strstr(r->out, key);
+    cr_assert_not_null(at, "no %s in: %s", key, r->out);
+    cr_expect_geq(strtol(at + strlen(key), NULL, 10), least, "%s", r->out);
+    cr_log_info("%s", r->out);
+}
+
 // keel-server --game tag recording; two clients refused (no game, tag
 // version 2); two bots of keel-client --game (the library) play 300 ticks
-// with no hash mismatch; the recording verifies with the linked tag.
+// with no hash mismatch, the first one recorded; the server's recording
+// verifies with the linked tag, the client's replays with it, and the
+// client's confirmed hashes are the server's world hashes (diff).
 Test(game_programs, a_game_session_over_enet_is_recorded_and_verified)
 {
-    char rec[256];
+    char rec[256], client_rec[256];
     int fd = keel_test_temp_fd(rec, sizeof rec, "game_session.rec");
     close(fd);
     remove(rec); // keel-server claims the name itself (it never overwrites)
+    temp_path(client_rec, sizeof client_rec, "game_client.rec");
     keel_test_proc sv;
     const char *sargs[] = {"--bind", "127.0.0.1",         "--port", "0",        "--insecure", "--game",
                            "tag",    "--max-per-address", "16",     "--record", rec,          "--duration",
@@ -232,7 +275,8 @@ Test(game_programs, a_game_session_over_enet_is_recorded_and_verified)
     cr_expect_not_null(strstr(r.err, "game tag 2 differs from the server's tag 1"), "%s", r.err);
     keel_test_run_free(&r);
 
-    const char *bots[] = {"--port", port_text, "--bots", "2", "--ticks", "300", "--game", KEEL_GAME_TAG_SO, NULL};
+    const char *bots[] = {"--port", port_text,        "--bots",   "2",        "--ticks", "300",
+                          "--game", KEEL_GAME_TAG_SO, "--record", client_rec, NULL};
     r = expect("keel-client", bots, 0);
     expect_no_hash_mismatch(r.out);
     keel_test_run_free(&r);
@@ -247,13 +291,33 @@ Test(game_programs, a_game_session_over_enet_is_recorded_and_verified)
     const char *verify[] = {"verify", rec, "--game", "tag", NULL};
     r = expect("keel-replay", verify, 0);
     // "match: N ticks, M character-ticks reproduced": the bots' ticks are in it.
-    const char *m = strstr(r.out, " ticks, ");
-    cr_assert_not_null(m, "%s", r.out);
-    cr_expect_geq(strtol(m + 8, NULL, 10), 400, "%s", r.out);
-    cr_log_info("%s", r.out);
+    expect_count_after(&r, " ticks, ", 400);
     keel_test_run_free(&r);
     const char *without[] = {"verify", rec, NULL};
     r = expect("keel-replay", without, EXIT_GAME_MISMATCH);
     keel_test_run_free(&r);
+
+    // The client's recording: format 4 with the game's commands, replayed
+    // call by call with the game, and its confirmed hashes (which cover the
+    // game's state) the server's.
+    const char *client_info[] = {"info", client_rec, NULL};
+    r = expect("keel-replay", client_info, 0);
+    cr_expect_not_null(strstr(r.out, "versions:      format 4"), "%s", r.out);
+    cr_expect_not_null(strstr(r.out, "game:          tag version 1"), "%s", r.out);
+    keel_test_run_free(&r);
+    const char *client_verify[] = {"verify", client_rec, "--game", KEEL_GAME_TAG_SO, NULL};
+    r = expect("keel-replay", client_verify, 0);
+    cr_expect_not_null(strstr(r.out, "confirmed ticks reproduced by the client library"), "%s", r.out);
+    keel_test_run_free(&r);
+    const char *client_diff[] = {"diff", rec, client_rec, "--game", "tag", "--json", NULL};
+    r = expect("keel-replay", client_diff, 0);
+    // {"result":"match","kind":"client","compared":N}
+    expect_count_after(&r, "\"compared\":", 100);
+    keel_test_run_free(&r);
+    const char *client_without[] = {"verify", client_rec, NULL};
+    r = expect("keel-replay", client_without, EXIT_GAME_MISMATCH);
+    cr_expect_not_null(strstr(r.err, "made with game \"tag\" version 1"), "%s", r.err);
+    keel_test_run_free(&r);
     remove(rec);
+    remove(client_rec);
 }

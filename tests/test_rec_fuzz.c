@@ -1,6 +1,7 @@
 // keel tests: fuzzing the recording reader. Real recordings (scene ones in
 // formats 3 and 2, compressed and plain, keyframes and debug mode; a client
-// one; a game's, format 4, with its GAME, GKEY and GCMD chunks) are damaged
+// one; a game's, format 4, with its GAME chunk and its GKEY and GCMD chunks
+// compressed (GKYZ, GCMZ); a game client's, with its game commands) are damaged
 // -- bit flips, bytes set, truncations, chunk lengths edited, bytes inserted
 // and removed, chunks dropped or repeated -- and, in most rounds, every
 // chunk's CRC is recomputed afterwards so that the damage reaches the
@@ -77,6 +78,15 @@ static seed_file scene_seed(const char *name, uint32_t interval, bool compress, 
     return s;
 }
 
+// Whether a file holds a chunk of `type` (walking its frames).
+static bool has_chunk(const seed_file *s, const char *type)
+{
+    for (size_t off = REC_MAGIC_SIZE; off + 12 <= s->size; off += 12u + rec_get_le32(s->data + off + 4))
+        if (memcmp(s->data + off, type, 4) == 0)
+            return true;
+    return false;
+}
+
 // A recording of the example game (format 4): 6 characters that walk and
 // fire, keyframes every 8 ticks (each with its GKEY), 40 ticks.
 static seed_file game_seed(void)
@@ -118,6 +128,50 @@ static seed_file game_seed(void)
     cr_assert(rec_writer_close(w, &err), "%s", err.message);
     sim_scene_destroy(scene);
     seed_file s = {NULL, 0, name};
+    s.data = trs_read_file(path, &s.size);
+    cr_assert_not_null(s.data);
+    // The game's chunks compressed: the fuzz reaches their frames.
+    cr_assert(has_chunk(&s, REC_T_GKYZ));
+    cr_assert(has_chunk(&s, REC_T_GCMZ));
+    return s;
+}
+
+// A client recording of the example game (format 4): a GAME chunk, and
+// predict records with a game command, none, or one refused.
+static seed_file client_game_seed(void)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/client_game.rec", dir);
+    sim_move_settings S = sim_move_default_settings();
+    sim_scene *scene = sim_scene_create_game(world, &S, 8, tag);
+    rec_header h = rec_default_header();
+    rec_header_set_scene(&h, scene);
+    sim_scene_destroy(scene);
+    h.game = tag;
+    rec_error err;
+    rec_writer_config wc = rec_default_writer_config();
+    wc.threaded = false;
+    rec_writer *w = rec_writer_open_client(path, &h, &wc, &err);
+    cr_assert_not_null(w, "%s", err.message);
+    size_t bytes = (sim_game_command_bits(tag) + 7u) / 8u;
+    for (uint32_t i = 0; i < 300; i++) {
+        rec_client_record r;
+        memset(&r, 0, sizeof r);
+        r.op = i % 3 ? REC_CLIENT_PREDICT : REC_CLIENT_CONFIRMED;
+        r.now_ms = i * 16u;
+        r.input.tick = i;
+        r.result = 1;
+        r.tick = i;
+        r.hash = (uint64_t)i * 0x9E3779B97F4A7C15u;
+        uint8_t packed[SIM_GAME_COMMAND_MAX_BYTES];
+        tag_command tc = {.fire = (uint8_t)(i % 7 == 0), .weapon = (uint8_t)(i / 32 % 3), .aim = (sim_angle)(i << 8)};
+        cr_assert_eq(sim_game_pack_command(tag, &tc, packed, sizeof packed, NULL), bytes);
+        r.game_command = i % 5 ? packed : NULL;
+        r.game_refused = i % 11 == 0;
+        cr_assert(rec_writer_client(w, &r), "record %u", i);
+    }
+    cr_assert(rec_writer_close(w, &err), "%s", err.message);
+    seed_file s = {NULL, 0, "client_game"};
     s.data = trs_read_file(path, &s.size);
     cr_assert_not_null(s.data);
     return s;
@@ -435,7 +489,7 @@ Test(rec_fuzz, damaged_recordings_never_crash_and_decode_to_their_end_when_they_
         rounds = strtoull(env, NULL, 10);
     // format 3 (keyframes inside blocks, a trailing KEYF in debug mode) and
     // format 2 (keyframes in chunks of their own)
-    enum { SEEDS = 8 };
+    enum { SEEDS = 9 };
     seed_file seeds[SEEDS];
     seeds[0] = scene_seed("k16z.rec", 16, true, 150, 1, 0);
     seeds[1] = scene_seed("k16.rec", 16, false, 150, 2, 0);
@@ -445,6 +499,7 @@ Test(rec_fuzz, damaged_recordings_never_crash_and_decode_to_their_end_when_they_
     seeds[5] = scene_seed("debugz.rec", 1, true, 40, 5, 0);
     seeds[6] = scene_seed("k16z-format2.rec", 16, true, 150, 6, 2);
     seeds[7] = game_seed();
+    seeds[8] = client_game_seed();
     size_t cap = 0;
     for (int s = 0; s < SEEDS; s++) {
         cr_assert_not_null(seeds[s].data);

@@ -77,8 +77,8 @@ static void usage(FILE *f)
           "  --game NAME|PATH      play the server's game (docs/game.md): NAME linked into\n"
           "                        keel-client (tag) or a PATH to a game library exporting\n"
           "                        keel_game_v1; the bots draw its commands (cl_bot_game_command)\n"
-          "                        and predict them. Not with --light or --record (light clients\n"
-          "                        and client recordings carry no game commands)\n"
+          "                        and predict them; --record records them too. Not with --light\n"
+          "                        (light clients send no game commands)\n"
           "  --platforms           the built-in level's elevator and shuttle (as keel-server\n"
           "                        --platforms: a server set up otherwise refuses the client)\n"
           "  --record FILE         record the first bot's client: every call into the client\n"
@@ -209,8 +209,6 @@ static int parse(int argc, char **argv, options *o)
         return keel_opt_bad(&p, "--record needs a bot (--bots 0)");
     if (o->game_spec && o->light)
         return keel_opt_bad(&p, "--game does not go with --light (light clients send no game commands)");
-    if (o->game_spec && o->record)
-        return keel_opt_bad(&p, "--game does not go with --record (client recordings hold no game commands yet)");
     if (o->token_file && o->token_key_file)
         return keel_opt_bad(&p, "--token and --token-key do not go together");
     if (o->token_file && (o->bots != 1 || o->light))
@@ -579,10 +577,10 @@ int main(int argc, char **argv)
                 sim_input cmd =
                     cl_bot_command(&b->bot, cl_client_predicted(b->cl), cl_client_character(b->cl), &level, tick);
                 bool predicted;
-                if (cc.game) { // the game's command too (no --record with a game)
+                if (cc.game) { // the game's command too
                     uint8_t game_command[SIM_GAME_COMMAND_MAX_BYTES];
                     bool drawn = cl_bot_game_command(&b->bot, cc.game, tick, game_command, sizeof game_command);
-                    predicted = cl_client_predict_game(b->cl, &cmd, drawn ? game_command : NULL, now_ms);
+                    predicted = cl_record_predict_game(r, b->cl, &cmd, drawn ? game_command : NULL, now_ms);
                 } else {
                     predicted = cl_record_predict(r, b->cl, &cmd, now_ms);
                 }

@@ -55,7 +55,7 @@ static void usage(FILE *f)
           "  --game NAME|PATH      the server's game (docs/game.md): NAME linked into keel-play (tag)\n"
           "                        or a PATH to a game library exporting keel_game_v1; the client\n"
           "                        predicts it, its commands all zero (no controls for a game's\n"
-          "                        fields yet); not with --record. A game that cannot be loaded:\n"
+          "                        fields yet); --record records them. A game that cannot be loaded:\n"
           "                        one line and exit 6\n"
           "  --chase               a chase camera instead of first person\n"
           "  --quit-after S        leave the server S seconds after play began (scripts, tests)\n"
@@ -413,8 +413,6 @@ int kp_options_parse(int argc, char **argv, kp_options *o)
         return usage_error("an option of --replay and --diff only:", file_flag);
     if (o->token_file && o->token_key)
         return usage_error("one of --token and --token-key, not both", NULL);
-    if (o->game_spec && o->record)
-        return usage_error("--game does not go with --record", "(client recordings hold no game commands yet)");
     if ((o->has_client_id || o->has_protocol_id || o->token_server[0]) && !o->token_key)
         return usage_error(o->has_client_id     ? "--client-id"
                            : o->has_protocol_id ? "--protocol-id"

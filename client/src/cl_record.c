@@ -15,7 +15,8 @@
 
 typedef struct held_record {
     rec_client_record r;
-    uint8_t *data; // a copy of r.data
+    uint8_t *data;                                    // a copy of r.data
+    uint8_t game_command[SIM_GAME_COMMAND_MAX_BYTES]; // a copy of r.game_command
 } held_record;
 
 struct cl_record {
@@ -42,15 +43,10 @@ rec_header cl_record_default_header(const cl_client *cl)
     h.settings_digest = id.settings_digest;
     h.level.kind = REC_LEVEL_BUILTIN;
     h.level.digest = id.level_digest;
-    uint32_t np = sim_scene_platform_count(scene), nw = sim_scene_water_count(scene);
-    h.platform_count = np < REC_MAX_PLATFORMS ? np : REC_MAX_PLATFORMS;
-    for (uint32_t i = 0; i < h.platform_count; i++)
-        h.platforms[i] = *sim_scene_platform(scene, i);
-    h.water_count = nw < REC_MAX_WATERS ? nw : REC_MAX_WATERS;
-    for (uint32_t i = 0; i < h.water_count; i++)
-        h.waters[i] = sim_scene_water(scene, i);
+    rec_header_set_scene(&h, scene); // platforms, water, the game's identity
     h.max_characters = sim_scene_capacity(scene);
-    h.keyframe_interval = 0; // a client recording holds calls, not states
+    h.game = cl_client_config(cl)->game; // the writer checks each game command with it
+    h.keyframe_interval = 0;             // a client recording holds calls, not states
     h.client_character = 0;
     h.client_prediction_cap = cl_client_config(cl)->prediction_cap;
     snprintf(h.source, sizeof h.source, "keel-client");
@@ -152,6 +148,10 @@ static void emit(cl_record *r, const rec_client_record *rec)
         memcpy(h->data, rec->data, rec->length);
     }
     h->r.data = h->data;
+    if (rec->game_command) {
+        memcpy(h->game_command, rec->game_command, r->header.game_command_bytes);
+        h->r.game_command = h->game_command;
+    }
     r->held_count++;
 }
 
@@ -209,7 +209,13 @@ void cl_record_handle(cl_record *r, cl_client *cl, const net_event *ev, uint32_t
 
 bool cl_record_predict(cl_record *r, cl_client *cl, const sim_input *command, uint32_t now_ms)
 {
-    bool ok = cl_client_predict(cl, command, now_ms);
+    return cl_record_predict_game(r, cl, command, NULL, now_ms);
+}
+
+bool cl_record_predict_game(cl_record *r, cl_client *cl, const sim_input *command, const void *game_command,
+                            uint32_t now_ms)
+{
+    bool ok = cl_client_predict_game(cl, command, game_command, now_ms);
     if (!r)
         return ok;
     rec_client_record rec;
@@ -218,6 +224,16 @@ bool cl_record_predict(cl_record *r, cl_client *cl, const sim_input *command, ui
     rec.now_ms = now_ms;
     rec.input = *command;
     rec.result = ok ? 1u : 0u;
+    // The game command as the client packs it (what the replay unpacks and
+    // gives again); one that does not pack was refused by the call.
+    const sim_game *game = cl_client_config(cl)->game;
+    uint8_t packed[SIM_GAME_COMMAND_MAX_BYTES];
+    if (game && game_command) {
+        if (sim_game_pack_command(game, game_command, packed, sizeof packed, NULL))
+            rec.game_command = packed;
+        else
+            rec.game_refused = true;
+    }
     emit(r, &rec);
     after_call(r, cl);
     return ok;

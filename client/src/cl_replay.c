@@ -91,7 +91,14 @@ cl_client *cl_replay_client_create(const rec_header *h, const sim_world *world, 
         bad_file(err, "the recording's scene (platforms, water) is not one the client library makes");
         return NULL;
     }
+    // The game it played: rec_file_set_game checked its identity.
+    if (h->game_name[0] && !h->game) {
+        bad_file(err, "the recording was made with game \"%s\" version %u: replaying it needs the game (--game)",
+                 h->game_name, (unsigned)h->game_version);
+        return NULL;
+    }
     cl_config cc = cl_default_config();
+    cc.game = h->game_name[0] ? h->game : NULL;
     if (h->client_prediction_cap != 0)
         cc.prediction_cap = h->client_prediction_cap;
     cc.platforms = h->platform_count != 0;
@@ -133,6 +140,34 @@ static int diverged(replay *r, uint32_t tick, const char *fmt, ...)
     return REC_EXIT_DIVERGED;
 }
 
+// A recorded predict call, with its game command unpacked again (the
+// client packs it as the recorder did). A call whose game command did not
+// pack was refused and changed nothing: it is not made.
+static bool replay_predict(cl_client *cl, const rec_client_record *rec, uint32_t *value, rec_error *err)
+{
+    const sim_game *game = cl_client_config(cl)->game;
+    if (!game || (!rec->game_command && !rec->game_refused)) {
+        *value = cl_client_predict(cl, &rec->input, rec->now_ms);
+        return true;
+    }
+    if (rec->game_refused) {
+        *value = 0;
+        return true;
+    }
+    union {
+        uint8_t bytes[SIM_GAME_COMMAND_MAX_BYTES];
+        uint64_t align;
+    } command;
+    sim_game_error e;
+    if (!sim_game_unpack_command(game, rec->game_command, (sim_game_command_bits(game) + 7u) / 8u, command.bytes, &e)) {
+        bad_file(err, "a predict record's game command is refused: %s%s%s", e.reason, e.field[0] ? ", field " : "",
+                 e.field);
+        return false;
+    }
+    *value = cl_client_predict_game(cl, &rec->input, command.bytes, rec->now_ms);
+    return true;
+}
+
 bool cl_replay_apply(cl_client *cl, const rec_client_record *rec, uint32_t *returned, rec_error *err)
 {
     uint32_t value = 0;
@@ -153,7 +188,10 @@ bool cl_replay_apply(cl_client *cl, const rec_client_record *rec, uint32_t *retu
         cl_client_handle(cl, &ev, rec->now_ms);
         break;
     }
-    case REC_CLIENT_PREDICT: value = cl_client_predict(cl, &rec->input, rec->now_ms); break;
+    case REC_CLIENT_PREDICT:
+        if (!replay_predict(cl, rec, &value, err))
+            return false;
+        break;
     case REC_CLIENT_CATCH_UP: value = cl_client_take_catch_up(cl); break;
     case REC_CLIENT_CONFIRMED: break;
     default: bad_file(err, "a client record of unknown kind"); return false;
@@ -283,6 +321,13 @@ int cl_replay_compare_server(rec_file *client, rec_file *server, uint64_t *compa
     if (ch->settings_digest != sh->settings_digest || ch->level.digest != sh->level.digest)
         return bad_file(err, "the two recordings are of different simulations (%s differ)",
                         ch->settings_digest != sh->settings_digest ? "settings" : "levels");
+    if (strcmp(ch->game_name, sh->game_name) != 0 || ch->game_version != sh->game_version ||
+        ch->game_digest != sh->game_digest)
+        return bad_file(err,
+                        "the two recordings are of different games (the client's \"%s\" version %u, the server's "
+                        "\"%s\" version %u)",
+                        ch->game_name[0] ? ch->game_name : "none", (unsigned)ch->game_version,
+                        sh->game_name[0] ? sh->game_name : "none", (unsigned)sh->game_version);
     // The server's world hash of every scene tick it recorded (format 2: of
     // each tick block's last tick; known[] says which): after tick t the
     // scene is at t + 1.

@@ -31,6 +31,7 @@ void rec_cursor_destroy(rec_cursor *c)
     ZSTD_freeDCtx(c->dz);
     rec_buf_free(&c->raw);
     rec_buf_free(&c->key_raw);
+    rec_buf_free(&c->game_raw);
     free(c->ids);
     free(c->prev);
     free(c->leaves);
@@ -501,6 +502,23 @@ bool rec_cursor_next(rec_cursor *c, rec_tick *out, rec_error *err)
     return true;
 }
 
+// A PREDICT record's game command (a client recording with a game): u8 0
+// (none given), 1 and the packed command, 2 (refused: it did not pack).
+static void client_game_command(rec_rd *r, uint32_t bytes, rec_client_record *out)
+{
+    uint8_t flag = rec_get_u8(r);
+    if (!rec_rd_ok(r))
+        return;
+    if (flag > 2)
+        rec_rd_fail(r, "a predict record's game command flag is not 0, 1 or 2");
+    else if (flag == 2)
+        out->game_refused = true;
+    else if (flag == 1 && bytes > rec_rd_left(r))
+        rec_rd_fail(r, "a predict record's game command runs past its block");
+    else if (flag == 1)
+        out->game_command = rec_get_bytes(r, bytes);
+}
+
 bool rec_cursor_next_client(rec_cursor *c, rec_client_record *out, rec_error *err)
 {
     if (!cursor_enter(c, REC_KIND_CLIENT, err))
@@ -536,6 +554,8 @@ bool rec_cursor_next_client(rec_cursor *c, rec_client_record *out, rec_error *er
                 rec_rd_fail(r, "a command field's value is out of its range");
         }
         out->result = rec_get_var32(r);
+        if (f->has_game)
+            client_game_command(r, f->h.game_command_bytes, out);
         break;
     }
     case REC_CLIENT_CATCH_UP: out->result = rec_get_var32(r); break;

@@ -23,17 +23,22 @@ typedef struct rec_block_ref {
     uint64_t subs_chunk_at, subs_at;
     uint32_t subs_length, subs_count;
     /// A recording with a game: the block's GCMD payload (after its 8-byte
-    /// prefix), which follows the block's chunk.
+    /// prefix), which follows the block's chunk; GCMZ: its zstd frame (no
+    /// magic number) of game_raw bytes.
     uint64_t game_at;
     uint32_t game_len;
     bool has_game;
+    bool game_compressed;
+    uint32_t game_raw;
 } rec_block_ref;
 
-/// A GKEY chunk: the scene saved at the start of `tick`.
+/// A GKEY chunk: the scene saved at the start of `tick` (a GKYZ chunk's
+/// decompressed at open: `owned`).
 typedef struct rec_game_key {
     uint32_t tick;
-    uint64_t at; ///< file offset of the saved bytes
+    uint64_t at; ///< file offset of the saved bytes (GKEY)
     uint32_t len;
+    uint8_t *owned; ///< GKYZ: the saved bytes (len of them), freed with the file
 } rec_game_key;
 
 /// A full-state chunk: INIT, KEYF or KEYZ (compressed).
@@ -114,6 +119,7 @@ struct rec_cursor {
     bool sub_ready, sub_any;
     uint32_t sub_tick, sub_id; ///< the next entry (sub_ready) or the last one read
     rec_rd gd;                 ///< a recording with a game: the current block's GCMD ticks
+    rec_buf game_raw;          ///< and a GCMZ's body decompressed
 };
 
 /// The body of block b (after its prefix) in *out: decompressed with dz
@@ -129,7 +135,7 @@ bool rec_block_body(const rec_file *f, const rec_block_ref *b, ZSTD_DCtx *dz, re
 bool rec_states_decode(const rec_file *f, const rec_key_ref *k, ZSTD_DCtx *dz, rec_buf *raw, uint32_t *tick,
                        sim_char_state *states, uint32_t *count, rec_error *err);
 
-/// A game's chunk met while indexing (GAME, GKEY, GCMD): 1 when it was one
+/// A game's chunk met while indexing (GAME, GKEY/GKYZ, GCMD/GCMZ): 1 when it was one
 /// and is fine, 0 when `type` is not a game chunk, -1 with *err filled.
 int rec_index_game_chunk(rec_file *f, const uint8_t *chunk, uint32_t len, uint64_t off, uint32_t next_tick,
                          bool before_blocks, rec_error *err);

@@ -84,9 +84,65 @@ bool rec_file_game_state(const rec_file *f, uint32_t tick, const uint8_t **data,
     }
     if (lo >= f->game_key_count || f->game_keys[lo].tick != tick)
         return false;
-    *data = f->data + f->game_keys[lo].at;
-    *size = f->game_keys[lo].len;
+    const rec_game_key *k = &f->game_keys[lo];
+    *data = k->owned ? k->owned : f->data + k->at;
+    *size = k->len;
     return true;
+}
+
+// The size a zstd frame without its magic number (a GKYZ's or GCMZ's)
+// declares, or 0 when it declares none, an empty body or more than `bound`.
+static uint64_t frame_size(const uint8_t *z, size_t zn, uint64_t bound)
+{
+    uint8_t head[4 + REC_ZSTD_HEADER_MAX];
+    size_t hn = zn < REC_ZSTD_HEADER_MAX ? zn : REC_ZSTD_HEADER_MAX;
+    rec_le32(head, REC_ZSTD_MAGIC);
+    memcpy(head + 4, z, hn);
+    unsigned long long n = ZSTD_getFrameContentSize(head, 4 + hn);
+    return n == ZSTD_CONTENTSIZE_ERROR || n == ZSTD_CONTENTSIZE_UNKNOWN || n == 0 || n > bound ? 0 : (uint64_t)n;
+}
+
+// Decompress that frame into out (exactly `size` bytes): false when it does
+// not, or when out of memory (*why says which).
+static bool frame_decompress(ZSTD_DCtx *dz, const uint8_t *z, size_t zn, size_t size, rec_buf *out, const char **why)
+{
+    out->size = 0;
+    if (!rec_buf_reserve(out, size + 4 + zn)) {
+        *why = "out of memory";
+        return false;
+    }
+    uint8_t *whole = out->data + size; // the frame with its magic put back, after the body's room
+    rec_le32(whole, REC_ZSTD_MAGIC);
+    memcpy(whole + 4, z, zn);
+    size_t got = ZSTD_decompressDCtx(dz, out->data, size, whole, zn + 4);
+    if (ZSTD_isError(got) || got != size) {
+        *why = ZSTD_isError(got) ? ZSTD_getErrorName(got) : "another size than it declares";
+        return false;
+    }
+    out->size = size;
+    return true;
+}
+
+// Most bytes of a scene saved with a game (GKEY): generous for the largest
+// game state and character records the game API allows.
+static uint64_t game_key_bound(const rec_file *f) { return (1u << 20) + (uint64_t)f->h.max_characters * 1024u; }
+
+// A GKYZ chunk's saved scene, decompressed into memory the file owns.
+static bool game_key_inflate(rec_file *f, const uint8_t *z, size_t zn, uint64_t off, rec_game_key *k, rec_error *err)
+{
+    uint64_t size = frame_size(z, zn, game_key_bound(f));
+    const char *why = "declares no size, or one above the bound of a saved scene";
+    rec_buf raw = {0};
+    if (size && !f->key_dz && !(f->key_dz = ZSTD_createDCtx()))
+        why = "out of memory";
+    else if (size && frame_decompress(f->key_dz, z, zn, (size_t)size, &raw, &why)) {
+        k->owned = raw.data;
+        k->len = (uint32_t)size;
+        return true;
+    }
+    rec_buf_free(&raw);
+    rec_error_set(err, off, REC_T_GKYZ, "GKYZ chunk at offset %" PRIu64 ": its zstd frame: %s", off, why);
+    return false;
 }
 
 static bool name_ok(const uint8_t *p, size_t n)
@@ -110,11 +166,13 @@ int rec_index_game_chunk(rec_file *f, const uint8_t *chunk, uint32_t len, uint64
 {
     const uint8_t *payload = chunk + 8;
     uint64_t pat = off + 8;
-    bool game = is(chunk, REC_T_GAME), key = is(chunk, REC_T_GKEY), cmd = is(chunk, REC_T_GCMD);
+    bool game = is(chunk, REC_T_GAME), key = is(chunk, REC_T_GKEY) || is(chunk, REC_T_GKYZ),
+         cmd = is(chunk, REC_T_GCMD) || is(chunk, REC_T_GCMZ), z = is(chunk, REC_T_GKYZ) || is(chunk, REC_T_GCMZ);
     if (!game && !key && !cmd)
         return 0;
     char type[5] = {(char)chunk[0], (char)chunk[1], (char)chunk[2], (char)chunk[3], 0};
-    if (f->h.kind != REC_KIND_SCENE || f->h.format_version < 4) {
+    // A client recording with a game holds GAME only (no states, no ticks).
+    if (f->h.format_version < 4 || (f->h.kind != REC_KIND_SCENE && !game)) {
         rec_error_set(err, off, type, "%s chunk at offset %" PRIu64 " in a recording of format %u or of a client", type,
                       off, (unsigned)f->h.format_version);
         return -1;
@@ -156,8 +214,8 @@ int rec_index_game_chunk(rec_file *f, const uint8_t *chunk, uint32_t len, uint64
         uint32_t tick = rec_get_u32(&r);
         uint32_t last = f->game_key_count ? f->game_keys[f->game_key_count - 1].tick : 0;
         if (!rec_rd_ok(&r) || tick != next_tick || (f->game_key_count && tick <= last)) {
-            rec_error_set(err, off, type, "GKEY chunk at offset %" PRIu64 " is not at the start of the next tick (%u)",
-                          off, (unsigned)next_tick);
+            rec_error_set(err, off, type, "%s chunk at offset %" PRIu64 " is not at the start of the next tick (%u)",
+                          type, off, (unsigned)next_tick);
             return -1;
         }
         if (f->game_key_count == f->game_key_cap) {
@@ -170,20 +228,34 @@ int rec_index_game_chunk(rec_file *f, const uint8_t *chunk, uint32_t len, uint64
             f->game_keys = p;
             f->game_key_cap = cap;
         }
-        f->game_keys[f->game_key_count++] = (rec_game_key){tick, pat + 4, len - 4};
+        rec_game_key k = {tick, pat + 4, len - 4, NULL};
+        if (z && !game_key_inflate(f, payload + 4, len - 4, off, &k, err))
+            return -1;
+        f->game_keys[f->game_key_count++] = k;
         return 1;
     }
     // GCMD: the ticks of the block just before it
     uint32_t first = rec_get_u32(&r), count = rec_get_u32(&r);
     rec_block_ref *b = f->block_count ? &f->blocks[f->block_count - 1] : NULL;
     if (!rec_rd_ok(&r) || !b || b->has_game || b->first != first || b->count != count) {
-        rec_error_set(err, off, type, "GCMD chunk at offset %" PRIu64 " does not follow the tick block of its ticks",
-                      off);
+        rec_error_set(err, off, type, "%s chunk at offset %" PRIu64 " does not follow the tick block of its ticks",
+                      type, off);
+        return -1;
+    }
+    // Most bytes of a block's GCMD body: every tick's hash and flag, and a
+    // command of every character.
+    uint64_t bound = (uint64_t)count * (9u + (uint64_t)f->h.max_characters * f->h.game_command_bytes);
+    if (z && !(b->game_raw = (uint32_t)frame_size(payload + 8, len - 8, bound))) {
+        rec_error_set(err, off, type,
+                      "GCMZ chunk at offset %" PRIu64 " holds no zstd frame that declares a size of 1 to %" PRIu64
+                      " bytes",
+                      off, bound);
         return -1;
     }
     b->game_at = pat + 8;
     b->game_len = len - 8;
     b->has_game = true;
+    b->game_compressed = z;
     return 1;
 }
 
@@ -213,7 +285,19 @@ bool rec_cursor_game_block(rec_cursor *c, const rec_block_ref *b, rec_error *err
                       b->chunk_at);
         return false;
     }
-    rec_rd_init(&c->gd, c->f->data + b->game_at, b->game_len, b->game_at);
+    if (!b->game_compressed) {
+        rec_rd_init(&c->gd, c->f->data + b->game_at, b->game_len, b->game_at);
+        return true;
+    }
+    const char *why = NULL;
+    if (!frame_decompress(c->dz, c->f->data + b->game_at, b->game_len, b->game_raw, &c->game_raw, &why)) {
+        rec_error_set(err, b->game_at, REC_T_GCMZ, "GCMZ chunk at offset %" PRIu64 " does not decompress (%s)",
+                      b->game_at - 8u - 8u, why);
+        return false;
+    }
+    // Offsets in messages: the chunk's (bytes of the decompressed body count
+    // from it, as in a compressed block).
+    rec_rd_init(&c->gd, c->game_raw.data, b->game_raw, b->game_at - 16u);
     return true;
 }
 

@@ -52,9 +52,9 @@ bool rec_resim_apply_game(sim_scene *scene, const sim_game *game, const rec_tick
     return true;
 }
 
-// A field element's value, widened (the game keeps it in native order).
-static int64_t field_value(const sim_game_field *fd, const uint8_t *base, uint32_t k)
+int64_t rec_game_field_value(const sim_game_field *fd, const void *data, uint32_t k)
 {
+    const uint8_t *base = data;
     const uint8_t *p = base + fd->offset + (size_t)k * ((fd->count > 1) ? fd->stride : 0u);
     switch (fd->kind) {
     case SIM_GAME_BOOL: return p[0];
@@ -111,7 +111,7 @@ uint32_t rec_report_add_game_struct(rec_diff_report *r, uint32_t character, cons
         const sim_game_field *fd = &s->fields[i];
         uint32_t count = fd->count ? fd->count : 1u;
         for (uint32_t k = 0; k < count; k++) {
-            int64_t va = field_value(fd, a, k), vb = field_value(fd, b, k);
+            int64_t va = rec_game_field_value(fd, a, k), vb = rec_game_field_value(fd, b, k);
             if (va != vb) {
                 add_game_value(r, character, i, fd, k, va, vb, prefix);
                 added++;

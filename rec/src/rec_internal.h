@@ -44,6 +44,11 @@
 #define REC_T_GAME "GAME"
 #define REC_T_GKEY "GKEY"
 #define REC_T_GCMD "GCMD"
+/// GKEY and GCMD compressed: the same prefix (GKEY: the tick; GCMD: first
+/// tick and tick count), then one zstd frame of the rest without its magic
+/// number, declaring its size (as format 3's TBLZ).
+#define REC_T_GKYZ "GKYZ"
+#define REC_T_GCMZ "GCMZ"
 
 /// Bytes of a TBLK/CLOG/KEYF payload before its records: first tick and
 /// tick count (client blocks: first record and record count; keyframes:

@@ -15,6 +15,8 @@ void rec_file_close(rec_file *f)
     free(f->init);
     free(f->blocks);
     free(f->keys);
+    for (uint32_t i = 0; i < f->game_key_count; i++)
+        free(f->game_keys[i].owned);
     free(f->game_keys);
     free(f->key_states);
     ZSTD_freeDCtx(f->key_dz);

@@ -409,9 +409,9 @@ rec_file *rec_file_index(rec_file *f, rec_error *err)
                                                       f->block_count == 0 && f->key_count == 0, err)) != 0) {
             if (game_chunk < 0)
                 return open_fail(f);
-            if (type_is(t, REC_T_GCMD))
+            if (type_is(t, REC_T_GCMD) || type_is(t, REC_T_GCMZ))
                 info->bytes_ticks += framed;
-            else if (type_is(t, REC_T_GKEY))
+            else if (type_is(t, REC_T_GKEY) || type_is(t, REC_T_GKYZ))
                 info->bytes_keyframes += framed;
             else
                 info->bytes_header += framed;

@@ -333,7 +333,15 @@ rec_writer *rec_writer_open_client(const char *path, const rec_header *header, c
         rec_error_set(err, 0, NULL, "rec_writer_open_client: no path or header");
         return NULL;
     }
+    // A client with a game: the header names it and carries it (to check
+    // each packed command with).
+    if (header->game_name[0] && !rec_game_identity_check(header, header->game, "the header's game", err))
+        return NULL;
     rec_writer *w = writer_begin(path, header, config, REC_KIND_CLIENT, err);
+    if (w && header->game_name[0]) {
+        w->game = header->game;
+        rec_wr_game_identity(w);
+    }
     if (w && w->failed) {
         fill_from(err, w);
         writer_abort(w);

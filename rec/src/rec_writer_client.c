@@ -3,8 +3,33 @@
 // A client recording's records (hello, packets, predictions, catch-ups,
 // confirmed hashes) go into CLOG blocks on the caller's thread, each time
 // relative to the block's previous record; a block closes once it holds
-// REC_CLIENT_BLOCK_BYTES.
+// REC_CLIENT_BLOCK_BYTES. With a game (format 4) a PREDICT record ends with
+// the call's packed game command.
 #include "rec_writer_internal.h"
+
+// A PREDICT record's game command (a client recording with a game): u8 0
+// (none given), 1 and the packed command, or 2 (it did not pack: refused).
+static bool client_game_command(rec_writer *w, rec_buf *b, const rec_client_record *r)
+{
+    uint32_t bytes = w->h.game_command_bytes;
+    if (r->game_refused) {
+        rec_put_u8(b, 2);
+        return true;
+    }
+    if (!r->game_command || bytes == 0) {
+        rec_put_u8(b, 0);
+        return true;
+    }
+    sim_game_error e;
+    if (!sim_game_unpack_command(w->game, r->game_command, bytes, w->game_scratch, &e)) {
+        rec_wr_fail(w, "client record %u: the game command is refused: %s%s%s", w->client_records, e.reason,
+                    e.field[0] ? ", field " : "", e.field);
+        return false;
+    }
+    rec_put_u8(b, 1);
+    rec_put_bytes(b, r->game_command, bytes);
+    return true;
+}
 
 bool rec_writer_client(rec_writer *w, const rec_client_record *r)
 {
@@ -50,6 +75,8 @@ bool rec_writer_client(rec_writer *w, const rec_client_record *r)
         for (uint32_t i = 0; i < nf; i++)
             rec_field_put(b, (uint8_t)f[i].type, f[i].width, rec_command_get(&r->input, i));
         rec_put_var(b, r->result);
+        if (w->game && !client_game_command(w, b, r))
+            return false;
         break;
     }
     case REC_CLIENT_CATCH_UP: rec_put_var(b, r->result); break;

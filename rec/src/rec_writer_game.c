@@ -1,11 +1,12 @@
 // keel recordings: the writer's chunks of a game (format 4): GAME, GKEY and
-// GCMD (rec.h). MIT licence, see LICENSE.
+// GCMD (rec.h); the output compresses the last two (GKYZ, GCMZ) when that
+// pays, as it does tick blocks. MIT licence, see LICENSE.
 #include <stdlib.h>
 #include <string.h>
 
 #include "rec_writer_internal.h"
 
-void rec_wr_game_open(rec_writer *w, const sim_scene *initial)
+void rec_wr_game_identity(rec_writer *w)
 {
     rec_item *it = rec_wr_item_take(w, REC_T_GAME, 128);
     if (it) {
@@ -15,6 +16,11 @@ void rec_wr_game_open(rec_writer *w, const sim_scene *initial)
         rec_put_u32(&it->buf, w->h.game_command_bytes);
         rec_wr_item_submit(w, it);
     }
+}
+
+void rec_wr_game_open(rec_writer *w, const sim_scene *initial)
+{
+    rec_wr_game_identity(w);
     rec_wr_game_key(w, initial);
 }
 
@@ -24,6 +30,8 @@ void rec_wr_game_key(rec_writer *w, const sim_scene *scene)
     rec_item *it = rec_wr_item_take(w, REC_T_GKEY, 4 + n);
     if (!it)
         return;
+    it->prefix = 4; // the tick, then the saved scene (GKYZ: compressed, the frame declaring its size)
+    it->size_field = false;
     rec_put_u32(&it->buf, sim_scene_tick(scene));
     if (!rec_buf_reserve(&it->buf, n)) {
         rec_wr_item_give_back(w, it);
@@ -69,6 +77,8 @@ void rec_wr_game_block(rec_writer *w, uint32_t first, uint32_t count)
     rec_item *it = rec_wr_item_take(w, REC_T_GCMD, 8 + w->game_ticks.size);
     if (!it)
         return;
+    it->prefix = 8; // first tick and count, then the ticks (GCMZ: compressed)
+    it->size_field = false;
     rec_put_u32(&it->buf, first);
     rec_put_u32(&it->buf, count);
     rec_put_bytes(&it->buf, w->game_ticks.data, w->game_ticks.size);

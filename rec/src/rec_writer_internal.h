@@ -19,7 +19,7 @@
 
 typedef struct rec_item {
     char type[4];
-    bool compressible; ///< TBLK/CLOG/KEYF: try zstd
+    bool compressible; ///< TBLK/CLOG/KEYF/GKEY/GCMD: try zstd
     size_t prefix;     ///< bytes kept before the compressed part (REC_BLOCK_PREFIX; format 3's blocks: their varints)
     bool size_field; ///< the compressed form stores the body's size (u32) before the frame (all but format 3's blocks)
     rec_buf buf;     ///< the payload
@@ -121,6 +121,8 @@ size_t rec_wr_block_reserve(uint32_t n);
 void rec_wr_block_finish(rec_writer *w);
 
 // ---- games (rec_writer_game.c) ----
+/// The GAME chunk (a client recording's, after SCHM).
+void rec_wr_game_identity(rec_writer *w);
 /// GAME and the initial GKEY, after INIT.
 void rec_wr_game_open(rec_writer *w, const sim_scene *initial);
 /// One tick's part of the block's GCMD (false: the writer failed).

@@ -2,7 +2,7 @@
 //
 // Finished chunks go to a queue bounded by bytes; a background thread (or
 // the caller, when not threaded) compresses tick, client and keyframe
-// chunks with zstd when that makes them smaller, frames them with their
+// chunks and a game's GKEY and GCMD with zstd when that makes them smaller, frames them with their
 // CRC, writes and flushes each one, so a crash leaves every finished chunk
 // readable. Chunk buffers are kept on a free list and reused, so after the
 // first blocks nothing is allocated per tick. The queue, its counters and
@@ -21,6 +21,20 @@
 #define ZSTD_LEVEL_V3 9
 
 bool rec_wr_io_write(rec_writer *w, const void *p, size_t n) { return n == 0 || fwrite(p, 1, n, w->f) == n; }
+
+// The type of a compressible chunk's compressed form.
+static const char *compressed_type(const char *type)
+{
+    static const char *const pairs[][2] = {{REC_T_TBLK, REC_T_TBLZ},
+                                           {REC_T_CLOG, REC_T_CLGZ},
+                                           {REC_T_KEYF, REC_T_KEYZ},
+                                           {REC_T_GKEY, REC_T_GKYZ},
+                                           {REC_T_GCMD, REC_T_GCMZ}};
+    for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++)
+        if (memcmp(type, pairs[i][0], 4) == 0)
+            return pairs[i][1];
+    return type;
+}
 
 // Compress if it pays, frame, write and flush one chunk. Runs on the
 // writing thread; the only shared state it touches is io_failed (under mu).
@@ -55,11 +69,7 @@ static void chunk_emit(rec_writer *w, rec_item *it)
                     rec_le32(w->zbuf.data + pre, (uint32_t)body);
                 payload = w->zbuf.data;
                 size = head_n + z;
-                memcpy(type,
-                       memcmp(it->type, REC_T_TBLK, 4) == 0   ? REC_T_TBLZ
-                       : memcmp(it->type, REC_T_CLOG, 4) == 0 ? REC_T_CLGZ
-                                                              : REC_T_KEYZ,
-                       4);
+                memcpy(type, compressed_type(it->type), 4);
             }
         }
     }
@@ -121,8 +131,7 @@ rec_item *rec_wr_item_take(rec_writer *w, const char *type, size_t reserve)
         }
     }
     memcpy(it->type, type, 4);
-    it->compressible =
-        memcmp(type, REC_T_TBLK, 4) == 0 || memcmp(type, REC_T_CLOG, 4) == 0 || memcmp(type, REC_T_KEYF, 4) == 0;
+    it->compressible = compressed_type(type) != type;
     it->prefix = REC_BLOCK_PREFIX;
     it->size_field = true;
     it->buf.size = 0;

@@ -102,13 +102,13 @@ typedef struct args {
 // --game, loaded once before any recording is opened.
 static keel_game replay_game;
 
-// Give a scene recording its game (rec_file_set_game): 0, or
-// KEEL_EXIT_GAME_MISMATCH after saying why, naming both games.
+// Give a recording (a scene's or a client's) its game (rec_file_set_game):
+// 0, or KEEL_EXIT_GAME_MISMATCH after saying why, naming both games.
 static int attach_game(const char *file, rec_file *f)
 {
     rec_error err;
     memset(&err, 0, sizeof err);
-    if (rec_file_header(f)->kind != REC_KIND_SCENE || rec_file_set_game(f, replay_game.game, &err))
+    if (rec_file_set_game(f, replay_game.game, &err))
         return 0;
     fprintf(stderr, "keel-replay: %s: %s\n", file, err.message);
     return KEEL_EXIT_GAME_MISMATCH;
@@ -260,15 +260,15 @@ static int run_resim(const args *a, bool as_diff)
     const rec_header *h = rec_file_header(f);
     rec_info in;
     rec_file_info(f, &in);
-    if (h->kind == REC_KIND_CLIENT) {
-        int rc = as_diff ? (fprintf(stderr, "keel-replay: diff --resim: %s is a client recording; use verify\n", file),
-                            REC_EXIT_USAGE)
-                         : truncated_verdict(a, file, &in, replay_client_verify(file, f, a->level, a->json));
+    int rc = attach_game(file, f);
+    if (rc != 0) {
         rec_file_close(f);
         return rc;
     }
-    int rc = attach_game(file, f);
-    if (rc != 0) {
+    if (h->kind == REC_KIND_CLIENT) {
+        rc = as_diff ? (fprintf(stderr, "keel-replay: diff --resim: %s is a client recording; use verify\n", file),
+                        REC_EXIT_USAGE)
+                     : truncated_verdict(a, file, &in, replay_client_verify(file, f, a->level, a->json));
         rec_file_close(f);
         return rc;
     }
@@ -357,9 +357,10 @@ static int run_diff(const args *a)
         rec_file_close(fa);
         return REC_EXIT_BAD_FILE;
     }
-    int rc;
     const rec_header *ha = rec_file_header(fa), *hb = rec_file_header(fb);
-    if (ha->kind == REC_KIND_CLIENT || hb->kind == REC_KIND_CLIENT) {
+    int rc = attach_game(a->files[0], fa);
+    rc = rc ? rc : attach_game(a->files[1], fb);
+    if (rc == 0 && (ha->kind == REC_KIND_CLIENT || hb->kind == REC_KIND_CLIENT)) {
         bool a_client = ha->kind == REC_KIND_CLIENT;
         rc = replay_client_diff(a->files[a_client ? 0 : 1], a_client ? fa : fb, a->files[a_client ? 1 : 0],
                                 a_client ? fb : fa, a->json);
@@ -367,8 +368,6 @@ static int run_diff(const args *a)
         rec_file_close(fb);
         return rc;
     }
-    rc = attach_game(a->files[0], fa);
-    rc = rc ? rc : attach_game(a->files[1], fb);
     if (rc != 0) {
         rec_file_close(fa);
         rec_file_close(fb);

@@ -222,8 +222,10 @@ ks_sync *ks_sync_open(const sim_scene *run, const sim_world *world, const sim_mo
 /// that a scene restored from it equals the run. False after printing the
 /// mismatch.
 bool ks_sync_begin(ks_sync *y, const sim_scene *run);
-/// A command given to the run for this tick.
-void ks_sync_command(ks_sync *y, uint32_t id, const sim_input *in);
+/// A command given to the run for this tick, with the game command struct
+/// the run was given with it (sim_scene_set_command; NULL: none, the run
+/// took sim_scene_set_input). The struct is SIM_GAME_COMMAND_MAX_BYTES.
+void ks_sync_command(ks_sync *y, uint32_t id, const sim_input *in, const void *game_command);
 /// A respawn done after this tick's step (a remove, then an add of `joined`).
 void ks_sync_respawn(ks_sync *y, const sim_char_state *joined);
 /// After the tick (step and respawns): the copy restored at ks_sync_begin

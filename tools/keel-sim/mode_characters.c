@@ -209,6 +209,7 @@ static bool inside(sim_aabb b, sim_vec3 p)
 static void give(characters *s, uint32_t id, const sim_input *in)
 {
     const uint8_t *packed = NULL;
+    const void *given = NULL; // the game command the scene took
     if (s->game) {
         // The game's command: seeded values in the fields' ranges
         // (keel_game_command_fill). Should the schema refuse one, the
@@ -220,7 +221,9 @@ static void give(characters *s, uint32_t id, const sim_input *in)
             memset(s->game_packed, 0, sizeof s->game_packed);
             sim_game_unpack_command(s->game, s->game_packed, bytes, s->game_command, &err);
         }
-        if (!sim_game_command_bits(s->game) || !sim_scene_set_command(s->scene, id, in, s->game_command, &err))
+        if (sim_game_command_bits(s->game) && sim_scene_set_command(s->scene, id, in, s->game_command, &err))
+            given = s->game_command;
+        else
             sim_scene_set_input(s->scene, id, in);
         packed = s->game_packed;
     } else {
@@ -229,7 +232,7 @@ static void give(characters *s, uint32_t id, const sim_input *in)
     if (s->rec)
         ks_record_command(s->rec, id, in, packed);
     if (s->sync)
-        ks_sync_command(s->sync, id, in);
+        ks_sync_command(s->sync, id, in, given);
 }
 
 static void give_commands(characters *s)

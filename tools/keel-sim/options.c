@@ -67,8 +67,9 @@ void ks_print_usage(FILE *f)
           "  --sync-test [K]          characters: every tick, check that a scene restored\n"
           "                           from sim_scene_save equals the run, and that rolling\n"
           "                           back k ticks (1..K, varied; K 1 to 32, default 8) and\n"
-          "                           re-simulating gives the run's state; the first\n"
-          "                           mismatch is named and exits 1\n"
+          "                           re-simulating gives the run's state (with --game,\n"
+          "                           its state too); the first mismatch is named and\n"
+          "                           exits 1\n"
           "  --threads N              characters: run the scene's moves on N threads, 1 to\n"
           "                           64 (default 1); the output is the same for every N\n"
           "  --game NAME|PATH         characters: play a game: NAME linked into keel-sim\n"
@@ -563,8 +564,6 @@ ks_parse_status ks_parse_options(int argc, char **argv, ks_options *o)
         // in one tick than one collision query accepts (64 m).
         return usage_error("bad --rate '%u' (characters: 2 to 1000 ticks per second)", (unsigned)o->rate);
     }
-    if (o->game_spec && o->sync_depth)
-        return usage_error("--sync-test does not take a --game yet (tests/test_game.c runs a game's sync test)");
     if (o->record_path && o->characters > REC_MAX_CHARACTERS)
         return usage_error("--record: at most %u characters in a recording (--characters %u)",
                            (unsigned)REC_MAX_CHARACTERS, (unsigned)o->characters);

@@ -13,7 +13,11 @@
 //      K, changing every tick) and replays those k ticks from the ring; it
 //      must equal the run.
 // "Equal" means the same tick, the same characters, every field of
-// rec_state_fields() the same, and the same sim_scene_hash. All memory is
+// rec_state_fields() the same, and the same sim_scene_hash. With a game the
+// scenes run it too: the saved state holds its game-wide state and every
+// character's game state, a tick's commands keep their game commands, every
+// rollback re-simulates every character (as a client with a game does), and
+// "equal" takes in every game field (and the hash covers them). All memory is
 // taken at the start; a tick allocates nothing. So the two scenes are made
 // once rather than fresh each tick; state a restore fails to overwrite still
 // shows, because the rollback scene arrives at each restore from another
@@ -25,13 +29,23 @@
 #include <string.h>
 
 #include <keel/rec.h>
+#include <keel/rec_verify.h>
+
+/// A command given to the run: with a game, the game command struct given
+/// with it (sim_scene_set_command), when one was.
+typedef struct sync_command {
+    uint32_t id;
+    sim_input input;
+    bool has_game;
+    uint8_t game[SIM_GAME_COMMAND_MAX_BYTES];
+} sync_command;
 
 /// What one tick of the run did, enough to do it again.
 typedef struct sync_slot {
     uint32_t tick; ///< the scene's tick when the state was saved
     size_t size;   ///< bytes of `state` in use
     uint8_t *state;
-    ks_command *commands; ///< given before the step, in the order given
+    sync_command *commands; ///< given before the step, in the order given
     uint32_t command_count;
     sim_char_state *joins; ///< respawns after the step: remove, then add this
     uint32_t join_count;
@@ -45,7 +59,7 @@ struct ks_sync {
     sim_scene *copy, *roll;
     sync_slot *slots; ///< depth of them, tick t in slots[t % depth]
     uint8_t *state_mem;
-    ks_command *command_mem;
+    sync_command *command_mem;
     sim_char_state *join_mem;
     sync_slot *now; ///< this tick's slot (between begin and end)
     uint64_t ticks, rollbacks, resimulated;
@@ -77,10 +91,10 @@ void ks_sync_free(ks_sync *y)
 }
 
 // A scene like `run` without characters: the same world, settings, capacity,
-// platforms and water (what sim_scene_restore keeps rather than restores).
+// platforms, water and game (what sim_scene_restore keeps rather than restores).
 static sim_scene *scene_like(const sim_scene *run, const sim_world *world, const sim_move_settings *settings)
 {
-    sim_scene *sc = sim_scene_create(world, settings, sim_scene_capacity(run));
+    sim_scene *sc = sim_scene_create_game(world, settings, sim_scene_capacity(run), sim_scene_game(run));
     if (!sc)
         return NULL;
     for (uint32_t i = 0; i < sim_scene_platform_count(run); i++)
@@ -163,6 +177,62 @@ static bool same_state(const sim_char_state *a, const sim_char_state *b, uint32_
     return true;
 }
 
+// The game fields of two structs of `schema` that differ (at most `show`
+// printed as "  WHO game.FIELD[k]: run V, WHAT V"); their count.
+static uint32_t game_struct_difference(const sim_game_schema *schema, const void *a, const void *b, const char *who,
+                                       const char *what, uint32_t show)
+{
+    uint32_t differ = 0;
+    for (uint32_t i = 0; a && b && i < schema->field_count; i++) {
+        const sim_game_field *fd = &schema->fields[i];
+        uint32_t count = fd->count ? fd->count : 1u;
+        for (uint32_t k = 0; k < count; k++) {
+            int64_t va = rec_game_field_value(fd, a, k), vb = rec_game_field_value(fd, b, k);
+            if (va == vb)
+                continue;
+            if (differ++ >= show)
+                continue;
+            char index[16] = "";
+            if (count > 1)
+                snprintf(index, sizeof index, "[%" PRIu32 "]", k);
+            rec_field f = {fd->name, fd->kind == SIM_GAME_FX ? REC_FIELD_FX : REC_FIELD_I32, 4};
+            fprintf(stderr, "  %sgame.%s%s: run ", who, fd->name, index);
+            put_value(stderr, &f, va);
+            fprintf(stderr, ", %s ", what);
+            put_value(stderr, &f, vb);
+            fputc('\n', stderr);
+        }
+    }
+    return differ;
+}
+
+// With a game: the game fields of the run and `other` that differ, the
+// game-wide state's first and then each character's (both scenes hold the
+// same characters), and whether each is out of collisions; at most `show`
+// printed (`what` names `other`). Their count (0 without a game).
+static uint32_t game_difference(const sim_scene *run, const sim_scene *other, const char *what, uint32_t show)
+{
+    const sim_game *game = sim_scene_game(run);
+    if (!game)
+        return 0;
+    const sim_game_def *d = sim_game_definition(game);
+    uint32_t differ =
+        game_struct_difference(&d->state, sim_scene_game_state(run), sim_scene_game_state(other), "", what, show);
+    uint32_t n;
+    const sim_char_state *c = sim_scene_characters(run, &n);
+    for (uint32_t i = 0; i < n; i++) {
+        char who[32];
+        snprintf(who, sizeof who, "character %" PRIu32 " ", c[i].id);
+        uint32_t left = differ < show ? show - differ : 0;
+        differ += game_struct_difference(&d->character, sim_scene_game_char(run, c[i].id),
+                                         sim_scene_game_char(other, c[i].id), who, what, left);
+        bool oa = sim_scene_game_out(run, c[i].id), ob = sim_scene_game_out(other, c[i].id);
+        if (oa != ob && differ++ < show)
+            fprintf(stderr, "  %sgame.out: run %d, %s %d\n", who, oa, what, ob);
+    }
+    return differ;
+}
+
 // True when `other` holds exactly the run's state: the same tick, the same
 // characters with every field the same, and the same state hash.
 static bool same_as_run(const sim_scene *run, const sim_scene *other)
@@ -174,9 +244,9 @@ static bool same_as_run(const sim_scene *run, const sim_scene *other)
     if (sim_scene_tick(run) != sim_scene_tick(other) || n != m)
         return false;
     for (uint32_t i = 0; i < n; i++)
-        if (!same_state(&a[i], &b[i], nfields))
+        if (a[i].id != b[i].id || !same_state(&a[i], &b[i], nfields))
             return false;
-    return sim_scene_hash(run) == sim_scene_hash(other);
+    return game_difference(run, other, "", 0) == 0 && sim_scene_hash(run) == sim_scene_hash(other);
 }
 
 // What differs between the run and `other` (called "what" in the lines): the
@@ -222,10 +292,15 @@ static void print_difference(const sim_scene *run, const sim_scene *other, const
         differ += any;
         i++, j++;
     }
+    uint32_t game = n == m && differ == 0 ? game_difference(run, other, what, SHOW_FIELDS - shown) : 0;
+    shown += game;
     if (shown > SHOW_FIELDS)
         fprintf(stderr, "  ... %" PRIu32 " more differences\n", shown - SHOW_FIELDS);
     if (differ)
         fprintf(stderr, "  %" PRIu32 " of %" PRIu32 " characters differ\n", differ, n);
+    else if (game)
+        fprintf(stderr, "  every character field is the same; %" PRIu32 " game field%s differ%s\n", game,
+                game == 1 ? "" : "s", game == 1 ? "s" : "");
     else if (sim_scene_tick(run) == sim_scene_tick(other))
         fputs("  every character field is the same, yet the state hashes differ\n", stderr);
     fprintf(stderr, "  state hash: run %016" PRIx64 ", %s %016" PRIx64 "\n", sim_scene_hash(run), what,
@@ -269,11 +344,17 @@ bool ks_sync_begin(ks_sync *y, const sim_scene *run)
 // A slot holds one command and one respawn per character (the capacity):
 // never more in keel-sim. Were one dropped, the replay would differ from the
 // run and be reported, not pass unseen.
-void ks_sync_command(ks_sync *y, uint32_t id, const sim_input *in)
+void ks_sync_command(ks_sync *y, uint32_t id, const sim_input *in, const void *game_command)
 {
     sync_slot *s = y->now;
-    if (s && s->command_count < y->per_tick)
-        s->commands[s->command_count++] = (ks_command){id, *in};
+    if (!s || s->command_count >= y->per_tick)
+        return;
+    sync_command *c = &s->commands[s->command_count++];
+    c->id = id;
+    c->input = *in;
+    c->has_game = game_command != NULL;
+    if (game_command)
+        memcpy(c->game, game_command, sizeof c->game);
 }
 
 void ks_sync_respawn(ks_sync *y, const sim_char_state *joined)
@@ -288,8 +369,11 @@ void ks_sync_respawn(ks_sync *y, const sim_char_state *joined)
 // run, which the comparison then reports.)
 static void replay(sim_scene *sc, const sync_slot *s)
 {
-    for (uint32_t i = 0; i < s->command_count; i++)
-        sim_scene_set_input(sc, s->commands[i].id, &s->commands[i].input);
+    for (uint32_t i = 0; i < s->command_count; i++) {
+        const sync_command *c = &s->commands[i];
+        if (!c->has_game || !sim_scene_set_command(sc, c->id, &c->input, c->game, NULL))
+            sim_scene_set_input(sc, c->id, &c->input);
+    }
     sim_scene_step(sc);
     for (uint32_t i = 0; i < s->join_count; i++) {
         sim_scene_remove_character(sc, s->joins[i].id);

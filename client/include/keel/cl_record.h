@@ -47,6 +47,11 @@ cl_record *cl_record_open(const char *path, const rec_header *header, const rec_
 void cl_record_hello(cl_record *rec, cl_client *cl, uint32_t now_ms);
 void cl_record_handle(cl_record *rec, cl_client *cl, const net_event *event, uint32_t now_ms);
 bool cl_record_predict(cl_record *rec, cl_client *cl, const sim_input *command, uint32_t now_ms);
+/// cl_client_predict_game, recorded: the game command goes into the record
+/// packed (sim_game_pack_command; NULL: none). cl_record_predict is this
+/// with NULL.
+bool cl_record_predict_game(cl_record *rec, cl_client *cl, const sim_input *command, const void *game_command,
+                            uint32_t now_ms);
 uint32_t cl_record_take_catch_up(cl_record *rec, cl_client *cl);
 
 /// False once the recording has failed (the writer fell behind, a write

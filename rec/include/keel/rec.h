@@ -29,12 +29,16 @@
 // A scene recording made with a game (format 4; rec_header.game_name) adds:
 //   GAME  after INIT: the game's name, version, digest and packed command size
 //   GKEY  after INIT and after each keyframe's tick: the scene's whole state
-//         at that tick as sim_scene_save writes it (version 2: with the game)
+//         at that tick as sim_scene_save writes it (version 2: with the game;
+//         GKYZ: the same, zstd-compressed when it pays)
 //   GCMD  after each TBLK/TBLZ, for the same ticks: the world hash after each
 //         tick and each command's game command, packed by the game's schema
+//         (GCMZ: the same, zstd-compressed when it pays)
 // A client recording (kind REC_KIND_CLIENT) holds CLOG blocks instead of
 // TBLK: the calls made to the client library (with their clock values and
-// the packets received) and the confirmed hashes it reached.
+// the packets received) and the confirmed hashes it reached. A client with a
+// game writes format 4: a GAME chunk after SCHM, and each predict call's
+// packed game command in its record.
 //
 // Nothing here depends on byte order or struct layout: every value is encoded
 // field by field, little-endian. No floating point.
@@ -65,7 +69,8 @@ extern const uint8_t rec_magic[REC_MAGIC_SIZE];
 /// 3: a keyframe sits inside the tick block that starts at its tick, its
 /// records as varints; a block's prefix is varints and its zstd frame
 /// carries the body's size.
-/// 4: a recording made with a game adds its GAME, GKEY and GCMD chunks; a
+/// 4: a recording made with a game adds its GAME, GKEY and GCMD chunks (the
+/// last two compressed as GKYZ and GCMZ when it pays); a
 /// recording without a game is still written as format 3, byte for byte.
 #define REC_FORMAT_VERSION 4u
 /// The format of a recording without a game.
@@ -283,9 +288,21 @@ typedef struct rec_client_record {
     uint32_t result; ///< (PREDICT: 0/1; CATCH_UP: ticks)
     uint32_t tick;   ///< (CONFIRMED)
     uint64_t hash;   ///< (CONFIRMED) sim_scene_hash of the confirmed scene
+    /// (PREDICT, a client recording with a game) the game command as
+    /// sim_game_pack_command packs it (the header's game_command_bytes):
+    /// cl_client_predict_game(input, game_command unpacked, now); NULL: the
+    /// call gave none (all zero bytes). Ignored without a game.
+    const uint8_t *game_command;
+    /// (PREDICT, with a game) the call's game command did not pack (a field
+    /// out of its range): the client refused the call and changed nothing.
+    bool game_refused;
 } rec_client_record;
 
-/// Open a client recording (header kind REC_KIND_CLIENT; no INIT state).
+/// Open a client recording (header kind REC_KIND_CLIENT; no INIT state). A
+/// client with a game needs a header naming it (its identity and
+/// header->game, the game itself: cl_record_default_header sets both): the
+/// recording is then format 4, holds a GAME chunk after SCHM, and every
+/// PREDICT record carries the call's packed game command.
 rec_writer *rec_writer_open_client(const char *path, const rec_header *header, const rec_writer_config *config,
                                    rec_error *err);
 bool rec_writer_client(rec_writer *w, const rec_client_record *r);

@@ -155,6 +155,12 @@ void rec_diff_print_json(FILE *out, const rec_diff_report *r, const char *name_a
 /// "7 (0x00000007)". Integer arithmetic only.
 void rec_format_value(char *buf, size_t size, rec_field_type type, int64_t v);
 
+/// Element `element` (0 for a field that is no array) of a game field
+/// (keel/sim_game.h) in a struct of its schema at `data`, widened as diff
+/// names it: BOOL 0 or 1, INT sign-extended, UINT, FX raw Q16.16, ANGLE
+/// 0..65535. The caller keeps `element` below the field's count.
+int64_t rec_game_field_value(const sim_game_field *field, const void *data, uint32_t element);
+
 #ifdef __cplusplus
 }
 #endif

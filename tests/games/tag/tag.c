@@ -19,6 +19,10 @@
 #ifndef TAG_VERSION
 #define TAG_VERSION 1
 #endif
+// TAG_LEAK builds a variant that breaks a determinism rule on purpose: its
+// hit count comes from a global that every run of the rule changes, so a
+// tick simulated again (a rollback) reaches another state. The sync test
+// must catch it, naming game.hits.
 
 static const sim_game_field command_fields[] = {
     {"fire", SIM_GAME_BOOL, offsetof(tag_command, fire), 1, 1, 0, 1, 0, 0},
@@ -112,6 +116,10 @@ static void after(sim_game_tick *t)
 {
     tag_state *s = sim_game_state(t);
     s->clock++;
+#ifdef TAG_LEAK
+    static uint32_t leak; // what a rule must never do: state outside the game's
+    s->hits = leak++;
+#endif
     for (uint32_t i = 0; i < sim_game_char_count(t); i++)
         shoot(t, s, i);
     for (uint32_t k = 0; k < TAG_ENTITIES; k++)

@@ -1,6 +1,6 @@
 // keel: a game in the programs: --game NAME|PATH in keel-sim, keel-replay,
 // keel-server and keel-client (app/keel_game.h), recordings made with a game
-// (format 4) verified, diffed and refused with another game, a game session
+// (format 5) verified, diffed and refused with another game, a game session
 // over ENet on loopback with the server's and a client's recordings. MIT licence, see LICENSE.
 //
 // Judged by what the programs report (exit codes, the clients' hash
@@ -158,7 +158,7 @@ Test(game_programs, a_recording_with_a_game_verifies_with_that_game_only)
 
     const char *info[] = {"info", path, NULL};
     r = expect("keel-replay", info, 0);
-    cr_expect_not_null(strstr(r.out, "versions:      format 4"), "%s", r.out);
+    cr_expect_not_null(strstr(r.out, "versions:      format 5"), "%s", r.out);
     cr_expect_not_null(strstr(r.out, "game:          tag version 1"), "%s", r.out);
     keel_test_run_free(&r);
 
@@ -297,12 +297,12 @@ Test(game_programs, a_game_session_over_enet_is_recorded_and_verified)
     r = expect("keel-replay", without, EXIT_GAME_MISMATCH);
     keel_test_run_free(&r);
 
-    // The client's recording: format 4 with the game's commands, replayed
+    // The client's recording: format 5 with the game's commands, replayed
     // call by call with the game, and its confirmed hashes (which cover the
     // game's state) the server's.
     const char *client_info[] = {"info", client_rec, NULL};
     r = expect("keel-replay", client_info, 0);
-    cr_expect_not_null(strstr(r.out, "versions:      format 4"), "%s", r.out);
+    cr_expect_not_null(strstr(r.out, "versions:      format 5"), "%s", r.out);
     cr_expect_not_null(strstr(r.out, "game:          tag version 1"), "%s", r.out);
     keel_test_run_free(&r);
     const char *client_verify[] = {"verify", client_rec, "--game", KEEL_GAME_TAG_SO, NULL};

@@ -374,7 +374,7 @@ Test(rec_format, a_newer_format_version_is_refused_with_a_clear_message)
     rec_put_bytes(&file, d + rest, size - rest);
     f = rec_file_open_memory(file.data, file.size, &err);
     cr_assert_null(f);
-    cr_assert_not_null(strstr(err.message, "format version 7 is newer than this build reads (4)"), "%s", err.message);
+    cr_assert_not_null(strstr(err.message, "format version 7 is newer than this build reads (5)"), "%s", err.message);
     cr_assert_str_eq(err.chunk, "HEAD");
     cr_assert_eq(err.offset, REC_MAGIC_SIZE + 8);
     rec_buf_free(&payload);

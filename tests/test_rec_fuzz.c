@@ -1,6 +1,6 @@
 // keel tests: fuzzing the recording reader. Real recordings (scene ones in
 // formats 3 and 2, compressed and plain, keyframes and debug mode; a client
-// one; a game's, format 4, with its GAME chunk and its GKEY and GCMD chunks
+// one; a game's, format 5 and 4, with its GAME chunk and its GKEY and GCMD chunks
 // compressed (GKYZ, GCMZ); a game client's, with its game commands) are damaged
 // -- bit flips, bytes set, truncations, chunk lengths edited, bytes inserted
 // and removed, chunks dropped or repeated -- and, in most rounds, every
@@ -87,11 +87,12 @@ static bool has_chunk(const seed_file *s, const char *type)
     return false;
 }
 
-// A recording of the example game (format 4): 6 characters that walk and
-// fire, keyframes every 8 ticks (each with its GKEY), 40 ticks.
-static seed_file game_seed(void)
+// A recording of the example game (format 5, or 4 with its game chunks
+// plain): 6 characters that walk and fire, keyframes every 8 ticks (each
+// with its GKEY), 40 ticks.
+static seed_file game_seed(uint32_t format)
 {
-    const char *name = "tag.rec";
+    const char *name = format == 4 ? "tag-format4.rec" : "tag.rec";
     sim_move_settings S = sim_move_default_settings();
     sim_scene *scene = sim_scene_create_game(world, &S, 8, tag);
     const sim_marker *spawn = sim_level_find_marker(&level, "spawn");
@@ -107,7 +108,9 @@ static seed_file game_seed(void)
     char path[512];
     snprintf(path, sizeof path, "%s/%s", dir, name);
     rec_error err;
-    rec_writer *w = rec_writer_open(path, &h, NULL, scene, &err);
+    rec_writer_config wc = rec_default_writer_config();
+    wc.test_format_version = format;
+    rec_writer *w = rec_writer_open(path, &h, &wc, scene, &err);
     cr_assert_not_null(w, "%s", err.message);
     rec_command cmds[6];
     uint8_t packed[6 * SIM_GAME_COMMAND_MAX_BYTES];
@@ -130,13 +133,16 @@ static seed_file game_seed(void)
     seed_file s = {NULL, 0, name};
     s.data = trs_read_file(path, &s.size);
     cr_assert_not_null(s.data);
-    // The game's chunks compressed: the fuzz reaches their frames.
-    cr_assert(has_chunk(&s, REC_T_GKYZ));
-    cr_assert(has_chunk(&s, REC_T_GCMZ));
+    // Format 5: the game's chunks compressed, so the fuzz reaches their
+    // frames; format 4 (what keel wrote before) keeps them plain.
+    cr_assert_eq(has_chunk(&s, REC_T_GKYZ), format == 5);
+    cr_assert_eq(has_chunk(&s, REC_T_GCMZ), format == 5);
+    cr_assert_eq(has_chunk(&s, REC_T_GKEY), format == 4);
+    cr_assert_eq(has_chunk(&s, REC_T_GCMD), format == 4);
     return s;
 }
 
-// A client recording of the example game (format 4): a GAME chunk, and
+// A client recording of the example game (format 5): a GAME chunk, and
 // predict records with a game command, none, or one refused.
 static seed_file client_game_seed(void)
 {
@@ -489,7 +495,7 @@ Test(rec_fuzz, damaged_recordings_never_crash_and_decode_to_their_end_when_they_
         rounds = strtoull(env, NULL, 10);
     // format 3 (keyframes inside blocks, a trailing KEYF in debug mode) and
     // format 2 (keyframes in chunks of their own)
-    enum { SEEDS = 9 };
+    enum { SEEDS = 10 };
     seed_file seeds[SEEDS];
     seeds[0] = scene_seed("k16z.rec", 16, true, 150, 1, 0);
     seeds[1] = scene_seed("k16.rec", 16, false, 150, 2, 0);
@@ -498,8 +504,9 @@ Test(rec_fuzz, damaged_recordings_never_crash_and_decode_to_their_end_when_they_
     seeds[4] = client_seed();
     seeds[5] = scene_seed("debugz.rec", 1, true, 40, 5, 0);
     seeds[6] = scene_seed("k16z-format2.rec", 16, true, 150, 6, 2);
-    seeds[7] = game_seed();
+    seeds[7] = game_seed(5);
     seeds[8] = client_game_seed();
+    seeds[9] = game_seed(4);
     size_t cap = 0;
     for (int s = 0; s < SEEDS; s++) {
         cr_assert_not_null(seeds[s].data);

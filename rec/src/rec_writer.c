@@ -149,14 +149,15 @@ static rec_writer *writer_begin(const char *path, const rec_header *header, cons
         w->cfg.max_pending_bytes = rec_default_writer_config().max_pending_bytes;
     w->h = *header;
     w->h.kind = kind;
-    // Format 4 is format 3 with a game's chunks: without a game the writer
-    // writes format 3 (the same bytes as before games).
+    // Formats 4 and 5 are format 3 with a game's chunks: without a game the
+    // writer writes format 3 (the same bytes as before games).
     w->h.format_version = w->cfg.test_format_version ? w->cfg.test_format_version : REC_FORMAT_VERSION;
     if (!w->h.game_name[0] && w->h.format_version == REC_FORMAT_VERSION)
         w->h.format_version = REC_FORMAT_VERSION_NO_GAME;
-    if (w->h.game_name[0] && w->h.format_version != REC_FORMAT_VERSION) {
-        rec_error_set(err, 0, NULL, "a recording with a game is format %u (asked for %u)", REC_FORMAT_VERSION,
-                      w->h.format_version);
+    if (w->h.game_name[0] &&
+        (w->h.format_version < REC_FORMAT_VERSION_GAME_FIRST || w->h.format_version > REC_FORMAT_VERSION)) {
+        rec_error_set(err, 0, NULL, "a recording with a game is format %u to %u (asked for %u)",
+                      REC_FORMAT_VERSION_GAME_FIRST, REC_FORMAT_VERSION, w->h.format_version);
         writer_free(w);
         return NULL;
     }

@@ -3,7 +3,7 @@
 // A client recording's records (hello, packets, predictions, catch-ups,
 // confirmed hashes) go into CLOG blocks on the caller's thread, each time
 // relative to the block's previous record; a block closes once it holds
-// REC_CLIENT_BLOCK_BYTES. With a game (format 4) a PREDICT record ends with
+// REC_CLIENT_BLOCK_BYTES. With a game (format 4 and later) a PREDICT record ends with
 // the call's packed game command.
 #include "rec_writer_internal.h"
 

@@ -1,4 +1,4 @@
-// keel recordings: the writer's chunks of a game (format 4): GAME, GKEY and
+// keel recordings: the writer's chunks of a game (formats 4 and 5): GAME, GKEY and
 // GCMD (rec.h); the output compresses the last two (GKYZ, GCMZ) when that
 // pays, as it does tick blocks. MIT licence, see LICENSE.
 #include <stdlib.h>

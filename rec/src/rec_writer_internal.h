@@ -56,7 +56,7 @@ struct rec_writer {
     rec_buf subs;
     uint32_t subs_count;
 
-    // A recording with a game (format 4): the game, the block's GCMD body
+    // A recording with a game (format 4 and later): the game, the block's GCMD body
     // (per tick: the world hash, a flag and the packed game commands) and
     // a command struct to check each packed command with.
     const sim_game *game;

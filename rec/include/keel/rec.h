@@ -26,7 +26,7 @@
 //         informational: it decides no result, and readers that predate it
 //         skip it as they skip every chunk type they do not know
 //   ENDR  the end: last tick, final hash, counts (absent after a crash)
-// A scene recording made with a game (format 4; rec_header.game_name) adds:
+// A scene recording made with a game (format 5; rec_header.game_name) adds:
 //   GAME  after INIT: the game's name, version, digest and packed command size
 //   GKEY  after INIT and after each keyframe's tick: the scene's whole state
 //         at that tick as sim_scene_save writes it (version 2: with the game;
@@ -37,7 +37,7 @@
 // A client recording (kind REC_KIND_CLIENT) holds CLOG blocks instead of
 // TBLK: the calls made to the client library (with their clock values and
 // the packets received) and the confirmed hashes it reached. A client with a
-// game writes format 4: a GAME chunk after SCHM, and each predict call's
+// game writes format 5: a GAME chunk after SCHM, and each predict call's
 // packed game command in its record.
 //
 // Nothing here depends on byte order or struct layout: every value is encoded
@@ -69,10 +69,13 @@ extern const uint8_t rec_magic[REC_MAGIC_SIZE];
 /// 3: a keyframe sits inside the tick block that starts at its tick, its
 /// records as varints; a block's prefix is varints and its zstd frame
 /// carries the body's size.
-/// 4: a recording made with a game adds its GAME, GKEY and GCMD chunks (the
-/// last two compressed as GKYZ and GCMZ when it pays); a
+/// 4: a recording made with a game adds its GAME, GKEY and GCMD chunks; a
 /// recording without a game is still written as format 3, byte for byte.
-#define REC_FORMAT_VERSION 4u
+/// 5: GKEY and GCMD are compressed as GKYZ and GCMZ when it pays (format 4
+/// never compresses them; an older reader refuses format 5 by its version).
+#define REC_FORMAT_VERSION 5u
+/// The oldest format a recording with a game can be written in (for tests).
+#define REC_FORMAT_VERSION_GAME_FIRST 4u
 /// The format of a recording without a game.
 #define REC_FORMAT_VERSION_NO_GAME 3u
 #define REC_MAX_PLATFORMS 16u
@@ -138,7 +141,7 @@ typedef struct rec_header {
     /// Without it a recording says nothing about substitutes but what
     /// input.tick shows. Written only when set (older headers lack it).
     bool substitutes_marked;
-    /// The game the scene ran (format 4; "" : none), as sim_game_name,
+    /// The game the scene ran (format 4 and later; "" : none), as sim_game_name,
     /// sim_game_version and sim_game_digest give it, and the bytes of one
     /// packed game command (ceil(sim_game_command_bits / 8)). Set by
     /// rec_header_set_scene from the scene's game.
@@ -246,7 +249,7 @@ rec_writer_config rec_default_writer_config(void);
 /// Create `path` and write HEAD, SCHM and INIT (the scene's current state,
 /// which must match the header: its platforms, waters, settings). A scene
 /// with a game needs a header naming that game (rec_header_set_scene does):
-/// the recording is then format 4 and also holds GAME and the scene's saved
+/// the recording is then format 5 and also holds GAME and the scene's saved
 /// state (GKEY); a header whose game is not the scene's is refused. NULL with
 /// *err filled on failure; a file it had created is removed again.
 rec_writer *rec_writer_open(const char *path, const rec_header *header, const rec_writer_config *config,
@@ -301,7 +304,7 @@ typedef struct rec_client_record {
 /// Open a client recording (header kind REC_KIND_CLIENT; no INIT state). A
 /// client with a game needs a header naming it (its identity and
 /// header->game, the game itself: cl_record_default_header sets both): the
-/// recording is then format 4, holds a GAME chunk after SCHM, and every
+/// recording is then format 5, holds a GAME chunk after SCHM, and every
 /// PREDICT record carries the call's packed game command.
 rec_writer *rec_writer_open_client(const char *path, const rec_header *header, const rec_writer_config *config,
                                    rec_error *err);

@@ -206,6 +206,7 @@ done
 # ---- examples/client.c against a real keel-server on loopback -------------
 server="$build/keel-server"
 [ -x "$server" ] || fail "no keel-server in $build (cmake --build $build --target keel-server)"
+: >"$tmp/server.err" # there before the first read below, however late the server starts
 "$server" --bind 127.0.0.1 --port 0 --insecure --duration 60 --stats-json --stats-interval 0 \
     >"$tmp/server.out" 2>"$tmp/server.err" &
 server_pid=$!

@@ -75,7 +75,7 @@ static void usage(FILE *f)
           "  --trace               every 100 ms a JSON line per bot on stderr: time, input margin,\n"
           "                        round trip, confirmed and predicted ticks\n"
           "  --game NAME|PATH      play the server's game (docs/game.md): NAME linked into\n"
-          "                        keel-client (tag) or a PATH to a game library exporting\n"
+          "                        keel-client (tag, arena) or a PATH to a game library exporting\n"
           "                        keel_game_v1; the bots draw its commands (cl_bot_game_command)\n"
           "                        and predict them; --record records them too. Not with --light\n"
           "                        (light clients send no game commands)\n"

@@ -100,7 +100,7 @@ static void usage(FILE *f)
           "  --scale S             OBJ metres per unit (default 0.12; OBJ only)\n"
           "  --up y|z              OBJ up axis (default y; OBJ only)\n"
           "  --platforms           the built-in level's elevator and shuttle\n"
-          "  --game NAME|PATH      run a game (docs/game.md): NAME linked into keel-server (tag) or\n"
+          "  --game NAME|PATH      run a game (docs/game.md): NAME linked into keel-server (tag, arena) or\n"
           "                        a PATH to a game library exporting keel_game_v1; clients must\n"
           "                        run the same game (name, version, digest) or are refused naming\n"
           "                        it; recordings hold the game's commands. A game that cannot be\n"

@@ -51,7 +51,7 @@ static void usage(FILE *f)
           "                recorded one, or it is an error); without it the recorded path, then\n"
           "                $KEEL_LEVELS_DIR/<file name>, the first with the recorded digest\n"
           "  --game NAME|PATH  the game a recording was made with (docs/game.md): a game\n"
-          "                linked into keel-replay (tag) or a game library's path; a\n"
+          "                linked into keel-replay (tag, arena) or a game library's path; a\n"
           "                recording of another game (name, version, digest) is refused\n"
           "  --quiet       verify: print only the result line\n"
           "  --json        one JSON object on stdout\n"

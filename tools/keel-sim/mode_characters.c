@@ -151,6 +151,16 @@ static void *chars_create(const ks_stage *stage, const ks_options *opt, ks_scrip
 
     if (opt->platforms && add_platforms(s, stage) != KS_EXIT_OK)
         goto fail;
+    // Without --platforms a .map's entities still reach the game (its spawn
+    // points, jump pads, items): --platforms hands them over with the movers.
+    if (!opt->platforms && s->game && stage->map.entity_count > 0) {
+        sim_game_error ge;
+        if (!sim_scene_game_map(s->scene, &stage->map, &ge)) {
+            fprintf(stderr, "keel-sim: --game: the game refused the level's entities: %s%s%s\n", ge.reason,
+                    ge.field[0] ? ", field " : "", ge.field);
+            goto fail;
+        }
+    }
     if (opt->threads > 1) {
         s->jobs = keel_jobs_create(opt->threads);
         if (!s->jobs) {

@@ -73,7 +73,7 @@ void ks_print_usage(FILE *f)
           "  --threads N              characters: run the scene's moves on N threads, 1 to\n"
           "                           64 (default 1); the output is the same for every N\n"
           "  --game NAME|PATH         characters: play a game: NAME linked into keel-sim\n"
-          "                           (tag) or a PATH to a game library exporting\n"
+          "                           (tag, arena) or a PATH to a game library exporting\n"
           "                           keel_game_v1 (docs/game.md); its commands are seeded\n"
           "                           random values in their ranges\n"
           "  --format jsonl|csv       output format (default jsonl)\n"

@@ -57,6 +57,11 @@ typedef struct edge_ctx {
     sim_fx elen;     // t->elen[edge]
     sim_aabb eb;     // edge_box(t, edge, weld distance)
     int64_t tol_sq;  // the weld distance squared
+    uint32_t self;   // t's index in w->tris
+    bool quick;      // the weld distance is in [0, 2^20]: on_line's bounds hold
+    int64_t far;     // on_line: (tol + 16) 2^30
+    int64_t near_sq; // on_line: (tol - 16)^2, or -1 when tol < 16
+    int64_t flat;    // in_plane: (4 tol + 1) 2^29, or -1 when tol < 0
     match m[MAX_MATCHES];
     int count;
 } edge_ctx;
@@ -73,12 +78,52 @@ typedef struct twin_ctx {
     int twins;
 } twin_ctx;
 
-static bool on_line(const edge_ctx *c, sim_vec3 p, sim_fx *along)
+// The reference test: p's offset from the edge's line, w - edir (edir . w)
+// with w = p - ea, rounded as written, within the weld distance. *along is
+// edir . w.
+static bool on_line_exact(const edge_ctx *c, sim_vec3 p, sim_fx *along)
 {
     sim_vec3 w = sim_v3_sub(p, c->ea);
     *along = sim_dir_dot_v3(c->edir, w);
     sim_vec3 perp = sim_v3_sub(w, sim_dir_scale(c->edir, *along));
     return sim_v3_len_sq64(perp) <= c->tol_sq;
+}
+
+// on_line_exact's answer, mostly without its roundings (when c->quick). The
+// exact cross product X = w x edir (Q18.46: |w| < 2^30 raw inside the world,
+// |edir| < 2^31, each term below 2^60) gives the distance |X| / |edir| from
+// the line. on_line_exact's offset differs from the true one by under 7 raw
+// units (half a unit from each rounding, and |w| < 2^30 times |edir|^2 - 1,
+// below 2^-27), so a component of X beyond (tol + 16) 2^30 means its offset
+// exceeds tol, and |X| within (tol - 16) 2^30 (each component's magnitude
+// rounded up to whole raw units) that it does not. Only between those does
+// the reference decide. Built with KEEL_VERIFY_EDGES, every answer is checked
+// against the reference.
+static inline bool on_line(const edge_ctx *c, sim_vec3 p, sim_fx *along)
+{
+    if (!c->quick)
+        return on_line_exact(c, p, along);
+    int64_t wx = (int64_t)p.x - c->ea.x, wy = (int64_t)p.y - c->ea.y, wz = (int64_t)p.z - c->ea.z;
+    int64_t ex = c->edir.x, ey = c->edir.y, ez = c->edir.z;
+    int64_t x = wy * ez - wz * ey, y = wz * ex - wx * ez, z = wx * ey - wy * ex;
+    uint64_t span = 2 * (uint64_t)c->far; // |v| > far exactly when v + far > 2 far (unsigned)
+    bool on;
+    if ((uint64_t)(x + c->far) > span || (uint64_t)(y + c->far) > span || (uint64_t)(z + c->far) > span) {
+        on = false;
+    } else {
+        int64_t ux = ((x < 0 ? -x : x) >> 30) + 1, uy = ((y < 0 ? -y : y) >> 30) + 1, uz = ((z < 0 ? -z : z) >> 30) + 1;
+        if (ux * ux + uy * uy + uz * uz > c->near_sq)
+            return on_line_exact(c, p, along);
+        // sim_dir_dot_v3 of w (|edir . w| < 2^31 raw: no clamp)
+        *along = (sim_fx)sim_shr_round_s64(ex * wx + ey * wy + ez * wz, 30);
+        on = true;
+    }
+#ifdef KEEL_VERIFY_EDGES
+    sim_fx ref_along;
+    if (on_line_exact(c, p, &ref_along) != on || (on && ref_along != *along))
+        abort();
+#endif
+    return on;
 }
 
 // The box around edge e of t, grown by the weld distance: every triangle with
@@ -99,7 +144,7 @@ typedef struct cls_tri {
 
 // on_line of n's corner j, judged once for the two edges of n that meet there:
 // on[j] is -1 until it is.
-static bool corner_on_line(const edge_ctx *c, const cls_tri *n, int j, int8_t *on, sim_fx *along)
+static inline bool corner_on_line(const edge_ctx *c, const cls_tri *n, int j, int8_t *on, sim_fx *along)
 {
     if (on[j] < 0)
         on[j] = on_line(c, n->v[j], &along[j]);
@@ -108,26 +153,29 @@ static bool corner_on_line(const edge_ctx *c, const cls_tri *n, int j, int8_t *o
 
 static void match_edge(edge_ctx *c, const cls_tri *n)
 {
-    sim_aabb eb = c->eb;
+    const sim_aabb *eb = &c->eb;
     sim_vec3 ea = c->ea, ee = c->ee;
     int8_t on[3] = {-1, -1, -1};
     sim_fx along[3] = {0, 0, 0};
     for (int j = 0; j < 3; j++) {
-        sim_fx a, b;
-        sim_vec3 na = n->v[j], ne = n->v[(j + 1) % 3];
+        int j1 = j == 2 ? 0 : j + 1;
+        sim_vec3 na = n->v[j], ne = n->v[j1];
+        // The box of n's edge against eb. A shared edge lies inside eb (when
+        // the weld distance is not negative): only edges in it can be.
+        bool meets = sim_fx_min(na.x, ne.x) <= eb->max.x && sim_fx_max(na.x, ne.x) >= eb->min.x &&
+                     sim_fx_min(na.y, ne.y) <= eb->max.y && sim_fx_max(na.y, ne.y) >= eb->min.y &&
+                     sim_fx_min(na.z, ne.z) <= eb->max.z && sim_fx_max(na.z, ne.z) >= eb->min.z;
+        if (!meets && c->quick)
+            continue;
         // Meshes with shared vertices: the same edge, either way round.
         if ((sim_v3_eq(na, ea) && sim_v3_eq(ne, ee)) || (sim_v3_eq(na, ee) && sim_v3_eq(ne, ea))) {
             if (c->count < MAX_MATCHES)
-                c->m[c->count++] = (match){n->n, n->v[(j + 2) % 3], 0, c->elen};
+                c->m[c->count++] = (match){n->n, n->v[3 - j - j1], 0, c->elen};
             continue;
         }
-        sim_aabb nb = sim_aabb_union(sim_aabb_of_point(na), sim_aabb_of_point(ne));
-        if (!sim_aabb_overlaps(eb, nb))
+        if (!meets || !corner_on_line(c, n, j, on, along) || !corner_on_line(c, n, j1, on, along))
             continue;
-        if (!corner_on_line(c, n, j, on, along) || !corner_on_line(c, n, (j + 1) % 3, on, along))
-            continue;
-        a = along[j];
-        b = along[(j + 1) % 3];
+        sim_fx a = along[j], b = along[j1];
         if (a > b) {
             sim_fx x = a;
             a = b;
@@ -136,7 +184,7 @@ static void match_edge(edge_ctx *c, const cls_tri *n)
         if (b <= 0 || a >= c->elen)
             continue;
         if (c->count < MAX_MATCHES)
-            c->m[c->count++] = (match){n->n, n->v[(j + 2) % 3], a, b};
+            c->m[c->count++] = (match){n->n, n->v[3 - j - j1], a, b};
     }
 }
 
@@ -306,15 +354,31 @@ static inline bool in_plane(const sim_world *w, const sim_tri *t, int j, const c
     return d <= tol && d >= -tol;
 }
 
+// in_plane of t's corner j, in the edge's query: n . (t->v[j] - n->v[0])
+// (Q18.46, exact: every term below 2^61) rounded to Q16.16 is within twice
+// the weld distance when |raw| < (4 tol + 1) 2^29 (c->flat; half-way rounds
+// away from zero).
+static inline bool edge_in_plane(const edge_ctx *c, const cls_tri *n, int j)
+{
+    sim_vec3 p = c->t->v[j];
+    int64_t d = (int64_t)n->n.x * ((int64_t)p.x - n->v[0].x) + (int64_t)n->n.y * ((int64_t)p.y - n->v[0].y) +
+                (int64_t)n->n.z * ((int64_t)p.z - n->v[0].z);
+    bool in = (d < 0 ? -d : d) < c->flat;
+#ifdef KEEL_VERIFY_EDGES
+    if (in != in_plane(c->w, c->t, j, n))
+        abort();
+#endif
+    return in;
+}
+
 static void visit_edge(edge_ctx *c, uint32_t i)
 {
-    const sim_tri *t = c->t;
-    if (&c->w->tris[i] == t)
+    if (i == c->self)
         return;
     // An edge of n can only lie on the edge's line if that line lies in n's
     // plane: both of the edge's ends must be (nearly) in it.
     const cls_tri *cn = &c->k->ct[i];
-    if (in_plane(c->w, t, c->edge, cn) && in_plane(c->w, t, (c->edge + 1) % 3, cn))
+    if (edge_in_plane(c, cn, c->edge) && edge_in_plane(c, cn, c->edge == 2 ? 0 : c->edge + 1))
         match_edge(c, cn);
 }
 
@@ -603,6 +667,11 @@ void sim_edges_classify(sim_world *w, bool bury)
             c->elen = t->elen[e];
             c->eb = edge_box(t, e, tol);
             c->tol_sq = (int64_t)tol * tol;
+            c->self = i;
+            c->quick = tol >= 0 && tol <= ((sim_fx)1 << 20);
+            c->far = c->quick ? ((int64_t)tol + 16) << 30 : 0;
+            c->near_sq = c->quick && tol >= 16 ? ((int64_t)tol - 16) * ((int64_t)tol - 16) : -1;
+            c->flat = tol >= 0 ? (4 * (int64_t)tol + 1) << 29 : -1;
             c->count = 0;
             for (uint32_t h = 0; h < r[e].hits; h++)
                 visit_edge(c, r[e].hit[h]);

@@ -92,8 +92,8 @@ char *map_city_text(size_t *len)
             n += (size_t)map_box_brush(text + n, cap - n, at, side ? 2560 : -2592, -32, at + 205, side ? 2592 : -2560,
                                        512, "wall");
         else
-            n += (size_t)map_box_brush(text + n, cap - n, side == 3 ? 2560 : -2592, at, -32,
-                                       side == 3 ? 2592 : -2560, at + 205, 512, "wall");
+            n += (size_t)map_box_brush(text + n, cap - n, side == 3 ? 2560 : -2592, at, -32, side == 3 ? 2592 : -2560,
+                                       at + 205, 512, "wall");
     }
     for (; brushes < MAP_CITY_BRUSHES; brushes++) {
         int x = (int)city_range(&rng, -2400, 2300), y = (int)city_range(&rng, -2400, 2300);

@@ -530,14 +530,6 @@ static bool covered_by_twins(const twin_ctx *c, sim_fx tol)
 // top where two boxes meet has both of one triangle's edges internal (the seam
 // and the face diagonal) yet lies on the box's outer edge, which is active in
 // the other triangle of that face.
-typedef struct vertex_ctx {
-    const sim_world *w;
-    const sim_tri *t;
-    sim_vec3 p;
-    bool on_active;
-    bool on_unburied;
-} vertex_ctx;
-
 static bool point_on_edge(const sim_tri *n, int j, sim_vec3 p, sim_fx tol)
 {
     sim_vec3 w = sim_v3_sub(p, n->v[j]);
@@ -548,24 +540,111 @@ static bool point_on_edge(const sim_tri *n, int j, sim_vec3 p, sim_fx tol)
     return sim_v3_len_sq64(perp) <= (int64_t)tol * tol;
 }
 
-static bool visit_vertex(vertex_ctx *c, uint32_t i)
+#define ON_ACTIVE 1u   // p lies on an active edge of the triangle
+#define ON_UNBURIED 2u // p lies on an edge of it that is not buried
+
+// What n's edges say of a vertex at p (ON_ACTIVE, ON_UNBURIED). Reads only
+// n's edge flags, which the vertex pass does not change.
+static unsigned vertex_marks(const sim_tri *n, sim_vec3 p, sim_fx tol)
 {
-    const sim_tri *n = &c->w->tris[i];
-    if (n == c->t)
-        return true;
-    sim_fx tol = c->w->def.weld_distance;
-    for (int j = 0; j < 3; j++) {
+    unsigned marks = 0;
+    for (int j = 0; j < 3 && marks != (ON_ACTIVE | ON_UNBURIED); j++) {
         bool inactive = (n->flags >> j) & 1u, buried = (n->flags >> (6 + j)) & 1u;
-        if (inactive && buried)
-            continue;
-        if (!point_on_edge(n, j, c->p, tol))
+        if ((inactive && buried) || !point_on_edge(n, j, p, tol))
             continue;
         if (!inactive && !buried)
-            c->on_active = true;
+            marks |= ON_ACTIVE;
         if (!buried)
-            c->on_unburied = true;
+            marks |= ON_UNBURIED;
     }
-    return !(c->on_active && c->on_unburied);
+    return marks;
+}
+
+// The query around a vertex depends on its place alone, and so does what
+// each triangle found there says of it: both are worked out once per place,
+// for every corner of every triangle at that place (a corner of a mesh is
+// shared by about six), in an open-addressing table keyed by the place.
+typedef struct vertex_place {
+    sim_vec3 p;
+    uint32_t tests;    // the box tests its query made
+    uint16_t active;   // the triangles found with ON_ACTIVE (the asking one too)
+    uint16_t unburied; // the triangles found with ON_UNBURIED
+    uint8_t state;     // 0 unused, 1 judged, 2 a crowd
+} vertex_place;
+
+typedef struct vertex_places {
+    vertex_place *slot;
+    uint32_t mask; // slots - 1 (a power of two minus one); no table when slot is NULL
+} vertex_places;
+
+// A table for `count` places, at most half full; none (slot NULL) when memory
+// runs out, for more than 2^28 places, or when the weld distance is negative
+// (then a triangle need not find itself around its own corner): then each
+// corner is judged alone.
+static vertex_places places_make(uint64_t count, sim_fx tol)
+{
+    vertex_places vp = {NULL, 0};
+    if (tol < 0 || count > ((uint64_t)1 << 28))
+        return vp;
+    uint32_t slots = 16;
+    while (slots < 2 * count)
+        slots *= 2;
+    vp.slot = calloc(slots, sizeof *vp.slot);
+    vp.mask = slots - 1;
+    return vp;
+}
+
+static vertex_place *places_find(vertex_places *vp, sim_vec3 p)
+{
+    uint32_t h = (uint32_t)p.x * 0x9E3779B1u ^ (uint32_t)p.y * 0x85EBCA77u ^ (uint32_t)p.z * 0xC2B2AE3Du;
+    h ^= h >> 15;
+    for (uint32_t i = h & vp->mask;; i = (i + 1) & vp->mask) {
+        vertex_place *s = &vp->slot[i];
+        if (s->state == 0 || sim_v3_eq(s->p, p))
+            return s;
+    }
+}
+
+// Is t's corner v on an active edge of another triangle (*on_active), on an
+// unburied one (*on_unburied)? False in a crowd (the vertex stays active).
+static bool judge_vertex(classifier *k, vertex_places *vp, const sim_tri *t, int v, bool *on_active, bool *on_unburied)
+{
+    const sim_world *w = k->w;
+    sim_fx tol = w->def.weld_distance;
+    sim_vec3 p = t->v[v];
+    sim_aabb box = sim_aabb_expand(sim_aabb_of_point(p), sim_v3(tol, tol, tol));
+    const uint32_t *hit = k->hit[0];
+    if (!vp->slot) {
+        int hits = query_box(k, box, SIM_EDGES_MAX_HITS_NEAR);
+        unsigned marks = 0;
+        for (int h = 0; h < hits && marks != (ON_ACTIVE | ON_UNBURIED); h++)
+            if (&w->tris[hit[h]] != t)
+                marks |= vertex_marks(&w->tris[hit[h]], p, tol);
+        *on_active = marks & ON_ACTIVE;
+        *on_unburied = marks & ON_UNBURIED;
+        return hits >= 0;
+    }
+    vertex_place *s = places_find(vp, p);
+    if (s->state == 0) {
+        uint64_t before = k->tests;
+        int hits = query_box(k, box, SIM_EDGES_MAX_HITS_NEAR);
+        *s = (vertex_place){p, (uint32_t)(k->tests - before), 0, 0, hits < 0 ? 2 : 1};
+        for (int h = 0; h < hits; h++) {
+            unsigned marks = vertex_marks(&w->tris[hit[h]], p, tol);
+            s->active += (marks & ON_ACTIVE) != 0;
+            s->unburied += (marks & ON_UNBURIED) != 0;
+        }
+    } else {
+        k->tests += s->tests;
+        k->capped += s->state == 2;
+    }
+    if (s->state == 2)
+        return false;
+    // t is among the triangles found (its bounds hold p): all but its own.
+    unsigned own = vertex_marks(t, p, tol);
+    *on_active = s->active > ((own & ON_ACTIVE) != 0);
+    *on_unburied = s->unburied > ((own & ON_UNBURIED) != 0);
+    return true;
 }
 
 // A long edge is one of at least this length; a pile of more than
@@ -618,6 +697,16 @@ void sim_edges_mark_recheck(sim_world *w, const sim_aabb *gone, uint32_t count)
         for (uint32_t i = 0; i < w->tri_count; i++)
             w->tris[i].flags |= SIM_TRI_RECHECK;
     classifier_done(&k, w);
+}
+
+// The vertices that may be inactive (bits 0-2: both edges through the vertex
+// inactive) or buried (bits 3-5: both buried), from a triangle's edge flags.
+static unsigned vertex_candidates(uint32_t flags)
+{
+    unsigned inactive = flags & 7u, buried = (flags >> 6) & 7u;
+    // edge v and edge v + 2 (the one before) meet at vertex v
+    unsigned prev_in = ((inactive << 1) | (inactive >> 2)) & 7u, prev_bu = ((buried << 1) | (buried >> 2)) & 7u;
+    return (inactive & prev_in) | ((buried & prev_bu) << 3);
 }
 
 void sim_edges_classify(sim_world *w, bool bury)
@@ -701,31 +790,30 @@ void sim_edges_classify(sim_world *w, bool bury)
         t->flags = flags | (t->flags & SIM_TRI_RECHECK);
     }
     free(c);
-    // Pass 2: vertices, now that every edge is known.
+    // Pass 2: vertices, now that every edge is known. A vertex may be
+    // inactive when both edges through it are, buried when both are buried.
+    uint32_t corners = 0;
+    for (uint32_t i = 0; i < w->tri_count; i++)
+        if (bury || (w->tris[i].flags & SIM_TRI_RECHECK))
+            corners += vertex_candidates(w->tris[i].flags) != 0;
+    vertex_places vp = places_make(3 * (uint64_t)corners, tol);
     for (uint32_t i = 0; i < w->tri_count; i++) {
         sim_tri *t = &w->tris[i];
         if (!bury && !(t->flags & SIM_TRI_RECHECK))
             continue;
         t->flags &= ~(uint32_t)((7u << 3) | (7u << 9)); // vertex flags are judged anew
+        unsigned cand = vertex_candidates(t->flags);
         for (int v = 0; v < 3; v++) {
-            int prev = (v + 2) % 3;
-            bool in_a = (t->flags >> v) & 1u, in_b = (t->flags >> prev) & 1u;
-            bool bu_a = (t->flags >> (6 + v)) & 1u, bu_b = (t->flags >> (6 + prev)) & 1u;
-            bool cand_inactive = in_a && in_b, cand_buried = bu_a && bu_b;
-            if (!cand_inactive && !cand_buried)
-                continue;
-            vertex_ctx vc = {w, t, t->v[v], false, false};
-            sim_aabb box = sim_aabb_expand(sim_aabb_of_point(t->v[v]), sim_v3(tol, tol, tol));
-            int hits = query_box(&k, box, SIM_EDGES_MAX_HITS_NEAR);
-            if (hits < 0)
-                continue; // a crowd: stays active
-            for (int h = 0; h < hits && visit_vertex(&vc, hit[h]); h++) {
-            }
-            if (cand_inactive && !vc.on_active)
+            bool cand_inactive = (cand >> v) & 1u, cand_buried = (cand >> (3 + v)) & 1u;
+            bool on_active, on_unburied;
+            if ((!cand_inactive && !cand_buried) || !judge_vertex(&k, &vp, t, v, &on_active, &on_unburied))
+                continue; // not a candidate, or a crowd: stays active
+            if (cand_inactive && !on_active)
                 t->flags |= SIM_TRI_VERT0_INACTIVE << v;
-            if (cand_buried && !vc.on_unburied)
+            if (cand_buried && !on_unburied)
                 t->flags |= SIM_TRI_VERT0_BURIED << v;
         }
     }
+    free(vp.slot);
     classifier_done(&k, w);
 }

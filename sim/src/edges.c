@@ -18,10 +18,12 @@
 //   not coplanar with T (T's side face where two boxes touch: its top edge lies
 //   inside the boxes' joint top). That surface reports any contact itself, so
 //   hits on E are ignored.
-// A vertex is inactive (buried) when both of T's edges meeting there are. A
-// triangle whose edges are all inactive or buried, at least one buried, and
-// whose area is covered by coplanar triangles facing the other way (the face
-// of the box it touches) lies between two solids and is dropped from the world.
+// A vertex is inactive (buried) when both of T's edges meeting there are and
+// no other triangle has an active (unburied) edge through it
+// (world_vertices.c). A triangle whose edges are all inactive or buried, at
+// least one buried, and whose area is covered by coplanar triangles facing
+// the other way (the face of the box it touches) lies between two solids and
+// is dropped from the world.
 //
 // Work is bounded whatever the level holds. Each query (around an edge, a
 // vertex, or over a face that may be buried) lists its triangles before any is
@@ -34,7 +36,7 @@
 // is the exhaustive one.
 #include <stdlib.h>
 
-#include "world_internal.h"
+#include "world_classify.h"
 
 #define MAX_MATCHES 64
 
@@ -43,8 +45,6 @@ typedef struct match {
     sim_vec3 opp; // its vertex off the edge
     sim_fx a, b;  // the span of E it covers, in metres from E's start
 } match;
-
-typedef struct classifier classifier;
 
 // One query per edge gathers the triangles with an edge on its line.
 typedef struct edge_ctx {
@@ -134,14 +134,6 @@ static sim_aabb edge_box(const sim_tri *t, int e, sim_fx tol)
     return sim_aabb_expand(eb, sim_v3(tol, tol, tol));
 }
 
-// World building's compact view of triangle i (same index as w->tris): its
-// corners and normal, so that a query through a crowd of triangles reads a
-// few bytes of each instead of a whole sim_tri (whose bounds are w->tri_box).
-typedef struct cls_tri {
-    sim_vec3 v[3];
-    sim_dir n;
-} cls_tri;
-
 // on_line of n's corner j, judged once for the two edges of n that meet there:
 // on[j] is -1 until it is.
 static inline bool corner_on_line(const edge_ctx *c, const cls_tri *n, int j, int8_t *on, sim_fx *along)
@@ -187,14 +179,6 @@ static void match_edge(edge_ctx *c, const cls_tri *n)
             c->m[c->count++] = (match){n->n, n->v[3 - j - j1], a, b};
     }
 }
-
-struct classifier {
-    const sim_world *w;
-    cls_tri *ct;
-    uint32_t *hit[3]; // the triangles a query found (SIM_EDGES_MAX_HITS each)
-    uint64_t tests;   // box tests made by all queries
-    uint32_t capped;  // queries that met a limit
-};
 
 static int64_t abs64(int64_t v) { return v < 0 ? -v : v; }
 
@@ -339,8 +323,7 @@ static bool query(classifier *k, region *r, int count, sim_fx grow)
     return complete;
 }
 
-// One place, listed in k->hit[0]: its number of triangles, or -1 in a crowd.
-static int query_box(classifier *k, sim_aabb box, uint32_t max_hits)
+int sim_classify_query_box(classifier *k, sim_aabb box, uint32_t max_hits)
 {
     region r = {box, NULL, max_hits, k->hit[0], 0, {{0}, {0}, {0}}};
     return query(k, &r, 1, 0) ? (int)r.hits : -1;
@@ -526,127 +509,6 @@ static bool covered_by_twins(const twin_ctx *c, sim_fx tol)
     return true;
 }
 
-// A vertex is only as internal as every edge through it: the corner of a box
-// top where two boxes meet has both of one triangle's edges internal (the seam
-// and the face diagonal) yet lies on the box's outer edge, which is active in
-// the other triangle of that face.
-static bool point_on_edge(const sim_tri *n, int j, sim_vec3 p, sim_fx tol)
-{
-    sim_vec3 w = sim_v3_sub(p, n->v[j]);
-    sim_fx a = sim_dir_dot_v3(n->edir[j], w);
-    if (a < -tol || a > n->elen[j] + tol)
-        return false;
-    sim_vec3 perp = sim_v3_sub(w, sim_dir_scale(n->edir[j], a));
-    return sim_v3_len_sq64(perp) <= (int64_t)tol * tol;
-}
-
-#define ON_ACTIVE 1u   // p lies on an active edge of the triangle
-#define ON_UNBURIED 2u // p lies on an edge of it that is not buried
-
-// What n's edges say of a vertex at p (ON_ACTIVE, ON_UNBURIED). Reads only
-// n's edge flags, which the vertex pass does not change.
-static unsigned vertex_marks(const sim_tri *n, sim_vec3 p, sim_fx tol)
-{
-    unsigned marks = 0;
-    for (int j = 0; j < 3 && marks != (ON_ACTIVE | ON_UNBURIED); j++) {
-        bool inactive = (n->flags >> j) & 1u, buried = (n->flags >> (6 + j)) & 1u;
-        if ((inactive && buried) || !point_on_edge(n, j, p, tol))
-            continue;
-        if (!inactive && !buried)
-            marks |= ON_ACTIVE;
-        if (!buried)
-            marks |= ON_UNBURIED;
-    }
-    return marks;
-}
-
-// The query around a vertex depends on its place alone, and so does what
-// each triangle found there says of it: both are worked out once per place,
-// for every corner of every triangle at that place (a corner of a mesh is
-// shared by about six), in an open-addressing table keyed by the place.
-typedef struct vertex_place {
-    sim_vec3 p;
-    uint32_t tests;    // the box tests its query made
-    uint16_t active;   // the triangles found with ON_ACTIVE (the asking one too)
-    uint16_t unburied; // the triangles found with ON_UNBURIED
-    uint8_t state;     // 0 unused, 1 judged, 2 a crowd
-} vertex_place;
-
-typedef struct vertex_places {
-    vertex_place *slot;
-    uint32_t mask; // slots - 1 (a power of two minus one); no table when slot is NULL
-} vertex_places;
-
-// A table for `count` places, at most half full; none (slot NULL) when memory
-// runs out, for more than 2^28 places, or when the weld distance is negative
-// (then a triangle need not find itself around its own corner): then each
-// corner is judged alone.
-static vertex_places places_make(uint64_t count, sim_fx tol)
-{
-    vertex_places vp = {NULL, 0};
-    if (tol < 0 || count > ((uint64_t)1 << 28))
-        return vp;
-    uint32_t slots = 16;
-    while (slots < 2 * count)
-        slots *= 2;
-    vp.slot = calloc(slots, sizeof *vp.slot);
-    vp.mask = slots - 1;
-    return vp;
-}
-
-static vertex_place *places_find(vertex_places *vp, sim_vec3 p)
-{
-    uint32_t h = (uint32_t)p.x * 0x9E3779B1u ^ (uint32_t)p.y * 0x85EBCA77u ^ (uint32_t)p.z * 0xC2B2AE3Du;
-    h ^= h >> 15;
-    for (uint32_t i = h & vp->mask;; i = (i + 1) & vp->mask) {
-        vertex_place *s = &vp->slot[i];
-        if (s->state == 0 || sim_v3_eq(s->p, p))
-            return s;
-    }
-}
-
-// Is t's corner v on an active edge of another triangle (*on_active), on an
-// unburied one (*on_unburied)? False in a crowd (the vertex stays active).
-static bool judge_vertex(classifier *k, vertex_places *vp, const sim_tri *t, int v, bool *on_active, bool *on_unburied)
-{
-    const sim_world *w = k->w;
-    sim_fx tol = w->def.weld_distance;
-    sim_vec3 p = t->v[v];
-    sim_aabb box = sim_aabb_expand(sim_aabb_of_point(p), sim_v3(tol, tol, tol));
-    const uint32_t *hit = k->hit[0];
-    if (!vp->slot) {
-        int hits = query_box(k, box, SIM_EDGES_MAX_HITS_NEAR);
-        unsigned marks = 0;
-        for (int h = 0; h < hits && marks != (ON_ACTIVE | ON_UNBURIED); h++)
-            if (&w->tris[hit[h]] != t)
-                marks |= vertex_marks(&w->tris[hit[h]], p, tol);
-        *on_active = marks & ON_ACTIVE;
-        *on_unburied = marks & ON_UNBURIED;
-        return hits >= 0;
-    }
-    vertex_place *s = places_find(vp, p);
-    if (s->state == 0) {
-        uint64_t before = k->tests;
-        int hits = query_box(k, box, SIM_EDGES_MAX_HITS_NEAR);
-        *s = (vertex_place){p, (uint32_t)(k->tests - before), 0, 0, hits < 0 ? 2 : 1};
-        for (int h = 0; h < hits; h++) {
-            unsigned marks = vertex_marks(&w->tris[hit[h]], p, tol);
-            s->active += (marks & ON_ACTIVE) != 0;
-            s->unburied += (marks & ON_UNBURIED) != 0;
-        }
-    } else {
-        k->tests += s->tests;
-        k->capped += s->state == 2;
-    }
-    if (s->state == 2)
-        return false;
-    // t is among the triangles found (its bounds hold p): all but its own.
-    unsigned own = vertex_marks(t, p, tol);
-    *on_active = s->active > ((own & ON_ACTIVE) != 0);
-    *on_unburied = s->unburied > ((own & ON_UNBURIED) != 0);
-    return true;
-}
-
 // A long edge is one of at least this length; a pile of more than
 // SIM_EDGES_MAX_HITS_NEAR triangles around a shorter one is a crowd. A long
 // edge that is also diagonal (its box this long along two axes) holds many
@@ -688,7 +550,7 @@ void sim_edges_mark_recheck(sim_world *w, const sim_aabb *gone, uint32_t count)
     classifier k;
     bool all = !classifier_init(&k, w);
     for (uint32_t j = 0; j < count && !all; j++) {
-        int hits = query_box(&k, sim_aabb_expand(gone[j], sim_v3(g, g, g)), SIM_EDGES_MAX_HITS);
+        int hits = sim_classify_query_box(&k, sim_aabb_expand(gone[j], sim_v3(g, g, g)), SIM_EDGES_MAX_HITS);
         all = hits < 0; // a crowd: judge every triangle again instead
         for (int h = 0; h < hits; h++)
             w->tris[k.hit[0][h]].flags |= SIM_TRI_RECHECK;
@@ -697,16 +559,6 @@ void sim_edges_mark_recheck(sim_world *w, const sim_aabb *gone, uint32_t count)
         for (uint32_t i = 0; i < w->tri_count; i++)
             w->tris[i].flags |= SIM_TRI_RECHECK;
     classifier_done(&k, w);
-}
-
-// The vertices that may be inactive (bits 0-2: both edges through the vertex
-// inactive) or buried (bits 3-5: both buried), from a triangle's edge flags.
-static unsigned vertex_candidates(uint32_t flags)
-{
-    unsigned inactive = flags & 7u, buried = (flags >> 6) & 7u;
-    // edge v and edge v + 2 (the one before) meet at vertex v
-    unsigned prev_in = ((inactive << 1) | (inactive >> 2)) & 7u, prev_bu = ((buried << 1) | (buried >> 2)) & 7u;
-    return (inactive & prev_in) | ((buried & prev_bu) << 3);
 }
 
 void sim_edges_classify(sim_world *w, bool bury)
@@ -781,7 +633,7 @@ void sim_edges_classify(sim_world *w, bool bury)
         if (bury && all && any_buried) {
             twin_ctx tc = {w, &k, t, {NULL}, 0};
             sim_aabb box = sim_aabb_expand(sim_tri_bounds(t), sim_v3(tol, tol, tol));
-            int hits = query_box(&k, box, SIM_EDGES_MAX_HITS);
+            int hits = sim_classify_query_box(&k, box, SIM_EDGES_MAX_HITS);
             for (int h = 0; h < hits; h++)
                 visit_twin(&tc, hit[h]);
             if (hits >= 0 && covered_by_twins(&tc, tol)) // kept in a crowd
@@ -790,30 +642,7 @@ void sim_edges_classify(sim_world *w, bool bury)
         t->flags = flags | (t->flags & SIM_TRI_RECHECK);
     }
     free(c);
-    // Pass 2: vertices, now that every edge is known. A vertex may be
-    // inactive when both edges through it are, buried when both are buried.
-    uint32_t corners = 0;
-    for (uint32_t i = 0; i < w->tri_count; i++)
-        if (bury || (w->tris[i].flags & SIM_TRI_RECHECK))
-            corners += vertex_candidates(w->tris[i].flags) != 0;
-    vertex_places vp = places_make(3 * (uint64_t)corners, tol);
-    for (uint32_t i = 0; i < w->tri_count; i++) {
-        sim_tri *t = &w->tris[i];
-        if (!bury && !(t->flags & SIM_TRI_RECHECK))
-            continue;
-        t->flags &= ~(uint32_t)((7u << 3) | (7u << 9)); // vertex flags are judged anew
-        unsigned cand = vertex_candidates(t->flags);
-        for (int v = 0; v < 3; v++) {
-            bool cand_inactive = (cand >> v) & 1u, cand_buried = (cand >> (3 + v)) & 1u;
-            bool on_active, on_unburied;
-            if ((!cand_inactive && !cand_buried) || !judge_vertex(&k, &vp, t, v, &on_active, &on_unburied))
-                continue; // not a candidate, or a crowd: stays active
-            if (cand_inactive && !on_active)
-                t->flags |= SIM_TRI_VERT0_INACTIVE << v;
-            if (cand_buried && !on_unburied)
-                t->flags |= SIM_TRI_VERT0_BURIED << v;
-        }
-    }
-    free(vp.slot);
+    // Pass 2: vertices, now that every edge is known.
+    sim_classify_vertices(&k, w, bury);
     classifier_done(&k, w);
 }

@@ -90,11 +90,12 @@ static bool on_line_exact(const edge_ctx *c, sim_vec3 p, sim_fx *along)
 }
 
 // on_line_exact's answer, mostly without its roundings (when c->quick). The
-// exact cross product X = w x edir (Q18.46: |w| < 2^30 raw inside the world,
-// |edir| < 2^31, each term below 2^60) gives the distance |X| / |edir| from
-// the line. on_line_exact's offset differs from the true one by under 7 raw
-// units (half a unit from each rounding, and |w| < 2^30 times |edir|^2 - 1,
-// below 2^-27), so a component of X beyond (tol + 16) 2^30 means its offset
+// exact cross product X = w x edir (Q18.46: corners, boxes' included, lie
+// within 6,000 m, so |w| < 2^31 raw; |edir| < 2^30 + 2^2; each term below
+// 2^61) gives the distance |X| / |edir| from the line. on_line_exact's offset
+// differs from the true one by under 10 raw units (half a unit from each
+// rounding, and |w| times |edir|^2 - 1, below 2^-28 for a direction unit
+// within 2^-29), so a component of X beyond (tol + 16) 2^30 means its offset
 // exceeds tol, and |X| within (tol - 16) 2^30 (each component's magnitude
 // rounded up to whole raw units) that it does not. Only between those does
 // the reference decide. Built with KEEL_VERIFY_EDGES, every answer is checked

@@ -425,7 +425,9 @@ Test(play_live, a_player_on_another_level_is_told_which_file_it_loaded)
     fputs("v -5 0 -5\nv 5 0 -5\nv 5 0 5\nv -5 0 5\nf 1 3 2\nf 1 4 3\n", f);
     fclose(f);
     char want[640];
-    snprintf(want, sizeof want, "refused by the server: level differs (this player's level: %s)", obj);
+    snprintf(want, sizeof want,
+             "refused by the server: simulation differs from the server's: level differs (this player's level: %s)",
+             obj);
     const char *args[] = {"--connect", at,        "--level",      obj,
                           "--size",    "640x360", "--screenshot", keel_test_dir_file(dir, "other_level.png"),
                           NULL};

@@ -21,12 +21,15 @@
 #include <keel/sim_hash.h>
 #include <keel/sim_world.h>
 
+#include "map_city.h"
+
 #ifndef KEEL_SHARED_LEVELS_DIR
 #define KEEL_SHARED_LEVELS_DIR "../shared/levels"
 #endif
 
 #define QUERY_COUNT 4096
 #define BUILD_REPEATS 3
+#define MAP_REPEATS 5
 #define GENERATED_TRIANGLES 200000u
 #define CONTACT_CAPACITY 16
 
@@ -36,6 +39,14 @@ static double now_s(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+// The process's CPU time: on a busy machine, apart from the waits.
+static double cpu_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
@@ -423,63 +434,84 @@ static const char *levels_dir(void)
 
 // ---- Quake .map levels -------------------------------------------------------------------
 
-// Loading (parsing and the CSG union of sim_level_load_map) and the world
-// build of LibreQuake's two deathmatch maps, best of BUILD_REPEATS each,
-// beside the target: a zdm2-sized map (about 3,000 brushes) loads and builds
-// in at most 300 ms (Release). Skipped when the maps are absent.
-static void bench_maps(void)
+// Loading (parsing and the CSG union) and the world build of a .map, best of
+// MAP_REPEATS: from `path`, or from `text` (len bytes) when path is NULL.
+// Prints its line and BENCH figures under `name`; false when it fails.
+static bool bench_map(const char *name, const char *path, const char *text, size_t len)
+{
+    double load = 0, build = 0, cpu = 0;
+    uint32_t brushes = 0, tris = 0;
+    for (int k = 0; k < MAP_REPEATS; k++) {
+        sim_level l;
+        sim_map m;
+        sim_error err;
+        memset(&err, 0, sizeof err);
+        double c0 = cpu_s(), t0 = now_s();
+        int rc = path ? sim_level_load_map(path, NULL, &l, &m, &err)
+                      : sim_level_parse_map(name, text, len, NULL, &l, &m, &err);
+        if (rc != 0) {
+            fprintf(stderr, "bench_query: %s\n", err.message);
+            return false;
+        }
+        double t1 = now_s();
+        sim_world *w = sim_world_create(&l, NULL, &err);
+        double t2 = now_s(), c = cpu_s() - c0;
+        brushes = m.brush_count;
+        tris = l.triangle_count;
+        sim_world_destroy(w);
+        sim_level_free(&l);
+        sim_map_free(&m);
+        if (!w) {
+            fprintf(stderr, "bench_query: %s: cannot build the world: %s\n", name, err.message);
+            return false;
+        }
+        load = k == 0 || t1 - t0 < load ? t1 - t0 : load;
+        build = k == 0 || t2 - t1 < build ? t2 - t1 : build;
+        cpu = k == 0 || c < cpu ? c : cpu;
+    }
+    double total = (load + build) * 1000.0;
+    printf("%-16s %8" PRIu32 " %10" PRIu32 " %9.1f %9.1f %9.1f %11.1f %9.1f\n", name, brushes, tris, load * 1000.0,
+           build * 1000.0, total, brushes ? total * 1000.0 / brushes : 0.0, cpu * 1000.0);
+    printf("BENCH bench_query map=%s metric=map_load_ms value=%.3f\n", name, load * 1000.0);
+    printf("BENCH bench_query map=%s metric=map_build_ms value=%.3f\n", name, build * 1000.0);
+    printf("BENCH bench_query map=%s metric=map_cpu_ms value=%.3f\n", name, cpu * 1000.0);
+    printf("BENCH bench_query map=%s metric=map_brushes value=%" PRIu32 "\n", name, brushes);
+    fflush(stdout);
+    return true;
+}
+
+// LibreQuake's two deathmatch maps (skipped when absent) and the generated
+// zdm2-sized map of the tests (MAP_CITY_BRUSHES brushes: a floor of tiles,
+// walls, pillars and columns), beside the target: a map of about 3,000
+// brushes loads and builds in at most 300 ms (Release).
+static bool bench_maps(void)
 {
     static const char *const names[] = {"lqdm1", "lqdm2_a6"};
+    bool ok = true;
     printf("%-16s %8s %10s %9s %9s %9s %11s %9s\n", "map", "brushes", "triangles", "load ms", "build ms", "total ms",
            "ms/1000 br", "cpu ms");
     for (int i = 0; i < 2; i++) {
         char path[4096];
         snprintf(path, sizeof path, "%s/librequake/%s.map", levels_dir(), names[i]);
         struct stat stbuf;
-        if (stat(path, &stbuf) != 0) {
+        if (stat(path, &stbuf) != 0)
             printf("note: %s is absent; it is skipped\n", path);
-            continue;
-        }
-        double load = 0, build = 0, cpu = 0;
-        uint32_t brushes = 0, tris = 0;
-        for (int k = 0; k < BUILD_REPEATS; k++) {
-            sim_level l;
-            sim_map m;
-            sim_error err;
-            memset(&err, 0, sizeof err);
-            clock_t c0 = clock();
-            double t0 = now_s();
-            if (sim_level_load_map(path, NULL, &l, &m, &err) != 0) {
-                fprintf(stderr, "bench_query: %s\n", err.message);
-                return;
-            }
-            double t1 = now_s();
-            sim_world *w = sim_world_create(&l, NULL, &err);
-            double t2 = now_s(), c = (double)(clock() - c0) / CLOCKS_PER_SEC;
-            brushes = m.brush_count;
-            tris = l.triangle_count;
-            sim_world_destroy(w);
-            sim_level_free(&l);
-            sim_map_free(&m);
-            if (!w) {
-                fprintf(stderr, "bench_query: %s: cannot build the world: %s\n", path, err.message);
-                return;
-            }
-            load = k == 0 || t1 - t0 < load ? t1 - t0 : load;
-            build = k == 0 || t2 - t1 < build ? t2 - t1 : build;
-            cpu = k == 0 || c < cpu ? c : cpu;
-        }
-        double total = (load + build) * 1000.0;
-        printf("%-16s %8" PRIu32 " %10" PRIu32 " %9.1f %9.1f %9.1f %11.1f %9.1f\n", names[i], brushes, tris,
-               load * 1000.0, build * 1000.0, total, brushes ? total * 1000.0 / brushes : 0.0, cpu * 1000.0);
-        printf("BENCH bench_query map=%s metric=map_load_ms value=%.3f\n", names[i], load * 1000.0);
-        printf("BENCH bench_query map=%s metric=map_build_ms value=%.3f\n", names[i], build * 1000.0);
-        printf("BENCH bench_query map=%s metric=map_cpu_ms value=%.3f\n", names[i], cpu * 1000.0);
-        printf("BENCH bench_query map=%s metric=map_brushes value=%" PRIu32 "\n", names[i], brushes);
+        else
+            ok = bench_map(names[i], path, NULL, 0) && ok;
     }
-    printf("target: a map of about 3,000 brushes loads and builds in <= 300 ms (Release): 100 ms per 1000 brushes;\n"
-           "cpu ms: the process's CPU time for both (best of %d), apart from the waits of a busy machine\n\n",
-           BUILD_REPEATS);
+    size_t len;
+    char *text = map_city_text(&len);
+    if (!text) {
+        fputs("bench_query: out of memory\n", stderr);
+        return false;
+    }
+    ok = bench_map("generated_3000", NULL, text, len) && ok;
+    free(text);
+    printf("target: a map of about 3,000 brushes (generated_3000) loads and builds in <= 300 ms (Release):\n"
+           "100 ms per 1000 brushes; best of %d; cpu ms: the process's CPU time for both, apart from the waits\n"
+           "of a busy machine\n\n",
+           MAP_REPEATS);
+    return ok;
 }
 
 static void print_usage(FILE *f)
@@ -488,14 +520,14 @@ static void print_usage(FILE *f)
           "Times world building and sweeps, contact queries and raycasts on the built-in\n"
           "level, sauerbraten_zdm2.obj (from $KEEL_LEVELS_DIR or the shared levels folder)\n"
           "and a generated 200,000-triangle level, then loading and building LibreQuake's\n"
-          "lqdm1.map and lqdm2_a6.map (from <levels>/librequake), then world building alone on\n"
-          "pathological levels (triangles piled in a 2 cm cube, a 10,000-corner polygon,\n"
-          "zdm2 at scale 0.001).\n"
+          "lqdm1.map and lqdm2_a6.map (from <levels>/librequake) and a generated .map of\n"
+          "3,000 brushes, then world building alone on pathological levels (triangles piled\n"
+          "in a 2 cm cube, a 10,000-corner polygon, zdm2 at scale 0.001).\n"
           "  --seconds N    minimum seconds per query figure, 1 to 60 (default 1)\n"
           "  --shape S      the character: capsule r 0.4 h 1.8 (default), box 0.8 x 1.8 x 0.8,\n"
           "                 cylinder r 0.4 h 1.8\n"
           "  --build-cases  only the pathological builds\n"
-          "  --maps         only the .map levels' load and build times\n"
+          "  --maps         only the .map levels' load and build times (exit 1 when one fails)\n"
           "  --case NAME    only this pathological build (cube2cm_5k, cube2cm_10k,\n"
           "                 cube2cm_20k, cube2cm_100k, fan_10k, polygon_10k, zdm2_scale0.001)\n"
           "  --help         print this help\n",
@@ -511,10 +543,8 @@ int main(int argc, char **argv)
             print_usage(stdout);
             return 0;
         }
-        if (strcmp(argv[i], "--maps") == 0) {
-            bench_maps();
-            return 0;
-        }
+        if (strcmp(argv[i], "--maps") == 0)
+            return bench_maps() ? 0 : 1;
         if (strcmp(argv[i], "--build-cases") == 0) {
             build_only = true;
             continue;
@@ -624,7 +654,7 @@ int main(int argc, char **argv)
                shape_name, l, f->sweep_hash, f->contact_hash, f->ray_hash);
     }
     printf("\n");
-    bench_maps();
+    bool maps = bench_maps();
     bool built = bench_build_cases(NULL);
-    return count > 0 && built ? 0 : 1;
+    return count > 0 && maps && built ? 0 : 1;
 }

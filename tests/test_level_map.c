@@ -13,6 +13,7 @@
 #include <keel/sim_scene.h>
 #include <keel/sim_world.h>
 
+#include "map_city.h"
 #include "map_reference.h"
 #include "test_support.h"
 
@@ -53,32 +54,12 @@ static int parse(const char *text, sim_level *l, sim_map *m, sim_error *e)
     return sim_level_parse_map("t.map", text, strlen(text), NULL, l, m, e);
 }
 
-/// A box brush from (x0,y0,z0) to (x1,y1,z1) in Quake units, standard format.
-static int box_brush(char *out, size_t cap, int x0, int y0, int z0, int x1, int y1, int z1, const char *tex)
-{
-    return snprintf(out, cap,
-                    "{\n"
-                    "( %d %d %d ) ( %d %d %d ) ( %d %d %d ) %s 0 0 0 1 1\n" // x0 (-x)
-                    "( %d %d %d ) ( %d %d %d ) ( %d %d %d ) %s 0 0 0 1 1\n" // x1 (+x)
-                    "( %d %d %d ) ( %d %d %d ) ( %d %d %d ) %s 0 0 0 1 1\n" // y0 (-y)
-                    "( %d %d %d ) ( %d %d %d ) ( %d %d %d ) %s 0 0 0 1 1\n" // y1 (+y)
-                    "( %d %d %d ) ( %d %d %d ) ( %d %d %d ) %s 0 0 0 1 1\n" // z0 (-z)
-                    "( %d %d %d ) ( %d %d %d ) ( %d %d %d ) %s 0 0 0 1 1\n" // z1 (+z)
-                    "}\n",
-                    x0, 0, 0, x0, 1, 0, x0, 0, 1, tex, //
-                    x1, 0, 0, x1, 0, 1, x1, 1, 0, tex, //
-                    0, y0, 0, 0, y0, 1, 1, y0, 0, tex, //
-                    0, y1, 0, 1, y1, 0, 0, y1, 1, tex, //
-                    0, 0, z0, 1, 0, z0, 0, 1, z0, tex, //
-                    0, 0, z1, 0, 1, z1, 1, 0, z1, tex);
-}
-
 Test(level_map, one_box_standard_format)
 {
     char text[4096];
     size_t n =
         (size_t)snprintf(text, sizeof text, "// Game: Quake\n// Format: Standard\n{\n\"classname\" \"worldspawn\"\n");
-    n += (size_t)box_brush(text + n, sizeof text - n, -64, -32, 0, 64, 32, 16, "floor");
+    n += (size_t)map_box_brush(text + n, sizeof text - n, -64, -32, 0, 64, 32, 16, "floor");
     snprintf(text + n, sizeof text - n, "}\n");
     sim_level l;
     sim_map m;
@@ -120,8 +101,8 @@ static char *boxes_map(const int *b, int count)
     char *text = malloc(cap);
     n += (size_t)snprintf(text + n, cap - n, "{\n\"classname\" \"worldspawn\"\n");
     for (int i = 0; i < count; i++)
-        n += (size_t)box_brush(text + n, cap - n, b[6 * i], b[6 * i + 1], b[6 * i + 2], b[6 * i + 3], b[6 * i + 4],
-                               b[6 * i + 5], "wall");
+        n += (size_t)map_box_brush(text + n, cap - n, b[6 * i], b[6 * i + 1], b[6 * i + 2], b[6 * i + 3], b[6 * i + 4],
+                                   b[6 * i + 5], "wall");
     snprintf(text + n, cap - n, "}\n");
     return text;
 }
@@ -396,22 +377,6 @@ Test(level_map_errors, lines_brushes_and_entities)
 
 // ---- hostile input and fuzzing ----------------------------------------------------
 
-/// A prism of `sides` faces around the z axis (plus top and bottom), radius
-/// r units, standard format.
-static size_t prism(char *out, size_t cap, int sides, double r, int z0, int z1)
-{
-    size_t n = (size_t)snprintf(out, cap, "{\n");
-    for (int i = 0; i < sides; i++) {
-        double a0 = 2 * 3.14159265358979 * i / sides, a1 = 2 * 3.14159265358979 * (i + 1) / sides;
-        long x0 = lround(r * cos(a0)), y0 = lround(r * sin(a0)), x1 = lround(r * cos(a1)), y1 = lround(r * sin(a1));
-        n += (size_t)snprintf(out + n, cap - n, "( %ld %ld %d ) ( %ld %ld %d ) ( %ld %ld %d ) w 0 0 0 1 1\n", x1, y1,
-                              z1, x1, y1, z0, x0, y0, z0);
-    }
-    n += (size_t)snprintf(out + n, cap - n, "( 0 0 %d ) ( 1 0 %d ) ( 0 1 %d ) w 0 0 0 1 1\n", z0, z0, z0);
-    n += (size_t)snprintf(out + n, cap - n, "( 0 0 %d ) ( 0 1 %d ) ( 1 0 %d ) w 0 0 0 1 1\n}\n", z1, z1, z1);
-    return n;
-}
-
 /// `count` prisms of `sides` faces, all at the same place (each face cut by
 /// every other brush) or side by side.
 static char *prisms_map(int count, int sides, bool stacked, size_t *len)
@@ -420,8 +385,8 @@ static char *prisms_map(int count, int sides, bool stacked, size_t *len)
     char *text = malloc(cap);
     n += (size_t)snprintf(text + n, cap - n, "{\n\"classname\" \"worldspawn\"\n");
     for (int i = 0; i < count; i++)
-        n += prism(text + n, cap - n, sides, stacked ? 4000.0 + i : 4000.0, stacked ? 0 : i * 8,
-                   stacked ? 64 : i * 8 + 64);
+        n += map_prism(text + n, cap - n, sides, stacked ? 4000.0 + i : 4000.0, stacked ? 0 : i * 8,
+                       stacked ? 64 : i * 8 + 64);
     n += (size_t)snprintf(text + n, cap - n, "}\n");
     *len = n;
     return text;
@@ -599,59 +564,9 @@ Test(level_map_seams, floor_of_many_brushes_gives_the_face_normal_only, .timeout
 
 Test(level_map_real, three_thousand_brushes, .timeout = 300)
 {
-    // A generated level: a floor of 40 x 40 tiles, walls around it, and
-    // 1,300 pillars and octagonal columns of random sizes standing on it,
-    // some overlapping each other.
-    keel_rng rng = {5};
-    size_t cap = 4 << 20, n = 0;
-    char *text = malloc(cap);
-    n += (size_t)snprintf(text + n, cap - n, "{\n\"classname\" \"worldspawn\"\n");
-    int brushes = 0;
-    for (int i = 0; i < 40; i++)
-        for (int j = 0; j < 40; j++, brushes++)
-            n += (size_t)box_brush(text + n, cap - n, -2560 + 128 * i, -2560 + 128 * j, -32, -2432 + 128 * i,
-                                   -2432 + 128 * j, 0, "floor");
-    for (int k = 0; k < 100; k++, brushes++) {
-        int side = k % 4, at = -2560 + (k / 4) * 205;
-        if (side < 2)
-            n += (size_t)box_brush(text + n, cap - n, at, side ? 2560 : -2592, -32, at + 205, side ? 2592 : -2560, 512,
-                                   "wall");
-        else
-            n += (size_t)box_brush(text + n, cap - n, side == 3 ? 2560 : -2592, at, -32, side == 3 ? 2592 : -2560,
-                                   at + 205, 512, "wall");
-    }
-    for (; brushes < 3000; brushes++) {
-        int x = (int)keel_rng_range(&rng, -2400, 2300), y = (int)keel_rng_range(&rng, -2400, 2300);
-        int w = (int)keel_rng_range(&rng, 8, 96), h = (int)keel_rng_range(&rng, 16, 300);
-        if (brushes % 3 == 0) {
-            // its own func_detail entity between two func_group ones
-            n += (size_t)snprintf(text + n, cap - n, "}\n{\n\"classname\" \"func_detail\"\n");
-            size_t m0 = n;
-            n += prism(text + n, cap - n, 8, w, -16, h);
-            // move the prism to (x, y): shift every point of its face lines
-            char *copy = malloc(n - m0 + 1);
-            memcpy(copy, text + m0, n - m0);
-            copy[n - m0] = '\0';
-            n = m0;
-            for (char *line = strtok(copy, "\n"); line; line = strtok(NULL, "\n")) {
-                long p[9];
-                if (sscanf(line, "( %ld %ld %ld ) ( %ld %ld %ld ) ( %ld %ld %ld )", &p[0], &p[1], &p[2], &p[3], &p[4],
-                           &p[5], &p[6], &p[7], &p[8]) == 9)
-                    n += (size_t)snprintf(
-                        text + n, cap - n,
-                        "( %ld %ld %ld ) ( %ld %ld %ld ) ( %ld %ld %ld ) column [ 1 0 0 0 ] [ 0 -1 0 0 ] "
-                        "0 1 1\n",
-                        p[0] + x, p[1] + y, p[2], p[3] + x, p[4] + y, p[5], p[6] + x, p[7] + y, p[8]);
-                else
-                    n += (size_t)snprintf(text + n, cap - n, "%s\n", line);
-            }
-            free(copy);
-            n += (size_t)snprintf(text + n, cap - n, "}\n{\n\"classname\" \"func_group\"\n");
-        } else {
-            n += (size_t)box_brush(text + n, cap - n, x, y, -8, x + w, y + w, h, "pillar");
-        }
-    }
-    n += (size_t)snprintf(text + n, cap - n, "}\n");
+    size_t n;
+    char *text = map_city_text(&n);
+    cr_assert_not_null(text);
     sim_level l;
     sim_map m;
     sim_error e;
@@ -659,7 +574,7 @@ Test(level_map_real, three_thousand_brushes, .timeout = 300)
     int rc = sim_level_parse_map("city.map", text, n, NULL, &l, &m, &e);
     double dt = now_seconds() - t0, dc = cpu_seconds() - c0;
     cr_assert_eq(rc, 0, "%s", e.message);
-    cr_assert_eq(m.brush_count, 3000);
+    cr_assert_eq(m.brush_count, MAP_CITY_BRUSHES);
     cr_assert(m.csg_complete);
     fprintf(stderr,
             "generated: %zu bytes, %u entities, %u brushes (%u solid), %u faces; %u pieces after the union, %u "
@@ -773,7 +688,7 @@ Test(level_map_fuzz, random_brushes, .timeout = 600)
             int z0 = (int)keel_rng_range(&rng, -4, 4) * 16;
             int sx = (int)keel_rng_range(&rng, 1, 8) * 16, sy = (int)keel_rng_range(&rng, 1, 8) * 16;
             int sz = (int)keel_rng_range(&rng, 1, 4) * 16;
-            n += (size_t)box_brush(text + n, sizeof text - n, x0, y0, z0, x0 + sx, y0 + sy, z0 + sz, "t");
+            n += (size_t)map_box_brush(text + n, sizeof text - n, x0, y0, z0, x0 + sx, y0 + sy, z0 + sz, "t");
             n -= 2; // reopen the brush: drop "}\n"
             int cuts = (int)keel_rng_range(&rng, 0, 3);
             for (int c = 0; c < cuts; c++) {

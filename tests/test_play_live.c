@@ -384,7 +384,7 @@ static void expect_refused(keel_test_proc *play, const char *const *args, const 
     start_play(play, args);
     cr_assert(keel_test_proc_wait(play, 60000), "keel-play did not end");
     char *sum = play_summary(play);
-    char want_end[64], want_reason[128];
+    char want_end[64], want_reason[768];
     snprintf(want_end, sizeof want_end, "\"end\":\"%s\"", end);
     snprintf(want_reason, sizeof want_reason, "\"reason\":\"%s", reason);
     cr_expect_eq(play->status, 1, "keel-play exit %d", play->status);
@@ -405,6 +405,33 @@ Test(play_live, a_refusing_server_gives_its_reason)
     const char *args[] = {"--connect", at, "--size", "640x360", "--screenshot", keel_test_dir_file(dir, "refused.png"),
                           NULL};
     expect_refused(&play, args, "refused", "refused by the server: ");
+    keel_test_proc_kill(&sv, SIGTERM);
+    keel_test_proc_cleanup(&sv);
+    keel_test_proc_cleanup(&play);
+}
+
+// A player on another level than the server's: refused for it, the reason
+// naming the level file the player loaded.
+Test(play_live, a_player_on_another_level_is_told_which_file_it_loaded)
+{
+    need_display();
+    keel_test_proc sv, play;
+    char at[64];
+    start_server(&sv, "other_level.krec", false, at);
+    char obj[512];
+    snprintf(obj, sizeof obj, "%s", keel_test_dir_file(dir, "floor.obj"));
+    FILE *f = fopen(obj, "w");
+    cr_assert_not_null(f);
+    fputs("v -5 0 -5\nv 5 0 -5\nv 5 0 5\nv -5 0 5\nf 1 3 2\nf 1 4 3\n", f);
+    fclose(f);
+    char want[640];
+    snprintf(want, sizeof want,
+             "refused by the server: simulation differs from the server's: level differs (this player's level: %s)",
+             obj);
+    const char *args[] = {"--connect", at,        "--level",      obj,
+                          "--size",    "640x360", "--screenshot", keel_test_dir_file(dir, "other_level.png"),
+                          NULL};
+    expect_refused(&play, args, "refused", want);
     keel_test_proc_kill(&sv, SIGTERM);
     keel_test_proc_cleanup(&sv);
     keel_test_proc_cleanup(&play);

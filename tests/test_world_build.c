@@ -14,6 +14,7 @@
 #include <keel/sim_hash.h>
 #include <keel/sim_world.h>
 
+#include "map_city.h"
 #include "test_support.h"
 #include "world_internal.h"
 
@@ -275,14 +276,41 @@ Test(world_build, pandora_classified_as_before, .timeout = 600)
               (pinned){60694, 116, 0, 103720, 32767, 15, UINT64_C(0xa07e34321984758a), UINT64_C(0x4b1f10fb0343835f)});
 }
 
-Test(world_build, lqdm1_classified_as_before, .timeout = 600)
+static void check_quake_map(const char *file, pinned p)
 {
-    const char *path = keel_test_level_path("librequake/lqdm1.map");
+    const char *path = keel_test_level_path(file);
     if (!path)
         cr_skip_test("shared levels absent");
     sim_level l;
     sim_error err;
     cr_assert_eq(sim_level_load_map(path, NULL, &l, NULL, &err), 0, "%s", err.message);
-    check_pinned("lqdm1.map", &l,
-                 (pinned){6246, 0, 0, 11999, 4095, 12, UINT64_C(0x084f038956f9d80d), UINT64_C(0xba4b3f1196205687)});
+    check_pinned(file, &l, p);
+}
+
+Test(world_build, lqdm1_classified_as_before, .timeout = 600)
+{
+    check_quake_map("librequake/lqdm1.map",
+                    (pinned){6246, 0, 0, 11999, 4095, 12, UINT64_C(0x084f038956f9d80d), UINT64_C(0xba4b3f1196205687)});
+}
+
+Test(world_build, lqdm2_classified_as_before, .timeout = 600)
+{
+    check_quake_map("librequake/lqdm2_a6.map",
+                    (pinned){1927, 0, 0, 3442, 1023, 10, UINT64_C(0xe8945734040f5fab), UINT64_C(0xdc3077c9bd02d9ce)});
+}
+
+// The generated zdm2-sized .map of tests/support/map_city.c (3,000 brushes,
+// some overlapping, T junctions everywhere) whose build time bench_query
+// reports.
+Test(world_build, three_thousand_brushes_classified_as_before, .timeout = 600)
+{
+    size_t len;
+    char *text = map_city_text(&len);
+    cr_assert_not_null(text);
+    sim_level l;
+    sim_error err;
+    cr_assert_eq(sim_level_parse_map("city.map", text, len, NULL, &l, NULL, &err), 0, "%s", err.message);
+    free(text);
+    check_pinned("city.map", &l,
+                 (pinned){50739, 8, 0, 94035, 32767, 15, UINT64_C(0x71c37e66fd67dec2), UINT64_C(0xa2d76b30a23a6321)});
 }

@@ -307,6 +307,7 @@ int kp_live_run(kp_app *app, const kp_options *opt)
         bool open = token_ok && kp_link_open(&L->link, opt->host, (uint16_t)opt->port, token, L->world, &L->level,
                                              &L->settings, &cc, (uint32_t)opt->connect_timeout_ms, opt->timeout_ms);
         tokens_wipe(&tokens); // the host keeps its own copy
+        L->link.level = opt->live_level;
         if (open && (!opt->record || kp_link_record(&L->link, opt->record, opt->live_level, opt->scale, opt->up))) {
             L->link.smooth = L->smooth;
             L->ctl.captured = true;

@@ -212,7 +212,12 @@ kp_link_state kp_link_pump(kp_link *l, uint64_t now, kp_link_command_fn command,
             snprintf(l->why, sizeof l->why, "match over: %s", cl_client_refusal(l->cl));
             end_with(l, now, "server_shutdown");
         } else {
-            snprintf(l->why, sizeof l->why, "refused by the server: %s", cl_client_refusal(l->cl));
+            // A level that differs: say which file this player loaded (as
+            // keel-client does).
+            const char *reason = cl_client_refusal(l->cl);
+            bool other_level = l->level && strstr(reason, "level differs") != NULL;
+            snprintf(l->why, sizeof l->why, "refused by the server: %s%s%s%s", reason,
+                     other_level ? " (this player's level: " : "", other_level ? l->level : "", other_level ? ")" : "");
             end_with(l, now, "refused");
         }
         return l->state;

@@ -55,7 +55,10 @@ typedef struct kp_link {
     uint8_t end_reason; ///< the host's net_disconnect_reason, if it reported one
     const char *end;    ///< the summary's "end" once ended
     char why[512];      ///< the reason on screen
-    bool left;          ///< kp_link_leave ran
+    /// The level file the player loaded (as given to --level), named when the
+    /// server refuses it for another level; set after kp_link_open (NULL: none).
+    const char *level;
+    bool left; ///< kp_link_leave ran
     /// Work in this pump (microseconds) and ticks predicted by it.
     uint64_t predict_us, rollback_us, handle_us, smooth_us;
     uint32_t predicted;

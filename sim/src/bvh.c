@@ -14,18 +14,17 @@ typedef struct build_ctx {
     uint32_t *order;    // indices into w->tris
     sim_vec3 *centroid; // per triangle, x3 (sum of vertices) to stay exact
     sim_aabb *box;      // per triangle, its bounds
-    uint32_t *id;       // per triangle, its stable id (the tie-break)
+    /// per triangle and axis, key[3 i + axis] = centroid * 2^32 + id (its
+    /// stable id, the tie-break): ordered as (centroid, id), since
+    /// 0 <= id < 2^32 and |centroid| < 2^31
+    int64_t *key;
     int axis;
     uint32_t max_depth;
 } build_ctx;
 
 static bool key_less(const build_ctx *c, uint32_t a, uint32_t b)
 {
-    sim_fx ka = sim_v3_comp(c->centroid[a], c->axis);
-    sim_fx kb = sim_v3_comp(c->centroid[b], c->axis);
-    if (ka != kb)
-        return ka < kb;
-    return c->id[a] < c->id[b];
+    return c->key[3 * (size_t)a + c->axis] < c->key[3 * (size_t)b + c->axis];
 }
 
 // Rearrange a[0..n) so that a[k] holds the element of rank k and everything
@@ -87,8 +86,8 @@ static void build_node(build_ctx *c, uint32_t node, uint32_t first, uint32_t cou
     sim_world *w = c->w;
     if (depth > c->max_depth)
         c->max_depth = depth;
-    w->nodes[node].box = range_bounds(c, first, count);
     if (count <= SIM_BVH_LEAF_SIZE || depth + 1 >= SIM_BVH_MAX_DEPTH) {
+        w->nodes[node].box = range_bounds(c, first, count);
         w->nodes[node].first = first;
         w->nodes[node].count = count;
         return;
@@ -108,6 +107,8 @@ static void build_node(build_ctx *c, uint32_t node, uint32_t first, uint32_t cou
     w->nodes[node].count = 0;
     build_node(c, left, first, half, depth + 1);
     build_node(c, left + 1, first + half, count - half, depth + 1);
+    // the bounds of the whole range, from its two halves'
+    w->nodes[node].box = sim_aabb_union(w->nodes[left].box, w->nodes[left + 1].box);
 }
 
 // tris[i] = the old tris[order[i]] for every i, in place (no second copy of
@@ -141,9 +142,9 @@ bool sim_bvh_build(sim_world *w)
     c.order = malloc(n * sizeof *c.order);
     c.centroid = malloc(n * sizeof *c.centroid);
     c.box = malloc(n * sizeof *c.box);
-    c.id = malloc(n * sizeof *c.id);
+    c.key = malloc(3 * (size_t)n * sizeof *c.key);
     w->nodes = calloc(2 * (size_t)n, sizeof *w->nodes);
-    bool ok = c.order && c.centroid && c.box && c.id && w->nodes;
+    bool ok = c.order && c.centroid && c.box && c.key && w->nodes;
     if (ok) {
         for (uint32_t i = 0; i < n; i++) {
             const sim_tri *t = &w->tris[i];
@@ -151,7 +152,8 @@ bool sim_bvh_build(sim_world *w)
             // The sum of three coordinates (<= 3 * 4096 m) still fits in sim_fx.
             c.centroid[i] = sim_v3_add(sim_v3_add(t->v[0], t->v[1]), t->v[2]);
             c.box[i] = sim_tri_bounds(t);
-            c.id[i] = t->id;
+            for (int a = 0; a < 3; a++)
+                c.key[3 * (size_t)i + a] = (int64_t)sim_v3_comp(c.centroid[i], a) * ((int64_t)1 << 32) + t->id;
         }
         w->node_count = 1;
         build_node(&c, 0, 0, n, 0);
@@ -169,7 +171,7 @@ bool sim_bvh_build(sim_world *w)
     free(c.order);
     free(c.centroid);
     free(c.box);
-    free(c.id);
+    free(c.key);
     return ok;
 }
 

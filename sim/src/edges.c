@@ -18,10 +18,12 @@
 //   not coplanar with T (T's side face where two boxes touch: its top edge lies
 //   inside the boxes' joint top). That surface reports any contact itself, so
 //   hits on E are ignored.
-// A vertex is inactive (buried) when both of T's edges meeting there are. A
-// triangle whose edges are all inactive or buried, at least one buried, and
-// whose area is covered by coplanar triangles facing the other way (the face
-// of the box it touches) lies between two solids and is dropped from the world.
+// A vertex is inactive (buried) when both of T's edges meeting there are and
+// no other triangle has an active (unburied) edge through it
+// (world_vertices.c). A triangle whose edges are all inactive or buried, at
+// least one buried, and whose area is covered by coplanar triangles facing
+// the other way (the face of the box it touches) lies between two solids and
+// is dropped from the world.
 //
 // Work is bounded whatever the level holds. Each query (around an edge, a
 // vertex, or over a face that may be buried) lists its triangles before any is
@@ -34,7 +36,7 @@
 // is the exhaustive one.
 #include <stdlib.h>
 
-#include "world_internal.h"
+#include "world_classify.h"
 
 #define MAX_MATCHES 64
 
@@ -43,8 +45,6 @@ typedef struct match {
     sim_vec3 opp; // its vertex off the edge
     sim_fx a, b;  // the span of E it covers, in metres from E's start
 } match;
-
-typedef struct classifier classifier;
 
 // One query per edge gathers the triangles with an edge on its line.
 typedef struct edge_ctx {
@@ -57,6 +57,11 @@ typedef struct edge_ctx {
     sim_fx elen;     // t->elen[edge]
     sim_aabb eb;     // edge_box(t, edge, weld distance)
     int64_t tol_sq;  // the weld distance squared
+    uint32_t self;   // t's index in w->tris
+    bool quick;      // the weld distance is in [0, 2^20]: on_line's bounds hold
+    int64_t far;     // on_line: (tol + 16) 2^30
+    int64_t near_sq; // on_line: (tol - 16)^2, or -1 when tol < 16
+    int64_t flat;    // in_plane: (4 tol + 1) 2^29, or -1 when tol < 0
     match m[MAX_MATCHES];
     int count;
 } edge_ctx;
@@ -73,12 +78,53 @@ typedef struct twin_ctx {
     int twins;
 } twin_ctx;
 
-static bool on_line(const edge_ctx *c, sim_vec3 p, sim_fx *along)
+// The reference test: p's offset from the edge's line, w - edir (edir . w)
+// with w = p - ea, rounded as written, within the weld distance. *along is
+// edir . w.
+static bool on_line_exact(const edge_ctx *c, sim_vec3 p, sim_fx *along)
 {
     sim_vec3 w = sim_v3_sub(p, c->ea);
     *along = sim_dir_dot_v3(c->edir, w);
     sim_vec3 perp = sim_v3_sub(w, sim_dir_scale(c->edir, *along));
     return sim_v3_len_sq64(perp) <= c->tol_sq;
+}
+
+// on_line_exact's answer, mostly without its roundings (when c->quick). The
+// exact cross product X = w x edir (Q18.46: corners, boxes' included, lie
+// within 6,000 m, so |w| < 2^31 raw; |edir| < 2^30 + 2^2; each term below
+// 2^61) gives the distance |X| / |edir| from the line. on_line_exact's offset
+// differs from the true one by under 10 raw units (half a unit from each
+// rounding, and |w| times |edir|^2 - 1, below 2^-28 for a direction unit
+// within 2^-29), so a component of X beyond (tol + 16) 2^30 means its offset
+// exceeds tol, and |X| within (tol - 16) 2^30 (each component's magnitude
+// rounded up to whole raw units) that it does not. Only between those does
+// the reference decide. Built with KEEL_VERIFY_EDGES, every answer is checked
+// against the reference.
+static inline bool on_line(const edge_ctx *c, sim_vec3 p, sim_fx *along)
+{
+    if (!c->quick)
+        return on_line_exact(c, p, along);
+    int64_t wx = (int64_t)p.x - c->ea.x, wy = (int64_t)p.y - c->ea.y, wz = (int64_t)p.z - c->ea.z;
+    int64_t ex = c->edir.x, ey = c->edir.y, ez = c->edir.z;
+    int64_t x = wy * ez - wz * ey, y = wz * ex - wx * ez, z = wx * ey - wy * ex;
+    uint64_t span = 2 * (uint64_t)c->far; // |v| > far exactly when v + far > 2 far (unsigned)
+    bool on;
+    if ((uint64_t)(x + c->far) > span || (uint64_t)(y + c->far) > span || (uint64_t)(z + c->far) > span) {
+        on = false;
+    } else {
+        int64_t ux = ((x < 0 ? -x : x) >> 30) + 1, uy = ((y < 0 ? -y : y) >> 30) + 1, uz = ((z < 0 ? -z : z) >> 30) + 1;
+        if (ux * ux + uy * uy + uz * uz > c->near_sq)
+            return on_line_exact(c, p, along);
+        // sim_dir_dot_v3 of w (|edir . w| < 2^31 raw: no clamp)
+        *along = (sim_fx)sim_shr_round_s64(ex * wx + ey * wy + ez * wz, 30);
+        on = true;
+    }
+#ifdef KEEL_VERIFY_EDGES
+    sim_fx ref_along;
+    if (on_line_exact(c, p, &ref_along) != on || (on && ref_along != *along))
+        abort();
+#endif
+    return on;
 }
 
 // The box around edge e of t, grown by the weld distance: every triangle with
@@ -89,17 +135,9 @@ static sim_aabb edge_box(const sim_tri *t, int e, sim_fx tol)
     return sim_aabb_expand(eb, sim_v3(tol, tol, tol));
 }
 
-// World building's compact view of triangle i (same index as w->tris): its
-// corners and normal, so that a query through a crowd of triangles reads a
-// few bytes of each instead of a whole sim_tri (whose bounds are w->tri_box).
-typedef struct cls_tri {
-    sim_vec3 v[3];
-    sim_dir n;
-} cls_tri;
-
 // on_line of n's corner j, judged once for the two edges of n that meet there:
 // on[j] is -1 until it is.
-static bool corner_on_line(const edge_ctx *c, const cls_tri *n, int j, int8_t *on, sim_fx *along)
+static inline bool corner_on_line(const edge_ctx *c, const cls_tri *n, int j, int8_t *on, sim_fx *along)
 {
     if (on[j] < 0)
         on[j] = on_line(c, n->v[j], &along[j]);
@@ -108,26 +146,29 @@ static bool corner_on_line(const edge_ctx *c, const cls_tri *n, int j, int8_t *o
 
 static void match_edge(edge_ctx *c, const cls_tri *n)
 {
-    sim_aabb eb = c->eb;
+    const sim_aabb *eb = &c->eb;
     sim_vec3 ea = c->ea, ee = c->ee;
     int8_t on[3] = {-1, -1, -1};
     sim_fx along[3] = {0, 0, 0};
     for (int j = 0; j < 3; j++) {
-        sim_fx a, b;
-        sim_vec3 na = n->v[j], ne = n->v[(j + 1) % 3];
+        int j1 = j == 2 ? 0 : j + 1;
+        sim_vec3 na = n->v[j], ne = n->v[j1];
+        // The box of n's edge against eb. A shared edge lies inside eb (when
+        // the weld distance is not negative): only edges in it can be.
+        bool meets = sim_fx_min(na.x, ne.x) <= eb->max.x && sim_fx_max(na.x, ne.x) >= eb->min.x &&
+                     sim_fx_min(na.y, ne.y) <= eb->max.y && sim_fx_max(na.y, ne.y) >= eb->min.y &&
+                     sim_fx_min(na.z, ne.z) <= eb->max.z && sim_fx_max(na.z, ne.z) >= eb->min.z;
+        if (!meets && c->quick)
+            continue;
         // Meshes with shared vertices: the same edge, either way round.
         if ((sim_v3_eq(na, ea) && sim_v3_eq(ne, ee)) || (sim_v3_eq(na, ee) && sim_v3_eq(ne, ea))) {
             if (c->count < MAX_MATCHES)
-                c->m[c->count++] = (match){n->n, n->v[(j + 2) % 3], 0, c->elen};
+                c->m[c->count++] = (match){n->n, n->v[3 - j - j1], 0, c->elen};
             continue;
         }
-        sim_aabb nb = sim_aabb_union(sim_aabb_of_point(na), sim_aabb_of_point(ne));
-        if (!sim_aabb_overlaps(eb, nb))
+        if (!meets || !corner_on_line(c, n, j, on, along) || !corner_on_line(c, n, j1, on, along))
             continue;
-        if (!corner_on_line(c, n, j, on, along) || !corner_on_line(c, n, (j + 1) % 3, on, along))
-            continue;
-        a = along[j];
-        b = along[(j + 1) % 3];
+        sim_fx a = along[j], b = along[j1];
         if (a > b) {
             sim_fx x = a;
             a = b;
@@ -136,17 +177,9 @@ static void match_edge(edge_ctx *c, const cls_tri *n)
         if (b <= 0 || a >= c->elen)
             continue;
         if (c->count < MAX_MATCHES)
-            c->m[c->count++] = (match){n->n, n->v[(j + 2) % 3], a, b};
+            c->m[c->count++] = (match){n->n, n->v[3 - j - j1], a, b};
     }
 }
-
-struct classifier {
-    const sim_world *w;
-    cls_tri *ct;
-    uint32_t *hit[3]; // the triangles a query found (SIM_EDGES_MAX_HITS each)
-    uint64_t tests;   // box tests made by all queries
-    uint32_t capped;  // queries that met a limit
-};
 
 static int64_t abs64(int64_t v) { return v < 0 ? -v : v; }
 
@@ -291,8 +324,7 @@ static bool query(classifier *k, region *r, int count, sim_fx grow)
     return complete;
 }
 
-// One place, listed in k->hit[0]: its number of triangles, or -1 in a crowd.
-static int query_box(classifier *k, sim_aabb box, uint32_t max_hits)
+int sim_classify_query_box(classifier *k, sim_aabb box, uint32_t max_hits)
 {
     region r = {box, NULL, max_hits, k->hit[0], 0, {{0}, {0}, {0}}};
     return query(k, &r, 1, 0) ? (int)r.hits : -1;
@@ -306,15 +338,31 @@ static inline bool in_plane(const sim_world *w, const sim_tri *t, int j, const c
     return d <= tol && d >= -tol;
 }
 
+// in_plane of t's corner j, in the edge's query: n . (t->v[j] - n->v[0])
+// (Q18.46, exact: every term below 2^61) rounded to Q16.16 is within twice
+// the weld distance when |raw| < (4 tol + 1) 2^29 (c->flat; half-way rounds
+// away from zero).
+static inline bool edge_in_plane(const edge_ctx *c, const cls_tri *n, int j)
+{
+    sim_vec3 p = c->t->v[j];
+    int64_t d = (int64_t)n->n.x * ((int64_t)p.x - n->v[0].x) + (int64_t)n->n.y * ((int64_t)p.y - n->v[0].y) +
+                (int64_t)n->n.z * ((int64_t)p.z - n->v[0].z);
+    bool in = (d < 0 ? -d : d) < c->flat;
+#ifdef KEEL_VERIFY_EDGES
+    if (in != in_plane(c->w, c->t, j, n))
+        abort();
+#endif
+    return in;
+}
+
 static void visit_edge(edge_ctx *c, uint32_t i)
 {
-    const sim_tri *t = c->t;
-    if (&c->w->tris[i] == t)
+    if (i == c->self)
         return;
     // An edge of n can only lie on the edge's line if that line lies in n's
     // plane: both of the edge's ends must be (nearly) in it.
     const cls_tri *cn = &c->k->ct[i];
-    if (in_plane(c->w, t, c->edge, cn) && in_plane(c->w, t, (c->edge + 1) % 3, cn))
+    if (edge_in_plane(c, cn, c->edge) && edge_in_plane(c, cn, c->edge == 2 ? 0 : c->edge + 1))
         match_edge(c, cn);
 }
 
@@ -462,48 +510,6 @@ static bool covered_by_twins(const twin_ctx *c, sim_fx tol)
     return true;
 }
 
-// A vertex is only as internal as every edge through it: the corner of a box
-// top where two boxes meet has both of one triangle's edges internal (the seam
-// and the face diagonal) yet lies on the box's outer edge, which is active in
-// the other triangle of that face.
-typedef struct vertex_ctx {
-    const sim_world *w;
-    const sim_tri *t;
-    sim_vec3 p;
-    bool on_active;
-    bool on_unburied;
-} vertex_ctx;
-
-static bool point_on_edge(const sim_tri *n, int j, sim_vec3 p, sim_fx tol)
-{
-    sim_vec3 w = sim_v3_sub(p, n->v[j]);
-    sim_fx a = sim_dir_dot_v3(n->edir[j], w);
-    if (a < -tol || a > n->elen[j] + tol)
-        return false;
-    sim_vec3 perp = sim_v3_sub(w, sim_dir_scale(n->edir[j], a));
-    return sim_v3_len_sq64(perp) <= (int64_t)tol * tol;
-}
-
-static bool visit_vertex(vertex_ctx *c, uint32_t i)
-{
-    const sim_tri *n = &c->w->tris[i];
-    if (n == c->t)
-        return true;
-    sim_fx tol = c->w->def.weld_distance;
-    for (int j = 0; j < 3; j++) {
-        bool inactive = (n->flags >> j) & 1u, buried = (n->flags >> (6 + j)) & 1u;
-        if (inactive && buried)
-            continue;
-        if (!point_on_edge(n, j, c->p, tol))
-            continue;
-        if (!inactive && !buried)
-            c->on_active = true;
-        if (!buried)
-            c->on_unburied = true;
-    }
-    return !(c->on_active && c->on_unburied);
-}
-
 // A long edge is one of at least this length; a pile of more than
 // SIM_EDGES_MAX_HITS_NEAR triangles around a shorter one is a crowd. A long
 // edge that is also diagonal (its box this long along two axes) holds many
@@ -545,7 +551,7 @@ void sim_edges_mark_recheck(sim_world *w, const sim_aabb *gone, uint32_t count)
     classifier k;
     bool all = !classifier_init(&k, w);
     for (uint32_t j = 0; j < count && !all; j++) {
-        int hits = query_box(&k, sim_aabb_expand(gone[j], sim_v3(g, g, g)), SIM_EDGES_MAX_HITS);
+        int hits = sim_classify_query_box(&k, sim_aabb_expand(gone[j], sim_v3(g, g, g)), SIM_EDGES_MAX_HITS);
         all = hits < 0; // a crowd: judge every triangle again instead
         for (int h = 0; h < hits; h++)
             w->tris[k.hit[0][h]].flags |= SIM_TRI_RECHECK;
@@ -603,6 +609,11 @@ void sim_edges_classify(sim_world *w, bool bury)
             c->elen = t->elen[e];
             c->eb = edge_box(t, e, tol);
             c->tol_sq = (int64_t)tol * tol;
+            c->self = i;
+            c->quick = tol >= 0 && tol <= ((sim_fx)1 << 20);
+            c->far = c->quick ? ((int64_t)tol + 16) << 30 : 0;
+            c->near_sq = c->quick && tol >= 16 ? ((int64_t)tol - 16) * ((int64_t)tol - 16) : -1;
+            c->flat = tol >= 0 ? (4 * (int64_t)tol + 1) << 29 : -1;
             c->count = 0;
             for (uint32_t h = 0; h < r[e].hits; h++)
                 visit_edge(c, r[e].hit[h]);
@@ -623,7 +634,7 @@ void sim_edges_classify(sim_world *w, bool bury)
         if (bury && all && any_buried) {
             twin_ctx tc = {w, &k, t, {NULL}, 0};
             sim_aabb box = sim_aabb_expand(sim_tri_bounds(t), sim_v3(tol, tol, tol));
-            int hits = query_box(&k, box, SIM_EDGES_MAX_HITS);
+            int hits = sim_classify_query_box(&k, box, SIM_EDGES_MAX_HITS);
             for (int h = 0; h < hits; h++)
                 visit_twin(&tc, hit[h]);
             if (hits >= 0 && covered_by_twins(&tc, tol)) // kept in a crowd
@@ -633,30 +644,6 @@ void sim_edges_classify(sim_world *w, bool bury)
     }
     free(c);
     // Pass 2: vertices, now that every edge is known.
-    for (uint32_t i = 0; i < w->tri_count; i++) {
-        sim_tri *t = &w->tris[i];
-        if (!bury && !(t->flags & SIM_TRI_RECHECK))
-            continue;
-        t->flags &= ~(uint32_t)((7u << 3) | (7u << 9)); // vertex flags are judged anew
-        for (int v = 0; v < 3; v++) {
-            int prev = (v + 2) % 3;
-            bool in_a = (t->flags >> v) & 1u, in_b = (t->flags >> prev) & 1u;
-            bool bu_a = (t->flags >> (6 + v)) & 1u, bu_b = (t->flags >> (6 + prev)) & 1u;
-            bool cand_inactive = in_a && in_b, cand_buried = bu_a && bu_b;
-            if (!cand_inactive && !cand_buried)
-                continue;
-            vertex_ctx vc = {w, t, t->v[v], false, false};
-            sim_aabb box = sim_aabb_expand(sim_aabb_of_point(t->v[v]), sim_v3(tol, tol, tol));
-            int hits = query_box(&k, box, SIM_EDGES_MAX_HITS_NEAR);
-            if (hits < 0)
-                continue; // a crowd: stays active
-            for (int h = 0; h < hits && visit_vertex(&vc, hit[h]); h++) {
-            }
-            if (cand_inactive && !vc.on_active)
-                t->flags |= SIM_TRI_VERT0_INACTIVE << v;
-            if (cand_buried && !vc.on_unburied)
-                t->flags |= SIM_TRI_VERT0_BURIED << v;
-        }
-    }
+    sim_classify_vertices(&k, w, bury);
     classifier_done(&k, w);
 }

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clz.h"
 #include "level_map.h"
 #include "level_text.h"
 
@@ -119,12 +120,14 @@ static int split(const poly *in, const map_plane *pl, poly *front, poly *back)
         if (sa * sb >= 0)
             continue;
         // From the front point f towards the back point k: t = df / (df - dk),
-        // both scaled down to 31 bits so (k - f) * t's numerator fits.
+        // both scaled down to 31 bits so (k - f) * t's numerator fits. Both
+        // are positive (df > MAP_EPS, dk < -MAP_EPS): s halvings are a shift.
         const int64_t *f = sa > 0 ? a : b, *k = sa > 0 ? b : a;
         int64_t df = sa > 0 ? da : db, den = df - (sa > 0 ? db : da);
-        while (den >= ((int64_t)1 << 31)) {
-            den /= 2;
-            df /= 2;
+        if (den >= ((int64_t)1 << 31)) {
+            int s = 33 - keel_clz64((uint64_t)den); // den's bits beyond 31
+            den >>= s;
+            df >>= s;
         }
         int64_t m[3];
         for (int c = 0; c < 3; c++)

@@ -13,17 +13,18 @@ WASM_CFLAGS ?=
 
 CFLAGS := -std=c11 -O2 -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wvla -Werror \
 	-fwrapv -DKEEL_CHECKS=1 -DKEEL_CROSS_BUILD=1 -I$(DEPS)/include \
-	-Isim/include -Isim/src -Inet/include -Inet/src -Irec/include -Irec/src -Iclient/include -Iapp -Itests/games/tag
+	-Isim/include -Isim/src -Inet/include -Inet/src -Irec/include -Irec/src -Iclient/include -Iapp -Itests/games/tag -Igames/arena
 
 # What keel-replay links (CMake: keel_sim, keel_net, keel_rec, keel_client
-# and keel_app.c, keel_opt.c, keel_game.c with the example game linked in:
-# --game tag) less what needs ENet or libsodium: the ENet host, the
-# connect tokens, the handshake and the sealing. net/src/absent/host_enet_absent.c
+# and keel_app.c, keel_opt.c, keel_game.c with the example game and
+# keel-arena linked in: --game tag, --game arena) less what needs ENet or
+# libsodium: the ENet host, the connect tokens, the handshake and the sealing. net/src/absent/host_enet_absent.c
 # answers for the ENet host.
 NET_LEFT_OUT := $(wildcard net/src/host_enet*.c net/src/token*.c) net/src/handshake.c net/src/seal.c \
 	net/src/frame.c
 SOURCES := $(wildcard sim/src/*.c rec/src/*.c client/src/*.c tools/keel-replay/*.c) \
-	$(filter-out $(NET_LEFT_OUT),$(wildcard net/src/*.c)) app/keel_app.c app/keel_opt.c app/keel_game.c tests/games/tag/tag.c net/src/absent/host_enet_absent.c
+	$(filter-out $(NET_LEFT_OUT),$(wildcard net/src/*.c)) app/keel_app.c app/keel_opt.c app/keel_game.c tests/games/tag/tag.c \
+	games/arena/arena.c games/arena/arena_level.c games/arena/arena_rules.c net/src/absent/host_enet_absent.c
 OBJECTS := $(patsubst %.c,$(OUT)/obj/%.o,$(SOURCES))
 
 # MODULARIZE: web/replay-call.js makes the module with KeelReplay({print,

@@ -32,6 +32,7 @@ void rec_wr_game_key(rec_writer *w, const sim_scene *scene)
         return;
     it->prefix = 4; // the tick, then the saved scene (GKYZ: compressed, the frame declaring its size)
     it->size_field = false;
+    it->compressible = w->h.format_version >= 5; // format 4 writes GKEY plain
     rec_put_u32(&it->buf, sim_scene_tick(scene));
     if (!rec_buf_reserve(&it->buf, n)) {
         rec_wr_item_give_back(w, it);
@@ -79,6 +80,7 @@ void rec_wr_game_block(rec_writer *w, uint32_t first, uint32_t count)
         return;
     it->prefix = 8; // first tick and count, then the ticks (GCMZ: compressed)
     it->size_field = false;
+    it->compressible = w->h.format_version >= 5; // format 4 writes GCMD plain
     rec_put_u32(&it->buf, first);
     rec_put_u32(&it->buf, count);
     rec_put_bytes(&it->buf, w->game_ticks.data, w->game_ticks.size);

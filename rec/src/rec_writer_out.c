@@ -45,9 +45,7 @@ static void chunk_emit(rec_writer *w, rec_item *it)
     const uint8_t *payload = it->buf.data;
     size_t size = it->buf.size;
     size_t pre = it->prefix, head_n = it->prefix + (it->size_field ? 4 : 0);
-    // (format 4 writes a game's GKEY and GCMD plain: GKYZ and GCMZ are format 5's)
-    bool game_chunk = memcmp(it->type, REC_T_GKEY, 4) == 0 || memcmp(it->type, REC_T_GCMD, 4) == 0;
-    if (it->compressible && w->h.compress && size > pre + 64 && !(game_chunk && w->h.format_version < 5)) {
+    if (it->compressible && w->h.compress && size > pre + 64) {
         size_t body = size - pre;
         size_t bound = ZSTD_compressBound(body);
         w->zbuf.size = 0;

@@ -28,15 +28,15 @@
 // Format 3 (REC_FORMAT_VERSION 3): each keyframe inside the tick block that
 // starts at its tick, its records as varints behind a mask; blocks with
 // varint prefixes.
-#define GOLDEN_RECORDING_FILE_HASH UINT64_C(0x8afd6034b2d751b0)
+#define GOLDEN_RECORDING_FILE_HASH UINT64_C(0xebda6a904561f8ae)
 // The same run written in format 2 (the writer's test_format_version): no
 // world hash per tick; each tick block ends with the world hash after its
 // last tick and a 64-bit check over its ticks, with its 16-bit hashes after
 // its commands; keyframes in chunks of their own.
-#define GOLDEN_RECORDING_FILE_HASH_FORMAT_2 UINT64_C(0xa357241edd4a2df7)
+#define GOLDEN_RECORDING_FILE_HASH_FORMAT_2 UINT64_C(0x657b8d8a9442f642)
 // The same run written in format 1: the bytes every build wrote before
 // format 2, so the oldest layout stays pinned too.
-#define GOLDEN_RECORDING_FILE_HASH_FORMAT_1 UINT64_C(0x33eadc503ac6c02c)
+#define GOLDEN_RECORDING_FILE_HASH_FORMAT_1 UINT64_C(0xf1a4d151ed93d456)
 
 static sim_level level;
 static sim_world *world;

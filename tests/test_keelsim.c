@@ -338,15 +338,18 @@ Test(keelsim, generated_level_and_box_run)
     }
 }
 
-// --shape cylinder: both modes run, the same twice, and the shape changes the run.
+// --shape cylinder: both modes run, the same twice, and the shape changes the
+// run. (Seed 2: with seed 1 a capsule's and a cylinder's probes end the 200
+// ticks in the same states: the one place they differed was a capsule
+// stopped 5 mm early at a wall, where the sweep no longer stops it.)
 Test(keelsim, cylinder_shape_runs)
 {
     for (int probes = 0; probes < 2; probes++) {
         const char *mode = probes ? "probes" : "characters";
-        run_result c = RUN("--mode", mode, "--shape", "cylinder", "--ticks", "200", "--quiet");
-        run_result again = RUN("--mode", mode, "--shape", "cylinder", "--ticks", "200", "--quiet");
-        run_result cap = RUN("--mode", mode, "--shape", "capsule", "--ticks", "200", "--quiet");
-        run_result box = RUN("--mode", mode, "--shape", "box", "--ticks", "200", "--quiet");
+        run_result c = RUN("--mode", mode, "--shape", "cylinder", "--ticks", "200", "--seed", "2", "--quiet");
+        run_result again = RUN("--mode", mode, "--shape", "cylinder", "--ticks", "200", "--seed", "2", "--quiet");
+        run_result cap = RUN("--mode", mode, "--shape", "capsule", "--ticks", "200", "--seed", "2", "--quiet");
+        run_result box = RUN("--mode", mode, "--shape", "box", "--ticks", "200", "--seed", "2", "--quiet");
         cr_assert_eq(c.exit_code, 0, "%s: stderr: %s", mode, c.err);
         cr_assert_eq(box.exit_code, 0, "%s: stderr: %s", mode, box.err);
         cr_assert_str_eq(final_hash_of(c.out), final_hash_of(again.out));

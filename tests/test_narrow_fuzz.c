@@ -1209,3 +1209,54 @@ Test(narrow_case, round_shapes_onto_shallow_peaks, .timeout = 3600)
     cr_assert_eq(failures, 0);
     cr_assert_gt(dead, peaks / 2, "most peaks have an internal apex");
 }
+
+// Every configuration in tests/narrow/found.txt, the fuzzer's printouts as it
+// wrote them: each must now pass the check that once failed (a sweep or a
+// ground probe by check_sweep, a contact by check_contact with and without
+// the 5 mm margin). KEEL_NARROW_FOUND names another file of printouts.
+Test(narrow_case, printed_configurations)
+{
+    const char *path =
+        getenv("KEEL_NARROW_FOUND") ? getenv("KEEL_NARROW_FOUND") : KEEL_SOURCE_DIR "/tests/narrow/found.txt";
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f, "%s cannot be read", path);
+    static sim_fx tri[MAX_TRIS][3][3];
+    char line[512], what[64] = "";
+    uint32_t count = 0, checked = 0, failures = 0, lineno = 0;
+    sim_shape s = {0};
+    while (fgets(line, sizeof line, f)) {
+        lineno++;
+        int v[9], type;
+        if (sscanf(line, "narrow fuzz FAILURE (%63[^)])", what) == 1) {
+            count = 0;
+        } else if (sscanf(line, " {{%d, %d, %d}, {%d, %d, %d}, {%d, %d, %d}}", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5],
+                          &v[6], &v[7], &v[8]) == 9) {
+            cr_assert_lt(count, MAX_TRIS, "%s:%u: too many triangles", path, lineno);
+            for (int k = 0; k < 9; k++)
+                tri[count][k / 3][k % 3] = v[k];
+            count++;
+        } else if (sscanf(line, " shape %*s type %d radius %d half {%d, %d, %d}", &type, &v[0], &v[1], &v[2], &v[3]) ==
+                   5) {
+            s = (sim_shape){type, v[0], sim_v3(v[1], v[2], v[3])};
+            cr_assert(sim_shape_valid(s), "%s:%u: not a shape keel makes", path, lineno);
+        } else if (sscanf(line, " position {%d, %d, %d} displacement {%d, %d, %d}", &v[0], &v[1], &v[2], &v[3], &v[4],
+                          &v[5]) == 6) {
+            cr_assert_gt(count, 0, "%s:%u: a configuration without triangles", path, lineno);
+            sim_world *w = raw_world((const sim_fx(*)[3][3])tri, count);
+            sim_vec3 pos = sim_v3(v[0], v[1], v[2]);
+            if (strcmp(what, "contact") == 0) {
+                failures += !check_contact(w, &G, s, pos, 0);
+                failures += !check_contact(w, &G, s, pos, FQ(0.005));
+            } else {
+                failures += !check_sweep(w, &G, s, pos, sim_v3(v[3], v[4], v[5]), what);
+            }
+            sim_world_destroy(w);
+            checked++;
+            count = 0;
+        }
+    }
+    fclose(f);
+    cr_log_info("%u printed configurations checked", checked);
+    cr_assert_gt(checked, 0, "%s holds no configuration", path);
+    cr_assert_eq(failures, 0, "%u of %u printed configurations fail (printed above)", failures, checked);
+}

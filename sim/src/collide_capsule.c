@@ -27,7 +27,11 @@
 // at most R tan(theta / 2) beyond the edge. The slab grown that far is met
 // no later than the ridge (the ridge lies in the face's plane), and at most
 // R (1 / cos(theta) - 1), under 0.2 mm for R = 1 m, sooner. On the concave
-// side the other face's slab comes first anyway.
+// side an end that touches neither face can enter a face's slab while its
+// foot still lies over the other face, and only later come over its own
+// triangle, inside the slab by then: an end whose foot lies beyond the
+// triangle when it enters the slab (or starts in it) solves the fold's edges
+// and corners too (prim_face).
 static sim_fx fold_slack(sim_fx R) { return (sim_fx)(((int64_t)R + 31) / 32); }
 
 static bool in_face(const sim_tri *t, sim_vec3 q, sim_fx R)
@@ -61,30 +65,44 @@ static void prim_sphere(round_ctx *c, sim_vec3 o, sim_vec3 centre, int vertex)
 }
 
 // The capsule's bottom or top sphere (centre o, at dist0 from the plane:
-// sim_dir_dot_v3(t->n, o - t->v[0])) against the face. True when the sphere
-// starts within the slab with its foot beyond the triangle, over a fold's
-// slack only (fold_slack): it may then lie just outside the ridge or peak
-// the slab stands in for (between the slab and the true surface, a shell up
-// to R (1 / cos - 1) thick), where the contact finds nothing and the slab
-// no entry. The caller solves the fold's edges and corners exactly then.
+// sim_dir_dot_v3(t->n, o - t->v[0])) against the face. True, for a triangle
+// with an edge or corner at a fold, when the sphere enters the slab or
+// starts within it with its foot beyond the triangle: over a fold's slack
+// only (fold_slack), it may lie just outside the ridge or peak the slab
+// stands in for (between the slab and the true surface, a shell up to
+// R (1 / cos - 1) thick), where the contact finds nothing and the slab no
+// entry; further out, it may come over the triangle later, inside the slab
+// by then (a concave fold). The caller solves the fold's edges and corners
+// exactly then. A start in the slab over the triangle with the motion
+// toward the plane is noted in c->face_in.
 static bool prim_face(round_ctx *c, sim_vec3 o, sim_fx dist0)
 {
     const sim_tri *t = c->t;
     int sg;
     int64_t s = round_slab_entry(c, dist0, t->n, c->R, &sg);
+    bool fold = (t->flags & (7u << 14)) != 0;
     if (s == -2) {
         sim_vec3 q = sim_v3_sub(o, sim_dir_scale(t->n, dist0));
         if (!in_face(t, q, c->R))
-            return false;
+            return fold;
         c->touching = true;
-        return (t->flags & (7u << 14)) && !round_in_triangle(t, q, SIM_QUERY_TOLERANCE);
+        // Only a touch (within the tolerance): deeper, the contact's
+        // features are far enough apart to judge the motion.
+        int64_t dn = sim_dir_dot(t->n, c->ray->dir);
+        int64_t depth = (int64_t)c->R - (dist0 < 0 ? -(int64_t)dist0 : dist0) - c->ray->inflate;
+        if (!c->face_in && depth <= SIM_QUERY_TOLERANCE && (sg > 0 ? dn < 0 : dn > 0)) {
+            c->face_in = true;
+            sim_dir n = sg > 0 ? t->n : sim_dir_neg(t->n);
+            c->face_hit = (sim_tri_hit){0, sim_dir_to_v3(n), q, {t->id, SIM_FEATURE_FACE, 0}, false, (sim_fx)depth};
+        }
+        return fold && !round_in_triangle(t, q, SIM_QUERY_TOLERANCE);
     }
     if (s < 0)
         return false;
     sim_vec3 at = sim_v3_add(o, sim_dir_scale(c->ray->dir, (sim_fx)s));
     sim_vec3 q = sim_v3_sub(at, sim_dir_scale(t->n, sim_dir_dot_v3(t->n, sim_v3_sub(at, t->v[0]))));
     if (!in_face(t, q, c->R))
-        return false;
+        return fold;
     sim_dir n = sg > 0 ? t->n : sim_dir_neg(t->n);
     round_consider(c, (sim_fx)s, sim_dir_to_v3(n), SIM_FEATURE_FACE, 0, q);
     return false;
@@ -242,7 +260,7 @@ static bool capsule_sweep(const capsule_ray *cr, const sim_tri *t, const capsule
     // test costs less than it saves there, and changes no answer.)
     if (!dead && sim_tri_apart(t, ray->start, ray->displacement, h, R))
         return false;
-    round_ctx c = {ray, t, R, false, false, {0}};
+    round_ctx c = {ray, t, R, false, false, {0}, false, {0}};
     sim_vec3 bottom = sim_v3_sub(ray->start, sim_v3(0, h, 0));
     sim_vec3 top = sim_v3_add(ray->start, sim_v3(0, h, 0));
 
@@ -298,8 +316,28 @@ static bool capsule_sweep(const capsule_ray *cr, const sim_tri *t, const capsule
     }
     if (c.touching) {
         sim_tri_hit ct;
-        if (sim_contact_capsule_tri(ray->shape, ray->start, t, ray->inflate, &ct))
-            return sim_tri_hit_from_touch(ray, &ct, hit);
+        // A primitive can take the start as inside it, within its rounding,
+        // while the contact finds the capsule a few units further than the
+        // inflation: that primitive's entry, a moment later, is never
+        // solved, so the contact looks half as far again before giving up.
+        bool touch = sim_contact_capsule_tri(ray->shape, ray->start, t, ray->inflate, &ct) ||
+                     sim_contact_capsule_tri(ray->shape, ray->start, t, ray->inflate + (ray->inflate + 1) / 2, &ct);
+        if (touch) {
+            if (sim_tri_hit_from_touch(ray, &ct, hit))
+                return true;
+            // The contact's normal is that of the nearest feature it found,
+            // and points within rounding of each other can lie on features
+            // whose normals differ by more than a grazing motion's angle to
+            // the face (a capsule touching a face near a corner, sliding up
+            // its slope): a motion toward a face whose slab holds the start
+            // over the triangle goes in.
+            if (c.face_in) {
+                *hit = c.face_hit;
+                hit->start_overlap = hit->depth > SIM_QUERY_TOLERANCE;
+                return true;
+            }
+            return false;
+        }
     }
     if (c.has)
         *hit = c.best;

@@ -34,6 +34,15 @@
 // Below this half thickness (Q16.16, about 1 mm) of an end's face slab the
 // face counts as nearly level (sim_sweep_cylinder_tri).
 #define NEAR_LEVEL_THICKNESS 64
+// An end meets a sloping face at the rim's point down the slope, R along the
+// horizontal normal's direction, which turns by angle / |n_h| between two
+// faces folded by `angle`. Across a fold flatter than SIM_FOLD_FLAT_ANGLE
+// (an inactive edge that no sweep solves: at most 2^-12.5 radians) the two
+// faces' points lie up to R 2^-12 / |n_h| apart, and the disc could land
+// between them, on the edge, unseen by both. Where that can exceed twice
+// SIM_QUERY_TOLERANCE (the slack each face allows), |n_h| < R 2^13 with
+// |n_h| in Q2.30 and R in Q16.16, the face counts as nearly level too.
+#define FLAT_RIM_SHIFT 13
 
 static int64_t abs64(int64_t v) { return v < 0 ? -v : v; }
 
@@ -328,7 +337,7 @@ static bool feature_live(const sim_tri *t, int type, int i) { return !sim_tri_fe
 
 bool sim_sweep_cylinder_tri(const sim_sweep_ray *ray, const sim_tri *t, sim_tri_hit *hit)
 {
-    round_ctx c = {ray, t, ray->shape.radius + ray->inflate, false, false, {0}};
+    round_ctx c = {ray, t, ray->shape.radius + ray->inflate, false, false, {0}, false, {0}};
     sim_fx H = ray->shape.half.y + ray->inflate;
     int64_t nh = horizontal_len(t->n);
     // The whole swept cylinder on one side of the plane, beyond its reach.
@@ -348,7 +357,8 @@ bool sim_sweep_cylinder_tri(const sim_sweep_ray *ray, const sim_tri *t, sim_tri_
     // lands on it. There the ends solve internal edges and corners too
     // (hits on them report the face normal); buried ones stay skipped.
     int64_t slab = ((int64_t)c.R * nh + ((int64_t)1 << 30) - 1) >> 30;
-    bool near_level = slab >= RIM_MIN_THICKNESS && slab < NEAR_LEVEL_THICKNESS;
+    bool near_level =
+        slab >= RIM_MIN_THICKNESS && (slab < NEAR_LEVEL_THICKNESS || nh < ((int64_t)c.R << FLAT_RIM_SHIFT));
     for (int i = 0; i < 3; i++) {
         edge_live[i] = feature_live(t, SIM_FEATURE_EDGE, i);
         vert_live[i] = feature_live(t, SIM_FEATURE_VERTEX, i);

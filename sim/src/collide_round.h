@@ -19,6 +19,10 @@ typedef struct round_ctx {
     bool touching; ///< the start lies inside some primitive: ask the contact
     bool has;
     sim_tri_hit best;
+    /// The start lies in a face slab with its foot on the triangle, and the
+    /// motion goes toward the plane (the capsule: see capsule_sweep).
+    bool face_in;
+    sim_tri_hit face_hit; ///< that touch as a hit at 0, with the face normal
 } round_ctx;
 
 /// The entry distance of a ray into a quadric given b (< 0) and its

@@ -295,7 +295,7 @@ bool net_full_part_decode_game(const uint8_t *data, size_t length, const struct 
 // ---- the simulation identity ---------------------------------------------------------
 
 /// Bumped whenever a change to sim/ changes results for the same inputs.
-#define NET_BEHAVIOUR_VERSION 9u
+#define NET_BEHAVIOUR_VERSION 10u
 
 /// Digest of every movement setting, field by field (xxHash64).
 uint64_t net_settings_digest(const sim_move_settings *s);

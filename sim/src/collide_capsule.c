@@ -42,6 +42,22 @@ static bool in_face(const sim_tri *t, sim_vec3 q, sim_fx R)
     return round_in_triangle_each(t, q, slack);
 }
 
+// The fold edges (bit i: edge i, with its corners) that a foot q outside the
+// face slab's reach (in_face) lies beyond: the ones the end may still come
+// over the triangle across.
+static uint32_t beyond_fold(const sim_tri *t, sim_vec3 q, sim_fx R)
+{
+    uint32_t m = 0;
+    for (int i = 0; i < 3; i++) {
+        if (!((t->flags >> (14 + i)) & 1u))
+            continue;
+        const int64_t lim = -(2 * (int64_t)(SIM_QUERY_TOLERANCE + fold_slack(R)) + 1) * ((int64_t)1 << 29);
+        if (sim_dir_dot_v3_raw(t->inward[i], q) - t->in_at[i] <= lim)
+            m |= 1u << i;
+    }
+    return m;
+}
+
 // Ray from o against a sphere of radius c->R around `centre`.
 static void prim_sphere(round_ctx *c, sim_vec3 o, sim_vec3 centre, int vertex)
 {
@@ -65,17 +81,18 @@ static void prim_sphere(round_ctx *c, sim_vec3 o, sim_vec3 centre, int vertex)
 }
 
 // The capsule's bottom or top sphere (centre o, at dist0 from the plane:
-// sim_dir_dot_v3(t->n, o - t->v[0])) against the face. True, for a triangle
-// with an edge or corner at a fold, when the sphere enters the slab or
-// starts within it with its foot beyond the triangle: over a fold's slack
-// only (fold_slack), it may lie just outside the ridge or peak the slab
-// stands in for (between the slab and the true surface, a shell up to
-// R (1 / cos - 1) thick), where the contact finds nothing and the slab no
-// entry; further out, it may come over the triangle later, inside the slab
-// by then (a concave fold). The caller solves the fold's edges and corners
-// exactly then. A start in the slab over the triangle with the motion
-// toward the plane is noted in c->face_in.
-static bool prim_face(round_ctx *c, sim_vec3 o, sim_fx dist0)
+// sim_dir_dot_v3(t->n, o - t->v[0])) against the face. Returns the fold
+// edges (bit i: edge i and its corners) the caller must solve exactly too,
+// for a sphere that enters the slab or starts within it with its foot
+// beyond the triangle: over a fold's slack only (fold_slack), it may lie
+// just outside the ridge or peak the slab stands in for (between the slab
+// and the true surface, a shell up to R (1 / cos - 1) thick), where the
+// contact finds nothing and the slab no entry (every fold edge then);
+// further out, it may come over the triangle later across a fold edge it
+// lies beyond, inside the slab by then (a concave fold). A start in the
+// slab over the triangle with the motion toward the plane is noted in
+// c->face_in.
+static uint32_t prim_face(round_ctx *c, sim_vec3 o, sim_fx dist0)
 {
     const sim_tri *t = c->t;
     int sg;
@@ -84,7 +101,7 @@ static bool prim_face(round_ctx *c, sim_vec3 o, sim_fx dist0)
     if (s == -2) {
         sim_vec3 q = sim_v3_sub(o, sim_dir_scale(t->n, dist0));
         if (!in_face(t, q, c->R))
-            return fold;
+            return fold ? beyond_fold(t, q, c->R) : 0;
         c->touching = true;
         // Only a touch (within the tolerance): deeper, the contact's
         // features are far enough apart to judge the motion.
@@ -95,17 +112,17 @@ static bool prim_face(round_ctx *c, sim_vec3 o, sim_fx dist0)
             sim_dir n = sg > 0 ? t->n : sim_dir_neg(t->n);
             c->face_hit = (sim_tri_hit){0, sim_dir_to_v3(n), q, {t->id, SIM_FEATURE_FACE, 0}, false, (sim_fx)depth};
         }
-        return fold && !round_in_triangle(t, q, SIM_QUERY_TOLERANCE);
+        return fold && !round_in_triangle(t, q, SIM_QUERY_TOLERANCE) ? 7u : 0;
     }
     if (s < 0)
-        return false;
+        return 0;
     sim_vec3 at = sim_v3_add(o, sim_dir_scale(c->ray->dir, (sim_fx)s));
     sim_vec3 q = sim_v3_sub(at, sim_dir_scale(t->n, sim_dir_dot_v3(t->n, sim_v3_sub(at, t->v[0]))));
     if (!in_face(t, q, c->R))
-        return fold;
+        return fold ? beyond_fold(t, q, c->R) : 0;
     sim_dir n = sg > 0 ? t->n : sim_dir_neg(t->n);
     round_consider(c, (sim_fx)s, sim_dir_to_v3(n), SIM_FEATURE_FACE, 0, q);
-    return false;
+    return 0;
 }
 
 // How far the capsule reaches along the unit normal n: radius plus the
@@ -294,11 +311,13 @@ static bool capsule_sweep(const capsule_ray *cr, const sim_tri *t, const capsule
         }
         // In a fold's shell (prim_face) its dead edges and corners are
         // solved too: they report the face normal (round_consider).
-        bool shell = prim_face(&c, o, e[k]);
+        uint32_t solve = prim_face(&c, o, e[k]);
         for (int i = 0; i < 3; i++) {
-            if (edge_live[i] || (shell && ((t->flags >> (14 + i)) & 1u)))
+            if (edge_live[i] || ((solve >> i) & (t->flags >> (14 + i)) & 1u))
                 round_prim_cylinder(&c, o, t->v[i], t->edir[i], t->elen[i], SIM_FEATURE_EDGE, i);
-            if (vert_live[i] || (shell && ((t->flags >> (17 + i)) & 1u)))
+            // corner i ends edges i and i - 1
+            uint32_t near = (solve >> i) | (solve >> ((i + 2) % 3));
+            if (vert_live[i] || (near & (t->flags >> (17 + i)) & 1u))
                 prim_sphere(&c, o, t->v[i], i);
         }
     }

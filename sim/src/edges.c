@@ -59,6 +59,7 @@ typedef struct edge_ctx {
     int64_t tol_sq;  // the weld distance squared
     uint32_t self;   // t's index in w->tris
     bool quick;      // the weld distance is in [0, 2^20]: on_line's bounds hold
+    int axis;        // with quick, the axis edir lies along (+-2^30 there, 0 elsewhere), else -1
     int64_t far;     // on_line: (tol + 16) 2^30
     int64_t near_sq; // on_line: (tol - 16)^2, or -1 when tol < 16
     int64_t flat;    // in_plane: (4 tol + 1) 2^29, or -1 when tol < 0
@@ -144,12 +145,41 @@ static inline bool corner_on_line(const edge_ctx *c, const cls_tri *n, int j, in
     return on[j] > 0;
 }
 
+static int32_t dir_comp(sim_dir d, int axis) { return axis == 0 ? d.x : (axis == 1 ? d.y : d.z); }
+
+// on_line of every corner of n for an edge along an axis (c->axis): there
+// on_line_exact's offset is exact, w with its component along the axis
+// zeroed (sim_dir_dot_v3 and sim_dir_scale of +-2^30 round nothing), and
+// its `along` that component, signed as edir. False when no two corners are
+// on the line: then no edge of n can match.
+static bool axis_corners_on_line(const edge_ctx *c, const cls_tri *n, int8_t *on, sim_fx *along)
+{
+    int a = c->axis, b = a == 2 ? 0 : a + 1, d = b == 2 ? 0 : b + 1;
+    int64_t ea = sim_v3_comp(c->ea, a), eb = sim_v3_comp(c->ea, b), ed = sim_v3_comp(c->ea, d);
+    bool back = dir_comp(c->edir, a) < 0;
+    int count = 0;
+    for (int j = 0; j < 3; j++) {
+        int64_t wa = sim_v3_comp(n->v[j], a) - ea, wb = sim_v3_comp(n->v[j], b) - eb, wd = sim_v3_comp(n->v[j], d) - ed;
+        on[j] = wb * wb + wd * wd <= c->tol_sq;
+        along[j] = (sim_fx)(back ? -wa : wa);
+        count += on[j];
+#ifdef KEEL_VERIFY_EDGES
+        sim_fx ref_along;
+        if (on_line_exact(c, n->v[j], &ref_along) != on[j] || (on[j] && ref_along != along[j]))
+            abort();
+#endif
+    }
+    return count >= 2;
+}
+
 static void match_edge(edge_ctx *c, const cls_tri *n)
 {
     const sim_aabb *eb = &c->eb;
     sim_vec3 ea = c->ea, ee = c->ee;
     int8_t on[3] = {-1, -1, -1};
     sim_fx along[3] = {0, 0, 0};
+    if (c->axis >= 0 && !axis_corners_on_line(c, n, on, along))
+        return; // an edge of n matches only with both its corners on the line
     for (int j = 0; j < 3; j++) {
         int j1 = j == 2 ? 0 : j + 1;
         sim_vec3 na = n->v[j], ne = n->v[j1];
@@ -611,6 +641,13 @@ void sim_edges_classify(sim_world *w, bool bury)
             c->tol_sq = (int64_t)tol * tol;
             c->self = i;
             c->quick = tol >= 0 && tol <= ((sim_fx)1 << 20);
+            c->axis = -1;
+            for (int a = 0; a < 3 && c->quick; a++) {
+                int32_t ca = dir_comp(c->edir, a), cb = dir_comp(c->edir, a == 2 ? 0 : a + 1),
+                        cd = dir_comp(c->edir, a == 0 ? 2 : a - 1);
+                if ((ca == (1 << 30) || ca == -(1 << 30)) && cb == 0 && cd == 0)
+                    c->axis = a;
+            }
             c->far = c->quick ? ((int64_t)tol + 16) << 30 : 0;
             c->near_sq = c->quick && tol >= 16 ? ((int64_t)tol - 16) * ((int64_t)tol - 16) : -1;
             c->flat = tol >= 0 ? (4 * (int64_t)tol + 1) << 29 : -1;

@@ -286,6 +286,58 @@ static inline bool region_meets(const region *r, const sim_aabb *b, sim_fx grow)
     return boxes_meet(b, &r->box) && (!r->seg || segment_meets_box(&r->sg, b, grow));
 }
 
+// A walk through the hierarchy, left child first, counting its box tests:
+// every node taken and every triangle of a leaf opened.
+typedef struct walk {
+    uint32_t stack[SIM_BVH_MAX_DEPTH * 2];
+    int top;
+    uint32_t tests;
+    bool complete; // false once it has given up (SIM_EDGES_MAX_TESTS)
+} walk;
+
+static inline void walk_start(walk *wk, const sim_world *w)
+{
+    wk->top = 0;
+    wk->tests = 0;
+    wk->complete = true;
+    if (w->node_count > 0)
+        wk->stack[wk->top++] = 0;
+}
+
+// One more box test: false (the walk given up) when it has made
+// SIM_EDGES_MAX_TESTS already.
+static inline bool walk_count(walk *wk)
+{
+    if (wk->tests == SIM_EDGES_MAX_TESTS) {
+        wk->complete = false;
+        return false;
+    }
+    wk->tests++;
+    return true;
+}
+
+// The next node (its test counted), or NULL at the end or once given up.
+static inline const sim_bvh_node *walk_next(walk *wk, const sim_world *w)
+{
+    if (wk->top == 0 || !wk->complete)
+        return NULL;
+    const sim_bvh_node *nd = &w->nodes[wk->stack[--wk->top]];
+    return walk_count(wk) ? nd : NULL;
+}
+
+// Opens internal node nd: its children come next, the left one first.
+static inline void walk_open(walk *wk, const sim_bvh_node *nd)
+{
+    wk->stack[wk->top++] = nd->first + 1;
+    wk->stack[wk->top++] = nd->first;
+}
+
+static inline void walk_done(classifier *k, const walk *wk)
+{
+    k->tests += wk->tests;
+    k->capped += !wk->complete;
+}
+
 // sim_bvh_query with limits, for up to three places in one walk (the three
 // edges of a triangle share most of it): lists each place's triangles in the
 // same fixed order as sim_bvh_query. Gives up after SIM_EDGES_MAX_TESTS box
@@ -302,8 +354,6 @@ static bool query(classifier *k, region *r, int count, sim_fx grow)
 {
     const sim_world *w = k->w;
     const sim_aabb *tri_box = w->tri_box;
-    uint32_t tests = 0;
-    bool complete = true;
     sim_aabb all = r[0].box;
     int ord[3], n_ord = 0; // the places, those without a segment first
     for (int j = 0; j < count; j++) {
@@ -317,56 +367,63 @@ static bool query(classifier *k, region *r, int count, sim_fx grow)
     for (int j = 0; j < count; j++)
         if (r[j].seg)
             ord[n_ord++] = j;
-    uint32_t stack[SIM_BVH_MAX_DEPTH * 2];
-    int top = 0;
-    if (w->node_count > 0)
-        stack[top++] = 0;
-    while (top > 0 && complete) {
-        const sim_bvh_node *nd = &w->nodes[stack[--top]];
-        if (tests == SIM_EDGES_MAX_TESTS) {
-            complete = false;
-            break;
-        }
-        tests++;
+    walk wk;
+    walk_start(&wk, w);
+    for (const sim_bvh_node *nd; (nd = walk_next(&wk, w)) != NULL;) {
         bool meets = false;
         for (int j = 0; j < count && !meets; j++)
             meets = region_meets(&r[ord[j]], &nd->box, grow);
         if (!meets)
             continue;
         if (nd->count == 0) {
-            // Right first so the left child is visited first.
-            stack[top++] = nd->first + 1;
-            stack[top++] = nd->first;
+            walk_open(&wk, nd);
             continue;
         }
-        for (uint32_t i = nd->first; i < nd->first + nd->count && complete; i++) {
-            if (tests == SIM_EDGES_MAX_TESTS) {
-                complete = false;
-                break;
-            }
-            tests++;
+        for (uint32_t i = nd->first; i < nd->first + nd->count && wk.complete && walk_count(&wk); i++) {
             const sim_aabb *tb = &tri_box[i];
             if (count > 1 && !boxes_meet(tb, &all))
                 continue;
-            for (int j = 0; j < count && complete; j++) {
+            for (int j = 0; j < count && wk.complete; j++) {
                 if (!region_meets(&r[j], tb, grow))
                     continue;
                 if (r[j].hits == r[j].max_hits)
-                    complete = false;
+                    wk.complete = false;
                 else
                     r[j].hit[r[j].hits++] = i;
             }
         }
     }
-    k->tests += tests;
-    k->capped += !complete;
-    return complete;
+    walk_done(k, &wk);
+    return wk.complete;
 }
 
+// query for one place without a segment, written out: the vertex pass makes
+// tens of thousands of these.
 int sim_classify_query_box(classifier *k, sim_aabb box, uint32_t max_hits)
 {
-    region r = {box, NULL, max_hits, k->hit[0], 0, {{0}, {0}, {0}}};
-    return query(k, &r, 1, 0) ? (int)r.hits : -1;
+    const sim_world *w = k->w;
+    const sim_aabb *tri_box = w->tri_box;
+    uint32_t *hit = k->hit[0], hits = 0;
+    walk wk;
+    walk_start(&wk, w);
+    for (const sim_bvh_node *nd; (nd = walk_next(&wk, w)) != NULL;) {
+        if (!boxes_meet(&nd->box, &box))
+            continue;
+        if (nd->count == 0) {
+            walk_open(&wk, nd);
+            continue;
+        }
+        for (uint32_t i = nd->first; i < nd->first + nd->count && wk.complete && walk_count(&wk); i++) {
+            if (!boxes_meet(&tri_box[i], &box))
+                continue;
+            if (hits == max_hits)
+                wk.complete = false;
+            else
+                hit[hits++] = i;
+        }
+    }
+    walk_done(k, &wk);
+    return wk.complete ? (int)hits : -1;
 }
 
 // Is t's vertex j (nearly) in n's plane?

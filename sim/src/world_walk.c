@@ -51,7 +51,6 @@ static inline bool segment_meets_box(const segment *sg, const sim_aabb *b, sim_f
     return true;
 }
 
-
 // sim_aabb_overlaps through pointers: the walks below make millions of these.
 static inline bool boxes_meet(const sim_aabb *a, const sim_aabb *b)
 {

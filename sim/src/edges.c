@@ -130,7 +130,7 @@ static inline bool on_line(const edge_ctx *c, sim_vec3 p, sim_fx *along)
 
 // The box around edge e of t, grown by the weld distance: every triangle with
 // an edge on e's line that overlaps e meets it.
-static sim_aabb edge_box(const sim_tri *t, int e, sim_fx tol)
+static inline sim_aabb edge_box(const sim_tri *t, int e, sim_fx tol)
 {
     sim_aabb eb = sim_aabb_union(sim_aabb_of_point(t->v[e]), sim_aabb_of_point(t->v[(e + 1) % 3]));
     return sim_aabb_expand(eb, sim_v3(tol, tol, tol));

@@ -126,6 +126,61 @@ static void check_union_area(const char *text, double expected_units2)
     sim_map_free(&m);
 }
 
+// `text` with every " 64 " written as " form " instead, into out.
+static void rewrite_64(const char *text, const char *form, char *out, size_t cap)
+{
+    size_t n = 0;
+    for (const char *p = text; *p && n + 16 < cap;) {
+        if (strncmp(p, " 64 ", 4) == 0) {
+            n += (size_t)snprintf(out + n, cap - n, " %s ", form);
+            p += 4;
+        } else {
+            out[n++] = *p++;
+        }
+    }
+    out[n] = '\0';
+}
+
+// The parser reads a plain integer directly: every other way of writing the
+// same number gives the same level, and the limits and errors are the same.
+Test(level_map, numbers_in_every_form_read_alike)
+{
+    char plain[4096], text[4096];
+    size_t n = (size_t)snprintf(plain, sizeof plain, "{\n\"classname\" \"worldspawn\"\n");
+    n += (size_t)map_box_brush(plain + n, sizeof plain - n, -64, -32, 0, 64, 32, 16, "floor");
+    snprintf(plain + n, sizeof plain - n, "}\n");
+    sim_level ref;
+    sim_error e;
+    cr_assert_eq(parse(plain, &ref, NULL, &e), 0, "%s", e.message);
+    static const char *const forms[] = {"+64", "064", "0000064", "64.0", "64.", "6.4e1", "640e-1", "+64.000"};
+    for (size_t f = 0; f < sizeof forms / sizeof forms[0]; f++) {
+        rewrite_64(plain, forms[f], text, sizeof text);
+        cr_assert_str_neq(text, plain);
+        sim_level l;
+        cr_assert_eq(parse(text, &l, NULL, &e), 0, "%s: %s", forms[f], e.message);
+        cr_assert_eq(l.vertex_count, ref.vertex_count, "%s", forms[f]);
+        cr_assert_eq(l.triangle_count, ref.triangle_count, "%s", forms[f]);
+        cr_assert_arr_eq(l.vertices, ref.vertices, ref.vertex_count * sizeof *ref.vertices, "%s", forms[f]);
+        cr_assert_arr_eq(l.indices, ref.indices, 3 * ref.triangle_count * sizeof *ref.indices, "%s", forms[f]);
+        sim_level_free(&l);
+    }
+    sim_level_free(&ref);
+    // the coordinate limit (65,536 units) and bad tokens, plain or not
+    static const char *const bad[] = {"65537", "+65537", "65537.0", "999999", "64a", "6-4", "--64"};
+    static const char *const says[] = {"out of range", "out of range", "out of range", "out of range",
+                                       "bad number",   "bad number",   "bad number"};
+    for (size_t f = 0; f < sizeof bad / sizeof bad[0]; f++) {
+        rewrite_64(plain, bad[f], text, sizeof text);
+        sim_level l;
+        cr_assert_eq(parse(text, &l, NULL, &e), -1, "%s", bad[f]);
+        cr_assert(strstr(e.message, says[f]) != NULL, "%s: %s", bad[f], e.message);
+    }
+    rewrite_64(plain, "65536", text, sizeof text); // the limit itself is in range
+    sim_level l;
+    cr_assert_eq(parse(text, &l, NULL, &e), 0, "%s", e.message);
+    sim_level_free(&l);
+}
+
 Test(level_map_csg, touching_boxes_lose_the_faces_between_them)
 {
     // three 64-unit cubes in a row: one 192 x 64 x 64 box

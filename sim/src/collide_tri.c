@@ -1,12 +1,40 @@
 // keel: collision triangles: precomputation, closest point, ray. MIT licence.
 #include "collide.h"
 
+// sim_dir_from_s64, answered directly for a vector along an axis (most of a
+// level's edges and normals): sim_dir_from_s64 scales the lone magnitude m
+// into [2^29, 2^30), its root is m exactly, and (m 2^30 + m / 2) / m is
+// 2^30, so the answer is +-2^30 on that axis and 0 elsewhere.
+static inline sim_dir tri_dir(int64_t x, int64_t y, int64_t z)
+{
+    if ((x != 0) + (y != 0) + (z != 0) == 1) {
+        const int32_t one = (int32_t)1 << 30;
+        sim_dir d = {x > 0 ? one : (x < 0 ? -one : 0), y > 0 ? one : (y < 0 ? -one : 0),
+                     z > 0 ? one : (z < 0 ? -one : 0)};
+        return d;
+    }
+    return sim_dir_from_s64(x, y, z);
+}
+
+// sim_v3_length, answered directly along an axis: the exact root of m^2 is m.
+static inline sim_fx tri_length(sim_vec3 e)
+{
+    int nonzero = (e.x != 0) + (e.y != 0) + (e.z != 0);
+    if (nonzero == 1) {
+        int64_t m = e.x != 0 ? e.x : (e.y != 0 ? e.y : e.z);
+        m = m < 0 ? -m : m;
+        if (m <= INT32_MAX)
+            return (sim_fx)m;
+    }
+    return sim_v3_length(e);
+}
+
 static sim_dir cross_dir(sim_vec3 a, sim_vec3 b)
 {
     int64_t x = (int64_t)a.y * b.z - (int64_t)a.z * b.y;
     int64_t y = (int64_t)a.z * b.x - (int64_t)a.x * b.z;
     int64_t z = (int64_t)a.x * b.y - (int64_t)a.y * b.x;
-    return sim_dir_from_s64(x, y, z);
+    return tri_dir(x, y, z);
 }
 
 // The triangle's extent along unit a measured from v[i], in Q16.16 rounded
@@ -33,10 +61,10 @@ bool sim_tri_init(sim_tri *t, sim_vec3 a, sim_vec3 b, sim_vec3 c, uint32_t id, s
     t->id = id;
     sim_vec3 e[3] = {sim_v3_sub(b, a), sim_v3_sub(c, b), sim_v3_sub(a, c)};
     for (int i = 0; i < 3; i++) {
-        t->elen[i] = sim_v3_length(e[i]);
+        t->elen[i] = tri_length(e[i]);
         if (t->elen[i] == 0)
             return false;
-        t->edir[i] = sim_dir_from_v3(e[i]);
+        t->edir[i] = tri_dir(e[i].x, e[i].y, e[i].z);
     }
     // Doubled area from the exact cross product: |e0 x e2| in Q32.32, compared
     // after scaling to Q16.16 m^2. Lengths are <= 2^13 m, so each cross
@@ -45,7 +73,7 @@ bool sim_tri_init(sim_tri *t, sim_vec3 a, sim_vec3 b, sim_vec3 c, uint32_t id, s
     int64_t cx = (int64_t)e[0].y * f.z - (int64_t)e[0].z * f.y;
     int64_t cy = (int64_t)e[0].z * f.x - (int64_t)e[0].x * f.z;
     int64_t cz = (int64_t)e[0].x * f.y - (int64_t)e[0].y * f.x;
-    t->n = sim_dir_from_s64(cx, cy, cz);
+    t->n = tri_dir(cx, cy, cz);
     if (sim_dir_is_zero(t->n))
         return false;
     // |cross| >= max component; a cheap bound first, exact only when close.
@@ -66,7 +94,7 @@ bool sim_tri_init(sim_tri *t, sim_vec3 a, sim_vec3 b, sim_vec3 c, uint32_t id, s
         t->inward[i] = cross_dir(nv, e[i]);
         // e x up = (-e.z, 0, e.x): the horizontal normal of the edge's vertical
         // parallelogram (capsule sides sliding along the edge).
-        t->side[i] = sim_dir_from_s64(-(int64_t)e[i].z, 0, e[i].x);
+        t->side[i] = tri_dir(-(int64_t)e[i].z, 0, e[i].x);
         extent_from(t, i, t->inward[i], &t->in_lo[i], &t->in_hi[i]);
         extent_from(t, i, t->side[i], &t->side_lo[i], &t->side_hi[i]);
         t->in_at[i] = sim_dir_dot_v3_raw(t->inward[i], t->v[i]);

@@ -59,6 +59,7 @@ typedef struct edge_ctx {
     int64_t tol_sq;  // the weld distance squared
     uint32_t self;   // t's index in w->tris
     bool quick;      // the weld distance is in [0, 2^20]: on_line's bounds hold
+    int axis;        // with quick, the axis edir lies along (+-2^30 there, 0 elsewhere), else -1
     int64_t far;     // on_line: (tol + 16) 2^30
     int64_t near_sq; // on_line: (tol - 16)^2, or -1 when tol < 16
     int64_t flat;    // in_plane: (4 tol + 1) 2^29, or -1 when tol < 0
@@ -129,7 +130,7 @@ static inline bool on_line(const edge_ctx *c, sim_vec3 p, sim_fx *along)
 
 // The box around edge e of t, grown by the weld distance: every triangle with
 // an edge on e's line that overlaps e meets it.
-static sim_aabb edge_box(const sim_tri *t, int e, sim_fx tol)
+static inline sim_aabb edge_box(const sim_tri *t, int e, sim_fx tol)
 {
     sim_aabb eb = sim_aabb_union(sim_aabb_of_point(t->v[e]), sim_aabb_of_point(t->v[(e + 1) % 3]));
     return sim_aabb_expand(eb, sim_v3(tol, tol, tol));
@@ -144,12 +145,41 @@ static inline bool corner_on_line(const edge_ctx *c, const cls_tri *n, int j, in
     return on[j] > 0;
 }
 
+static int32_t dir_comp(sim_dir d, int axis) { return axis == 0 ? d.x : (axis == 1 ? d.y : d.z); }
+
+// on_line of every corner of n for an edge along an axis (c->axis): there
+// on_line_exact's offset is exact, w with its component along the axis
+// zeroed (sim_dir_dot_v3 and sim_dir_scale of +-2^30 round nothing), and
+// its `along` that component, signed as edir. False when no two corners are
+// on the line: then no edge of n can match.
+static bool axis_corners_on_line(const edge_ctx *c, const cls_tri *n, int8_t *on, sim_fx *along)
+{
+    int a = c->axis, b = a == 2 ? 0 : a + 1, d = b == 2 ? 0 : b + 1;
+    int64_t ea = sim_v3_comp(c->ea, a), eb = sim_v3_comp(c->ea, b), ed = sim_v3_comp(c->ea, d);
+    bool back = dir_comp(c->edir, a) < 0;
+    int count = 0;
+    for (int j = 0; j < 3; j++) {
+        int64_t wa = sim_v3_comp(n->v[j], a) - ea, wb = sim_v3_comp(n->v[j], b) - eb, wd = sim_v3_comp(n->v[j], d) - ed;
+        on[j] = wb * wb + wd * wd <= c->tol_sq;
+        along[j] = (sim_fx)(back ? -wa : wa);
+        count += on[j];
+#ifdef KEEL_VERIFY_EDGES
+        sim_fx ref_along;
+        if (on_line_exact(c, n->v[j], &ref_along) != on[j] || (on[j] && ref_along != along[j]))
+            abort();
+#endif
+    }
+    return count >= 2;
+}
+
 static void match_edge(edge_ctx *c, const cls_tri *n)
 {
     const sim_aabb *eb = &c->eb;
     sim_vec3 ea = c->ea, ee = c->ee;
     int8_t on[3] = {-1, -1, -1};
     sim_fx along[3] = {0, 0, 0};
+    if (c->axis >= 0 && !axis_corners_on_line(c, n, on, along))
+        return; // an edge of n matches only with both its corners on the line
     for (int j = 0; j < 3; j++) {
         int j1 = j == 2 ? 0 : j + 1;
         sim_vec3 na = n->v[j], ne = n->v[j1];
@@ -182,153 +212,6 @@ static void match_edge(edge_ctx *c, const cls_tri *n)
 }
 
 static int64_t abs64(int64_t v) { return v < 0 ? -v : v; }
-
-// Does the segment from `a` to a + d meet box b grown by g? Exact, in
-// integers: no separating axis among the box's three and the cross products
-// of d with them. Coordinates are doubled so that centres and half extents
-// stay whole. Box corners stay within 8192 m (2^29 raw), so |c| < 2^31,
-// |e| < 2^30 and h < 2^31: every product is below 2^61, every sum below 2^62.
-// The segment's own terms, worked out once per query: 2a + d, d and |d|.
-typedef struct segment {
-    int64_t s[3], e[3], ae[3];
-} segment;
-
-static segment segment_of(sim_vec3 a, sim_vec3 d)
-{
-    segment sg;
-    for (int k = 0; k < 3; k++) {
-        sg.e[k] = sim_v3_comp(d, k);
-        sg.s[k] = 2 * (int64_t)sim_v3_comp(a, k) + sg.e[k];
-        sg.ae[k] = abs64(sg.e[k]);
-    }
-    return sg;
-}
-
-static bool segment_meets_box(const segment *sg, sim_aabb b, sim_fx g)
-{
-    int64_t c[3], h[3];
-    const int64_t *e = sg->e, *ae = sg->ae;
-    for (int k = 0; k < 3; k++) {
-        int64_t lo = (int64_t)sim_v3_comp(b.min, k) - g, hi = (int64_t)sim_v3_comp(b.max, k) + g;
-        c[k] = lo + hi - sg->s[k];
-        h[k] = hi - lo;
-        if (abs64(c[k]) > h[k] + ae[k])
-            return false;
-    }
-    for (int k = 0; k < 3; k++) {
-        int i = (k + 1) % 3, j = (k + 2) % 3;
-        if (abs64(c[i] * e[j] - c[j] * e[i]) > h[i] * ae[j] + h[j] * ae[i])
-            return false;
-    }
-    return true;
-}
-
-// A place a query lists the triangles of: those whose bounds meet `box` and,
-// with a segment `seg` (seg[0] to seg[1]), whose bounds grown by the query's
-// `grow` the segment meets; at most `max_hits` of them.
-typedef struct region {
-    sim_aabb box;
-    const sim_vec3 *seg;
-    uint32_t max_hits;
-    uint32_t *hit; // the list, in the hierarchy's fixed order
-    uint32_t hits;
-    segment sg; // of seg, when there is one
-} region;
-
-// sim_aabb_overlaps through pointers: the walks below make millions of these.
-static inline bool boxes_meet(const sim_aabb *a, const sim_aabb *b)
-{
-    return a->min.x <= b->max.x && a->max.x >= b->min.x && a->min.y <= b->max.y && a->max.y >= b->min.y &&
-           a->min.z <= b->max.z && a->max.z >= b->min.z;
-}
-
-static inline bool region_meets(const region *r, const sim_aabb *b, sim_fx grow)
-{
-    return boxes_meet(b, &r->box) && (!r->seg || segment_meets_box(&r->sg, *b, grow));
-}
-
-// sim_bvh_query with limits, for up to three places in one walk (the three
-// edges of a triangle share most of it): lists each place's triangles in the
-// same fixed order as sim_bvh_query. Gives up after SIM_EDGES_MAX_TESTS box
-// tests (nodes and triangles visited) or when a place has more than its
-// max_hits, and then returns false: too crowded to judge. Nothing is judged
-// before the lists are complete, so a crowd costs only the walk.
-//
-// A node is opened when it meets any place: the places of boxes alone are
-// tried before those with a segment (the answer is the same, the segment test
-// dearer). With several places, a box that misses the union of their boxes
-// meets none of them: one test of that union rejects most triangles before the
-// places are tried one by one. The counts of tests are the same either way.
-static bool query(classifier *k, region *r, int count, sim_fx grow)
-{
-    const sim_world *w = k->w;
-    const sim_aabb *tri_box = w->tri_box;
-    uint32_t tests = 0;
-    bool complete = true;
-    sim_aabb all = r[0].box;
-    int ord[3], n_ord = 0; // the places, those without a segment first
-    for (int j = 0; j < count; j++) {
-        r[j].hits = 0;
-        if (r[j].seg)
-            r[j].sg = segment_of(r[j].seg[0], sim_v3_sub(r[j].seg[1], r[j].seg[0]));
-        else
-            ord[n_ord++] = j;
-        all = sim_aabb_union(all, r[j].box);
-    }
-    for (int j = 0; j < count; j++)
-        if (r[j].seg)
-            ord[n_ord++] = j;
-    uint32_t stack[SIM_BVH_MAX_DEPTH * 2];
-    int top = 0;
-    if (w->node_count > 0)
-        stack[top++] = 0;
-    while (top > 0 && complete) {
-        const sim_bvh_node *nd = &w->nodes[stack[--top]];
-        if (tests == SIM_EDGES_MAX_TESTS) {
-            complete = false;
-            break;
-        }
-        tests++;
-        bool meets = false;
-        for (int j = 0; j < count && !meets; j++)
-            meets = region_meets(&r[ord[j]], &nd->box, grow);
-        if (!meets)
-            continue;
-        if (nd->count == 0) {
-            // Right first so the left child is visited first.
-            stack[top++] = nd->first + 1;
-            stack[top++] = nd->first;
-            continue;
-        }
-        for (uint32_t i = nd->first; i < nd->first + nd->count && complete; i++) {
-            if (tests == SIM_EDGES_MAX_TESTS) {
-                complete = false;
-                break;
-            }
-            tests++;
-            const sim_aabb *tb = &tri_box[i];
-            if (count > 1 && !boxes_meet(tb, &all))
-                continue;
-            for (int j = 0; j < count && complete; j++) {
-                if (!region_meets(&r[j], tb, grow))
-                    continue;
-                if (r[j].hits == r[j].max_hits)
-                    complete = false;
-                else
-                    r[j].hit[r[j].hits++] = i;
-            }
-        }
-    }
-    k->tests += tests;
-    k->capped += !complete;
-    return complete;
-}
-
-int sim_classify_query_box(classifier *k, sim_aabb box, uint32_t max_hits)
-{
-    region r = {box, NULL, max_hits, k->hit[0], 0, {{0}, {0}, {0}}};
-    return query(k, &r, 1, 0) ? (int)r.hits : -1;
-}
 
 // Is t's vertex j (nearly) in n's plane?
 static inline bool in_plane(const sim_world *w, const sim_tri *t, int j, const cls_tri *n)
@@ -597,7 +480,7 @@ void sim_edges_classify(sim_world *w, bool bury)
                             {{0}, {0}, {0}}};
         }
         // In a crowd the triangle keeps all its edges active.
-        bool judged = query(&k, r, 3, 2 * tol);
+        bool judged = sim_classify_query(&k, r, 2 * tol);
         for (int e = 0; e < 3 && judged; e++) {
             c->w = w;
             c->k = &k;
@@ -611,6 +494,13 @@ void sim_edges_classify(sim_world *w, bool bury)
             c->tol_sq = (int64_t)tol * tol;
             c->self = i;
             c->quick = tol >= 0 && tol <= ((sim_fx)1 << 20);
+            c->axis = -1;
+            for (int a = 0; a < 3 && c->quick; a++) {
+                int32_t ca = dir_comp(c->edir, a), cb = dir_comp(c->edir, a == 2 ? 0 : a + 1),
+                        cd = dir_comp(c->edir, a == 0 ? 2 : a - 1);
+                if ((ca == (1 << 30) || ca == -(1 << 30)) && cb == 0 && cd == 0)
+                    c->axis = a;
+            }
             c->far = c->quick ? ((int64_t)tol + 16) << 30 : 0;
             c->near_sq = c->quick && tol >= 16 ? ((int64_t)tol - 16) * ((int64_t)tol - 16) : -1;
             c->flat = tol >= 0 ? (4 * (int64_t)tol + 1) << 29 : -1;

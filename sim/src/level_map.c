@@ -169,12 +169,44 @@ static bool expect(map_parser *ps, char c, bool in_brush)
     return false;
 }
 
-/// A number token, checked for syntax; `d` receives it.
-static bool number(map_parser *ps, level_decimal *d, const char **tok, size_t *len)
+/// The token at p when it is a plain integer, [+-]? and 1 to 6 digits (as
+/// nearly every number of a .map is): its length, and its value into *v; 0
+/// for any other token. It ends where word_len ends it.
+static size_t plain_integer(const map_parser *ps, int64_t *v)
+{
+    const char *s = ps->p, *e = ps->end;
+    bool neg = s < e && *s == '-';
+    s += s < e && (*s == '-' || *s == '+');
+    const char *digits = s;
+    int64_t x = 0;
+    while (s < e && s - digits < 7 && *s >= '0' && *s <= '9')
+        x = 10 * x + (*s++ - '0');
+    if (s == digits || s - digits == 7 || (s < e && !is_delim(*s) && *s != '\0'))
+        return 0;
+    *v = neg ? -x : x;
+    return (size_t)(s - ps->p);
+}
+
+/// A number token, checked for syntax; `d` receives it, and *v its value
+/// when it is a plain integer (*is_int, when given, says whether it is).
+static bool number(map_parser *ps, level_decimal *d, const char **tok, size_t *len, int64_t *v, bool *is_int)
 {
     if (!skip(ps, false))
         return false;
     *tok = ps->p;
+    int64_t x;
+    size_t n = plain_integer(ps, &x);
+    if (is_int)
+        *is_int = n > 0;
+    if (n > 0) {
+        // what level_decimal_parse makes of it
+        size_t sign = (*tok)[0] == '-' || (*tok)[0] == '+';
+        *d = (level_decimal){(*tok)[0] == '-', *tok + sign, n - sign, *tok + n, 0, 0};
+        *len = n;
+        *v = x;
+        ps->p += n;
+        return true;
+    }
     *len = word_len(ps);
     if (*len == 0 || !level_decimal_parse(*tok, *len, d)) {
         char q[32], w[48];
@@ -193,8 +225,14 @@ static bool coordinate(map_parser *ps, int64_t *out, bool in_brush)
     const char *tok;
     size_t len;
     sim_fx raw = 0;
-    if (!number(ps, &d, &tok, &len))
+    int64_t v = 0;
+    bool is_int = false;
+    if (!number(ps, &d, &tok, &len, &v, &is_int))
         return false;
+    if (is_int && v * 256 <= MAP_COORD_LIMIT && v * 256 >= -MAP_COORD_LIMIT) {
+        *out = v * 256; // what level_decimal_to_raw makes of an integer in units of 1/256 (exact)
+        return true;
+    }
     if (!level_decimal_to_raw(&d, &q8, &raw) || raw > MAP_COORD_LIMIT || raw < -MAP_COORD_LIMIT) {
         char q[32], w[48];
         level_set_error(ps->name, ps->err, ps->line,
@@ -304,12 +342,13 @@ static bool face_texture(map_parser *ps, uint32_t *flags)
     if (ps->p < ps->end && *ps->p == '[') {
         for (int k = 0; k < 2; k++) {
             level_decimal d;
+            int64_t iv;
             const char *tok;
             size_t tl;
             if (!expect(ps, '[', true))
                 return false;
             for (int i = 0; i < 4; i++)
-                if (!number(ps, &d, &tok, &tl))
+                if (!number(ps, &d, &tok, &tl, &iv, NULL))
                     return false;
             if (!expect(ps, ']', true))
                 return false;
@@ -322,9 +361,10 @@ static bool face_texture(map_parser *ps, uint32_t *flags)
         if (ps->p >= ps->end || *ps->p == '\n')
             break;
         level_decimal d;
+        int64_t iv;
         const char *tok;
         size_t tl;
-        if (!number(ps, &d, &tok, &tl))
+        if (!number(ps, &d, &tok, &tl, &iv, NULL))
             return false;
         count++;
     }

@@ -15,7 +15,7 @@
 // top where two boxes meet has both of one triangle's edges internal (the seam
 // and the face diagonal) yet lies on the box's outer edge, which is active in
 // the other triangle of that face.
-static bool point_on_edge(const sim_tri *n, int j, sim_vec3 p, sim_fx tol)
+static bool point_on_edge_exact(const sim_tri *n, int j, sim_vec3 p, sim_fx tol)
 {
     sim_vec3 w = sim_v3_sub(p, n->v[j]);
     sim_fx a = sim_dir_dot_v3(n->edir[j], w);
@@ -23,6 +23,31 @@ static bool point_on_edge(const sim_tri *n, int j, sim_vec3 p, sim_fx tol)
         return false;
     sim_vec3 perp = sim_v3_sub(w, sim_dir_scale(n->edir[j], a));
     return sim_v3_len_sq64(perp) <= (int64_t)tol * tol;
+}
+
+// point_on_edge_exact, without its roundings along an axis (edir +-2^30
+// there, 0 elsewhere), where they round nothing: `a` is w's component along
+// the axis, signed as edir, and the offset is w with that component zeroed.
+// Built with KEEL_VERIFY_EDGES, every such answer is checked.
+static bool point_on_edge(const sim_tri *n, int j, sim_vec3 p, sim_fx tol)
+{
+    sim_dir d = n->edir[j];
+    const int32_t one = (int32_t)1 << 30;
+    int axis = (d.y == 0 && d.z == 0) ? 0 : ((d.x == 0 && d.z == 0) ? 1 : ((d.x == 0 && d.y == 0) ? 2 : -1));
+    int32_t da = axis == 0 ? d.x : (axis == 1 ? d.y : d.z);
+    if (axis < 0 || (da != one && da != -one))
+        return point_on_edge_exact(n, j, p, tol);
+    // |w| < 2^31 raw (corners within 4096 m): every square below 2^62
+    int64_t wx = (int64_t)p.x - n->v[j].x, wy = (int64_t)p.y - n->v[j].y, wz = (int64_t)p.z - n->v[j].z;
+    int64_t wa = axis == 0 ? wx : (axis == 1 ? wy : wz);
+    int64_t a = da < 0 ? -wa : wa;
+    int64_t u = axis == 0 ? wy : wx, v = axis == 2 ? wy : wz; // the other two
+    bool on = a >= -tol && a <= (int64_t)n->elen[j] + tol && u * u + v * v <= (int64_t)tol * tol;
+#ifdef KEEL_VERIFY_EDGES
+    if (on != point_on_edge_exact(n, j, p, tol))
+        abort();
+#endif
+    return on;
 }
 
 #define ON_ACTIVE 1u   // p lies on an active edge of the triangle

@@ -18,18 +18,18 @@
 #define EYE_CROUCHED SIM_FX_MM(900)
 #define CENTER_STANDING SIM_FX_MM(900) // the middle of keel's default shapes
 #define CENTER_CROUCHED SIM_FX_MM(500)
-#define FEET_AIM SIM_FX_MM(150)       // a rocket aims this far above the feet
-#define SIGHT SIM_FX_INT(60)          // enemies farther than this are not looked for
-#define RAIL_REACH SIM_FX_INT(80)     // keel-arena's rail range
-#define ROCKET_NEAR SIM_FX_MM(4500)   // no rocket closer (the splash radius is 3 m)
-#define ROCKET_FAR SIM_FX_INT(22)     // nor farther (it flies 20 m/s)
-#define FIRE_CONE 0x100u              // 1.4 degrees: the rail fires within it (and when its ray hits)
-#define ROCKET_CONE 0x300u            // 4.2 degrees
-#define PITCH_LIMIT 0x3800u           // 78.75 degrees up or down
-#define SCAN_TICKS 4u                 // without a target, a look every 4 ticks
-#define LOOKS 4u                      // rays per look: the 4 nearest enemies
+#define FEET_AIM SIM_FX_MM(150)        // a rocket aims this far above the feet
+#define SIGHT SIM_FX_INT(60)           // enemies farther than this are not looked for
+#define RAIL_REACH SIM_FX_INT(80)      // keel-arena's rail range
+#define ROCKET_NEAR SIM_FX_MM(4500)    // no rocket closer (the splash radius is 3 m)
+#define ROCKET_FAR SIM_FX_INT(22)      // nor farther (it flies 20 m/s)
+#define FIRE_CONE 0x100u               // 1.4 degrees: the rail fires within it (and when its ray hits)
+#define ROCKET_CONE 0x300u             // 4.2 degrees
+#define PITCH_LIMIT 0x3800u            // 78.75 degrees up or down
+#define SCAN_TICKS 4u                  // without a target, a look every 4 ticks
+#define LOOKS 4u                       // rays per look: the 4 nearest enemies
 #define SLOW_SPEED_SQ (SIM_FX_ONE / 4) // (0.5 m/s)^2 in Q16.16: walking but not getting anywhere
-#define SLOW_LIMIT 20u                // ticks of that before a detour
+#define SLOW_LIMIT 20u                 // ticks of that before a detour
 
 enum { FIRE_RAIL = 1, FIRE_ROCKET = 2 };
 
@@ -57,7 +57,10 @@ static int64_t field_value(const sim_game_field *f, const void *data, int64_t ab
     if (!f || !data)
         return absent;
     const uint8_t *at = (const uint8_t *)data + f->offset;
-    uint32_t size = f->kind == SIM_GAME_BOOL ? 1u : (f->kind == SIM_GAME_FX ? 4u : f->kind == SIM_GAME_ANGLE ? 2u : f->size);
+    uint32_t size = f->kind == SIM_GAME_BOOL ? 1u
+                                             : (f->kind == SIM_GAME_FX      ? 4u
+                                                : f->kind == SIM_GAME_ANGLE ? 2u
+                                                                            : f->size);
     uint32_t u = 0;
     if (size == 1) {
         uint8_t x;
@@ -132,7 +135,9 @@ static sim_angle pitch_to(sim_vec3 d)
 {
     sim_angle p = angle_of(d.y, flat_length(d.x, d.z));
     int16_t s = (int16_t)p;
-    return (sim_angle)(s > (int16_t)PITCH_LIMIT ? PITCH_LIMIT : (s < -(int16_t)PITCH_LIMIT ? (sim_angle)(0x10000u - PITCH_LIMIT) : p));
+    return (sim_angle)(s > (int16_t)PITCH_LIMIT
+                           ? PITCH_LIMIT
+                           : (s < -(int16_t)PITCH_LIMIT ? (sim_angle)(0x10000u - PITCH_LIMIT) : p));
 }
 
 // `from` turned toward `to` by at most CL_BOT_TURN_PER_TICK.
@@ -260,8 +265,8 @@ sim_input cl_bot_arena_command(cl_bot *bot, const sim_scene *scene, const sim_ch
         // The rail at the body; a rocket, while the rail reloads, at the feet
         // of one on the ground (its splash reaches whoever it misses).
         bool at_feet = rocket && !rail && (target->flags & SIM_CHAR_GROUNDED);
-        sim_vec3 aim = at_feet ? sim_v3(target->position.x, target->position.y + FEET_AIM, target->position.z)
-                               : center(target);
+        sim_vec3 aim =
+            at_feet ? sim_v3(target->position.x, target->position.y + FEET_AIM, target->position.z) : center(target);
         sim_vec3 d = sim_v3_sub(aim, from);
         sim_angle want_yaw = yaw_to(d), want_pitch = pitch_to(d);
         in.yaw = turn(me->yaw, want_yaw);
@@ -329,4 +334,19 @@ bool cl_bot_arena_game_command(const cl_bot *bot, const sim_game *game, uint32_t
     if (rocket && rocket->kind == SIM_GAME_BOOL && (fire & FIRE_ROCKET))
         memcpy((uint8_t *)command + rocket->offset, &one, 1);
     return sim_game_check(game, SIM_GAME_PART_COMMAND, command, NULL);
+}
+
+bool cl_bot_game_fights(const sim_game *game)
+{
+    const sim_game_def *d = game ? sim_game_definition(game) : NULL;
+    if (!d)
+        return false;
+    const sim_game_field *rail = field_named(&d->command, "fire_rail");
+    const sim_game_field *rocket = field_named(&d->command, "fire_rocket");
+    return (rail && rail->kind == SIM_GAME_BOOL) || (rocket && rocket->kind == SIM_GAME_BOOL);
+}
+
+int64_t cl_bot_game_value(const sim_game_schema *schema, const void *data, const char *name, int64_t absent)
+{
+    return schema ? field_value(field_named(schema, name), data, absent) : absent;
 }

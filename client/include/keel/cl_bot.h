@@ -8,6 +8,7 @@
 #ifndef KEEL_CL_BOT_H
 #define KEEL_CL_BOT_H
 
+#include <keel/sim_game.h>
 #include <keel/sim_level.h>
 #include <keel/sim_scene.h>
 
@@ -82,6 +83,16 @@ struct sim_game;
 /// the same tick decided ("fire_rail", "fire_rocket"; every other field 0):
 /// call cl_bot_command first.
 bool cl_bot_game_command(const cl_bot *bot, const struct sim_game *game, uint32_t tick, void *command, size_t size);
+
+/// The value of the field `name` (element 0) in `data`, a struct of the
+/// schema `schema` (a sim_game_def's command, character or state); `absent`
+/// when there is no such field or `data` is NULL. How the arena bot reads a
+/// game it knows only by its field names.
+int64_t cl_bot_game_value(const sim_game_schema *schema, const void *data, const char *name, int64_t absent);
+
+/// Whether the arena mode fights in `game`: its command has a BOOL field
+/// "fire_rail" or "fire_rocket" (keel-arena's). False for NULL.
+bool cl_bot_game_fights(const struct sim_game *game);
 
 #ifdef __cplusplus
 }

@@ -82,8 +82,9 @@ static fight_result fight(const char *name, const sim_world *w, const sim_level 
     char ended[64] = "";
     if (st->ended)
         snprintf(ended, sizeof ended, " (the match ended at the frag limit at %.1f s)", st->end_tick / 64.0);
-    int at = snprintf(table, sizeof table, "%s, %u bots, %u ticks (%.0f s): %u kills%s\n  id frags deaths suicides hits\n",
-                      name, BOTS, ticks, ticks / 64.0, r.kills, ended);
+    int at =
+        snprintf(table, sizeof table, "%s, %u bots, %u ticks (%.0f s): %u kills%s\n  id frags deaths suicides hits\n",
+                 name, BOTS, ticks, ticks / 64.0, r.kills, ended);
     for (uint32_t id = 1; id <= BOTS; id++) {
         const arena_player *p = sim_scene_game_char(sc, id);
         r.killers += p->frags + p->suicides > 0; // kills of others (a suicide took one frag)
@@ -92,7 +93,8 @@ static fight_result fight(const char *name, const sim_world *w, const sim_level 
                        p->suicides, p->hits);
     }
     r.hash = sim_scene_hash(sc);
-    cr_log_info("%s  fire_rail pressed %u times, fire_rocket %u, hash %016llx", table, r.rails, r.rockets, (unsigned long long)r.hash);
+    cr_log_info("%s  fire_rail pressed %u times, fire_rocket %u, hash %016llx", table, r.rails, r.rockets,
+                (unsigned long long)r.hash);
     cr_expect_eq(sim_scene_game_faults(sc), 0u, "%s", name);
     sim_scene_destroy(sc);
     sim_game_destroy(g);

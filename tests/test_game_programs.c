@@ -219,10 +219,11 @@ Test(game_programs, diff_of_two_builds_of_a_rule_names_the_first_divergent_game_
 
 // keel-arena's own library and a build whose rail takes 70 health instead of
 // 80 under the same identity (tests/games/arena_rail): a debug-mode
-// recording of 4 virtual bots fighting (cl_bot's arena mode) with each.
+// recording of 4 virtual bots fighting (cl_bot's arena mode) for 200 ticks with each (the
+// first hit is at tick 75).
 static void record_fight(const char *game, const char *path)
 {
-    const char *args[] = {"--virtual-bots", "4",  "--game",        game, "--ticks", "320",
+    const char *args[] = {"--virtual-bots", "4",  "--game",        game, "--ticks", "200",
                           "--record",       path, "--record-full", NULL};
     remove(path); // keel-server keeps a file that exists and records beside it
     run_result r = expect("keel-server", args, 0);

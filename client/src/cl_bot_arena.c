@@ -208,7 +208,8 @@ static uint32_t nearest_enemy(const fighter_view *v, const sim_char_state *me, c
         found = cs[i].id;
         *index = i;
     }
-    *dist_sq = best;
+    if (dist_sq)
+        *dist_sq = best;
     return found;
 }
 
@@ -297,8 +298,7 @@ sim_input cl_bot_arena_command(cl_bot *bot, const sim_scene *scene, const sim_ch
     // Nobody in sight: toward the nearest living enemy, around what stops
     // it (a detour along a drawn heading, with a jump), looking level.
     uint32_t at;
-    uint64_t unused;
-    uint32_t nearest = nearest_enemy(&v, me, NULL, 0, &at, &unused);
+    uint32_t nearest = nearest_enemy(&v, me, NULL, 0, &at, NULL);
     sim_angle want = me->yaw;
     if (tick < bot->detour_until)
         want = bot->detour_yaw;

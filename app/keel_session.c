@@ -101,7 +101,8 @@ static bool bot_join(keel_session *s, uint32_t i)
         cl_config cc = cl_default_config(); // the same redundancy as a full client's
         cl_light_init(&b->light, &s->identity, cc.ticks_per_packet, cc.redundancy_packets);
     }
-    cl_bot_init(&b->bot, bot_modes[i % 8u], s->config.seed * 1000003u + (uint64_t)i * 64u + b->lives);
+    cl_bot_mode mode = cl_bot_game_fights(s->config.game) ? CL_BOT_ARENA : bot_modes[i % 8u];
+    cl_bot_init(&b->bot, mode, s->config.seed * 1000003u + (uint64_t)i * 64u + b->lives);
     b->started = false;
     b->last_checked = NET_TICK_NONE;
     b->lives++;

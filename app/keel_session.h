@@ -45,7 +45,9 @@ typedef struct keel_session_config {
     net_memory_link link;      ///< each direction (default 25 ms, 5 ms jitter, 0.5% loss, 0.2% duplicated)
     /// The game the server and the full bots run (keel/sim_game.h; default
     /// NULL: none); it outlives the session. The bots draw its commands with
-    /// cl_bot_game_command. Light bots send no game payload: with a game
+    /// cl_bot_game_command; in a game with fire buttons (keel-arena's
+    /// "fire_rail", "fire_rocket": cl_bot_game_fights) every bot plays the
+    /// arena mode instead of the mix above: they fight. Light bots send no game payload: with a game
     /// full_clients must be bots (else keel_session_create fails). Client
     /// recordings hold no game commands yet: keel_session_record_client0
     /// records nothing with a game.

@@ -56,6 +56,7 @@
 #include "common/bench_ceiling.h"
 #include "common/bench_speedup.h"
 #include "common/bench_crowd.h"
+#include "arena.h"
 #include "tag.h"
 
 #define SEED BENCH_SEED
@@ -71,6 +72,7 @@
 #define TARGET_SCENE_RATIO 1.2 // scene step over world-only moves, 1000 characters
 #define TARGET_SPEEDUP 1.8     // the scene step on PAR_THREADS threads over one, 1000 characters
 #define TARGET_GAME_COST 0.02  // a game with empty rules over the scene step alone, 1000 characters
+#define TARGET_ARENA_COST 0.15 // keel-arena's rules over the scene step alone, 64 characters (server and client)
 
 static const uint32_t counts[] = {1, 64, 1000};
 #define COUNT_KINDS (sizeof counts / sizeof counts[0])
@@ -103,7 +105,21 @@ static sim_move_settings shape_settings(int shape)
     return s;
 }
 
+static bool cpu_time = false; // --cpu-time: the summary's steps timed by the thread's CPU time
+
 static double now_s(void) { return bench_now_s(); }
+
+// The clock of the summary's steps: elapsed time, or with --cpu-time the
+// CPU time of this thread (time other processes had the core on a busy
+// machine does not count).
+static double step_clock_s(void)
+{
+    if (!cpu_time)
+        return now_s();
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
 
 typedef struct figure {
     const char *level;
@@ -124,7 +140,10 @@ typedef struct figure {
 // mechanism costs a step by itself. crowd_init puts the scenes it makes
 // into it while crowd_game is set.
 static const sim_game *crowd_game;
-static bool crowd_tag; // crowd_init: the game is tag, give it tag commands
+// The rules a scene runs, which decide the commands it is given.
+typedef enum rules_kind { RULES_NONE = 0, RULES_TAG = 1, RULES_ARENA = 2 } rules_kind;
+static rules_kind crowd_rules; // crowd_init: the game's commands (tag's, arena's)
+static bool crowd_predict;     // crowd_init: each step is a client's prediction step
 
 static sim_game *empty_game(void)
 {
@@ -151,7 +170,13 @@ typedef struct crowd {
     ks_walker *walkers;    // index id - 1
     sim_input *inputs;     // independent mode, index id - 1
     uint32_t tick;
-    bool tag; // the scene runs tests/games/tag: each command comes with a tag command
+    rules_kind rules; // the scene runs tests/games/tag or keel-arena: each command comes with the game's
+    /// Each step is what cl_client's prediction does for a tick: keep the
+    /// state before it (the characters, and with a game the scene's saved
+    /// state: sim_scene_save), then step.
+    bool predict;
+    void *saved; // that state (predict)
+    size_t saved_cap;
 } crowd;
 
 static const sim_char_state *crowd_chars(const crowd *c, uint32_t *n)
@@ -183,9 +208,14 @@ static void crowd_commands(crowd *c)
     for (uint32_t i = 0; i < n; i++) {
         sim_input in = ks_walker_next(&c->walkers[chars[i].id - 1], c->tick);
         ks_guard_edges(c->world, c->bounds, &chars[i], &in);
-        tag_command tc = c->tag ? tag_draw(chars[i].id, c->tick) : (tag_command){0};
-        if (c->tag)
+        tag_command tc = c->rules == RULES_TAG ? tag_draw(chars[i].id, c->tick) : (tag_command){0};
+        // Arena: both fire buttons held, each weapon fired as often as its
+        // interval allows (the rules' heaviest load: rays, rockets in flight).
+        arena_command ac = {1, 1};
+        if (c->rules == RULES_TAG)
             sim_scene_set_command(c->scene, chars[i].id, &in, &tc, NULL);
+        else if (c->rules == RULES_ARENA)
+            sim_scene_set_command(c->scene, chars[i].id, &in, &ac, NULL);
         else if (c->scene)
             sim_scene_set_input(c->scene, chars[i].id, &in);
         else
@@ -193,9 +223,32 @@ static void crowd_commands(crowd *c)
     }
 }
 
+// A prediction step's keeping of the state before it (cl_client.c's
+// cl_predict_one: the characters, and with a game sim_scene_save). The
+// buffer grows once, never per tick after the first.
+static void crowd_keep(crowd *c)
+{
+    uint32_t n;
+    const sim_char_state *chars = sim_scene_characters(c->scene, &n);
+    size_t size = sim_scene_game(c->scene) ? sim_scene_state_size(c->scene) : n * sizeof *chars;
+    if (size > c->saved_cap) {
+        void *b = realloc(c->saved, size);
+        if (!b)
+            return;
+        c->saved = b;
+        c->saved_cap = size;
+    }
+    if (sim_scene_game(c->scene))
+        sim_scene_save(c->scene, c->saved);
+    else
+        memcpy(c->saved, chars, size);
+}
+
 static void crowd_step(crowd *c)
 {
     if (c->scene) {
+        if (c->predict)
+            crowd_keep(c);
         sim_scene_step(c->scene);
     } else {
         for (uint32_t i = 0; i < c->count; i++)
@@ -222,6 +275,7 @@ static void crowd_free(crowd *c)
     free(c->chars);
     free(c->walkers);
     free(c->inputs);
+    free(c->saved);
     memset(c, 0, sizeof *c);
 }
 
@@ -238,7 +292,8 @@ static bool crowd_init(crowd *c, const sim_level *level, const sim_world *w, boo
     c->chars = calloc(count, sizeof *c->chars);
     if (in_scene)
         c->scene = sim_scene_create_game(w, &c->s, count, crowd_game);
-    c->tag = in_scene && crowd_tag;
+    c->rules = in_scene ? crowd_rules : RULES_NONE;
+    c->predict = in_scene && crowd_predict;
     if (!c->walkers || !c->inputs || !c->chars || (in_scene && !c->scene)) {
         crowd_free(c);
         fputs("bench_move: out of memory\n", stderr);
@@ -329,8 +384,9 @@ typedef struct scase {
     const char *level;
     uint32_t triangles, count;
     bool scene;
-    bool game; // a scene with a game: empty_game, or tag (below)
-    bool tag;  // a scene with the example game's rules (64 characters)
+    bool game;        // a scene with a game: empty_game, tag or keel-arena (below)
+    rules_kind rules; // the example game's or keel-arena's rules (64 characters)
+    bool predict;     // each step a client's prediction step (64 characters)
     crowd c;
     double us[MAX_ROUNDS]; // per character-tick, one a round
     uint64_t ticks;        // timed
@@ -361,9 +417,9 @@ static void scase_round(scase *k, int round, double round_s)
     uint64_t n = 0;
     do {
         crowd_commands(&k->c);
-        double t0 = now_s();
+        double t0 = step_clock_s();
         crowd_step(&k->c);
-        double dt = now_s() - t0;
+        double dt = step_clock_s() - t0;
         total += dt;
         if (dt * 1000.0 > k->max_tick_ms)
             k->max_tick_ms = dt * 1000.0;
@@ -405,20 +461,57 @@ static void slevel_free(slevel *l)
     sim_level_free(&l->level);
 }
 
+// A scene or world-only case without a game and without prediction.
+static bool bare(const scase *k) { return !k->game && !k->predict; }
+
+// What a game's rules add: the case `g` (with a game) against `ref`, the
+// same without one.
+static void print_game_cost(const scase *g, const scase *ref)
+{
+    double gmin, gmed, smin, smed;
+    min_median(g->us, rounds, &gmin, &gmed);
+    min_median(ref->us, rounds, &smin, &smed);
+    double cost = gmed / smed - 1, cost_min = gmin / smin - 1;
+    if (g->rules == RULES_TAG) {
+        const tag_state *ts = sim_scene_game_state(g->c.scene);
+        printf("scene with the example game's rules (tag) / scene, %s, %" PRIu32
+               " characters (medians): %+.1f%% (min %+.1f%%), %.1f vs %.1f us per tick; %" PRIu32 " hits in %" PRIu32
+               " ticks, hash %016" PRIx64 "\n",
+               g->level, g->count, 100.0 * cost, 100.0 * cost_min, gmed * g->count, smed * g->count, ts->hits,
+               ts->clock, g->hash);
+    } else if (g->rules == RULES_ARENA) {
+        const arena_state *as = sim_scene_game_state(g->c.scene);
+        uint32_t live = 0;
+        for (uint32_t k = 0; k < ARENA_ROCKETS; k++)
+            live += as->rocket[k].live;
+        printf("%s with keel-arena's rules / without a game, %s, %" PRIu32
+               " characters (medians): %+.1f%% (min %+.1f%%), %.1f vs %.1f us per tick, target <= %+.0f%%: %s; "
+               "%" PRIu32 " kills in %" PRIu32 " ticks, %u rockets in flight at the end, hash %016" PRIx64 "\n",
+               g->predict ? "client prediction step (state kept, then the step)" : "server tick (scene step)", g->level,
+               g->count, 100.0 * cost, 100.0 * cost_min, gmed * g->count, smed * g->count, 100.0 * TARGET_ARENA_COST,
+               cost <= TARGET_ARENA_COST ? "met" : "not met", as->kills, as->clock, live, g->hash);
+    } else {
+        printf("scene with a game of empty rules / scene, %s, %" PRIu32
+               " characters (medians): %+.1f%% (min %+.1f%%), target <= %+.0f%%: %s, hash %016" PRIx64 "\n",
+               g->level, g->count, 100.0 * cost, 100.0 * cost_min, 100.0 * TARGET_GAME_COST,
+               cost <= TARGET_GAME_COST ? "met" : "not met", g->hash);
+    }
+}
+
 static void print_summary_table(scase *cases, int ncases, double round_s)
 {
-    printf("us per character-tick on one thread, min / median of %d rounds (>= %.2f s of steps each,\n"
+    printf("us per character-tick on one thread%s, min / median of %d rounds (>= %.2f s of steps each,\n"
            "all cases interleaved round by round); world-only: sim_move_step against the static\n"
            "world (characters pass through each other); scene: sim_scene_step (they also collide);\n"
            "random walk at up to 8 m/s with jumps (seed %" PRIu64 "), edge guard on, %d warm-up ticks\n\n",
-           rounds, round_s, SEED, WARMUP_TICKS);
+           cpu_time ? " (CPU time of the thread)" : "", rounds, round_s, SEED, WARMUP_TICKS);
     printf("%-9s %9s %6s %16s %16s %8s   %-16s %-16s\n", "level", "triangles", "chars", "world-only", "scene",
            "scene/w", "hash@48 world", "hash@48 scene");
     for (int i = 0; i < ncases; i++) {
         // One row per level and count: world-only and scene side by side.
         scase *w = NULL, *sc = NULL;
         for (int j = 0; j < ncases; j++)
-            if (!cases[j].game && strcmp(cases[j].level, cases[i].level) == 0 && cases[j].count == cases[i].count)
+            if (bare(&cases[j]) && strcmp(cases[j].level, cases[i].level) == 0 && cases[j].count == cases[i].count)
                 *(cases[j].scene ? &sc : &w) = &cases[j];
         if (&cases[i] != (w ? w : sc))
             continue;
@@ -433,33 +526,17 @@ static void print_summary_table(scase *cases, int ncases, double round_s)
                w && sc ? 100.0 * (smed / wmed - 1) : 0.0, w ? w->hash : 0, sc ? sc->hash : 0);
     }
     // A game's cost: the scene step with a game of empty rules against the
-    // same scene without one.
-    // The example game's rules at 64 characters against the same scene
-    // without a game: the server's tick with and without them.
+    // same scene without one. The example game's and keel-arena's rules at
+    // 64 characters against the same scene without a game: the server's
+    // tick with and without them; and a client's prediction step with and
+    // without keel-arena.
     for (int i = 0; i < ncases; i++) {
         if (!cases[i].game)
             continue;
-        for (int j = 0; j < ncases; j++) {
-            if (!cases[j].scene || cases[j].game || cases[j].count != cases[i].count ||
-                strcmp(cases[j].level, cases[i].level) != 0)
-                continue;
-            double gmin, gmed, smin, smed;
-            min_median(cases[i].us, rounds, &gmin, &gmed);
-            min_median(cases[j].us, rounds, &smin, &smed);
-            if (cases[i].tag) {
-                const tag_state *ts = sim_scene_game_state(cases[i].c.scene);
-                printf("scene with the example game's rules (tag) / scene, %s, %" PRIu32
-                       " characters (medians): %+.1f%% (min %+.1f%%), %.1f vs %.1f us per tick; %" PRIu32
-                       " hits in %" PRIu32 " ticks, hash %016" PRIx64 "\n",
-                       cases[i].level, cases[i].count, 100.0 * (gmed / smed - 1), 100.0 * (gmin / smin - 1),
-                       gmed * cases[i].count, smed * cases[i].count, ts->hits, ts->clock, cases[i].hash);
-                continue;
-            }
-            printf("scene with a game of empty rules / scene, %s, %" PRIu32
-                   " characters (medians): %+.1f%% (min %+.1f%%), target <= %+.0f%%: %s, hash %016" PRIx64 "\n",
-                   cases[i].level, cases[i].count, 100.0 * (gmed / smed - 1), 100.0 * (gmin / smin - 1),
-                   100.0 * TARGET_GAME_COST, gmed / smed <= 1 + TARGET_GAME_COST ? "met" : "not met", cases[i].hash);
-        }
+        for (int j = 0; j < ncases; j++)
+            if (cases[j].scene && !cases[j].game && cases[j].predict == cases[i].predict &&
+                cases[j].count == cases[i].count && strcmp(cases[j].level, cases[i].level) == 0)
+                print_game_cost(&cases[i], &cases[j]);
     }
     // The target for a crowd: the scene step at most TARGET_SCENE_RATIO times
     // the same moves against the world alone.
@@ -467,7 +544,7 @@ static void print_summary_table(scase *cases, int ncases, double round_s)
         if (cases[i].scene || cases[i].count != PAR_CHARACTERS)
             continue;
         for (int j = 0; j < ncases; j++) {
-            if (!cases[j].scene || cases[j].game || cases[j].count != cases[i].count ||
+            if (!cases[j].scene || !bare(&cases[j]) || cases[j].count != cases[i].count ||
                 strcmp(cases[j].level, cases[i].level) != 0)
                 continue;
             double wmin, wmed, smin, smed;
@@ -481,10 +558,10 @@ static void print_summary_table(scase *cases, int ncases, double round_s)
     printf("\ncost per character, 1000 characters over 64 (medians):");
     bool first = true;
     for (int i = 0; i < ncases; i++) {
-        if (cases[i].count != 64 || cases[i].game)
+        if (cases[i].count != 64 || !bare(&cases[i]))
             continue;
         for (int j = 0; j < ncases; j++) {
-            if (cases[j].count != 1000 || cases[j].scene != cases[i].scene || cases[j].game ||
+            if (cases[j].count != 1000 || cases[j].scene != cases[i].scene || !bare(&cases[j]) ||
                 strcmp(cases[j].level, cases[i].level) != 0)
                 continue;
             double a, am, b, bm;
@@ -507,10 +584,13 @@ static void print_summary_bench(scase *cases, int ncases)
         printf("BENCH bench_move level=%s characters=%" PRIu32 " collision=%s metric=us_per_character_tick "
                "min=%.3f median=%.3f rounds=%d max_tick_ms=%.3f hash=%016" PRIx64 "\n",
                k->level, k->count,
-               k->tag     ? "scene_tag"
-               : k->game  ? "scene_game"
-               : k->scene ? "scene"
-                          : "independent",
+               k->rules == RULES_TAG                   ? "scene_tag"
+               : k->rules == RULES_ARENA && k->predict ? "predict_arena"
+               : k->rules == RULES_ARENA               ? "scene_arena"
+               : k->predict                            ? "predict"
+               : k->game                               ? "scene_game"
+               : k->scene                              ? "scene"
+                                                       : "independent",
                mn, md, rounds, k->max_tick_ms, k->hash);
     }
 }
@@ -681,16 +761,26 @@ static int run_summary(void)
     if (have_zdm2 && (!only_level || strcmp(only_level, "zdm2") == 0))
         levels[nlevels++] = &zdm2;
     static const uint32_t sizes[2] = {64, 1000};
-    scase cases[12];
+    scase cases[20];
     int ncases = 0;
+    // keel-arena with no end: no frag limit, no clock (the match goes on
+    // through every round).
+    static arena_def arena_no_end;
+    arena_settings as = arena_default_settings();
+    as.frag_limit = 0;
+    as.match_ticks = 0;
+    arena_def_init(&arena_no_end, &as);
     sim_game *game = empty_game(), *tag = sim_game_create(tag_game(), NULL);
-    bool ok = nlevels > 0 && game && tag;
+    sim_game *arena_rules = sim_game_create(&arena_no_end.def, NULL);
+    bool ok = nlevels > 0 && game && tag && arena_rules;
     // Modes: world-only, scene, and a scene with a game: of empty rules at
-    // 1000 characters, the example game at 64.
+    // 1000 characters, the example game at 64; at 64 also keel-arena, and a
+    // client's prediction step without a game and with keel-arena.
     for (int li = 0; li < nlevels && ok; li++)
         for (int ci = 0; ci < 2 && ok; ci++)
-            for (int mode = 0; mode < 3 && ok; mode++) {
-                if ((only_count && sizes[ci] != only_count) || (only_mode >= 0 && (mode > 0) != only_mode))
+            for (int mode = 0; mode < 6 && ok; mode++) {
+                if ((only_count && sizes[ci] != only_count) || (only_mode >= 0 && (mode > 0) != only_mode) ||
+                    (mode >= 3 && sizes[ci] == PAR_CHARACTERS))
                     continue;
                 scase *k = &cases[ncases];
                 memset(k, 0, sizeof *k);
@@ -698,15 +788,23 @@ static int run_summary(void)
                 k->triangles = sim_world_get_stats(levels[li]->world).triangle_count;
                 k->count = sizes[ci];
                 k->scene = mode >= 1;
-                k->game = mode == 2;
-                k->tag = k->game && k->count != PAR_CHARACTERS;
+                k->game = mode == 2 || mode == 3 || mode == 5;
+                k->rules = mode == 3 || mode == 5                    ? RULES_ARENA
+                           : mode == 2 && k->count != PAR_CHARACTERS ? RULES_TAG
+                                                                     : RULES_NONE;
+                k->predict = mode >= 4;
                 uint32_t in_rooms;
-                crowd_game = k->tag ? tag : k->game ? game : NULL;
-                crowd_tag = k->tag;
+                crowd_game = k->rules == RULES_ARENA ? arena_rules
+                             : k->rules == RULES_TAG ? tag
+                             : k->game               ? game
+                                                     : NULL;
+                crowd_rules = k->rules;
+                crowd_predict = k->predict;
                 ok = crowd_init(&k->c, &levels[li]->level, levels[li]->world, levels[li]->rooms, SIM_SHAPE_CAPSULE,
                                 k->count, k->scene, &in_rooms);
                 crowd_game = NULL;
-                crowd_tag = false;
+                crowd_rules = RULES_NONE;
+                crowd_predict = false;
                 if (!ok)
                     break;
                 ncases++;
@@ -726,6 +824,7 @@ static int run_summary(void)
         crowd_free(&cases[i].c);
     sim_game_destroy(game);
     sim_game_destroy(tag);
+    sim_game_destroy(arena_rules);
 
     slevel *par[2];
     int npar = 0;
@@ -749,7 +848,7 @@ static void print_usage(FILE *f)
 {
     fputs("usage: bench_move [--seconds N] [--rounds R] [--ticks T] [--level arena|zdm2]\n"
           "                  [--characters 64|1000] [--collision world|scene] [--no-parallel]\n"
-          "                  [--no-pile]\n"
+          "                  [--no-pile] [--cpu-time]\n"
           "       bench_move --table [--seconds N] [--shape capsule|box|cylinder|all] [--independent]\n"
           "By default, the speed summary, one thread unless said (zdm2 is sauerbraten_zdm2.obj\n"
           "at scale 0.12 from $KEEL_LEVELS_DIR or the shared levels folder, skipped when absent):\n"
@@ -762,6 +861,10 @@ static void print_usage(FILE *f)
           "    characters, on the built-in level and zdm2;\n"
           "  - at 1000 characters, the scene with a game of empty rules (keel/sim_game.h)\n"
           "    against the scene alone, beside its target (at most +2%);\n"
+          "  - at 64 characters, the scene with keel-arena's rules (games/arena; every\n"
+          "    character holds both fire buttons) against the scene alone: the server's tick;\n"
+          "    and a client's prediction step (the state kept, as cl_client keeps it, then\n"
+          "    the step) with and without keel-arena: both beside their target (at most +15%)\n"
           "  - at 64 characters, the scene with the example game's rules (tests/games/tag:\n"
           "    shots as rays, hits, respawns, the dash move type) against the scene alone;\n"
           "  - a pile: 1000 characters added at the built-in level's spawn marker, idle,\n"
@@ -780,6 +883,8 @@ static void print_usage(FILE *f)
           "  --collision M   only world(-only) or only scene in that table\n"
           "  --no-parallel   leave out the 2-thread speed-up\n"
           "  --no-pile       leave out the pile\n"
+          "  --cpu-time      time the summary's steps by the CPU time of the thread, not the\n"
+          "                  elapsed time (a busy machine: others' time on the core left out)\n"
           "  --table         the older table instead: character-ticks per second on the\n"
           "                  built-in level, zdm2 and a generated 200,000-triangle level, for\n"
           "                  1, 64 and 1000 characters of each shape\n"
@@ -810,6 +915,10 @@ int main(int argc, char **argv)
         }
         if (strcmp(argv[i], "--no-parallel") == 0) {
             do_parallel = false;
+            continue;
+        }
+        if (strcmp(argv[i], "--cpu-time") == 0) {
+            cpu_time = true;
             continue;
         }
         if (strcmp(argv[i], "--no-pile") == 0) {

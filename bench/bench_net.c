@@ -63,9 +63,11 @@
 #include <keel/cl_bot.h>
 #include <keel/cl_client.h>
 #include <keel/net_bits.h>
+#include <keel/sim_game.h>
 #include <keel/net_token.h>
 #include <keel/sv_server.h>
 
+#include "arena.h"
 #include "common/bench_game_wire.h"
 #include "frame.h"
 #include "host_impl.h"
@@ -88,6 +90,7 @@ typedef struct options {
     bool full_rollback;    // clients re-simulate every character on a rollback (cl_config.full_rollback)
     bool island_check;     // clients run the island sync test (cl_config.island_check)
     bool rollback_compare; // each bot count re-simulating everyone, then on islands, side by side
+    const sim_game *game;  // --arena: keel-arena on both sides, every bot an arena bot
 } options;
 
 // What a run measured, for the side-by-side tables.
@@ -255,6 +258,7 @@ static bool rig_init(rig *r, const options *o, uint32_t nbots)
     }
     sv_config sc = sv_default_config();
     sc.max_clients = nbots;
+    sc.game = o->game;
     r->sv = sv_server_create(r->world, &r->level, &r->settings, &sc, r->server_host);
     r->hosts = calloc(nbots, sizeof *r->hosts);
     r->cls = calloc(nbots, sizeof *r->cls);
@@ -275,6 +279,7 @@ static bool rig_init(rig *r, const options *o, uint32_t nbots)
     cc.full_rollback = o->full_rollback;
     cc.island_check = o->island_check;
     cc.clock_ns = thread_cpu_ns; // the clients time their rollbacks (CPU time, cl_stats.rollback_ns)
+    cc.game = o->game;
     for (uint32_t i = 0; i < nbots; i++) {
         uint8_t token[NET_TOKEN_BYTES];
         if (o->secure) {
@@ -291,7 +296,7 @@ static bool rig_init(rig *r, const options *o, uint32_t nbots)
         r->cls[i] = cl_client_create(r->world, &r->level, &r->settings, &cc, r->hosts[i]);
         if (!r->cls[i])
             return false;
-        cl_bot_init(&r->bots[i], o->mode, o->seed * 1000u + i);
+        cl_bot_init(&r->bots[i], o->game ? CL_BOT_ARENA : o->mode, o->seed * 1000u + i);
         r->bots[i].leash = (sim_fx)((int64_t)o->leash_mm * SIM_FX_ONE / 1000);
     }
     r->real_start_ns = mono_ns();
@@ -446,7 +451,9 @@ static void rig_step(rig *r)
             uint32_t tick = cl_client_predicted_tick(cl);
             sim_input cmd =
                 cl_bot_command(&r->bots[i], cl_client_predicted(cl), cl_client_character(cl), &r->level, tick);
-            cl_client_predict(cl, &cmd, now_ms);
+            uint8_t fire[SIM_GAME_COMMAND_MAX_BYTES];
+            bool pressed = r->o->game && cl_bot_game_command(&r->bots[i], r->o->game, tick, fire, sizeof fire);
+            cl_client_predict_game(cl, &cmd, pressed ? fire : NULL, now_ms);
         }
         net_host_flush(r->hosts[i]);
     }
@@ -649,8 +656,9 @@ static int run(const options *o, uint32_t nbots, double *down_payload_out, figur
         remote += b.cl.remote_mispredictions[c] - a.cl.remote_mispredictions[c];
     }
 
-    printf("== %u bots (%s, leash %.1f m), %s, %.1f s measured after a %.1f s warm-up (%.1f s CPU in all)\n", nbots,
-           cl_bot_mode_name(o->mode), o->leash_mm / 1000.0,
+    printf("== %u bots (%s, leash %.1f m)%s, %s, %.1f s measured after a %.1f s warm-up (%.1f s CPU in all)\n", nbots,
+           cl_bot_mode_name(o->game ? CL_BOT_ARENA : o->mode), o->leash_mm / 1000.0,
+           o->game ? " playing keel-arena" : "",
            o->enet ? "ENet on 127.0.0.1, real time" : "in-memory network, virtual clock", secs, o->warmup, cpu_s);
     if (!o->enet)
         printf("   link %u ms each way, jitter up to %u ms, loss %.1f%%; wire bytes estimated as in "
@@ -881,7 +889,7 @@ static void usage(void)
         "usage: bench_net [--enet | --secure | --secure-compare] [--bots N[,N...]] [--seconds S] [--warmup S]\n"
         "                 [--mode random|circuit]\n"
         "                 [--leash-mm MM] [--latency-ms MS] [--jitter-ms MS] [--loss-permille N] [--seed N]\n"
-        "                 [--no-compare] [--full-rollback] [--island-check] [--rollback-compare]\n"
+        "                 [--no-compare] [--full-rollback] [--island-check] [--rollback-compare] [--arena]\n"
         "defaults: in-memory network, --bots 8,64 --seconds 20 --warmup 3 --mode random --leash-mm 4000\n"
         "          --latency-ms 25 --jitter-ms 0 --loss-permille 0 --seed 1; then (in memory, unless\n"
         "          --no-compare) 8 bots at 0 ms and at 75 ms each way with 20 ms jitter and 5%% loss, side by side\n"
@@ -890,7 +898,9 @@ static void usage(void)
         "--full-rollback: clients re-simulate every character on a rollback (the reference for islands);\n"
         "--island-check: clients compare every island rollback with a full re-simulation (the sync test);\n"
         "--rollback-compare: each bot count with --full-rollback, then on islands, and the ratio\n"
-        "--game-wire: only what the example game's command payload adds to inputs and snapshots\n");
+        "--game-wire: only what the example game's command payload adds to inputs and snapshots\n"
+        "--arena: keel-arena (games/arena) on the server and the clients, every bot an arena bot\n"
+        "          (cl_bot's arena mode: they fight); with a game every rollback re-simulates everyone\n");
 }
 
 int main(int argc, char **argv)
@@ -964,6 +974,13 @@ int main(int argc, char **argv)
             i++;
         } else if (strcmp(a, "--no-compare") == 0) {
             o.compare = false;
+        } else if (strcmp(a, "--arena") == 0) {
+            static sim_game *arena; // lives until the process ends
+            if (!arena && !(arena = sim_game_create(arena_game(), NULL))) {
+                fputs("bench_net: cannot create keel-arena\n", stderr);
+                return 1;
+            }
+            o.game = arena;
         } else if (strcmp(a, "--full-rollback") == 0) {
             o.full_rollback = true;
         } else if (strcmp(a, "--island-check") == 0) {

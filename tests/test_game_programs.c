@@ -11,7 +11,8 @@
 // (tests/CMakeLists.txt): tag as it is, tag_hard (a hit takes 34 health, not
 // 25: one rule changed, the same identity), tag_v2 (version 2), tag_leak (a
 // rule that keeps state in a global: a rollback reaches another state) and
-// two that the loader must refuse.
+// two that the loader must refuse; and keel-arena's library beside a build
+// of it whose rail takes 70 health, not 80, under the same identity.
 #define _POSIX_C_SOURCE 200809L
 #include <criterion/criterion.h>
 #include <signal.h>
@@ -29,6 +30,8 @@
 #define KEEL_GAME_TAG_LEAK_SO "libkeel_game_tag_leak.so"
 #define KEEL_GAME_NOENTRY_SO "libkeel_game_noentry.so"
 #define KEEL_GAME_BADABI_SO "libkeel_game_badabi.so"
+#define KEEL_GAME_ARENA_SO "libarena.so"
+#define KEEL_GAME_ARENA_RAIL_SO "libkeel_game_arena_rail.so"
 #endif
 
 // keel-replay's and the loader's exit codes (keel_game.h, rec.h).
@@ -180,27 +183,58 @@ Test(game_programs, a_recording_with_a_game_verifies_with_that_game_only)
     remove(path);
 }
 
-Test(game_programs, diff_of_two_builds_of_a_rule_names_the_first_divergent_game_field)
+// Records with `game_a` and with `game_b` (the same identity, `name`), and
+// keel-replay diff of the two names the first divergent game field: the
+// line after "first: character " holds each of `first`. A recording diffed
+// with itself matches.
+static void expect_first_divergent_field(void (*record_with)(const char *, const char *), const char *game_a,
+                                         const char *game_b, const char *name, const char *const *first)
 {
     char a[256], b[256];
-    temp_path(a, sizeof a, "tag.rec");
-    temp_path(b, sizeof b, "tag_hard.rec");
-    record(KEEL_GAME_TAG_SO, a);
-    record(KEEL_GAME_TAG_HARD_SO, b);
-    const char *args[] = {"diff", a, b, "--game", "tag", NULL};
+    temp_path(a, sizeof a, "a.rec");
+    temp_path(b, sizeof b, "b.rec");
+    record_with(game_a, a);
+    record_with(game_b, b);
+    const char *args[] = {"diff", a, b, "--game", name, NULL};
     run_result r = expect("keel-replay", args, EXIT_DIVERGED);
     // "tick N: results differ; ...; first: character C game.health: 75 ... A vs 66 ... B"
-    const char *first = strstr(r.out, "first: character ");
-    cr_assert_not_null(first, "%s", r.out);
-    cr_expect_not_null(strstr(first, " game.health: 75 "), "%s", r.out);
-    cr_expect_not_null(strstr(first, "66 (0x00000042) B"), "%s", r.out);
+    const char *at = strstr(r.out, "first: character ");
+    cr_assert_not_null(at, "%s", r.out);
+    for (; *first; first++)
+        cr_expect_not_null(strstr(at, *first), "no '%s' in %s", *first, r.out);
     cr_log_info("%s", r.out);
     keel_test_run_free(&r);
-    const char *same[] = {"diff", a, a, "--game", KEEL_GAME_TAG_SO, NULL};
+    const char *same[] = {"diff", a, a, "--game", game_a, NULL};
     r = expect("keel-replay", same, EXIT_MATCH);
     keel_test_run_free(&r);
     remove(a);
     remove(b);
+}
+
+Test(game_programs, diff_of_two_builds_of_a_rule_names_the_first_divergent_game_field)
+{
+    const char *const first[] = {" game.health: 75 ", "66 (0x00000042) B", NULL};
+    expect_first_divergent_field(record, KEEL_GAME_TAG_SO, KEEL_GAME_TAG_HARD_SO, "tag", first);
+}
+
+// keel-arena's own library and a build whose rail takes 70 health instead of
+// 80 under the same identity (tests/games/arena_rail): a debug-mode
+// recording of 4 virtual bots fighting (cl_bot's arena mode) for 200 ticks with each (the
+// first hit is at tick 75).
+static void record_fight(const char *game, const char *path)
+{
+    const char *args[] = {"--virtual-bots", "4",  "--game",        game, "--ticks", "200",
+                          "--record",       path, "--record-full", NULL};
+    remove(path); // keel-server keeps a file that exists and records beside it
+    run_result r = expect("keel-server", args, 0);
+    keel_test_run_free(&r);
+}
+
+Test(game_programs, diff_of_two_arena_builds_whose_rail_damage_differs_names_the_first_divergent_game_field)
+{
+    // a rail hit on an unarmoured player at full health
+    const char *const first[] = {" game.health: 20 (0x00000014) A vs 30 (0x0000001e) B", NULL};
+    expect_first_divergent_field(record_fight, KEEL_GAME_ARENA_SO, KEEL_GAME_ARENA_RAIL_SO, "arena", first);
 }
 
 // Every "hash_mismatches" in keel-client's JSON summary (each bot's and the

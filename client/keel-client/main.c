@@ -55,7 +55,11 @@ static void usage(FILE *f)
           "  --light N             also N light clients, 0..256 (default 0): each its own connection,\n"
           "                        sending inputs and acknowledging snapshots like a bot but\n"
           "                        predicting nothing (load for a server; they walk polygons)\n"
-          "  --bot MODE            random | circuit | pusher | idle (default random)\n"
+          "  --bot MODE            random | circuit | pusher | idle | platforms | arena (default random);\n"
+          "                        arena fights (with --game arena; docs/arena.md, \"Bots\"): it hunts the\n"
+          "                        nearest living enemy, turns toward the nearest visible one at 360\n"
+          "                        degrees a second at most, fires the rail when its aim is on it and\n"
+          "                        rockets at its feet from 4.5 to 22 m, and strafes\n"
           "  --ticks N             ticks each bot plays before leaving (default 640; 0: until interrupted)\n"
           "  --stagger-ticks N     bot i plays N x i ticks more than --ticks, so that the bots leave one\n"
           "                        after another (default 0); a bot that is done leaves at once\n"
@@ -167,7 +171,7 @@ static int parse(int argc, char **argv, options *o)
                 return 2;
             o->mode = cl_bot_mode_parse(v);
             if (o->mode < 0)
-                return keel_opt_fail(&p, "'%s' is not random, circuit, pusher or idle", v);
+                return keel_opt_fail(&p, "'%s' is not random, circuit, pusher, idle, platforms or arena", v);
         } else if (strcmp(a, "--port") == 0)
             ok = keel_opt_u32(&p, 1, 65535, &o->port);
         else if (strcmp(a, "--bots") == 0)

@@ -1,10 +1,12 @@
 // keel client: headless bots. MIT licence, see LICENSE.
 #include <keel/cl_bot.h>
 
+#include "cl_bot_internal.h"
+
 #include <math.h>
 #include <string.h>
 
-static const char *const mode_names[CL_BOT_MODE_COUNT] = {"random", "circuit", "pusher", "idle", "platforms"};
+static const char *const mode_names[CL_BOT_MODE_COUNT] = {"random", "circuit", "pusher", "idle", "platforms", "arena"};
 
 int cl_bot_mode_parse(const char *name)
 {
@@ -165,6 +167,7 @@ sim_input cl_bot_command(cl_bot *bot, const sim_scene *scene, uint32_t self, con
             return cl_bot_command(bot, scene, self, level, tick);
         }
         break;
+    case CL_BOT_ARENA: return cl_bot_arena_command(bot, scene, me, tick);
     default: break;
     }
     return in;

@@ -3,6 +3,8 @@
 #include <keel/cl_bot.h>
 #include <keel/sim_game.h>
 
+#include "cl_bot_internal.h"
+
 #include <string.h>
 
 static uint64_t mix(uint64_t z)
@@ -49,6 +51,8 @@ static void put(uint8_t *at, uint32_t size, int64_t v)
 
 bool cl_bot_game_command(const cl_bot *bot, const struct sim_game *game, uint32_t tick, void *command, size_t size)
 {
+    if (bot->mode == CL_BOT_ARENA)
+        return cl_bot_arena_game_command(bot, game, tick, command, size);
     const sim_game_def *d = game ? sim_game_definition(game) : NULL;
     if (!d || d->command.size == 0 || size < d->command.size)
         return false;

@@ -159,7 +159,9 @@ static void usage(FILE *f)
           "                        all are full clients: light bots send no game commands); no\n"
           "                        sockets, so neither --key nor --insecure is needed\n"
           "  --seed S              the session's seed (default 1)\n"
-          "  --churn               bots leave and rejoin (one in four without a word)\n",
+          "  --churn               bots leave and rejoin (one in four without a word)\n"
+          "With a game whose command has fire buttons (--game arena) the virtual bots fight\n"
+          "(keel-client --bot arena) and the game's score table is printed at the end.\n",
           f);
     if (!metrics_available())
         fputs("This keel-server was built without libmicrohttpd: --metrics is not available.\n", f);

@@ -4,13 +4,50 @@
 // server. MIT licence, see LICENSE.
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include <keel/cl_bot.h>
+#include <keel/sim_game.h>
 #include <keel/sim_hash.h>
 
 #include "keel_app.h"
 #include "keel_server.h"
 #include "keel_session.h"
+
+typedef struct score_line {
+    uint32_t id;
+    int64_t frags, deaths;
+} score_line;
+
+// The game's score table at the end, when its characters have "frags" and
+// "deaths" fields (keel-arena's): frags down, then deaths up, then id up.
+static void print_scores(const sim_scene *scene)
+{
+    const sim_game *g = sim_scene_game(scene);
+    uint32_t n;
+    const sim_char_state *cs = sim_scene_characters(scene, &n);
+    const sim_game_schema *c = g ? &sim_game_definition(g)->character : NULL;
+    if (!c || n == 0 || cl_bot_game_value(c, sim_scene_game_char(scene, cs[0].id), "frags", INT64_MIN) == INT64_MIN)
+        return;
+    score_line *lines = malloc(n * sizeof *lines);
+    if (!lines)
+        return;
+    for (uint32_t i = 0; i < n; i++) {
+        const void *p = sim_scene_game_char(scene, cs[i].id);
+        score_line l = {cs[i].id, cl_bot_game_value(c, p, "frags", 0), cl_bot_game_value(c, p, "deaths", 0)};
+        uint32_t at = i;
+        for (; at > 0 &&
+               (lines[at - 1].frags < l.frags || (lines[at - 1].frags == l.frags && lines[at - 1].deaths > l.deaths));
+             at--)
+            lines[at] = lines[at - 1];
+        lines[at] = l;
+    }
+    printf("keel-server: score table (game %s): character frags deaths\n", sim_game_name(g));
+    for (uint32_t i = 0; i < n; i++)
+        printf("keel-server:   %9u %5" PRId64 " %6" PRId64 "\n", lines[i].id, lines[i].frags, lines[i].deaths);
+    free(lines);
+}
 
 int run_virtual(const options *o, const sim_world *world, const sim_level *level, const sim_map *map,
                 const sim_move_settings *settings)
@@ -70,6 +107,7 @@ int run_virtual(const options *o, const sim_world *world, const sim_level *level
            ss.clients_left, ss.clients_timed_out, ss.clients_dropped);
     printf("keel-server: respawned below the level: %" PRIu64 " (respawn depth %d m)\n", respawns,
            settings->respawn_depth / SIM_FX_ONE);
+    print_scores(sv_server_scene(sv));
     bool recorded = recorder_finish(&rec, sv, stdout);
     printf("keel-server: final tick %u, final hash %016" PRIx64 "\n", sv_server_scene_tick(sv),
            sim_scene_hash(sv_server_scene(sv)));

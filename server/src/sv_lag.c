@@ -38,8 +38,8 @@ bool sv_lag_init(sv_server *sv)
         sv->lag_tick[i] = NET_TICK_NONE;
     // The same platforms and water as the server's scene (sv_server_create).
     const sim_map *map = sv->config.map;
-    if (map && sim_map_add_to_scene(map, sv->view, sv->settings.tick_rate, map->unit_m, SIM_MAP_FIRST_PLATFORM_ID,
-                                    NULL, NULL) != 0)
+    if (map && sim_map_add_to_scene(map, sv->view, sv->settings.tick_rate, map->unit_m, SIM_MAP_FIRST_PLATFORM_ID, NULL,
+                                    NULL) != 0)
         return false;
     if (sv->config.platforms)
         sim_scene_add_area_platforms(sv->view, sv->level, 0x7FFF0001u, 0x7FFF0002u);
@@ -96,8 +96,7 @@ static bool rebuild(sv_server *sv, const sv_client *c, uint32_t from, uint32_t t
 {
     uint32_t k = from % sv->lag_ring;
     const sv_tick_record *before = sv_history_find(&sv->history, from - 1u);
-    if (sv->lag_tick[k] != from || !before ||
-        !sim_scene_restore(sv->view, sv->lag_save[k], sv->lag_size[k], NULL))
+    if (sv->lag_tick[k] != from || !before || !sim_scene_restore(sv->view, sv->lag_save[k], sv->lag_size[k], NULL))
         return false;
     *exact = true;
     for (uint32_t tick = from; tick < t; tick++) {

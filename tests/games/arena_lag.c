@@ -9,12 +9,10 @@
 #include <string.h>
 
 #include <keel/sim_game.h>
-#include <keel/sim_spawn.h>
 #include <keel/sv_server.h>
 
 #include "arena.h"
 #include "bench_hits.h"
-#include "game_sync.h"
 #include "play.h"
 #include "test_support.h"
 
@@ -27,9 +25,8 @@
 
 static hits_watch watch;
 
-// Fires the rail whenever it can, at the nearest other character of its
-// predicted scene, give or take up to 4 x 4 degrees (a mix of hits and
-// misses); the movement is cl_bot's random walk.
+// Fires the rail whenever it can (bench/common/bench_hits.c aims it); the
+// movement is cl_bot's random walk.
 static void shooter(play *p, uint32_t i, uint32_t tick, sim_input *in, void *command)
 {
     cl_client *cl = p->cls[i];
@@ -38,46 +35,15 @@ static void shooter(play *p, uint32_t i, uint32_t tick, sim_input *in, void *com
     arena_command *c = command;
     memset(c, 0, sizeof *c);
     c->fire_rail = 1;
-    uint32_t n;
-    const sim_char_state *cs = sim_scene_characters(cl_client_predicted(cl), &n);
-    const sim_char_state *me = sim_scene_find(cl_client_predicted(cl), cl_client_character(cl));
-    const sim_char_state *them = NULL;
-    int64_t best = INT64_MAX;
-    for (uint32_t k = 0; me && k < n; k++) {
-        int64_t dx = cs[k].position.x - me->position.x, dz = cs[k].position.z - me->position.z;
-        int64_t d = dx * dx + dz * dz;
-        if (cs[k].id != me->id && d < best) {
-            best = d;
-            them = &cs[k];
-        }
-    }
-    if (them) {
-        int32_t jitter = (int32_t)(keel_test_mix(tick * 31u + i) % 9u) - 4;
-        in->yaw = (sim_angle)(sim_spawn_yaw_toward(them->position.x - me->position.x,
-                                                   them->position.z - me->position.z) +
-                              jitter * 728);
-        in->pitch = 0;
-    }
-}
-
-// Hits that do not kill (1 point of 200) and no spawn protection: a shot's
-// outcome rests on where the characters are, which is what is compensated.
-static arena_def *lag_game_def(void)
-{
-    static arena_def d;
-    arena_settings s = arena_default_settings();
-    s.rail_interval = 16;
-    s.rail_damage = 1;
-    s.health_start = s.health_max = 200;
-    s.protect_ticks = 0;
-    arena_def_init(&d, &s);
-    return &d;
+    hits_aim(cl, tick * 31u + i, in);
 }
 
 static void session(uint32_t one_way_ms, uint32_t bound_ms, sv_stats *ss, cl_stats *cs)
 {
-    arena_def *d = lag_game_def();
-    sim_game *g = sim_game_create(&d->def, NULL);
+    static arena_def d;
+    arena_settings settings = hits_arena_settings();
+    arena_def_init(&d, &settings);
+    sim_game *g = sim_game_create(&d.def, NULL);
     cr_assert_not_null(g);
     static play p;
     const net_memory_link link = {one_way_ms, 0, 20, 0}; // 2% loss each way
@@ -85,7 +51,8 @@ static void session(uint32_t one_way_ms, uint32_t bound_ms, sv_stats *ss, cl_sta
     p.game_command = shooter;
     for (uint32_t i = 0; i < SHOOTERS; i++)
         p.bots[i].leash = SIM_FX_INT(4);
-    hits_watch_init(&watch, SHOOTERS, d->settings.rail_interval);
+    // (without compensation the shots are sorted by the default bound)
+    hits_watch_init(&watch, SHOOTERS, d.settings.rail_interval, (bound_ms ? bound_ms : 400u) * 64u / 1000u);
     uint32_t ran = sv_server_scene_tick(p.sv);
     for (uint32_t ms = 0; ms < LAG_SESSION_MS; ms++) {
         play_ms(&p, true);
@@ -101,13 +68,14 @@ static void session(uint32_t one_way_ms, uint32_t bound_ms, sv_stats *ss, cl_sta
     cr_expect_eq(cs->own_mispredictions[CL_CAUSE_UNEXPLAINED] + cs->remote_mispredictions[CL_CAUSE_UNEXPLAINED], 0u);
     const hits_tally *t = &watch.tally;
     cr_log_info("arena lag %u ms round trip, bound %u ms: shown %llu hits (%llu confirmed), %llu misses (%llu "
-                "confirmed), %llu unfired; server: %llu judged, %llu beyond the bound, %llu inexact, %llu view ticks, view lag mean %.1f max %u ticks\n",
+                "confirmed), %llu unfired, %llu beyond the bound (%llu agreed); server: %llu judged, %llu beyond the "
+                "bound, %llu inexact, %llu view ticks, view lag mean %.1f max %u ticks\n",
                 2 * one_way_ms, bound_ms, (unsigned long long)t->shown_hits, (unsigned long long)t->hits_confirmed,
                 (unsigned long long)t->shown_misses, (unsigned long long)t->misses_confirmed,
-                (unsigned long long)t->unfired, (unsigned long long)ss->shots_judged,
-                (unsigned long long)ss->shots_beyond_bound, (unsigned long long)ss->shots_inexact,
-                (unsigned long long)ss->view_ticks, ss->shots_judged ? (double)ss->view_lag_sum / ss->shots_judged : 0.0,
-                ss->view_lag_max);
+                (unsigned long long)t->unfired, (unsigned long long)t->beyond, (unsigned long long)t->beyond_agreed,
+                (unsigned long long)ss->shots_judged, (unsigned long long)ss->shots_beyond_bound,
+                (unsigned long long)ss->shots_inexact, (unsigned long long)ss->view_ticks,
+                ss->shots_judged ? (double)ss->view_lag_sum / ss->shots_judged : 0.0, ss->view_lag_max);
     play_free(&p);
     sim_game_destroy(g);
 }
@@ -124,6 +92,7 @@ Test(game_net, arena_shots_agree_with_the_shooters_view_under_latency, .timeout 
     cr_expect_eq(t->misses_confirmed, t->shown_misses, "a miss the shooter saw became a hit");
     cr_expect_gt(ss.shots_judged, 0u);
     cr_expect_leq(ss.shots_beyond_bound, ss.shots_judged / 10u, "views older than the bound (only at the start)");
+    cr_expect_eq(t->beyond, ss.shots_beyond_bound, "the client and the server count the same views beyond the bound");
     cr_expect_eq(ss.shots_unrebuilt, 0u);
 }
 
@@ -134,7 +103,12 @@ Test(game_net, arena_rewind_is_bounded, .timeout = 300)
     session(150, 100, &ss, &cs); // a 300 ms round trip against a 100 ms bound (6 ticks)
     cr_expect_gt(ss.shots_judged, 0u);
     cr_expect_eq(ss.shots_beyond_bound, ss.shots_judged, "every view is older than 100 ms");
+    cr_expect_gt(watch.tally.beyond, 0u);
+    cr_expect_lt(watch.tally.beyond_agreed, watch.tally.beyond, "the bound took nothing from the shooters");
     session(50, 0, &ss, &cs); // compensation off: judged at the server's present
     cr_expect_eq(ss.shots_judged, 0u);
-    cr_expect_gt(watch.tally.shown_hits + watch.tally.shown_misses, 5u);
+    const hits_tally *t = &watch.tally;
+    cr_expect_gt(t->shown_hits + t->shown_misses, 5u);
+    cr_expect_lt(t->hits_confirmed + t->misses_confirmed, t->shown_hits + t->shown_misses,
+                 "without compensation the server disagreed with none of the shooters' views");
 }

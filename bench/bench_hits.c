@@ -9,8 +9,8 @@
 // each way; the same seeded run every time). Each client walks at random
 // (cl_bot, a 4 m leash), aims at the nearest other character of its
 // predicted scene give or take up to 16 degrees, and holds the rail's fire
-// button (bench/common/bench_hits.c: the rail fires every 16 ticks and
-// does 1 point of 200, so nobody dies). A shot is compared tick by tick: as
+// button (bench/common/bench_hits.c: the rail fires every 24 ticks and
+// does 1 point of 200; the deaths are counted, and the default run has none). A shot is compared tick by tick: as
 // the client predicted it (its hit marker) and as the server ran it.
 //
 // For each round trip (0, 100, 200 ms by default) it runs compensation on
@@ -21,7 +21,7 @@
 //
 //   bench_hits [--seconds S] [--clients N] [--bound MS] [--rtt MS[,MS...]]
 //
-// S: virtual seconds of play after a 2 s warm-up (default 30); N: 2..32
+// S: virtual seconds of play after a 2 s warm-up (default 40); N: 2..32
 // (default 8). Target: 100% of both within the bound.
 #define _POSIX_C_SOURCE 200809L
 
@@ -48,7 +48,8 @@ typedef struct options {
 typedef struct result {
     hits_tally tally;
     sv_stats server;
-    double tick_us; // mean CPU time of a server tick
+    double tick_us;  // mean CPU time of a server tick
+    uint32_t deaths; // on the server, over the run
 } result;
 
 static uint64_t thread_cpu_ns(void)
@@ -131,7 +132,8 @@ static void run(const options *o, const sim_game *game, const arena_settings *st
             if (cl_client_status(cl) != CL_STATUS_PLAYING)
                 continue;
             uint32_t due = cl_client_take_catch_up(cl);
-            for (next_us[i] = next_us[i] ? next_us[i] : now_us; now_us >= next_us[i]; next_us[i] += cl_client_tick_us(cl))
+            for (next_us[i] = next_us[i] ? next_us[i] : now_us; now_us >= next_us[i];
+                 next_us[i] += cl_client_tick_us(cl))
                 due++;
             for (uint32_t k = 0; k < due; k++) {
                 uint32_t tick = cl_client_predicted_tick(cl);
@@ -156,6 +158,12 @@ static void run(const options *o, const sim_game *game, const arena_settings *st
     r->server.view_ticks -= at_warm.view_ticks;
     r->server.view_lag_sum -= at_warm.view_lag_sum;
     r->tick_us = ticks ? (double)cpu_ns / 1000.0 / (double)ticks : 0.0;
+    uint32_t n;
+    const sim_char_state *cs = sim_scene_characters(sv_server_scene(sv), &n);
+    for (uint32_t i = 0; i < n; i++) {
+        const arena_player *p = sim_scene_game_char(sv_server_scene(sv), cs[i].id);
+        r->deaths += p ? p->deaths : 0u;
+    }
     for (uint32_t i = 0; i < o->clients; i++) {
         cl_client_destroy(cls[i]);
         net_host_destroy(hosts[i]);
@@ -179,21 +187,22 @@ static void print_row(uint32_t rtt, uint32_t bound, const result *r)
     char comp[16] = "off";
     if (bound)
         snprintf(comp, sizeof comp, "%u ms", bound);
-    printf("| %4u ms | %-6s | %5llu | %6.2f%% (%llu/%llu) | %6.2f%% (%llu/%llu) | %llu | %llu (%llu agreed) | %9s | %5.1f "
-           "| %6.1f |\n",
-           rtt, comp, (unsigned long long)(t->shown_hits + t->shown_misses), share(t->hits_confirmed, t->shown_hits),
-           (unsigned long long)t->hits_confirmed, (unsigned long long)t->shown_hits,
-           share(t->misses_confirmed, t->shown_misses), (unsigned long long)t->misses_confirmed,
-           (unsigned long long)t->shown_misses, (unsigned long long)t->unfired, (unsigned long long)t->beyond,
-           (unsigned long long)t->beyond_agreed, lag,
-           s->shots_judged ? (double)s->view_ticks / (double)s->shots_judged : 0.0, r->tick_us);
+    printf(
+        "| %4u ms | %-6s | %5llu | %6.2f%% (%llu/%llu) | %6.2f%% (%llu/%llu) | %llu | %llu (%llu agreed) | %9s | %5.1f "
+        "| %6.1f | %u |\n",
+        rtt, comp, (unsigned long long)(t->shown_hits + t->shown_misses), share(t->hits_confirmed, t->shown_hits),
+        (unsigned long long)t->hits_confirmed, (unsigned long long)t->shown_hits,
+        share(t->misses_confirmed, t->shown_misses), (unsigned long long)t->misses_confirmed,
+        (unsigned long long)t->shown_misses, (unsigned long long)t->unfired, (unsigned long long)t->beyond,
+        (unsigned long long)t->beyond_agreed, lag,
+        s->shots_judged ? (double)s->view_ticks / (double)s->shots_judged : 0.0, r->tick_us, r->deaths);
     fflush(stdout);
 }
 
 static void usage(FILE *f)
 {
     fputs("usage: bench_hits [--seconds S] [--clients N] [--bound MS] [--rtt MS[,MS...]]\n"
-          "  --seconds S   virtual seconds measured after a 2 s warm-up (default 30)\n"
+          "  --seconds S   virtual seconds measured after a 2 s warm-up (default 40)\n"
           "  --clients N   shooters, 2..32 (default 8)\n"
           "  --bound MS    the server's lag compensation bound, 1..1000 (default 400)\n"
           "  --rtt LIST    round trips in ms, 0..1000 each (default 0,100,200)\n",
@@ -202,7 +211,7 @@ static void usage(FILE *f)
 
 static bool parse(int argc, char **argv, options *o)
 {
-    *o = (options){.seconds = 30, .clients = 8, .bound_ms = 400, .rtt = {0, 100, 200}, .rtts = 3};
+    *o = (options){.seconds = 40, .clients = 8, .bound_ms = 400, .rtt = {0, 100, 200}, .rtts = 3};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         char *end = NULL;
@@ -268,8 +277,8 @@ int main(int argc, char **argv)
            "(in-memory link)\n\n",
            o.clients, o.seconds);
     printf("| round trip | compensation | shots within the bound | hits confirmed | misses confirmed | unfired | shots "
-           "beyond the bound | view lag mean / max (ticks) | ticks per view | server tick (us CPU) |\n");
-    printf("|---|---|---|---|---|---|---|---|---|---|\n");
+           "beyond the bound | view lag mean / max (ticks) | ticks per view | server tick (us CPU) | deaths |\n");
+    printf("|---|---|---|---|---|---|---|---|---|---|---|\n");
     for (uint32_t k = 0; k < o.rtts; k++) {
         for (int on = 1; on >= 0; on--) {
             result r;

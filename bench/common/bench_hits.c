@@ -11,7 +11,7 @@
 arena_settings hits_arena_settings(void)
 {
     arena_settings s = arena_default_settings();
-    s.rail_interval = 16;
+    s.rail_interval = 24;
     s.rail_damage = 1;
     s.health_start = s.health_max = 200;
     s.protect_ticks = 0;

@@ -47,10 +47,13 @@ typedef struct hits_watch {
     hits_tally tally;
 } hits_watch;
 
-/// The game the measurement runs: keel-arena with a rail that fires every 16
-/// ticks and does 1 point of 200 (nobody dies, and no spawn protection: a
-/// shot's outcome rests on where the characters are, which is what lag
-/// compensation is about).
+/// The game the measurement runs: keel-arena with a rail that fires every 24
+/// ticks and does 1 point of 200, and no spawn protection: a shot's outcome
+/// rests on where the characters are, which is what lag compensation is
+/// about. (A death would couple the shots: a shooter's client predicts the
+/// others' shots from their last commands, so it may see a target die that
+/// the server keeps alive. bench_hits counts the deaths; its default run
+/// has none.)
 arena_settings hits_arena_settings(void);
 /// A shooter's aim: at a point beside the nearest other character of its
 /// client's predicted scene, up to 0.6 m either side of its centre (drawn

@@ -157,7 +157,8 @@ bool sv_server_draining(const sv_server *sv);
 /// substituted ones included and marked (rec_command.substituted: the
 /// client's command for the tick had not come, its last one ran again with
 /// input.tick the tick), with a game each command's payload packed by its
-/// schema as the client sent it (rec_tick.game_commands) -- and the scene
+/// schema as the client sent it, a judging game's outcome fields as the
+/// server judged them (rec_tick.game_commands) -- and the scene
 /// after the step. The hash
 /// fields of `tick` are left empty (a recorder computes them from `after`).
 /// The pointers are valid only during the call; the observer must not

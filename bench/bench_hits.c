@@ -19,7 +19,7 @@
 // the view lags the clients sent (T - C), the shots beyond the bound, the
 // ticks stepped per rebuilt view and the server's tick time (CPU).
 //
-//   bench_hits [--seconds S] [--clients N] [--bound MS] [--rtt MS[,MS...]]
+//   bench_hits [--seconds S] [--clients N] [--bound MS] [--interval N] [--rtt MS[,MS...]]
 //
 // S: virtual seconds of play after a 2 s warm-up (default 40); N: 2..32
 // (default 8). Target: 100% of both within the bound.
@@ -41,7 +41,7 @@
 
 typedef struct options {
     double seconds;
-    uint32_t clients, bound_ms;
+    uint32_t clients, bound_ms, interval;
     uint32_t rtt[MAX_RTTS], rtts;
 } options;
 
@@ -201,17 +201,18 @@ static void print_row(uint32_t rtt, uint32_t bound, const result *r)
 
 static void usage(FILE *f)
 {
-    fputs("usage: bench_hits [--seconds S] [--clients N] [--bound MS] [--rtt MS[,MS...]]\n"
+    fputs("usage: bench_hits [--seconds S] [--clients N] [--bound MS] [--interval N] [--rtt MS[,MS...]]\n"
           "  --seconds S   virtual seconds measured after a 2 s warm-up (default 40)\n"
           "  --clients N   shooters, 2..32 (default 8)\n"
           "  --bound MS    the server's lag compensation bound, 1..1000 (default 400)\n"
+          "  --interval N  ticks between rail shots, 1..65535 (default 24; keel-arena's own is 96)\n"
           "  --rtt LIST    round trips in ms, 0..1000 each (default 0,100,200)\n",
           f);
 }
 
 static bool parse(int argc, char **argv, options *o)
 {
-    *o = (options){.seconds = 40, .clients = 8, .bound_ms = 400, .rtt = {0, 100, 200}, .rtts = 3};
+    *o = (options){.seconds = 40, .clients = 8, .bound_ms = 400, .interval = 24, .rtt = {0, 100, 200}, .rtts = 3};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         char *end = NULL;
@@ -230,14 +231,15 @@ static bool parse(int argc, char **argv, options *o)
                 fprintf(stderr, "bench_hits: --seconds %s: not in 0..3600\n", v);
                 return false;
             }
-        } else if (strcmp(a, "--clients") == 0 || strcmp(a, "--bound") == 0) {
+        } else if (strcmp(a, "--clients") == 0 || strcmp(a, "--bound") == 0 || strcmp(a, "--interval") == 0) {
             unsigned long n = strtoul(v, &end, 10);
-            bool clients = strcmp(a, "--clients") == 0;
-            if (*end || (clients ? (n < 2 || n > HITS_MAX_CLIENTS) : (n < 1 || n > 1000))) {
-                fprintf(stderr, "bench_hits: %s %s: out of range\n", a, v);
+            bool clients = strcmp(a, "--clients") == 0, interval = strcmp(a, "--interval") == 0;
+            unsigned long lo = clients ? 2 : 1, hi = clients ? HITS_MAX_CLIENTS : (interval ? 65535 : 1000);
+            if (*end || n < lo || n > hi) {
+                fprintf(stderr, "bench_hits: %s %s: not in %lu..%lu\n", a, v, lo, hi);
                 return false;
             }
-            *(clients ? &o->clients : &o->bound_ms) = (uint32_t)n;
+            *(clients ? &o->clients : interval ? &o->interval : &o->bound_ms) = (uint32_t)n;
         } else if (strcmp(a, "--rtt") == 0) {
             o->rtts = 0;
             for (const char *p = v; *p && o->rtts < MAX_RTTS; p = *end ? end + 1 : end) {
@@ -266,6 +268,7 @@ int main(int argc, char **argv)
     }
     static arena_def def;
     arena_settings st = hits_arena_settings();
+    st.rail_interval = (int32_t)o.interval;
     arena_def_init(&def, &st);
     sim_game_error err;
     sim_game *game = sim_game_create(&def.def, &err);
@@ -273,9 +276,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench_hits: keel-arena: %s\n", err.reason);
         return 1;
     }
-    printf("hit agreement: keel-arena's rail, %u shooters, %.0f s measured per row, 2%% loss each way "
+    printf("hit agreement: keel-arena's rail every %u ticks, %u shooters, %.0f s measured per row, 2%% loss each way "
            "(in-memory link)\n\n",
-           o.clients, o.seconds);
+           o.interval, o.clients, o.seconds);
     printf("| round trip | compensation | shots within the bound | hits confirmed | misses confirmed | unfired | shots "
            "beyond the bound | view lag mean / max (ticks) | ticks per view | server tick (us CPU) | deaths |\n");
     printf("|---|---|---|---|---|---|---|---|---|---|---|\n");

@@ -152,7 +152,7 @@ lib_sources() {
     ls server/src/*.c
     ls app/*.c
     ls tests/games/tag/tag.c # the example game, linked in (--game tag)
-    ls games/arena/arena.c games/arena/arena_level.c games/arena/arena_rules.c # keel-arena (--game arena)
+    ls games/arena/arena.c games/arena/arena_level.c games/arena/arena_rules.c games/arena/arena_judge.c # keel-arena (--game arena)
 }
 have_replay=0
 [ -d tools/keel-replay ] && ls tools/keel-replay/*.c >/dev/null 2>&1 && have_replay=1

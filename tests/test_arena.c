@@ -151,7 +151,7 @@ Test(arena, settings_are_clamped_and_the_static_definition_is_the_default_one)
     sim_game *a = sim_game_create(st, NULL), *b = sim_game_create(&d.def, NULL);
     cr_assert(a && b);
     cr_expect_eq(sim_game_digest(a), sim_game_digest(b));
-    cr_expect_eq(sim_game_command_bits(a), 2u, "two fire buttons");
+    cr_expect_eq(sim_game_command_bits(a), 41u, "two fire buttons, the view lag (6 bits), judged, the rail's hit (32)");
     arena_settings odd = arena_default_settings();
     odd.rocket_radius = 0;       // would divide by zero
     odd.respawn_ticks = 1000000; // beyond a uint16_t
@@ -504,7 +504,7 @@ static void commands(sim_scene *sc, uint32_t tick, void *user)
         in.yaw = (sim_angle)(in.yaw + 0x8000);                                        // the rows face each other
         in.pitch = (sim_angle)((r >> 24 & 7) == 0 ? 0x10000 - SIM_ANGLE_QUARTER : 0); // now and then at the feet
         in.buttons = (uint8_t)((r >> 20 & 31) == 0 ? SIM_BUTTON_JUMP : 0);
-        arena_command c = {(uint8_t)((r >> 4 & 7) == 0), (uint8_t)((r >> 7 & 15) == 0)};
+        arena_command c = {(uint8_t)((r >> 4 & 7) == 0), (uint8_t)((r >> 7 & 15) == 0), 0, 0, 0};
         cr_assert(sim_scene_set_command(sc, id, &in, &c, NULL));
     }
 }

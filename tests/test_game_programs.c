@@ -78,7 +78,7 @@ Test(game_programs, a_game_library_that_cannot_be_had_is_one_line_and_exit_6)
         {"nosuch", "no game named \"nosuch\""},
         {"./no-such-library.so", "cannot load the game library"},
         {KEEL_GAME_NOENTRY_SO, "does not export keel_game_v1"},
-        {KEEL_GAME_BADABI_SO, "ABI version is 3, this program takes 2"},
+        {KEEL_GAME_BADABI_SO, "ABI version is 4, this program takes 3"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         const char *sim[] = {"--quiet", "--ticks", "4", "--game", bad[i].spec, NULL};

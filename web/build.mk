@@ -24,7 +24,7 @@ NET_LEFT_OUT := $(wildcard net/src/host_enet*.c net/src/token*.c) net/src/handsh
 	net/src/frame.c
 SOURCES := $(wildcard sim/src/*.c rec/src/*.c client/src/*.c tools/keel-replay/*.c) \
 	$(filter-out $(NET_LEFT_OUT),$(wildcard net/src/*.c)) app/keel_app.c app/keel_opt.c app/keel_game.c tests/games/tag/tag.c \
-	games/arena/arena.c games/arena/arena_level.c games/arena/arena_rules.c net/src/absent/host_enet_absent.c
+	games/arena/arena.c games/arena/arena_level.c games/arena/arena_rules.c games/arena/arena_judge.c net/src/absent/host_enet_absent.c
 OBJECTS := $(patsubst %.c,$(OUT)/obj/%.o,$(SOURCES))
 
 # MODULARIZE: web/replay-call.js makes the module with KeelReplay({print,

@@ -429,6 +429,13 @@ bool cl_client_predict_game(cl_client *cl, const sim_input *command, const void 
             cl_send_ping(cl, now_ms);
         return false;
     }
+    // A game that judges shots: a shot judged against the predicted scene,
+    // the view the player sees, which the server rebuilds from the lag
+    // (docs/game.md, "Judging a shot").
+    size_t bytes = net_game_command_bytes(cl->game);
+    if (p >= cl->live_tick && sim_game_judges(cl->game) &&
+        sim_game_judge_packed(cl->game, cl->pred, cl->character, command, payload, bytes, false, 0))
+        sim_game_judge_packed(cl->game, cl->pred, cl->character, command, payload, bytes, true, p - cl->confirmed);
     cl_own_slot *o = &cl->own_ring[p % CL_RING];
     o->tick = p;
     o->cmd = p < cl->live_tick ? cl->substitute_cmd : *command;

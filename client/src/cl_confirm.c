@@ -144,6 +144,27 @@ static const sim_char_state *find_state(const sim_char_state *s, uint32_t n, uin
     return lo < n && s[lo].id == id ? &s[lo] : NULL;
 }
 
+// Whether a remote character ran another command in the predicted ticks
+// [T, P) than its last confirmed one (last_cmds), with which a prediction
+// from T runs it.
+static bool stale_commands(const cl_client *cl, uint32_t T, uint32_t P)
+{
+    for (uint32_t k = T; k < P; k++) {
+        const cl_state_slot *ps = &cl->pred_ring[k % CL_RING];
+        if (ps->tick != k)
+            return true;
+        for (uint32_t i = 0; i < ps->input_count; i++) {
+            const net_tick_command *a = &ps->inputs[i];
+            if (a->id == cl->character)
+                continue;
+            const net_tick_command *last = cl_find_cmd(cl->last_cmds, cl->last_cmd_count, a->id);
+            if (!last || !cl_same_tick_command(last, a))
+                return true;
+        }
+    }
+    return false;
+}
+
 // The confirmed state moved from `from` to tick T (the conf scene); compare
 // with what was predicted for T and roll back when it differs. `actual` holds
 // the commands that ran in [from, T) (NULL after a full state: no labels).
@@ -189,6 +210,12 @@ static void confirm(cl_client *cl, uint32_t from, const net_snapshot *actual)
         }
         game_differs = true;
     }
+    // A game that judges shots against the predicted scene: that scene must
+    // be exactly the prediction from C the server rebuilds, so a prediction
+    // made with another command of a remote character than its newest
+    // confirmed one is made again, though the states agree.
+    if (!differ && sim_game_judges(cl->game))
+        differ = stale_commands(cl, T, P);
     if (!differ)
         return;
     if (actual && pr->tick == T) {

@@ -65,6 +65,9 @@ static void settings_bytes(const arena_settings *s, uint8_t *out)
 static const sim_game_field command_fields[] = {
     {"fire_rail", SIM_GAME_BOOL, offsetof(arena_command, fire_rail), 1, 1, 0, 1, 0, 0},
     {"fire_rocket", SIM_GAME_BOOL, offsetof(arena_command, fire_rocket), 1, 1, 0, 1, 0, 0},
+    {"view_lag", SIM_GAME_UINT, offsetof(arena_command, view_lag), 1, 6, 0, 63, 0, 0},
+    {"judged", SIM_GAME_BOOL, offsetof(arena_command, judged), 1, 1, 0, 1, 0, 0},
+    {"rail_hit", SIM_GAME_UINT, offsetof(arena_command, rail_hit), 4, 32, 0, 0, 0, 0},
 };
 
 #define P(f) offsetof(arena_player, f)
@@ -140,13 +143,13 @@ static const arena_player player_initial = {.health = 100};
 
 #define ARENA_DEF(user_, bytes_)                                                                                 \
     {                                                                                                            \
-        .abi_version = SIM_GAME_ABI_VERSION, .name = "arena", .version = 1,                                      \
+        .abi_version = SIM_GAME_ABI_VERSION, .name = "arena", .version = 2,                                      \
         .command = {sizeof(arena_command), command_fields, COUNT(command_fields)},                               \
         .character = {sizeof(arena_player), player_fields, COUNT(player_fields)},                                \
         .state = {sizeof(arena_state), state_fields, COUNT(state_fields)}, .character_initial = &player_initial, \
         .settings = (bytes_), .settings_size = sizeof(arena_settings),                                           \
         .rules = {.before_move_char = arena_before_char, .after_move = arena_after}, .user = (user_),            \
-        .level = arena_level,                                                                                    \
+        .level = arena_level, .judge = arena_judge, .view_lag_field = "view_lag",                                \
     }
 
 // The default game's settings, as the rules read them (constant: sim_game_user).

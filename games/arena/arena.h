@@ -52,10 +52,20 @@ typedef struct arena_settings {
 /// The defaults above.
 arena_settings arena_default_settings(void);
 
-/// The command: two fire buttons beside the movement (2 bits on the wire).
+/// The command: two fire buttons beside the movement, and the rail shot's
+/// judgement against the shooter's view (docs/arena.md, "Lag
+/// compensation"): 41 bits on the wire, 2 while the rail is not fired.
 typedef struct arena_command {
     uint8_t fire_rail;
     uint8_t fire_rocket;
+    /// Ticks the shooter's view was predicted past its client's confirmed
+    /// tick (0..63; set by keel's client on a rail shot, 0 otherwise).
+    uint8_t view_lag;
+    /// 1: the rail shot was judged against the shooter's view, and hits
+    /// `rail_hit` (a character id; 0: nothing). 0: the rules judge it
+    /// against the characters as they are at the tick.
+    uint8_t judged;
+    uint32_t rail_hit;
 } arena_command;
 
 /// Weapons, as the kill feed names them.

@@ -14,5 +14,9 @@ sim_vec3 arena_capped(sim_vec3 v);
 void arena_level(const sim_game_level *level, void *state, void *user);
 void arena_before_char(sim_game_tick *t, uint32_t index);
 void arena_after(sim_game_tick *t);
+/// The rail shot against the shooter's view (arena_judge.c; sim_game_judge_fn).
+bool arena_judge(const sim_scene *scene, uint32_t id, const sim_input *input, void *command, bool view, void *user);
+/// Where shots start: the eyes of a character in state `c`.
+sim_vec3 arena_eye(const arena_settings *st, const sim_char_state *c);
 
 #endif

@@ -31,11 +31,7 @@ static sim_vec3 char_center(const sim_game_tick *t, const sim_char_state *c)
     return sim_v3(c->position.x, c->position.y + sh.half.y, c->position.z);
 }
 
-static sim_vec3 eye(const sim_game_tick *t, const sim_char_state *c)
-{
-    sim_fx h = (c->flags & SIM_CHAR_CROUCHED) ? cfg(t)->eye_height_crouched : cfg(t)->eye_height;
-    return sim_v3(c->position.x, c->position.y + h, c->position.z);
-}
+static sim_vec3 eye(const sim_game_tick *t, const sim_char_state *c) { return arena_eye(cfg(t), c); }
 
 static void launch(sim_game_tick *t, uint32_t i, sim_vec3 velocity)
 {
@@ -173,9 +169,18 @@ static void respawn(sim_game_tick *t, arena_state *s, uint32_t i)
 
 // ---- weapons ------------------------------------------------------------------------
 
-static void rail(sim_game_tick *t, arena_state *s, uint32_t i)
+// The rail: judged against the shooter's view when the command says so
+// (arena_judge.c: `rail_hit` is what it hit there), else a ray against the
+// characters as they are now.
+static void rail(sim_game_tick *t, arena_state *s, uint32_t i, const arena_command *cmd)
 {
     const sim_char_state *c = sim_game_character(t, i);
+    if (cmd->judged) {
+        int64_t j = cmd->rail_hit && cmd->rail_hit != c->id ? sim_game_find(t, cmd->rail_hit) : -1;
+        if (j >= 0)
+            damage(t, s, (uint32_t)j, c->id, cfg(t)->rail_damage, ARENA_WEAPON_RAIL);
+        return;
+    }
     sim_ray_input ray = {eye(t, c), sim_v3_scale(sim_angle_dir(c->yaw, c->pitch), cfg(t)->rail_range)};
     sim_ray_result hit;
     uint32_t who = 0;
@@ -365,7 +370,7 @@ void arena_after(sim_game_tick *t)
         if (cmd->fire_rail && p->rail_ticks == 0) {
             p->rail_ticks = (uint16_t)st->rail_interval;
             p->protect_ticks = 0;
-            rail(t, s, i);
+            rail(t, s, i, cmd);
         }
         if (cmd->fire_rocket && p->rocket_ticks == 0 && !p->dead) {
             p->rocket_ticks = (uint16_t)st->rocket_interval;

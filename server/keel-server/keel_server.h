@@ -49,6 +49,7 @@ typedef struct options {
     /// NET_HOST_DEFAULT_TIMEOUT_MS; a token's shorter timeout wins)
     uint32_t timeout_ms;
     const char *game_spec;       ///< --game NAME|PATH (app/keel_game.h; NULL: no game)
+    uint32_t lag_ms;             ///< --lag-compensation MS (sv_config.lag_compensation_ms)
     const struct sim_game *game; ///< the game it gave, loaded by main before the scene
 } options;
 

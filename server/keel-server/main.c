@@ -105,6 +105,9 @@ static void usage(FILE *f)
           "                        run the same game (name, version, digest) or are refused naming\n"
           "                        it; recordings hold the game's commands. A game that cannot be\n"
           "                        loaded: one line and exit 6\n"
+          "  --lag-compensation MS a game that judges shots (arena) judges each against the view\n"
+          "                        its shooter's client had, rebuilt at most MS ms back, 0..1000\n"
+          "                        (default 400; 0: against the present; docs/arena.md)\n"
           "  --duration S          stop after S seconds (default 0: until interrupted)\n"
           "  --ticks N             stop after N ticks (default 0: no limit)\n"
           "  --stats-interval S    seconds between stats lines, e.g. 0.1 (default 5; 0: none)\n"
@@ -185,7 +188,8 @@ static int parse(int argc, char **argv, options *o)
                    .full_clients = 1,
                    .seed = 1,
                    .respawn_depth_m = KEEL_APP_RESPAWN_DEPTH_M,
-                   .timeout_ms = NET_HOST_DEFAULT_TIMEOUT_MS};
+                   .timeout_ms = NET_HOST_DEFAULT_TIMEOUT_MS,
+                   .lag_ms = 400};
     keel_opt p;
     keel_opt_init(&p, "keel-server", argc, argv, 1);
     const char *a;
@@ -262,12 +266,15 @@ static int parse(int argc, char **argv, options *o)
                    strcmp(a, "--max-per-address") == 0 || strcmp(a, "--ticks") == 0 ||
                    strcmp(a, "--keyframe-interval") == 0 || strcmp(a, "--virtual-bots") == 0 ||
                    strcmp(a, "--seed") == 0 || strcmp(a, "--full-clients") == 0 ||
-                   strcmp(a, "--test-stall-after-ticks") == 0) {
+                   strcmp(a, "--test-stall-after-ticks") == 0 || strcmp(a, "--lag-compensation") == 0) {
             uint32_t lo = 0, hi = 65535, *dst = &o->port;
             if (strcmp(a, "--rate") == 0) {
                 lo = SIM_MOVE_MIN_TICK_RATE;
                 hi = SIM_MOVE_MAX_TICK_RATE;
                 dst = &o->rate;
+            } else if (strcmp(a, "--lag-compensation") == 0) {
+                hi = 1000;
+                dst = &o->lag_ms;
             } else if (strcmp(a, "--respawn-depth") == 0) {
                 hi = KEEL_APP_RESPAWN_DEPTH_MAX_M;
                 dst = &o->respawn_depth_m;
@@ -479,6 +486,7 @@ int main(int argc, char **argv)
     cfg.max_clients = o.max_clients;
     cfg.ticks_per_snapshot = o.snapshot_ticks;
     cfg.platforms = o.platforms;
+    cfg.lag_compensation_ms = o.lag_ms;
     cfg.map = level_map.entity_count ? &level_map : NULL;
     cfg.game = o.game;
     sv_server *sv = sv_server_create(world, &level, &settings, &cfg, host);

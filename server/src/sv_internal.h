@@ -49,6 +49,9 @@ typedef struct sv_client {
     uint8_t ran_own[CMD_RING];
     sim_input last_cmd;
     uint8_t last_game[NET_GAME_COMMAND_BYTES]; // last_cmd's game payload
+    // the commands as they came, kept after their tick ran (a late one too):
+    // what the client predicted with, for rebuilding its view (sv_lag.c)
+    sv_cmd_slot seen[CMD_RING];
     uint32_t last_applied_tick;
     uint64_t substituted_bits; // bit 0: the last tick run
     uint32_t ack_tick;         // the client's confirmed tick C, or NET_TICK_NONE
@@ -112,6 +115,14 @@ struct sv_server {
     rec_command *obs_commands;
     uint8_t *obs_game;     // with a game: each command's packed payload (obs_game_bytes each)
     size_t obs_game_bytes; // net_game_command_bytes of the game (0: none)
+    // lag compensation (sv_lag.c): the scene at each of the last lag_ring
+    // ticks (saved after the step before it), and a scene to rebuild views in
+    uint32_t lag_ticks; // the bound in ticks (0: off)
+    uint32_t lag_ring;
+    uint32_t *lag_tick; // per slot: the tick saved, or NET_TICK_NONE
+    uint8_t **lag_save;
+    size_t *lag_size, *lag_cap;
+    sim_scene *view;
     // draining (sv_drain.c)
     bool draining;
     char drain_reason[NET_REASON_MAX + 1];
@@ -126,6 +137,15 @@ void sv_send_snapshot(sv_server *sv, sv_client *c, uint64_t hash);
 /// Send a refuse (code, reason cut to NET_REASON_MAX) and close the peer's
 /// connection; not counted (the caller counts).
 void sv_send_refusal(sv_server *sv, uint32_t peer, net_refuse_code code, const char *reason);
+/// Lag compensation (sv_lag.c): set up with the server (true when off),
+/// freed; the state after a step kept; a command about to run at tick t
+/// judged (its payload rewritten: `own` false for a substitute, judged at
+/// the present).
+bool sv_lag_init(sv_server *sv);
+void sv_lag_free(sv_server *sv);
+void sv_lag_keep(sv_server *sv);
+void sv_lag_judge(sv_server *sv, const sv_client *c, uint32_t t, const sim_input *cmd, uint8_t *payload, bool own);
+
 /// A hello while draining: refused with the drain's reason (sv_drain.c).
 void sv_drain_refuse(sv_server *sv, uint32_t peer);
 

@@ -30,6 +30,7 @@ sv_config sv_default_config(void)
     c.max_input_packets_per_second = 0; // 0: 4 x tick rate
     c.hello_timeout_ms = 5000;
     c.platforms = false;
+    c.lag_compensation_ms = 400;
     c.cookie = SV_COOKIE;
     return c;
 }
@@ -133,6 +134,10 @@ sv_server *sv_server_create(const sim_world *world, const sim_level *level, cons
     }
     if (config->platforms) // ids far above any character's
         sim_scene_add_area_platforms(sv->scene, level, 0x7FFF0001u, 0x7FFF0002u);
+    if (!sv_lag_init(sv)) {
+        sv_server_destroy(sv);
+        return NULL;
+    }
     // After the platforms: clients must have built the same ones.
     sv->identity = net_identity_make(settings, level, sv->scene);
     if (!net_identity_set_game(&sv->identity, config->game)) { // a payload the protocol cannot carry
@@ -161,6 +166,7 @@ void sv_server_destroy(sv_server *sv)
     free(sv->obs_commands);
     free(sv->obs_game);
     free(sv->save);
+    sv_lag_free(sv);
     sv_history_free(&sv->history);
     free(sv);
 }
@@ -352,7 +358,7 @@ static void handle_hello(sv_server *sv, uint32_t peer, const uint8_t *data, size
         sv_send_reset(&f->send);
         f->hello_time = h.client_time_ms;
         for (uint32_t k = 0; k < CMD_RING; k++)
-            f->ring[k].tick = NET_TICK_NONE;
+            f->ring[k].tick = f->seen[k].tick = NET_TICK_NONE;
         return; // joins at the next tick
     }
     send_refuse(sv, peer, NET_REFUSE_FULL, "server full");
@@ -409,6 +415,14 @@ static void handle_input(sv_server *sv, sv_client *c, const uint8_t *data, size_
     uint32_t first_new = NET_TICK_NONE; // the oldest command this packet brought first (or late)
     for (uint32_t i = 0; i < in.count; i++) {
         uint32_t t = in.newest_tick - (in.count - 1u - i);
+        sv_cmd_slot *seen = &c->seen[t % CMD_RING];
+        if (seen->tick != t && (t >= now_tick ? t - now_tick <= NET_MAX_SNAPSHOT_TICKS : now_tick - t < CMD_RING)) {
+            // As it came (a late one too): what the client predicted with.
+            seen->tick = t;
+            seen->cmd = in.commands[i];
+            seen->cmd.tick = t;
+            memcpy(seen->game, in.game_commands[i], sizeof seen->game);
+        }
         if (t < now_tick) {
             // Already run: a redundant copy, or one that came too late
             // (counted once per tick, however many copies follow).
@@ -649,6 +663,9 @@ void sv_server_tick(sv_server *sv, uint64_t now_us)
             cmd.tick = t;
             sv->stats.commands_substituted++;
         }
+        // A game that judges shots: the outcome into the payload (sv_lag.c),
+        // which the tick runs and the history and the recording keep.
+        sv_lag_judge(sv, c, t, &cmd, c->last_game, own);
         s->tick = NET_TICK_NONE;
         c->ran_own[t % CMD_RING] = own ? RAN_OWN : RAN_SUBSTITUTE;
         c->substituted_bits = (c->substituted_bits << 1) | (own ? 0u : 1u);
@@ -679,6 +696,7 @@ void sv_server_tick(sv_server *sv, uint64_t now_us)
         }
     }
     sim_scene_step(sv->scene);
+    sv_lag_keep(sv);
     sv->stats.ticks++;
     if (sv->observer)
         notify_observer(sv, rec);

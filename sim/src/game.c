@@ -307,6 +307,8 @@ static uint64_t digest(const sim_game *g)
     h = sim_hash_u64(h, (uint64_t)d->settings_size);
     if (d->settings_size)
         h = sim_hash_bytes(h, d->settings, d->settings_size);
+    if (d->view_lag_field) // (a game that does not judge keeps the digest it had)
+        h = hash_text(sim_hash_u32(h, 0x4a554447u), d->view_lag_field);
     return h;
 }
 
@@ -371,6 +373,23 @@ sim_game *sim_game_create(const sim_game_def *def, sim_game_error *error)
         return NULL;
     }
     g->per_char_rules = def->rules.before_move_char || def->rules.after_move_char;
+    g->view_lag = -1;
+    if ((def->judge != NULL) != (def->view_lag_field != NULL)) {
+        sim_game_destroy(g);
+        return refuse(error, "a judge without a view-lag field, or a view-lag field without a judge", NULL, -1), NULL;
+    }
+    for (uint32_t i = 0; def->view_lag_field && i < g->part[SIM_GAME_PART_COMMAND].field_count; i++) {
+        const game_field *f = &g->part[SIM_GAME_PART_COMMAND].fields[i];
+        if (strcmp(f->name, def->view_lag_field) == 0 && f->kind == SIM_GAME_UINT && f->esize == 1 && f->count == 1 &&
+            f->min == 0)
+            g->view_lag = (int32_t)i;
+    }
+    if (def->view_lag_field && g->view_lag < 0) {
+        sim_game_destroy(g);
+        return refuse(error, "view-lag field is not a 1-byte UINT command field with minimum 0", def->view_lag_field,
+                      -1),
+               NULL;
+    }
     g->digest = digest(g);
     return g;
 }

@@ -28,6 +28,7 @@ struct sim_game {
     uint8_t *state_initial;
     uint64_t digest;
     bool per_char_rules; // before_move_char or after_move_char
+    int32_t view_lag;    // the command field def.view_lag_field names (-1: the game does not judge)
 };
 
 /// Element k of field f in struct `base`, as a value (every kind fits in

@@ -9,7 +9,7 @@
 // Bot i has the built-in platforms when bit i of client_platforms is set.
 static void init(play *p, uint32_t nbots, cl_bot_mode mode, const net_memory_link *up, const net_memory_link *down,
                  uint64_t seed, bool server_platforms, uint32_t client_platforms, const sim_game *server_game,
-                 const sim_game *client_game)
+                 const sim_game *client_game, uint32_t lag_ms)
 {
     memset(p, 0, sizeof *p);
     cr_assert_eq(sim_level_builtin(&p->level), 0);
@@ -23,6 +23,7 @@ static void init(play *p, uint32_t nbots, cl_bot_mode mode, const net_memory_lin
     sv_config sc = sv_default_config();
     sc.platforms = server_platforms;
     sc.game = server_game;
+    sc.lag_compensation_ms = lag_ms;
     p->game = server_game;
     p->sv = sv_server_create(p->world, &p->level, &p->settings, &sc, p->server_host);
     cr_assert_not_null(p->sv);
@@ -45,13 +46,19 @@ static void init(play *p, uint32_t nbots, cl_bot_mode mode, const net_memory_lin
 void play_init_platforms(play *p, uint32_t nbots, cl_bot_mode mode, const net_memory_link *up,
                          const net_memory_link *down, uint64_t seed, bool server_platforms, uint32_t client_platforms)
 {
-    init(p, nbots, mode, up, down, seed, server_platforms, client_platforms, NULL, NULL);
+    init(p, nbots, mode, up, down, seed, server_platforms, client_platforms, NULL, NULL, 0);
 }
 
 void play_init_game(play *p, uint32_t nbots, cl_bot_mode mode, const net_memory_link *link, uint64_t seed,
                     const sim_game *server_game, const sim_game *client_game)
 {
-    init(p, nbots, mode, link, link, seed, false, 0, server_game, client_game);
+    init(p, nbots, mode, link, link, seed, false, 0, server_game, client_game, sv_default_config().lag_compensation_ms);
+}
+
+void play_init_game_lag(play *p, uint32_t nbots, cl_bot_mode mode, const net_memory_link *link, uint64_t seed,
+                        const sim_game *game, uint32_t lag_compensation_ms)
+{
+    init(p, nbots, mode, link, link, seed, false, 0, game, game, lag_compensation_ms);
 }
 
 void play_init(play *p, uint32_t nbots, cl_bot_mode mode, const net_memory_link *up, const net_memory_link *down,

@@ -62,6 +62,10 @@ void play_init_platforms(play *p, uint32_t nbots, cl_bot_mode mode, const net_me
 /// same, or another to be refused); the same link both ways.
 void play_init_game(play *p, uint32_t nbots, cl_bot_mode mode, const net_memory_link *link, uint64_t seed,
                     const sim_game *server_game, const sim_game *client_game);
+/// play_init_game with the server's lag compensation bound (sv_config.
+/// lag_compensation_ms; 0: off).
+void play_init_game_lag(play *p, uint32_t nbots, cl_bot_mode mode, const net_memory_link *link, uint64_t seed,
+                        const sim_game *game, uint32_t lag_compensation_ms);
 void play_init(play *p, uint32_t nbots, cl_bot_mode mode, const net_memory_link *up, const net_memory_link *down,
                uint64_t seed);
 void play_free(play *p);

@@ -58,6 +58,17 @@ typedef struct sv_config {
     /// it); commands carry its payload, and full states its state. A game
     /// whose payload is wider than NET_GAME_COMMAND_BYTES is refused.
     const struct sim_game *game;
+    /// Lag compensation, for a game that judges shots (sim_game_judges):
+    /// the longest rewind, in ms (0: none -- every shot is judged against
+    /// the characters as they are at its tick). A shot is judged against the
+    /// shooter's view, rebuilt from the state the shooter's client had
+    /// confirmed when it fired, at most floor(ms x tick rate / 1000) ticks
+    /// (at most 63) before the shot; a view older than that is rebuilt from
+    /// the oldest state the bound allows (docs/arena.md, "Lag
+    /// compensation"). 0..1000 (default 400: 25 ticks at 64 Hz, which
+    /// covers a 200 ms round trip on a lossy link: the view lag is about
+    /// the round trip plus the input margin plus a snapshot interval).
+    uint32_t lag_compensation_ms;
     uint32_t cookie;
 } sv_config;
 
@@ -92,6 +103,17 @@ typedef struct sv_stats {
     uint64_t snapshots_repair; ///< delta snapshots re-sending ticks a client lacked (among snapshots_delta)
     uint64_t full_states;      ///< full states sent (each snapshots_full_parts / ceil(characters / 12) parts)
     uint64_t snapshot_bytes;   ///< payload of snapshots and full parts
+    /// Lag compensation: shots judged against a rebuilt view, those whose
+    /// view was older than the bound (rebuilt from the oldest state it
+    /// allows), those rebuilt without one of the shooter's commands (it
+    /// never came: the view may differ from the client's), and those judged
+    /// at the present because the state or commands were no longer held.
+    uint64_t shots_judged, shots_beyond_bound, shots_inexact, shots_unrebuilt;
+    uint64_t view_ticks; ///< ticks stepped to rebuild views (the cost)
+    /// The view lags the shooters' clients sent (T - C, ticks), summed over
+    /// the shots judged, and the largest.
+    uint64_t view_lag_sum;
+    uint32_t view_lag_max;
 } sv_stats;
 
 typedef struct sv_server sv_server;
@@ -135,7 +157,8 @@ bool sv_server_draining(const sv_server *sv);
 /// substituted ones included and marked (rec_command.substituted: the
 /// client's command for the tick had not come, its last one ran again with
 /// input.tick the tick), with a game each command's payload packed by its
-/// schema as the client sent it (rec_tick.game_commands) -- and the scene
+/// schema as the client sent it, a judging game's outcome fields as the
+/// server judged them (rec_tick.game_commands) -- and the scene
 /// after the step. The hash
 /// fields of `tick` are left empty (a recorder computes them from `after`).
 /// The pointers are valid only during the call; the observer must not

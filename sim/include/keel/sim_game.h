@@ -53,7 +53,8 @@ extern "C" {
 
 /// The version of this interface; a game built against another is refused.
 /// 2: sim_game_def gained `level` (the level's entities).
-#define SIM_GAME_ABI_VERSION 2u
+/// 3: sim_game_def gained `judge` and `view_lag_field` (lag compensation).
+#define SIM_GAME_ABI_VERSION 3u
 
 /// Limits of what a game may declare (a schema beyond them is refused).
 #define SIM_GAME_COMMAND_MAX_BYTES 64u  ///< the command struct's size
@@ -177,6 +178,23 @@ typedef struct sim_game_level {
 /// deterministic as a rule is.
 typedef void (*sim_game_level_fn)(const sim_game_level *level, void *state, void *user);
 
+/// Judges a command against the view its sender had when it made it: lag
+/// compensation, docs/game.md "Judging a shot". Called in two ways, both
+/// deterministic as a rule is:
+/// - `view` false: `scene` is a scene at the command's tick (before it
+///   runs: the server's, or the client's prediction). Clear the command's
+///   outcome fields (the rules then judge as things are at the tick) and
+///   return whether the command needs its sender's view (it shoots now).
+/// - `view` true (only after a first call returned true): `scene` is the
+///   view, the scene at the command's tick as the sender's client predicted
+///   it. Write the outcome fields (what the shot hits in it); the return
+///   value is ignored.
+/// `id` is the sender's character and `input` its movement command for that
+/// tick (its aim). It may read `scene` only through the public sim_scene and
+/// sim_game functions, and write only `command`.
+typedef bool (*sim_game_judge_fn)(const sim_scene *scene, uint32_t id, const sim_input *input, void *command, bool view,
+                                  void *user);
+
 /// What a game is. Every pointer must stay valid while the sim_game lives.
 typedef struct sim_game_def {
     uint32_t abi_version; ///< SIM_GAME_ABI_VERSION
@@ -196,6 +214,14 @@ typedef struct sim_game_def {
     uint32_t move_type_count;
     void *user;              ///< passed back by sim_game_user: constant data only (never state)
     sim_game_level_fn level; ///< the level's entities into the game-wide state (NULL: ignored)
+    /// Lag compensation (both or neither; NULL: none, every command is
+    /// judged at its tick): the judge, and the name of a command field (a
+    /// UINT of 1 byte whose range starts at 0) that carries how many ticks
+    /// past its confirmed tick the sender's view was predicted (T - C),
+    /// clamped to the field's maximum. keel's client fills it; keel's server
+    /// rebuilds the view from it (sv_config.lag_compensation_ms bounds it).
+    sim_game_judge_fn judge;
+    const char *view_lag_field;
 } sim_game_def;
 
 /// Why a definition, a state or a command was refused.
@@ -251,6 +277,25 @@ size_t sim_game_pack_command(const sim_game *game, const void *command, uint8_t 
 /// reason; `command` is then zeroed.
 bool sim_game_unpack_command(const sim_game *game, const uint8_t *in, size_t size, void *command,
                              sim_game_error *error);
+
+/// Whether the game judges commands against their sender's view (it has a
+/// judge and a view-lag field).
+bool sim_game_judges(const sim_game *game);
+/// The view-lag field of a command struct (0 for a game that does not
+/// judge), and written (clamped to the field's range).
+uint32_t sim_game_view_lag(const sim_game *game, const void *command);
+void sim_game_set_view_lag(const sim_game *game, void *command, uint32_t lag);
+/// The game's judge on a command struct (see sim_game_judge_fn); false, and
+/// nothing changed, for a game that does not judge.
+bool sim_game_judge(const sim_game *game, const sim_scene *scene, uint32_t id, const sim_input *input, void *command,
+                    bool view);
+/// sim_game_judge on a packed payload (sim_game_pack_command's bytes,
+/// `size` of them): unpacked, judged and packed again, the view lag set to
+/// `lag` when the command needs a view or is judged in one (else 0).
+/// Returns whether it needs one (with `view` false); false too when the
+/// payload does not unpack (it is then unchanged).
+bool sim_game_judge_packed(const sim_game *game, const sim_scene *scene, uint32_t id, const sim_input *input,
+                           uint8_t *payload, size_t size, bool view, uint32_t lag);
 
 // ---- the scene with a game --------------------------------------------------
 

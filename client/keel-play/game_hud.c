@@ -53,8 +53,7 @@ void kp_game_hud_observe(kp_game_hud *h, const sim_scene *scene, uint32_t own, d
         h->ops->observe(h->self, scene, own, now_s);
 }
 
-void kp_game_hud_characters(kp_game_hud *h, const sim_scene *scene, kp_char_draw *draws, uint32_t count,
-                            double now_s)
+void kp_game_hud_characters(kp_game_hud *h, const sim_scene *scene, kp_char_draw *draws, uint32_t count, double now_s)
 {
     if (h && scene)
         h->ops->characters(h->self, scene, draws, count, now_s);
@@ -66,8 +65,7 @@ void kp_game_hud_draw_world(kp_game_hud *h, kp_render *r, double now_s)
         h->ops->draw_world(h->self, r, now_s);
 }
 
-uint32_t kp_game_hud_draw(kp_game_hud *h, kp_overlay *o, const kp_game_hud_frame *f, float (*keep)[4],
-                          uint32_t room)
+uint32_t kp_game_hud_draw(kp_game_hud *h, kp_overlay *o, const kp_game_hud_frame *f, float (*keep)[4], uint32_t room)
 {
     return h ? h->ops->draw(h->self, o, f, keep, room) : 0;
 }

@@ -34,10 +34,10 @@ typedef struct kp_game_hud_frame {
     const kp_camera *cam;
     int width, height; ///< the window (the camera's projection)
     int bottom;        ///< the y the HUD keeps above (the watch timeline, the live help line)
-    double now_s;   ///< the app's clock (fades and timers)
-    bool crosshair; ///< first person (live): a crosshair and the hit marker at the centre
-    bool scores;    ///< the score table (Tab held in live mode; K in watch mode)
-    bool follow;    ///< the HUD's character is shown (health, weapons); off for a free camera
+    double now_s;      ///< the app's clock (fades and timers)
+    bool crosshair;    ///< first person (live): a crosshair and the hit marker at the centre
+    bool scores;       ///< the score table (Tab held in live mode; K in watch mode)
+    bool follow;       ///< the HUD's character is shown (health, weapons); off for a free camera
 } kp_game_hud_frame;
 
 /// A game's HUD, as game_hud.c lists them.
@@ -63,14 +63,12 @@ void kp_game_hud_reset(kp_game_hud *h);
 /// player, or the character followed; 0: nobody's).
 void kp_game_hud_observe(kp_game_hud *h, const sim_scene *scene, uint32_t own, double now_s);
 /// Mark the characters to draw: the dead, the protected.
-void kp_game_hud_characters(kp_game_hud *h, const sim_scene *scene, kp_char_draw *draws, uint32_t count,
-                            double now_s);
+void kp_game_hud_characters(kp_game_hud *h, const sim_scene *scene, kp_char_draw *draws, uint32_t count, double now_s);
 /// The 3D part (rockets, explosions), between kp_render_begin and _end.
 void kp_game_hud_draw_world(kp_game_hud *h, kp_render *r, double now_s);
 /// The 2D part (in the overlay batch). The regions it covers go to keep (at
 /// most `room`); returns how many.
-uint32_t kp_game_hud_draw(kp_game_hud *h, kp_overlay *o, const kp_game_hud_frame *f, float (*keep)[4],
-                          uint32_t room);
+uint32_t kp_game_hud_draw(kp_game_hud *h, kp_overlay *o, const kp_game_hud_frame *f, float (*keep)[4], uint32_t room);
 /// `,"NAME":{...}` for the summary line (what the HUD showed and counted).
 void kp_game_hud_summary(const kp_game_hud *h, FILE *out);
 

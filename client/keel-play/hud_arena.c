@@ -329,7 +329,10 @@ static void draw_marker(hud *h, kp_overlay *o, const kp_game_hud_frame *f)
         kp_overlay_text(o, cx + 18.0f, cy + 12.0f, 1.5f, "server: miss", rgba);
 }
 
-static const char *weapon_name(uint8_t w) { return w == ARENA_WEAPON_RAIL ? "rail" : w == ARENA_WEAPON_ROCKET ? "rocket" : "world"; }
+static const char *weapon_name(uint8_t w)
+{
+    return w == ARENA_WEAPON_RAIL ? "rail" : w == ARENA_WEAPON_ROCKET ? "rocket" : "world";
+}
 
 static void who(const hud *h, uint32_t id, char *out, size_t size)
 {
@@ -423,16 +426,17 @@ static uint32_t draw_scores(hud *h, kp_overlay *o, const kp_game_hud_frame *f, f
     if (!room || !(f->scores || s->ended))
         return 0;
     char text[4096];
-    size_t used = (size_t)snprintf(text, sizeof text, "%s\nplayer\tfrags\tdeaths\thealth\n",
-                                   s->ended ? "match over" : "scores");
+    size_t used =
+        (size_t)snprintf(text, sizeof text, "%s\nplayer\tfrags\tdeaths\thealth\n", s->ended ? "match over" : "scores");
     seen lines[MAX_SEEN];
     uint32_t n = h->seen_count;
     memcpy(lines, h->seen, n * sizeof *lines);
     for (uint32_t i = 1; i < n; i++) // frags down, then deaths up, then id up (arena's order)
         for (uint32_t j = i; j > 0; j--) {
             const arena_player *a = &lines[j].p, *b = &lines[j - 1].p;
-            bool above = a->frags != b->frags ? a->frags > b->frags : a->deaths != b->deaths ? a->deaths < b->deaths
-                                                                                              : lines[j].id < lines[j - 1].id;
+            bool above = a->frags != b->frags     ? a->frags > b->frags
+                         : a->deaths != b->deaths ? a->deaths < b->deaths
+                                                  : lines[j].id < lines[j - 1].id;
             if (!above)
                 break;
             seen t = lines[j];
@@ -490,5 +494,5 @@ static void summary(const void *self, FILE *out)
     fputc('}', out);
 }
 
-const kp_game_hud_ops kp_arena_hud_ops = {"arena", fits, create, destroy, reset, observe, characters,
-                                          draw_world, draw, summary};
+const kp_game_hud_ops kp_arena_hud_ops = {"arena", fits,       create,     destroy, reset,
+                                          observe, characters, draw_world, draw,    summary};

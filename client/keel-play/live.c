@@ -83,8 +83,10 @@ static sim_input command_cb(void *user, uint32_t tick, void *game_command)
         aim(L);
     sim_input in = kp_controls_command(&L->ctl, tick);
     uint32_t fire = kp_controls_fire(&L->ctl);
-    if (game_command)
+    if (game_command && fire) {
         kp_game_command_buttons(L->opt->game, fire, game_command);
+        L->fire_commands++;
+    }
     if (in.buttons & SIM_BUTTON_JUMP) {
         L->jump_made = true;
         L->last_jump_tick = tick;
@@ -158,6 +160,8 @@ static void live_summary(const kp_live *L, int status, uint64_t now)
     if (L->link.cl) {
         kp_game_fields_json(stdout, cl_client_predicted(L->link.cl), cl_client_character(L->link.cl));
         kp_game_hud_summary(L->hud, stdout);
+        if (L->opt->game)
+            printf(",\"fire_commands\":%llu", (unsigned long long)L->fire_commands);
         if (L->opt->aim_at)
             printf(",\"aimed\":%s", L->aimed ? "true" : "false");
     }

@@ -49,9 +49,10 @@ typedef struct kp_live {
     bool jump_made;          ///< a command with the jump button was made
     uint32_t last_jump_tick; ///< the tick of the newest such command
     bool have_pose, pose_snapped;
-    cl_pose pose;     ///< the own character's this frame
-    kp_game_hud *hud; ///< the game's HUD (NULL: no game, or none for it)
-    bool aimed;       ///< --aim-at: the view was turned to the character
+    cl_pose pose;           ///< the own character's this frame
+    kp_game_hud *hud;       ///< the game's HUD (NULL: no game, or none for it)
+    bool aimed;             ///< --aim-at: the view was turned to the character
+    uint64_t fire_commands; ///< commands made with a mouse button down (a game's)
 } kp_live;
 
 /// The own character's pose this frame (after cl_smooth_frame), into the

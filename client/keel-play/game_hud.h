@@ -38,6 +38,7 @@ typedef struct kp_game_hud_frame {
     bool crosshair;    ///< first person (live): a crosshair and the hit marker at the centre
     bool scores;       ///< the score table (Tab held in live mode; K in watch mode)
     bool follow;       ///< the HUD's character is shown (health, weapons); off for a free camera
+    bool player;       ///< the HUD's character is the one playing (live): named "you"
 } kp_game_hud_frame;
 
 /// A game's HUD, as game_hud.c lists them.

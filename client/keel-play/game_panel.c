@@ -74,6 +74,15 @@ bool kp_game_panel_text(const sim_scene *scene, uint32_t id, char *out, size_t s
     return true;
 }
 
+float kp_game_panel_top(float y, float w, int width, const float (*keep)[4], uint32_t count)
+{
+    float x = (float)width - w - 16;
+    for (uint32_t i = 0; i < count; i++)
+        if (keep[i][0] + keep[i][2] > x && keep[i][1] + keep[i][3] + 8 > y)
+            y = keep[i][1] + keep[i][3] + 8;
+    return y;
+}
+
 void kp_game_fields_json(FILE *f, const sim_scene *scene, uint32_t id)
 {
     const sim_game *game = sim_scene_game(scene);

@@ -34,6 +34,11 @@ const char *kp_game_button_field(const sim_game *game, uint32_t k);
 /// the scene has no game or no such character.
 bool kp_game_panel_text(const sim_scene *scene, uint32_t id, char *out, size_t size);
 
+/// Where a box `w` wide goes at the right edge of a window `width` wide:
+/// its top at `y`, or below every region of `keep` (x, y, w, h) it would
+/// overlap there.
+float kp_game_panel_top(float y, float w, int width, const float (*keep)[4], uint32_t count);
+
 /// `,"game":"NAME","game_fields":{"field":value,...}` for the summary line
 /// (an array's first element only, named "field[0]"); nothing when the
 /// scene has no game or no such character.

@@ -29,7 +29,7 @@
 #define TRACER_S 0.6
 #define BLAST_S 0.4
 #define MARKER_S 0.35
-#define FEED_S 8.0
+#define FEED_S 8u // seconds of the match a kill stays in the feed
 
 typedef struct seen {
     uint32_t id;
@@ -62,9 +62,8 @@ typedef struct hud {
     uint32_t next_tracer;
     blast blasts[BLASTS];
     uint32_t next_blast;
-    double marker_t, feed_t[ARENA_FEED];
+    double marker_t;
     bool marker_cancelled;
-    uint32_t feed_kills; ///< state.kills when feed_t was last stamped
     uint64_t hit_markers, markers_cancelled, rail_shots, rockets, explosions, deaths, respawns;
     uint32_t victim;
     int32_t victim_health, victim_damage;
@@ -97,8 +96,6 @@ static void *create(const sim_game *game, const sim_move_settings *settings)
     h->settings = *settings;
     h->tick_rate = settings->tick_rate > 0 ? (uint32_t)settings->tick_rate : 64u;
     h->marker_t = -1e9;
-    for (int i = 0; i < ARENA_FEED; i++)
-        h->feed_t[i] = -1e9;
     return h;
 }
 
@@ -120,7 +117,7 @@ static const seen *find_seen(const hud *h, uint32_t id)
 }
 
 // A rail shot by c: from its eye along its view to what the ray meets.
-static void add_tracer(hud *h, const sim_scene *scene, const sim_char_state *c, double now)
+static void add_tracer(hud *h, const sim_scene *scene, const sim_char_state *c, double now, bool count)
 {
     sim_fx eye = (c->flags & SIM_CHAR_CROUCHED) ? h->st->eye_height_crouched : h->st->eye_height;
     sim_ray_input ray = {sim_v3(c->position.x, c->position.y + eye, c->position.z),
@@ -135,7 +132,7 @@ static void add_tracer(hud *h, const sim_scene *scene, const sim_char_state *c, 
     fx3(end, t->b);
     t->t = now;
     t->owner = c->id;
-    h->rail_shots++;
+    h->rail_shots += count;
 }
 
 static void add_blast(hud *h, sim_vec3 at, double now)
@@ -172,7 +169,7 @@ static void events(hud *h, const sim_scene *scene, const arena_state *s, double 
             h->victim_damage += was->p.health - p->health;
         }
         if (p->rail_ticks > was->p.rail_ticks)
-            add_tracer(h, scene, &cs[i], now);
+            add_tracer(h, scene, &cs[i], now, true);
         if (p->dead && !was->p.dead)
             h->deaths++;
         if (!p->dead && was->p.dead)
@@ -185,6 +182,21 @@ static void events(hud *h, const sim_scene *scene, const arena_state *s, double 
             add_blast(h, sim_v3_add(a->at, sim_v3_scale(a->velocity, SIM_FX_ONE / (int32_t)h->tick_rate)), now);
         if (b->live && (!a->live || restarted))
             h->rockets++;
+    }
+}
+
+// A first look (or one after a seek): the rail shots of the last
+// TRACER_S seconds, from the intervals still to run (as the shooter stands
+// now), so that a paused picture shows them too.
+static void recent_shots(hud *h, const sim_scene *scene, double now)
+{
+    uint32_t n;
+    const sim_char_state *cs = sim_scene_characters(scene, &n);
+    for (uint32_t i = 0; i < n; i++) {
+        const arena_player *p = sim_scene_game_char(scene, cs[i].id);
+        int32_t age = p ? h->st->rail_interval - (int32_t)p->rail_ticks : INT32_MAX; // ticks since the shot
+        if (p && p->rail_ticks && !p->dead && age >= 0 && (double)age / h->tick_rate < TRACER_S)
+            add_tracer(h, scene, &cs[i], now - (double)age / h->tick_rate, false);
     }
 }
 
@@ -202,10 +214,8 @@ static void observe(void *self, const sim_scene *scene, uint32_t own, double now
         events(h, scene, s, now);
     else if (h->have_seen && tick == h->seen_tick && memcmp(s, &h->state, sizeof *s) != 0)
         events(h, scene, s, now); // live: a rollback changed the tick shown
-    // The feed's lines are stamped when first seen (a seek shows them as old).
-    for (uint32_t k = h->feed_kills; h->have_seen && k < s->kills; k++)
-        h->feed_t[k % ARENA_FEED] = now;
-    h->feed_kills = s->kills;
+    else if (!h->have_seen)
+        recent_shots(h, scene, now);
     memcpy(&h->state, s, sizeof *s);
     uint32_t n;
     const sim_char_state *cs = sim_scene_characters(scene, &n);
@@ -245,7 +255,7 @@ static void characters(void *self, const sim_scene *scene, kp_char_draw *d, uint
 static void draw_world(void *self, kp_render *r, double now)
 {
     hud *h = self;
-    static const float rocket[4] = {1.0f, 0.55f, 0.1f, 1}, smoke[4] = {0.8f, 0.8f, 0.8f, 0.45f};
+    static const float rocket[4] = {1.0f, 0.75f, 0.15f, 1}, smoke[4] = {0.85f, 0.85f, 0.85f, 0.5f};
     for (uint32_t k = 0; k < ARENA_ROCKETS; k++) {
         const arena_rocket *rk = &h->state.rocket[k];
         if (!rk->live)
@@ -253,11 +263,13 @@ static void draw_world(void *self, kp_render *r, double now)
         float at[3], v[3];
         fx3(rk->at, at);
         fx3(rk->velocity, v);
-        const float half[3] = {0.12f, 0.12f, 0.12f}, puff[3] = {0.07f, 0.07f, 0.07f};
+        const float half[3] = {0.16f, 0.16f, 0.16f};
         kp_render_box(r, at, half, rocket);
-        for (int j = 1; j <= 4; j++) { // a trail of smoke behind it
-            float p[3] = {at[0] - v[0] * 0.02f * (float)j, at[1] - v[1] * 0.02f * (float)j,
-                          at[2] - v[2] * 0.02f * (float)j};
+        for (int j = 1; j <= 6; j++) { // a trail of smoke behind it, thinning out
+            float p[3] = {at[0] - v[0] * 0.015f * (float)j, at[1] - v[1] * 0.015f * (float)j,
+                          at[2] - v[2] * 0.015f * (float)j};
+            float s = 0.12f - 0.012f * (float)j;
+            const float puff[3] = {s, s, s};
             kp_render_box(r, p, puff, smoke);
         }
     }
@@ -334,9 +346,9 @@ static const char *weapon_name(uint8_t w)
     return w == ARENA_WEAPON_RAIL ? "rail" : w == ARENA_WEAPON_ROCKET ? "rocket" : "world";
 }
 
-static void who(const hud *h, uint32_t id, char *out, size_t size)
+static void who(const hud *h, const kp_game_hud_frame *f, uint32_t id, char *out, size_t size)
 {
-    if (id && id == h->own)
+    if (id && id == h->own && f->player)
         snprintf(out, size, "you");
     else
         snprintf(out, size, "#%u", (unsigned)id);
@@ -350,12 +362,12 @@ static uint32_t draw_feed(hud *h, kp_overlay *o, const kp_game_hud_frame *f, flo
     const arena_state *s = &h->state;
     for (uint32_t n = 0; n < ARENA_FEED && n < s->kills && used + 80 < sizeof text; n++) {
         uint32_t k = (s->kills - 1u - n) % ARENA_FEED;
-        if (f->now_s - h->feed_t[k] > FEED_S)
-            break;
         const arena_kill *e = &s->feed[k];
+        if (s->clock - e->tick > FEED_S * h->tick_rate)
+            break;
         char a[24], b[24];
-        who(h, e->killer, a, sizeof a);
-        who(h, e->victim, b, sizeof b);
+        who(h, f, e->killer, a, sizeof a);
+        who(h, f, e->victim, b, sizeof b);
         if (e->killer == 0 || e->killer == e->victim)
             used += (size_t)snprintf(text + used, sizeof text - used, "%s%s [%s] (suicide)", used ? "\n" : "", b,
                                      weapon_name(e->weapon));
@@ -408,7 +420,7 @@ static uint32_t draw_status(hud *h, kp_overlay *o, const kp_game_hud_frame *f, f
     keep[0][0] = 0, keep[0][1] = y - 8, keep[0][2] = 330, keep[0][3] = 118;
     if (p->dead) {
         char a[24];
-        who(h, p->last_attacker, a, sizeof a);
+        who(h, f, p->last_attacker, a, sizeof a);
         snprintf(text, sizeof text, "fragged%s%s - respawn in %.1f s", p->last_attacker ? " by " : "",
                  p->last_attacker ? a : "", (double)p->respawn_ticks / (double)h->tick_rate);
         float w = kp_overlay_text_width(text, 3.0f);
@@ -445,7 +457,7 @@ static uint32_t draw_scores(hud *h, kp_overlay *o, const kp_game_hud_frame *f, f
         }
     for (uint32_t i = 0; i < n && i < 16 && used + 64 < sizeof text; i++) {
         char a[24];
-        who(h, lines[i].id, a, sizeof a);
+        who(h, f, lines[i].id, a, sizeof a);
         used += (size_t)snprintf(text + used, sizeof text - used, "%s\t%d\t%u\t%s\n", a, lines[i].p.frags,
                                  (unsigned)lines[i].p.deaths, lines[i].p.dead ? "dead" : "");
         if (!lines[i].p.dead)

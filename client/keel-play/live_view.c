@@ -173,8 +173,8 @@ static uint32_t overlays(kp_live *L, uint64_t now, float keep[][4])
         kp_overlay_rect(ov, cx - 1, cy - 8, 2, 16, cross);
         if (L->hud) {
             kp_camera cam = *kp_render_camera(L->render);
-            kp_game_hud_frame f = {&cam,      app->width,    app->height,    app->height - 40,
-                                   app->time, !L->ctl.chase, L->ctl.players, true};
+            kp_game_hud_frame f = {&cam,           app->width, app->height, app->height - 40, app->time, !L->ctl.chase,
+                                   L->ctl.players, true,       true};
             nk += kp_game_hud_draw(L->hud, ov, &f, keep + nk, 4);
         }
         if (L->ctl.netgraph) {
@@ -195,7 +195,7 @@ static uint32_t overlays(kp_live *L, uint64_t now, float keep[][4])
             kp_game_panel_text(cl_client_predicted(L->link.cl), cl_client_character(L->link.cl), panel, sizeof panel)) {
             float pw, ph;
             kp_overlay_table_size(panel, 1.5f, &pw, &ph);
-            float x = (float)app->width - pw - 16, y = 110;
+            float x = (float)app->width - pw - 16, y = kp_game_panel_top(110, pw, app->width, keep, nk);
             kp_overlay_table(ov, x, y, 1.5f, panel, text_white, true);
             keep[nk][0] = x - 6, keep[nk][1] = y - 4, keep[nk][2] = pw + 12, keep[nk][3] = ph + 8;
             nk++;

@@ -220,8 +220,9 @@ static void draw_help(watch *w, bool draw, float rect[4])
 }
 
 // The followed character's game fields (generic: the schema's names), at
-// the right; its box in rect (zero when none).
-static void draw_game_panel(watch *w, float rect[4])
+// the right below the `count` regions of keep; its box in rect (zero when
+// none).
+static void draw_game_panel(watch *w, const float (*keep)[4], uint32_t count, float rect[4])
 {
     char panel[4096];
     memset(rect, 0, 4 * sizeof *rect);
@@ -229,7 +230,7 @@ static void draw_game_panel(watch *w, float rect[4])
         return;
     float pw, ph;
     kp_overlay_table_size(panel, 1.5f, &pw, &ph);
-    float x = (float)w->app->width - pw - 16, y = 110;
+    float x = (float)w->app->width - pw - 16, y = kp_game_panel_top(110, pw, w->app->width, keep, count);
     kp_overlay_table(w->ov, x, y, 1.5f, panel, white, true);
     rect[0] = x - 6, rect[1] = y - 4, rect[2] = pw + 12, rect[3] = ph + 8;
 }
@@ -262,11 +263,12 @@ void kp_watch_draw(watch *w)
     float keep[8][4] = {{w->hud_rect[0], w->hud_rect[1], w->hud_rect[2], w->hud_rect[3]},
                         {0, b.y - 24.0f, (float)w->app->width, (float)w->app->height - (b.y - 24.0f)}};
     uint32_t nk = 2;
-    draw_game_panel(w, keep[nk++]);
-    // the game's HUD above the timeline
-    kp_game_hud_frame f = {&cam,         w->app->width, w->app->height, (int)(b.y - 24.0f),
-                           w->app->time, false,         w->scores,      !w->free_cam};
+    // the game's HUD above the timeline, its fields below the HUD's boxes
+    kp_game_hud_frame f = {&cam,      w->app->width, w->app->height, (int)(b.y - 24.0f), w->app->time, false,
+                           w->scores, !w->free_cam,  false};
     nk += kp_game_hud_draw(w->hud, w->ov, &f, keep + nk, 4);
+    draw_game_panel(w, (const float(*)[4])keep + 2, nk - 2, keep[nk]); // below the game HUD's boxes
+    nk++;
     draw_help(w, false, keep[nk]);
     kp_render_labels(w->rend, w->ov, w->draws, w->draw_count, (const float(*)[4])keep, nk + 1);
     draw_help(w, true, keep[nk]);

@@ -59,8 +59,8 @@ Test(play_arena, a_rail_shot_at_a_bot_in_front_shows_the_hit_marker_and_the_bots
 {
     keel_test_play_need(&xvfb, 1024, 600);
     keel_test_proc sv, bot, play;
-    const char *sargs[] = {"--bind",     "127.0.0.1", "--port",           "0",   "--insecure", "--duration",
-                           "120",        "--game",    "arena", "--stats-interval", "0.2", NULL};
+    const char *sargs[] = {"--bind", "127.0.0.1", "--port",           "0",   "--insecure", "--duration", "120",
+                           "--game", "arena",     "--stats-interval", "0.2", NULL};
     keel_test_proc_start(&sv, "keel-server", sargs);
     char port[16], at[64];
     snprintf(port, sizeof port, "%u", keel_test_wait_port(sv.out));
@@ -72,8 +72,8 @@ Test(play_arena, a_rail_shot_at_a_bot_in_front_shows_the_hit_marker_and_the_bots
     for (int i = 0; i < 600 && !joined; i++, keel_test_sleep_ms(50))
         joined = keel_test_wait_text(sv.out, "clients 1", 1) || keel_test_wait_text(sv.err, "clients 1", 1);
     cr_assert(joined, "the bot never joined");
-    const char *pargs[] = {"--connect", at,        "--game", "arena",        "--aim-at", "1", "--size",
-                           "640x360",   "--no-vsync", "--quit-after", "40", NULL};
+    const char *pargs[] = {"--connect", at,        "--game",     "arena",        "--aim-at", "1",
+                           "--size",    "640x360", "--no-vsync", "--quit-after", "40",       NULL};
     keel_test_play_start(&play, &xvfb, pargs);
     cr_assert(keel_test_wait_text(play.err, "keel-play: playing", 60000), "keel-play never started playing");
     // After the bot's spawn protection (1.5 s): one rail shot, then Esc Esc.
@@ -81,9 +81,8 @@ Test(play_arena, a_rail_shot_at_a_bot_in_front_shows_the_hit_marker_and_the_bots
     keel_test_run_result w = keel_test_run(keel_test_which("xdotool"), search, NULL);
     cr_assert_eq(w.exit_code, 0, "no keel-play window: %s", w.err);
     w.out[strcspn(w.out, "\n")] = 0;
-    const char *act[] = {"windowfocus", w.out,   "sleep", "2",   "mousedown", "1",   "sleep",  "0.3",
-                         "mouseup",     "1",     "sleep", "1.5", "key",       "Escape", "sleep", "0.2",
-                         "key",         "Escape", NULL};
+    const char *act[] = {"windowfocus", w.out, "sleep", "2",      "mousedown", "1",   "sleep", "0.3",    "mouseup", "1",
+                         "sleep",       "1.5", "key",   "Escape", "sleep",     "0.2", "key",   "Escape", NULL};
     keel_test_run_result r = keel_test_run(keel_test_which("xdotool"), act, NULL);
     cr_expect_eq(r.exit_code, 0, "xdotool: %s", r.err);
     keel_test_run_free(&r);
@@ -118,9 +117,9 @@ Test(play_arena, an_arena_recording_plays_back_with_its_game)
 {
     keel_test_play_need(&xvfb, 1024, 600);
     const char *rec = keel_test_dir_file(dir, "arena.krec");
-    const char *sargs[] = {"--virtual-bots", "8",     "--ticks",  "400", "--level", KEEL_SOURCE_DIR "/levels/arena.map",
-                           "--game",         "arena", "--record", rec,   "--seed",  "3",
-                           NULL};
+    const char *sargs[] = {
+        "--virtual-bots", "8", "--ticks", "400", "--level", KEEL_SOURCE_DIR "/levels/arena.map", "--game", "arena",
+        "--record",       rec, "--seed",  "3",   NULL};
     keel_test_run_result s = keel_test_run(keel_test_program_path("keel-server"), sargs, NULL);
     cr_assert_eq(s.exit_code, 0, "keel-server: %s", s.err);
     keel_test_run_free(&s);
@@ -138,20 +137,21 @@ Test(play_arena, an_arena_recording_plays_back_with_its_game)
     // With it: a seek to tick 300 (a keyframe's game state restored, then
     // re-simulated), the followed character's game fields by name.
     const char *png = keel_test_dir_file(dir, "arena.png");
-    const char *args[] = {"--replay", rec, "--game", "arena", "--at-tick", "300", "--follow", "1",
-                          "--size",   "640x360", "--screenshot", png, NULL};
+    const char *args[] = {"--replay", rec,      "--game",  "arena",        "--at-tick", "300", "--follow",
+                          "1",        "--size", "640x360", "--screenshot", png,         NULL};
     r = run_play(args);
     cr_log_info("%s%s", r.out, r.err);
     cr_assert_eq(r.exit_code, 0, "%s", r.err);
     cr_expect_eq(keel_test_json_num(r.out, "tick"), 300, "%s", r.out);
     cr_expect(strstr(r.out, "\"game\":\"arena\""), "%s", r.out);
     cr_expect(strstr(r.out, "\"game_fields\":{\"health\":"), "%s", r.out);
-    cr_expect_gt(keel_test_json_num(object(r.out, "arena"), "kills"), 0, "%s", r.out); // 8 bots fire at random: kills by tick 300
+    cr_expect_gt(keel_test_json_num(object(r.out, "arena"), "kills"), 0, "%s",
+                 r.out); // 8 bots fire at random: kills by tick 300
     cr_expect_eq(keel_test_json_num(object(r.out, "arena"), "clock"), 300, "%s", r.out);
     keel_test_run_free(&r);
     // Played forward at 8x to the end: the HUD saw shots, rockets and deaths.
-    const char *fwd[] = {"--replay", rec,  "--game",   "arena", "--follow", "1",    "--speed",
-                         "8",        "--no-vsync", "--frames", "150", "--size", "320x180", NULL};
+    const char *fwd[] = {"--replay", rec,          "--game",   "arena", "--follow", "1",       "--speed",
+                         "8",        "--no-vsync", "--frames", "150",   "--size",   "320x180", NULL};
     r = run_play(fwd);
     cr_assert_eq(r.exit_code, 0, "%s", r.err);
     if (keel_test_json_num(r.out, "tick") >= 400) {

@@ -277,7 +277,7 @@ static void draw_world(void *self, kp_render *r, double now)
         double age = now - h->blasts[i].t;
         if (h->blasts[i].t == 0 || age < 0 || age > BLAST_S)
             continue;
-        float f = (float)(age / BLAST_S), s = 0.3f + 2.2f * f;
+        float f = (float)(age / BLAST_S), s = 0.3f + 0.9f * f;
         const float half[3] = {s, s, s}, fire[4] = {1.0f, 0.5f + 0.4f * f, 0.1f, 0.6f * (1.0f - f)};
         kp_render_box(r, h->blasts[i].at, half, fire);
     }
@@ -315,6 +315,14 @@ static void draw_tracers(hud *h, kp_overlay *o, const kp_game_hud_frame *f)
         float xy[4];
         if (t->t == 0 || age < 0 || age > TRACER_S || !project_segment(f->cam, f->width, f->height, t->a, t->b, xy))
             continue;
+        if (t->owner == h->own && f->crosshair) { // one's own from the gun, low and to the right
+            float fwd[3], right[3] = {cosf(f->cam->yaw * 0.0174533f), 0, -sinf(f->cam->yaw * 0.0174533f)}, a[3];
+            kp_camera_forward(f->cam->yaw, f->cam->pitch, fwd);
+            for (int k = 0; k < 3; k++)
+                a[k] = f->cam->eye[k] + fwd[k] * 0.5f + right[k] * 0.2f - (k == 1 ? 0.15f : 0.0f);
+            if (!project_segment(f->cam, f->width, f->height, a, t->b, xy))
+                continue;
+        }
         float rgba[4] = {0, 0, 0, (float)(1.0 - age / TRACER_S)};
         kp_character_color(t->owner, rgba);
         for (int k = 0; k < 3; k++)

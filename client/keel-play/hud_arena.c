@@ -210,11 +210,9 @@ static void observe(void *self, const sim_scene *scene, uint32_t own, double now
     if (h->have_seen && (own != h->own || tick < h->seen_tick))
         reset(h);
     h->own = own;
-    if (h->have_seen && tick != h->seen_tick)
+    if (h->have_seen) // the same tick too: in live mode a rollback may have changed it
         events(h, scene, s, now);
-    else if (h->have_seen && tick == h->seen_tick && memcmp(s, &h->state, sizeof *s) != 0)
-        events(h, scene, s, now); // live: a rollback changed the tick shown
-    else if (!h->have_seen)
+    else
         recent_shots(h, scene, now);
     memcpy(&h->state, s, sizeof *s);
     uint32_t n;

@@ -5,7 +5,7 @@
 // The live case is a real session: keel-server running arena on the
 // built-in level, one keel-client bot standing still (--bot idle, its game
 // commands drawn at random), keel-play in a window on a virtual display
-// (Xvfb) that turns to the bot (--aim-at, the scripted part) and is clicked
+// (Xvfb) kept turned to the bot (--aim-at, the scripted part) and is clicked
 // with xdotool. It is judged by keel-play's summary: the hit marker its
 // prediction showed and the bot's health after the shot. Nothing asserts a
 // time; every wait is a bound against a hang. The bot's random shots are not
@@ -76,13 +76,17 @@ Test(play_arena, a_rail_shot_at_a_bot_in_front_shows_the_hit_marker_and_the_bots
                            "--size",    "640x360", "--no-vsync", "--quit-after", "40",       NULL};
     keel_test_play_start(&play, &xvfb, pargs);
     cr_assert(keel_test_wait_text(play.err, "keel-play: playing", 60000), "keel-play never started playing");
-    // After the bot's spawn protection (1.5 s): one rail shot, then Esc Esc.
+    // After the bot's spawn protection (1.5 s): the rail, then Esc Esc.
     const char *search[] = {"search", "--sync", "--name", "keel-play", NULL};
     keel_test_run_result w = keel_test_run(keel_test_which("xdotool"), search, NULL);
     cr_assert_eq(w.exit_code, 0, "no keel-play window: %s", w.err);
     w.out[strcspn(w.out, "\n")] = 0;
-    const char *act[] = {"windowfocus", w.out, "sleep", "2",      "mousedown", "1",   "sleep", "0.3",    "mouseup", "1",
-                         "sleep",       "1.5", "key",   "Escape", "sleep",     "0.2", "key",   "Escape", NULL};
+    // Two clicks 1.7 s apart (more than the rail's interval): should the
+    // window have lost the mouse (a focus change while it opened), the first
+    // only captures it again and the second fires.
+    const char *act[] = {"windowfocus", w.out,    "sleep", "2",   "mousedown", "1",      "sleep", "0.3",
+                         "mouseup",     "1",      "sleep", "1.7", "click",     "1",      "sleep", "1.5",
+                         "key",         "Escape", "sleep", "0.2", "key",       "Escape", NULL};
     keel_test_run_result r = keel_test_run(keel_test_which("xdotool"), act, NULL);
     cr_expect_eq(r.exit_code, 0, "xdotool: %s", r.err);
     keel_test_run_free(&r);

@@ -80,7 +80,7 @@ typedef struct kp_options {
     /// keel-play has one (game_hud.h), the schema's fields otherwise.
     const struct sim_game *game;
     const char *game_spec;  ///< --game NAME|PATH (app/keel_game.h), loaded by main into `game`
-    uint32_t aim_at;        ///< --aim-at ID: live, the view turns to character ID once it is seen
+    uint32_t aim_at;        ///< --aim-at ID: live, the view keeps turning to character ID (scripts, tests)
     uint64_t quit_after_ms; ///< --quit-after S: leave S seconds after play began (0: never)
     // ---- live, secure mode (as keel-client; docs/security.md) ----
     const char *token_file; ///< --token FILE: join with this connect token (keel-token issue)

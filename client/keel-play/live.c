@@ -47,8 +47,8 @@
 /// display (no vsync, as under Xvfb): the rest of the CPU is the server's.
 #define KP_LIVE_MAX_FPS 144u
 
-// --aim-at: the view at the own camera's eye turned to the character's
-// centre, once both are in the predicted scene.
+// --aim-at: the view from the own camera's eye turned to the character's
+// centre, at every command while both are in the predicted scene.
 static void aim(kp_live *L)
 {
     const sim_scene *sc = cl_client_predicted(L->link.cl);
@@ -79,7 +79,7 @@ static sim_input command_cb(void *user, uint32_t tick, void *game_command)
         }
         L->yaw_set = true;
     }
-    if (L->opt->aim_at && !L->aimed)
+    if (L->opt->aim_at)
         aim(L);
     sim_input in = kp_controls_command(&L->ctl, tick);
     uint32_t fire = kp_controls_fire(&L->ctl);

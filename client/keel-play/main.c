@@ -59,7 +59,7 @@ static void usage(FILE *f)
           "                        the server, 0.001..60 (default 10; a token's shorter timeout wins)\n"
           "  --ticks-per-packet N  an input packet every N ticks, 1..8 (default 2)\n"
           "  --record FILE         record the client (keel-replay verify replays it)\n"
-          "  --aim-at ID           turn the view to character ID once it is seen (scripts, tests)\n"
+          "  --aim-at ID           the view keeps turning to character ID (scripts, tests; not the mouse)\n"
           "  --chase               a chase camera instead of first person\n"
           "  --quit-after S        leave the server S seconds after play began (scripts, tests)\n"
           "live, secure mode (a keel-server --key; docs/security.md):\n"

@@ -211,7 +211,7 @@ static void crowd_commands(crowd *c)
         tag_command tc = c->rules == RULES_TAG ? tag_draw(chars[i].id, c->tick) : (tag_command){0};
         // Arena: both fire buttons held, each weapon fired as often as its
         // interval allows (the rules' heaviest load: rays, rockets in flight).
-        arena_command ac = {1, 1};
+        arena_command ac = {.fire_rail = 1, .fire_rocket = 1};
         if (c->rules == RULES_TAG)
             sim_scene_set_command(c->scene, chars[i].id, &in, &tc, NULL);
         else if (c->rules == RULES_ARENA)

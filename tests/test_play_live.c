@@ -47,34 +47,9 @@ static void teardown(void)
 
 TestSuite(play_live, .init = setup, .fini = teardown, .timeout = 180);
 
-// keel-play built and a display to run it on, or the test is skipped.
-static void need_display(void)
-{
-    if (!keel_test_program_find("keel-play"))
-        cr_skip_test("keel-play is not built (scripts/setup.sh installs its packages)");
-    if (!keel_test_which("xdotool"))
-        cr_skip_test("xdotool is not installed (scripts/setup.sh installs it)");
-    if (!keel_test_xvfb_start(&xvfb, 1024, 600))
-        cr_skip_test("%s", xvfb.why);
-}
+static void need_display(void) { keel_test_play_need(&xvfb, 1024, 600); }
 
-// Starts keel-play on the virtual display (the environment set only for it).
-static void start_play(keel_test_proc *p, const char *const *args)
-{
-    const char *old = getenv("ASAN_OPTIONS");
-    char *saved = old ? strdup(old) : NULL;
-    char asan[512];
-    snprintf(asan, sizeof asan, "%s%sdetect_leaks=0", old ? old : "", old && *old ? ":" : "");
-    setenv("ASAN_OPTIONS", asan, 1);
-    setenv("DISPLAY", xvfb.display, 1);
-    setenv("LIBGL_ALWAYS_SOFTWARE", "1", 1);
-    keel_test_proc_start(p, "keel-play", args);
-    if (saved)
-        setenv("ASAN_OPTIONS", saved, 1);
-    else
-        unsetenv("ASAN_OPTIONS");
-    free(saved);
-}
+static void start_play(keel_test_proc *p, const char *const *args) { keel_test_play_start(p, &xvfb, args); }
 
 // xdotool on the virtual display; its output (free it), NULL when it failed.
 static char *xdotool(const char *const *args)

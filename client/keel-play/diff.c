@@ -77,7 +77,7 @@ static void level_text(char *out, size_t size, const rec_level_ref *l)
 int kp_diff_run(kp_app *app, const kp_options *opt)
 {
     kp_run a, b;
-    int rc = kp_run_open(&a, opt->files[0], opt->level, NULL, NULL);
+    int rc = kp_run_open(&a, opt->files[0], opt->level, NULL, NULL, opt->game);
     if (rc != 0)
         return rc;
     const rec_header *hb = NULL;
@@ -107,7 +107,7 @@ int kp_diff_run(kp_app *app, const kp_options *opt)
             return KP_EXIT_USAGE;
         }
         rec_file_close(peek);
-        rc = kp_run_open(&b, opt->files[1], NULL, a.level, a.world);
+        rc = kp_run_open(&b, opt->files[1], NULL, a.level, a.world, opt->game);
     }
     if (rc != 0) {
         kp_run_close(&a);

@@ -74,12 +74,13 @@ typedef struct kp_options {
     uint32_t ticks_per_packet;   ///< --ticks-per-packet N (default 2)
     const char *record;          ///< --record FILE: record the client (cl_record)
     bool third_person;           ///< --chase: a chase camera instead of first person
-    /// The game the server runs (keel/sim_game.h; NULL: none). The live
-    /// client's scenes run it and its commands carry an all-zero payload
-    /// (every field at its minimum): keel-play has no controls for a game's
-    /// fields yet.
+    /// --game: the game of the recordings (watch, diff) or the server (live)
+    /// (keel/sim_game.h; NULL: none). Live, the mouse buttons set the
+    /// command's BOOL fields (game_panel.h); a HUD for the game when
+    /// keel-play has one (game_hud.h), the schema's fields otherwise.
     const struct sim_game *game;
     const char *game_spec;  ///< --game NAME|PATH (app/keel_game.h), loaded by main into `game`
+    uint32_t aim_at;        ///< --aim-at ID: live, the view keeps turning to character ID (scripts, tests)
     uint64_t quit_after_ms; ///< --quit-after S: leave S seconds after play began (0: never)
     // ---- live, secure mode (as keel-client; docs/security.md) ----
     const char *token_file; ///< --token FILE: join with this connect token (keel-token issue)

@@ -27,6 +27,8 @@
 #include <keel/cl_smooth.h>
 
 #include "app.h"
+#include "game_hud.h"
+#include "game_panel.h"
 #include "keel_app.h"
 #include "kp.h"
 #include "live_figures.h"
@@ -45,7 +47,27 @@
 /// display (no vsync, as under Xvfb): the rest of the CPU is the server's.
 #define KP_LIVE_MAX_FPS 144u
 
-static sim_input command_cb(void *user, uint32_t tick)
+// --aim-at: the view from the own camera's eye turned to the character's
+// centre, at every command while both are in the predicted scene.
+static void aim(kp_live *L)
+{
+    const sim_scene *sc = cl_client_predicted(L->link.cl);
+    const sim_char_state *me = sim_scene_find(sc, cl_client_character(L->link.cl)),
+                         *them = sim_scene_find(sc, L->opt->aim_at);
+    if (!me || !them)
+        return;
+    double h = (double)L->settings.stand_shape.half.y / 65536.0;
+    double d[3] = {(them->position.x - me->position.x) / 65536.0,
+                   (them->position.y - me->position.y) / 65536.0 + h - 1.8 * h,
+                   (them->position.z - me->position.z) / 65536.0};
+    double flat = sqrt(d[0] * d[0] + d[2] * d[2]);
+    // yaw 0 looks along -z, 90 along -x (sim_angle.h)
+    L->ctl.yaw_deg = atan2(-d[0], -d[2]) * (180.0 / 3.14159265358979);
+    L->ctl.pitch_deg = atan2(d[1], flat) * (180.0 / 3.14159265358979);
+    L->aimed = true;
+}
+
+static sim_input command_cb(void *user, uint32_t tick, void *game_command)
 {
     kp_live *L = user;
     if (!L->yaw_set) {
@@ -57,7 +79,14 @@ static sim_input command_cb(void *user, uint32_t tick)
         }
         L->yaw_set = true;
     }
+    if (L->opt->aim_at)
+        aim(L);
     sim_input in = kp_controls_command(&L->ctl, tick);
+    uint32_t fire = kp_controls_fire(&L->ctl);
+    if (game_command && fire) {
+        kp_game_command_buttons(L->opt->game, fire, game_command);
+        L->fire_commands++;
+    }
     if (in.buttons & SIM_BUTTON_JUMP) {
         L->jump_made = true;
         L->last_jump_tick = tick;
@@ -128,6 +157,14 @@ static void live_summary(const kp_live *L, int status, uint64_t now)
            (unsigned long long)ns.wire_sent, (unsigned long long)ns.wire_received, ns.wire_sent * per,
            ns.wire_received * per, L->app->screenshots);
     kp_figures_print(L->fig, stdout);
+    if (L->link.cl) {
+        kp_game_fields_json(stdout, cl_client_predicted(L->link.cl), cl_client_character(L->link.cl));
+        kp_game_hud_summary(L->hud, stdout);
+        if (L->opt->game)
+            printf(",\"fire_commands\":%llu", (unsigned long long)L->fire_commands);
+        if (L->opt->aim_at)
+            printf(",\"aimed\":%s", L->aimed ? "true" : "false");
+    }
     printf("}\n");
     fflush(stdout);
 }
@@ -295,6 +332,8 @@ int kp_live_run(kp_app *app, const kp_options *opt)
     cc.map = L->map.entity_count ? &L->map : NULL;
     cc.ticks_per_packet = opt->ticks_per_packet;
     cc.game = opt->game;
+    L->hud = kp_game_hud_create(opt->game, &L->settings);
+    L->ctl.game_panel = opt->game && !L->hud; // a game without a HUD: its fields
     cl_smooth_settings ss = cl_smooth_default_settings();
     L->smooth = cl_smooth_create(&ss, NET_MAX_CHARACTERS);
     L->render = kp_render_create();
@@ -325,6 +364,7 @@ int kp_live_run(kp_app *app, const kp_options *opt)
     kp_app_capture_mouse(app, false);
     kp_link_close(&L->link);
     cl_smooth_destroy(L->smooth);
+    kp_game_hud_destroy(L->hud);
     kp_overlay_destroy(L->overlay);
     kp_render_destroy(L->render);
     free(L->draws);

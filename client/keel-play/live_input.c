@@ -2,6 +2,8 @@
 // live_input.h for its invariants). MIT licence, see LICENSE.
 #include "live_input.h"
 
+#include "game_panel.h" // KP_GAME_BUTTON_*
+
 #include <math.h>
 
 sim_angle kp_angle_from_deg(double deg)
@@ -39,6 +41,7 @@ static void key_down(kp_controls *c, SDL_Keycode k)
     case SDLK_n:
     case SDLK_F2: c->netgraph = !c->netgraph; break;
     case SDLK_F1: c->help = !c->help; break;
+    case SDLK_g: c->game_panel = !c->game_panel; break;
     case SDLK_F12: c->screenshots++; break;
     default: break;
     }
@@ -63,6 +66,11 @@ bool kp_controls_event(kp_controls *c, const SDL_Event *e)
     case SDL_MOUSEBUTTONDOWN:
         if (!c->captured)
             kp_controls_capture(c, true);
+        else
+            c->fire_latched |= e->button.button == SDL_BUTTON_LEFT     ? KP_GAME_BUTTON_LEFT
+                               : e->button.button == SDL_BUTTON_RIGHT  ? KP_GAME_BUTTON_RIGHT
+                               : e->button.button == SDL_BUTTON_MIDDLE ? KP_GAME_BUTTON_MIDDLE
+                                                                       : 0u;
         return true;
     case SDL_MOUSEMOTION:
         if (!c->captured)
@@ -87,6 +95,22 @@ bool kp_controls_event(kp_controls *c, const SDL_Event *e)
         return true;
     default: return false;
     }
+}
+
+uint32_t kp_controls_fire(kp_controls *c)
+{
+    uint32_t b = c->fire_latched;
+    c->fire_latched = 0;
+    if (!c->captured || c->keys_ignored)
+        return 0;
+    Uint32 held = SDL_GetMouseState(NULL, NULL);
+    if (held & SDL_BUTTON_LMASK)
+        b |= KP_GAME_BUTTON_LEFT;
+    if (held & SDL_BUTTON_RMASK)
+        b |= KP_GAME_BUTTON_RIGHT;
+    if (held & SDL_BUTTON_MMASK)
+        b |= KP_GAME_BUTTON_MIDDLE;
+    return b;
 }
 
 sim_input kp_controls_command(kp_controls *c, uint32_t tick)

@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <keel/sim_game.h>
+
 #include "keel_app.h"
 
 #include <keel/cl_smooth.h>
@@ -150,9 +152,15 @@ static uint64_t resimulated(const cl_client *cl)
 static void predict_one(kp_link *l, kp_link_command_fn command, void *user, uint32_t now_ms)
 {
     uint32_t tick = cl_client_predicted_tick(l->cl);
-    sim_input cmd = command(user, tick);
+    bool game = cl_client_config(l->cl)->game != NULL;
+    union {
+        uint8_t bytes[SIM_GAME_COMMAND_MAX_BYTES];
+        uint64_t align; // for any field of the game's struct
+    } gc;
+    memset(&gc, 0, sizeof gc);
+    sim_input cmd = command(user, tick, game ? gc.bytes : NULL);
     uint64_t r0 = resimulated(l->cl), t0 = keel_app_now_us();
-    bool ok = cl_record_predict(l->rec, l->cl, &cmd, now_ms);
+    bool ok = cl_record_predict_game(l->rec, l->cl, &cmd, game ? gc.bytes : NULL, now_ms);
     uint64_t dt = keel_app_now_us() - t0;
     if (resimulated(l->cl) != r0)
         l->rollback_us += dt;

@@ -83,9 +83,11 @@ bool kp_link_end_record(kp_link *l);
 void kp_link_close(kp_link *l);
 
 /// Handle the host's events and predict the ticks that are due at `now_us`,
-/// each with the command `command` gives (called with the tick). Returns the
-/// state after it.
-typedef sim_input (*kp_link_command_fn)(void *user, uint32_t tick);
+/// each with the command `command` gives (called with the tick). With a
+/// game, `command` also fills the game's command struct (`game_command`,
+/// SIM_GAME_COMMAND_MAX_BYTES, zeroed before the call; NULL without a game).
+/// Returns the state after it.
+typedef sim_input (*kp_link_command_fn)(void *user, uint32_t tick, void *game_command);
 kp_link_state kp_link_pump(kp_link *l, uint64_t now_us, kp_link_command_fn command, void *user);
 
 /// Leave the server (bounded by NET_LEAVE_MAX_MS) unless the link already ended.

@@ -2,6 +2,8 @@
 // invariants). MIT licence, see LICENSE.
 #include "live_view.h"
 
+#include "game_panel.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -71,6 +73,7 @@ static uint32_t character_records(kp_live *L, uint64_t now)
         }
         L->draws[out++] = d;
     }
+    kp_game_hud_characters(L->hud, scene, L->draws, out, L->app->time);
     return out;
 }
 
@@ -101,7 +104,9 @@ static void help_box(kp_overlay *ov, float x, float y, float rect[4])
                               "V\tfly on/off (noclip flight)\n"
                               "T or F3\tchase camera\n"
                               "N or F2\tnet graph\n"
-                              "Tab\tplayer list (held)\n"
+                              "left / right mouse\ta game's first / second button (arena: rail, rocket)\n"
+                              "Tab\tplayer list (held; arena: the scores)\n"
+                              "G\tthe game's fields\n"
                               "F1\tthis help\n"
                               "F11\tfullscreen\n"
                               "F12\tscreenshot (keel-play-NNNNN.png)\n"
@@ -147,7 +152,7 @@ static void player_list(kp_live *L, kp_overlay *ov, float x, float y, float rect
 
 // What is drawn over the view; the regions labels must keep out of go in
 // keep (up to 4), their count returned.
-static uint32_t overlays(kp_live *L, uint64_t now, float keep[4][4])
+static uint32_t overlays(kp_live *L, uint64_t now, float keep[][4])
 {
     kp_app *app = L->app;
     kp_overlay *ov = L->overlay;
@@ -166,6 +171,12 @@ static uint32_t overlays(kp_live *L, uint64_t now, float keep[4][4])
         float cx = app->width / 2.0f, cy = app->height / 2.0f;
         kp_overlay_rect(ov, cx - 8, cy - 1, 16, 2, cross);
         kp_overlay_rect(ov, cx - 1, cy - 8, 2, 16, cross);
+        if (L->hud) {
+            kp_camera cam = *kp_render_camera(L->render);
+            kp_game_hud_frame f = {&cam,           app->width, app->height, app->height - 40, app->time, !L->ctl.chase,
+                                   L->ctl.players, true,       true};
+            nk += kp_game_hud_draw(L->hud, ov, &f, keep + nk, 4);
+        }
         if (L->ctl.netgraph) {
             cl_stats s;
             cl_client_stats(L->link.cl, &s);
@@ -177,8 +188,18 @@ static uint32_t overlays(kp_live *L, uint64_t now, float keep[4][4])
                               (uint32_t)L->settings.tick_rate};
             kp_netgraph_draw(&L->graph, ov, app->width, app->height, &c, now, keep[nk++]);
         }
-        if (L->ctl.players) // on the right while the help is up
+        if (L->ctl.players && !L->hud) // on the right while the help is up
             player_list(L, ov, L->ctl.help ? -1 : 40, 60, keep[nk++]);
+        char panel[4096];
+        if (L->ctl.game_panel && nk < 8 &&
+            kp_game_panel_text(cl_client_predicted(L->link.cl), cl_client_character(L->link.cl), panel, sizeof panel)) {
+            float pw, ph;
+            kp_overlay_table_size(panel, 1.5f, &pw, &ph);
+            float x = (float)app->width - pw - 16, y = kp_game_panel_top(110, pw, app->width, keep, nk);
+            kp_overlay_table(ov, x, y, 1.5f, panel, text_white, true);
+            keep[nk][0] = x - 6, keep[nk][1] = y - 4, keep[nk][2] = pw + 12, keep[nk][3] = ph + 8;
+            nk++;
+        }
     } else {
         kp_link_status_text(&L->link, status, sizeof status);
         bool ended = L->link.state == KP_LINK_ENDED;
@@ -212,14 +233,17 @@ uint32_t kp_live_draw(kp_live *L, uint64_t now)
     kp_render_level(L->render);
     uint32_t n = 0;
     if (L->link.state == KP_LINK_PLAYING) {
-        kp_render_scene_objects(L->render, cl_client_predicted(L->link.cl));
+        const sim_scene *predicted = cl_client_predicted(L->link.cl);
+        kp_render_scene_objects(L->render, predicted);
+        kp_game_hud_observe(L->hud, predicted, cl_client_character(L->link.cl), app->time);
         n = character_records(L, now);
         kp_render_characters(L->render, L->draws, n);
+        kp_game_hud_draw_world(L->hud, L->render, app->time);
     }
     kp_render_end(L->render);
     uint32_t calls = kp_render_draw_calls(L->render);
     kp_overlay_begin(L->overlay, app->width, app->height);
-    float keep[4][4];
+    float keep[12][4];
     uint32_t nk = overlays(L, now, keep);
     if (n) // clear of what overlays drew
         kp_render_labels(L->render, L->overlay, L->draws, n, (const float(*)[4])keep, nk);

@@ -9,12 +9,16 @@
 //   turns the view at once, not a tick later).
 // - Overlays: a status line, the reason the link ended (large, until the
 //   program ends), the net graph, F1 help, Tab player list, a crosshair.
+//   With a game: its HUD (game_hud.h: it sees the predicted scene each
+//   frame; Tab then shows its score table) or, with G or for a game without
+//   one, the own character's game fields (game_panel.h).
 #ifndef KP_LIVE_VIEW_H
 #define KP_LIVE_VIEW_H
 
 #include <keel/cl_smooth.h>
 
 #include "app.h"
+#include "game_hud.h"
 #include "kp.h"
 #include "live_figures.h"
 #include "live_input.h"
@@ -45,7 +49,10 @@ typedef struct kp_live {
     bool jump_made;          ///< a command with the jump button was made
     uint32_t last_jump_tick; ///< the tick of the newest such command
     bool have_pose, pose_snapped;
-    cl_pose pose; ///< the own character's this frame
+    cl_pose pose;           ///< the own character's this frame
+    kp_game_hud *hud;       ///< the game's HUD (NULL: no game, or none for it)
+    bool aimed;             ///< --aim-at: the view was turned to the character
+    uint64_t fire_commands; ///< commands made with a mouse button down (a game's)
 } kp_live;
 
 /// The own character's pose this frame (after cl_smooth_frame), into the

@@ -37,6 +37,13 @@ static void usage(FILE *f)
           "  --speed X             playback speed, 0.25 to 8 (default 1)\n"
           "  --paused              start paused\n"
           "  --follow ID           follow character ID (default: the first)\n"
+          "the game (all modes):\n"
+          "  --game NAME|PATH      the recording's or the server's game (docs/game.md): NAME linked\n"
+          "                        into keel-play (tag, arena) or a PATH to a game library exporting\n"
+          "                        keel_game_v1. Its fields are shown (G); live, the left and right\n"
+          "                        mouse buttons set the command's first and second BOOL fields\n"
+          "                        (arena: fire_rail, fire_rocket); arena has a HUD (docs/arena.md).\n"
+          "                        A game that cannot be loaded: exit 6; not the recording's: exit 7\n"
           "live (the level and world options must match the server's, as keel-client's):\n"
           "  --connect HOST:PORT   the server: a host name or IPv4 address (default 127.0.0.1:27900)\n"
           "  --name N              the player's name (default player)\n"
@@ -52,11 +59,7 @@ static void usage(FILE *f)
           "                        the server, 0.001..60 (default 10; a token's shorter timeout wins)\n"
           "  --ticks-per-packet N  an input packet every N ticks, 1..8 (default 2)\n"
           "  --record FILE         record the client (keel-replay verify replays it)\n"
-          "  --game NAME|PATH      the server's game (docs/game.md): NAME linked into keel-play\n"
-          "                        (tag, arena) or a PATH to a game library exporting keel_game_v1;\n"
-          "                        the client predicts it, its commands all zero (no controls for a\n"
-          "                        game's fields yet); --record records them. A game that cannot be\n"
-          "                        loaded: one line and exit 6\n"
+          "  --aim-at ID           the view keeps turning to character ID (scripts, tests; not the mouse)\n"
           "  --chase               a chase camera instead of first person\n"
           "  --quit-after S        leave the server S seconds after play began (scripts, tests)\n"
           "live, secure mode (a keel-server --key; docs/security.md):\n"
@@ -82,7 +85,8 @@ static void usage(FILE *f)
           "  --help                this help\n"
           "\n"
           "exit codes: 0 done (the player left, or the server shut down); 1 no window (is DISPLAY set?),\n"
-          "a failed connection or screenshot; 2 bad usage; 3 a bad recording (as keel-replay).\n",
+          "a failed connection or screenshot; 2 bad usage; 3 a bad recording (as keel-replay);\n"
+          "6 --game cannot be loaded; 7 the recording's game is another (or none).\n",
           f);
 }
 
@@ -218,6 +222,7 @@ static const char *const valued[] = {"--replay",
                                      "--ticks-per-packet",
                                      "--record",
                                      "--game",
+                                     "--aim-at",
                                      "--size",
                                      "--screenshot",
                                      "--frames",
@@ -319,6 +324,8 @@ static int parse_one(keel_opt *p, kp_options *o, const char *a, const char *v, b
     } else if (strcmp(a, "--game") == 0) {
         o->game_spec = v;
         ok = v[0] != '\0';
+    } else if (strcmp(a, "--aim-at") == 0) {
+        ok = keel_app_parse_u32(v, 1, 0x7FFFFFFFu, &o->aim_at);
         *live_only = true;
     } else if (strcmp(a, "--token") == 0 || strcmp(a, "--token-key") == 0) {
         *(strcmp(a, "--token") == 0 ? &o->token_file : &o->token_key) = v;

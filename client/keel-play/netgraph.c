@@ -218,17 +218,19 @@ void kp_netgraph_draw(const kp_netgraph *g, kp_overlay *o, int width, int height
              "rtt %.0f ms  lead %d ticks (target %u)  margin %.2f ticks (target %.0f)  clock x%.4f\n"
              "predicted %u  confirmed %u\n"
              "up %.1f kB/s  down %.1f kB/s  loss %.1f%%  snapshots lost %llu\n"
-             "mispredictions/s own: subst %.1f  remote %.1f  inter %.1f  unexpl %.1f\n"
-             "                 remote chars: %.1f  %.1f  %.1f  %.1f\n"
-             "total own: %llu %llu %llu %llu  rollbacks %llu  hash mismatches %llu",
+             "mispredictions/s own: subst %.1f  remote %.1f  inter %.1f  unexpl %.1f  game %.1f\n"
+             "                 remote chars: %.1f  %.1f  %.1f  %.1f  %.1f\n"
+             "total own: %llu %llu %llu %llu %llu  rollbacks %llu  hash mismatches %llu",
              g->fps, g->frame_ms, g->frame_ms_max, g->predict_ms, g->rollback_ms, g->smooth_ms, g->handle_ms, s->rtt_ms,
              (int)(c->predicted - c->confirmed), c->target_lead, s->input_margin_q8 / 256.0, c->margin_target,
              s->clock_scale, c->predicted, c->confirmed, g->up_Bps / 1000.0, g->down_Bps / 1000.0, g->loss_pct,
              (unsigned long long)s->snapshot_packets_lost, g->own_per_s[0], g->own_per_s[1], g->own_per_s[2],
-             g->own_per_s[3], g->remote_per_s[0], g->remote_per_s[1], g->remote_per_s[2], g->remote_per_s[3],
+             g->own_per_s[3], g->own_per_s[CL_CAUSE_GAME_RULE], g->remote_per_s[0], g->remote_per_s[1],
+             g->remote_per_s[2], g->remote_per_s[3], g->remote_per_s[CL_CAUSE_GAME_RULE],
              (unsigned long long)s->own_mispredictions[0], (unsigned long long)s->own_mispredictions[1],
              (unsigned long long)s->own_mispredictions[2], (unsigned long long)s->own_mispredictions[3],
-             (unsigned long long)s->rollbacks, (unsigned long long)s->hash_mismatches);
+             (unsigned long long)s->own_mispredictions[CL_CAUSE_GAME_RULE], (unsigned long long)s->rollbacks,
+             (unsigned long long)s->hash_mismatches);
     char last[160] = "";
     if (g->flash_field)
         snprintf(last, sizeof last, "last own misprediction: tick %u, first field %s (%s)", g->flash_tick,

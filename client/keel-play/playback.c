@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "keel_game.h" // KEEL_EXIT_GAME_MISMATCH
 #include "kp.h"
 #include "rec_resim.h"
 
@@ -109,7 +110,8 @@ static bool scan_markers(kp_run *r)
     return true;
 }
 
-int kp_run_open(kp_run *r, const char *file, const char *level_override, const sim_level *level, const sim_world *world)
+int kp_run_open(kp_run *r, const char *file, const char *level_override, const sim_level *level, const sim_world *world,
+                const sim_game *game)
 {
     memset(r, 0, sizeof *r);
     r->file = file;
@@ -118,6 +120,11 @@ int kp_run_open(kp_run *r, const char *file, const char *level_override, const s
     r->f = replay_open(file);
     if (!r->f) {
         return REC_EXIT_BAD_FILE;
+    }
+    if (game && !rec_file_set_game(r->f, game, &err)) { // before anything re-simulates
+        fprintf(stderr, "keel-play: %s: %s\n", file, err.message);
+        kp_run_close(r);
+        return KEEL_EXIT_GAME_MISMATCH;
     }
     r->h = rec_file_header(r->f);
     rec_file_info(r->f, &r->info);
@@ -239,7 +246,8 @@ bool kp_run_seek(kp_run *r, uint32_t tick)
         bool ok = k >= 0 ? rec_file_keyframe(r->f, (uint32_t)k, &start, &states, &count, &err)
                          : rec_file_initial(r->f, &start, &states, &count);
         if (!ok ||
-            !rec_resim_restore(r->scene, start, states, count, k >= 0 ? "a keyframe" : "the initial state", &err)) {
+            !rec_resim_restore(r->scene, start, states, count, k >= 0 ? "a keyframe" : "the initial state", &err) ||
+            !rec_resim_restore_game(r->scene, r->f, start, &err)) {
             replay_print_error(r->file, &err);
             return false;
         }

@@ -7,7 +7,8 @@
 // after the step of the tick before. It goes from the initial state's tick
 // (first) to first + tick_count (the state after the last recorded tick).
 // Seeking restores the nearest keyframe at or before the target (or the
-// initial state) and re-simulates from there with the recording's own code
+// initial state; with a game, the game's state recorded there too) and
+// re-simulates from there with the recording's own code
 // (rec_resim_apply: leaves, joins, commands; then sim_scene_step).
 // Markers list the recording's events by tick: joins, leaves and substituted
 // commands (marked substituted, as keel-server marks the commands it ran in
@@ -85,11 +86,15 @@ typedef struct kp_run {
 } kp_run;
 
 /// Open a scene recording and put it at its first tick. With `world` given
-/// (diff: the other recording's, same digest) no level is loaded. Returns
-/// 0, or an exit code with the message printed as keel-replay prints it
-/// (REC_EXIT_BAD_FILE for a corrupt file or a level that is not found).
-int kp_run_open(kp_run *r, const char *file, const char *level_override, const sim_level *level,
-                const sim_world *world);
+/// (diff: the other recording's, same digest) no level is loaded. `game`
+/// (--game; NULL: none) is given to the recording (rec_file_set_game) before
+/// anything is re-simulated: a recording of a game needs it, and one of
+/// another game (or of none) is refused. Returns 0, or an exit code with the
+/// message printed as keel-replay prints it (REC_EXIT_BAD_FILE for a corrupt
+/// file or a level that is not found, KEEL_EXIT_GAME_MISMATCH (7) for a
+/// game that is not the recording's).
+int kp_run_open(kp_run *r, const char *file, const char *level_override, const sim_level *level, const sim_world *world,
+                const struct sim_game *game);
 void kp_run_close(kp_run *r);
 
 /// --follow ID: 0 when the recording holds character `id` (or id is 0, or

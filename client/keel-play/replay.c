@@ -9,7 +9,7 @@
 int kp_replay_run(kp_app *app, const kp_options *opt)
 {
     kp_run run;
-    int rc = kp_run_open(&run, opt->files[0], opt->level, NULL, NULL);
+    int rc = kp_run_open(&run, opt->files[0], opt->level, NULL, NULL, opt->game);
     if (rc != 0)
         return rc;
     rc = kp_run_check_follow(&run, opt->follow);

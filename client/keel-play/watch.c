@@ -16,6 +16,7 @@
 #include <keel/cl_client.h>
 #include <keel/rec_verify.h>
 
+#include "game_panel.h"
 #include "watch_internal.h"
 
 // ---- the timeline ---------------------------------------------------------------
@@ -52,6 +53,7 @@ static void sync_b(watch *w)
 static void seek(watch *w, uint32_t tick)
 {
     w->prev_tick = UINT32_MAX;
+    kp_game_hud_reset(w->hud); // a jump is no event
     if (!kp_run_seek(w->a, tick))
         w->rc = KP_EXIT_FAILURE;
     w->acc = 0;
@@ -70,6 +72,7 @@ static void step(watch *w, int dir)
             w->rc = KP_EXIT_FAILURE;
         sync_b(w);
     } else if (t > w->a->first) {
+        kp_game_hud_reset(w->hud);
         if (!kp_run_seek(w->a, t - 1u))
             w->rc = KP_EXIT_FAILURE;
         sync_b(w);
@@ -255,6 +258,8 @@ static void key(watch *w, SDL_Keycode k)
         w->free_cam = true;
         break;
     case SDLK_F1: w->help = !w->help; break;
+    case SDLK_g: w->game_panel = !w->game_panel; break;
+    case SDLK_k: w->scores = !w->scores; break;
     case SDLK_F12: w->shots_requested++; break; // each press a shot, two in one frame too
     case SDLK_ESCAPE:
         if (w->app->mouse_captured)
@@ -325,6 +330,8 @@ static void summary(const watch *w)
         printf(",\"notes\":%u,\"diverged\":%s,\"divergent_tick\":%u,\"divergent_character\":%u",
                (unsigned)w->diff->note_count, w->diff->found ? "true" : "false", (unsigned)w->diff->tick,
                (unsigned)w->diff->character);
+    kp_game_fields_json(stdout, w->a->view, w->free_cam ? nth_id(w, 0) : w->follow_id);
+    kp_game_hud_summary(w->hud, stdout);
     printf(",\"exit\":%d}\n", w->rc);
 }
 
@@ -373,10 +380,14 @@ int kp_watch_loop(kp_app *app, const kp_options *opt, kp_run *a, const kp_watch_
     w.draws = calloc(w.draw_cap ? w.draw_cap : 1u, sizeof *w.draws);
     w.prev = diff ? NULL : calloc(w.draw_cap ? w.draw_cap : 1u, sizeof *w.prev);
     w.prev_tick = UINT32_MAX;
+    const sim_game *game = sim_scene_game(a->view);
+    w.hud = kp_game_hud_create(game, &a->h->settings);
+    w.game_panel = game != NULL;
     w.rend = w.draws ? kp_render_create() : NULL;
     w.ov = w.rend ? kp_overlay_create() : NULL;
     if (!w.ov || !kp_render_upload_level(w.rend, a->level) || !kp_render_upload_map(w.rend, &a->lv.map)) {
         fputs("keel-play: cannot set up the renderer\n", stderr);
+        kp_game_hud_destroy(w.hud);
         kp_overlay_destroy(w.ov);
         kp_render_destroy(w.rend);
         free(w.draws);
@@ -409,6 +420,7 @@ int kp_watch_loop(kp_app *app, const kp_options *opt, kp_run *a, const kp_watch_
         kp_app_frame_end(app);
     }
     summary(&w);
+    kp_game_hud_destroy(w.hud);
     kp_overlay_destroy(w.ov);
     kp_render_destroy(w.rend);
     free(w.draws);

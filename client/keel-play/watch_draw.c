@@ -10,6 +10,7 @@
 #include <keel/cl_client.h>
 #include <keel/rec_verify.h>
 
+#include "game_panel.h"
 #include "watch_internal.h"
 
 static const float white[4] = {1, 1, 1, 1}, red[4] = {1.0f, 0.35f, 0.3f, 1};
@@ -117,6 +118,8 @@ static const char *help_text = "Space\tplay / pause\n"
                                "\tblue remote command, yellow interaction, magenta unexplained\n"
                                "1..9\tfollow the n-th character\n"
                                "Tab\tfollow the next one\n"
+                               "G\tthe followed character's game fields (--game)\n"
+                               "K\tthe game's score table (arena)\n"
                                "0 or F\tfree camera: WASD, Q/E down/up, Shift faster\n"
                                "click the view\tcapture the mouse to look around (Esc releases)\n"
                                "mouse wheel\tchase distance\n"
@@ -216,14 +219,33 @@ static void draw_help(watch *w, bool draw, float rect[4])
     kp_overlay_table(w->ov, hx, hy, scale, help_text, white, true);
 }
 
+// The followed character's game fields (generic: the schema's names), at
+// the right below the `count` regions of keep; its box in rect (zero when
+// none).
+static void draw_game_panel(watch *w, const float (*keep)[4], uint32_t count, float rect[4])
+{
+    char panel[4096];
+    memset(rect, 0, 4 * sizeof *rect);
+    if (!w->game_panel || w->free_cam || !kp_game_panel_text(w->a->view, w->follow_id, panel, sizeof panel))
+        return;
+    float pw, ph;
+    kp_overlay_table_size(panel, 1.5f, &pw, &ph);
+    float x = (float)w->app->width - pw - 16, y = kp_game_panel_top(110, pw, w->app->width, keep, count);
+    kp_overlay_table(w->ov, x, y, 1.5f, panel, white, true);
+    rect[0] = x - 6, rect[1] = y - 4, rect[2] = pw + 12, rect[3] = ph + 8;
+}
+
 void kp_watch_draw(watch *w)
 {
     kp_watch_fill(w);
+    kp_game_hud_observe(w->hud, w->a->view, w->follow_id, w->app->time);
+    kp_game_hud_characters(w->hud, w->a->view, w->draws, w->draw_count, w->app->time);
     kp_camera cam = kp_watch_camera(w);
     kp_render_begin(w->rend, &cam, w->app->width, w->app->height);
     kp_render_level(w->rend);
     kp_render_scene_objects(w->rend, w->a->view);
     kp_render_characters(w->rend, w->draws, w->draw_count);
+    kp_game_hud_draw_world(w->hud, w->rend, w->app->time);
     kp_render_end(w->rend);
     uint32_t calls = kp_render_draw_calls(w->rend);
     kp_overlay_begin(w->ov, w->app->width, w->app->height);
@@ -236,14 +258,20 @@ void kp_watch_draw(watch *w)
     }
     draw_timeline(w);
     draw_hud(w);
-    // the labels keep clear of the HUD and the timeline (and its markers)
+    // the labels keep clear of the HUDs and the timeline (and its markers)
     bar b = kp_watch_timeline(w);
-    float keep[3][4] = {{w->hud_rect[0], w->hud_rect[1], w->hud_rect[2], w->hud_rect[3]},
-                        {0, b.y - 24.0f, (float)w->app->width, (float)w->app->height - (b.y - 24.0f)},
-                        {0, 0, 0, 0}};
-    draw_help(w, false, keep[2]);
-    kp_render_labels(w->rend, w->ov, w->draws, w->draw_count, (const float(*)[4])keep, 3);
-    draw_help(w, true, keep[2]);
+    float keep[8][4] = {{w->hud_rect[0], w->hud_rect[1], w->hud_rect[2], w->hud_rect[3]},
+                        {0, b.y - 24.0f, (float)w->app->width, (float)w->app->height - (b.y - 24.0f)}};
+    uint32_t nk = 2;
+    // the game's HUD above the timeline, its fields below the HUD's boxes
+    kp_game_hud_frame f = {&cam,      w->app->width, w->app->height, (int)(b.y - 24.0f), w->app->time, false,
+                           w->scores, !w->free_cam,  false};
+    nk += kp_game_hud_draw(w->hud, w->ov, &f, keep + nk, 4);
+    draw_game_panel(w, (const float(*)[4])keep + 2, nk - 2, keep[nk]); // below the game HUD's boxes
+    nk++;
+    draw_help(w, false, keep[nk]);
+    kp_render_labels(w->rend, w->ov, w->draws, w->draw_count, (const float(*)[4])keep, nk + 1);
+    draw_help(w, true, keep[nk]);
     kp_overlay_end(w->ov, &calls);
     w->last_draw_calls = calls;
 }

@@ -3,6 +3,7 @@
 #ifndef KEEL_PLAY_WATCH_INTERNAL_H
 #define KEEL_PLAY_WATCH_INTERNAL_H
 
+#include "game_hud.h"
 #include "overlay.h"
 #include "render.h"
 #include "watch.h"
@@ -33,6 +34,9 @@ typedef struct watch {
     float hud_rect[4];        ///< the HUD's boxes this frame (x, y, w, h): no label there
     char status[256];
     double status_until;
+    kp_game_hud *hud; ///< the recording's game's HUD (NULL: none)
+    bool game_panel;  ///< G: the followed character's game fields (on with a game)
+    bool scores;      ///< K: the game's score table
 } watch;
 
 typedef struct bar {

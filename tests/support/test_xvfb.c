@@ -4,6 +4,10 @@
 
 #include "test_xvfb.h"
 
+#include <criterion/criterion.h>
+
+#include "test_support.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -136,4 +140,31 @@ void keel_test_xvfb_stop(keel_test_xvfb *x)
     kill(x->pid, SIGKILL);
     waitpid(x->pid, &status, 0);
     x->pid = -1;
+}
+
+void keel_test_play_need(keel_test_xvfb *x, int width, int height)
+{
+    if (!keel_test_program_find("keel-play"))
+        cr_skip_test("keel-play is not built (scripts/setup.sh installs its packages)");
+    if (!keel_test_which("xdotool"))
+        cr_skip_test("xdotool is not installed (scripts/setup.sh installs it)");
+    if (!keel_test_xvfb_start(x, width, height))
+        cr_skip_test("%s", x->why);
+}
+
+void keel_test_play_start(struct keel_test_proc *p, const keel_test_xvfb *x, const char *const *args)
+{
+    const char *old = getenv("ASAN_OPTIONS");
+    char *saved = old ? strdup(old) : NULL;
+    char asan[512];
+    snprintf(asan, sizeof asan, "%s%sdetect_leaks=0", old ? old : "", old && *old ? ":" : "");
+    setenv("ASAN_OPTIONS", asan, 1);
+    setenv("DISPLAY", x->display, 1);
+    setenv("LIBGL_ALWAYS_SOFTWARE", "1", 1);
+    keel_test_proc_start(p, "keel-play", args);
+    if (saved)
+        setenv("ASAN_OPTIONS", saved, 1);
+    else
+        unsetenv("ASAN_OPTIONS");
+    free(saved);
 }

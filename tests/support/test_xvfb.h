@@ -32,6 +32,17 @@ bool keel_test_xvfb_start(keel_test_xvfb *x, int width, int height);
 /// Stop it (SIGTERM, then SIGKILL after 5 s) and wait for it.
 void keel_test_xvfb_stop(keel_test_xvfb *x);
 
+struct keel_test_proc;
+/// For a test of keel-play in a window: skips the test (cr_skip_test) when
+/// keel-play was not built, xdotool is not installed or Xvfb does not start;
+/// otherwise *x runs, width x height.
+void keel_test_play_need(keel_test_xvfb *x, int width, int height);
+/// Starts keel-play (keel_test_proc_start) on x's display with Mesa's
+/// software OpenGL, LeakSanitizer's check off for keel-play alone (Mesa's
+/// llvmpipe keeps allocations to the end of the process); DISPLAY and
+/// LIBGL_ALWAYS_SOFTWARE stay set for the programs the test starts later.
+void keel_test_play_start(struct keel_test_proc *p, const keel_test_xvfb *x, const char *const *args);
+
 /// The full path of `name` found on PATH, or NULL. The path is in one of
 /// four static buffers that later calls reuse in turn.
 const char *keel_test_which(const char *name);

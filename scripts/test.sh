@@ -4,7 +4,8 @@
 # Two build trees, each built with -j2 and tested with ctest:
 #   build/       RelWithDebInfo, warnings are errors (KEEL_WERROR=ON)
 #   build-asan/  AddressSanitizer + UndefinedBehaviorSanitizer (KEEL_SANITIZE=ON),
-#                -O1 -g without NDEBUG, so assert() stays on and runtime stays low;
+#                -O1 -g1 without NDEBUG, so assert() stays on and runtime stays low
+#                (-g1: line tables for the reports, less to compile and link);
 #                no benchmarks, and `ctest -LE normal_only` (tests/CMakeLists.txt)
 # Both keep KEEL_CHECKS=ON. Exits non-zero if any configure, build or test fails.
 # KEEL_NET_STRICT=1 also fails the real-socket tests (test_netplay_enet) on
@@ -129,7 +130,7 @@ export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 # so the sanitizer tree leaves them out. It also leaves out the tests labelled
 # normal_only (tests/CMakeLists.txt: the longest real-time sessions and map
 # computations, whose code runs under the sanitizers in shorter tests).
-asan_flags=(-DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_FLAGS_DEBUG="-O1 -g"
+asan_flags=(-DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_FLAGS_DEBUG="-O1 -g1"
     -DKEEL_WERROR=OFF -DKEEL_SANITIZE=ON -DKEEL_CHECKS=ON -DKEEL_BUILD_BENCH=OFF)
 
 normal_status=0

@@ -351,8 +351,7 @@ static bool capsule_sweep(const capsule_ray *cr, const sim_tri *t, const capsule
             // its slope): a motion toward a face whose slab holds the start
             // over the triangle goes in.
             if (c.face_in) {
-                *hit = c.face_hit;
-                hit->start_overlap = hit->depth > SIM_QUERY_TOLERANCE;
+                *hit = c.face_hit; // a touch: never deeper than the tolerance
                 return true;
             }
             return false;
